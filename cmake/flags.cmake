@@ -1,0 +1,53 @@
+# The one place for compiler flags. Every target gets them through steward_flags.
+add_library(steward_flags INTERFACE)
+target_compile_features(steward_flags INTERFACE cxx_std_20)
+target_compile_options(steward_flags INTERFACE
+  -Wall -Wextra -Wpedantic -Wshadow -Wnon-virtual-dtor -Wcast-qual -Wno-missing-field-initializers
+  $<$<BOOL:${STEWARD_WERROR}>:-Werror>)
+# Boost.Asio/Beast are compiled once (src/net/boost_impl.cc), not in every translation unit.
+target_compile_definitions(steward_flags INTERFACE
+  BOOST_ASIO_SEPARATE_COMPILATION BOOST_BEAST_SEPARATE_COMPILATION BOOST_ASIO_NO_DEPRECATED
+  BOOST_BEAST_USE_STD_STRING_VIEW)
+
+set(STEWARD_SANITIZE "" CACHE STRING "Sanitizers: '' | address,undefined | thread")
+if(STEWARD_SANITIZE)
+  target_compile_options(steward_flags INTERFACE -fsanitize=${STEWARD_SANITIZE}
+    -fno-omit-frame-pointer -fno-sanitize-recover=all)
+  target_link_options(steward_flags INTERFACE -fsanitize=${STEWARD_SANITIZE})
+endif()
+
+# steward_library(NAME SRCS ... DEPS ...): a module library with its sources.
+function(steward_library name)
+  cmake_parse_arguments(A "" "" "SRCS;DEPS" ${ARGN})
+  add_library(${name} STATIC ${A_SRCS} ${PROJECT_SOURCE_DIR}/cmake/empty.cc)
+  target_include_directories(${name} PUBLIC ${PROJECT_SOURCE_DIR}/src)
+  target_link_libraries(${name} PUBLIC steward_flags ${A_DEPS})
+endfunction()
+
+# steward_test(NAME SRCS ... DEPS ... [LABELS ...]): a GoogleTest binary registered with CTest.
+function(steward_test name)
+  cmake_parse_arguments(A "" "" "SRCS;DEPS;LABELS" ${ARGN})
+  add_executable(${name} ${A_SRCS})
+  target_link_libraries(${name} PRIVATE steward_flags ${A_DEPS} GTest::gmock GTest::gtest_main)
+  if(NOT A_LABELS)
+    set(A_LABELS unit)
+  endif()
+  gtest_discover_tests(${name} DISCOVERY_TIMEOUT 60 PROPERTIES LABELS "${A_LABELS}"
+    ENVIRONMENT "STEWARD_BINARY=$<TARGET_FILE:steward>")
+endfunction()
+
+# steward_module(NAME DIR DEPS ... TEST_DEPS ... [TEST_LABELS ...]): a library from every .cc in
+# DIR except *_test.cc, and (with tests on) one test binary NAME_test from the *_test.cc files.
+function(steward_module name)
+  cmake_parse_arguments(A "" "DIR" "DEPS;TEST_DEPS;TEST_LABELS" ${ARGN})
+  file(GLOB all_srcs CONFIGURE_DEPENDS ${A_DIR}/*.cc)
+  file(GLOB test_srcs CONFIGURE_DEPENDS ${A_DIR}/*_test.cc)
+  set(srcs ${all_srcs})
+  if(test_srcs)
+    list(REMOVE_ITEM srcs ${test_srcs})
+  endif()
+  steward_library(${name} SRCS ${srcs} DEPS ${A_DEPS})
+  if(STEWARD_TESTS AND test_srcs)
+    steward_test(${name}_test SRCS ${test_srcs} DEPS ${name} ${A_TEST_DEPS} LABELS ${A_TEST_LABELS})
+  endif()
+endfunction()

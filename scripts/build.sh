@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# Configures and builds Steward. Usage: scripts/build.sh [BUILD_DIR] [extra cmake args...]
+# BUILD_DIR defaults to build/. Set STEWARD_SANITIZE=address,undefined or thread for a
+# sanitizer build.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+dir=${1:-build}
+shift || true
+args=(-G Ninja -DCMAKE_BUILD_TYPE=${BUILD_TYPE:-RelWithDebInfo})
+if [ -n "${STEWARD_SANITIZE:-}" ]; then
+  args+=(-DSTEWARD_SANITIZE="$STEWARD_SANITIZE" -DSTEWARD_BENCH=OFF)
+fi
+cmake -S . -B "$dir" "${args[@]}" "$@" >/dev/null
+ninja -C "$dir" ${NINJA_ARGS:-}

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Builds Steward and runs every test: format check, the release build's whole suite (unit,
+# integration, kubectl end-to-end), then the unit and integration tests under ASan+UBSan and
+# TSan. Usage: scripts/test.sh [--quick]   (--quick: release build and tests only)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+quick=0
+[ "${1:-}" = "--quick" ] && quick=1
+
+scripts/setup.sh
+
+echo "== format check"
+files=$(git ls-files '*.cc' '*.h' 2>/dev/null || find src tests bench -name '*.cc' -o -name '*.h')
+clang-format --dry-run --Werror $files
+
+jobs=${JOBS:-$(nproc)}
+export CTEST_OUTPUT_ON_FAILURE=1
+
+echo "== release build"
+NINJA_ARGS="-j$jobs" scripts/build.sh build
+echo "== tests (release)"
+(cd build && ctest -j"$jobs" --timeout 300)
+
+if [ "$quick" = 1 ]; then exit 0; fi
+
+echo "== ASan+UBSan build"
+NINJA_ARGS="-j$jobs" STEWARD_SANITIZE=address,undefined scripts/build.sh build-asan
+echo "== tests (ASan+UBSan)"
+(cd build-asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+  ctest -j"$jobs" --timeout 600 -L 'unit|integration')
+
+echo "== TSan build"
+NINJA_ARGS="-j$jobs" STEWARD_SANITIZE=thread scripts/build.sh build-tsan
+echo "== tests (TSan)"
+(cd build-tsan && TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
+  ctest -j"$jobs" --timeout 600 -L 'unit|integration')

@@ -1,0 +1,153 @@
+#include <signal.h>
+
+#include <cstdio>
+#include <iostream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cli/commands.h"
+#include "cluster/embedded_cluster.h"
+#include "common/log.h"
+
+namespace steward::cli {
+
+namespace {
+
+int g_exit_code = 0;
+
+struct ClusterFlags {
+  std::string listen = "127.0.0.1:0";
+  std::string ingress_listen = "127.0.0.1:0";
+  bool no_ingress = false;
+  std::string data_dir;
+  std::string kubeconfig_out;
+  std::string profile = "realistic";
+  std::vector<std::string> sets;
+  uint64_t seed = 1;
+  std::string audit_log;
+  std::string token;
+  std::string log_level = "info";
+};
+
+// Splits "HOST:PORT" (or "[v6]:PORT"); the port may be 0.
+bool SplitHostPort(const std::string& text, std::string* host, uint16_t* port) {
+  size_t colon = text.rfind(':');
+  if (colon == std::string::npos || colon == 0) return false;
+  *host = text.substr(0, colon);
+  if (host->size() > 2 && host->front() == '[' && host->back() == ']') {
+    *host = host->substr(1, host->size() - 2);
+  }
+  std::string p = text.substr(colon + 1);
+  if (p.empty() || p.size() > 5 || p.find_first_not_of("0123456789") != std::string::npos) {
+    return false;
+  }
+  unsigned long v = std::stoul(p);
+  if (v > 65535) return false;
+  *port = static_cast<uint16_t>(v);
+  return true;
+}
+
+int Fail(const std::string& message) {
+  std::cerr << "steward cluster: " << message << "\n";
+  return 2;
+}
+
+int RunCluster(const ClusterFlags& flags) {
+  auto level = spdlog::level::from_str(flags.log_level);
+  spdlog::set_level(level);
+  spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%e %^%l%$ %v");
+
+  cluster::EmbeddedCluster::Options options;
+  if (!SplitHostPort(flags.listen, &options.api_host, &options.api_port)) {
+    return Fail("--listen: expected HOST:PORT, got \"" + flags.listen + "\"");
+  }
+  options.ingress = !flags.no_ingress;
+  if (options.ingress &&
+      !SplitHostPort(flags.ingress_listen, &options.ingress_host, &options.ingress_port)) {
+    return Fail("--ingress-listen: expected HOST:PORT, got \"" + flags.ingress_listen + "\"");
+  }
+  auto profile = cluster::LoadProfile(flags.profile);
+  if (!profile.ok()) return Fail("--profile: " + profile.status().message());
+  for (const auto& set : flags.sets) {
+    size_t eq = set.find('=');
+    if (eq == std::string::npos) return Fail("--set: expected FIELD=VALUE, got \"" + set + "\"");
+    Status st = cluster::SetProfileField(*profile, set.substr(0, eq), set.substr(eq + 1));
+    if (!st.ok()) return Fail("--set " + set + ": " + st.message());
+  }
+  options.profile = *profile;
+  options.data_dir = flags.data_dir;
+  options.seed = flags.seed;
+  options.audit_log = flags.audit_log;
+  options.token = flags.token;
+
+  // Signals are taken synchronously by this thread; every other thread inherits the mask.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+
+  auto cluster = cluster::EmbeddedCluster::Start(options);
+  if (!cluster.ok()) return Fail(cluster.status().message());
+  if (!flags.kubeconfig_out.empty()) {
+    Status st = (*cluster)->WriteKubeconfig(flags.kubeconfig_out);
+    if (!st.ok()) return Fail("--kubeconfig-out: " + st.message());
+  }
+  std::printf("Embedded cluster ready (profile %s, seed %llu)\n", profile->name.c_str(),
+              static_cast<unsigned long long>(flags.seed));
+  std::printf("API server:  %s\n", (*cluster)->api_url().c_str());
+  if (options.ingress) std::printf("Ingress:     %s\n", (*cluster)->ingress_url().c_str());
+  if (!flags.kubeconfig_out.empty()) {
+    std::printf("Kubeconfig:  %s\n", flags.kubeconfig_out.c_str());
+    std::printf("Try:         kubectl --kubeconfig %s get all -A\n", flags.kubeconfig_out.c_str());
+  }
+  std::fflush(stdout);
+
+  int sig = 0;
+  sigwait(&signals, &sig);
+  LOG_INFO("received {}, shutting down", sig == SIGINT ? "SIGINT" : "SIGTERM");
+  (*cluster)->Stop();
+  std::printf("Embedded cluster stopped\n");
+  std::fflush(stdout);
+  return 0;
+}
+
+}  // namespace
+
+int ExitCode() { return g_exit_code; }
+void SetExitCode(int code) { g_exit_code = code; }
+
+void AddClusterCommand(CLI::App& app) {
+  auto flags = std::make_shared<ClusterFlags>();
+  auto* cmd = app.add_subcommand(
+      "cluster",
+      "Run the embedded Kubernetes-compatible cluster (HTTPS API server, simulated controllers, "
+      "ingress listener) until SIGINT/SIGTERM");
+  cmd->add_option("--listen", flags->listen, "API server address HOST:PORT (port 0: any free)")
+      ->capture_default_str();
+  cmd->add_option("--ingress-listen", flags->ingress_listen,
+                  "Ingress listener address HOST:PORT (port 0: any free)")
+      ->capture_default_str();
+  cmd->add_flag("--no-ingress", flags->no_ingress, "Do not start the ingress listener");
+  cmd->add_option("--data-dir", flags->data_dir,
+                  "Keep objects, CA and token here across restarts (default: memory only)");
+  cmd->add_option("--kubeconfig-out", flags->kubeconfig_out,
+                  "Write a kubeconfig for this cluster to FILE");
+  cmd->add_option("--profile", flags->profile,
+                  "Behaviour profile: instant, realistic, hostile, or a YAML/JSON file")
+      ->capture_default_str();
+  cmd->add_option("--set", flags->sets,
+                  "Override one profile field, e.g. --set pod_ready.fixed_ms=500 (repeatable)");
+  cmd->add_option("--seed", flags->seed, "Seed for every random choice (reproducible runs)")
+      ->capture_default_str();
+  cmd->add_option("--audit-log", flags->audit_log,
+                  "Append one JSON line per API request to FILE");
+  cmd->add_option("--token", flags->token,
+                  "Bearer token to require (default: generated, kept in --data-dir)");
+  cmd->add_option("--log-level", flags->log_level, "trace, debug, info, warn, error")
+      ->capture_default_str();
+  cmd->callback([flags] { SetExitCode(RunCluster(*flags)); });
+}
+
+}  // namespace steward::cli

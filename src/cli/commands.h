@@ -1,0 +1,16 @@
+// The subcommands of the steward binary. Each Add*Command registers its subcommand and flags on
+// the app; the command runs from the subcommand's callback and records its exit code.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+namespace steward::cli {
+
+// `steward cluster`: runs the embedded cluster until SIGINT/SIGTERM.
+void AddClusterCommand(CLI::App& app);
+
+// The exit code recorded by the command that ran.
+int ExitCode();
+void SetExitCode(int code);
+
+}  // namespace steward::cli

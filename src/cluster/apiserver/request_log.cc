@@ -1,0 +1,77 @@
+#include "cluster/apiserver/request_log.h"
+
+#include <algorithm>
+
+#include "common/json.h"
+#include "common/time_util.h"
+
+namespace steward::cluster {
+
+RequestLog::~RequestLog() {
+  if (audit_ != nullptr) std::fclose(audit_);
+}
+
+Status RequestLog::OpenAuditLog(const std::string& path) {
+  std::FILE* f = std::fopen(path.c_str(), "a");
+  if (f == nullptr) return InvalidArgument("cannot open audit log " + path);
+  std::lock_guard lock(mu_);
+  if (audit_ != nullptr) std::fclose(audit_);
+  audit_ = f;
+  return Status::Ok();
+}
+
+void RequestLog::Record(const RequestRecord& r) {
+  std::string line;
+  {
+    std::lock_guard lock(mu_);
+    ++counts_[{r.verb, r.group, r.resource, r.subresource, r.code}];
+    if (audit_ == nullptr) return;
+  }
+  Json entry = {{"time", FormatRfc3339Micro(clock_.WallNow())},
+                {"user", r.user},
+                {"verb", r.verb},
+                {"group", r.group},
+                {"resource", r.resource},
+                {"subresource", r.subresource},
+                {"namespace", r.ns},
+                {"name", r.name},
+                {"uri", r.uri},
+                {"code", r.code},
+                {"latencyMs", static_cast<double>(r.latency.count()) / 1000.0}};
+  line = DumpJson(entry);
+  line += '\n';
+  std::lock_guard lock(mu_);
+  if (audit_ != nullptr) {
+    std::fwrite(line.data(), 1, line.size(), audit_);
+    std::fflush(audit_);
+  }
+}
+
+std::string RequestLog::MetricsText(const std::string& extra) const {
+  std::string out =
+      "# HELP apiserver_request_total Counter of apiserver requests broken out for each verb, "
+      "group, resource, subresource and HTTP response code.\n"
+      "# TYPE apiserver_request_total counter\n";
+  std::lock_guard lock(mu_);
+  for (const auto& [key, count] : counts_) {
+    const auto& [verb, group, resource, subresource, code] = key;
+    std::string upper = verb;
+    std::transform(upper.begin(), upper.end(), upper.begin(), ::toupper);
+    out += "apiserver_request_total{code=\"" + std::to_string(code) + "\",group=\"" + group +
+           "\",resource=\"" + resource + "\",subresource=\"" + subresource + "\",verb=\"" + upper +
+           "\"} " + std::to_string(count) + "\n";
+  }
+  out += extra;
+  return out;
+}
+
+uint64_t RequestLog::Count(const std::string& verb) const {
+  std::lock_guard lock(mu_);
+  uint64_t total = 0;
+  for (const auto& [key, count] : counts_) {
+    if (std::get<0>(key) == verb) total += count;
+  }
+  return total;
+}
+
+}  // namespace steward::cluster

@@ -1,0 +1,54 @@
+// RequestLog: what an API server tells about the requests it served — an audit log (one JSON
+// line per request) and request counters by verb, resource and code for /metrics.
+//
+// Thread-safe.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <map>
+#include <mutex>
+#include <string>
+#include <tuple>
+
+#include "common/clock.h"
+#include "common/status.h"
+
+namespace steward::cluster {
+
+struct RequestRecord {
+  std::string user;
+  std::string verb;  // get, list, watch, create, update, patch, delete, deletecollection, proxy...
+  std::string group;
+  std::string resource;  // "" for non-resource URLs
+  std::string subresource;
+  std::string ns;
+  std::string name;
+  std::string uri;
+  int code = 0;
+  std::chrono::microseconds latency{0};
+};
+
+class RequestLog {
+ public:
+  explicit RequestLog(const Clock& clock) : clock_(clock) {}
+  ~RequestLog();
+  // Appends audit lines to `path` (created if missing). Fails with kInvalidArgument naming the
+  // path when it cannot be opened.
+  Status OpenAuditLog(const std::string& path);
+  void Record(const RequestRecord& record);
+  // Prometheus text exposition of apiserver_request_total (+ the extra lines given).
+  std::string MetricsText(const std::string& extra = "") const;
+  // Total requests counted for a verb (all resources and codes); for tests.
+  uint64_t Count(const std::string& verb) const;
+
+ private:
+  const Clock& clock_;
+  mutable std::mutex mu_;
+  std::FILE* audit_ = nullptr;
+  std::map<std::tuple<std::string, std::string, std::string, std::string, int>, uint64_t>
+      counts_;  // verb, group, resource, subresource, code
+};
+
+}  // namespace steward::cluster

@@ -1,0 +1,1083 @@
+#include "cluster/apiserver/rest_handler.h"
+
+#include <algorithm>
+#include <charconv>
+#include <unordered_set>
+
+#include "cluster/apiserver/discovery.h"
+#include "cluster/apiserver/selectors.h"
+#include "cluster/apiserver/tables.h"
+#include "common/log.h"
+#include "common/yaml.h"
+
+namespace steward::cluster {
+
+namespace {
+
+constexpr const char* kJsonType = "application/json";
+
+std::vector<std::string> SplitPath(std::string_view path) {
+  std::vector<std::string> parts;
+  size_t i = 0;
+  while (i < path.size()) {
+    while (i < path.size() && path[i] == '/') ++i;
+    size_t j = path.find('/', i);
+    if (j == std::string_view::npos) j = path.size();
+    if (j > i) parts.emplace_back(path.substr(i, j - i));
+    i = j;
+  }
+  return parts;
+}
+
+std::string ToLower(std::string_view s) {
+  std::string out(s);
+  std::transform(out.begin(), out.end(), out.begin(), ::tolower);
+  return out;
+}
+
+std::string Trim(std::string_view s) {
+  size_t b = s.find_first_not_of(" \t");
+  if (b == std::string_view::npos) return "";
+  size_t e = s.find_last_not_of(" \t");
+  return std::string(s.substr(b, e - b + 1));
+}
+
+// One media range of an Accept header, with its parameters.
+struct MediaType {
+  std::string type;  // "application/json"
+  std::vector<std::pair<std::string, std::string>> params;
+  std::string Param(std::string_view name) const {
+    for (const auto& [k, v] : params) {
+      if (k == name) return v;
+    }
+    return "";
+  }
+};
+
+std::vector<MediaType> ParseAccept(std::string_view header) {
+  std::vector<MediaType> out;
+  size_t i = 0;
+  while (i <= header.size()) {
+    size_t comma = header.find(',', i);
+    if (comma == std::string_view::npos) comma = header.size();
+    std::string_view item = header.substr(i, comma - i);
+    MediaType mt;
+    size_t semi = item.find(';');
+    mt.type = ToLower(Trim(item.substr(0, semi)));
+    while (semi != std::string_view::npos) {
+      size_t next = item.find(';', semi + 1);
+      std::string_view param = item.substr(semi + 1, next == std::string_view::npos
+                                                         ? std::string_view::npos
+                                                         : next - semi - 1);
+      size_t eq = param.find('=');
+      if (eq != std::string_view::npos) {
+        mt.params.emplace_back(ToLower(Trim(param.substr(0, eq))), Trim(param.substr(eq + 1)));
+      }
+      semi = next;
+    }
+    if (!mt.type.empty()) out.push_back(std::move(mt));
+    i = comma + 1;
+  }
+  return out;
+}
+
+enum class Output { kJson, kTable, kPartialMetadata, kAggregatedDiscovery, kNone };
+
+bool IsJsonLike(const std::string& type) {
+  return type == "application/json" || type == "*/*" || type == "application/*";
+}
+
+// The representation to answer with for a resource request, per the Accept header.
+Output NegotiateResource(std::string_view accept) {
+  if (Trim(accept).empty()) return Output::kJson;
+  for (const auto& mt : ParseAccept(accept)) {
+    if (!IsJsonLike(mt.type)) continue;
+    std::string as = mt.Param("as");
+    if (as.empty()) return Output::kJson;
+    std::string g = mt.Param("g");
+    if (as == "Table" && g == "meta.k8s.io") return Output::kTable;
+    if ((as == "PartialObjectMetadata" || as == "PartialObjectMetadataList") &&
+        g == "meta.k8s.io") {
+      return Output::kPartialMetadata;
+    }
+  }
+  return Output::kNone;
+}
+
+Output NegotiateDiscovery(std::string_view accept) {
+  if (Trim(accept).empty()) return Output::kJson;
+  for (const auto& mt : ParseAccept(accept)) {
+    if (!IsJsonLike(mt.type)) continue;
+    std::string as = mt.Param("as");
+    if (as.empty()) return Output::kJson;
+    if (as == "APIGroupDiscoveryList" && mt.Param("g") == "apidiscovery.k8s.io" &&
+        mt.Param("v") == "v2") {
+      return Output::kAggregatedDiscovery;
+    }
+  }
+  return Output::kNone;
+}
+
+Json PartialMetadata(const Json& obj) {
+  return {{"kind", "PartialObjectMetadata"},
+          {"apiVersion", "meta.k8s.io/v1"},
+          {"metadata", obj.contains("metadata") ? obj["metadata"] : Json::object()}};
+}
+
+TableIncludeObject IncludeObjectParam(std::string_view v) {
+  if (v == "None") return TableIncludeObject::kNone;
+  if (v == "Object") return TableIncludeObject::kObject;
+  return TableIncludeObject::kMetadata;
+}
+
+std::optional<int64_t> ParseInt(std::string_view s) {
+  int64_t v = 0;
+  auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || ptr != s.data() + s.size()) return std::nullopt;
+  return v;
+}
+
+bool IsTrue(std::string_view v) { return v == "true" || v == "1" || v == "True"; }
+
+}  // namespace
+
+// Everything known about one request while it is being served.
+struct RestHandler::Request {
+  net::HttpRequest http;
+  std::shared_ptr<net::ResponseWriter> writer;
+  SteadyTime start;
+  RequestRecord record;
+  // Resource addressing, when the path names a resource.
+  const ResourceType* type = nullptr;
+  std::string ns;
+  std::string name;
+  std::string subresource;
+  std::string rest;  // path after the subresource (proxy)
+  bool watch = false;
+  bool responded = false;
+};
+
+// One open watch stream: a storage watcher, the filters of the request and the encoding.
+class WatchSession : public std::enable_shared_from_this<WatchSession> {
+ public:
+  WatchSession(RestHandler& owner, const ResourceType& type, std::string ns,
+               LabelSelector labels, FieldSelector fields, Output output,
+               TableIncludeObject include, std::shared_ptr<net::ResponseWriter> writer,
+               RequestRecord record)
+      : owner_(owner),
+        type_(type),
+        ns_(std::move(ns)),
+        labels_(std::move(labels)),
+        fields_(std::move(fields)),
+        output_(output),
+        include_(include),
+        writer_(std::move(writer)),
+        record_(std::move(record)) {
+    filtered_ = !labels_.Empty() || !fields_.Empty();
+    for (const auto& req : fields_.requirements()) {
+      if (req.path != "metadata.name" && req.path != "metadata.namespace") parse_fields_ = true;
+    }
+  }
+
+  void Start(std::unique_ptr<Watcher> watcher, bool bookmarks, uint64_t initial_end_revision,
+             std::chrono::seconds timeout, FaultInjector::WatchLimits limits) {
+    watcher_ = std::move(watcher);
+    bookmarks_ = bookmarks;
+    initial_end_revision_ = initial_end_revision;
+    limits_ = limits;
+    net::Headers headers;
+    headers.Add("Content-Type", "application/json");
+    headers.Add("Cache-Control", "no-cache, private");
+    writer_->BeginStream(200, std::move(headers));
+    std::weak_ptr<WatchSession> weak = shared_from_this();
+    auto poke = [this, weak] {
+      if (auto self = weak.lock()) owner_.Enqueue(self);
+    };
+    writer_->OnClose([weak] {
+      if (auto self = weak.lock()) self->Close(false);
+    });
+    watcher_->SetNotify(poke);
+    auto& sched = owner_.scheduler_;
+    timers_.push_back(sched.Schedule(timeout, [weak] {
+      if (auto self = weak.lock()) self->Close(false);
+    }));
+    if (limits_.max_age.count() > 0) {
+      timers_.push_back(sched.Schedule(limits_.max_age, [weak] {
+        if (auto self = weak.lock()) self->Close(true);
+      }));
+    }
+    if (bookmarks_) ScheduleBookmark();
+    owner_.Enqueue(shared_from_this());
+  }
+
+  // Sends a single ERROR event and ends the stream.
+  void FailWith(const ApiError& error) {
+    net::Headers headers;
+    headers.Add("Content-Type", "application/json");
+    writer_->BeginStream(200, std::move(headers));
+    Json event = {{"type", "ERROR"}, {"object", error.ToStatus()}};
+    writer_->Write(DumpJson(event) + "\n");
+    writer_->End();
+  }
+
+  // Drains queued events to the client. Runs on a dispatcher thread.
+  void Pump() {
+    std::lock_guard lock(pump_mu_);
+    if (closed_) return;
+    // Every event up to `revision` is queued before it is read (storage queues under its
+    // lock), so a bookmark at max(revision, last delivered) never goes backwards.
+    uint64_t revision = owner_.api_.storage().CurrentRevision();
+    auto events = watcher_->Drain();
+    std::string out;
+    for (auto& ev : events) {
+      last_revision_ = std::max(last_revision_, ev.object.revision);
+      AppendEvent(ev, out);
+      if (limits_.max_events > 0 && sent_ >= limits_.max_events) {
+        if (!out.empty()) writer_->Write(std::move(out));
+        CloseLocked(true);
+        return;
+      }
+    }
+    last_revision_ = std::max(last_revision_, revision);
+    // The snapshot's ADDED events were all queued when the watch started, so they went out in
+    // the first pump: the initial-events-end bookmark follows them.
+    if (initial_end_revision_ > 0 && !initial_end_sent_) {
+      out += BookmarkLine(std::max(last_revision_, initial_end_revision_), true);
+      initial_end_sent_ = true;
+    }
+    if (bookmark_due_.exchange(false)) out += BookmarkLine(last_revision_, false);
+    if (!out.empty() && !writer_->Write(std::move(out))) CloseLocked(false);
+  }
+
+  void Close(bool abort) {
+    std::lock_guard lock(pump_mu_);
+    CloseLocked(abort);
+  }
+
+  void RequestBookmark() {
+    bookmark_due_ = true;
+    owner_.Enqueue(shared_from_this());
+    ScheduleBookmark();
+  }
+
+ private:
+  void ScheduleBookmark() {
+    std::weak_ptr<WatchSession> weak = shared_from_this();
+    timers_.push_back(owner_.scheduler_.Schedule(owner_.options_.bookmark_interval, [weak] {
+      if (auto self = weak.lock()) self->RequestBookmark();
+    }));
+  }
+
+  void CloseLocked(bool abort) {
+    if (closed_) return;
+    closed_ = true;
+    for (auto id : timers_) owner_.scheduler_.Cancel(id);
+    if (watcher_) watcher_->Close();
+    if (abort) {
+      writer_->Abort();
+    } else {
+      writer_->End();
+    }
+    owner_.Forget(this);
+  }
+
+  std::string BookmarkLine(uint64_t revision, bool initial_end) {
+    Json meta = {{"resourceVersion", std::to_string(revision)}};
+    if (initial_end) meta["annotations"] = {{"k8s.io/initial-events-end", "true"}};
+    Json object = {{"kind", type_.kind}, {"apiVersion", type_.ApiVersion()}, {"metadata", meta}};
+    if (output_ == Output::kTable) {
+      object = {{"kind", "Table"}, {"apiVersion", "meta.k8s.io/v1"}, {"metadata", meta},
+                {"columnDefinitions", nullptr}, {"rows", nullptr}};
+    }
+    return DumpJson(Json{{"type", "BOOKMARK"}, {"object", std::move(object)}}) + "\n";
+  }
+
+  bool Matches(const ObjectRecord& rec) {
+    if (!labels_.Empty() && !labels_.Matches(rec.labels ? *rec.labels : Labels{})) return false;
+    if (fields_.Empty()) return true;
+    if (parse_fields_) return fields_.Matches(rec.Parse());
+    Json meta = {{"metadata", {{"name", rec.name}, {"namespace", rec.ns}}}};
+    return fields_.Matches(meta);
+  }
+
+  void AppendEvent(const WatchEvent& ev, std::string& out) {
+    const char* type = ev.type == WatchEventType::kAdded      ? "ADDED"
+                       : ev.type == WatchEventType::kModified ? "MODIFIED"
+                                                              : "DELETED";
+    if (filtered_) {
+      std::string key = ev.object.ns + "/" + ev.object.name;
+      bool was = visible_.count(key) > 0;
+      bool now = ev.type != WatchEventType::kDeleted && Matches(ev.object);
+      if (ev.type == WatchEventType::kDeleted) {
+        if (!was) return;
+        visible_.erase(key);
+      } else if (now) {
+        type = was ? "MODIFIED" : "ADDED";
+        visible_.insert(key);
+      } else {
+        if (!was) return;
+        type = "DELETED";
+        visible_.erase(key);
+      }
+    }
+    ++sent_;
+    switch (output_) {
+      case Output::kTable: {
+        Json obj = ev.object.Parse();
+        Json meta = {{"resourceVersion", std::to_string(ev.object.revision)}};
+        Json table = ToTable(type_, {obj}, meta, owner_.api_.clock().WallNow(), include_,
+                             headers_sent_);
+        headers_sent_ = true;
+        out += DumpJson(Json{{"type", type}, {"object", std::move(table)}});
+        break;
+      }
+      case Output::kPartialMetadata:
+        out += DumpJson(Json{{"type", type}, {"object", PartialMetadata(ev.object.Parse())}});
+        break;
+      default:
+        out += "{\"type\":\"";
+        out += type;
+        out += "\",\"object\":";
+        out += *ev.object.json;
+        out += "}";
+        break;
+    }
+    out += "\n";
+  }
+
+  RestHandler& owner_;
+  const ResourceType& type_;
+  std::string ns_;
+  LabelSelector labels_;
+  FieldSelector fields_;
+  Output output_;
+  TableIncludeObject include_;
+  std::shared_ptr<net::ResponseWriter> writer_;
+  RequestRecord record_;
+  bool filtered_ = false;
+  bool parse_fields_ = false;
+
+  std::mutex pump_mu_;
+  std::unique_ptr<Watcher> watcher_;
+  bool closed_ = false;
+  bool bookmarks_ = false;
+  std::atomic<bool> bookmark_due_{false};
+  uint64_t initial_end_revision_ = 0;
+  uint64_t last_revision_ = 0;
+  bool initial_end_sent_ = false;
+  bool headers_sent_ = false;
+  FaultInjector::WatchLimits limits_;
+  int sent_ = 0;
+  std::unordered_set<std::string> visible_;
+  std::vector<Scheduler::TaskId> timers_;
+};
+
+RestHandler::RestHandler(ObjectApi& api, FaultInjector& faults, RequestLog& log, Options options)
+    : api_(api), faults_(faults), log_(log), options_(std::move(options)) {
+  for (int i = 0; i < std::max(1, options_.dispatcher_threads); ++i) {
+    dispatchers_.emplace_back([this] { DispatchLoop(); });
+  }
+}
+
+RestHandler::~RestHandler() { Stop(); }
+
+void RestHandler::SetProxy(ProxyFn proxy) { proxy_ = std::move(proxy); }
+
+void RestHandler::SetMetricsSource(std::function<std::string()> source) {
+  metrics_source_ = std::move(source);
+}
+
+size_t RestHandler::ActiveWatches() const {
+  std::lock_guard lock(mu_);
+  return sessions_.size();
+}
+
+void RestHandler::Stop() {
+  std::set<std::shared_ptr<WatchSession>> sessions;
+  {
+    std::lock_guard lock(mu_);
+    if (stopping_ && dispatchers_.empty()) return;
+    stopping_ = true;
+    sessions = sessions_;
+    cv_.notify_all();
+  }
+  for (const auto& s : sessions) s->Close(true);
+  for (auto& t : dispatchers_) {
+    if (t.joinable()) t.join();
+  }
+  dispatchers_.clear();
+  scheduler_.Stop();
+  std::lock_guard lock(mu_);
+  sessions_.clear();
+  ready_.clear();
+}
+
+void RestHandler::Enqueue(std::shared_ptr<WatchSession> session) {
+  std::lock_guard lock(mu_);
+  if (stopping_) return;
+  ready_.push_back(std::move(session));
+  cv_.notify_one();
+}
+
+void RestHandler::Forget(WatchSession* session) {
+  std::lock_guard lock(mu_);
+  for (auto it = sessions_.begin(); it != sessions_.end(); ++it) {
+    if (it->get() == session) {
+      sessions_.erase(it);
+      break;
+    }
+  }
+}
+
+void RestHandler::DispatchLoop() {
+  while (true) {
+    std::shared_ptr<WatchSession> session;
+    {
+      std::unique_lock lock(mu_);
+      cv_.wait(lock, [&] { return stopping_ || !ready_.empty(); });
+      if (stopping_) return;
+      session = std::move(ready_.front());
+      ready_.pop_front();
+    }
+    session->Pump();
+  }
+}
+
+void RestHandler::Respond(Request& req, int code, const std::string& body,
+                          const std::string& content_type) {
+  if (req.responded) return;
+  req.responded = true;
+  net::HttpResponse resp;
+  resp.status = code;
+  resp.headers.Add("Content-Type", content_type);
+  resp.headers.Add("Cache-Control", "no-cache, private");
+  resp.body = body;
+  req.writer->Send(std::move(resp));
+  Finish(req, code);
+}
+
+void RestHandler::RespondJson(Request& req, int code, const Json& body) {
+  Respond(req, code, DumpJson(body));
+}
+
+void RestHandler::RespondError(Request& req, const ApiError& error) {
+  if (req.responded) return;
+  req.responded = true;
+  net::HttpResponse resp;
+  resp.status = error.code;
+  resp.headers.Add("Content-Type", kJsonType);
+  resp.headers.Add("Cache-Control", "no-cache, private");
+  if (error.retry_after_seconds > 0) {
+    resp.headers.Add("Retry-After", std::to_string(error.retry_after_seconds));
+  }
+  resp.body = DumpJson(error.ToStatus());
+  req.writer->Send(std::move(resp));
+  Finish(req, error.code);
+}
+
+void RestHandler::Finish(Request& req, int code) {
+  req.record.code = code;
+  req.record.latency =
+      std::chrono::duration_cast<std::chrono::microseconds>(api_.clock().Now() - req.start);
+  log_.Record(req.record);
+}
+
+void RestHandler::Handle(net::HttpRequest http, std::shared_ptr<net::ResponseWriter> writer) {
+  auto req = std::make_shared<Request>();
+  req->http = std::move(http);
+  req->writer = std::move(writer);
+  req->start = api_.clock().Now();
+  req->record.uri = req->http.target;
+  req->record.user = "admin";
+  Serve(*req);
+}
+
+void RestHandler::Serve(Request& req) {
+  const auto& http = req.http;
+  const std::string& path = http.path;
+  if (http.body_too_large) {
+    req.record.verb = ToLower(http.method);
+    RespondError(req, TooLargeError("Request entity too large: limit is 3145728"));
+    return;
+  }
+  // Health and version are open to anonymous clients, as on a default API server.
+  if (path == "/healthz" || path == "/livez" || path == "/readyz") {
+    req.record.verb = "get";
+    Respond(req, 200, "ok", "text/plain; charset=utf-8");
+    return;
+  }
+  if (path == "/version" || path == "/version/") {
+    req.record.verb = "get";
+    RespondJson(req, 200, VersionDocument());
+    return;
+  }
+  if (!options_.token.empty()) {
+    std::string_view auth = http.headers.Get("Authorization");
+    if (auth != "Bearer " + options_.token) {
+      req.record.user = "system:anonymous";
+      req.record.verb = ToLower(http.method);
+      RespondError(req, UnauthorizedError());
+      return;
+    }
+  }
+  if (path == "/metrics") {
+    req.record.verb = "get";
+    std::string extra = metrics_source_ ? metrics_source_() : "";
+    Respond(req, 200, log_.MetricsText(extra), "text/plain; version=0.0.4; charset=utf-8");
+    return;
+  }
+  auto parts = SplitPath(path);
+  if (parts.empty()) {
+    req.record.verb = "get";
+    Json paths = Json::array({"/api", "/api/v1", "/apis", "/healthz", "/livez", "/metrics",
+                              "/openapi/v2", "/openapi/v3", "/readyz", "/version"});
+    for (const auto& rt : AllResourceTypes()) {
+      if (!rt.group.empty()) {
+        paths.push_back("/apis/" + rt.group);
+        paths.push_back("/apis/" + rt.group + "/" + rt.version);
+      }
+    }
+    std::sort(paths.begin(), paths.end());
+    paths.erase(std::unique(paths.begin(), paths.end()), paths.end());
+    RespondJson(req, 200, Json{{"paths", paths}});
+    return;
+  }
+  if (parts[0] == "openapi") {
+    req.record.verb = "get";
+    if (parts.size() == 2 && parts[1] == "v2") {
+      std::string_view accept = http.headers.Get("Accept");
+      bool json_ok = accept.empty();
+      for (const auto& mt : ParseAccept(accept)) json_ok = json_ok || IsJsonLike(mt.type);
+      if (!json_ok) {
+        RespondError(req, NotAcceptableError("only the following media types are accepted: "
+                                             "application/json"));
+        return;
+      }
+      RespondJson(req, 200, OpenApiV2Document());
+      return;
+    }
+    if (parts.size() == 2 && parts[1] == "v3") {
+      RespondJson(req, 200, OpenApiV3Root());
+      return;
+    }
+    if (parts.size() > 2 && parts[1] == "v3") {
+      std::string rest;
+      for (size_t i = 2; i < parts.size(); ++i) rest += (i > 2 ? "/" : "") + parts[i];
+      auto doc = OpenApiV3Document(rest);
+      if (!doc) {
+        RespondError(req, NotFoundPathError(path));
+        return;
+      }
+      RespondJson(req, 200, *doc);
+      return;
+    }
+    RespondError(req, NotFoundPathError(path));
+    return;
+  }
+  if (parts[0] != "api" && parts[0] != "apis") {
+    req.record.verb = ToLower(http.method);
+    RespondError(req, NotFoundPathError(path));
+    return;
+  }
+  // Discovery.
+  bool core = parts[0] == "api";
+  size_t gv_end = core ? 2 : 3;
+  if (parts.size() < gv_end) {
+    req.record.verb = "get";
+    if (http.method != "GET") {
+      RespondError(req, MethodNotAllowedError("the server does not allow this method on the "
+                                              "requested resource"));
+      return;
+    }
+    Output out = NegotiateDiscovery(http.headers.Get("Accept"));
+    if (out == Output::kNone) {
+      RespondError(req, NotAcceptableError("only the following media types are accepted: "
+                                           "application/json"));
+      return;
+    }
+    if (parts.size() == 1) {
+      if (out == Output::kAggregatedDiscovery) {
+        Respond(req, 200, DumpJson(AggregatedDiscoveryDocument(core)),
+                "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList");
+      } else {
+        RespondJson(req, 200, core ? ApiVersionsDocument() : ApiGroupListDocument());
+      }
+      return;
+    }
+    // /apis/GROUP: the APIGroup entry of the group list.
+    if (!core && parts.size() == 2) {
+      for (const auto& g : ApiGroupListDocument()["groups"]) {
+        if (g["name"] == parts[1]) {
+          Json group = g;
+          group["kind"] = "APIGroup";
+          group["apiVersion"] = "v1";
+          RespondJson(req, 200, group);
+          return;
+        }
+      }
+    }
+    RespondError(req, NotFoundPathError(path));
+    return;
+  }
+  std::string group = core ? "" : parts[1];
+  std::string version = core ? parts[1] : parts[2];
+  if (parts.size() == gv_end) {
+    req.record.verb = "get";
+    auto doc = ApiResourceListDocument(group, version);
+    if (!doc) {
+      RespondError(req, NotFoundPathError(path));
+      return;
+    }
+    RespondJson(req, 200, *doc);
+    return;
+  }
+  // Resource paths.
+  size_t i = gv_end;
+  if (parts[i] == "watch") {
+    req.watch = true;
+    ++i;
+  }
+  if (i < parts.size() && parts[i] == "namespaces" && i + 1 < parts.size()) {
+    if (i + 2 < parts.size() && parts[i + 2] != "status" && parts[i + 2] != "finalize") {
+      req.ns = parts[i + 1];
+      i += 2;
+    }
+  }
+  if (i >= parts.size()) {
+    RespondError(req, NotFoundPathError(path));
+    return;
+  }
+  req.type = FindResource(group, version, parts[i]);
+  if (i + 1 < parts.size()) req.name = parts[i + 1];
+  if (i + 2 < parts.size()) req.subresource = parts[i + 2];
+  for (size_t j = i + 3; j < parts.size(); ++j) req.rest += "/" + parts[j];
+  if (req.subresource == "proxy" && !path.empty() && path.back() == '/') req.rest += "/";
+  req.record.group = group;
+  req.record.resource = parts[i];
+  req.record.subresource = req.subresource;
+  req.record.ns = req.ns;
+  req.record.name = req.name;
+  if (req.type == nullptr) {
+    req.record.verb = ToLower(http.method);
+    RespondError(req, NotFoundPathError(path));
+    return;
+  }
+  ServeResource(req);
+}
+
+void RestHandler::ServeResource(Request& req) {
+  const auto& http = req.http;
+  const ResourceType& rt = *req.type;
+  const std::string& method = http.method;
+  std::string verb;
+  if (method == "GET") {
+    verb = req.name.empty() ? ((req.watch || IsTrue(http.Query("watch"))) ? "watch" : "list")
+                            : (req.watch ? "watch" : "get");
+  } else if (method == "POST") {
+    verb = "create";
+  } else if (method == "PUT") {
+    verb = "update";
+  } else if (method == "PATCH") {
+    verb = "patch";
+  } else if (method == "DELETE") {
+    verb = req.name.empty() ? "deletecollection" : "delete";
+  } else {
+    req.record.verb = ToLower(method);
+    RespondError(req, MethodNotAllowedError("the server does not allow this method on the "
+                                            "requested resource"));
+    return;
+  }
+  if (req.subresource == "proxy") verb = "proxy";
+  req.record.verb = verb;
+
+  if (verb == "proxy") {
+    if ((rt.kind != "Service" && rt.kind != "Pod") || !proxy_) {
+      RespondError(req, NotFoundPathError(http.path));
+      return;
+    }
+    req.responded = true;
+    Finish(req, 200);
+    proxy_(rt.resource, req.ns, req.name, req.rest.empty() ? "/" : req.rest, http, req.writer);
+    return;
+  }
+  Subresource sub = Subresource::kNone;
+  if (req.subresource == "status" && rt.has_status) {
+    sub = Subresource::kStatus;
+  } else if (req.subresource == "scale" && rt.has_scale) {
+    sub = Subresource::kScale;
+  } else if (!req.subresource.empty()) {
+    RespondError(req, NotFoundPathError(http.path));
+    return;
+  }
+  if (rt.namespaced && req.ns.empty() && !req.name.empty()) {
+    RespondError(req, NotFoundPathError(http.path));
+    return;
+  }
+  if (!rt.namespaced && !req.ns.empty()) {
+    RespondError(req, NotFoundPathError(http.path));
+    return;
+  }
+  if (rt.namespaced && req.ns.empty() && verb != "list" && verb != "watch") {
+    RespondError(req, NotFoundPathError(http.path));
+    return;
+  }
+
+  // Fault injection: latency first, then failures.
+  auto decision = faults_.Decide(verb);
+  auto run = [this, reqp = std::make_shared<Request>(std::move(req)), decision, verb,
+              sub]() mutable {
+    Request& r = *reqp;
+    switch (decision.action) {
+      case FaultInjector::Action::kReset:
+        r.responded = true;
+        r.writer->Abort();
+        Finish(r, 0);
+        return;
+      case FaultInjector::Action::kTooManyRequests:
+        RespondError(r, TooManyRequestsError(decision.retry_after_seconds));
+        return;
+      case FaultInjector::Action::kInternalError:
+        RespondError(r, InternalError("injected fault"));
+        return;
+      case FaultInjector::Action::kUnavailable:
+        RespondError(r, ServiceUnavailableError("the server is currently unable to handle the "
+                                                "request (injected fault)"));
+        return;
+      case FaultInjector::Action::kNone:
+        break;
+    }
+    const auto& h = r.http;
+    const ResourceType& type = *r.type;
+    Output output = NegotiateResource(h.headers.Get("Accept"));
+    if (output == Output::kNone) {
+      RespondError(r, NotAcceptableError("only the following media types are accepted: "
+                                         "application/json, application/yaml, "
+                                         "application/json;as=Table;v=v1;g=meta.k8s.io"));
+      return;
+    }
+    std::string dry = std::string(h.Query("dryRun"));
+    if (!dry.empty() && dry != "All") {
+      RespondError(r, BadRequestError("Invalid dry run value: \"" + dry + "\""));
+      return;
+    }
+    if (verb == "watch") {
+      ServeWatch(r);
+      return;
+    }
+    ListOptions list_opts;
+    list_opts.label_selector = std::string(h.Query("labelSelector"));
+    list_opts.field_selector = std::string(h.Query("fieldSelector"));
+    list_opts.continue_token = std::string(h.Query("continue"));
+    list_opts.resource_version = std::string(h.Query("resourceVersion"));
+    list_opts.resource_version_match = std::string(h.Query("resourceVersionMatch"));
+    if (h.HasQuery("limit")) {
+      auto limit = ParseInt(h.Query("limit"));
+      if (!limit || *limit < 0) {
+        RespondError(r, BadRequestError("invalid limit: " + std::string(h.Query("limit"))));
+        return;
+      }
+      list_opts.limit = *limit;
+    }
+    if (verb == "get") {
+      auto obj = api_.Get(type, r.ns, r.name, sub);
+      if (!obj.ok()) {
+        RespondError(r, obj.error());
+        return;
+      }
+      if (output == Output::kTable && sub == Subresource::kNone) {
+        RespondJson(r, 200,
+                    ToTable(type, {*obj}, Json::object(), api_.clock().WallNow(),
+                            IncludeObjectParam(h.Query("includeObject"))));
+      } else if (output == Output::kPartialMetadata) {
+        RespondJson(r, 200, PartialMetadata(*obj));
+      } else {
+        RespondJson(r, 200, *obj);
+      }
+      return;
+    }
+    if (verb == "list") {
+      if (h.HasQuery("sendInitialEvents")) {
+        RespondError(r, InvalidError(type, "",
+                                     {{"FieldValueForbidden",
+                                       "Forbidden: sendInitialEvents is forbidden for list",
+                                       "sendInitialEvents"}}));
+        return;
+      }
+      auto records = api_.ListRecords(type, r.ns, list_opts);
+      if (!records.ok()) {
+        RespondError(r, records.error());
+        return;
+      }
+      Json meta = {{"resourceVersion", std::to_string(records->revision)}};
+      if (!records->continue_token.empty()) {
+        meta["continue"] = records->continue_token;
+        meta["remainingItemCount"] = records->remaining;
+      }
+      if (output == Output::kTable) {
+        std::vector<Json> objects;
+        objects.reserve(records->items.size());
+        for (const auto& rec : records->items) objects.push_back(rec.Parse());
+        RespondJson(r, 200,
+                    ToTable(type, objects, meta, api_.clock().WallNow(),
+                            IncludeObjectParam(h.Query("includeObject"))));
+        return;
+      }
+      if (output == Output::kPartialMetadata) {
+        Json items = Json::array();
+        for (const auto& rec : records->items) items.push_back(PartialMetadata(rec.Parse()));
+        RespondJson(r, 200,
+                    Json{{"kind", "PartialObjectMetadataList"},
+                         {"apiVersion", "meta.k8s.io/v1"},
+                         {"metadata", meta},
+                         {"items", items}});
+        return;
+      }
+      // The stored JSON is sent as it is: no parse, no re-serialisation.
+      std::string body;
+      size_t total = 0;
+      for (const auto& rec : records->items) total += rec.json->size() + 1;
+      body.reserve(total + 256);
+      body += "{\"apiVersion\":\"";
+      body += type.ApiVersion();
+      body += "\",\"items\":[";
+      bool first = true;
+      for (const auto& rec : records->items) {
+        if (!first) body += ',';
+        first = false;
+        body += *rec.json;
+      }
+      body += "],\"kind\":\"";
+      body += type.ListKind();
+      body += "\",\"metadata\":";
+      body += DumpJson(meta);
+      body += "}";
+      Respond(r, 200, body);
+      return;
+    }
+    // Writes: decode the body.
+    WriteOptions write_opts;
+    write_opts.dry_run = dry == "All";
+    write_opts.field_manager = std::string(h.Query("fieldManager"));
+    std::string content_type = ToLower(h.headers.Get("Content-Type"));
+    std::string media = Trim(content_type.substr(0, content_type.find(';')));
+    auto decode_body = [&](Json* out) -> bool {
+      if (media.empty() || media == "application/json" || media == "*/*") {
+        auto parsed = ParseJson(h.body);
+        if (!parsed.ok()) {
+          RespondError(r, BadRequestError("the request body is not valid JSON: " +
+                                          parsed.status().message()));
+          return false;
+        }
+        *out = std::move(parsed).value();
+        return true;
+      }
+      if (media == "application/yaml" || media == "application/x-yaml") {
+        auto parsed = ParseYaml(h.body);
+        if (!parsed.ok()) {
+          RespondError(r, BadRequestError("the request body is not valid YAML: " +
+                                          parsed.status().message()));
+          return false;
+        }
+        *out = std::move(parsed).value();
+        return true;
+      }
+      RespondError(r, UnsupportedMediaTypeError(
+                          "the body of the request was in an unknown format - accepted media "
+                          "types include: application/json, application/yaml"));
+      return false;
+    };
+    auto send_result = [&](const ApiResult<Json>& result, int ok_code) {
+      if (!result.ok()) {
+        RespondError(r, result.error());
+      } else {
+        RespondJson(r, ok_code, *result);
+      }
+    };
+    if (verb == "create") {
+      if (!r.name.empty() || sub != Subresource::kNone) {
+        RespondError(r, MethodNotAllowedError("the server does not allow this method on the "
+                                              "requested resource"));
+        return;
+      }
+      Json body;
+      if (!decode_body(&body)) return;
+      send_result(api_.Create(type, r.ns, std::move(body), write_opts), 201);
+      return;
+    }
+    if (verb == "update") {
+      Json body;
+      if (!decode_body(&body)) return;
+      send_result(api_.Update(type, r.ns, r.name, std::move(body), sub, write_opts), 200);
+      return;
+    }
+    if (verb == "patch") {
+      auto patch_type = PatchTypeFromContentType(content_type);
+      if (!patch_type.ok()) {
+        RespondError(r, UnsupportedMediaTypeError(
+                            "the body of the request was in an unknown format - accepted media "
+                            "types include: application/json-patch+json, "
+                            "application/merge-patch+json, "
+                            "application/strategic-merge-patch+json"));
+        return;
+      }
+      if (*patch_type == PatchType::kApply && write_opts.field_manager.empty()) {
+        RespondError(r, InvalidError(type, r.name,
+                                     {{"FieldValueRequired",
+                                       "Required value: is required for apply patch",
+                                       "fieldManager"}}));
+        return;
+      }
+      send_result(api_.Patch(type, r.ns, r.name, *patch_type, h.body, sub, write_opts), 200);
+      return;
+    }
+    // delete / deletecollection: options from the body (DeleteOptions) and the query.
+    DeleteOptions del;
+    del.dry_run = write_opts.dry_run;
+    if (!h.body.empty()) {
+      Json body;
+      if (!decode_body(&body)) return;
+      if (!body.is_object()) {
+        RespondError(r, BadRequestError("the body of a delete must be a DeleteOptions object"));
+        return;
+      }
+      const Json& pre = body.contains("preconditions") ? body["preconditions"] : Json();
+      if (pre.is_object()) {
+        if (pre.contains("uid") && pre["uid"].is_string()) {
+          del.precondition_uid = pre["uid"].get<std::string>();
+        }
+        if (pre.contains("resourceVersion") && pre["resourceVersion"].is_string()) {
+          del.precondition_resource_version = pre["resourceVersion"].get<std::string>();
+        }
+      }
+      del.propagation_policy = GetString(body, "propagationPolicy");
+      if (body.contains("orphanDependents") && body["orphanDependents"].is_boolean() &&
+          del.propagation_policy.empty()) {
+        del.propagation_policy = body["orphanDependents"].get<bool>() ? "Orphan" : "Background";
+      }
+      if (body.contains("gracePeriodSeconds") && body["gracePeriodSeconds"].is_number_integer()) {
+        del.grace_period_seconds = body["gracePeriodSeconds"].get<int64_t>();
+      }
+      if (body.contains("dryRun") && body["dryRun"].is_array() && !body["dryRun"].empty()) {
+        del.dry_run = true;
+      }
+    }
+    if (h.HasQuery("propagationPolicy")) {
+      del.propagation_policy = std::string(h.Query("propagationPolicy"));
+    }
+    if (h.HasQuery("gracePeriodSeconds")) {
+      auto g = ParseInt(h.Query("gracePeriodSeconds"));
+      if (!g) {
+        RespondError(r, BadRequestError("invalid gracePeriodSeconds"));
+        return;
+      }
+      del.grace_period_seconds = *g;
+    }
+    if (verb == "delete") {
+      send_result(api_.Delete(type, r.ns, r.name, del), 200);
+    } else {
+      send_result(api_.DeleteCollection(type, r.ns, list_opts, del), 200);
+    }
+  };
+  if (decision.latency.count() > 0) {
+    scheduler_.Schedule(decision.latency, std::move(run));
+  } else {
+    run();
+  }
+}
+
+void RestHandler::ServeWatch(Request& req) {
+  const auto& h = req.http;
+  const ResourceType& rt = *req.type;
+  auto labels = LabelSelector::Parse(h.Query("labelSelector"));
+  if (!labels.ok()) {
+    RespondError(req, BadRequestError(labels.status().message()));
+    return;
+  }
+  std::string field_text(h.Query("fieldSelector"));
+  if (req.watch && !req.name.empty()) {
+    field_text = "metadata.name=" + req.name + (field_text.empty() ? "" : "," + field_text);
+  }
+  auto fields = FieldSelector::Parse(field_text);
+  if (!fields.ok()) {
+    RespondError(req, BadRequestError(fields.status().message()));
+    return;
+  }
+  if (auto err = CheckFieldSelector(rt, *fields)) {
+    RespondError(req, *err);
+    return;
+  }
+  std::string rv(h.Query("resourceVersion"));
+  bool send_initial = IsTrue(h.Query("sendInitialEvents"));
+  bool bookmarks = IsTrue(h.Query("allowWatchBookmarks"));
+  std::string rv_match(h.Query("resourceVersionMatch"));
+  if (send_initial && rv_match != "NotOlderThan") {
+    RespondError(req, InvalidError(rt, "",
+                                   {{"FieldValueInvalid",
+                                     "Invalid value: \"" + rv_match +
+                                         "\": sendInitialEvents requires setting "
+                                         "resourceVersionMatch to NotOlderThan",
+                                     "resourceVersionMatch"}}));
+    return;
+  }
+  if (send_initial && !bookmarks) {
+    RespondError(req, InvalidError(rt, "",
+                                   {{"FieldValueForbidden",
+                                     "Forbidden: sendInitialEvents requires setting "
+                                     "allowWatchBookmarks to true",
+                                     "allowWatchBookmarks"}}));
+    return;
+  }
+  std::chrono::seconds timeout(1800 + api_.storage().CurrentRevision() % 1800);
+  if (h.HasQuery("timeoutSeconds")) {
+    auto t = ParseInt(h.Query("timeoutSeconds"));
+    if (!t || *t < 0) {
+      RespondError(req, BadRequestError("invalid timeoutSeconds"));
+      return;
+    }
+    if (*t > 0) timeout = std::chrono::seconds(*t);
+  }
+  WatchRequest wr;
+  wr.group_resource = rt.GroupResource();
+  wr.ns = rt.namespaced ? req.ns : "";
+  uint64_t initial_end = 0;
+  if (send_initial) {
+    // List at a revision, then watch from exactly that revision: the list's objects become
+    // ADDED events, closed by a bookmark marked initial-events-end.
+    wr.initial_snapshot = true;
+    initial_end = api_.storage().CurrentRevision();
+  } else if (rv.empty() || rv == "0") {
+    wr.initial_snapshot = true;
+  } else {
+    char* end = nullptr;
+    unsigned long long v = std::strtoull(rv.c_str(), &end, 10);
+    if (end == rv.c_str() || *end != '\0') {
+      RespondError(req, BadRequestError("invalid resource version: " + rv));
+      return;
+    }
+    wr.from_revision = v;
+  }
+  Output output = NegotiateResource(h.headers.Get("Accept"));
+  auto session = std::make_shared<WatchSession>(
+      *this, rt, wr.ns, std::move(labels).value(), std::move(fields).value(), output,
+      IncludeObjectParam(h.Query("includeObject")), req.writer, req.record);
+  auto watcher = api_.storage().Watch(wr);
+  req.responded = true;
+  if (!watcher.ok()) {
+    ApiError expired = ExpiredError(watcher.status().message());
+    session->FailWith(expired);
+    Finish(req, 200);
+    return;
+  }
+  {
+    std::lock_guard lock(mu_);
+    if (stopping_) {
+      req.writer->Abort();
+      return;
+    }
+    sessions_.insert(session);
+  }
+  Finish(req, 200);
+  session->Start(std::move(watcher).value(), bookmarks, initial_end, timeout, faults_.ForWatch());
+}
+
+}  // namespace steward::cluster

@@ -1,0 +1,104 @@
+// RestHandler: the Kubernetes REST front end of the embedded cluster. Maps HTTP requests to
+// ObjectApi calls and streams watches, with bearer-token authentication, content negotiation
+// (JSON, server-side Tables, PartialObjectMetadata), discovery and OpenAPI documents, fault
+// injection, an audit log and request metrics.
+//
+// Paths served:
+//   /api, /api/v1, /apis, /apis/G, /apis/G/V        discovery (plain and aggregated)
+//   /api/v1/..., /apis/G/V/...                       resources, subresources status and scale,
+//                                                    the legacy /watch/ prefix
+//   /api/v1/namespaces/NS/{services,pods}/NAME/proxy/PATH   handed to the proxy callback
+//   /version, /healthz, /livez, /readyz, /metrics, /openapi/v2, /openapi/v3[/...]
+//
+// Threading: Handle() runs on the HTTP server's I/O threads and answers quickly; watch streams
+// are pumped by the handler's own dispatcher threads. Stop() ends every open watch (idempotent,
+// blocking); call it before the HTTP server stops.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "cluster/apiserver/faults.h"
+#include "cluster/apiserver/object_api.h"
+#include "cluster/apiserver/request_log.h"
+#include "common/scheduler.h"
+#include "net/http_server.h"
+
+namespace steward::cluster {
+
+class WatchSession;
+
+class RestHandler final : public net::Handler {
+ public:
+  struct Options {
+    // Required as "Authorization: Bearer <token>" on every request but health and version.
+    // Empty disables authentication.
+    std::string token;
+    // Interval between BOOKMARK events on watches that allow them.
+    std::chrono::milliseconds bookmark_interval{std::chrono::seconds(10)};
+    int dispatcher_threads = 2;
+  };
+
+  // Proxy subresources: kind is "services" or "pods"; `name_port` as in the URL ("web",
+  // "svc:web", "http:svc:80"); `path` is the rest of the URL after /proxy (with a leading '/').
+  using ProxyFn = std::function<void(const std::string& kind, const std::string& ns,
+                                     const std::string& name_port, const std::string& path,
+                                     const net::HttpRequest& request,
+                                     std::shared_ptr<net::ResponseWriter> writer)>;
+
+  // `api`, `faults`, `log` must outlive the handler.
+  RestHandler(ObjectApi& api, FaultInjector& faults, RequestLog& log, Options options);
+  ~RestHandler() override;
+
+  void Handle(net::HttpRequest request, std::shared_ptr<net::ResponseWriter> writer) override;
+  void SetProxy(ProxyFn proxy);
+  // Extra lines appended to /metrics (set before serving).
+  void SetMetricsSource(std::function<std::string()> source);
+  void Stop();
+
+  // Open watch streams; for tests and metrics.
+  size_t ActiveWatches() const;
+
+ private:
+  friend class WatchSession;
+  struct Request;
+
+  void Serve(Request& req);
+  void ServeResource(Request& req);
+  void ServeWatch(Request& req);
+  void Respond(Request& req, int code, const std::string& body,
+               const std::string& content_type = "application/json");
+  void RespondJson(Request& req, int code, const Json& body);
+  void RespondError(Request& req, const ApiError& error);
+  void Finish(Request& req, int code);
+
+  // Watch dispatch: sessions with pending work are pumped on dispatcher threads.
+  void Enqueue(std::shared_ptr<WatchSession> session);
+  void DispatchLoop();
+  void Forget(WatchSession* session);
+
+  ObjectApi& api_;
+  FaultInjector& faults_;
+  RequestLog& log_;
+  Options options_;
+  ProxyFn proxy_;
+  std::function<std::string()> metrics_source_;
+  Scheduler scheduler_{"watch-timers"};
+
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<std::shared_ptr<WatchSession>> ready_;
+  std::set<std::shared_ptr<WatchSession>> sessions_;
+  bool stopping_ = false;
+  std::vector<std::thread> dispatchers_;
+};
+
+}  // namespace steward::cluster

@@ -1,0 +1,908 @@
+#include "cluster/apiserver/tables.h"
+
+#include <algorithm>
+#include <cctype>
+#include <functional>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+
+#include "common/time_util.h"
+
+namespace steward::cluster {
+
+namespace {
+
+// Column descriptions, from the API field docs the real printers quote (shortened).
+constexpr const char* kNameDoc =
+    "Name must be unique within a namespace. Is required when creating resources, although some "
+    "resources may allow a client to request the generation of an appropriate name "
+    "automatically. Name is primarily intended for creation idempotence and configuration "
+    "definition. Cannot be updated. More info: "
+    "https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names";
+constexpr const char* kAgeDoc =
+    "CreationTimestamp is a timestamp representing the server time when this object was "
+    "created. It is not guaranteed to be set in happens-before order across separate "
+    "operations. Clients may not set this value. It is represented in RFC3339 form and is in "
+    "UTC.\n\nPopulated by the system. Read-only. Null for lists. More info: "
+    "https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata";
+constexpr const char* kContainersDoc = "Names of each container in the template.";
+constexpr const char* kImagesDoc = "Images referenced by each container in the template.";
+
+struct Column {
+  const char* name;
+  const char* type;
+  const char* format;
+  const char* description;
+  int priority;
+};
+
+struct Printer {
+  std::vector<Column> columns;
+  // Every column's cell, always including priority > 0 ones: a real server prints tables with
+  // Wide = true and kubectl hides the priority columns unless asked for -o wide.
+  std::function<Json(const Json& obj, SystemTime now)> cells;
+};
+
+// ---- field access ------------------------------------------------------------------------
+
+const Json& Field(const Json& obj, std::string_view dotted) {
+  static const Json kNull;
+  const Json* p = FindPath(obj, dotted);
+  return p == nullptr ? kNull : *p;
+}
+
+std::string Str(const Json& obj, std::string_view dotted) {
+  const Json& v = Field(obj, dotted);
+  return v.is_string() ? v.get<std::string>() : std::string();
+}
+
+int64_t Int(const Json& obj, std::string_view dotted, int64_t fallback = 0) {
+  const Json& v = Field(obj, dotted);
+  if (v.is_number_integer()) return v.get<int64_t>();
+  if (v.is_number()) return static_cast<int64_t>(v.get<double>());
+  return fallback;
+}
+
+bool Bool(const Json& obj, std::string_view dotted) {
+  const Json& v = Field(obj, dotted);
+  return v.is_boolean() && v.get<bool>();
+}
+
+const Json& Array(const Json& obj, std::string_view dotted) {
+  static const Json kEmpty = Json::array();
+  const Json& v = Field(obj, dotted);
+  return v.is_array() ? v : kEmpty;
+}
+
+size_t MapSize(const Json& obj, std::string_view dotted) {
+  const Json& v = Field(obj, dotted);
+  return v.is_object() ? v.size() : 0;
+}
+
+std::optional<SystemTime> Time(const Json& obj, std::string_view dotted) {
+  const Json& v = Field(obj, dotted);
+  if (!v.is_string()) return std::nullopt;
+  return ParseRfc3339(v.get<std::string>());
+}
+
+// translateTimestampSince: "<unknown>" for an unset time.
+std::string Since(std::optional<SystemTime> t, SystemTime now) {
+  if (!t) return "<unknown>";
+  return HumanDuration(std::chrono::duration_cast<std::chrono::seconds>(now - *t));
+}
+
+std::string Age(const Json& obj, SystemTime now) {
+  return Since(Time(obj, "metadata.creationTimestamp"), now);
+}
+
+std::string Name(const Json& obj) { return Str(obj, "metadata.name"); }
+
+bool Terminating(const Json& obj) { return Field(obj, "metadata.deletionTimestamp").is_string(); }
+
+std::string JoinStrings(const std::vector<std::string>& parts, std::string_view sep) {
+  std::string out;
+  for (size_t i = 0; i < parts.size(); ++i) {
+    if (i > 0) out += sep;
+    out += parts[i];
+  }
+  return out;
+}
+
+// labels.FormatLabels: "k=v" pairs sorted by key, "<none>" when empty.
+std::string FormatLabels(const Json& map) {
+  if (!map.is_object() || map.empty()) return "<none>";
+  std::vector<std::string> parts;
+  for (const auto& [k, v] : map.items()) {  // nlohmann objects iterate in key order
+    parts.push_back(k + "=" + (v.is_string() ? v.get<std::string>() : v.dump()));
+  }
+  return JoinStrings(parts, ",");
+}
+
+// metav1.LabelSelectorAsSelector(...).String(); nullopt when the selector is invalid.
+std::optional<std::string> SelectorString(const Json& selector) {
+  if (!selector.is_object()) return std::string();
+  std::vector<std::pair<std::string, std::string>> reqs;  // (key, text)
+  const Json& labels = Field(selector, "matchLabels");
+  if (labels.is_object()) {
+    for (const auto& [k, v] : labels.items()) {
+      reqs.emplace_back(k, k + "=" + (v.is_string() ? v.get<std::string>() : v.dump()));
+    }
+  }
+  for (const auto& expr : Array(selector, "matchExpressions")) {
+    const std::string key = Str(expr, "key");
+    const std::string op = Str(expr, "operator");
+    std::set<std::string> values;
+    for (const auto& v : Array(expr, "values")) {
+      if (v.is_string()) values.insert(v.get<std::string>());
+    }
+    std::vector<std::string> sorted(values.begin(), values.end());
+    if (op == "In") {
+      reqs.emplace_back(key, key + " in (" + JoinStrings(sorted, ",") + ")");
+    } else if (op == "NotIn") {
+      reqs.emplace_back(key, key + " notin (" + JoinStrings(sorted, ",") + ")");
+    } else if (op == "Exists") {
+      reqs.emplace_back(key, key);
+    } else if (op == "DoesNotExist") {
+      reqs.emplace_back(key, "!" + key);
+    } else {
+      return std::nullopt;
+    }
+  }
+  std::stable_sort(reqs.begin(), reqs.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<std::string> parts;
+  for (auto& r : reqs) parts.push_back(std::move(r.second));
+  return JoinStrings(parts, ",");
+}
+
+// metav1.FormatLabelSelector.
+std::string FormatLabelSelector(const Json& selector) {
+  auto s = SelectorString(selector);
+  if (!s) return "<error>";
+  return s->empty() ? "<none>" : *s;
+}
+
+// layoutContainerCells: comma-joined container names and images.
+std::pair<std::string, std::string> ContainerCells(const Json& containers) {
+  std::vector<std::string> names, images;
+  if (containers.is_array()) {
+    for (const auto& c : containers) {
+      names.push_back(Str(c, "name"));
+      images.push_back(Str(c, "image"));
+    }
+  }
+  return {JoinStrings(names, ","), JoinStrings(images, ",")};
+}
+
+std::string JoinHostPort(const std::string& host, int64_t port) {
+  if (host.find(':') != std::string::npos) return "[" + host + "]:" + std::to_string(port);
+  return host + ":" + std::to_string(port);
+}
+
+std::string ListWithMore(const std::vector<std::string>& list, bool more, size_t count,
+                         size_t max) {
+  std::string ret = JoinStrings(list, ",");
+  if (more) return ret + " + " + std::to_string(count - max) + " more...";
+  if (ret.empty()) return "<unset>";
+  return ret;
+}
+
+// A LoadBalancerStatus as IPs (or hostnames), de-duplicated and sorted. The server prints
+// with Wide = true, so the 16-character clipping kubectl applies client-side never happens here.
+std::string LoadBalancerString(const Json& status) {
+  std::set<std::string> result;
+  for (const auto& ing : Array(status, "ingress")) {
+    const std::string ip = Str(ing, "ip");
+    const std::string host = Str(ing, "hostname");
+    if (!ip.empty()) {
+      result.insert(ip);
+    } else if (!host.empty()) {
+      result.insert(host);
+    }
+  }
+  return JoinStrings(std::vector<std::string>(result.begin(), result.end()), ",");
+}
+
+std::string AccessModes(const Json& modes) {
+  std::set<std::string> have;
+  for (const auto& m : modes.is_array() ? modes : Json::array()) {
+    if (m.is_string()) have.insert(m.get<std::string>());
+  }
+  std::vector<std::string> out;
+  if (have.count("ReadWriteOnce")) out.push_back("RWO");
+  if (have.count("ReadOnlyMany")) out.push_back("ROX");
+  if (have.count("ReadWriteMany")) out.push_back("RWX");
+  if (have.count("ReadWriteOncePod")) out.push_back("RWOP");
+  return JoinStrings(out, ",");
+}
+
+std::string Lower(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return s;
+}
+
+std::string TrimSpace(const std::string& s) {
+  size_t b = 0, e = s.size();
+  while (b < e && std::isspace(static_cast<unsigned char>(s[b]))) ++b;
+  while (e > b && std::isspace(static_cast<unsigned char>(s[e - 1]))) --e;
+  return s.substr(b, e - b);
+}
+
+// ---- pods --------------------------------------------------------------------------------
+
+bool ConditionTrue(const Json& pod, std::string_view type) {
+  for (const auto& c : Array(pod, "status.conditions")) {
+    if (Str(c, "type") == type) return Str(c, "status") == "True";
+  }
+  return false;
+}
+
+Json PodCells(const Json& pod, SystemTime now) {
+  int64_t restarts = 0;
+  int64_t restartable_init_restarts = 0;
+  int64_t total = static_cast<int64_t>(Array(pod, "spec.containers").size());
+  int64_t ready = 0;
+  std::optional<SystemTime> last_restart;
+  std::optional<SystemTime> last_restartable_init_restart;
+  auto later = [](std::optional<SystemTime>& acc, std::optional<SystemTime> t) {
+    if (t && (!acc || *acc < *t)) acc = t;
+  };
+
+  const std::string phase = Str(pod, "status.phase");
+  std::string reason = phase;
+  if (!Str(pod, "status.reason").empty()) reason = Str(pod, "status.reason");
+  for (const auto& c : Array(pod, "status.conditions")) {
+    if (Str(c, "type") == "PodScheduled" && Str(c, "reason") == "SchedulingGated") {
+      reason = "SchedulingGated";
+    }
+  }
+
+  std::map<std::string, bool> init_restartable;  // init container name -> sidecar?
+  const Json& init_specs = Array(pod, "spec.initContainers");
+  for (const auto& c : init_specs) {
+    const bool sidecar = Str(c, "restartPolicy") == "Always";
+    init_restartable[Str(c, "name")] = sidecar;
+    if (sidecar) ++total;
+  }
+
+  bool initializing = false;
+  const Json& init_statuses = Array(pod, "status.initContainerStatuses");
+  for (size_t i = 0; i < init_statuses.size(); ++i) {
+    const Json& c = init_statuses[i];
+    restarts += Int(c, "restartCount");
+    const Json& last_term = Field(c, "lastState.terminated");
+    if (last_term.is_object()) later(last_restart, Time(last_term, "finishedAt"));
+    const bool sidecar = init_restartable[Str(c, "name")];
+    if (sidecar) {
+      restartable_init_restarts += Int(c, "restartCount");
+      if (last_term.is_object())
+        later(last_restartable_init_restart, Time(last_term, "finishedAt"));
+    }
+    const Json& terminated = Field(c, "state.terminated");
+    const Json& waiting = Field(c, "state.waiting");
+    if (terminated.is_object() && Int(terminated, "exitCode") == 0) continue;
+    if (sidecar && Bool(c, "started")) {
+      if (Bool(c, "ready")) ++ready;
+      continue;
+    }
+    if (terminated.is_object()) {
+      const std::string r = Str(terminated, "reason");
+      if (r.empty()) {
+        reason = Int(terminated, "signal") != 0
+                     ? "Init:Signal:" + std::to_string(Int(terminated, "signal"))
+                     : "Init:ExitCode:" + std::to_string(Int(terminated, "exitCode"));
+      } else {
+        reason = "Init:" + r;
+      }
+    } else if (waiting.is_object() && !Str(waiting, "reason").empty() &&
+               Str(waiting, "reason") != "PodInitializing") {
+      reason = "Init:" + Str(waiting, "reason");
+    } else {
+      reason = "Init:" + std::to_string(i) + "/" + std::to_string(init_specs.size());
+    }
+    initializing = true;
+    break;
+  }
+
+  if (!initializing || ConditionTrue(pod, "Initialized")) {
+    restarts = restartable_init_restarts;
+    last_restart = last_restartable_init_restart;
+    bool has_running = false;
+    const Json& statuses = Array(pod, "status.containerStatuses");
+    for (size_t n = statuses.size(); n > 0; --n) {
+      const Json& c = statuses[n - 1];
+      restarts += Int(c, "restartCount");
+      const Json& last_term = Field(c, "lastState.terminated");
+      if (last_term.is_object()) later(last_restart, Time(last_term, "finishedAt"));
+      const Json& waiting = Field(c, "state.waiting");
+      const Json& terminated = Field(c, "state.terminated");
+      if (waiting.is_object() && !Str(waiting, "reason").empty()) {
+        reason = Str(waiting, "reason");
+      } else if (terminated.is_object() && !Str(terminated, "reason").empty()) {
+        reason = Str(terminated, "reason");
+      } else if (terminated.is_object()) {
+        reason = Int(terminated, "signal") != 0
+                     ? "Signal:" + std::to_string(Int(terminated, "signal"))
+                     : "ExitCode:" + std::to_string(Int(terminated, "exitCode"));
+      } else if (Bool(c, "ready") && Field(c, "state.running").is_object()) {
+        has_running = true;
+        ++ready;
+      }
+    }
+    if (reason == "Completed" && has_running) {
+      reason = ConditionTrue(pod, "Ready") ? "Running" : "NotReady";
+    }
+  }
+
+  if (Terminating(pod) && Str(pod, "status.reason") == "NodeLost") {
+    reason = "Unknown";
+  } else if (Terminating(pod) && phase != "Succeeded" && phase != "Failed") {
+    reason = "Terminating";
+  }
+
+  std::string restarts_str = std::to_string(restarts);
+  if (restarts != 0 && last_restart) {
+    restarts_str += " (" + Since(last_restart, now) + " ago)";
+  }
+
+  std::string pod_ip;
+  const Json& ips = Array(pod, "status.podIPs");
+  if (!ips.empty()) pod_ip = Str(ips[0], "ip");
+  if (pod_ip.empty()) pod_ip = "<none>";
+  std::string node = Str(pod, "spec.nodeName");
+  if (node.empty()) node = "<none>";
+  std::string nominated = Str(pod, "status.nominatedNodeName");
+  if (nominated.empty()) nominated = "<none>";
+  std::string gates = "<none>";
+  const Json& readiness_gates = Array(pod, "spec.readinessGates");
+  if (!readiness_gates.empty()) {
+    int true_conditions = 0;
+    for (const auto& gate : readiness_gates) {
+      const std::string type = Str(gate, "conditionType");
+      for (const auto& c : Array(pod, "status.conditions")) {
+        if (Str(c, "type") == type) {
+          if (Str(c, "status") == "True") ++true_conditions;
+          break;
+        }
+      }
+    }
+    gates = std::to_string(true_conditions) + "/" + std::to_string(readiness_gates.size());
+  }
+  return Json::array({Name(pod), std::to_string(ready) + "/" + std::to_string(total), reason,
+                      restarts_str, Age(pod, now), pod_ip, node, nominated, gates});
+}
+
+// ---- other kinds -------------------------------------------------------------------------
+
+Json DeploymentCells(const Json& d, SystemTime now) {
+  auto [names, images] = ContainerCells(Field(d, "spec.template.spec.containers"));
+  auto selector = SelectorString(Field(d, "spec.selector"));
+  const int64_t desired = Int(d, "spec.replicas", 1);
+  return Json::array(
+      {Name(d), std::to_string(Int(d, "status.readyReplicas")) + "/" + std::to_string(desired),
+       Int(d, "status.updatedReplicas"), Int(d, "status.availableReplicas"), Age(d, now), names,
+       images, selector ? *selector : "<invalid>"});
+}
+
+Json ReplicaSetCells(const Json& rs, SystemTime now) {
+  auto [names, images] = ContainerCells(Field(rs, "spec.template.spec.containers"));
+  return Json::array({Name(rs), Int(rs, "spec.replicas", 1), Int(rs, "status.replicas"),
+                      Int(rs, "status.readyReplicas"), Age(rs, now), names, images,
+                      FormatLabelSelector(Field(rs, "spec.selector"))});
+}
+
+std::string ServiceExternalIp(const Json& svc) {
+  std::vector<std::string> external;
+  for (const auto& ip : Array(svc, "spec.externalIPs")) {
+    if (ip.is_string()) external.push_back(ip.get<std::string>());
+  }
+  const std::string type = Str(svc, "spec.type");
+  if (type == "ClusterIP" || type == "NodePort") {
+    return external.empty() ? "<none>" : JoinStrings(external, ",");
+  }
+  if (type == "LoadBalancer") {
+    const std::string lb = LoadBalancerString(Field(svc, "status.loadBalancer"));
+    if (!external.empty()) {
+      std::vector<std::string> all;
+      if (!lb.empty()) {
+        size_t start = 0;
+        while (true) {
+          size_t comma = lb.find(',', start);
+          all.push_back(lb.substr(start, comma == std::string::npos ? comma : comma - start));
+          if (comma == std::string::npos) break;
+          start = comma + 1;
+        }
+      }
+      all.insert(all.end(), external.begin(), external.end());
+      return JoinStrings(all, ",");
+    }
+    return lb.empty() ? "<pending>" : lb;
+  }
+  if (type == "ExternalName") return Str(svc, "spec.externalName");
+  return "<unknown>";
+}
+
+Json ServiceCells(const Json& svc, SystemTime now) {
+  std::string cluster_ip = "<none>";
+  const Json& ips = Array(svc, "spec.clusterIPs");
+  if (!ips.empty() && ips[0].is_string()) {
+    cluster_ip = ips[0].get<std::string>();
+  } else if (!Str(svc, "spec.clusterIP").empty()) {
+    cluster_ip = Str(svc, "spec.clusterIP");  // objects written before clusterIPs existed
+  }
+  std::vector<std::string> ports;
+  for (const auto& p : Array(svc, "spec.ports")) {
+    std::string protocol = Str(p, "protocol");
+    if (protocol.empty()) protocol = "TCP";
+    const int64_t node_port = Int(p, "nodePort");
+    ports.push_back(node_port > 0 ? std::to_string(Int(p, "port")) + ":" +
+                                        std::to_string(node_port) + "/" + protocol
+                                  : std::to_string(Int(p, "port")) + "/" + protocol);
+  }
+  std::string port_str = JoinStrings(ports, ",");
+  if (port_str.empty()) port_str = "<none>";
+  return Json::array({Name(svc), Str(svc, "spec.type"), cluster_ip, ServiceExternalIp(svc),
+                      port_str, Age(svc, now), FormatLabels(Field(svc, "spec.selector"))});
+}
+
+Json EndpointsCells(const Json& ep, SystemTime now) {
+  const Json& subsets = Array(ep, "subsets");
+  std::string text;
+  if (subsets.empty()) {
+    text = "<none>";
+  } else {
+    std::vector<std::string> list;
+    const size_t max = 3;
+    bool more = false;
+    size_t count = 0;
+    for (const auto& ss : subsets) {
+      const Json& addresses = Array(ss, "addresses");
+      const Json& ports = Array(ss, "ports");
+      if (ports.empty()) {  // headless services may have no ports
+        count += addresses.size();
+        for (const auto& a : addresses) {
+          if (list.size() == max) {
+            more = true;
+            break;
+          }
+          list.push_back(Str(a, "ip"));
+        }
+        continue;
+      }
+      for (const auto& port : ports) {
+        count += addresses.size();
+        for (const auto& a : addresses) {
+          if (list.size() == max) {
+            more = true;
+            break;
+          }
+          list.push_back(JoinHostPort(Str(a, "ip"), Int(port, "port")));
+        }
+      }
+    }
+    text = JoinStrings(list, ",");
+    if (more) text += " + " + std::to_string(count - max) + " more...";
+  }
+  return Json::array({Name(ep), text, Age(ep, now)});
+}
+
+Json EndpointSliceCells(const Json& es, SystemTime now) {
+  const size_t max = 3;
+  std::vector<std::string> ports;
+  bool more_ports = false;
+  size_t port_count = 0;
+  for (const auto& p : Array(es, "ports")) {
+    if (ports.size() < max) {
+      std::string num = "*";
+      if (Field(p, "port").is_number()) {
+        num = std::to_string(Int(p, "port"));
+      } else if (Field(p, "name").is_string()) {
+        num = Str(p, "name");
+      }
+      ports.push_back(num);
+    } else if (ports.size() == max) {
+      more_ports = true;
+    }
+    ++port_count;
+  }
+  std::vector<std::string> addrs;
+  bool more_addrs = false;
+  size_t addr_count = 0;
+  for (const auto& e : Array(es, "endpoints")) {
+    for (const auto& a : Array(e, "addresses")) {
+      if (addrs.size() < max) {
+        addrs.push_back(a.is_string() ? a.get<std::string>() : "");
+      } else if (addrs.size() == max) {
+        more_addrs = true;
+      }
+      ++addr_count;
+    }
+  }
+  return Json::array({Name(es), Str(es, "addressType"),
+                      ListWithMore(ports, more_ports, port_count, max),
+                      ListWithMore(addrs, more_addrs, addr_count, max), Age(es, now)});
+}
+
+Json IngressCells(const Json& ing, SystemTime now) {
+  std::string class_name = "<none>";
+  if (Field(ing, "spec.ingressClassName").is_string()) {
+    class_name = Str(ing, "spec.ingressClassName");
+  }
+  // formatHosts: at most 3 hosts, "*" when no rule names one.
+  std::vector<std::string> hosts;
+  const size_t max = 3;
+  bool more = false;
+  const Json& rules = Array(ing, "spec.rules");
+  for (const auto& rule : rules) {
+    if (hosts.size() == max) more = true;
+    if (!more && !Str(rule, "host").empty()) hosts.push_back(Str(rule, "host"));
+  }
+  std::string host_str;
+  if (hosts.empty()) {
+    host_str = "*";
+  } else {
+    host_str = JoinStrings(hosts, ",");
+    if (more) host_str += " + " + std::to_string(rules.size() - max) + " more...";
+  }
+  const std::string ports = Array(ing, "spec.tls").empty() ? "80" : "80, 443";
+  return Json::array({Name(ing), class_name, host_str,
+                      LoadBalancerString(Field(ing, "status.loadBalancer")), ports, Age(ing, now)});
+}
+
+Json IngressClassCells(const Json& ic, SystemTime now) {
+  std::string parameters = "<none>";
+  const Json& p = Field(ic, "spec.parameters");
+  if (p.is_object()) {
+    parameters = Str(p, "kind");
+    if (Field(p, "apiGroup").is_string()) parameters += "." + Str(p, "apiGroup");
+    parameters += "/" + Str(p, "name");
+  }
+  return Json::array({Name(ic), Str(ic, "spec.controller"), parameters, Age(ic, now)});
+}
+
+Json NamespaceCells(const Json& ns, SystemTime now) {
+  return Json::array({Name(ns), Str(ns, "status.phase"), Age(ns, now)});
+}
+
+Json SecretCells(const Json& s, SystemTime now) {
+  return Json::array(
+      {Name(s), Str(s, "type"), static_cast<int64_t>(MapSize(s, "data")), Age(s, now)});
+}
+
+Json ConfigMapCells(const Json& cm, SystemTime now) {
+  return Json::array({Name(cm),
+                      static_cast<int64_t>(MapSize(cm, "data") + MapSize(cm, "binaryData")),
+                      Age(cm, now)});
+}
+
+Json PvcCells(const Json& pvc, SystemTime now) {
+  const std::string phase = Terminating(pvc) ? "Terminating" : Str(pvc, "status.phase");
+  const std::string volume = Str(pvc, "spec.volumeName");
+  std::string capacity, access_modes;
+  if (!volume.empty()) {
+    access_modes = AccessModes(Field(pvc, "status.accessModes"));
+    const Json& storage = Field(pvc, "status.capacity.storage");
+    capacity = storage.is_string() ? storage.get<std::string>() : "0";
+  }
+  // helper.GetPersistentVolumeClaimClass: the beta annotation wins over the field.
+  std::string storage_class;
+  const Json& annotations = Field(pvc, "metadata.annotations");
+  if (annotations.is_object() && annotations.contains("volume.beta.kubernetes.io/storage-class")) {
+    storage_class = GetString(annotations, "volume.beta.kubernetes.io/storage-class");
+  } else {
+    storage_class = Str(pvc, "spec.storageClassName");
+  }
+  std::string vac = "<unset>";
+  if (Field(pvc, "spec.volumeAttributesClassName").is_string()) {
+    vac = Str(pvc, "spec.volumeAttributesClassName");
+  }
+  std::string mode = "<unset>";
+  if (Field(pvc, "spec.volumeMode").is_string()) mode = Str(pvc, "spec.volumeMode");
+  return Json::array(
+      {Name(pvc), phase, volume, capacity, access_modes, storage_class, vac, Age(pvc, now), mode});
+}
+
+Json EventCells(const Json& ev, SystemTime now) {
+  std::string first = Since(Time(ev, "firstTimestamp"), now);
+  if (!Time(ev, "firstTimestamp")) first = Since(Time(ev, "eventTime"), now);
+  std::string last = Since(Time(ev, "lastTimestamp"), now);
+  if (!Time(ev, "lastTimestamp")) last = first;
+  int64_t count = Int(ev, "count");
+  if (Field(ev, "series").is_object()) {
+    last = Since(Time(ev, "series.lastObservedTime"), now);
+    count = Int(ev, "series.count");
+  } else if (count == 0) {
+    count = 1;  // singleton events from the events.k8s.io API carry no count
+  }
+  const std::string kind = Lower(Str(ev, "involvedObject.kind"));
+  const std::string obj_name = Str(ev, "involvedObject.name");
+  const std::string target = obj_name.empty() ? kind : kind + "/" + obj_name;
+  std::string component = Str(ev, "source.component");
+  if (component.empty()) component = Str(ev, "reportingComponent");
+  std::string instance = Str(ev, "source.host");
+  if (instance.empty()) instance = Str(ev, "reportingInstance");
+  const std::string source = instance.empty() ? component : component + ", " + instance;
+  return Json::array({last, Str(ev, "type"), Str(ev, "reason"), target,
+                      Str(ev, "involvedObject.fieldPath"), source, TrimSpace(Str(ev, "message")),
+                      first, count, Name(ev)});
+}
+
+Json LeaseCells(const Json& lease, SystemTime now) {
+  return Json::array({Name(lease), Str(lease, "spec.holderIdentity"), Age(lease, now)});
+}
+
+const Printer* FindPrinter(const ResourceType& rt) {
+  static const std::map<std::string, Printer, std::less<>> kPrinters = {
+      {"pods",
+       {{{"Name", "string", "name", kNameDoc, 0},
+         {"Ready", "string", "", "The aggregate readiness state of this pod for accepting traffic.",
+          0},
+         {"Status", "string", "", "The aggregate status of the containers in this pod.", 0},
+         {"Restarts", "string", "",
+          "The number of times the containers in this pod have been restarted and when the last "
+          "container in this pod has restarted.",
+          0},
+         {"Age", "string", "", kAgeDoc, 0},
+         {"IP", "string", "",
+          "podIP address allocated to the pod. Routable at least within the cluster. Empty if "
+          "not yet allocated.",
+          1},
+         {"Node", "string", "",
+          "NodeName indicates in which node this pod is scheduled. If empty, this pod is a "
+          "candidate for scheduling by the scheduler defined in schedulerName.",
+          1},
+         {"Nominated Node", "string", "",
+          "nominatedNodeName is set only when this pod preempts other pods on the node, but it "
+          "cannot be scheduled right away as preemption victims receive their graceful "
+          "termination periods.",
+          1},
+         {"Readiness Gates", "string", "",
+          "If specified, all readiness gates will be evaluated for pod readiness. A pod is ready "
+          "when all its containers are ready AND all conditions specified in the readiness gates "
+          "have status equal to \"True\"",
+          1}},
+        PodCells}},
+      {"deployments.apps",
+       {{{"Name", "string", "name", kNameDoc, 0},
+         {"Ready", "string", "", "Number of the pod with ready state", 0},
+         {"Up-to-date", "string", "",
+          "Total number of non-terminated pods targeted by this deployment that have the desired "
+          "template spec.",
+          0},
+         {"Available", "string", "",
+          "Total number of available pods (ready for at least minReadySeconds) targeted by this "
+          "deployment.",
+          0},
+         {"Age", "string", "", kAgeDoc, 0},
+         {"Containers", "string", "", kContainersDoc, 1},
+         {"Images", "string", "", kImagesDoc, 1},
+         {"Selector", "string", "", "Label selector for pods.", 1}},
+        DeploymentCells}},
+      {"replicasets.apps",
+       {{{"Name", "string", "name", kNameDoc, 0},
+         {"Desired", "integer", "",
+          "Replicas is the number of desired replicas. This is a pointer to distinguish between "
+          "explicit zero and unspecified. Defaults to 1.",
+          0},
+         {"Current", "integer", "", "Replicas is the most recently observed number of replicas.",
+          0},
+         {"Ready", "integer", "", "The number of ready replicas for this replica set.", 0},
+         {"Age", "string", "", kAgeDoc, 0},
+         {"Containers", "string", "", kContainersDoc, 1},
+         {"Images", "string", "", kImagesDoc, 1},
+         {"Selector", "string", "",
+          "Selector is a label query over pods that should match the replica count.", 1}},
+        ReplicaSetCells}},
+      {"services",
+       {{{"Name", "string", "name", kNameDoc, 0},
+         {"Type", "string", "",
+          "type determines how the Service is exposed. Defaults to ClusterIP. Valid options are "
+          "ExternalName, ClusterIP, NodePort, and LoadBalancer.",
+          0},
+         {"Cluster-IP", "string", "",
+          "clusterIP is the IP address of the service and is usually assigned randomly.", 0},
+         {"External-IP", "string", "",
+          "externalIPs is a list of IP addresses for which nodes in the cluster will also accept "
+          "traffic for this service.",
+          0},
+         {"Port(s)", "string", "", "The list of ports that are exposed by this service.", 0},
+         {"Age", "string", "", kAgeDoc, 0},
+         {"Selector", "string", "",
+          "Route service traffic to pods with label keys and values matching this selector.", 1}},
+        ServiceCells}},
+      {"endpoints",
+       {{{"Name", "string", "name", kNameDoc, 0},
+         {"Endpoints", "string", "", "The set of all endpoints is the union of all subsets.", 0},
+         {"Age", "string", "", kAgeDoc, 0}},
+        EndpointsCells}},
+      {"endpointslices.discovery.k8s.io",
+       {{{"Name", "string", "name", kNameDoc, 0},
+         {"AddressType", "string", "",
+          "addressType specifies the type of address carried by this EndpointSlice.", 0},
+         {"Ports", "string", "",
+          "ports specifies the list of network ports exposed by each endpoint in this slice.", 0},
+         {"Endpoints", "string", "", "endpoints is a list of unique endpoints in this slice.", 0},
+         {"Age", "string", "", kAgeDoc, 0}},
+        EndpointSliceCells}},
+      {"ingresses.networking.k8s.io",
+       {{{"Name", "string", "name", kNameDoc, 0},
+         {"Class", "string", "",
+          "The name of the IngressClass resource that should be used for additional "
+          "configuration",
+          0},
+         {"Hosts", "string", "",
+          "Hosts that incoming requests are matched against before the ingress rule", 0},
+         {"Address", "string", "",
+          "Address is a list containing ingress points for the load-balancer", 0},
+         {"Ports", "string", "", "Ports of TLS configurations that open", 0},
+         {"Age", "string", "", kAgeDoc, 0}},
+        IngressCells}},
+      {"ingressclasses.networking.k8s.io",
+       {{{"Name", "string", "name", kNameDoc, 0},
+         {"Controller", "string", "", "Controller that is responsible for handling this class", 0},
+         {"Parameters", "string", "", "A reference to a resource with additional parameters", 0},
+         {"Age", "string", "", kAgeDoc, 0}},
+        IngressClassCells}},
+      {"namespaces",
+       {{{"Name", "string", "name", kNameDoc, 0},
+         {"Status", "string", "", "The status of the namespace", 0},
+         {"Age", "string", "", kAgeDoc, 0}},
+        NamespaceCells}},
+      {"secrets",
+       {{{"Name", "string", "name", kNameDoc, 0},
+         {"Type", "string", "", "Used to facilitate programmatic handling of secret data.", 0},
+         {"Data", "string", "",
+          "Data contains the secret data. Each key must consist of alphanumeric characters, '-', "
+          "'_' or '.'.",
+          0},
+         {"Age", "string", "", kAgeDoc, 0}},
+        SecretCells}},
+      {"configmaps",
+       {{{"Name", "string", "name", kNameDoc, 0},
+         {"Data", "string", "",
+          "Data contains the configuration data. Each key must consist of alphanumeric "
+          "characters, '-', '_' or '.'.",
+          0},
+         {"Age", "string", "", kAgeDoc, 0}},
+        ConfigMapCells}},
+      {"persistentvolumeclaims",
+       {{{"Name", "string", "name", kNameDoc, 0},
+         {"Status", "string", "", "phase represents the current phase of PersistentVolumeClaim.",
+          0},
+         {"Volume", "string", "",
+          "volumeName is the binding reference to the PersistentVolume backing this claim.", 0},
+         {"Capacity", "string", "",
+          "capacity represents the actual resources of the underlying volume.", 0},
+         {"Access Modes", "string", "",
+          "accessModes contains the actual access modes the volume backing the PVC has.", 0},
+         {"StorageClass", "string", "", "StorageClass of the pvc", 0},
+         {"VolumeAttributesClass", "string", "", "VolumeAttributesClass of the pvc", 0},
+         {"Age", "string", "", kAgeDoc, 0},
+         {"VolumeMode", "string", "",
+          "volumeMode defines what type of volume is required by the claim. Value of Filesystem "
+          "is implied when not included in claim spec.",
+          1}},
+        PvcCells}},
+      {"events",
+       {{{"Last Seen", "string", "",
+          "The time at which the most recent occurrence of this event was recorded.", 0},
+         {"Type", "string", "",
+          "Type of this event (Normal, Warning), new types could be added in the future", 0},
+         {"Reason", "string", "",
+          "This should be a short, machine understandable string that gives the reason for the "
+          "transition into the object's current status.",
+          0},
+         {"Object", "string", "", "The object that this event is about.", 0},
+         {"Subobject", "string", "",
+          "If referring to a piece of an object instead of an entire object, this string should "
+          "contain a valid JSON/Go field access statement, such as "
+          "desiredState.manifest.containers[2].",
+          1},
+         {"Source", "string", "",
+          "The component reporting this event. Should be a short machine understandable string.",
+          1},
+         {"Message", "string", "", "A human-readable description of the status of this operation.",
+          0},
+         {"First Seen", "string", "",
+          "The time at which the event was first recorded. (Time of server receipt is in "
+          "TypeMeta.)",
+          1},
+         {"Count", "string", "", "The number of times this event has occurred.", 1},
+         {"Name", "string", "name", kNameDoc, 1}},
+        EventCells}},
+      {"leases.coordination.k8s.io",
+       {{{"Name", "string", "name", kNameDoc, 0},
+         {"Holder", "string", "",
+          "holderIdentity contains the identity of the holder of a current lease. If "
+          "Coordinated Leader Election is used, the holder identity must be equal to the elected "
+          "LeaseCandidate.metadata.name field.",
+          0},
+         {"Age", "string", "", kAgeDoc, 0}},
+        LeaseCells}},
+  };
+  auto it = kPrinters.find(rt.GroupResource());
+  return it == kPrinters.end() ? nullptr : &it->second;
+}
+
+// The default table of a real server for types without a printer (Name, Created At).
+const Printer& DefaultPrinter() {
+  static const Printer kDefault{
+      {{"Name", "string", "name", kNameDoc, 0}, {"Created At", "date", "", kAgeDoc, 0}},
+      [](const Json& obj, SystemTime) {
+        return Json::array({Name(obj), Field(obj, "metadata.creationTimestamp")});
+      }};
+  return kDefault;
+}
+
+Json RowObject(const ResourceType& rt, const Json& obj, TableIncludeObject include) {
+  if (include == TableIncludeObject::kObject) {
+    Json full = obj;
+    if (!full.contains("apiVersion")) full["apiVersion"] = rt.ApiVersion();
+    if (!full.contains("kind")) full["kind"] = rt.kind;
+    return full;
+  }
+  Json partial = {{"kind", "PartialObjectMetadata"}, {"apiVersion", "meta.k8s.io/v1"}};
+  const Json& meta = Field(obj, "metadata");
+  partial["metadata"] = meta.is_object() ? meta : Json::object();
+  return partial;
+}
+
+}  // namespace
+
+Json ToTable(const ResourceType& rt, const std::vector<Json>& objects, const Json& list_metadata,
+             SystemTime now, TableIncludeObject include, bool no_headers) {
+  const Printer* printer = FindPrinter(rt);
+  if (printer == nullptr) printer = &DefaultPrinter();
+
+  Json table = {{"kind", "Table"}, {"apiVersion", "meta.k8s.io/v1"}};
+  Json meta = Json::object();
+  if (list_metadata.is_object()) {
+    for (const char* key : {"resourceVersion", "continue", "remainingItemCount"}) {
+      auto it = list_metadata.find(key);
+      if (it == list_metadata.end() || it->is_null()) continue;
+      if (it->is_string() && it->get<std::string>().empty()) continue;
+      meta[key] = *it;
+    }
+  }
+  table["metadata"] = std::move(meta);
+
+  if (no_headers) {
+    table["columnDefinitions"] =
+        nullptr;  // as a real server encodes the watch events after the first
+  } else {
+    Json columns = Json::array();
+    for (const Column& c : printer->columns) {
+      columns.push_back({{"name", c.name},
+                         {"type", c.type},
+                         {"format", c.format},
+                         {"description", c.description},
+                         {"priority", c.priority}});
+    }
+    table["columnDefinitions"] = std::move(columns);
+  }
+
+  Json rows = Json::array();
+  for (const Json& obj : objects) {
+    Json row = {{"cells", printer->cells(obj, now)}};
+    if (rt.resource == "pods" && rt.group.empty()) {
+      const std::string phase = Str(obj, "status.phase");
+      if (phase == "Succeeded" || phase == "Failed") {
+        row["conditions"] =
+            Json::array({{{"type", "Completed"},
+                          {"status", "True"},
+                          {"reason", phase},
+                          {"message", phase == "Succeeded" ? "The pod has completed successfully."
+                                                           : "The pod failed."}}});
+      }
+    }
+    if (include != TableIncludeObject::kNone) row["object"] = RowObject(rt, obj, include);
+    rows.push_back(std::move(row));
+  }
+  table["rows"] = std::move(rows);
+  return table;
+}
+
+}  // namespace steward::cluster

@@ -1,0 +1,170 @@
+#include "cluster/ingress/proxy.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "cluster/ingress/ingress_test_util.h"
+
+namespace steward::cluster::ingress {
+namespace {
+
+using testing::BodyJson;
+using ::testing::HasSubstr;
+using testing::Request;
+using testing::Rt;
+using testing::TestCluster;
+
+class ProxyTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto pods = VirtualPods::Create(cluster_.api());
+    ASSERT_TRUE(pods.ok());
+    pods_ = std::move(pods).value();
+    auto resolver = EndpointResolver::Create(cluster_.storage());
+    ASSERT_TRUE(resolver.ok());
+    resolver_ = std::move(resolver).value();
+    proxy_ = std::make_unique<Proxy>(cluster_.storage(), *resolver_, *pods_);
+
+    pod_ = cluster_.RunningPod("default", "proj-a", "10.244.0.4",
+                               Json::array({{{"name", "FORGE_PROJECT_ID"}, {"value", "p-1"}}}));
+    cluster_.CreateService("default", "proj-a",
+                           {{{"name", "web"}, {"port", 1880}, {"targetPort", "web"}},
+                            {{"name", "management"}, {"port", 2880}}});
+    cluster_.CreateSlice(
+        "default", "proj-a", "proj-a-x", {TestCluster::Endpoint(pod_, true)},
+        {{{"name", "web"}, {"port", 1880}}, {{"name", "management"}, {"port", 2880}}});
+  }
+
+  // The original request as the REST handler received it.
+  static net::HttpRequest Original(std::string method, std::string target, std::string body = "") {
+    net::HttpRequest r =
+        Request(std::move(method), std::move(target), "127.0.0.1:6443", std::move(body));
+    r.headers.Set("Authorization", "Bearer secret-token");
+    return r;
+  }
+
+  static void ExpectStatus(const net::HttpResponse& r, int code, std::string_view reason,
+                           std::string_view message) {
+    EXPECT_EQ(r.status, code);
+    Json st = BodyJson(r);
+    EXPECT_EQ(st["kind"], "Status");
+    EXPECT_EQ(st["status"], "Failure");
+    EXPECT_EQ(st["code"], code);
+    EXPECT_EQ(st["reason"], reason);
+    EXPECT_EQ(st["message"], message);
+  }
+
+  TestCluster cluster_;
+  std::unique_ptr<VirtualPods> pods_;
+  std::unique_ptr<EndpointResolver> resolver_;
+  std::unique_ptr<Proxy> proxy_;
+  Json pod_;
+};
+
+TEST_F(ProxyTest, ServiceByPortNameNumberAndScheme) {
+  const std::string base = "/api/v1/namespaces/default/services/";
+  for (const char* id :
+       {"proj-a:management", "proj-a:2880", "http:proj-a:2880", "https:proj-a:management"}) {
+    net::HttpResponse r = proxy_->ProxyToService(
+        "default", id, "/flowforge/info", Original("GET", base + id + "/proxy/flowforge/info"));
+    ASSERT_EQ(r.status, 200) << id << " " << r.body;
+    EXPECT_EQ(BodyJson(r)["id"], "p-1") << id;
+    EXPECT_EQ(r.headers.Get("X-Steward-Pod"), "default/proj-a");
+  }
+  // POST bodies reach the pod.
+  net::HttpResponse stop = proxy_->ProxyToService(
+      "default", "proj-a:management", "/flowforge/command",
+      Original("POST", base + "proj-a:management/proxy/flowforge/command", R"({"cmd":"stop"})"));
+  EXPECT_EQ(stop.status, 200);
+  net::HttpResponse info =
+      proxy_->ProxyToService("default", "proj-a:2880", "/flowforge/info",
+                             Original("GET", base + "proj-a:2880/proxy/flowforge/info"));
+  EXPECT_EQ(BodyJson(info)["state"], "stopped");
+
+  // Web port, query string passed on.
+  net::HttpRequest web = Original("GET", base + "proj-a:web/proxy/some/page?q=1");
+  web.headers.Set("Accept", "application/json");
+  pods_->Forget(pod_["metadata"]["uid"].get<std::string>());  // a fresh, running launcher
+  net::HttpResponse page = proxy_->ProxyToService("default", "proj-a:web", "/some/page", web);
+  ASSERT_EQ(page.status, 200) << page.body;
+  EXPECT_EQ(BodyJson(page)["path"], "/some/page");
+  EXPECT_EQ(BodyJson(page)["port"], 1880);
+}
+
+TEST_F(ProxyTest, ServiceErrors) {
+  auto call = [&](std::string_view ns, std::string_view id) {
+    return proxy_->ProxyToService(ns, id, "/", Original("GET", "/x/proxy/"));
+  };
+  ExpectStatus(call("default", "missing:80"), 404, "NotFound", "services \"missing\" not found");
+  ExpectStatus(call("other", "proj-a"), 404, "NotFound", "services \"proj-a\" not found");
+  ExpectStatus(call("default", "proj-a:81"), 503, "ServiceUnavailable",
+               "no service port 81 found for service \"proj-a\"");
+  // Both ports are named: no port in the id matches none (as on a real API server).
+  ExpectStatus(call("default", "proj-a"), 503, "ServiceUnavailable",
+               "no endpoints available for service \"proj-a\"");
+  ExpectStatus(call("default", "a:b:c:d"), 400, "BadRequest",
+               "invalid service request \"a:b:c:d\"");
+  ExpectStatus(call("default", "ftp:proj-a:80"), 400, "BadRequest",
+               "invalid service request \"ftp:proj-a:80\"");
+
+  cluster_.CreateService("default", "idle", {{{"name", "web"}, {"port", 80}}});
+  ExpectStatus(call("default", "idle:web"), 503, "ServiceUnavailable",
+               "no endpoints available for service \"idle\"");
+
+  // The endpoint is listed ready but the pod no longer answers.
+  cluster_.SetPodStatus("default", "proj-a", "Running", false, "10.244.0.4");
+  ExpectStatus(call("default", "proj-a:web"), 503, "ServiceUnavailable",
+               "error trying to reach service: dial tcp 10.244.0.4:1880: connect: connection "
+               "refused");
+}
+
+TEST_F(ProxyTest, EmptyPathRedirectsGetToTrailingSlash) {
+  net::HttpResponse r = proxy_->ProxyToService(
+      "default", "proj-a:web", "",
+      Original("GET", "/api/v1/namespaces/default/services/proj-a:web/proxy?a=b"));
+  EXPECT_EQ(r.status, 301);
+  EXPECT_EQ(r.headers.Get("Location"), "/api/v1/namespaces/default/services/proj-a:web/proxy/?a=b");
+  // Other methods go to "/".
+  net::HttpResponse post = proxy_->ProxyToService(
+      "default", "proj-a:web", "",
+      Original("POST", "/api/v1/namespaces/default/services/proj-a:web/proxy"));
+  EXPECT_EQ(post.status, 200);
+  // Errors come before the redirect.
+  EXPECT_EQ(proxy_->ProxyToService("default", "nope", "", Original("GET", "/x/proxy")).status, 404);
+}
+
+TEST_F(ProxyTest, Pods) {
+  const std::string base = "/api/v1/namespaces/default/pods/";
+  net::HttpResponse r =
+      proxy_->ProxyToPod("default", "proj-a:2880", "/flowforge/info",
+                         Original("GET", base + "proj-a:2880/proxy/flowforge/info"));
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(BodyJson(r)["id"], "p-1");
+
+  // No port: the first declared container port (web, 1880).
+  net::HttpRequest web = Original("GET", base + "proj-a/proxy/");
+  web.headers.Set("Accept", "application/json");
+  net::HttpResponse first = proxy_->ProxyToPod("default", "http:proj-a:", "/", web);
+  ASSERT_EQ(first.status, 200) << first.body;
+  EXPECT_EQ(BodyJson(first)["port"], 1880);
+  EXPECT_EQ(BodyJson(proxy_->ProxyToPod("default", "proj-a", "/", web))["port"], 1880);
+
+  ExpectStatus(proxy_->ProxyToPod("default", "ghost:80", "/", Original("GET", "/p/")), 404,
+               "NotFound", "pods \"ghost\" not found");
+  ExpectStatus(proxy_->ProxyToPod("default", "proj-a:management", "/", Original("GET", "/p/")), 503,
+               "ServiceUnavailable",
+               "error trying to reach service: dial tcp: lookup tcp/management: unknown port");
+
+  cluster_.CreateLauncherPod("default", "pending");  // no IP yet
+  ExpectStatus(proxy_->ProxyToPod("default", "pending:1880", "/", Original("GET", "/p/")), 400,
+               "BadRequest", "address not allowed");
+
+  cluster_.SetPodStatus("default", "proj-a", "Running", false, "10.244.0.4");
+  ExpectStatus(proxy_->ProxyToPod("default", "proj-a:1880", "/", Original("GET", "/p/")), 503,
+               "ServiceUnavailable",
+               "error trying to reach service: dial tcp 10.244.0.4:1880: connect: connection "
+               "refused");
+}
+
+}  // namespace
+}  // namespace steward::cluster::ingress

@@ -1,0 +1,566 @@
+#include "cluster/ingress/virtual_pods.h"
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <chrono>
+#include <optional>
+
+#include "common/time_util.h"
+
+namespace steward::cluster::ingress {
+
+namespace {
+
+constexpr size_t kMaxLogLines = 1000;
+constexpr std::string_view kLauncherContainer = "node-red";
+constexpr std::string_view kNodeRedVersion = "4.0.0";
+constexpr std::string_view kLauncherVersion = "2.10.0";
+constexpr std::string_view kNodeVersion = "20.x";
+
+const Json& EmptyArray() {
+  static const Json kEmpty = Json::array();
+  return kEmpty;
+}
+
+const Json& Field(const Json& obj, std::string_view key) {
+  static const Json kNull;
+  if (!obj.is_object()) return kNull;
+  auto it = obj.find(key);
+  return it == obj.end() ? kNull : *it;
+}
+
+const Json& ArrayField(const Json& obj, std::string_view key) {
+  const Json& v = Field(obj, key);
+  return v.is_array() ? v : EmptyArray();
+}
+
+int IntField(const Json& obj, std::string_view key, int fallback = 0) {
+  const Json& v = Field(obj, key);
+  return v.is_number_integer() ? v.get<int>() : fallback;
+}
+
+std::string Base64Decode(std::string_view in) {
+  static const auto kTable = [] {
+    std::array<int, 256> t{};
+    t.fill(-1);
+    const char* alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    for (int i = 0; i < 64; ++i) t[static_cast<unsigned char>(alphabet[i])] = i;
+    return t;
+  }();
+  std::string out;
+  out.reserve(in.size() * 3 / 4);
+  int bits = 0;
+  int value = 0;
+  for (char c : in) {
+    int d = kTable[static_cast<unsigned char>(c)];
+    if (d < 0) continue;  // padding and whitespace
+    value = (value << 6) | d;
+    bits += 6;
+    if (bits >= 8) {
+      bits -= 8;
+      out.push_back(static_cast<char>((value >> bits) & 0xff));
+    }
+  }
+  return out;
+}
+
+std::string HtmlEscape(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (char c : s) {
+    switch (c) {
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      default:
+        out.push_back(c);
+    }
+  }
+  return out;
+}
+
+// Resolves "metadata.labels['app']"-style downward API paths.
+std::string FieldRefValue(const Json& pod, std::string_view path) {
+  const Json& meta = Field(pod, "metadata");
+  auto bracket = [&](std::string_view prefix, const Json& map) -> std::optional<std::string> {
+    if (path.substr(0, prefix.size()) != prefix) return std::nullopt;
+    std::string_view rest = path.substr(prefix.size());
+    if (rest.size() < 4 || rest.front() != '[' || rest.back() != ']') return std::string();
+    rest = rest.substr(1, rest.size() - 2);
+    if (!rest.empty() && (rest.front() == '\'' || rest.front() == '"')) rest = rest.substr(1);
+    if (!rest.empty() && (rest.back() == '\'' || rest.back() == '"')) rest.remove_suffix(1);
+    return GetString(map, rest);
+  };
+  if (auto v = bracket("metadata.labels", Field(meta, "labels"))) return *v;
+  if (auto v = bracket("metadata.annotations", Field(meta, "annotations"))) return *v;
+  const Json* v = FindPath(pod, path);
+  if (v == nullptr) return "";
+  if (v->is_string()) return v->get<std::string>();
+  if (v->is_null()) return "";
+  return v->dump();
+}
+
+// Expands $(VAR) references to variables defined earlier; $$ escapes a '$' (the kubelet's
+// expansion rules; unknown references are kept as written).
+std::string ExpandVars(std::string_view value,
+                       const std::vector<std::pair<std::string, std::string>>& defined) {
+  std::string out;
+  for (size_t i = 0; i < value.size(); ++i) {
+    if (value[i] != '$' || i + 1 >= value.size()) {
+      out.push_back(value[i]);
+      continue;
+    }
+    if (value[i + 1] == '$') {
+      out.push_back('$');
+      ++i;
+      continue;
+    }
+    if (value[i + 1] == '(') {
+      size_t close = value.find(')', i + 2);
+      if (close != std::string_view::npos) {
+        std::string_view name = value.substr(i + 2, close - i - 2);
+        auto it = std::find_if(defined.rbegin(), defined.rend(),
+                               [&](const auto& kv) { return kv.first == name; });
+        if (it != defined.rend()) {
+          out += it->second;
+        } else {
+          out.append(value.substr(i, close - i + 1));
+        }
+        i = close;
+        continue;
+      }
+    }
+    out.push_back(value[i]);
+  }
+  return out;
+}
+
+void SetEnv(std::vector<std::pair<std::string, std::string>>& env, std::string name,
+            std::string value) {
+  for (auto& kv : env) {
+    if (kv.first == name) {
+      kv.second = std::move(value);
+      return;
+    }
+  }
+  env.emplace_back(std::move(name), std::move(value));
+}
+
+// The container that declares `port`, if any.
+const Json* ContainerForPort(const Json& pod, int port, std::string* port_name) {
+  for (const Json& c : ArrayField(Field(pod, "spec"), "containers")) {
+    for (const Json& p : ArrayField(c, "ports")) {
+      if (IntField(p, "containerPort", -1) == port) {
+        *port_name = GetString(p, "name");
+        return &c;
+      }
+    }
+  }
+  return nullptr;
+}
+
+// The launcher's container: "node-red", else the one declaring a "management" port, else the
+// first.
+const Json* LauncherContainer(const Json& pod) {
+  const Json& containers = ArrayField(Field(pod, "spec"), "containers");
+  for (const Json& c : containers) {
+    if (GetString(c, "name") == kLauncherContainer) return &c;
+  }
+  for (const Json& c : containers) {
+    for (const Json& p : ArrayField(c, "ports")) {
+      if (GetString(p, "name") == "management") return &c;
+    }
+  }
+  return containers.empty() ? nullptr : &containers[0];
+}
+
+bool AcceptsJson(const net::HttpRequest& request) {
+  return request.headers.Get("Accept").find("application/json") != std::string_view::npos;
+}
+
+net::HttpResponse JsonResponse(int status, const Json& body) {
+  net::HttpResponse r;
+  r.status = status;
+  r.headers.Set("Content-Type", "application/json; charset=utf-8");
+  r.body = DumpJson(body);
+  return r;
+}
+
+std::string HostOf(const net::HttpRequest& request) {
+  return std::string(request.headers.Get("Host"));
+}
+
+}  // namespace
+
+VirtualPods::VirtualPods(ObjectApi& api) : api_(api) {}
+
+StatusOr<std::unique_ptr<VirtualPods>> VirtualPods::Create(ObjectApi& api) {
+  std::unique_ptr<VirtualPods> pods(new VirtualPods(api));
+  VirtualPods* raw = pods.get();
+  auto feed = WatchFeed::Start(api.storage(), {"pods"},
+                               [raw](const WatchEvent& ev) { raw->OnPodEvent(ev); });
+  if (!feed.ok()) return feed.status();
+  pods->feed_ = std::move(feed).value();
+  return pods;
+}
+
+VirtualPods::~VirtualPods() { Stop(); }
+
+void VirtualPods::Stop() {
+  if (feed_) feed_->Stop();
+}
+
+bool VirtualPods::IsServing(const Json& pod) {
+  const Json& meta = Field(pod, "metadata");
+  if (!Field(meta, "deletionTimestamp").is_null()) return false;
+  const Json& status = Field(pod, "status");
+  if (GetString(status, "phase") != "Running") return false;
+  for (const Json& c : ArrayField(status, "conditions")) {
+    if (GetString(c, "type") == "Ready") return GetString(c, "status") == "True";
+  }
+  return false;
+}
+
+int64_t VirtualPods::NowMs() const {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             api_.clock().WallNow().time_since_epoch())
+      .count();
+}
+
+void VirtualPods::AppendLog(PodState& state, int64_t ts, std::string level, std::string msg) {
+  // Launcher log timestamps are used as cursors by clients: keep them strictly increasing.
+  if (!state.logs.empty() && ts <= state.logs.back().ts) ts = state.logs.back().ts + 1;
+  state.logs.push_back({ts, std::move(level), std::move(msg)});
+  if (state.logs.size() > kMaxLogLines) {
+    state.logs.erase(state.logs.begin(),
+                     state.logs.begin() + static_cast<long>(state.logs.size() - kMaxLogLines));
+  }
+}
+
+std::vector<std::pair<std::string, std::string>> VirtualPods::ResolveEnv(
+    const Json& pod, const Json& container) const {
+  std::vector<std::pair<std::string, std::string>> env;
+  const std::string ns = GetString(Field(pod, "metadata"), "namespace");
+  Storage& storage = api_.storage();
+  auto lookup_map = [&](std::string_view resource, const std::string& name) -> std::optional<Json> {
+    auto rec = storage.Get(resource, ns, name);
+    if (!rec) return std::nullopt;
+    return rec->Parse();
+  };
+  // Secret values are base64 in `data`; stringData is accepted too in case a writer kept it.
+  auto map_values = [](std::string_view resource, const Json& obj) {
+    std::vector<std::pair<std::string, std::string>> out;
+    bool secret = resource == "secrets";
+    for (const char* field : {"data", "stringData"}) {
+      const Json& m = Field(obj, field);
+      if (!m.is_object()) continue;
+      bool decode = secret && std::string_view(field) == "data";
+      for (auto it = m.begin(); it != m.end(); ++it) {
+        if (!it->is_string()) continue;
+        std::string v = it->get<std::string>();
+        out.emplace_back(it.key(), decode ? Base64Decode(v) : v);
+      }
+    }
+    return out;
+  };
+
+  // envFrom first: explicit env entries override it (kubelet order).
+  for (const Json& from : ArrayField(container, "envFrom")) {
+    std::string prefix = GetString(from, "prefix");
+    std::string_view resource;
+    const Json* ref = nullptr;
+    if (Field(from, "secretRef").is_object()) {
+      resource = "secrets";
+      ref = &Field(from, "secretRef");
+    } else if (Field(from, "configMapRef").is_object()) {
+      resource = "configmaps";
+      ref = &Field(from, "configMapRef");
+    } else {
+      continue;
+    }
+    auto obj = lookup_map(resource, GetString(*ref, "name"));
+    if (!obj) continue;
+    for (auto& [k, v] : map_values(resource, *obj)) SetEnv(env, prefix + k, std::move(v));
+  }
+
+  for (const Json& e : ArrayField(container, "env")) {
+    std::string name = GetString(e, "name");
+    if (name.empty()) continue;
+    const Json& value_from = Field(e, "valueFrom");
+    if (!value_from.is_object()) {
+      SetEnv(env, name, ExpandVars(GetString(e, "value"), env));
+      continue;
+    }
+    std::optional<std::string> value;
+    auto from_map = [&](std::string_view resource, const Json& ref) {
+      auto obj = lookup_map(resource, GetString(ref, "name"));
+      if (!obj) return;
+      std::string key = GetString(ref, "key");
+      for (auto& [k, v] : map_values(resource, *obj)) {
+        if (k == key) value = std::move(v);
+      }
+    };
+    if (Field(value_from, "secretKeyRef").is_object()) {
+      from_map("secrets", Field(value_from, "secretKeyRef"));
+    } else if (Field(value_from, "configMapKeyRef").is_object()) {
+      from_map("configmaps", Field(value_from, "configMapKeyRef"));
+    } else if (Field(value_from, "fieldRef").is_object()) {
+      value = FieldRefValue(pod, GetString(Field(value_from, "fieldRef"), "fieldPath"));
+    }
+    // A missing non-optional reference would keep a real container from starting
+    // (CreateContainerConfigError); the virtual process just goes without the variable.
+    if (value) SetEnv(env, name, std::move(*value));
+  }
+  return env;
+}
+
+VirtualPods::PodState VirtualPods::StartPod(const Json& pod) const {
+  PodState state;
+  const Json& meta = Field(pod, "metadata");
+  state.ns = GetString(meta, "namespace");
+  state.name = GetString(meta, "name");
+  if (const Json* c = LauncherContainer(pod)) state.env = ResolveEnv(pod, *c);
+  state.project_id = state.name;
+  for (const auto& [k, v] : state.env) {
+    if (k == "FORGE_PROJECT_ID" && !v.empty()) state.project_id = v;
+  }
+  int64_t now = NowMs();
+  // The kubelet's record of when the container started is the truth; the watch that brings
+  // us here may lag it a little.
+  if (const Json* launcher = LauncherContainer(pod)) {
+    const std::string container = GetString(*launcher, "name");
+    for (const Json& cs : ArrayField(Field(pod, "status"), "containerStatuses")) {
+      if (GetString(cs, "name") != container) continue;
+      const Json* started = FindPath(cs, "state.running.startedAt");
+      if (started == nullptr || !started->is_string()) continue;
+      if (auto t = ParseRfc3339(started->get<std::string>())) {
+        now = std::chrono::duration_cast<std::chrono::milliseconds>(t->time_since_epoch()).count();
+      }
+    }
+  }
+  state.running = true;
+  state.last_start_ms = now;
+  AppendLog(state, now, "system", "FlowFuse Launcher version: " + std::string(kLauncherVersion));
+  AppendLog(state, now, "system", "Loading project settings");
+  AppendLog(state, now, "system", "Target state is 'running'");
+  AppendLog(state, now, "system", "Starting Node-RED");
+  AppendLog(state, now, "info", "Node-RED version: v" + std::string(kNodeRedVersion));
+  AppendLog(state, now, "info", "Node.js  version: v" + std::string(kNodeVersion));
+  AppendLog(state, now, "info", "Started flows");
+  return state;
+}
+
+void VirtualPods::OnPodEvent(const WatchEvent& ev) {
+  const ObjectRecord& rec = ev.object;
+  std::string key = rec.ns + "/" + rec.name;
+  Json pod = rec.Parse();
+  std::string uid = GetString(Field(pod, "metadata"), "uid");
+  if (ev.type == WatchEventType::kDeleted) {
+    std::lock_guard lock(mu_);
+    states_.erase(uid);
+    auto it = parse_cache_.find(key);
+    if (it != parse_cache_.end() && it->second.revision <= rec.revision) parse_cache_.erase(it);
+    return;
+  }
+  if (GetString(Field(pod, "status"), "phase") != "Running") return;
+  {
+    std::lock_guard lock(mu_);
+    if (states_.count(uid) != 0) return;
+  }
+  PodState state = StartPod(pod);
+  std::lock_guard lock(mu_);
+  states_.try_emplace(uid, std::move(state));
+}
+
+void VirtualPods::Forget(std::string_view uid) {
+  std::lock_guard lock(mu_);
+  states_.erase(std::string(uid));
+}
+
+size_t VirtualPods::TrackedPods() const {
+  if (feed_) feed_->CatchUp();
+  std::lock_guard lock(mu_);
+  return states_.size();
+}
+
+StatusOr<net::HttpResponse> VirtualPods::Serve(const ObjectRecord& pod, int port,
+                                               const net::HttpRequest& request,
+                                               std::string_view expected_uid) {
+  std::string key = pod.ns + "/" + pod.name;
+  std::shared_ptr<const Json> parsed;
+  {
+    std::lock_guard lock(mu_);
+    auto it = parse_cache_.find(key);
+    if (it != parse_cache_.end() && it->second.revision == pod.revision) parsed = it->second.object;
+  }
+  if (!parsed) {
+    parsed = std::make_shared<const Json>(pod.Parse());
+    std::lock_guard lock(mu_);
+    ParsedPod& slot = parse_cache_[key];
+    if (slot.revision <= pod.revision) slot = {pod.revision, parsed};
+  }
+  if (!expected_uid.empty() && GetString(Field(*parsed, "metadata"), "uid") != expected_uid) {
+    return Unavailable("connection refused: pod " + key + " was replaced");
+  }
+  return Serve(*parsed, port, request);
+}
+
+StatusOr<net::HttpResponse> VirtualPods::Serve(const Json& pod, int port,
+                                               const net::HttpRequest& request) {
+  const Json& meta = Field(pod, "metadata");
+  const std::string ns = GetString(meta, "namespace");
+  const std::string name = GetString(meta, "name");
+  if (!IsServing(pod)) {
+    return Unavailable("connection refused: pod " + ns + "/" + name + " is not ready");
+  }
+  if (feed_) feed_->CatchUp();
+
+  std::string port_name;
+  const Json* container = ContainerForPort(pod, port, &port_name);
+  const Json* launcher = LauncherContainer(pod);
+  bool management = port_name == "management" || (container == nullptr && port == kManagementPort);
+  if (container == nullptr) container = launcher;
+
+  const std::string uid = GetString(meta, "uid");
+  bool known;
+  {
+    std::lock_guard lock(mu_);
+    known = states_.count(uid) != 0;
+  }
+  if (!known) {
+    PodState fresh = StartPod(pod);
+    std::lock_guard lock(mu_);
+    states_.try_emplace(uid, std::move(fresh));
+  }
+
+  net::HttpResponse response;
+  {
+    std::lock_guard lock(mu_);
+    PodState& state = states_[uid];
+    if (state.name.empty()) {  // deleted meanwhile: serve from a blank state
+      state.ns = ns;
+      state.name = name;
+      state.project_id = name;
+    }
+    if (management) {
+      response = ServeManagement(state, request);
+    } else {
+      // The launcher's stopped Node-RED no longer listens on its ports.
+      if (!state.running && container != nullptr && container == launcher) {
+        return Unavailable("connection refused: Node-RED in pod " + ns + "/" + name +
+                           " is stopped");
+      }
+    }
+  }
+  if (!management) response = ServeWeb(pod, container, port, request);
+  response.headers.Set("X-Steward-Pod", ns + "/" + name);
+  if (request.method == "HEAD") response.body.clear();
+  return response;
+}
+
+net::HttpResponse VirtualPods::ServeWeb(const Json& pod, const Json* container, int port,
+                                        const net::HttpRequest& request) const {
+  const Json& meta = Field(pod, "metadata");
+  const std::string ns = GetString(meta, "namespace");
+  const std::string name = GetString(meta, "name");
+  const std::string image = container ? GetString(*container, "image") : "";
+  const std::string host = HostOf(request);
+  if (AcceptsJson(request)) {
+    Json body = {{"pod", name},
+                 {"namespace", ns},
+                 {"container", container ? GetString(*container, "name") : ""},
+                 {"image", image},
+                 {"port", port},
+                 {"podIP", GetString(Field(pod, "status"), "podIP")},
+                 {"method", request.method},
+                 {"path", request.path},
+                 {"host", host}};
+    return JsonResponse(200, body);
+  }
+  net::HttpResponse r;
+  r.status = 200;
+  r.headers.Set("Content-Type", "text/html; charset=utf-8");
+  r.body = "<!DOCTYPE html>\n<html><head><title>" + HtmlEscape(name) +
+           "</title></head>\n<body>\n<h1>Steward virtual pod</h1>\n<p>Pod <b>" + HtmlEscape(ns) +
+           "/" + HtmlEscape(name) + "</b> (image <code>" + HtmlEscape(image) +
+           "</code>) answered <code>" + HtmlEscape(request.method) + " " +
+           HtmlEscape(request.path) + "</code> for host <code>" + HtmlEscape(host) +
+           "</code>.</p>\n<p>No container runs in the embedded cluster: this page stands in for "
+           "the application.</p>\n</body></html>\n";
+  return r;
+}
+
+net::HttpResponse VirtualPods::ServeManagement(PodState& state, const net::HttpRequest& request) {
+  const std::string& path = request.path;
+  const bool get = request.method == "GET" || request.method == "HEAD";
+  if (get && path == "/flowforge/info") {
+    Json body = {
+        {"id", state.project_id},
+        {"state", state.running ? "running" : "stopped"},
+        {"lastStartTime", state.last_start_ms},
+        {"versions",
+         {{"node-red", kNodeRedVersion}, {"launcher", kLauncherVersion}, {"node", kNodeVersion}}}};
+    return JsonResponse(200, body);
+  }
+  if (get && path == "/flowforge/logs") {
+    Json body = Json::array();
+    for (const LogLine& l : state.logs) {
+      body.push_back({{"ts", l.ts}, {"level", l.level}, {"msg", l.msg}});
+    }
+    return JsonResponse(200, body);
+  }
+  if (get && path == "/flowforge/health-check") return JsonResponse(200, Json::object());
+  if (get && path == "/flowforge/ready") {
+    return state.running ? JsonResponse(200, Json::object())
+                         : JsonResponse(503, {{"error", "Node-RED is not running"}});
+  }
+  if (get && path == "/flowforge/env") {
+    Json body = Json::object();
+    for (const auto& [k, v] : state.env) body[k] = v;
+    return JsonResponse(200, body);
+  }
+  if (request.method == "POST" && path == "/flowforge/command") {
+    auto parsed = ParseJson(request.body);
+    if (!parsed.ok() || !parsed->is_object() || !(*parsed)["cmd"].is_string()) {
+      return JsonResponse(400, {{"error", "request body must be JSON with a string 'cmd'"}});
+    }
+    const std::string cmd = (*parsed)["cmd"].get<std::string>();
+    const int64_t now = NowMs();
+    if (cmd == "start") {
+      if (state.running) return JsonResponse(409, {{"error", "Node-RED is already running"}});
+      AppendLog(state, now, "system", "Starting Node-RED");
+      AppendLog(state, now, "info", "Started flows");
+      state.running = true;
+      state.last_start_ms = now;
+    } else if (cmd == "stop") {
+      AppendLog(state, now, "system", "Stopping Node-RED");
+      if (state.running) AppendLog(state, now, "system", "Node-RED stopped");
+      state.running = false;
+    } else if (cmd == "restart") {
+      AppendLog(state, now, "system", "Restarting Node-RED");
+      if (state.running) AppendLog(state, now, "system", "Node-RED stopped");
+      AppendLog(state, now, "system", "Starting Node-RED");
+      AppendLog(state, now, "info", "Started flows");
+      state.running = true;
+      state.last_start_ms = now;
+    } else if (cmd == "logout") {
+      AppendLog(state, now, "system", "Logging out of the editor");
+    } else {
+      return JsonResponse(404, {{"error", "unknown command: " + cmd}});
+    }
+    return JsonResponse(200, Json::object());
+  }
+  return JsonResponse(404, {{"error", "Not Found"}, {"path", path}});
+}
+
+}  // namespace steward::cluster::ingress

@@ -1,0 +1,122 @@
+// VirtualPods: the processes of the embedded cluster's pods, simulated in process.
+//
+// No container runs. A pod "answers" an HTTP request addressed to one of its ports when it is
+// serving: phase Running, condition Ready=True and no deletionTimestamp. Otherwise (and on
+// a stopped launcher's web port) Serve() fails with kUnavailable, the in-process equivalent of
+// "connection refused"; callers turn that into 502/503 as a real proxy would.
+//
+// What a serving pod answers depends on the container port the request targets:
+//   - the port named "management" (or the undeclared port 2880): a stand-in for the FlowFuse
+//     Node-RED launcher's admin API:
+//       GET  /flowforge/info          {"id", "state", "lastStartTime", "versions"}
+//       GET  /flowforge/logs          [{"ts", "level", "msg"}...]
+//       GET  /flowforge/health-check  200
+//       GET  /flowforge/ready         200 when running, else 503
+//       POST /flowforge/command       {"cmd": "start"|"stop"|"restart"|"logout"}
+//       GET  /flowforge/env           the resolved env of the launcher container (a test aid)
+//   - any other port: a small page (HTML, or JSON with "Accept: application/json") naming
+//     the pod, namespace, method, path, host and container image.
+// Every answer carries "X-Steward-Pod: <namespace>/<name>".
+//
+// Per-pod state (launcher state, logs, resolved env) is keyed by pod uid. It is created when
+// the pod is first seen Running (that is when its containers "start": env, including
+// secretKeyRef/configMapKeyRef/fieldRef values, is resolved then and kept, as a real process
+// keeps its env when a Secret changes later), and dropped when the pod is deleted. A pod
+// served before the watch saw it Running gets its state on that first request.
+//
+// Thread-safety: all methods may be called concurrently from any thread.
+// Lifecycle: Stop() (idempotent, run by the destructor) ends the pod watch.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "cluster/apiserver/object_api.h"
+#include "cluster/ingress/watch_feed.h"
+#include "common/json.h"
+#include "common/status.h"
+#include "net/http.h"
+
+namespace steward::cluster::ingress {
+
+// The container port of the launcher's admin API in FlowFuse's Kubernetes driver.
+inline constexpr int kManagementPort = 2880;
+
+class VirtualPods {
+ public:
+  // Watches pods through `api.storage()`; `api` must outlive this object.
+  static StatusOr<std::unique_ptr<VirtualPods>> Create(ObjectApi& api);
+  ~VirtualPods();
+  VirtualPods(const VirtualPods&) = delete;
+  VirtualPods& operator=(const VirtualPods&) = delete;
+
+  // Answers `request` as the pod `pod` (a full Pod object) would on container port `port`.
+  // kUnavailable ("connection refused") when the pod is not serving or its process on that
+  // port is stopped.
+  StatusOr<net::HttpResponse> Serve(const Json& pod, int port, const net::HttpRequest& request);
+  // The same for a stored pod record; the parsed object is cached per revision, which keeps
+  // the hot path (ingress, proxy) free of JSON parsing. A non-empty `expected_uid` that is not
+  // the pod's uid (the name now belongs to a new pod) also fails with kUnavailable.
+  StatusOr<net::HttpResponse> Serve(const ObjectRecord& pod, int port,
+                                    const net::HttpRequest& request,
+                                    std::string_view expected_uid = {});
+
+  // True when the pod would answer at all (Running, Ready, not terminating).
+  static bool IsServing(const Json& pod);
+
+  // Drops the state of a pod (as when it is deleted). Unknown uids are ignored.
+  void Forget(std::string_view uid);
+  // Number of pods with state, for tests and metrics.
+  size_t TrackedPods() const;
+
+  void Stop();
+
+ private:
+  struct LogLine {
+    int64_t ts;
+    std::string level;
+    std::string msg;
+  };
+  struct PodState {
+    std::string ns;
+    std::string name;
+    std::string project_id;
+    bool running = true;
+    int64_t last_start_ms = 0;
+    std::vector<LogLine> logs;  // bounded, oldest first
+    std::vector<std::pair<std::string, std::string>> env;
+  };
+  struct ParsedPod {
+    uint64_t revision = 0;
+    std::shared_ptr<const Json> object;
+  };
+
+  explicit VirtualPods(ObjectApi& api);
+  void OnPodEvent(const WatchEvent& event);
+  // Builds the state of a pod whose containers have just started. Reads Secrets/ConfigMaps.
+  PodState StartPod(const Json& pod) const;
+  std::vector<std::pair<std::string, std::string>> ResolveEnv(const Json& pod,
+                                                              const Json& container) const;
+  static void AppendLog(PodState& state, int64_t ts, std::string level, std::string msg);
+  int64_t NowMs() const;
+
+  net::HttpResponse ServeWeb(const Json& pod, const Json* container, int port,
+                             const net::HttpRequest& request) const;
+  net::HttpResponse ServeManagement(PodState& state, const net::HttpRequest& request);
+
+  ObjectApi& api_;
+  std::unique_ptr<WatchFeed> feed_;
+
+  mutable std::mutex mu_;
+  std::unordered_map<std::string, PodState> states_;        // by uid
+  std::unordered_map<std::string, ParsedPod> parse_cache_;  // by "ns/name"
+};
+
+}  // namespace steward::cluster::ingress

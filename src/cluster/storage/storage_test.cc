@@ -1,0 +1,628 @@
+#include "cluster/storage/storage.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <sqlite3.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <thread>
+
+namespace steward::cluster {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using Kind = Storage::Mutation::Kind;
+using namespace std::chrono_literals;
+
+Json Obj(std::string_view ns, std::string_view name, Json labels = nullptr, int value = 0) {
+  Json o = {{"kind", "Pod"},
+            {"metadata", {{"name", name}, {"namespace", ns}}},
+            {"spec", {{"value", value}}}};
+  if (!labels.is_null()) o["metadata"]["labels"] = std::move(labels);
+  return o;
+}
+
+std::unique_ptr<Storage> OpenMem(size_t history_limit = 100000) {
+  Storage::Options opts;
+  opts.history_limit = history_limit;
+  auto s = Storage::Open(opts);
+  EXPECT_TRUE(s.ok()) << s.status().ToString();
+  return std::move(s).value();
+}
+
+StatusOr<Storage::MutateResult> Put(Storage& s, std::string_view gr, std::string_view ns,
+                                    std::string_view name, Json obj) {
+  return s.Mutate(gr, ns, name, [&](const ObjectRecord*) -> StatusOr<Storage::Mutation> {
+    return Storage::Mutation::Put(obj);
+  });
+}
+
+StatusOr<Storage::MutateResult> PutPod(Storage& s, std::string_view ns, std::string_view name,
+                                       int value = 0, Json labels = nullptr) {
+  return Put(s, "pods", ns, name, Obj(ns, name, std::move(labels), value));
+}
+
+StatusOr<Storage::MutateResult> Del(Storage& s, std::string_view gr, std::string_view ns,
+                                    std::string_view name) {
+  return s.Mutate(gr, ns, name, [](const ObjectRecord*) -> StatusOr<Storage::Mutation> {
+    return Storage::Mutation::Delete();
+  });
+}
+
+std::string Rv(const ObjectRecord& rec) {
+  return GetString(rec.Parse()["metadata"], "resourceVersion");
+}
+
+std::vector<uint64_t> Revisions(const std::vector<WatchEvent>& events) {
+  std::vector<uint64_t> out;
+  for (const auto& e : events) out.push_back(e.object.revision);
+  return out;
+}
+
+// Waits (with a deadline) until `n` events have been drained from `w`.
+std::vector<WatchEvent> DrainN(Watcher& w, size_t n, std::chrono::milliseconds deadline = 5s) {
+  std::vector<WatchEvent> out;
+  auto end = std::chrono::steady_clock::now() + deadline;
+  while (out.size() < n && std::chrono::steady_clock::now() < end) {
+    w.Wait(10ms);
+    for (auto& e : w.Drain()) out.push_back(std::move(e));
+  }
+  return out;
+}
+
+TEST(StorageTest, CrudStampsMonotonicRevisions) {
+  auto s = OpenMem();
+  EXPECT_EQ(s->CurrentRevision(), 0u);
+  EXPECT_EQ(s->CompactedRevision(), 0u);
+
+  auto r1 = PutPod(*s, "default", "a", 1, {{"app", "x"}});
+  ASSERT_TRUE(r1.ok());
+  EXPECT_EQ(r1->applied, Kind::kPut);
+  ASSERT_TRUE(r1->object.has_value());
+  EXPECT_EQ(r1->object->revision, 1u);
+  EXPECT_EQ(Rv(*r1->object), "1");  // a string, as in Kubernetes
+  EXPECT_EQ(r1->object->Parse()["metadata"]["resourceVersion"].type(), Json::value_t::string);
+  EXPECT_EQ(*r1->object->labels, (Labels{{"app", "x"}}));
+  // Stored compactly.
+  EXPECT_EQ(r1->object->json->find(' '), std::string::npos);
+
+  auto got = s->Get("pods", "default", "a");
+  ASSERT_TRUE(got.has_value());
+  EXPECT_EQ(got->revision, 1u);
+  EXPECT_EQ(got->Parse()["spec"]["value"], 1);
+  EXPECT_FALSE(s->Get("pods", "default", "b").has_value());
+  EXPECT_FALSE(s->Get("pods", "other", "a").has_value());
+  EXPECT_FALSE(s->Get("services", "default", "a").has_value());
+
+  auto r2 = s->Mutate("pods", "default", "a", [](const ObjectRecord* cur) -> StatusOr<Storage::Mutation> {
+    EXPECT_NE(cur, nullptr);
+    Json o = cur->Parse();
+    o["spec"]["value"] = 2;
+    return Storage::Mutation::Put(o);
+  });
+  ASSERT_TRUE(r2.ok());
+  EXPECT_EQ(r2->object->revision, 2u);
+  EXPECT_EQ(Rv(*r2->object), "2");
+
+  ASSERT_TRUE(PutPod(*s, "default", "b").ok());
+  EXPECT_EQ(s->CurrentRevision(), 3u);
+
+  auto r4 = Del(*s, "pods", "default", "a");
+  ASSERT_TRUE(r4.ok());
+  EXPECT_EQ(r4->applied, Kind::kDelete);
+  ASSERT_TRUE(r4->object.has_value());
+  EXPECT_EQ(r4->object->revision, 4u);
+  EXPECT_EQ(Rv(*r4->object), "4");
+  EXPECT_EQ(r4->object->Parse()["spec"]["value"], 2);  // the last state
+  EXPECT_FALSE(s->Get("pods", "default", "a").has_value());
+  EXPECT_EQ(s->CurrentRevision(), 4u);
+  EXPECT_EQ(s->Size().first, 1u);
+  EXPECT_EQ(s->Size().second, s->Get("pods", "default", "b")->json->size());
+}
+
+TEST(StorageTest, NoopAndFailedWritesConsumeNoRevision) {
+  auto s = OpenMem();
+  ASSERT_TRUE(PutPod(*s, "ns", "a").ok());
+  auto w = s->Watch({.from_revision = 1});
+  ASSERT_TRUE(w.ok());
+
+  auto noop = s->Mutate("pods", "ns", "a", [](const ObjectRecord* cur) -> StatusOr<Storage::Mutation> {
+    EXPECT_NE(cur, nullptr);
+    return Storage::Mutation::Noop();
+  });
+  ASSERT_TRUE(noop.ok());
+  EXPECT_EQ(noop->applied, Kind::kNoop);
+  ASSERT_TRUE(noop->object.has_value());
+  EXPECT_EQ(noop->object->revision, 1u);
+
+  auto absent = s->Mutate("pods", "ns", "zz", [](const ObjectRecord* cur) -> StatusOr<Storage::Mutation> {
+    EXPECT_EQ(cur, nullptr);
+    return Storage::Mutation::Noop();
+  });
+  ASSERT_TRUE(absent.ok());
+  EXPECT_FALSE(absent->object.has_value());
+
+  auto del_absent = Del(*s, "pods", "ns", "zz");
+  ASSERT_TRUE(del_absent.ok());
+  EXPECT_EQ(del_absent->applied, Kind::kNoop);
+  EXPECT_FALSE(del_absent->object.has_value());
+
+  auto failed = s->Mutate("pods", "ns", "a", [](const ObjectRecord*) -> StatusOr<Storage::Mutation> {
+    return Aborted("conflict");
+  });
+  ASSERT_FALSE(failed.ok());
+  EXPECT_EQ(failed.status(), Aborted("conflict"));
+
+  auto not_object = Put(*s, "pods", "ns", "b", Json::array({1, 2}));
+  ASSERT_FALSE(not_object.ok());
+  EXPECT_EQ(not_object.status().code(), StatusCode::kInvalidArgument);
+
+  EXPECT_EQ(s->CurrentRevision(), 1u);
+  EXPECT_FALSE((*w)->Wait(0ms));
+  EXPECT_TRUE((*w)->Drain().empty());
+
+  // The next real write takes the very next revision.
+  ASSERT_TRUE(PutPod(*s, "ns", "b").ok());
+  auto events = DrainN(**w, 1);
+  EXPECT_THAT(Revisions(events), ElementsAre(2u));
+}
+
+TEST(StorageTest, ListIsOrderedAndScopedToOneNamespace) {
+  auto s = OpenMem();
+  for (auto [ns, name] : std::vector<std::pair<std::string, std::string>>{
+           {"b", "y"}, {"a", "z"}, {"a-b", "a"}, {"a", "m"}, {"ab", "a"}, {"b", "x"}}) {
+    ASSERT_TRUE(PutPod(*s, ns, name).ok());
+  }
+  ASSERT_TRUE(Put(*s, "services", "a", "svc", Obj("a", "svc")).ok());
+  ASSERT_TRUE(Put(*s, "namespaces", "", "a", Obj("", "a")).ok());
+
+  auto keys = [](const Storage::ListResult& r) {
+    std::vector<std::string> out;
+    for (const auto& i : r.items) out.push_back(i.ns + "/" + i.name);
+    return out;
+  };
+  auto in_a = s->List("pods", "a");
+  EXPECT_THAT(keys(in_a), ElementsAre("a/m", "a/z"));
+  EXPECT_EQ(in_a.revision, 8u);
+  EXPECT_THAT(keys(s->List("pods", "")),
+              ElementsAre("a/m", "a/z", "a-b/a", "ab/a", "b/x", "b/y"));
+  EXPECT_THAT(keys(s->List("pods", "c")), ElementsAre());
+  EXPECT_THAT(keys(s->List("services", "")), ElementsAre("a/svc"));
+  EXPECT_THAT(keys(s->List("namespaces", "")), ElementsAre("/a"));
+  EXPECT_THAT(keys(s->List("secrets", "")), ElementsAre());
+}
+
+TEST(StorageTest, LabelsAreParsedSortedAndReportedBeforeAndAfter) {
+  auto s = OpenMem();
+  auto w = s->Watch({.group_resource = "pods"});
+  ASSERT_TRUE(w.ok());
+  ASSERT_TRUE(PutPod(*s, "ns", "a", 0, {{"z", "1"}, {"a", "2"}, {"m", "3"}}).ok());
+  ASSERT_TRUE(PutPod(*s, "ns", "a", 1, {{"z", "1"}, {"a", "2"}, {"m", "3"}}).ok());
+  ASSERT_TRUE(PutPod(*s, "ns", "a", 2, {{"a", "other"}}).ok());
+  ASSERT_TRUE(Del(*s, "pods", "ns", "a").ok());
+  auto ev = DrainN(**w, 4);
+  ASSERT_EQ(ev.size(), 4u);
+  EXPECT_EQ(ev[0].type, WatchEventType::kAdded);
+  EXPECT_EQ(ev[0].prev_labels, nullptr);
+  EXPECT_EQ(*ev[0].object.labels, (Labels{{"a", "2"}, {"m", "3"}, {"z", "1"}}));
+  EXPECT_EQ(ev[1].type, WatchEventType::kModified);
+  EXPECT_EQ(*ev[1].prev_labels, *ev[0].object.labels);
+  // Unchanged labels are shared, not copied.
+  EXPECT_EQ(ev[1].object.labels.get(), ev[0].object.labels.get());
+  EXPECT_EQ(*ev[2].object.labels, (Labels{{"a", "other"}}));
+  EXPECT_EQ(*ev[2].prev_labels, *ev[1].object.labels);
+  EXPECT_EQ(ev[3].type, WatchEventType::kDeleted);
+  EXPECT_EQ(ev[3].object.revision, 4u);
+  EXPECT_EQ(Rv(ev[3].object), "4");
+  EXPECT_EQ(ev[3].object.Parse()["spec"]["value"], 2);
+  EXPECT_EQ(*ev[3].prev_labels, (Labels{{"a", "other"}}));
+}
+
+TEST(StorageTest, WatchFromRevisionReplaysHistoryThenLiveEvents) {
+  auto s = OpenMem();
+  for (int i = 0; i < 5; ++i) ASSERT_TRUE(PutPod(*s, "ns", "p" + std::to_string(i)).ok());
+  auto w = s->Watch({.group_resource = "pods", .from_revision = 2});
+  ASSERT_TRUE(w.ok());
+  auto replay = DrainN(**w, 3);
+  EXPECT_THAT(Revisions(replay), ElementsAre(3u, 4u, 5u));
+  EXPECT_EQ(replay[0].object.name, "p2");
+  ASSERT_TRUE(PutPod(*s, "ns", "p0", 9).ok());
+  auto live = DrainN(**w, 1);
+  EXPECT_THAT(Revisions(live), ElementsAre(6u));
+  EXPECT_EQ(live[0].type, WatchEventType::kModified);
+
+  // From the current revision: nothing to replay.
+  auto w2 = s->Watch({.from_revision = 6});
+  ASSERT_TRUE(w2.ok());
+  EXPECT_FALSE((*w2)->Wait(0ms));
+}
+
+TEST(StorageTest, WatchFromFutureRevisionSkipsUntilThen) {
+  auto s = OpenMem();
+  ASSERT_TRUE(PutPod(*s, "ns", "a").ok());
+  auto w = s->Watch({.from_revision = 3});
+  ASSERT_TRUE(w.ok());
+  ASSERT_TRUE(PutPod(*s, "ns", "b").ok());  // 2
+  ASSERT_TRUE(PutPod(*s, "ns", "c").ok());  // 3
+  ASSERT_TRUE(PutPod(*s, "ns", "d").ok());  // 4
+  auto ev = DrainN(**w, 1);
+  EXPECT_THAT(Revisions(ev), ElementsAre(4u));
+  EXPECT_TRUE((*w)->Drain().empty());
+}
+
+TEST(StorageTest, WatchFiltersByGroupResourceAndNamespace) {
+  auto s = OpenMem();
+  auto pods_a = s->Watch({.group_resource = "pods", .ns = "a"});
+  auto pods_all = s->Watch({.group_resource = "pods"});
+  auto all_a = s->Watch({.ns = "a"});
+  auto all = s->Watch({});
+  ASSERT_TRUE(pods_a.ok() && pods_all.ok() && all_a.ok() && all.ok());
+  ASSERT_TRUE(PutPod(*s, "a", "x").ok());                                // 1
+  ASSERT_TRUE(PutPod(*s, "b", "x").ok());                                // 2
+  ASSERT_TRUE(Put(*s, "services", "a", "x", Obj("a", "x")).ok());        // 3
+  ASSERT_TRUE(Put(*s, "services.other", "b", "x", Obj("b", "x")).ok());  // 4
+  ASSERT_TRUE(PutPod(*s, "ab", "x").ok());                               // 5
+  EXPECT_THAT(Revisions(DrainN(**all, 5)), ElementsAre(1u, 2u, 3u, 4u, 5u));
+  EXPECT_THAT(Revisions((*pods_a)->Drain()), ElementsAre(1u));
+  EXPECT_THAT(Revisions((*pods_all)->Drain()), ElementsAre(1u, 2u, 5u));
+  EXPECT_THAT(Revisions((*all_a)->Drain()), ElementsAre(1u, 3u));
+}
+
+TEST(StorageTest, CompactionMakesOldRevisionsOutOfRange) {
+  auto s = OpenMem();
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE(PutPod(*s, "ns", "p" + std::to_string(i)).ok());
+  ASSERT_TRUE(s->Watch({.from_revision = 0}).ok());
+  s->Compact();
+  EXPECT_EQ(s->CompactedRevision(), 3u);
+  auto old = s->Watch({.from_revision = 1});
+  ASSERT_FALSE(old.ok());
+  EXPECT_EQ(old.status(), OutOfRange("too old resource version: 1 (3)"));
+  auto ok = s->Watch({.from_revision = 3});
+  ASSERT_TRUE(ok.ok());
+  ASSERT_TRUE(PutPod(*s, "ns", "p9").ok());
+  EXPECT_THAT(Revisions(DrainN(**ok, 1)), ElementsAre(4u));
+  // A snapshot watch does not depend on history.
+  auto snap = s->Watch({.from_revision = 1, .initial_snapshot = true});
+  ASSERT_TRUE(snap.ok());
+  EXPECT_EQ((*snap)->Drain().size(), 4u);
+}
+
+TEST(StorageTest, HistoryLimitTrimsOldestEvents) {
+  auto s = OpenMem(/*history_limit=*/3);
+  for (int i = 0; i < 5; ++i) ASSERT_TRUE(PutPod(*s, "ns", "p" + std::to_string(i)).ok());
+  EXPECT_EQ(s->CompactedRevision(), 2u);
+  auto old = s->Watch({.from_revision = 1});
+  ASSERT_FALSE(old.ok());
+  EXPECT_EQ(old.status().code(), StatusCode::kOutOfRange);
+  EXPECT_EQ(old.status().message(), "too old resource version: 1 (2)");
+  auto w = s->Watch({.from_revision = 2});
+  ASSERT_TRUE(w.ok());
+  EXPECT_THAT(Revisions(DrainN(**w, 3)), ElementsAre(3u, 4u, 5u));
+
+  auto none = OpenMem(/*history_limit=*/0);
+  ASSERT_TRUE(PutPod(*none, "ns", "a").ok());
+  ASSERT_TRUE(PutPod(*none, "ns", "b").ok());
+  EXPECT_EQ(none->CompactedRevision(), 2u);
+  EXPECT_FALSE(none->Watch({.from_revision = 1}).ok());
+  EXPECT_TRUE(none->Watch({.from_revision = 2}).ok());
+}
+
+TEST(StorageTest, InitialSnapshotListsExistingObjectsInKeyOrder) {
+  auto s = OpenMem();
+  ASSERT_TRUE(PutPod(*s, "b", "x").ok());
+  ASSERT_TRUE(PutPod(*s, "a", "y").ok());
+  ASSERT_TRUE(PutPod(*s, "a", "x").ok());
+  ASSERT_TRUE(Put(*s, "services", "a", "s", Obj("a", "s")).ok());
+  ASSERT_TRUE(Del(*s, "pods", "b", "x").ok());
+  auto w = s->Watch({.group_resource = "pods", .initial_snapshot = true});
+  ASSERT_TRUE(w.ok());
+  auto ev = (*w)->Drain();
+  ASSERT_EQ(ev.size(), 2u);
+  EXPECT_EQ(ev[0].object.name, "x");
+  EXPECT_EQ(ev[0].object.ns, "a");
+  EXPECT_EQ(ev[1].object.name, "y");
+  for (const auto& e : ev) {
+    EXPECT_EQ(e.type, WatchEventType::kAdded);
+    EXPECT_EQ(e.prev_labels, nullptr);
+  }
+  auto ns_b = s->Watch({.group_resource = "pods", .ns = "b", .initial_snapshot = true});
+  ASSERT_TRUE(ns_b.ok());
+  EXPECT_TRUE((*ns_b)->Drain().empty());
+  ASSERT_TRUE(PutPod(*s, "b", "z").ok());
+  auto live = DrainN(**ns_b, 1);
+  ASSERT_EQ(live.size(), 1u);
+  EXPECT_EQ(live[0].object.revision, 6u);
+}
+
+// A watch started while another thread writes must see every object's final state, each object's
+// revisions strictly increasing, no event twice and no gap between snapshot and live events.
+TEST(StorageTest, InitialSnapshotIsAtomicUnderConcurrentWriters) {
+  auto s = OpenMem();
+  constexpr int kKeys = 40;
+  constexpr int kWrites = 4000;
+  std::atomic<bool> started{false};
+  std::atomic<bool> done{false};
+  std::thread writer([&] {
+    for (int i = 0; i < kWrites; ++i) {
+      std::string name = "k" + std::to_string(i % kKeys);
+      if (i % 7 == 3) {
+        ASSERT_TRUE(Del(*s, "pods", "ns", name).ok());
+      } else {
+        ASSERT_TRUE(PutPod(*s, "ns", name, i).ok());
+      }
+      if (i == 100) started = true;
+    }
+    done = true;
+  });
+  while (!started) std::this_thread::yield();
+  std::vector<std::unique_ptr<Watcher>> watchers;
+  for (int i = 0; i < 8; ++i) {
+    // Spread the watches over the write stream (without sleeping).
+    while (!done && s->CurrentRevision() < static_cast<uint64_t>(100 + i * 300)) {
+      std::this_thread::yield();
+    }
+    auto w = s->Watch({.group_resource = "pods", .initial_snapshot = true});
+    ASSERT_TRUE(w.ok());
+    watchers.push_back(std::move(w).value());
+    std::this_thread::yield();
+  }
+  writer.join();
+  const uint64_t final_rev = s->CurrentRevision();
+  auto final_list = s->List("pods", "");
+
+  for (auto& w : watchers) {
+    std::map<std::string, std::string> state;  // name -> json
+    std::map<std::string, uint64_t> last_rev;   // name -> last revision seen
+    std::vector<WatchEvent> all = w->Drain();
+    for (const auto& e : all) {
+      const std::string& name = e.object.name;
+      // Per object: strictly increasing revisions, hence no duplicates.
+      ASSERT_GT(e.object.revision, last_rev[name]) << name;
+      last_rev[name] = e.object.revision;
+      if (e.type == WatchEventType::kDeleted) {
+        ASSERT_EQ(state.count(name), 1u) << "delete of unknown " << name;
+        state.erase(name);
+      } else if (e.type == WatchEventType::kAdded) {
+        ASSERT_EQ(state.count(name), 0u) << "add of known " << name;
+        state[name] = *e.object.json;
+      } else {
+        ASSERT_EQ(state.count(name), 1u) << "modify of unknown " << name;
+        state[name] = *e.object.json;
+      }
+    }
+    // The snapshot is the leading run of ADDED events with distinct names (it may swallow a live
+    // ADDED or two, which is harmless for the checks below).
+    size_t i = 0;
+    std::set<std::string> snap_names;
+    uint64_t prev = 0;
+    while (i < all.size() && all[i].type == WatchEventType::kAdded &&
+           snap_names.insert(all[i].object.name).second) {
+      prev = std::max(prev, all[i].object.revision);
+      ++i;
+    }
+    // Every write here is a pods event, so live events must be newer than the snapshot and then
+    // gap-free up to the final revision.
+    if (i == all.size()) prev = final_rev;
+    if (i < all.size()) {
+      ASSERT_GT(all[i].object.revision, prev);
+      prev = all[i].object.revision;
+      for (++i; i < all.size(); ++i) {
+        ASSERT_EQ(all[i].object.revision, prev + 1);
+        prev = all[i].object.revision;
+      }
+    }
+    // (Without live events, the last writes may have been deletes the snapshot cannot show.)
+    EXPECT_EQ(prev, final_rev) << "live events: " << (all.size() - snap_names.size());
+    std::map<std::string, std::string> expected;
+    for (const auto& item : final_list.items) expected[item.name] = *item.json;
+    EXPECT_EQ(state, expected);
+  }
+}
+
+TEST(StorageTest, WaitNotifyAndClose) {
+  auto s = OpenMem();
+  auto w = s->Watch({});
+  ASSERT_TRUE(w.ok());
+  Watcher& watcher = **w;
+  auto t0 = std::chrono::steady_clock::now();
+  EXPECT_FALSE(watcher.Wait(30ms));
+  EXPECT_GE(std::chrono::steady_clock::now() - t0, 30ms);
+
+  std::atomic<int> notified{0};
+  watcher.SetNotify([&] { ++notified; });
+  EXPECT_EQ(notified, 0);  // nothing queued yet
+  ASSERT_TRUE(PutPod(*s, "ns", "a").ok());
+  EXPECT_EQ(notified, 1);  // called synchronously by the writer
+  ASSERT_TRUE(PutPod(*s, "ns", "b").ok());
+  EXPECT_EQ(notified, 1);  // queue was already non-empty
+  EXPECT_TRUE(watcher.Wait(0ms));
+  EXPECT_EQ(watcher.Drain().size(), 2u);
+  ASSERT_TRUE(PutPod(*s, "ns", "c").ok());
+  EXPECT_EQ(notified, 2);
+
+  // A callback set while events are pending fires at once.
+  std::atomic<int> late{0};
+  watcher.SetNotify([&] { ++late; });
+  EXPECT_EQ(late, 1);
+  EXPECT_EQ(watcher.Drain().size(), 1u);
+
+  // Wait wakes when another thread writes.
+  std::thread writer([&] { ASSERT_TRUE(PutPod(*s, "ns", "d").ok()); });
+  EXPECT_TRUE(watcher.Wait(5s));
+  writer.join();
+  EXPECT_EQ(watcher.Drain().size(), 1u);
+
+  // Close: Wait returns at once, nothing more is queued or notified.
+  std::thread closer([&] { watcher.Close(); });
+  EXPECT_FALSE(watcher.Wait(10s));
+  closer.join();
+  int before = late;
+  ASSERT_TRUE(PutPod(*s, "ns", "e").ok());
+  EXPECT_TRUE(watcher.Drain().empty());
+  EXPECT_EQ(late, before);
+}
+
+TEST(StorageTest, DestroyedWatchersAreDroppedAndStorageOutlivesNothing) {
+  auto s = OpenMem();
+  std::atomic<int> calls{0};
+  {
+    auto w = s->Watch({});
+    ASSERT_TRUE(w.ok());
+    (*w)->SetNotify([&] { ++calls; });
+  }
+  ASSERT_TRUE(PutPod(*s, "ns", "a").ok());
+  EXPECT_EQ(calls, 0);
+  // A watcher that outlives its storage is closed, not dangling.
+  auto w = s->Watch({.from_revision = 1});
+  ASSERT_TRUE(w.ok());
+  s.reset();
+  EXPECT_FALSE((*w)->Wait(10s));
+}
+
+class PersistentStorageTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string tmpl = ::testing::TempDir() + "/storage_test_XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
+    dir_ = tmpl;
+    path_ = dir_ + "/cluster.db";
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  StatusOr<std::unique_ptr<Storage>> OpenAt(const std::string& path) {
+    Storage::Options opts;
+    opts.persist_path = path;
+    return Storage::Open(opts);
+  }
+
+  std::string dir_;
+  std::string path_;
+};
+
+TEST_F(PersistentStorageTest, RoundTripKeepsObjectsAndRevision) {
+  std::string b_json;
+  {
+    auto s = OpenAt(path_);
+    ASSERT_TRUE(s.ok()) << s.status().ToString();
+    ASSERT_TRUE(PutPod(**s, "ns", "a", 1, {{"app", "x"}}).ok());                  // 1
+    ASSERT_TRUE(PutPod(**s, "ns", "b", 2).ok());                                  // 2
+    ASSERT_TRUE(PutPod(**s, "ns", "a", 3, {{"app", "y"}}).ok());                  // 3
+    ASSERT_TRUE(Put(**s, "namespaces", "", "ns", Obj("", "ns")).ok());            // 4
+    ASSERT_TRUE(PutPod(**s, "other", "c").ok());                                  // 5
+    ASSERT_TRUE(Del(**s, "pods", "other", "c").ok());                             // 6
+    b_json = *(*s)->Get("pods", "ns", "b")->json;
+    EXPECT_EQ((*s)->CurrentRevision(), 6u);
+  }
+  auto s = OpenAt(path_);
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  Storage& st = **s;
+  EXPECT_EQ(st.CurrentRevision(), 6u);
+  EXPECT_EQ(st.CompactedRevision(), 6u);
+  auto a = st.Get("pods", "ns", "a");
+  ASSERT_TRUE(a.has_value());
+  EXPECT_EQ(a->revision, 3u);
+  EXPECT_EQ(Rv(*a), "3");
+  EXPECT_EQ(a->Parse()["spec"]["value"], 3);
+  EXPECT_EQ(*a->labels, (Labels{{"app", "y"}}));
+  EXPECT_EQ(*st.Get("pods", "ns", "b")->json, b_json);
+  EXPECT_FALSE(st.Get("pods", "other", "c").has_value());
+  EXPECT_TRUE(st.Get("namespaces", "", "ns").has_value());
+  EXPECT_EQ(st.Size().first, 3u);
+  EXPECT_EQ(st.List("pods", "ns").items.size(), 2u);
+
+  auto old = st.Watch({.from_revision = 2});
+  ASSERT_FALSE(old.ok());
+  EXPECT_EQ(old.status().message(), "too old resource version: 2 (6)");
+  auto w = st.Watch({.from_revision = 6});
+  ASSERT_TRUE(w.ok());
+  auto r = PutPod(st, "ns", "d");
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->object->revision, 7u);
+  EXPECT_THAT(Revisions(DrainN(**w, 1)), ElementsAre(7u));
+  s.value().reset();  // close before reopening
+
+  auto again = OpenAt(path_);
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ((*again)->CurrentRevision(), 7u);
+  EXPECT_EQ((*again)->Size().first, 4u);
+}
+
+TEST_F(PersistentStorageTest, DeleteOfLastObjectKeepsTheRevisionCounter) {
+  {
+    auto s = OpenAt(path_);
+    ASSERT_TRUE(s.ok());
+    ASSERT_TRUE(PutPod(**s, "ns", "a").ok());
+    ASSERT_TRUE(Del(**s, "pods", "ns", "a").ok());
+  }
+  auto s = OpenAt(path_);
+  ASSERT_TRUE(s.ok());
+  EXPECT_EQ((*s)->CurrentRevision(), 2u);
+  EXPECT_EQ((*s)->Size().first, 0u);
+}
+
+TEST_F(PersistentStorageTest, RefusesFilesThatAreNotClusterStores) {
+  // Not a database at all.
+  std::string text = dir_ + "/notes.txt";
+  std::ofstream(text) << "this is not a database, just some text that is long enough to matter\n"
+                      << std::string(200, 'x');
+  auto r1 = OpenAt(text);
+  ASSERT_FALSE(r1.ok());
+  EXPECT_EQ(r1.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(r1.status().message(), HasSubstr(text));
+  EXPECT_THAT(r1.status().message(), HasSubstr("not a Steward cluster store"));
+
+  // Someone else's SQLite database: refused, and left untouched.
+  std::string foreign = dir_ + "/foreign.db";
+  {
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(foreign.c_str(), &db), SQLITE_OK);
+    ASSERT_EQ(sqlite3_exec(db, "CREATE TABLE projects (id TEXT); INSERT INTO projects VALUES ('p')",
+                           nullptr, nullptr, nullptr),
+              SQLITE_OK);
+    sqlite3_close(db);
+  }
+  auto size_before = std::filesystem::file_size(foreign);
+  auto r2 = OpenAt(foreign);
+  ASSERT_FALSE(r2.ok());
+  EXPECT_EQ(r2.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(r2.status().message(), HasSubstr(foreign));
+  EXPECT_THAT(r2.status().message(), HasSubstr("not a Steward cluster store"));
+  EXPECT_EQ(std::filesystem::file_size(foreign), size_before);
+  EXPECT_FALSE(std::filesystem::exists(foreign + "-wal"));
+
+  // A path that cannot be created.
+  std::string missing = dir_ + "/no/such/dir/cluster.db";
+  auto r3 = OpenAt(missing);
+  ASSERT_FALSE(r3.ok());
+  EXPECT_THAT(r3.status().message(), HasSubstr(missing));
+}
+
+TEST_F(PersistentStorageTest, RefusesDamagedRows) {
+  {
+    auto s = OpenAt(path_);
+    ASSERT_TRUE(s.ok());
+    ASSERT_TRUE(PutPod(**s, "ns", "a").ok());
+  }
+  {
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(path_.c_str(), &db), SQLITE_OK);
+    ASSERT_EQ(sqlite3_exec(db, "UPDATE objects SET json = '{broken'", nullptr, nullptr, nullptr),
+              SQLITE_OK);
+    sqlite3_close(db);
+  }
+  auto s = OpenAt(path_);
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(s.status().message(), HasSubstr(path_));
+  EXPECT_THAT(s.status().message(), HasSubstr("damaged"));
+}
+
+}  // namespace
+}  // namespace steward::cluster

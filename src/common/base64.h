@@ -1,0 +1,15 @@
+// Base64 (RFC 4648, standard alphabet, padded), as Kubernetes uses for Secret data and
+// kubeconfig *-data fields.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace steward {
+
+std::string Base64Encode(std::string_view in);
+// nullopt when `in` is not canonical padded base64.
+std::optional<std::string> Base64Decode(std::string_view in);
+
+}  // namespace steward

@@ -1,0 +1,26 @@
+#include "common/clock.h"
+
+namespace steward {
+
+Clock& RealClock::Get() {
+  static RealClock clock;
+  return clock;
+}
+
+SteadyTime FakeClock::Now() const {
+  std::lock_guard lock(mu_);
+  return now_;
+}
+
+SystemTime FakeClock::WallNow() const {
+  std::lock_guard lock(mu_);
+  return wall_;
+}
+
+void FakeClock::Advance(std::chrono::nanoseconds d) {
+  std::lock_guard lock(mu_);
+  now_ += d;
+  wall_ += std::chrono::duration_cast<SystemTime::duration>(d);
+}
+
+}  // namespace steward

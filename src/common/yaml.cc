@@ -1,0 +1,105 @@
+#include "common/yaml.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <charconv>
+#include <cmath>
+
+namespace steward {
+
+namespace {
+
+Json ScalarToJson(const YAML::Node& node) {
+  const std::string& s = node.Scalar();
+  if (node.Tag() == "!") return s;  // quoted
+  if (s == "true" || s == "True" || s == "TRUE") return true;
+  if (s == "false" || s == "False" || s == "FALSE") return false;
+  if (s.empty() || s == "~" || s == "null" || s == "Null" || s == "NULL") return nullptr;
+  int64_t i = 0;
+  auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), i);
+  if (ec == std::errc() && ptr == s.data() + s.size()) return i;
+  bool looks_float = s.find_first_not_of("0123456789+-.eE") == std::string::npos &&
+                     s.find_first_of("0123456789") != std::string::npos;
+  if (looks_float) {
+    char* end = nullptr;
+    double d = std::strtod(s.c_str(), &end);
+    if (end == s.c_str() + s.size() && std::isfinite(d)) return d;
+  }
+  return s;
+}
+
+Json NodeToJson(const YAML::Node& node) {
+  switch (node.Type()) {
+    case YAML::NodeType::Null:
+    case YAML::NodeType::Undefined:
+      return nullptr;
+    case YAML::NodeType::Scalar:
+      return ScalarToJson(node);
+    case YAML::NodeType::Sequence: {
+      Json arr = Json::array();
+      for (const auto& item : node) arr.push_back(NodeToJson(item));
+      return arr;
+    }
+    case YAML::NodeType::Map: {
+      Json obj = Json::object();
+      for (const auto& kv : node) obj[kv.first.as<std::string>()] = NodeToJson(kv.second);
+      return obj;
+    }
+  }
+  return nullptr;
+}
+
+void EmitJson(YAML::Emitter& out, const Json& v) {
+  if (v.is_object()) {
+    out << YAML::BeginMap;
+    for (auto it = v.begin(); it != v.end(); ++it) {
+      out << YAML::Key << it.key() << YAML::Value;
+      EmitJson(out, it.value());
+    }
+    out << YAML::EndMap;
+  } else if (v.is_array()) {
+    out << YAML::BeginSeq;
+    for (const auto& item : v) EmitJson(out, item);
+    out << YAML::EndSeq;
+  } else if (v.is_string()) {
+    out << YAML::DoubleQuoted << v.get<std::string>();
+  } else if (v.is_null()) {
+    out << YAML::Null;
+  } else {
+    out << DumpJson(v);
+  }
+}
+
+}  // namespace
+
+StatusOr<Json> ParseYaml(std::string_view text) {
+  try {
+    YAML::Node node = YAML::Load(std::string(text));
+    return NodeToJson(node);
+  } catch (const YAML::Exception& e) {
+    return InvalidArgument("malformed YAML at line " + std::to_string(e.mark.line + 1) + ": " +
+                           e.msg);
+  }
+}
+
+StatusOr<std::vector<Json>> ParseYamlDocuments(std::string_view text) {
+  try {
+    std::vector<Json> docs;
+    for (const auto& node : YAML::LoadAll(std::string(text))) {
+      if (node.IsNull()) continue;
+      docs.push_back(NodeToJson(node));
+    }
+    return docs;
+  } catch (const YAML::Exception& e) {
+    return InvalidArgument("malformed YAML at line " + std::to_string(e.mark.line + 1) + ": " +
+                           e.msg);
+  }
+}
+
+std::string ToYaml(const Json& value) {
+  YAML::Emitter out;
+  EmitJson(out, value);
+  return std::string(out.c_str()) + "\n";
+}
+
+}  // namespace steward

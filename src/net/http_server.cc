@@ -1,0 +1,862 @@
+#include "net/http_server.h"
+
+#include <openssl/ssl.h>
+
+#include <atomic>
+#include <boost/asio/dispatch.hpp>
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/ssl/context.hpp>
+#include <boost/asio/ssl/stream.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/strand.hpp>
+#include <boost/asio/write.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/http/error.hpp>
+#include <boost/beast/http/parser.hpp>
+#include <boost/beast/http/read.hpp>
+#include <boost/beast/http/status.hpp>
+#include <boost/beast/http/string_body.hpp>
+#include <condition_variable>
+#include <exception>
+#include <mutex>
+#include <thread>
+#include <type_traits>
+#include <unordered_map>
+#include <vector>
+
+#include "common/log.h"
+
+namespace steward::net {
+namespace {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+namespace ssl = asio::ssl;
+using tcp = asio::ip::tcp;
+using boost::system::error_code;
+using Clock = std::chrono::steady_clock;
+
+// A writer that queues more than this (a peer that stopped reading) loses its connection.
+constexpr size_t kMaxQueuedBytes = 64u << 20;
+constexpr size_t kPeekSize = 4096;
+// Bodies larger than this are written from their own buffer instead of being copied.
+constexpr size_t kCopyBodyLimit = 16u << 10;
+// Go's http.Server default, which the Kubernetes API server keeps.
+constexpr uint32_t kHeaderLimit = 1u << 20;
+// How long a closing connection drains what the peer still sends, so that the peer reads the
+// final response instead of a reset.
+constexpr auto kLingerTime = std::chrono::seconds(2);
+
+enum class WriteKind { kPart, kEndKeepAlive, kEndClose, kAbort };
+
+// What framing a response needs, fixed when the request is read.
+struct RequestInfo {
+  bool head = false;
+  bool http10 = false;
+  bool keep_alive = true;
+};
+
+bool BodylessStatus(int status) {
+  return (status >= 100 && status < 200) || status == 204 || status == 304;
+}
+
+bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    char x = a[i], y = b[i];
+    if (x >= 'A' && x <= 'Z') x = static_cast<char>(x - 'A' + 'a');
+    if (y >= 'A' && y <= 'Z') y = static_cast<char>(y - 'A' + 'a');
+    if (x != y) return false;
+  }
+  return true;
+}
+
+bool ContainsToken(std::string_view value, std::string_view token) {
+  while (!value.empty()) {
+    size_t comma = value.find(',');
+    std::string_view item = value.substr(0, comma);
+    while (!item.empty() && (item.front() == ' ' || item.front() == '\t')) item.remove_prefix(1);
+    while (!item.empty() && (item.back() == ' ' || item.back() == '\t')) item.remove_suffix(1);
+    if (EqualsIgnoreCase(item, token)) return true;
+    if (comma == std::string_view::npos) break;
+    value.remove_prefix(comma + 1);
+  }
+  return false;
+}
+
+bool WantsClose(const Headers& headers) {
+  for (const auto& [name, value] : headers.fields()) {
+    if (EqualsIgnoreCase(name, "connection") && ContainsToken(value, "close")) return true;
+  }
+  return false;
+}
+
+void AppendStatusLine(std::string& out, int status) {
+  out += "HTTP/1.1 ";
+  out += std::to_string(status);
+  out += ' ';
+  auto code = http::int_to_status(static_cast<unsigned>(status));
+  out += code == http::status::unknown ? std::string_view("Unknown") : http::obsolete_reason(code);
+  out += "\r\n";
+}
+
+// Appends the handler's fields, leaving out the framing fields the server owns.
+void AppendHeaders(std::string& out, const Headers& headers) {
+  for (const auto& [name, value] : headers.fields()) {
+    if (EqualsIgnoreCase(name, "content-length") || EqualsIgnoreCase(name, "transfer-encoding") ||
+        EqualsIgnoreCase(name, "connection")) {
+      continue;
+    }
+    out += name;
+    out += ": ";
+    // A CR or LF would let a value inject fields.
+    for (char c : value) out += (c == '\r' || c == '\n') ? ' ' : c;
+    out += "\r\n";
+  }
+}
+
+void AppendConnection(std::string& out, const RequestInfo& info, bool close) {
+  if (close) {
+    out += "Connection: close\r\n";
+  } else if (info.http10) {
+    out += "Connection: keep-alive\r\n";
+  }
+}
+
+std::string SimpleResponse(int status, std::string_view text) {
+  std::string out;
+  AppendStatusLine(out, status);
+  out += "Content-Type: text/plain; charset=utf-8\r\nContent-Length: ";
+  out += std::to_string(text.size());
+  out += "\r\nConnection: close\r\n\r\n";
+  out += text;
+  return out;
+}
+
+// The session interface the writer sees.
+class SessionBase {
+ public:
+  virtual ~SessionBase() = default;
+  // Thread-safe: hands `bytes` to the connection's strand, in call order per calling thread.
+  virtual void Enqueue(std::string bytes, WriteKind kind) = 0;
+  // Thread-safe: closes the connection (server shutdown).
+  virtual void PostClose() = 0;
+  // Thread-safe: runs `callbacks` on the connection's strand.
+  virtual void PostCallbacks(std::vector<std::function<void()>> callbacks) = 0;
+  size_t queued_bytes() const { return queued_bytes_.load(std::memory_order_relaxed); }
+
+ protected:
+  std::atomic<size_t> queued_bytes_{0};
+};
+
+class Writer final : public ResponseWriter {
+ public:
+  Writer(std::shared_ptr<SessionBase> session, RequestInfo info)
+      : session_(std::move(session)), info_(info) {}
+
+  ~Writer() override {
+    if (session_ == nullptr) return;
+    // The handler dropped the request without completing it.
+    if (state_ == State::kIdle) {
+      session_->Enqueue(SimpleResponse(500, "the handler did not answer\n"), WriteKind::kEndClose);
+    } else {
+      session_->Enqueue({}, WriteKind::kAbort);
+    }
+  }
+
+  void Send(HttpResponse response) override {
+    std::unique_lock lock(mu_);
+    if (state_ != State::kIdle || session_ == nullptr) return;
+    state_ = State::kDone;
+    bool close = !info_.keep_alive || WantsClose(response.headers);
+    bool bodyless = BodylessStatus(response.status);
+    std::string head;
+    head.reserve(160 + response.body.size());
+    AppendStatusLine(head, response.status);
+    AppendHeaders(head, response.headers);
+    if (!bodyless) {
+      head += "Content-Length: ";
+      head += std::to_string(response.body.size());
+      head += "\r\n";
+    }
+    AppendConnection(head, info_, close);
+    head += "\r\n";
+    WriteKind end = close ? WriteKind::kEndClose : WriteKind::kEndKeepAlive;
+    if (info_.head || bodyless || response.body.empty()) {
+      session_->Enqueue(std::move(head), end);
+    } else if (response.body.size() <= kCopyBodyLimit) {
+      head += response.body;
+      session_->Enqueue(std::move(head), end);
+    } else {
+      session_->Enqueue(std::move(head), WriteKind::kPart);
+      session_->Enqueue(std::move(response.body), end);
+    }
+    Detach(lock, /*defer_callbacks=*/true);
+  }
+
+  void BeginStream(int status, Headers headers) override {
+    std::unique_lock lock(mu_);
+    if (state_ != State::kIdle || session_ == nullptr) return;
+    state_ = State::kStreaming;
+    close_after_stream_ = !info_.keep_alive || info_.http10 || WantsClose(headers);
+    std::string head;
+    AppendStatusLine(head, status);
+    AppendHeaders(head, headers);
+    // HTTP/1.0 has no chunked coding: the body ends with the connection.
+    if (!info_.http10) head += "Transfer-Encoding: chunked\r\n";
+    AppendConnection(head, info_, close_after_stream_);
+    head += "\r\n";
+    session_->Enqueue(std::move(head), WriteKind::kPart);
+  }
+
+  bool Write(std::string data) override {
+    std::unique_lock lock(mu_);
+    if (state_ != State::kStreaming || session_ == nullptr) return false;
+    if (data.empty() || info_.head) return true;  // an empty chunk would end the body
+    if (session_->queued_bytes() > kMaxQueuedBytes) {
+      LOG_WARN("closing a stream whose peer does not read ({} bytes queued)",
+               session_->queued_bytes());
+      state_ = State::kDone;
+      session_->Enqueue({}, WriteKind::kAbort);
+      Detach(lock, /*defer_callbacks=*/true);
+      return false;
+    }
+    if (info_.http10) {
+      session_->Enqueue(std::move(data), WriteKind::kPart);
+      return true;
+    }
+    char size_line[24];
+    int n = std::snprintf(size_line, sizeof size_line, "%zx\r\n", data.size());
+    std::string chunk;
+    chunk.reserve(static_cast<size_t>(n) + data.size() + 2);
+    chunk.append(size_line, static_cast<size_t>(n));
+    chunk += data;
+    chunk += "\r\n";
+    session_->Enqueue(std::move(chunk), WriteKind::kPart);
+    return true;
+  }
+
+  void End() override {
+    std::unique_lock lock(mu_);
+    if (state_ != State::kStreaming || session_ == nullptr) return;
+    state_ = State::kDone;
+    std::string tail = (info_.http10 || info_.head) ? std::string() : std::string("0\r\n\r\n");
+    session_->Enqueue(std::move(tail),
+                      close_after_stream_ ? WriteKind::kEndClose : WriteKind::kEndKeepAlive);
+    Detach(lock, /*defer_callbacks=*/true);
+  }
+
+  void Abort() override {
+    std::unique_lock lock(mu_);
+    if (state_ == State::kDone || session_ == nullptr) return;
+    state_ = State::kDone;
+    session_->Enqueue({}, WriteKind::kAbort);
+    Detach(lock, /*defer_callbacks=*/true);
+  }
+
+  bool closed() const override { return closed_.load(std::memory_order_acquire); }
+
+  void OnClose(std::function<void()> callback) override {
+    std::unique_lock lock(mu_);
+    if (!closed_.load(std::memory_order_relaxed)) {
+      callbacks_.push_back(std::move(callback));
+      return;
+    }
+    lock.unlock();
+    callback();
+  }
+
+  // Called by the session when the connection closes.
+  void MarkClosed() {
+    std::unique_lock lock(mu_);
+    if (session_ == nullptr) return;
+    state_ = State::kDone;
+    Detach(lock, /*defer_callbacks=*/false);
+  }
+
+ private:
+  enum class State { kIdle, kStreaming, kDone };
+
+  // Releases the connection and runs the close callbacks outside the lock. When the handler
+  // finished the writer, the callbacks run later on the strand: running them inside its
+  // Send()/End() call would deadlock a handler that holds its own lock around that call.
+  void Detach(std::unique_lock<std::mutex>& lock, bool defer_callbacks) {
+    std::shared_ptr<SessionBase> session = std::move(session_);
+    closed_.store(true, std::memory_order_release);
+    std::vector<std::function<void()>> callbacks = std::move(callbacks_);
+    callbacks_.clear();
+    lock.unlock();
+    if (callbacks.empty()) return;
+    if (defer_callbacks && session != nullptr) {
+      session->PostCallbacks(std::move(callbacks));
+    } else {
+      for (auto& cb : callbacks) cb();
+    }
+  }
+
+  std::mutex mu_;
+  std::shared_ptr<SessionBase> session_;  // null once the response is complete or closed
+  const RequestInfo info_;
+  State state_ = State::kIdle;
+  bool close_after_stream_ = false;
+  std::atomic<bool> closed_{false};
+  std::vector<std::function<void()>> callbacks_;
+};
+
+// Hooks of the server a session uses while it is open.
+class SessionOwner {
+ public:
+  virtual ~SessionOwner() = default;
+  virtual void Unregister(SessionBase* session) = 0;
+  virtual bool stopping() const = 0;
+};
+
+struct SessionConfig {
+  Handler* handler;
+  size_t max_body_bytes;
+  Clock::duration idle_timeout;
+};
+
+template <bool kTls>
+class Session final : public SessionBase, public std::enable_shared_from_this<Session<kTls>> {
+  using Stream = std::conditional_t<kTls, ssl::stream<tcp::socket>, tcp::socket>;
+
+ public:
+  Session(SessionOwner* owner, const SessionConfig& config, tcp::socket socket,
+          ssl::context* ssl_ctx)
+      : owner_(owner),
+        config_(config),
+        stream_(MakeStream(std::move(socket), ssl_ctx)),
+        executor_(stream_.get_executor()),
+        timer_(executor_) {}
+
+  // Runs the connection; the owner has registered it.
+  void Start() {
+    asio::dispatch(executor_, [self = this->shared_from_this()] { self->DoStart(); });
+  }
+
+  void Enqueue(std::string bytes, WriteKind kind) override {
+    queued_bytes_.fetch_add(bytes.size(), std::memory_order_relaxed);
+    asio::post(executor_, [self = this->shared_from_this(), bytes = std::move(bytes),
+                           kind]() mutable { self->OnEnqueue(std::move(bytes), kind); });
+  }
+
+  void PostClose() override {
+    asio::post(executor_, [self = this->shared_from_this()] { self->CloseNow(false); });
+  }
+
+  void PostCallbacks(std::vector<std::function<void()>> callbacks) override {
+    asio::post(executor_, [self = this->shared_from_this(), callbacks = std::move(callbacks)] {
+      for (auto& cb : callbacks) cb();
+    });
+  }
+
+ private:
+  enum class Phase { kStarting, kReadingRequest, kHandling, kLingering, kClosed };
+
+  static Stream MakeStream(tcp::socket socket, ssl::context* ssl_ctx) {
+    if constexpr (kTls) {
+      return Stream(std::move(socket), *ssl_ctx);
+    } else {
+      (void)ssl_ctx;
+      return socket;
+    }
+  }
+
+  tcp::socket& Socket() {
+    if constexpr (kTls) {
+      return stream_.next_layer();
+    } else {
+      return stream_;
+    }
+  }
+
+  void DoStart() {
+    if (closed_) return;
+    error_code ec;
+    tcp::endpoint peer = Socket().remote_endpoint(ec);
+    if (!ec) {
+      remote_ = peer.address().is_v6() ? "[" + peer.address().to_string() + "]"
+                                       : peer.address().to_string();
+      remote_ += ":" + std::to_string(peer.port());
+    }
+    deadline_ = Clock::now() + config_.idle_timeout;
+    ArmTimer(deadline_);
+    if constexpr (kTls) {
+      phase_ = Phase::kStarting;
+      reading_ = true;
+      stream_.async_handshake(ssl::stream_base::server,
+                              [self = this->shared_from_this()](error_code hec) {
+                                self->reading_ = false;
+                                if (self->closed_) return;
+                                if (hec) {
+                                  self->CloseNow(false);
+                                } else {
+                                  self->StartReadRequest();
+                                }
+                              });
+    } else {
+      StartReadRequest();
+    }
+  }
+
+  // Deadlines are checked lazily: the timer only moves when a deadline comes earlier than it.
+  void SetDeadline(Clock::time_point deadline) {
+    deadline_ = deadline;
+    if (deadline < timer_.expiry()) ArmTimer(deadline);
+  }
+
+  void ArmTimer(Clock::time_point when) {
+    uint64_t generation = ++timer_generation_;
+    timer_.expires_at(when);
+    timer_.async_wait([self = this->shared_from_this(), generation](error_code ec) {
+      self->OnTimer(ec, generation);
+    });
+  }
+
+  void OnTimer(error_code ec, uint64_t generation) {
+    if (ec == asio::error::operation_aborted || closed_ || generation != timer_generation_) return;
+    Clock::time_point now = Clock::now();
+    if (now >= deadline_) {
+      CloseNow(false);
+      return;
+    }
+    ArmTimer(deadline_ == Clock::time_point::max() ? now + config_.idle_timeout : deadline_);
+  }
+
+  void StartReadRequest() {
+    phase_ = Phase::kReadingRequest;
+    if (buffer_.size() == 0 && buffer_.capacity() > 64 * 1024) buffer_.shrink_to_fit();
+    parser_.emplace();
+    parser_->body_limit(config_.max_body_bytes);
+    parser_->header_limit(kHeaderLimit);
+    reading_ = true;
+    http::async_read(
+        stream_, buffer_, *parser_,
+        [self = this->shared_from_this()](error_code ec, size_t) { self->OnRequestRead(ec); });
+  }
+
+  void OnRequestRead(error_code ec) {
+    reading_ = false;
+    if (closed_) return;
+    // body_limit is only raised once the header has been parsed (the message holds it, even
+    // when the parser has not marked the header done because the Content-Length is too big).
+    if (ec == http::error::body_limit) {
+      Dispatch(/*too_large=*/true);
+      return;
+    }
+    if (ec) {
+      bool protocol_error =
+          ec.category() == http::make_error_code(http::error::bad_target).category() &&
+          ec != http::error::end_of_stream && ec != http::error::partial_message;
+      if (!protocol_error) {
+        CloseNow(false);
+        return;
+      }
+      phase_ = Phase::kHandling;
+      deadline_ = Clock::time_point::max();
+      parser_.reset();
+      if (ec == http::error::header_limit) {
+        Enqueue(SimpleResponse(431, "request header fields too large\n"), WriteKind::kEndClose);
+      } else {
+        Enqueue(SimpleResponse(400, "malformed HTTP request: " + ec.message() + "\n"),
+                WriteKind::kEndClose);
+      }
+      return;
+    }
+    Dispatch(/*too_large=*/false);
+  }
+
+  void Dispatch(bool too_large) {
+    auto& msg = parser_->get();
+    HttpRequest request;
+    request.method = std::string(msg.method_string());
+    request.target = std::string(msg.target());
+    ParseTarget(request.target, &request.path, &request.query);
+    for (const auto& field : msg) {
+      request.headers.Add(std::string(field.name_string()), std::string(field.value()));
+    }
+    if (!too_large) request.body = std::move(msg.body());
+    request.remote_address = remote_;
+    request.tls = kTls;
+    request.body_too_large = too_large;
+    RequestInfo info;
+    info.head = msg.method() == http::verb::head;
+    info.http10 = msg.version() < 11;
+    // The rest of an oversized body is still on the wire: the connection cannot be reused.
+    info.keep_alive = msg.keep_alive() && !too_large && !owner_->stopping();
+    parser_.reset();
+
+    phase_ = Phase::kHandling;
+    deadline_ = Clock::time_point::max();
+    auto writer = std::make_shared<Writer>(this->shared_from_this(), info);
+    writer_ = writer;
+    try {
+      config_.handler->Handle(std::move(request), std::move(writer));
+    } catch (const std::exception& e) {
+      LOG_ERROR("HTTP handler threw: {}", e.what());
+      CloseNow(true);
+      return;
+    } catch (...) {
+      LOG_ERROR("HTTP handler threw");
+      CloseNow(true);
+      return;
+    }
+    // Keep a read pending while the response is produced, to notice a peer that goes away.
+    if (!closed_ && !reading_ && buffer_.size() == 0 && phase_ == Phase::kHandling) StartPeek();
+  }
+
+  void StartPeek() {
+    reading_ = true;
+    stream_.async_read_some(
+        buffer_.prepare(kPeekSize),
+        [self = this->shared_from_this()](error_code ec, size_t n) { self->OnPeek(ec, n); });
+  }
+
+  void OnPeek(error_code ec, size_t n) {
+    reading_ = false;
+    if (closed_) return;
+    if (ec) {
+      CloseNow(false);
+      return;
+    }
+    buffer_.commit(n);
+    switch (phase_) {
+      case Phase::kReadingRequest:
+        StartReadRequest();
+        break;
+      case Phase::kLingering:
+        buffer_.consume(buffer_.size());
+        StartPeek();
+        break;
+      default:
+        // A pipelined request: it is parsed once the current response is complete.
+        break;
+    }
+  }
+
+  void OnEnqueue(std::string bytes, WriteKind kind) {
+    if (closed_) {
+      queued_bytes_.fetch_sub(bytes.size(), std::memory_order_relaxed);
+      return;
+    }
+    if (kind == WriteKind::kAbort) {
+      CloseNow(true);
+      return;
+    }
+    if (!bytes.empty()) {
+      queue_.push_back(std::move(bytes));
+    }
+    if (kind != WriteKind::kPart) end_kind_ = kind;
+    if (writing_) return;
+    if (!queue_.empty()) {
+      StartWrite();
+    } else if (end_kind_) {
+      ResponseDone();
+    }
+  }
+
+  void StartWrite() {
+    inflight_.swap(queue_);
+    // TLS writes one record per buffer: small pieces are joined first.
+    if (kTls && inflight_.size() > 1) {
+      size_t total = 0;
+      for (const auto& s : inflight_) total += s.size();
+      if (total <= 64 * 1024) {
+        for (size_t i = 1; i < inflight_.size(); ++i) inflight_[0] += inflight_[i];
+        inflight_.resize(1);
+      }
+    }
+    buffers_.clear();
+    for (const auto& s : inflight_) buffers_.emplace_back(s.data(), s.size());
+    writing_ = true;
+    if (phase_ != Phase::kReadingRequest) SetDeadline(Clock::now() + config_.idle_timeout);
+    asio::async_write(
+        stream_, buffers_,
+        [self = this->shared_from_this()](error_code ec, size_t n) { self->OnWrite(ec, n); });
+  }
+
+  void OnWrite(error_code ec, size_t n) {
+    writing_ = false;
+    size_t total = 0;
+    for (const auto& s : inflight_) total += s.size();
+    (void)n;
+    queued_bytes_.fetch_sub(total, std::memory_order_relaxed);
+    inflight_.clear();
+    if (closed_) return;
+    if (ec) {
+      CloseNow(false);
+      return;
+    }
+    if (phase_ == Phase::kHandling) deadline_ = Clock::time_point::max();
+    if (!queue_.empty()) {
+      StartWrite();
+    } else if (end_kind_) {
+      ResponseDone();
+    }
+  }
+
+  void ResponseDone() {
+    WriteKind kind = *end_kind_;
+    end_kind_.reset();
+    writer_.reset();
+    if (kind == WriteKind::kEndClose || owner_->stopping()) {
+      GracefulClose();
+      return;
+    }
+    phase_ = Phase::kReadingRequest;
+    SetDeadline(Clock::now() + config_.idle_timeout);
+    // With a peek pending, its completion starts the next read.
+    if (!reading_) StartReadRequest();
+  }
+
+  void GracefulClose() {
+    phase_ = Phase::kLingering;
+    error_code ignored;
+    Socket().shutdown(tcp::socket::shutdown_send, ignored);
+    buffer_.consume(buffer_.size());
+    SetDeadline(Clock::now() + kLingerTime);
+    if (!reading_) StartPeek();
+  }
+
+  void CloseNow(bool reset) {
+    if (closed_) return;
+    closed_ = true;
+    phase_ = Phase::kClosed;
+    ++timer_generation_;
+    timer_.cancel();
+    error_code ignored;
+    // A zero linger turns the close into a reset.
+    if (reset) Socket().set_option(tcp::socket::linger(true, 0), ignored);
+    Socket().close(ignored);
+    queue_.clear();
+    if (auto writer = writer_.lock()) {
+      writer_.reset();
+      writer->MarkClosed();
+    }
+    owner_->Unregister(this);
+  }
+
+  SessionOwner* const owner_;
+  const SessionConfig config_;
+  Stream stream_;
+  asio::any_io_executor executor_;  // the connection's strand
+  asio::steady_timer timer_;
+  uint64_t timer_generation_ = 0;
+  Clock::time_point deadline_ = Clock::time_point::max();
+  std::string remote_;
+  beast::flat_buffer buffer_;
+  std::optional<http::request_parser<http::string_body>> parser_;
+  std::weak_ptr<Writer> writer_;  // the writer of the response in progress
+  std::vector<std::string> queue_;
+  std::vector<std::string> inflight_;
+  std::vector<asio::const_buffer> buffers_;
+  std::optional<WriteKind> end_kind_;  // the response ends once the queue is written
+  Phase phase_ = Phase::kStarting;
+  bool reading_ = false;
+  bool writing_ = false;
+  bool closed_ = false;
+};
+
+int SelectAlpn(SSL*, const unsigned char** out, unsigned char* out_len, const unsigned char* in,
+               unsigned int in_len, void*) {
+  static const unsigned char kHttp11[] = {8, 'h', 't', 't', 'p', '/', '1', '.', '1'};
+  unsigned char* selected = nullptr;
+  if (SSL_select_next_proto(&selected, out_len, kHttp11, sizeof kHttp11, in, in_len) ==
+      OPENSSL_NPN_NEGOTIATED) {
+    *out = selected;
+    return SSL_TLSEXT_ERR_OK;
+  }
+  return SSL_TLSEXT_ERR_NOACK;
+}
+
+class ServerImpl final : public HttpServer, public SessionOwner {
+ public:
+  ServerImpl(const Options& options, Handler& handler)
+      : options_(options),
+        ioc_(std::max(1, options.threads)),
+        acceptor_(asio::make_strand(ioc_)),
+        accept_retry_(acceptor_.get_executor()) {
+    config_.handler = &handler;
+    config_.max_body_bytes = options.max_body_bytes;
+    config_.idle_timeout = options.idle_timeout;
+  }
+
+  ~ServerImpl() override { Stop(); }
+
+  Status Init() {
+    if (options_.tls) RETURN_IF_ERROR(InitTls(*options_.tls));
+    error_code ec;
+    tcp::endpoint endpoint;
+    asio::ip::address address = asio::ip::make_address(options_.host, ec);
+    if (!ec) {
+      endpoint = tcp::endpoint(address, options_.port);
+    } else {
+      tcp::resolver resolver(ioc_);
+      auto results = resolver.resolve(options_.host, std::to_string(options_.port), ec);
+      if (ec || results.empty()) {
+        return Unavailable("cannot resolve " + options_.host + ": " + ec.message());
+      }
+      endpoint = results.begin()->endpoint();
+    }
+    acceptor_.open(endpoint.protocol(), ec);
+    if (!ec) acceptor_.set_option(asio::socket_base::reuse_address(true), ec);
+    if (!ec) acceptor_.bind(endpoint, ec);
+    if (!ec) acceptor_.listen(asio::socket_base::max_listen_connections, ec);
+    if (ec) {
+      return Unavailable("cannot listen on " + options_.host + ":" + std::to_string(options_.port) +
+                         ": " + ec.message());
+    }
+    port_ = acceptor_.local_endpoint().port();
+    work_.emplace(ioc_.get_executor());
+    asio::post(acceptor_.get_executor(), [this] { DoAccept(); });
+    for (int i = 0; i < std::max(1, options_.threads); ++i) {
+      threads_.emplace_back([this] { ioc_.run(); });
+    }
+    return Status::Ok();
+  }
+
+  uint16_t port() const override { return port_; }
+
+  size_t connection_count() const override {
+    std::lock_guard lock(mu_);
+    return sessions_.size();
+  }
+
+  void Stop() override {
+    std::vector<std::shared_ptr<SessionBase>> open;
+    {
+      std::lock_guard lock(mu_);
+      if (stopped_) return;
+      stopped_ = true;
+      stopping_.store(true);
+      for (auto it = sessions_.begin(); it != sessions_.end();) {
+        if (auto session = it->second.lock()) {
+          open.push_back(std::move(session));
+          ++it;
+        } else {
+          it = sessions_.erase(it);
+        }
+      }
+    }
+    if (!threads_.empty()) {
+      asio::post(acceptor_.get_executor(), [this] {
+        error_code ignored;
+        acceptor_.close(ignored);
+        accept_retry_.cancel();
+      });
+    }
+    for (auto& session : open) session->PostClose();
+    open.clear();
+    {
+      std::unique_lock lock(mu_);
+      drained_.wait(lock, [&] { return sessions_.empty(); });
+    }
+    // With every connection closed and the acceptor shut, the threads run out of work once the
+    // posted callbacks have run.
+    work_.reset();
+    for (auto& t : threads_) t.join();
+    ioc_.stop();
+    threads_.clear();
+  }
+
+  void Unregister(SessionBase* session) override {
+    std::lock_guard lock(mu_);
+    sessions_.erase(session);
+    if (sessions_.empty()) drained_.notify_all();
+  }
+
+  bool stopping() const override { return stopping_.load(std::memory_order_relaxed); }
+
+ private:
+  Status InitTls(const TlsConfig& tls) {
+    ssl_ctx_.emplace(ssl::context::tls_server);
+    SSL_CTX* ctx = ssl_ctx_->native_handle();
+    SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);
+    ssl_ctx_->set_options(ssl::context::default_workarounds | ssl::context::single_dh_use);
+    error_code ec;
+    ssl_ctx_->use_certificate_chain(asio::buffer(tls.cert_chain_pem), ec);
+    if (ec) return InvalidArgument("unusable TLS certificate chain: " + ec.message());
+    ssl_ctx_->use_private_key(asio::buffer(tls.private_key_pem), ssl::context::pem, ec);
+    if (ec) return InvalidArgument("unusable TLS private key: " + ec.message());
+    if (SSL_CTX_check_private_key(ctx) != 1) {
+      return InvalidArgument("the TLS private key does not match the certificate");
+    }
+    SSL_CTX_set_alpn_select_cb(ctx, SelectAlpn, nullptr);
+    return Status::Ok();
+  }
+
+  // Runs on the acceptor's strand.
+  void DoAccept() {
+    acceptor_.async_accept(asio::make_strand(ioc_), [this](error_code ec, tcp::socket socket) {
+      OnAccept(ec, std::move(socket));
+    });
+  }
+
+  void OnAccept(error_code ec, tcp::socket socket) {
+    if (ec) {
+      if (ec == asio::error::operation_aborted || !acceptor_.is_open() || stopping()) return;
+      // Out of descriptors or similar: retry a little later instead of spinning.
+      LOG_WARN("accept failed: {}", ec.message());
+      accept_retry_.expires_after(std::chrono::milliseconds(50));
+      accept_retry_.async_wait([this](error_code wec) {
+        if (!wec && acceptor_.is_open()) DoAccept();
+      });
+      return;
+    }
+    error_code ignored;
+    socket.set_option(tcp::no_delay(true), ignored);
+    if (ssl_ctx_) {
+      StartSession<true>(std::move(socket));
+    } else {
+      StartSession<false>(std::move(socket));
+    }
+    DoAccept();
+  }
+
+  template <bool kTls>
+  void StartSession(tcp::socket socket) {
+    auto session = std::make_shared<Session<kTls>>(this, config_, std::move(socket),
+                                                   ssl_ctx_ ? &*ssl_ctx_ : nullptr);
+    {
+      std::lock_guard lock(mu_);
+      if (stopping_.load()) return;  // the socket closes with the session
+      sessions_.emplace(session.get(), session);
+    }
+    session->Start();
+  }
+
+  const Options options_;
+  SessionConfig config_{};
+  std::optional<ssl::context> ssl_ctx_;  // outlives the io_context and every session
+  asio::io_context ioc_;
+  std::optional<asio::executor_work_guard<asio::io_context::executor_type>> work_;
+  tcp::acceptor acceptor_;
+  asio::steady_timer accept_retry_;
+  uint16_t port_ = 0;
+
+  mutable std::mutex mu_;
+  std::condition_variable drained_;
+  bool stopped_ = false;
+  std::atomic<bool> stopping_{false};
+  std::unordered_map<SessionBase*, std::weak_ptr<SessionBase>> sessions_;
+  std::vector<std::thread> threads_;
+};
+
+}  // namespace
+
+StatusOr<std::unique_ptr<HttpServer>> HttpServer::Start(const Options& options, Handler& handler) {
+  try {
+    auto server = std::make_unique<ServerImpl>(options, handler);
+    RETURN_IF_ERROR(server->Init());
+    return std::unique_ptr<HttpServer>(std::move(server));
+  } catch (const std::exception& e) {
+    return Unavailable(std::string("starting the HTTP server: ") + e.what());
+  }
+}
+
+}  // namespace steward::net

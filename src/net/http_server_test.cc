@@ -1,0 +1,740 @@
+#include "net/http_server.h"
+
+#include <arpa/inet.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <mutex>
+#include <set>
+#include <thread>
+
+#include "net/http_client.h"
+#include "net/tls_certs.h"
+
+namespace steward::net {
+namespace {
+
+using namespace std::chrono_literals;
+
+constexpr auto kWait = 10s;  // upper bound for anything a test waits for
+
+// A handler that forwards to a function set by the test.
+class FnHandler : public Handler {
+ public:
+  using Fn = std::function<void(HttpRequest, std::shared_ptr<ResponseWriter>)>;
+  explicit FnHandler(Fn fn) : fn_(std::move(fn)) {}
+  void Handle(HttpRequest request, std::shared_ptr<ResponseWriter> writer) override {
+    fn_(std::move(request), std::move(writer));
+  }
+
+ private:
+  Fn fn_;
+};
+
+// A flag that one thread sets and another waits for, with a deadline.
+class Event {
+ public:
+  void Set() {
+    std::lock_guard lock(mu_);
+    set_ = true;
+    cv_.notify_all();
+  }
+  bool Wait(std::chrono::milliseconds timeout = kWait) {
+    std::unique_lock lock(mu_);
+    return cv_.wait_for(lock, timeout, [&] { return set_; });
+  }
+  bool IsSet() {
+    std::lock_guard lock(mu_);
+    return set_;
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool set_ = false;
+};
+
+// Polls `pred` until it holds or the deadline passes.
+template <class Pred>
+bool WaitUntil(Pred pred, std::chrono::milliseconds timeout = kWait) {
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (!pred()) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(2ms);
+  }
+  return true;
+}
+
+HttpResponse TextResponse(int status, std::string body) {
+  HttpResponse response;
+  response.status = status;
+  response.headers.Add("Content-Type", "text/plain");
+  response.body = std::move(body);
+  return response;
+}
+
+std::unique_ptr<HttpServer> StartServer(Handler& handler, HttpServer::Options options = {}) {
+  auto server = HttpServer::Start(options, handler);
+  EXPECT_TRUE(server.ok()) << server.error().ToString();
+  return server.ok() ? std::move(server).value() : nullptr;
+}
+
+std::unique_ptr<HttpClient> MakeClient(uint16_t port, HttpClient::Options options = {}) {
+  options.port = port;
+  return HttpClient::Create(options);
+}
+
+// A raw blocking TCP connection, for requests the client cannot send.
+class RawConnection {
+ public:
+  explicit RawConnection(uint16_t port) {
+    fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
+    timeval tv{10, 0};
+    ::setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(port);
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    connected_ = ::connect(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
+  }
+  ~RawConnection() { ::close(fd_); }
+  bool connected() const { return connected_; }
+  void Send(std::string_view data) {
+    ASSERT_EQ(::send(fd_, data.data(), data.size(), MSG_NOSIGNAL),
+              static_cast<ssize_t>(data.size()));
+  }
+  // Everything until the peer closes (or 10 s pass).
+  std::string ReadToEof() {
+    std::string out;
+    char buf[4096];
+    while (true) {
+      ssize_t n = ::recv(fd_, buf, sizeof buf, 0);
+      if (n <= 0) break;
+      out.append(buf, static_cast<size_t>(n));
+    }
+    return out;
+  }
+  // True when the peer closed the connection (recv returns 0) within 10 s.
+  bool WaitForEof() {
+    char buf[256];
+    while (true) {
+      ssize_t n = ::recv(fd_, buf, sizeof buf, 0);
+      if (n == 0) return true;
+      if (n < 0) return false;
+    }
+  }
+
+ private:
+  int fd_ = -1;
+  bool connected_ = false;
+};
+
+TEST(HttpServerTest, PlainRequestRoundTrip) {
+  FnHandler handler([](HttpRequest req, std::shared_ptr<ResponseWriter> w) {
+    HttpResponse r =
+        TextResponse(201, req.method + " " + req.path + " q=" + std::string(req.Query("name")) +
+                              " h=" + std::string(req.headers.Get("x-test")) +
+                              " auth=" + std::string(req.headers.Get("authorization")) +
+                              " body=" + req.body + " tls=" + (req.tls ? "1" : "0"));
+    r.headers.Add("X-Reply", "yes");
+    EXPECT_FALSE(req.remote_address.empty());
+    EXPECT_EQ(req.target, "/a%20b?name=x%2By&z");
+    w->Send(std::move(r));
+  });
+  auto server = StartServer(handler);
+  ASSERT_TRUE(server);
+  HttpClient::Options options;
+  options.bearer_token = "secret";
+  auto client = MakeClient(server->port(), options);
+  Headers headers;
+  headers.Add("X-Test", "hello");
+  auto response = client->Request("POST", "/a%20b?name=x%2By&z", "payload", headers);
+  ASSERT_TRUE(response.ok()) << response.error().ToString();
+  EXPECT_EQ(response->status, 201);
+  EXPECT_EQ(response->body, "POST /a b q=x+y h=hello auth=Bearer secret body=payload tls=0");
+  EXPECT_EQ(response->headers.Get("x-reply"), "yes");
+  EXPECT_EQ(response->headers.Get("content-type"), "text/plain");
+  EXPECT_EQ(response->headers.Get("content-length"), std::to_string(response->body.size()));
+}
+
+TEST(HttpServerTest, ContentTypeOnlyWhenTheHandlerSetsIt) {
+  FnHandler handler([](HttpRequest, std::shared_ptr<ResponseWriter> w) {
+    HttpResponse r;
+    r.status = 204;
+    w->Send(std::move(r));
+  });
+  auto server = StartServer(handler);
+  ASSERT_TRUE(server);
+  auto client = MakeClient(server->port());
+  auto response = client->Request("DELETE", "/x");
+  ASSERT_TRUE(response.ok()) << response.error().ToString();
+  EXPECT_EQ(response->status, 204);
+  EXPECT_FALSE(response->headers.Has("Content-Type"));
+  EXPECT_FALSE(response->headers.Has("Content-Length"));
+  // The bodyless response left the connection usable.
+  auto again = client->Request("DELETE", "/x");
+  ASSERT_TRUE(again.ok()) << again.error().ToString();
+  EXPECT_EQ(server->connection_count(), 1u);
+}
+
+TEST(HttpServerTest, KeepAliveReusesOneConnection) {
+  std::mutex mu;
+  std::set<std::string> peers;
+  FnHandler handler([&](HttpRequest req, std::shared_ptr<ResponseWriter> w) {
+    {
+      std::lock_guard lock(mu);
+      peers.insert(req.remote_address);
+    }
+    w->Send(TextResponse(200, req.path));
+  });
+  auto server = StartServer(handler);
+  ASSERT_TRUE(server);
+  auto client = MakeClient(server->port());
+  for (int i = 0; i < 300; ++i) {
+    std::string path = "/item/" + std::to_string(i);
+    auto response = client->Request("GET", path);
+    ASSERT_TRUE(response.ok()) << response.error().ToString();
+    ASSERT_EQ(response->body, path);
+  }
+  std::lock_guard lock(mu);
+  EXPECT_EQ(peers.size(), 1u);
+  EXPECT_EQ(server->connection_count(), 1u);
+}
+
+TEST(HttpServerTest, HeadResponseHasLengthButNoBody) {
+  FnHandler handler([](HttpRequest req, std::shared_ptr<ResponseWriter> w) {
+    w->Send(TextResponse(200, req.method == "HEAD" ? "twelve bytes" : "get body"));
+  });
+  auto server = StartServer(handler);
+  ASSERT_TRUE(server);
+  auto client = MakeClient(server->port());
+  auto head = client->Request("HEAD", "/x");
+  ASSERT_TRUE(head.ok()) << head.error().ToString();
+  EXPECT_EQ(head->headers.Get("Content-Length"), "12");
+  EXPECT_EQ(head->body, "");
+  // No stray body bytes were sent: the next response on the connection parses.
+  auto get = client->Request("GET", "/x");
+  ASSERT_TRUE(get.ok()) << get.error().ToString();
+  EXPECT_EQ(get->body, "get body");
+  EXPECT_EQ(server->connection_count(), 1u);
+}
+
+TEST(HttpServerTest, IdleConnectionIsClosedAndTheClientReconnects) {
+  std::mutex mu;
+  std::vector<std::string> peers;
+  FnHandler handler([&](HttpRequest req, std::shared_ptr<ResponseWriter> w) {
+    {
+      std::lock_guard lock(mu);
+      peers.push_back(req.remote_address);
+    }
+    w->Send(TextResponse(200, "ok"));
+  });
+  HttpServer::Options options;
+  options.idle_timeout = 1s;
+  auto server = StartServer(handler, options);
+  ASSERT_TRUE(server);
+  auto client = MakeClient(server->port());
+  ASSERT_TRUE(client->Request("GET", "/one").ok());
+  EXPECT_TRUE(WaitUntil([&] { return server->connection_count() == 0; }));
+  auto second = client->Request("GET", "/two");
+  ASSERT_TRUE(second.ok()) << second.error().ToString();
+  std::lock_guard lock(mu);
+  ASSERT_EQ(peers.size(), 2u);  // the failed attempt on the stale connection never arrived
+  EXPECT_NE(peers[0], peers[1]);
+}
+
+TEST(HttpServerTest, IdleTimeoutClosesASilentConnection) {
+  FnHandler handler(
+      [](HttpRequest, std::shared_ptr<ResponseWriter> w) { w->Send(TextResponse(200, "ok")); });
+  HttpServer::Options options;
+  options.idle_timeout = 1s;
+  auto server = StartServer(handler, options);
+  ASSERT_TRUE(server);
+  RawConnection raw(server->port());
+  ASSERT_TRUE(raw.connected());
+  EXPECT_TRUE(raw.WaitForEof());
+  EXPECT_TRUE(WaitUntil([&] { return server->connection_count() == 0; }));
+}
+
+TEST(HttpServerTest, ConnectionCloseIsHonoured) {
+  FnHandler handler(
+      [](HttpRequest, std::shared_ptr<ResponseWriter> w) { w->Send(TextResponse(200, "bye")); });
+  auto server = StartServer(handler);
+  ASSERT_TRUE(server);
+  auto client = MakeClient(server->port());
+  Headers headers;
+  headers.Add("Connection", "close");
+  auto response = client->Request("GET", "/x", "", headers);
+  ASSERT_TRUE(response.ok()) << response.error().ToString();
+  EXPECT_EQ(response->body, "bye");
+  EXPECT_EQ(response->headers.Get("Connection"), "close");
+  EXPECT_TRUE(WaitUntil([&] { return server->connection_count() == 0; }));
+}
+
+TEST(HttpServerTest, Http10ConnectionClosesAfterTheResponse) {
+  FnHandler handler(
+      [](HttpRequest, std::shared_ptr<ResponseWriter> w) { w->Send(TextResponse(200, "old")); });
+  auto server = StartServer(handler);
+  ASSERT_TRUE(server);
+  RawConnection raw(server->port());
+  ASSERT_TRUE(raw.connected());
+  raw.Send("GET / HTTP/1.0\r\n\r\n");
+  std::string reply = raw.ReadToEof();  // returns only because the server closes
+  EXPECT_EQ(reply.rfind("HTTP/1.1 200 OK\r\n", 0), 0u) << reply;
+  EXPECT_NE(reply.find("Connection: close\r\n"), std::string::npos) << reply;
+  EXPECT_EQ(reply.substr(reply.size() - 3), "old");
+}
+
+TEST(HttpServerTest, ResponseFromAnotherThreadAfterHandleReturns) {
+  std::mutex mu;
+  std::shared_ptr<ResponseWriter> pending;
+  Event handled;
+  FnHandler handler([&](HttpRequest, std::shared_ptr<ResponseWriter> w) {
+    std::lock_guard lock(mu);
+    pending = std::move(w);
+    handled.Set();
+  });
+  auto server = StartServer(handler);
+  ASSERT_TRUE(server);
+  std::thread responder([&] {
+    ASSERT_TRUE(handled.Wait());
+    std::lock_guard lock(mu);
+    EXPECT_FALSE(pending->closed());
+    pending->Send(TextResponse(202, "later"));
+    EXPECT_TRUE(pending->closed());  // finished writers are closed
+  });
+  auto client = MakeClient(server->port());
+  auto response = client->Request("GET", "/slow");
+  responder.join();
+  ASSERT_TRUE(response.ok()) << response.error().ToString();
+  EXPECT_EQ(response->status, 202);
+  EXPECT_EQ(response->body, "later");
+}
+
+TEST(HttpServerTest, DroppedWriterAnswers500) {
+  FnHandler handler([](HttpRequest, std::shared_ptr<ResponseWriter>) {});
+  auto server = StartServer(handler);
+  ASSERT_TRUE(server);
+  auto client = MakeClient(server->port());
+  auto response = client->Request("GET", "/x");
+  ASSERT_TRUE(response.ok()) << response.error().ToString();
+  EXPECT_EQ(response->status, 500);
+}
+
+TEST(HttpServerTest, StreamDeliversChunksAsTheyAreWritten) {
+  std::mutex mu;
+  std::shared_ptr<ResponseWriter> writer;
+  Event stream_started, client_saw_first, callback_ran;
+  std::mutex callback_mu;
+  bool callback_on_other_thread = false;
+  FnHandler handler([&](HttpRequest, std::shared_ptr<ResponseWriter> w) {
+    Headers headers;
+    headers.Add("Content-Type", "application/json");
+    w->BeginStream(200, std::move(headers));
+    EXPECT_TRUE(w->Write("first\n"));
+    std::lock_guard lock(mu);
+    writer = std::move(w);
+    stream_started.Set();
+  });
+  auto server = StartServer(handler);
+  ASSERT_TRUE(server);
+  // Writes the rest only once the client has seen the first chunk.
+  std::thread driver([&] {
+    ASSERT_TRUE(stream_started.Wait());
+    std::shared_ptr<ResponseWriter> w;
+    {
+      std::lock_guard lock(mu);
+      w = writer;
+    }
+    bool saw_first = client_saw_first.Wait();
+    EXPECT_TRUE(w->Write(saw_first ? "second\n" : "TIMEOUT\n"));
+    EXPECT_TRUE(w->Write(std::string(100000, 'x')));
+    // The callback must not run inside End(): this thread holds a lock the callback takes.
+    std::thread::id caller = std::this_thread::get_id();
+    {
+      std::lock_guard lock(callback_mu);
+      w->OnClose([&, caller] {
+        std::lock_guard callback_lock(callback_mu);
+        callback_on_other_thread = std::this_thread::get_id() != caller;
+        callback_ran.Set();
+      });
+      w->End();
+    }
+    EXPECT_TRUE(w->closed());
+    EXPECT_FALSE(w->Write("after end"));
+  });
+  auto client = MakeClient(server->port());
+  std::string received;
+  auto response = client->Stream("GET", "/watch", [&](std::string_view data) {
+    received += data;
+    if (received.find("first\n") != std::string::npos) client_saw_first.Set();
+    return true;
+  });
+  driver.join();
+  ASSERT_TRUE(response.ok()) << response.error().ToString();
+  EXPECT_EQ(response->status, 200);
+  EXPECT_EQ(response->headers.Get("Transfer-Encoding"), "chunked");
+  EXPECT_EQ(response->headers.Get("Content-Type"), "application/json");
+  EXPECT_EQ(received, "first\nsecond\n" + std::string(100000, 'x'));
+  ASSERT_TRUE(callback_ran.Wait());
+  std::lock_guard lock(callback_mu);
+  EXPECT_TRUE(callback_on_other_thread);
+}
+
+TEST(HttpServerTest, EndedStreamLeavesTheConnectionReusable) {
+  FnHandler handler([](HttpRequest req, std::shared_ptr<ResponseWriter> w) {
+    if (req.path == "/stream") {
+      w->BeginStream(200, {});
+      w->Write("a");
+      w->Write("b");
+      w->End();
+    } else {
+      w->Send(TextResponse(200, "plain"));
+    }
+  });
+  auto server = StartServer(handler);
+  ASSERT_TRUE(server);
+  auto client = MakeClient(server->port());
+  auto response = client->Request("GET", "/stream");
+  ASSERT_TRUE(response.ok()) << response.error().ToString();
+  EXPECT_EQ(response->body, "ab");
+  auto plain = client->Request("GET", "/plain");
+  ASSERT_TRUE(plain.ok()) << plain.error().ToString();
+  EXPECT_EQ(plain->body, "plain");
+  EXPECT_EQ(server->connection_count(), 1u);
+}
+
+TEST(HttpServerTest, PeerDisconnectDuringStreamRunsOnClose) {
+  std::mutex mu;
+  std::shared_ptr<ResponseWriter> writer;
+  Event closed;
+  std::atomic<int> close_calls{0};
+  FnHandler handler([&](HttpRequest, std::shared_ptr<ResponseWriter> w) {
+    w->BeginStream(200, {});
+    w->Write("hello");
+    w->OnClose([&] {
+      ++close_calls;
+      closed.Set();
+    });
+    std::lock_guard lock(mu);
+    writer = std::move(w);
+  });
+  auto server = StartServer(handler);
+  ASSERT_TRUE(server);
+  auto client = MakeClient(server->port());
+  std::string received;
+  auto response = client->Stream("GET", "/watch", [&](std::string_view data) {
+    received += data;
+    return false;  // stop reading: the client closes the connection
+  });
+  ASSERT_TRUE(response.ok()) << response.error().ToString();
+  EXPECT_EQ(received, "hello");
+  ASSERT_TRUE(closed.Wait());
+  std::lock_guard lock(mu);
+  EXPECT_TRUE(writer->closed());
+  EXPECT_FALSE(writer->Write("more"));
+  bool late_callback = false;
+  writer->OnClose([&] { late_callback = true; });
+  EXPECT_TRUE(late_callback);  // runs at once on a closed writer
+  EXPECT_EQ(close_calls.load(), 1);
+  EXPECT_TRUE(WaitUntil([&] { return server->connection_count() == 0; }));
+}
+
+TEST(HttpServerTest, BodyOverTheLimitIsFlagged) {
+  std::atomic<bool> saw_too_large{false};
+  std::atomic<size_t> body_size{1};
+  FnHandler handler([&](HttpRequest req, std::shared_ptr<ResponseWriter> w) {
+    if (req.body_too_large) {
+      saw_too_large = true;
+      body_size = req.body.size();
+      w->Send(TextResponse(413, "too large"));
+    } else {
+      w->Send(TextResponse(200, "size " + std::to_string(req.body.size())));
+    }
+  });
+  HttpServer::Options options;
+  options.max_body_bytes = 1024;
+  auto server = StartServer(handler, options);
+  ASSERT_TRUE(server);
+  auto client = MakeClient(server->port());
+  auto small = client->Request("PUT", "/x", std::string(1024, 'a'));
+  ASSERT_TRUE(small.ok()) << small.error().ToString();
+  EXPECT_EQ(small->body, "size 1024");
+  auto big = client->Request("PUT", "/x", std::string(4096, 'a'));
+  ASSERT_TRUE(big.ok()) << big.error().ToString();
+  EXPECT_EQ(big->status, 413);
+  EXPECT_EQ(big->headers.Get("Connection"), "close");
+  EXPECT_TRUE(saw_too_large);
+  EXPECT_EQ(body_size.load(), 0u);
+  // The client opens a new connection for the next request.
+  auto after = client->Request("PUT", "/x", "ok");
+  ASSERT_TRUE(after.ok()) << after.error().ToString();
+  EXPECT_EQ(after->body, "size 2");
+}
+
+TEST(HttpServerTest, MalformedRequestGets400) {
+  std::atomic<int> calls{0};
+  FnHandler handler([&](HttpRequest, std::shared_ptr<ResponseWriter> w) {
+    ++calls;
+    w->Send(TextResponse(200, "ok"));
+  });
+  auto server = StartServer(handler);
+  ASSERT_TRUE(server);
+  RawConnection raw(server->port());
+  ASSERT_TRUE(raw.connected());
+  raw.Send("THIS IS NOT HTTP\r\n\r\n");
+  std::string reply = raw.ReadToEof();  // returns only because the server closes
+  EXPECT_EQ(reply.rfind("HTTP/1.1 400 Bad Request\r\n", 0), 0u) << reply;
+  EXPECT_EQ(calls.load(), 0);
+  // The server still serves others.
+  auto client = MakeClient(server->port());
+  EXPECT_TRUE(client->Request("GET", "/").ok());
+}
+
+TEST(HttpServerTest, AbortIsAConnectionErrorForTheClient) {
+  FnHandler handler([](HttpRequest req, std::shared_ptr<ResponseWriter> w) {
+    if (req.path == "/abort-stream") {
+      w->BeginStream(200, {});
+      w->Write("partial");
+    }
+    w->Abort();
+    EXPECT_TRUE(w->closed());
+  });
+  auto server = StartServer(handler);
+  ASSERT_TRUE(server);
+  auto client = MakeClient(server->port());
+  auto response = client->Request("GET", "/abort");
+  ASSERT_FALSE(response.ok());
+  EXPECT_EQ(response.error().code(), StatusCode::kUnavailable) << response.error().ToString();
+
+  std::string received;
+  auto stream = client->Stream("GET", "/abort-stream", [&](std::string_view data) {
+    received += data;
+    return true;
+  });
+  ASSERT_FALSE(stream.ok());
+  EXPECT_EQ(stream.error().code(), StatusCode::kUnavailable) << stream.error().ToString();
+}
+
+TEST(HttpServerTest, ClientTimesOutOnASilentHandler) {
+  std::mutex mu;
+  std::vector<std::shared_ptr<ResponseWriter>> parked;
+  FnHandler handler([&](HttpRequest, std::shared_ptr<ResponseWriter> w) {
+    std::lock_guard lock(mu);
+    parked.push_back(std::move(w));
+  });
+  auto server = StartServer(handler);
+  ASSERT_TRUE(server);
+  HttpClient::Options options;
+  options.timeout = 200ms;
+  auto client = MakeClient(server->port(), options);
+  auto response = client->Request("GET", "/never");
+  ASSERT_FALSE(response.ok());
+  EXPECT_EQ(response.error().code(), StatusCode::kDeadlineExceeded);
+  auto stream = client->Stream(
+      "GET", "/never", [](std::string_view) { return true; }, {}, 200ms);
+  ASSERT_FALSE(stream.ok());
+  EXPECT_EQ(stream.error().code(), StatusCode::kDeadlineExceeded);
+}
+
+TEST(HttpServerTest, StopWithAnOpenStreamReturnsPromptly) {
+  std::mutex mu;
+  std::shared_ptr<ResponseWriter> writer;
+  Event on_close_ran, client_got_data;
+  FnHandler handler([&](HttpRequest, std::shared_ptr<ResponseWriter> w) {
+    w->BeginStream(200, {});
+    w->Write("open");
+    w->OnClose([&] { on_close_ran.Set(); });
+    std::lock_guard lock(mu);
+    writer = std::move(w);
+  });
+  auto server = StartServer(handler);
+  ASSERT_TRUE(server);
+  uint16_t port = server->port();
+  StatusOr<HttpResponse> result = InvalidArgument("not run");
+  std::thread streamer([&] {
+    auto client = MakeClient(port);
+    result = client->Stream("GET", "/watch", [&](std::string_view) {
+      client_got_data.Set();
+      return true;
+    });
+  });
+  ASSERT_TRUE(client_got_data.Wait());
+  server->Stop();
+  EXPECT_TRUE(on_close_ran.IsSet());
+  EXPECT_EQ(server->connection_count(), 0u);
+  streamer.join();
+  ASSERT_FALSE(result.ok());
+  EXPECT_EQ(result.error().code(), StatusCode::kUnavailable);
+  std::lock_guard lock(mu);
+  EXPECT_TRUE(writer->closed());
+  EXPECT_FALSE(writer->Write("after stop"));
+  server->Stop();  // idempotent
+  server.reset();
+  EXPECT_FALSE(writer->Write("after destruction"));
+  writer->End();
+}
+
+TEST(HttpServerTest, ConcurrentClients) {
+  FnHandler handler([](HttpRequest req, std::shared_ptr<ResponseWriter> w) {
+    w->Send(TextResponse(200, req.path));
+  });
+  HttpServer::Options options;
+  options.threads = 3;
+  auto server = StartServer(handler, options);
+  ASSERT_TRUE(server);
+  std::atomic<int> ok{0};
+  std::vector<std::thread> threads;
+  std::vector<std::unique_ptr<HttpClient>> clients;
+  for (int t = 0; t < 4; ++t) clients.push_back(MakeClient(server->port()));
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      HttpClient* client = clients[static_cast<size_t>(t)].get();
+      for (int i = 0; i < 100; ++i) {
+        std::string path = "/" + std::to_string(t) + "/" + std::to_string(i);
+        auto response = client->Request("GET", path);
+        if (response.ok() && response->body == path) ++ok;
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(ok.load(), 400);
+  EXPECT_EQ(server->connection_count(), 4u);
+}
+
+TEST(HttpServerTest, StartFailsOnAPortInUse) {
+  FnHandler handler(
+      [](HttpRequest, std::shared_ptr<ResponseWriter> w) { w->Send(TextResponse(200, "")); });
+  auto first = StartServer(handler);
+  ASSERT_TRUE(first);
+  HttpServer::Options options;
+  options.port = first->port();
+  auto second = HttpServer::Start(options, handler);
+  ASSERT_FALSE(second.ok());
+  EXPECT_EQ(second.error().code(), StatusCode::kUnavailable);
+}
+
+// TLS
+
+class TlsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto ca = GenerateCa("test-ca");
+    ASSERT_TRUE(ca.ok());
+    ca_ = *ca;
+    auto serving = GenerateServingCert(ca_, "steward", {"localhost"}, {"127.0.0.1"});
+    ASSERT_TRUE(serving.ok());
+    HttpServer::Options options;
+    options.tls = TlsConfig{serving->cert_pem, serving->key_pem};
+    server_ = StartServer(handler_, options);
+    ASSERT_TRUE(server_);
+  }
+
+  HttpClient::Options TlsOptions() {
+    HttpClient::Options options;
+    options.port = server_->port();
+    options.tls = true;
+    options.ca_pem = ca_.cert_pem;
+    return options;
+  }
+
+  FnHandler handler_{[](HttpRequest req, std::shared_ptr<ResponseWriter> w) {
+    if (req.path == "/stream") {
+      w->BeginStream(200, {});
+      w->Write("s1");
+      w->Write("s2");
+      w->End();
+      return;
+    }
+    w->Send(TextResponse(200, std::string(req.tls ? "tls " : "plain ") + req.path));
+  }};
+  CertAndKey ca_;
+  std::unique_ptr<HttpServer> server_;
+};
+
+TEST_F(TlsTest, VerifiesTheServerAgainstTheCaByIp) {
+  auto client = HttpClient::Create(TlsOptions());
+  for (int i = 0; i < 20; ++i) {
+    auto response = client->Request("GET", "/secure");
+    ASSERT_TRUE(response.ok()) << response.error().ToString();
+    EXPECT_EQ(response->body, "tls /secure");
+  }
+  EXPECT_EQ(server_->connection_count(), 1u);
+}
+
+TEST_F(TlsTest, VerifiesByDnsName) {
+  HttpClient::Options options = TlsOptions();
+  options.server_name = "localhost";
+  auto response = HttpClient::Create(options)->Request("GET", "/dns");
+  ASSERT_TRUE(response.ok()) << response.error().ToString();
+  EXPECT_EQ(response->body, "tls /dns");
+}
+
+TEST_F(TlsTest, FailsAgainstAnotherCa) {
+  auto other = GenerateCa("other-ca");
+  ASSERT_TRUE(other.ok());
+  HttpClient::Options options = TlsOptions();
+  options.ca_pem = other->cert_pem;
+  auto response = HttpClient::Create(options)->Request("GET", "/secure");
+  ASSERT_FALSE(response.ok());
+  EXPECT_EQ(response.error().code(), StatusCode::kUnavailable);
+  EXPECT_NE(response.error().message().find("certificate verify failed"), std::string::npos)
+      << response.error().message();
+  options.insecure_skip_verify = true;
+  auto insecure = HttpClient::Create(options)->Request("GET", "/secure");
+  ASSERT_TRUE(insecure.ok()) << insecure.error().ToString();
+}
+
+TEST_F(TlsTest, FailsForANameNotInTheCertificate) {
+  HttpClient::Options options = TlsOptions();
+  options.server_name = "not-the-server.example";
+  auto response = HttpClient::Create(options)->Request("GET", "/secure");
+  ASSERT_FALSE(response.ok());
+  EXPECT_EQ(response.error().code(), StatusCode::kUnavailable);
+}
+
+TEST_F(TlsTest, PlainHttpOnTheTlsPortFailsHarmlessly) {
+  HttpClient::Options plain;
+  plain.port = server_->port();
+  plain.timeout = 5s;
+  auto response = HttpClient::Create(plain)->Request("GET", "/plain");
+  ASSERT_FALSE(response.ok());
+  EXPECT_EQ(response.error().code(), StatusCode::kUnavailable);
+  auto ok = HttpClient::Create(TlsOptions())->Request("GET", "/after");
+  ASSERT_TRUE(ok.ok()) << ok.error().ToString();
+  EXPECT_EQ(ok->body, "tls /after");
+}
+
+TEST_F(TlsTest, StreamsOverTls) {
+  std::string received;
+  auto response = HttpClient::Create(TlsOptions())->Stream("GET", "/stream", [&](auto data) {
+    received += data;
+    return true;
+  });
+  ASSERT_TRUE(response.ok()) << response.error().ToString();
+  EXPECT_EQ(received, "s1s2");
+}
+
+TEST(TlsConfigTest, BadCertificateIsInvalidArgument) {
+  FnHandler handler(
+      [](HttpRequest, std::shared_ptr<ResponseWriter> w) { w->Send(TextResponse(200, "")); });
+  auto ca = GenerateCa("ca");
+  auto other = GenerateCa("other");
+  ASSERT_TRUE(ca.ok() && other.ok());
+  HttpServer::Options options;
+  options.tls = TlsConfig{"not a certificate", ca->key_pem};
+  auto bad = HttpServer::Start(options, handler);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().code(), StatusCode::kInvalidArgument);
+  options.tls = TlsConfig{ca->cert_pem, other->key_pem};
+  auto mismatched = HttpServer::Start(options, handler);
+  ASSERT_FALSE(mismatched.ok());
+  EXPECT_EQ(mismatched.error().code(), StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace steward::net

@@ -1,0 +1,310 @@
+// kubectl against `steward cluster`: the embedded cluster must satisfy a real client.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <thread>
+
+#include "process.h"
+
+namespace steward::e2e {
+namespace {
+
+using ::testing::AllOf;
+using ::testing::HasSubstr;
+using ::testing::Not;
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+
+constexpr const char* kDeployment = R"(apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+  labels: {app: web}
+spec:
+  replicas: 2
+  selector:
+    matchLabels: {app: web}
+  template:
+    metadata:
+      labels: {app: web}
+    spec:
+      containers:
+      - name: node-red
+        image: nodered/node-red:4.0
+        ports:
+        - {name: web, containerPort: 1880}
+        - {name: management, containerPort: 2880}
+)";
+
+constexpr const char* kService = R"(apiVersion: v1
+kind: Service
+metadata:
+  name: web
+spec:
+  selector: {app: web}
+  ports:
+  - {name: web, port: 80, targetPort: web}
+)";
+
+constexpr const char* kIngress = R"(apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata:
+  name: web
+spec:
+  rules:
+  - host: web.example.test
+    http:
+      paths:
+      - path: /
+        pathType: Prefix
+        backend:
+          service:
+            name: web
+            port: {name: web}
+)";
+
+constexpr const char* kConfigMap = R"(apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: demo
+data:
+  colour: blue
+)";
+
+std::string Describe(const RunResult& r) {
+  return "exit " + std::to_string(r.exit_code) + "\nstdout: " + r.out + "\nstderr: " + r.err;
+}
+
+#define ASSERT_CLUSTER(c) \
+  ASSERT_TRUE((c).ok()) << "steward cluster did not start: " << (c).process().output()
+
+#define EXPECT_KUBECTL_OK(result)                                \
+  do {                                                          \
+    auto _r = (result);                                         \
+    EXPECT_EQ(_r.exit_code, 0) << Describe(_r);                 \
+  } while (0)
+
+TEST(KubectlE2E, VersionDiscoveryAndApiResources) {
+  ClusterUnderTest c({"--profile", "instant"});
+  ASSERT_CLUSTER(c);
+  auto version = c.Kubectl({"version", "-o", "json"});
+  EXPECT_EQ(version.exit_code, 0) << Describe(version);
+  EXPECT_THAT(version.out, HasSubstr("\"serverVersion\""));
+  auto resources = c.Kubectl({"api-resources"});
+  ASSERT_EQ(resources.exit_code, 0) << Describe(resources);
+  for (const char* r : {"deployments", "replicasets", "pods", "services", "endpointslices",
+                        "ingresses", "ingressclasses", "secrets", "configmaps",
+                        "persistentvolumeclaims", "events", "leases", "namespaces"}) {
+    EXPECT_THAT(resources.out, HasSubstr(r));
+  }
+  auto ns = c.Kubectl({"get", "namespaces"});
+  EXPECT_EQ(ns.exit_code, 0) << Describe(ns);
+  EXPECT_THAT(ns.out, AllOf(HasSubstr("default"), HasSubstr("Active")));
+}
+
+TEST(KubectlE2E, RolloutStatusWaitsForThePodReadyDelay) {
+  ClusterUnderTest c({"--profile", "instant", "--set", "pod_ready.fixed_ms=1500"});
+  ASSERT_CLUSTER(c);
+  auto start = std::chrono::steady_clock::now();
+  auto apply = c.Kubectl({"apply", "-f", "-"}, kDeployment);
+  ASSERT_EQ(apply.exit_code, 0) << Describe(apply);
+  EXPECT_THAT(apply.out, HasSubstr("deployment.apps/web created"));
+  // Not ready yet: the pods need the profile's readiness delay.
+  auto early = c.Kubectl({"get", "deployment", "web", "-o", "jsonpath={.status.readyReplicas}"});
+  EXPECT_EQ(early.exit_code, 0) << Describe(early);
+  EXPECT_THAT(early.out, Not(HasSubstr("2")));
+  auto rollout = c.Kubectl({"rollout", "status", "deployment/web", "--timeout=30s"});
+  ASSERT_EQ(rollout.exit_code, 0) << Describe(rollout);
+  EXPECT_THAT(rollout.out, HasSubstr("successfully rolled out"));
+  auto elapsed = std::chrono::steady_clock::now() - start;
+  EXPECT_GE(elapsed, milliseconds(1500));
+  auto ready = c.Kubectl({"get", "deployment", "web", "-o", "jsonpath={.status.readyReplicas}"});
+  EXPECT_EQ(ready.out, "2") << Describe(ready);
+  auto pods = c.Kubectl({"get", "pods", "-l", "app=web", "--no-headers"});
+  EXPECT_EQ(pods.exit_code, 0) << Describe(pods);
+  EXPECT_EQ(std::count(pods.out.begin(), pods.out.end(), '\n'), 2) << pods.out;
+  EXPECT_THAT(pods.out, HasSubstr("Running"));
+}
+
+TEST(KubectlE2E, EndpointsIngressAddressAndTrafficThroughTheIngressListener) {
+  ClusterUnderTest c({"--profile", "instant", "--set", "load_balancer.fixed_ms=300"});
+  ASSERT_CLUSTER(c);
+  std::string all = std::string(kDeployment) + "---\n" + kService + "---\n" + kIngress;
+  auto apply = c.Kubectl({"apply", "-f", "-"}, all);
+  ASSERT_EQ(apply.exit_code, 0) << Describe(apply);
+  EXPECT_KUBECTL_OK(c.Kubectl({"rollout", "status", "deployment/web", "--timeout=30s"}));
+  auto wait = c.Kubectl({"wait", "--for=jsonpath={.status.loadBalancer.ingress[0].ip}=127.0.0.1",
+                         "ingress/web", "--timeout=20s"});
+  EXPECT_EQ(wait.exit_code, 0) << Describe(wait);
+  EXPECT_TRUE(c.KubectlUntil(
+      {"get", "endpointslices", "-l", "kubernetes.io/service-name=web", "-o",
+       "jsonpath={.items[*].endpoints[*].conditions.ready}"},
+      [](const RunResult& r) { return r.out == "true true"; }, seconds(10)));
+  auto endpoints =
+      c.Kubectl({"get", "endpoints", "web", "-o", "jsonpath={.subsets[0].addresses[*].ip}"});
+  EXPECT_EQ(std::count(endpoints.out.begin(), endpoints.out.end(), '.'), 6) << endpoints.out;
+
+  auto pods = c.Kubectl({"get", "pods", "-l", "app=web", "-o", "name"});
+  ASSERT_EQ(pods.exit_code, 0) << Describe(pods);
+  auto answer = HttpGet(c.ingress_port(), "web.example.test", "/");
+  EXPECT_EQ(answer.status, 200) << answer.body;
+  bool from_a_pod = false;
+  size_t pos = 0;
+  while ((pos = pods.out.find("pod/", pos)) != std::string::npos) {
+    std::string name = pods.out.substr(pos + 4, pods.out.find('\n', pos) - pos - 4);
+    if (answer.body.find(name) != std::string::npos) from_a_pod = true;
+    pos += 4;
+  }
+  EXPECT_TRUE(from_a_pod) << "ingress answer: " << answer.body << "\npods: " << pods.out;
+  EXPECT_EQ(HttpGet(c.ingress_port(), "nobody.example.test", "/").status, 404);
+
+  auto proxied = c.Kubectl({"get", "--raw", "/api/v1/namespaces/default/services/web:web/proxy/"});
+  EXPECT_EQ(proxied.exit_code, 0) << Describe(proxied);
+  EXPECT_THAT(proxied.out, HasSubstr("web-"));
+}
+
+TEST(KubectlE2E, DeleteWaitsForTheFinalizerAndRecreateIsRefusedMeanwhile) {
+  ClusterUnderTest c({"--profile", "instant", "--set", "service_finalizer.fixed_ms=2000"});
+  ASSERT_CLUSTER(c);
+  EXPECT_KUBECTL_OK(c.Kubectl({"create", "-f", "-"}, kService));
+  auto start = std::chrono::steady_clock::now();
+  BackgroundProcess deleter(c.KubectlArgv({"delete", "service", "web", "--wait=true"}));
+  ASSERT_TRUE(c.KubectlUntil(
+      {"get", "service", "web", "-o", "jsonpath={.metadata.deletionTimestamp}"},
+      [](const RunResult& r) { return r.exit_code == 0 && !r.out.empty(); }, seconds(10)));
+  auto again = c.Kubectl({"create", "-f", "-"}, kService);
+  EXPECT_NE(again.exit_code, 0);
+  EXPECT_THAT(again.err, HasSubstr("object is being deleted"));
+  EXPECT_EQ(deleter.Stop(0, seconds(20)), 0);
+  EXPECT_THAT(deleter.output(), HasSubstr("service \"web\" deleted"));
+  EXPECT_GE(std::chrono::steady_clock::now() - start, milliseconds(1900));
+  auto gone = c.Kubectl({"get", "service", "web"});
+  EXPECT_NE(gone.exit_code, 0);
+  EXPECT_THAT(gone.err, HasSubstr("NotFound"));
+  EXPECT_KUBECTL_OK(c.Kubectl({"create", "-f", "-"}, kService));
+}
+
+TEST(KubectlE2E, UpdateWithAStaleResourceVersionIsRefusedWithConflict) {
+  ClusterUnderTest c({"--profile", "instant"});
+  ASSERT_CLUSTER(c);
+  EXPECT_KUBECTL_OK(c.Kubectl({"create", "-f", "-"}, kConfigMap));
+  auto stale = c.Kubectl({"get", "configmap", "demo", "-o", "json"});
+  ASSERT_EQ(stale.exit_code, 0);
+  EXPECT_KUBECTL_OK(
+      c.Kubectl({"patch", "configmap", "demo", "--type=merge", "-p", R"({"data":{"colour":"red"}})"}));
+  auto replace = c.Kubectl({"replace", "-f", "-"}, stale.out);
+  EXPECT_NE(replace.exit_code, 0);
+  EXPECT_THAT(replace.err, HasSubstr("the object has been modified"));
+  auto colour = c.Kubectl({"get", "configmap", "demo", "-o", "jsonpath={.data.colour}"});
+  EXPECT_EQ(colour.out, "red");
+}
+
+TEST(KubectlE2E, GetWatchSeesAddedModifiedAndDeleted) {
+  ClusterUnderTest c({"--profile", "instant"});
+  ASSERT_CLUSTER(c);
+  BackgroundProcess watch(c.KubectlArgv({"get", "configmaps", "-w", "--output-watch-events"}));
+  EXPECT_KUBECTL_OK(c.Kubectl({"create", "-f", "-"}, kConfigMap));
+  auto added = watch.WaitForLine("ADDED", seconds(15));
+  ASSERT_TRUE(added) << watch.output();
+  EXPECT_THAT(*added, HasSubstr("demo"));
+  EXPECT_KUBECTL_OK(c.Kubectl({"label", "configmap", "demo", "tier=backend"}));
+  auto modified = watch.WaitForLine("MODIFIED", seconds(15));
+  ASSERT_TRUE(modified) << watch.output();
+  EXPECT_KUBECTL_OK(c.Kubectl({"delete", "configmap", "demo"}));
+  auto deleted = watch.WaitForLine("DELETED", seconds(15));
+  ASSERT_TRUE(deleted) << watch.output();
+  EXPECT_THAT(watch.output(), HasSubstr("NAME"));
+}
+
+TEST(KubectlE2E, StateSurvivesARestartAndOldRevisionsAreExpired) {
+  TempDir data;
+  std::string first_rv;
+  {
+    ClusterUnderTest c({"--profile", "instant"}, data.path());
+    ASSERT_CLUSTER(c);
+    EXPECT_KUBECTL_OK(c.Kubectl({"create", "-f", "-"}, kConfigMap));
+    auto rv = c.Kubectl({"get", "configmap", "demo", "-o", "jsonpath={.metadata.resourceVersion}"});
+    first_rv = rv.out;
+    ASSERT_FALSE(first_rv.empty());
+    EXPECT_EQ(c.Stop(), 0);
+  }
+  ClusterUnderTest c({"--profile", "instant"}, data.path());
+  ASSERT_CLUSTER(c);
+  auto colour = c.Kubectl({"get", "configmap", "demo", "-o", "jsonpath={.data.colour}"});
+  EXPECT_EQ(colour.out, "blue") << Describe(colour);
+  auto rv = c.Kubectl({"get", "configmap", "demo", "-o", "jsonpath={.metadata.resourceVersion}"});
+  EXPECT_EQ(rv.out, first_rv);
+  // The watch history did not survive: a watch from an old revision is expired (410).
+  auto watch = c.Kubectl(
+      {"get", "--raw", "/api/v1/namespaces/default/configmaps?watch=1&resourceVersion=1"});
+  EXPECT_THAT(watch.out + watch.err, AllOf(HasSubstr("Expired"), HasSubstr("410")));
+  // New writes continue the revision counter.
+  EXPECT_KUBECTL_OK(c.Kubectl({"label", "configmap", "demo", "restarted=yes"}));
+  auto rv2 = c.Kubectl({"get", "configmap", "demo", "-o", "jsonpath={.metadata.resourceVersion}"});
+  EXPECT_GT(std::stoull(rv2.out), std::stoull(first_rv));
+}
+
+TEST(KubectlE2E, LabelPatchScaleAndDescribe) {
+  ClusterUnderTest c({"--profile", "instant"});
+  ASSERT_CLUSTER(c);
+  EXPECT_KUBECTL_OK(c.Kubectl({"apply", "-f", "-"}, kDeployment));
+  EXPECT_KUBECTL_OK(c.Kubectl({"label", "deployment", "web", "tier=frontend"}));
+  auto label = c.Kubectl({"get", "deployment", "web", "-o", "jsonpath={.metadata.labels.tier}"});
+  EXPECT_EQ(label.out, "frontend");
+  EXPECT_KUBECTL_OK(c.Kubectl({"patch", "deployment", "web", "-p", R"({"spec":{"replicas":3}})"}));
+  EXPECT_KUBECTL_OK(c.Kubectl({"patch", "deployment", "web", "--type=json", "-p",
+                               R"([{"op":"replace","path":"/spec/minReadySeconds","value":0}])"}));
+  EXPECT_KUBECTL_OK(c.Kubectl({"scale", "deployment", "web", "--replicas=1"}));
+  auto replicas = c.Kubectl({"get", "deployment", "web", "-o", "jsonpath={.spec.replicas}"});
+  EXPECT_EQ(replicas.out, "1");
+  EXPECT_KUBECTL_OK(c.Kubectl({"rollout", "status", "deployment/web", "--timeout=30s"}));
+  auto describe = c.Kubectl({"describe", "deployment", "web"});
+  EXPECT_EQ(describe.exit_code, 0) << Describe(describe);
+  EXPECT_THAT(describe.out, AllOf(HasSubstr("Replicas:"), HasSubstr("NewReplicaSet:")));
+  auto wide = c.Kubectl({"get", "deployment", "web", "-o", "wide"});
+  EXPECT_THAT(wide.out, AllOf(HasSubstr("READY"), HasSubstr("nodered/node-red:4.0")));
+}
+
+TEST(KubectlE2E, ApplyOfAChangedImageRollsOutANewReplicaSet) {
+  ClusterUnderTest c({"--profile", "instant"});
+  ASSERT_CLUSTER(c);
+  EXPECT_KUBECTL_OK(c.Kubectl({"apply", "-f", "-"}, kDeployment));
+  EXPECT_KUBECTL_OK(c.Kubectl({"rollout", "status", "deployment/web", "--timeout=30s"}));
+  std::string changed = kDeployment;
+  changed.replace(changed.find("node-red:4.0"), 12, "node-red:4.1");
+  auto apply = c.Kubectl({"apply", "-f", "-"}, changed);
+  EXPECT_EQ(apply.exit_code, 0) << Describe(apply);
+  EXPECT_THAT(apply.out, HasSubstr("configured"));
+  EXPECT_KUBECTL_OK(c.Kubectl({"rollout", "status", "deployment/web", "--timeout=30s"}));
+  auto images = c.Kubectl(
+      {"get", "pods", "-l", "app=web", "-o", "jsonpath={.items[*].spec.containers[0].image}"});
+  EXPECT_EQ(images.out, "nodered/node-red:4.1 nodered/node-red:4.1") << Describe(images);
+  auto rs = c.Kubectl({"get", "replicasets", "-l", "app=web", "--no-headers"});
+  EXPECT_EQ(std::count(rs.out.begin(), rs.out.end(), '\n'), 2) << rs.out;
+  auto generation = c.Kubectl({"get", "deployment", "web", "-o", "jsonpath={.metadata.generation}"});
+  EXPECT_EQ(generation.out, "2");
+}
+
+TEST(KubectlE2E, RequestsWithoutTheTokenAreRefused) {
+  ClusterUnderTest c({"--profile", "instant"});
+  ASSERT_CLUSTER(c);
+  auto denied = c.Kubectl({"--token", "wrong", "get", "pods"});
+  EXPECT_NE(denied.exit_code, 0);
+  EXPECT_THAT(denied.err, HasSubstr("Unauthorized"));
+}
+
+TEST(KubectlE2E, InvalidObjectsAreRefusedWithFieldErrors) {
+  ClusterUnderTest c({"--profile", "instant"});
+  ASSERT_CLUSTER(c);
+  std::string bad = kConfigMap;
+  bad.replace(bad.find("name: demo"), 10, "name: Not_Valid");
+  auto created = c.Kubectl({"create", "-f", "-"}, bad);
+  EXPECT_NE(created.exit_code, 0);
+  EXPECT_THAT(created.err, AllOf(HasSubstr("is invalid"), HasSubstr("metadata.name")));
+  auto none = c.Kubectl({"get", "configmaps", "-o", "name"});
+  EXPECT_EQ(none.out, "");
+}
+
+}  // namespace
+}  // namespace steward::e2e
