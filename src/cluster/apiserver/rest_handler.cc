@@ -292,8 +292,11 @@ class WatchSession : public std::enable_shared_from_this<WatchSession> {
     return DumpJson(Json{{"type", "BOOKMARK"}, {"object", std::move(object)}}) + "\n";
   }
 
-  bool Matches(const ObjectRecord& rec) {
-    if (!labels_.Empty() && !labels_.Matches(rec.labels ? *rec.labels : Labels{})) return false;
+  bool MatchesLabels(const std::shared_ptr<const Labels>& labels) const {
+    return labels_.Empty() || labels_.Matches(labels ? *labels : Labels{});
+  }
+
+  bool MatchesFields(const ObjectRecord& rec) const {
     if (fields_.Empty()) return true;
     if (parse_fields_) return fields_.Matches(rec.Parse());
     Json meta = {{"metadata", {{"name", rec.name}, {"namespace", rec.ns}}}};
@@ -305,19 +308,35 @@ class WatchSession : public std::enable_shared_from_this<WatchSession> {
                        : ev.type == WatchEventType::kModified ? "MODIFIED"
                                                               : "DELETED";
     if (filtered_) {
+      // As the API server does: an event is shown when the object matched before or after it;
+      // leaving the selection is a DELETED, entering it an ADDED.
       std::string key = ev.object.ns + "/" + ev.object.name;
-      bool was = visible_.count(key) > 0;
-      bool now = ev.type != WatchEventType::kDeleted && Matches(ev.object);
-      if (ev.type == WatchEventType::kDeleted) {
-        if (!was) return;
-        visible_.erase(key);
-      } else if (now) {
-        type = was ? "MODIFIED" : "ADDED";
-        visible_.insert(key);
-      } else {
-        if (!was) return;
-        type = "DELETED";
-        visible_.erase(key);
+      bool was = false;
+      bool now = false;
+      switch (ev.type) {
+        case WatchEventType::kAdded:
+          now = MatchesLabels(ev.object.labels) && MatchesFields(ev.object);
+          break;
+        case WatchEventType::kDeleted:
+          was = MatchesLabels(ev.object.labels) && MatchesFields(ev.object);
+          break;
+        case WatchEventType::kModified:
+          now = MatchesLabels(ev.object.labels) && MatchesFields(ev.object);
+          // Name and namespace never change; other fields' old values are not in the event,
+          // so for those the session remembers what it has shown.
+          was = MatchesLabels(ev.prev_labels) &&
+                (parse_fields_ ? visible_.count(key) > 0 : MatchesFields(ev.object));
+          break;
+      }
+      if (!was && !now) return;
+      if (was && !now) type = "DELETED";
+      if (!was && now) type = "ADDED";
+      if (parse_fields_) {
+        if (now) {
+          visible_.insert(key);
+        } else {
+          visible_.erase(key);
+        }
       }
     }
     ++sent_;
