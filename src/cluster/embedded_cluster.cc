@@ -199,8 +199,11 @@ StatusOr<std::unique_ptr<EmbeddedCluster>> EmbeddedCluster::Start(const Options&
   p->log = std::make_unique<RequestLog>(RealClock::Get());
   if (!options.audit_log.empty()) RETURN_IF_ERROR(p->log->OpenAuditLog(options.audit_log));
 
-  p->controllers = std::make_unique<ControllerManager>(*p->api, options.profile, options.seed + 2);
-  RETURN_IF_ERROR(p->controllers->Start());
+  if (options.controllers) {
+    p->controllers =
+        std::make_unique<ControllerManager>(*p->api, options.profile, options.seed + 2);
+    RETURN_IF_ERROR(p->controllers->Start());
+  }
 
   ASSIGN_OR_RETURN(p->pods, ingress::VirtualPods::Create(*p->api));
   ASSIGN_OR_RETURN(p->resolver, ingress::EndpointResolver::Create(*p->storage));
@@ -342,7 +345,7 @@ void EmbeddedCluster::SetProfile(const Profile& profile) {
   }
   parts_->ingress_requires_service = profile.ingress_requires_service;
   parts_->faults->SetSpec(profile.faults);
-  parts_->controllers->SetProfile(profile);
+  if (parts_->controllers) parts_->controllers->SetProfile(profile);
 }
 
 Profile EmbeddedCluster::profile() const {

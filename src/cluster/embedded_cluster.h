@@ -37,6 +37,8 @@ class EmbeddedCluster {
     // Bearer token required by the API; empty: generated (and kept in data_dir if given).
     std::string token;
     bool tls = true;  // plain HTTP only for benchmarks that measure TLS's share
+    // Simulated controllers; off only for benchmarks of the bare API server.
+    bool controllers = true;
     int api_threads = 2;
   };
 

@@ -168,7 +168,8 @@ const Json& KeyOf(const Json& item, std::string_view merge_key) {
 // Position of `item` in `list`, comparing merge-key values (objects) or values (scalars).
 int IndexIn(const Json& list, const Json& item, std::string_view merge_key) {
   for (size_t i = 0; i < list.size(); ++i) {
-    bool eq = merge_key.empty() ? list[i] == item : KeyOf(list[i], merge_key) == KeyOf(item, merge_key);
+    bool eq =
+        merge_key.empty() ? list[i] == item : KeyOf(list[i], merge_key) == KeyOf(item, merge_key);
     if (eq) return static_cast<int>(i);
   }
   return -1;
@@ -249,8 +250,8 @@ Status CheckSameElementKinds(const Json& a, const Json& b, const std::string& pa
         *kind = k;
         have = true;
       } else if (k != *kind) {
-        return SmpError(path, "list element types are not identical: " + DumpJson(a) + " " +
-                                  DumpJson(b));
+        return SmpError(path,
+                        "list element types are not identical: " + DumpJson(a) + " " + DumpJson(b));
       }
     }
   }
@@ -420,9 +421,9 @@ StatusOr<Json> MergeMap(Json original, const Json& patch, std::string_view type,
   std::vector<std::string> ordered;
   for (const auto& [k, v] : patch.items()) {
     if (!StartsWith(k, kSetElementOrder)) continue;
-    ASSIGN_OR_RETURN(std::string name,
-                     DirectiveField(k, kSetElementOrder, path,
-                                    "invalid patch format of setElementOrder list"));
+    ASSIGN_OR_RETURN(
+        std::string name,
+        DirectiveField(k, kSetElementOrder, path, "invalid patch format of setElementOrder list"));
     if (!v.is_array()) return SmpError(path, "invalid patch format of setElementOrder list");
     const std::string child_path = Join(path, name);
     FieldInfo field = LookupField(type, name);
@@ -481,9 +482,8 @@ StatusOr<Json> MergeMap(Json original, const Json& patch, std::string_view type,
   // $deleteFromPrimitiveList/<field>: remove those values from a list of scalars.
   for (const auto& [k, v] : patch.items()) {
     if (!StartsWith(k, kDeleteFromPrimitiveList)) continue;
-    ASSIGN_OR_RETURN(std::string name,
-                     DirectiveField(k, kDeleteFromPrimitiveList, path,
-                                    "invalid patch format of primitive list"));
+    ASSIGN_OR_RETURN(std::string name, DirectiveField(k, kDeleteFromPrimitiveList, path,
+                                                      "invalid patch format of primitive list"));
     if (!v.is_array()) return SmpError(path, "invalid patch format of primitive list");
     auto it = original.find(name);
     if (it == original.end() || !it->is_array()) continue;
@@ -507,7 +507,8 @@ StatusOr<std::vector<std::string>> ParsePointer(std::string_view ptr) {
   size_t pos = 1;
   while (true) {
     size_t slash = ptr.find('/', pos);
-    std::string_view raw = ptr.substr(pos, slash == std::string_view::npos ? ptr.npos : slash - pos);
+    std::string_view raw =
+        ptr.substr(pos, slash == std::string_view::npos ? ptr.npos : slash - pos);
     std::string token;
     for (size_t i = 0; i < raw.size(); ++i) {
       if (raw[i] != '~') {
@@ -519,7 +520,8 @@ StatusOr<std::vector<std::string>> ParsePointer(std::string_view ptr) {
         token += '/';
         ++i;
       } else {
-        return InvalidArgument("invalid escape in \"" + std::string(raw) + "\" ('~' must be "
+        return InvalidArgument("invalid escape in \"" + std::string(raw) +
+                               "\" ('~' must be "
                                "followed by '0' or '1')");
       }
     }
@@ -644,8 +646,8 @@ class JsonPatcher {
         }
         auto idx = ArrayIndex(t, cur->size(), false);
         if (!idx.ok()) {
-          return InvalidArgument("path \"" + Pointer(tokens, i + 1) + "\": " +
-                                 idx.status().message());
+          return InvalidArgument("path \"" + Pointer(tokens, i + 1) +
+                                 "\": " + idx.status().message());
         }
         cur = &(*cur)[*idx];
       } else {
@@ -704,8 +706,8 @@ class JsonPatcher {
     if (parent->is_array()) {
       auto idx = ArrayIndex(last, parent->size(), false);
       if (!idx.ok()) {
-        return InvalidArgument("path \"" + Pointer(tokens, tokens.size()) + "\": " +
-                               idx.status().message());
+        return InvalidArgument("path \"" + Pointer(tokens, tokens.size()) +
+                               "\": " + idx.status().message());
       }
       Json out = std::move((*parent)[*idx]);
       parent->erase(static_cast<size_t>(*idx));
@@ -738,9 +740,10 @@ StatusOr<PatchType> PatchTypeFromContentType(std::string_view content_type) {
   if (media == "application/merge-patch+json") return PatchType::kJsonMerge;
   if (media == "application/strategic-merge-patch+json") return PatchType::kStrategicMerge;
   if (media == "application/apply-patch+yaml") return PatchType::kApply;
-  return InvalidArgument("the body of the request was in an unknown format - accepted media types "
-                         "include: application/json-patch+json, application/merge-patch+json, "
-                         "application/apply-patch+yaml, application/strategic-merge-patch+json");
+  return InvalidArgument(
+      "the body of the request was in an unknown format - accepted media types "
+      "include: application/json-patch+json, application/merge-patch+json, "
+      "application/apply-patch+yaml, application/strategic-merge-patch+json");
 }
 
 StatusOr<Json> ApplyMergePatch(const Json& target, const Json& patch) {

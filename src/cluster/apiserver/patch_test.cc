@@ -31,8 +31,8 @@ TEST(PatchTypeTest, MapsContentTypes) {
     ASSERT_TRUE(t.ok()) << c.content_type;
     EXPECT_EQ(*t, c.type) << c.content_type;
   }
-  for (const char* bad : {"application/json", "", "text/plain", "application/yaml",
-                          "application/json-patch"}) {
+  for (const char* bad :
+       {"application/json", "", "text/plain", "application/yaml", "application/json-patch"}) {
     auto t = PatchTypeFromContentType(bad);
     ASSERT_FALSE(t.ok()) << bad;
     EXPECT_EQ(t.status().code(), StatusCode::kInvalidArgument);
@@ -149,10 +149,12 @@ TEST(JsonPatchTest, ErrorsNameTheOperationAndPath) {
   const Case cases[] = {
       {R"({"a":1})", R"([{"op":"remove","path":"/b"}])",
        "json patch operation 0 (remove \"/b\"): path \"/b\" does not exist"},
-      {R"({"a":1})", R"([{"op":"add","path":"/a","value":2},{"op":"replace","path":"/x/y","value":1}])",
+      {R"({"a":1})",
+       R"([{"op":"add","path":"/a","value":2},{"op":"replace","path":"/x/y","value":1}])",
        "json patch operation 1 (replace \"/x/y\"): path \"/x\" does not exist"},
       {R"({"l":[1]})", R"([{"op":"add","path":"/l/2","value":1}])",
-       "json patch operation 0 (add \"/l/2\"): path \"/l/2\": array index 2 out of bounds (length 1)"},
+       "json patch operation 0 (add \"/l/2\"): path \"/l/2\": array index 2 out of bounds (length "
+       "1)"},
       {R"({"l":[1]})", R"([{"op":"replace","path":"/l/1","value":1}])",
        "json patch operation 0 (replace \"/l/1\"): path \"/l/1\": array index 1 out of bounds "
        "(length 1)"},
@@ -340,7 +342,8 @@ TEST(StrategicMergePatchTest, NestedListsMergeByTheirKeys) {
                               {"name": "C", "value": "3"}])"));
   EXPECT_EQ(app["ports"], J(R"([{"containerPort": 80, "name": "http"},
                                 {"containerPort": 9090, "name": "metrics"}])"));
-  EXPECT_EQ(app["volumeMounts"], J(R"([{"name": "data", "mountPath": "/data", "readOnly": true}])"));
+  EXPECT_EQ(app["volumeMounts"],
+            J(R"([{"name": "data", "mountPath": "/data", "readOnly": true}])"));
 }
 
 TEST(StrategicMergePatchTest, ListsWithoutStrategyAreReplaced) {
@@ -441,15 +444,13 @@ TEST(StrategicMergePatchTest, PrimitiveListsMergeAsSets) {
 TEST(StrategicMergePatchTest, OwnerReferencesConditionsAndServicePorts) {
   Json owners = Smp(Deployment(), R"({"metadata": {"ownerReferences": [
       {"uid": "u2", "name": "o2", "kind": "Y"}, {"uid": "u1", "name": "renamed"}]}})");
-  EXPECT_EQ(owners["metadata"]["ownerReferences"],
-            J(R"([{"uid": "u2", "name": "o2", "kind": "Y"},
+  EXPECT_EQ(owners["metadata"]["ownerReferences"], J(R"([{"uid": "u2", "name": "o2", "kind": "Y"},
                   {"uid": "u1", "name": "renamed", "kind": "X"}])"));
 
   // A status patch as controllers send it: one condition by type.
   Json cond = Smp(Deployment(), R"({"status": {"conditions": [
       {"type": "Progressing", "status": "False", "reason": "ProgressDeadlineExceeded"}]}})");
-  EXPECT_EQ(cond["status"]["conditions"],
-            J(R"([{"type": "Available", "status": "True"},
+  EXPECT_EQ(cond["status"]["conditions"], J(R"([{"type": "Available", "status": "True"},
                   {"type": "Progressing", "status": "False",
                    "reason": "ProgressDeadlineExceeded"}])"));
 
@@ -457,7 +458,8 @@ TEST(StrategicMergePatchTest, OwnerReferencesConditionsAndServicePorts) {
                                                          {"port": 443, "targetPort": 8443}],
                                                "selector": {"app": "web"}}})");
   Json out = Smp(svc, R"({"spec": {"ports": [{"port": 443, "targetPort": 9443},
-                                             {"port": 8080, "name": "alt"}]}})", "Service");
+                                             {"port": 8080, "name": "alt"}]}})",
+                 "Service");
   EXPECT_EQ(out["spec"]["ports"], J(R"([{"port": 80, "targetPort": 8080},
                                         {"port": 443, "targetPort": 9443},
                                         {"port": 8080, "name": "alt"}])"));
@@ -469,8 +471,10 @@ TEST(StrategicMergePatchTest, OwnerReferencesConditionsAndServicePorts) {
   Json rs = J(R"({"spec": {"template": {"spec": {"initContainers": [{"name": "i", "image": "1"}],
                                                   "containers": [{"name": "a"}]}}}})");
   Json rs2 = Smp(rs, R"({"spec": {"template": {"spec": {"initContainers": [
-      {"name": "i", "image": "2"}]}}}})", "ReplicaSet");
-  EXPECT_EQ(rs2["spec"]["template"]["spec"]["initContainers"], J(R"([{"name": "i", "image": "2"}])"));
+      {"name": "i", "image": "2"}]}}}})",
+                 "ReplicaSet");
+  EXPECT_EQ(rs2["spec"]["template"]["spec"]["initContainers"],
+            J(R"([{"name": "i", "image": "2"}])"));
 }
 
 TEST(StrategicMergePatchTest, NewSubtreesAreMaterialised) {
@@ -481,8 +485,9 @@ TEST(StrategicMergePatchTest, NewSubtreesAreMaterialised) {
       "containers": [{"name": "b", "image": "2"},
                      {"name": "a", "image": "1", "env": [{"name": "X", "value": null}]}]}})",
                  "Pod");
-  EXPECT_EQ(out["spec"]["containers"],
-            J(R"([{"name": "b", "image": "2"}, {"name": "a", "image": "1", "env": [{"name": "X"}]}])"));
+  EXPECT_EQ(
+      out["spec"]["containers"],
+      J(R"([{"name": "b", "image": "2"}, {"name": "a", "image": "1", "env": [{"name": "X"}]}])"));
   EXPECT_FALSE(HasDirectives(out));
 
   // An empty patch list leaves a merge list alone.
@@ -525,8 +530,9 @@ TEST(StrategicMergePatchTest, Errors) {
        "metadata.labels: unknown patch type: \"frob\" in map: {\"$patch\":\"frob\"}"},
       {R"({"spec": {"template": {"spec": {"containers": ["app"]}}}})",
        "spec.template.spec.containers: list element types are not identical"},
-      {R"({"metadata": {"finalizers": [["a"]]}})", "metadata.finalizers: lists of lists are not "
-                                                   "supported"},
+      {R"({"metadata": {"finalizers": [["a"]]}})",
+       "metadata.finalizers: lists of lists are not "
+       "supported"},
       {R"({"metadata": {"$deleteFromPrimitiveList/finalizers": "f1"}})",
        "metadata: invalid patch format of primitive list"},
       {R"({"metadata": {"$setElementOrder": []}})",

@@ -94,9 +94,10 @@ std::vector<std::string> QualifiedNameErrors(std::string_view value) {
       }
     }
   } else if (slashes > 1) {
-    errs.push_back("a qualified name " +
-                   RegexError(kQualifiedNameErr, kQualifiedNameFmt, {"MyName", "my.name", "123-abc"}) +
-                   " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')");
+    errs.push_back(
+        "a qualified name " +
+        RegexError(kQualifiedNameErr, kQualifiedNameFmt, {"MyName", "my.name", "123-abc"}) +
+        " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')");
     return errs;
   }
   if (name.empty()) {
@@ -160,8 +161,9 @@ std::optional<std::string> ValidateRequirement(const LabelSelector::Requirement&
     case Op::kIn:
     case Op::kNotIn:
       if (r.values.empty()) {
-        errs.push_back(child("values") +
-                       ": Invalid value: []: for 'in', 'notin' operators, values set can't be empty");
+        errs.push_back(
+            child("values") +
+            ": Invalid value: []: for 'in', 'notin' operators, values set can't be empty");
       }
       break;
     case Op::kEquals:
@@ -174,8 +176,7 @@ std::optional<std::string> ValidateRequirement(const LabelSelector::Requirement&
     case Op::kExists:
     case Op::kDoesNotExist:
       if (!r.values.empty()) {
-        errs.push_back(child("values") +
-                       ": Invalid value: [" + Join(r.values, " ") +
+        errs.push_back(child("values") + ": Invalid value: [" + Join(r.values, " ") +
                        "]: values set must be empty for exists and does not exist");
       }
       break;
@@ -307,7 +308,8 @@ class Parser {
         case Tok::kEnd:
           return reqs;
         default:
-          return InvalidArgument("found '" + lit + "', expected: !, identifier, or 'end of string'");
+          return InvalidArgument("found '" + lit +
+                                 "', expected: !, identifier, or 'end of string'");
       }
     }
   }
@@ -453,9 +455,7 @@ const std::string* FindLabel(const Labels& labels, const std::string& key) {
 }
 
 bool RequirementMatches(const LabelSelector::Requirement& r, const std::string* value) {
-  auto has = [&] {
-    return std::binary_search(r.values.begin(), r.values.end(), *value);
-  };
+  auto has = [&] { return std::binary_search(r.values.begin(), r.values.end(), *value); };
   switch (r.op) {
     case LabelSelector::Op::kEquals:
     case LabelSelector::Op::kIn:

@@ -43,7 +43,7 @@ TEST(LabelSelectorTest, ParsesTheApimachineryGrammar) {
       {"x in (a,,b)", "x in (,a,b)"},
       {"x in (in,notin)", "x in (in,notin)"},  // keywords are values in a value list
       {"x=in", "x=in"},
-      {"z=1,a=2,m", "a=2,m,z=1"},           // sorted by key
+      {"z=1,a=2,m", "a=2,m,z=1"},  // sorted by key
       {"example.com/app=web", "example.com/app=web"},
       {"a.b-c_d=A.b-C_1", "a.b-c_d=A.b-C_1"},
       {"x in(a),y notin(b)", "x in (a),y notin (b)"},
@@ -102,22 +102,27 @@ TEST(LabelSelectorTest, RejectsBadInputWithApimachineryMessages) {
        "unable to parse requirement: values[0][x]: Invalid value: \"-b\": " + value_regex},
       {"x in (a,b-)",
        "unable to parse requirement: values[1][x]: Invalid value: \"b-\": " + value_regex},
-      {std::string(64, 'k') + "=a",
-       "unable to parse requirement: <nil>: Invalid value: \"" + std::string(64, 'k') +
-           "\": name part must be no more than 63 characters"},
-      {"x=" + std::string(64, 'v'),
-       "unable to parse requirement: values[0][x]: Invalid value: \"" + std::string(64, 'v') +
-           "\": must be no more than 63 characters"},
-      {"/x=a", "unable to parse requirement: <nil>: Invalid value: \"/x\": prefix part must be "
-               "non-empty"},
-      {"Example.com/x", "unable to parse requirement: <nil>: Invalid value: \"Example.com/x\": "
-                        "prefix part a lowercase RFC 1123 subdomain",
+      {std::string(64, 'k') + "=a", "unable to parse requirement: <nil>: Invalid value: \"" +
+                                        std::string(64, 'k') +
+                                        "\": name part must be no more than 63 characters"},
+      {"x=" + std::string(64, 'v'), "unable to parse requirement: values[0][x]: Invalid value: \"" +
+                                        std::string(64, 'v') +
+                                        "\": must be no more than 63 characters"},
+      {"/x=a",
+       "unable to parse requirement: <nil>: Invalid value: \"/x\": prefix part must be "
+       "non-empty"},
+      {"Example.com/x",
+       "unable to parse requirement: <nil>: Invalid value: \"Example.com/x\": "
+       "prefix part a lowercase RFC 1123 subdomain",
        true},
-      {"a/b/c", "unable to parse requirement: <nil>: Invalid value: \"a/b/c\": a qualified name "
-                "must consist of",
+      {"a/b/c",
+       "unable to parse requirement: <nil>: Invalid value: \"a/b/c\": a qualified name "
+       "must consist of",
        true},
-      {"x/=a", "unable to parse requirement: <nil>: Invalid value: \"x/\": name part must be "
-               "non-empty; " + name_regex},
+      {"x/=a",
+       "unable to parse requirement: <nil>: Invalid value: \"x/\": name part must be "
+       "non-empty; " +
+           name_regex},
       {"x in a", "unable to parse requirement: found 'a' expected: '('"},
       {"x in (a", "unable to parse requirement: found '', expected: ',' or ')'"},
       {"x in (a b)", "unable to parse requirement: found 'b', expected: ',' or ')'"},

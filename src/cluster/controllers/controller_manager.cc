@@ -39,9 +39,9 @@ struct ControllerManager::Impl {
     route[Work::kPod] = &kubelet;
     route[Work::kEndpoints] = &endpoints;
     route[Work::kIngress] = &ingress;
-    route[Work::kServiceFinalizer] = &finalizers;
-    route[Work::kIngressFinalizer] = &finalizers;
-    route[Work::kPvcFinalizer] = &finalizers;
+    route[Work::kServiceCleanup] = &finalizers;
+    route[Work::kIngressCleanup] = &finalizers;
+    route[Work::kPvcCleanup] = &finalizers;
     route[Work::kPvcBind] = &pvc;
     route[Work::kGcAttempt] = &gc;
     route[Work::kGcOwner] = &gc;

@@ -65,11 +65,11 @@ void CleanupFinalizers::Observe(const Change& c) {
     ctx_.queue.AddAfter({work, NsName(c.ns, c.name)}, ctx_.Delay(delay));
   };
   if (c.gr == "services") {
-    watch_deleting(kServiceFinalizer, Work::kServiceFinalizer, &Profile::service_finalizer);
+    watch_deleting(kServiceFinalizer, Work::kServiceCleanup, &Profile::service_finalizer);
   } else if (c.gr == "ingresses.networking.k8s.io") {
-    watch_deleting(kIngressFinalizer, Work::kIngressFinalizer, &Profile::ingress_finalizer);
+    watch_deleting(kIngressFinalizer, Work::kIngressCleanup, &Profile::ingress_finalizer);
   } else if (c.gr == "persistentvolumeclaims") {
-    watch_deleting(kPvcFinalizer, Work::kPvcFinalizer, &Profile::pvc_finalizer);
+    watch_deleting(kPvcFinalizer, Work::kPvcCleanup, &Profile::pvc_finalizer);
   } else if (c.gr == "pods") {
     std::string key = NsName(c.ns, c.name);
     std::vector<std::string> released;
@@ -99,7 +99,7 @@ void CleanupFinalizers::Observe(const Change& c) {
     for (const auto& claim : released) {
       const CachedObject* pvc = ctx_.cache.Find("persistentvolumeclaims", c.ns, claim);
       if (pvc != nullptr && pvc->deleting && pvc->HasFinalizer(kPvcFinalizer)) {
-        ctx_.queue.AddAfter({Work::kPvcFinalizer, NsName(c.ns, claim)},
+        ctx_.queue.AddAfter({Work::kPvcCleanup, NsName(c.ns, claim)},
                             ctx_.Delay(&Profile::pvc_finalizer));
       }
     }
@@ -121,11 +121,11 @@ bool CleanupFinalizers::Sync(Work kind, const std::string& key) {
   std::string gr;
   std::string_view finalizer;
   switch (kind) {
-    case Work::kServiceFinalizer:
+    case Work::kServiceCleanup:
       gr = "services";
       finalizer = kServiceFinalizer;
       break;
-    case Work::kIngressFinalizer:
+    case Work::kIngressCleanup:
       gr = "ingresses.networking.k8s.io";
       finalizer = kIngressFinalizer;
       break;
@@ -136,7 +136,7 @@ bool CleanupFinalizers::Sync(Work kind, const std::string& key) {
   }
   const CachedObject* co = ctx_.cache.Find(gr, ns, name);
   if (co == nullptr || !co->deleting || !co->HasFinalizer(finalizer)) return true;
-  if (kind == Work::kPvcFinalizer && ClaimInUse(ns, name)) return true;  // pods re-queue it
+  if (kind == Work::kPvcCleanup && ClaimInUse(ns, name)) return true;  // pods re-queue it
   const std::string uid = co->uid;
   auto res = ctx_.api.Modify(*co->rt, ns, name, [&](Json& obj) {
     if (StrAt(obj, "metadata.uid") != uid) return false;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 #include <mutex>
+#include <optional>
 
 namespace steward::cluster::ingress {
 
@@ -162,7 +163,8 @@ bool EndpointResolver::HasService(std::string_view ns, std::string_view service)
 }
 
 Expected<ResolvedEndpoint, ResolveError> EndpointResolver::Resolve(
-    std::string_view ns, std::string_view service, const ServicePortRef& port) const {
+    std::string_view ns, std::string_view service, const ServicePortRef& port,
+    const std::vector<std::string>& skip) const {
   feed_->CatchUp();
   const std::string key = Key(ns, service);
   auto quoted = [&] { return "\"" + std::string(service) + "\""; };
@@ -208,19 +210,42 @@ Expected<ResolvedEndpoint, ResolveError> EndpointResolver::Resolve(
     if (s != slices_.end() && target_port(s->second) > 0) total += s->second.ready.size();
   }
   if (total == 0) return no_endpoints;
-  size_t pick = by->second->next.fetch_add(1, std::memory_order_relaxed) % total;
-  for (const std::string& sk : by->second->slice_keys) {
-    auto s = slices_.find(sk);
-    if (s == slices_.end()) continue;
-    int tp = target_port(s->second);
-    if (tp <= 0) continue;
-    if (pick < s->second.ready.size()) {
-      const Endpoint& ep = s->second.ready[pick];
-      return ResolvedEndpoint{ep.pod_namespace, ep.pod_name, ep.pod_uid, ep.address, tp};
+  const size_t start = by->second->next.fetch_add(1, std::memory_order_relaxed) % total;
+  // The endpoint at position `index` in the concatenation of the slices' ready lists.
+  auto at = [&](size_t index) -> std::optional<ResolvedEndpoint> {
+    for (const std::string& sk : by->second->slice_keys) {
+      auto s = slices_.find(sk);
+      if (s == slices_.end()) continue;
+      int tp = target_port(s->second);
+      if (tp <= 0) continue;
+      if (index < s->second.ready.size()) {
+        const Endpoint& ep = s->second.ready[index];
+        return ResolvedEndpoint{ep.pod_namespace, ep.pod_name, ep.pod_uid, ep.address, tp};
+      }
+      index -= s->second.ready.size();
     }
-    pick -= s->second.ready.size();
+    return std::nullopt;
+  };
+  auto skipped = [&](const ResolvedEndpoint& ep) {
+    for (const std::string& s : skip) {
+      if (s.size() == ep.pod_namespace.size() + 1 + ep.pod_name.size() &&
+          s.compare(0, ep.pod_namespace.size(), ep.pod_namespace) == 0 &&
+          s[ep.pod_namespace.size()] == '/' &&
+          s.compare(ep.pod_namespace.size() + 1, std::string::npos, ep.pod_name) == 0) {
+        return true;
+      }
+    }
+    return false;
+  };
+  std::optional<ResolvedEndpoint> fallback;  // the round-robin choice, if all were tried
+  for (size_t i = 0; i < total; ++i) {
+    std::optional<ResolvedEndpoint> ep = at((start + i) % total);
+    if (!ep) break;
+    if (skip.empty() || !skipped(*ep)) return *std::move(ep);
+    if (!fallback) fallback = std::move(ep);
   }
-  return no_endpoints;  // unreachable: `total` counted these slices
+  if (fallback) return *std::move(fallback);
+  return no_endpoints;  // unreachable: `total` counted these endpoints
 }
 
 }  // namespace steward::cluster::ingress

@@ -67,8 +67,11 @@ class EndpointResolver {
   EndpointResolver(const EndpointResolver&) = delete;
   EndpointResolver& operator=(const EndpointResolver&) = delete;
 
+  // `skip` lists pods ("ns/name") already tried for this request (a retry, as nginx's
+  // proxy_next_upstream): they are passed over unless nothing else is left.
   Expected<ResolvedEndpoint, ResolveError> Resolve(std::string_view ns, std::string_view service,
-                                                   const ServicePortRef& port) const;
+                                                   const ServicePortRef& port,
+                                                   const std::vector<std::string>& skip = {}) const;
 
   // True when the Service exists (as far as the index has seen).
   bool HasService(std::string_view ns, std::string_view service) const;

@@ -156,3 +156,26 @@ TEST(ServicePortRefTest, Parse) {
 
 }  // namespace
 }  // namespace steward::cluster::ingress
+
+namespace steward::cluster::ingress {
+namespace {
+
+TEST_F(EndpointResolverTest, RetriesPassOverPodsAlreadyTried) {
+  cluster_.CreateSlice("default", "web", "web-abc",
+                       {TestCluster::Endpoint(a_, true), TestCluster::Endpoint(b_, true),
+                        TestCluster::Endpoint(c_, true)},
+                       Ports());
+  for (int i = 0; i < 6; ++i) {
+    auto ep = resolver_->Resolve("default", "web", ServicePortRef::Parse("80"),
+                                 {"default/pod-a", "default/pod-b"});
+    ASSERT_TRUE(ep.ok());
+    EXPECT_EQ(ep->pod_name, "pod-c");
+  }
+  // All tried: still an answer (the round-robin one).
+  auto ep = resolver_->Resolve("default", "web", ServicePortRef::Parse("80"),
+                               {"default/pod-a", "default/pod-b", "default/pod-c"});
+  EXPECT_TRUE(ep.ok());
+}
+
+}  // namespace
+}  // namespace steward::cluster::ingress

@@ -261,12 +261,14 @@ net::HttpResponse IngressRouter::Route(const net::HttpRequest& request) const {
   upstream.headers.Set("X-Forwarded-Host", std::string(request.headers.Get("Host")));
   upstream.headers.Set("X-Forwarded-Proto", request.tls ? "https" : "http");
 
+  std::vector<std::string> tried;
   for (int attempt = 0; attempt < kMaxTries; ++attempt) {
-    auto ep = resolver_.Resolve(match->ingress_namespace, match->service, match->port);
+    auto ep = resolver_.Resolve(match->ingress_namespace, match->service, match->port, tried);
     if (!ep.ok()) {
       if (attempt == 0) return finish(NginxPage(503, "503 Service Temporarily Unavailable"));
       break;
     }
+    tried.push_back(ep->pod_namespace + "/" + ep->pod_name);
     auto pod = storage_.Get("pods", ep->pod_namespace, ep->pod_name);
     if (!pod) continue;  // the endpoint outlived its pod: nothing listens at that address
     auto answer = pods_.Serve(*pod, ep->port, upstream, ep->pod_uid);

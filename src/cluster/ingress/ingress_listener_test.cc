@@ -179,6 +179,8 @@ TEST_F(IngressRouterTest, RouteAnswers) {
     EXPECT_EQ(body["path"], "/hello");
     EXPECT_EQ(body["host"], "site.test");
     EXPECT_EQ(body["port"], 1880);
+    EXPECT_EQ(body["headers"]["X-Forwarded-Host"], "site.test");
+    EXPECT_EQ(body["headers"]["X-Forwarded-For"], "127.0.0.1");
     hits[std::string(r.headers.Get("X-Steward-Pod"))]++;
   }
   EXPECT_EQ(hits["default/pod-a"], 2);
@@ -292,8 +294,7 @@ TEST_F(IngressRouterTest, ConcurrentRoutingWhileObjectsChange) {
                     .ok());
   }
   for (auto& t : threads) t.join();
-  double secs =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   RecordProperty("routes_per_second", static_cast<int>(kThreads * kPerThread / secs));
   EXPECT_EQ(unexpected.load(), 0);
   // pod-a is always ready and listed: nginx-style retries mean every request is served.

@@ -190,4 +190,11 @@ net::HttpResponse Proxy::ProxyToPod(std::string_view ns, std::string_view id, st
   return std::move(answer).value();
 }
 
+net::HttpResponse Proxy::Handle(std::string_view resource, std::string_view ns, std::string_view id,
+                                std::string_view path, const net::HttpRequest& original) const {
+  if (resource == "services") return ProxyToService(ns, id, path, original);
+  if (resource == "pods") return ProxyToPod(ns, id, path, original);
+  return StatusResponse(NotFoundPathError(original.path));
+}
+
 }  // namespace steward::cluster::ingress

@@ -44,6 +44,9 @@ class Proxy {
                                    const net::HttpRequest& original) const;
   net::HttpResponse ProxyToPod(std::string_view ns, std::string_view id, std::string_view path,
                                const net::HttpRequest& original) const;
+  // Dispatches on `resource` ("services" or "pods"; anything else: 404 NotFound path).
+  net::HttpResponse Handle(std::string_view resource, std::string_view ns, std::string_view id,
+                           std::string_view path, const net::HttpRequest& original) const;
 
  private:
   Storage& storage_;

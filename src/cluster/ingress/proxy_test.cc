@@ -89,6 +89,9 @@ TEST_F(ProxyTest, ServiceByPortNameNumberAndScheme) {
   ASSERT_EQ(page.status, 200) << page.body;
   EXPECT_EQ(BodyJson(page)["path"], "/some/page");
   EXPECT_EQ(BodyJson(page)["port"], 1880);
+  // The API server consumes the credentials; the pod never sees them.
+  EXPECT_TRUE(BodyJson(page)["headers"].contains("Accept"));
+  EXPECT_FALSE(BodyJson(page)["headers"].contains("Authorization"));
 }
 
 TEST_F(ProxyTest, ServiceErrors) {
@@ -131,6 +134,17 @@ TEST_F(ProxyTest, EmptyPathRedirectsGetToTrailingSlash) {
   EXPECT_EQ(post.status, 200);
   // Errors come before the redirect.
   EXPECT_EQ(proxy_->ProxyToService("default", "nope", "", Original("GET", "/x/proxy")).status, 404);
+}
+
+TEST_F(ProxyTest, HandleDispatchesOnTheResource) {
+  net::HttpRequest req = Original("GET", "/x/proxy/flowforge/info");
+  EXPECT_EQ(
+      BodyJson(proxy_->Handle("services", "default", "proj-a:2880", "/flowforge/info", req))["id"],
+      "p-1");
+  EXPECT_EQ(
+      BodyJson(proxy_->Handle("pods", "default", "proj-a:2880", "/flowforge/info", req))["id"],
+      "p-1");
+  EXPECT_EQ(proxy_->Handle("secrets", "default", "x", "/", req).status, 404);
 }
 
 TEST_F(ProxyTest, Pods) {

@@ -437,29 +437,40 @@ StatusOr<net::HttpResponse> VirtualPods::Serve(const Json& pod, int port,
     std::lock_guard lock(mu_);
     known = states_.count(uid) != 0;
   }
+  // After CatchUp the watch has seen every pod in storage that went Running, so a miss means
+  // a Forget() or a pod unknown to storage. Only a pod that storage still holds gets state
+  // kept for it; anything else is served from a throwaway state, so that nothing is kept
+  // for a pod whose deletion has already been applied.
+  std::optional<PodState> throwaway;
   if (!known) {
     PodState fresh = StartPod(pod);
-    std::lock_guard lock(mu_);
-    states_.try_emplace(uid, std::move(fresh));
+    auto rec = api_.storage().Get("pods", ns, name);
+    bool stored = rec && GetString(Field(rec->Parse(), "metadata"), "uid") == uid;
+    if (stored) {
+      std::lock_guard lock(mu_);
+      states_.try_emplace(uid, std::move(fresh));
+    } else {
+      throwaway = std::move(fresh);
+    }
   }
 
   net::HttpResponse response;
   {
     std::lock_guard lock(mu_);
-    PodState& state = states_[uid];
-    if (state.name.empty()) {  // deleted meanwhile: serve from a blank state
-      state.ns = ns;
-      state.name = name;
-      state.project_id = name;
+    PodState* state = nullptr;
+    if (throwaway) {
+      state = &*throwaway;
+    } else if (auto it = states_.find(uid); it != states_.end()) {
+      state = &it->second;
+    } else {  // deleted between the checks above
+      throwaway = StartPod(pod);
+      state = &*throwaway;
     }
     if (management) {
-      response = ServeManagement(state, request);
-    } else {
+      response = ServeManagement(*state, request);
+    } else if (!state->running && container != nullptr && container == launcher) {
       // The launcher's stopped Node-RED no longer listens on its ports.
-      if (!state.running && container != nullptr && container == launcher) {
-        return Unavailable("connection refused: Node-RED in pod " + ns + "/" + name +
-                           " is stopped");
-      }
+      return Unavailable("connection refused: Node-RED in pod " + ns + "/" + name + " is stopped");
     }
   }
   if (!management) response = ServeWeb(pod, container, port, request);
@@ -485,6 +496,9 @@ net::HttpResponse VirtualPods::ServeWeb(const Json& pod, const Json* container, 
                  {"method", request.method},
                  {"path", request.path},
                  {"host", host}};
+    Json headers = Json::object();
+    for (const auto& [k, v] : request.headers.fields()) headers[k] = v;
+    body["headers"] = std::move(headers);
     return JsonResponse(200, body);
   }
   net::HttpResponse r;

@@ -15,7 +15,8 @@
 //       POST /flowforge/command       {"cmd": "start"|"stop"|"restart"|"logout"}
 //       GET  /flowforge/env           the resolved env of the launcher container (a test aid)
 //   - any other port: a small page (HTML, or JSON with "Accept: application/json") naming
-//     the pod, namespace, method, path, host and container image.
+//     the pod, namespace, method, path, host and container image (the JSON form also echoes
+//     the request headers, so tests can see what a proxy forwarded).
 // Every answer carries "X-Steward-Pod: <namespace>/<name>".
 //
 // Per-pod state (launcher state, logs, resolved env) is keyed by pod uid. It is created when

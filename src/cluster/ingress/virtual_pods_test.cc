@@ -142,7 +142,7 @@ TEST_F(VirtualPodsTest, StartTimeComesFromTheContainerStatus) {
                       },
                       Subresource::kStatus)
                   .ok());
-  EXPECT_EQ(pods_->TrackedPods(), 1u);  // every event seen
+  EXPECT_EQ(pods_->TrackedPods(), 1u);                       // every event seen
   pods_->Forget(pod["metadata"]["uid"].get<std::string>());  // start again from the status
   pod = GetPod("default", "proj-s");
   Json info = BodyJson(MustServe(pod, 2880, Request("GET", "/flowforge/info")));

@@ -5,7 +5,10 @@
 //   base: realistic           # start from a built-in profile (default: instant)
 //   pod_ready: {fixed_ms: 1000, jitter_ms: 2000}
 //   faults: {error_rate_429: 0.05, retry_after_seconds: 1}
-// Unknown fields are an error naming the field.
+// Delays are {fixed_ms, jitter_ms} maps; FaultSpec::compaction_interval is written
+// compaction_interval_ms. Unknown fields, wrong types and out-of-range values are errors naming
+// the field's dotted path and, for files, the path and line. docs/profiles.md has every field
+// and the built-in profiles.
 //
 // A Profile is a plain value; copy it freely.
 #pragma once
@@ -35,7 +38,7 @@ struct FaultSpec {
   int retry_after_seconds = 1;
   double error_rate_500 = 0;
   double error_rate_503 = 0;
-  double reset_rate = 0;      // fraction of requests whose connection is reset without answer
+  double reset_rate = 0;           // fraction of requests whose connection is reset without answer
   int watch_cut_after_events = 0;  // close a watch stream after N events (0 = never)
   DelaySpec watch_cut_after;       // close a watch stream after this long (0 = never)
   std::chrono::milliseconds compaction_interval{0};  // drop watch history periodically (0 = never)
@@ -43,18 +46,18 @@ struct FaultSpec {
 
 struct Profile {
   std::string name = "instant";
-  DelaySpec controller;         // reaction time of the deployment/replicaset controllers
-  DelaySpec pod_scheduling;     // pod created → scheduled (nodeName, ContainerCreating)
-  DelaySpec pod_start;          // scheduled → containers running (phase Running, not ready)
-  DelaySpec pod_ready;          // running → Ready
-  DelaySpec pod_termination;    // deletion requested → pod gone
-  DelaySpec endpoints;          // pod readiness change → EndpointSlice/Endpoints updated
-  DelaySpec load_balancer;      // Ingress created → status.loadBalancer written
-  DelaySpec service_finalizer;  // Service deletion → its clean-up finalizer removed
-  DelaySpec ingress_finalizer;  // Ingress deletion → its clean-up finalizer removed
-  DelaySpec pvc_finalizer;      // PVC deletion → kubernetes.io/pvc-protection removed
-  DelaySpec pvc_binding;        // PVC created → Bound
-  DelaySpec garbage_collection; // owner gone → dependents deleted
+  DelaySpec controller;          // reaction time of the deployment/replicaset controllers
+  DelaySpec pod_scheduling;      // pod created → scheduled (nodeName, ContainerCreating)
+  DelaySpec pod_start;           // scheduled → containers running (phase Running, not ready)
+  DelaySpec pod_ready;           // running → Ready
+  DelaySpec pod_termination;     // deletion requested → pod gone
+  DelaySpec endpoints;           // pod readiness change → EndpointSlice/Endpoints updated
+  DelaySpec load_balancer;       // Ingress created → status.loadBalancer written
+  DelaySpec service_finalizer;   // Service deletion → its clean-up finalizer removed
+  DelaySpec ingress_finalizer;   // Ingress deletion → its clean-up finalizer removed
+  DelaySpec pvc_finalizer;       // PVC deletion → kubernetes.io/pvc-protection removed
+  DelaySpec pvc_binding;         // PVC created → Bound
+  DelaySpec garbage_collection;  // owner gone → dependents deleted
   // Images matching any of these globs ('*' wildcard) never start: ErrImagePull, and the
   // Deployment reports ProgressDeadlineExceeded after its progressDeadlineSeconds.
   std::vector<std::string> failing_images = {"*.invalid/*", "*:fail"};
@@ -67,13 +70,16 @@ struct Profile {
   FaultSpec faults;
 };
 
-// "instant", "realistic", "hostile", or a path to a profile file.
+// "instant", "realistic", "hostile", or a path to a profile file (kNotFound naming it when it
+// is neither).
 StatusOr<Profile> LoadProfile(std::string_view name_or_path);
 // Parses profile text (YAML or JSON). `origin` names the source in error messages.
 StatusOr<Profile> ParseProfile(std::string_view text, std::string_view origin);
 StatusOr<Profile> BuiltinProfile(std::string_view name);
 // Sets one field by dotted name ("pod_ready.fixed_ms", "faults.error_rate_429",
-// "ingress_requires_service") from text, for command-line overrides.
+// "faults.latency.*.jitter_ms", "ingress_requires_service", "failing_images" = comma list)
+// from text, for command-line overrides. Same names, types and ranges as a file; on error
+// (kInvalidArgument naming the field) the profile is unchanged.
 Status SetProfileField(Profile& profile, std::string_view field, std::string_view value);
 // True when `image` matches one of the profile's failing_images globs.
 bool ImageFails(const Profile& profile, std::string_view image);

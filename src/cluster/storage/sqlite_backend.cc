@@ -138,8 +138,7 @@ Status SqliteBackend::Init() {
   int64_t revision = -1;
   {
     StmtGuard g;
-    if (sqlite3_prepare_v2(db_, "SELECT key, value FROM meta", -1, &g.stmt, nullptr) !=
-        SQLITE_OK) {
+    if (sqlite3_prepare_v2(db_, "SELECT key, value FROM meta", -1, &g.stmt, nullptr) != SQLITE_OK) {
       return InvalidArgument("cluster store " + path_ + ": not a Steward cluster store (" +
                              sqlite3_errmsg(db_) + ")");
     }

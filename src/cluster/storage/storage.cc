@@ -65,10 +65,16 @@ class WatcherState {
     std::shared_ptr<const std::function<void()>> fn;
     {
       std::lock_guard lock(mu_);
-      if (closed_) return;
+      if (closed_ || !notify_ || !*notify_) return;
       fn = notify_;
+      ++callbacks_running_;
     }
-    if (fn && *fn) (*fn)();
+    const WatcherState* outer = tls_in_callback;
+    tls_in_callback = this;
+    (*fn)();
+    tls_in_callback = outer;
+    std::lock_guard lock(mu_);
+    if (--callbacks_running_ == 0) cv_.notify_all();
   }
 
   std::vector<WatchEvent> Drain() {
@@ -97,11 +103,15 @@ class WatcherState {
     if (pending && *fn) (*fn)();
   }
 
+  // After Close() returns no callback is running on another thread, so the owner may free
+  // whatever the callback touches. (A callback that closes its own watcher is not waited for.)
   void Close() {
-    std::lock_guard lock(mu_);
+    std::unique_lock lock(mu_);
     closed_ = true;
     notify_.reset();
     cv_.notify_all();
+    int own = tls_in_callback == this ? 1 : 0;
+    cv_.wait(lock, [&] { return callbacks_running_ <= own; });
   }
 
  private:
@@ -113,7 +123,12 @@ class WatcherState {
   std::deque<WatchEvent> queue_;
   bool closed_ = false;
   std::shared_ptr<const std::function<void()>> notify_;
+  int callbacks_running_ = 0;
+  // The watcher whose callback this thread is running, if any.
+  static thread_local const WatcherState* tls_in_callback;
 };
+
+thread_local const WatcherState* WatcherState::tls_in_callback = nullptr;
 
 class WatcherHandle final : public Watcher {
  public:
@@ -164,8 +179,13 @@ class StorageImpl final : public Storage {
   explicit StorageImpl(Options options) : options_(std::move(options)) {}
 
   ~StorageImpl() override {
-    std::unique_lock lock(mu_);
-    for (auto& [gr, list] : watchers_) {
+    decltype(watchers_) watchers;
+    {
+      std::unique_lock lock(mu_);
+      watchers.swap(watchers_);
+    }
+    // Outside the lock: Close() waits for running callbacks, which may read the storage.
+    for (auto& [gr, list] : watchers) {
       for (auto& w : list) w->Close();
     }
   }
@@ -347,8 +367,8 @@ class StorageImpl final : public Storage {
         return OutOfRange("too old resource version: " + std::to_string(request.from_revision) +
                           " (" + std::to_string(compacted_) + ")");
       }
-      state = std::make_shared<WatcherState>(request.group_resource, request.ns,
-                                             request.from_revision);
+      state =
+          std::make_shared<WatcherState>(request.group_resource, request.ns, request.from_revision);
       auto first = std::upper_bound(
           history_.begin(), history_.end(), request.from_revision,
           [](uint64_t rev, const WatchEvent& ev) { return rev < ev.object.revision; });

@@ -74,7 +74,9 @@ class Watcher {
   // are already queued when it is set, it is also called immediately (once, on the calling thread)
   // so that a consumer that sets it after Watch() returns cannot miss the initial events.
   virtual void SetNotify(std::function<void()> notify) = 0;
-  // Ends the subscription: no more events are queued, Wait() returns at once.
+  // Ends the subscription: no more events are queued, Wait() returns at once. When it returns
+  // (or the watcher is destroyed), the notify callback is not running on any other thread and
+  // is never called again; a callback may close its own watcher.
   virtual void Close() = 0;
 };
 

@@ -6,10 +6,12 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <condition_variable>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <mutex>
 #include <set>
 #include <thread>
 
@@ -101,12 +103,13 @@ TEST(StorageTest, CrudStampsMonotonicRevisions) {
   EXPECT_FALSE(s->Get("pods", "other", "a").has_value());
   EXPECT_FALSE(s->Get("services", "default", "a").has_value());
 
-  auto r2 = s->Mutate("pods", "default", "a", [](const ObjectRecord* cur) -> StatusOr<Storage::Mutation> {
-    EXPECT_NE(cur, nullptr);
-    Json o = cur->Parse();
-    o["spec"]["value"] = 2;
-    return Storage::Mutation::Put(o);
-  });
+  auto r2 =
+      s->Mutate("pods", "default", "a", [](const ObjectRecord* cur) -> StatusOr<Storage::Mutation> {
+        EXPECT_NE(cur, nullptr);
+        Json o = cur->Parse();
+        o["spec"]["value"] = 2;
+        return Storage::Mutation::Put(o);
+      });
   ASSERT_TRUE(r2.ok());
   EXPECT_EQ(r2->object->revision, 2u);
   EXPECT_EQ(Rv(*r2->object), "2");
@@ -133,19 +136,21 @@ TEST(StorageTest, NoopAndFailedWritesConsumeNoRevision) {
   auto w = s->Watch({.from_revision = 1});
   ASSERT_TRUE(w.ok());
 
-  auto noop = s->Mutate("pods", "ns", "a", [](const ObjectRecord* cur) -> StatusOr<Storage::Mutation> {
-    EXPECT_NE(cur, nullptr);
-    return Storage::Mutation::Noop();
-  });
+  auto noop =
+      s->Mutate("pods", "ns", "a", [](const ObjectRecord* cur) -> StatusOr<Storage::Mutation> {
+        EXPECT_NE(cur, nullptr);
+        return Storage::Mutation::Noop();
+      });
   ASSERT_TRUE(noop.ok());
   EXPECT_EQ(noop->applied, Kind::kNoop);
   ASSERT_TRUE(noop->object.has_value());
   EXPECT_EQ(noop->object->revision, 1u);
 
-  auto absent = s->Mutate("pods", "ns", "zz", [](const ObjectRecord* cur) -> StatusOr<Storage::Mutation> {
-    EXPECT_EQ(cur, nullptr);
-    return Storage::Mutation::Noop();
-  });
+  auto absent =
+      s->Mutate("pods", "ns", "zz", [](const ObjectRecord* cur) -> StatusOr<Storage::Mutation> {
+        EXPECT_EQ(cur, nullptr);
+        return Storage::Mutation::Noop();
+      });
   ASSERT_TRUE(absent.ok());
   EXPECT_FALSE(absent->object.has_value());
 
@@ -154,9 +159,9 @@ TEST(StorageTest, NoopAndFailedWritesConsumeNoRevision) {
   EXPECT_EQ(del_absent->applied, Kind::kNoop);
   EXPECT_FALSE(del_absent->object.has_value());
 
-  auto failed = s->Mutate("pods", "ns", "a", [](const ObjectRecord*) -> StatusOr<Storage::Mutation> {
-    return Aborted("conflict");
-  });
+  auto failed = s->Mutate(
+      "pods", "ns", "a",
+      [](const ObjectRecord*) -> StatusOr<Storage::Mutation> { return Aborted("conflict"); });
   ASSERT_FALSE(failed.ok());
   EXPECT_EQ(failed.status(), Aborted("conflict"));
 
@@ -191,8 +196,7 @@ TEST(StorageTest, ListIsOrderedAndScopedToOneNamespace) {
   auto in_a = s->List("pods", "a");
   EXPECT_THAT(keys(in_a), ElementsAre("a/m", "a/z"));
   EXPECT_EQ(in_a.revision, 8u);
-  EXPECT_THAT(keys(s->List("pods", "")),
-              ElementsAre("a/m", "a/z", "a-b/a", "ab/a", "b/x", "b/y"));
+  EXPECT_THAT(keys(s->List("pods", "")), ElementsAre("a/m", "a/z", "a-b/a", "ab/a", "b/x", "b/y"));
   EXPECT_THAT(keys(s->List("pods", "c")), ElementsAre());
   EXPECT_THAT(keys(s->List("services", "")), ElementsAre("a/svc"));
   EXPECT_THAT(keys(s->List("namespaces", "")), ElementsAre("/a"));
@@ -379,7 +383,7 @@ TEST(StorageTest, InitialSnapshotIsAtomicUnderConcurrentWriters) {
 
   for (auto& w : watchers) {
     std::map<std::string, std::string> state;  // name -> json
-    std::map<std::string, uint64_t> last_rev;   // name -> last revision seen
+    std::map<std::string, uint64_t> last_rev;  // name -> last revision seen
     std::vector<WatchEvent> all = w->Drain();
     for (const auto& e : all) {
       const std::string& name = e.object.name;
@@ -469,6 +473,58 @@ TEST(StorageTest, WaitNotifyAndClose) {
   EXPECT_EQ(late, before);
 }
 
+TEST(StorageTest, CloseWaitsForARunningCallback) {
+  auto s = OpenMem();
+  auto w = s->Watch({});
+  ASSERT_TRUE(w.ok());
+  std::mutex mu;
+  std::condition_variable cv;
+  bool entered = false, release = false, finished = false;
+  (*w)->SetNotify([&] {
+    std::unique_lock lock(mu);
+    entered = true;
+    cv.notify_all();
+    cv.wait_for(lock, 10s, [&] { return release; });
+    finished = true;
+  });
+  std::thread writer([&] { ASSERT_TRUE(PutPod(*s, "ns", "a").ok()); });
+  {
+    std::unique_lock lock(mu);
+    ASSERT_TRUE(cv.wait_for(lock, 10s, [&] { return entered; }));
+  }
+  std::atomic<bool> closing{false};
+  bool finished_when_closed = false;
+  std::thread closer([&] {
+    closing = true;
+    (*w)->Close();
+    std::lock_guard lock(mu);
+    finished_when_closed = finished;
+  });
+  while (!closing) std::this_thread::yield();
+  for (int i = 0; i < 100; ++i) std::this_thread::yield();  // let Close() start (not required)
+  {
+    std::lock_guard lock(mu);
+    release = true;
+    cv.notify_all();
+  }
+  closer.join();
+  writer.join();
+  EXPECT_TRUE(finished_when_closed);
+
+  // A callback may close its own watcher without deadlocking.
+  auto w2 = s->Watch({.from_revision = s->CurrentRevision()});
+  ASSERT_TRUE(w2.ok());
+  Watcher* raw = w2->get();
+  std::atomic<int> calls{0};
+  raw->SetNotify([&] {
+    ++calls;
+    raw->Close();
+  });
+  ASSERT_TRUE(PutPod(*s, "ns", "b").ok());
+  ASSERT_TRUE(PutPod(*s, "ns", "c").ok());
+  EXPECT_EQ(calls, 1);
+}
+
 TEST(StorageTest, DestroyedWatchersAreDroppedAndStorageOutlivesNothing) {
   auto s = OpenMem();
   std::atomic<int> calls{0};
@@ -511,12 +567,12 @@ TEST_F(PersistentStorageTest, RoundTripKeepsObjectsAndRevision) {
   {
     auto s = OpenAt(path_);
     ASSERT_TRUE(s.ok()) << s.status().ToString();
-    ASSERT_TRUE(PutPod(**s, "ns", "a", 1, {{"app", "x"}}).ok());                  // 1
-    ASSERT_TRUE(PutPod(**s, "ns", "b", 2).ok());                                  // 2
-    ASSERT_TRUE(PutPod(**s, "ns", "a", 3, {{"app", "y"}}).ok());                  // 3
-    ASSERT_TRUE(Put(**s, "namespaces", "", "ns", Obj("", "ns")).ok());            // 4
-    ASSERT_TRUE(PutPod(**s, "other", "c").ok());                                  // 5
-    ASSERT_TRUE(Del(**s, "pods", "other", "c").ok());                             // 6
+    ASSERT_TRUE(PutPod(**s, "ns", "a", 1, {{"app", "x"}}).ok());        // 1
+    ASSERT_TRUE(PutPod(**s, "ns", "b", 2).ok());                        // 2
+    ASSERT_TRUE(PutPod(**s, "ns", "a", 3, {{"app", "y"}}).ok());        // 3
+    ASSERT_TRUE(Put(**s, "namespaces", "", "ns", Obj("", "ns")).ok());  // 4
+    ASSERT_TRUE(PutPod(**s, "other", "c").ok());                        // 5
+    ASSERT_TRUE(Del(**s, "pods", "other", "c").ok());                   // 6
     b_json = *(*s)->Get("pods", "ns", "b")->json;
     EXPECT_EQ((*s)->CurrentRevision(), 6u);
   }

@@ -1,0 +1,446 @@
+#include "cluster/apiserver/object_api.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "common/base64.h"
+
+namespace steward::cluster {
+namespace {
+
+using ::testing::HasSubstr;
+
+class ObjectApiTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto storage = Storage::Open({});
+    ASSERT_TRUE(storage.ok());
+    storage_ = std::move(storage).value();
+    api_ = std::make_unique<ObjectApi>(*storage_, clock_, random_);
+    ASSERT_TRUE(api_->Create(Type("namespaces"), "", Json{{"metadata", {{"name", "default"}}}})
+                    .ok());
+  }
+
+  static const ResourceType& Type(std::string_view gr) { return *FindGroupResource(gr); }
+
+  Json MustCreate(std::string_view gr, Json obj, std::string_view ns = "default") {
+    auto r = api_->Create(Type(gr), ns, std::move(obj));
+    EXPECT_TRUE(r.ok()) << (r.ok() ? "" : r.error().message);
+    return r.ok() ? *r : Json();
+  }
+
+  static Json Deployment(const std::string& name, const std::string& image = "nginx:1") {
+    return {{"metadata", {{"name", name}}},
+            {"spec",
+             {{"selector", {{"matchLabels", {{"app", name}}}}},
+              {"template",
+               {{"metadata", {{"labels", {{"app", name}}}}},
+                {"spec", {{"containers", {{{"name", "c"}, {"image", image}}}}}}}}}}};
+  }
+
+  static Json ConfigMap(const std::string& name) {
+    return {{"metadata", {{"name", name}, {"labels", {{"tier", "a"}}}}},
+            {"data", {{"k", "v"}}}};
+  }
+
+  static std::string Rv(const Json& obj) { return obj["metadata"]["resourceVersion"]; }
+
+  FakeClock clock_;
+  Random random_{7};
+  std::unique_ptr<Storage> storage_;
+  std::unique_ptr<ObjectApi> api_;
+};
+
+TEST_F(ObjectApiTest, CreateAssignsIdentityVersionAndGeneration) {
+  Json d = MustCreate("deployments.apps", Deployment("web"));
+  EXPECT_FALSE(d["metadata"]["uid"].get<std::string>().empty());
+  EXPECT_FALSE(Rv(d).empty());
+  EXPECT_EQ(d["metadata"]["creationTimestamp"], "2026-01-01T00:00:00Z");
+  EXPECT_EQ(d["metadata"]["generation"], 1);
+  EXPECT_EQ(d["apiVersion"], "apps/v1");
+  EXPECT_EQ(d["kind"], "Deployment");
+  EXPECT_EQ(d["spec"]["replicas"], 1);  // defaulted
+  EXPECT_EQ(d["spec"]["strategy"]["type"], "RollingUpdate");
+  Json cm = MustCreate("configmaps", ConfigMap("a"));
+  EXPECT_FALSE(cm["metadata"].contains("generation"));
+  EXPECT_GT(std::stoull(Rv(cm)), std::stoull(Rv(d)));
+}
+
+TEST_F(ObjectApiTest, GenerateNameMakesAUniqueName) {
+  Json obj = {{"metadata", {{"generateName", "job-"}}}, {"data", Json::object()}};
+  Json a = MustCreate("configmaps", obj);
+  Json b = MustCreate("configmaps", obj);
+  EXPECT_THAT(a["metadata"]["name"].get<std::string>(), ::testing::StartsWith("job-"));
+  EXPECT_NE(a["metadata"]["name"], b["metadata"]["name"]);
+}
+
+TEST_F(ObjectApiTest, CreateRefusesDuplicatesMissingNamespacesAndInvalidNames) {
+  MustCreate("configmaps", ConfigMap("a"));
+  auto dup = api_->Create(Type("configmaps"), "default", ConfigMap("a"));
+  ASSERT_FALSE(dup.ok());
+  EXPECT_EQ(dup.error().code, 409);
+  EXPECT_EQ(dup.error().reason, "AlreadyExists");
+  EXPECT_EQ(dup.error().message, "configmaps \"a\" already exists");
+
+  auto no_ns = api_->Create(Type("configmaps"), "nowhere", ConfigMap("a"));
+  ASSERT_FALSE(no_ns.ok());
+  EXPECT_EQ(no_ns.error().code, 404);
+  EXPECT_EQ(no_ns.error().message, "namespaces \"nowhere\" not found");
+
+  auto bad = api_->Create(Type("configmaps"), "default", ConfigMap("Bad_Name"));
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().code, 422);
+  EXPECT_EQ(bad.error().reason, "Invalid");
+  ASSERT_EQ(bad.error().causes.size(), 1u);
+  EXPECT_EQ(bad.error().causes[0].field, "metadata.name");
+  EXPECT_THAT(bad.error().message, HasSubstr("ConfigMap \"Bad_Name\" is invalid"));
+
+  auto missing = api_->Create(Type("deployments.apps"), "default",
+                              Json{{"metadata", {{"name", "x"}}}, {"spec", Json::object()}});
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.error().code, 422);
+  bool selector_cause = false;
+  for (const auto& c : missing.error().causes) {
+    if (c.field == "spec.selector") selector_cause = true;
+  }
+  EXPECT_TRUE(selector_cause) << missing.error().message;
+  EXPECT_FALSE(storage_->Get("deployments.apps", "default", "x").has_value());
+}
+
+TEST_F(ObjectApiTest, UpdateWithStaleResourceVersionConflicts) {
+  Json cm = MustCreate("configmaps", ConfigMap("a"));
+  Json first = cm;
+  first["data"]["k"] = "v2";
+  auto ok = api_->Update(Type("configmaps"), "default", "a", first);
+  ASSERT_TRUE(ok.ok());
+  Json stale = cm;
+  stale["data"]["k"] = "v3";
+  auto conflict = api_->Update(Type("configmaps"), "default", "a", stale);
+  ASSERT_FALSE(conflict.ok());
+  EXPECT_EQ(conflict.error().code, 409);
+  EXPECT_EQ(conflict.error().reason, "Conflict");
+  EXPECT_THAT(conflict.error().message,
+              HasSubstr("Operation cannot be fulfilled on configmaps \"a\": the object has been "
+                        "modified"));
+  // Without a resourceVersion the update is unconditional.
+  stale["metadata"].erase("resourceVersion");
+  auto forced = api_->Update(Type("configmaps"), "default", "a", stale);
+  ASSERT_TRUE(forced.ok());
+  EXPECT_EQ((*forced)["data"]["k"], "v3");
+}
+
+TEST_F(ObjectApiTest, GenerationFollowsSpecChangesOnly) {
+  Json d = MustCreate("deployments.apps", Deployment("web"));
+  Json labelled = d;
+  labelled["metadata"]["labels"]["x"] = "y";
+  auto r1 = api_->Update(Type("deployments.apps"), "default", "web", labelled);
+  ASSERT_TRUE(r1.ok());
+  EXPECT_EQ((*r1)["metadata"]["generation"], 1);
+  Json scaled = *r1;
+  scaled["spec"]["replicas"] = 3;
+  scaled["status"] = {{"replicas", 99}};  // ignored on the main resource
+  auto r2 = api_->Update(Type("deployments.apps"), "default", "web", scaled);
+  ASSERT_TRUE(r2.ok());
+  EXPECT_EQ((*r2)["metadata"]["generation"], 2);
+  EXPECT_FALSE((*r2)["status"].contains("replicas"));
+  Json status = *r2;
+  status["status"] = {{"observedGeneration", 2}, {"replicas", 3}};
+  status["spec"]["replicas"] = 10;  // ignored on /status
+  auto r3 = api_->Update(Type("deployments.apps"), "default", "web", status, Subresource::kStatus);
+  ASSERT_TRUE(r3.ok());
+  EXPECT_EQ((*r3)["metadata"]["generation"], 2);
+  EXPECT_EQ((*r3)["status"]["replicas"], 3);
+  EXPECT_EQ((*r3)["spec"]["replicas"], 3);
+}
+
+TEST_F(ObjectApiTest, NoOpWritesKeepTheResourceVersion) {
+  Json cm = MustCreate("configmaps", ConfigMap("a"));
+  uint64_t before = storage_->CurrentRevision();
+  auto same = api_->Update(Type("configmaps"), "default", "a", cm);
+  ASSERT_TRUE(same.ok());
+  EXPECT_EQ(Rv(*same), Rv(cm));
+  EXPECT_EQ(storage_->CurrentRevision(), before);
+  auto unchanged = api_->Modify(Type("configmaps"), "default", "a", [](Json&) { return false; });
+  ASSERT_TRUE(unchanged.ok());
+  EXPECT_EQ(storage_->CurrentRevision(), before);
+}
+
+TEST_F(ObjectApiTest, DeleteWithFinalizersTerminatesUntilTheyAreRemoved) {
+  Json cm = ConfigMap("a");
+  cm["metadata"]["finalizers"] = {"example.com/hold"};
+  MustCreate("configmaps", cm);
+  auto deleted = api_->Delete(Type("configmaps"), "default", "a");
+  ASSERT_TRUE(deleted.ok());
+  EXPECT_EQ((*deleted)["kind"], "ConfigMap");  // still there: the object comes back
+  EXPECT_TRUE((*deleted)["metadata"].contains("deletionTimestamp"));
+
+  auto recreate = api_->Create(Type("configmaps"), "default", ConfigMap("a"));
+  ASSERT_FALSE(recreate.ok());
+  EXPECT_EQ(recreate.error().code, 409);
+  EXPECT_THAT(recreate.error().message, HasSubstr("object is being deleted: "));
+
+  Json more = *deleted;
+  more["metadata"]["finalizers"] = {"example.com/hold", "example.com/other"};
+  auto refused = api_->Update(Type("configmaps"), "default", "a", more);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().code, 422);
+  EXPECT_THAT(refused.error().message, HasSubstr("no new finalizers can be added"));
+
+  Json release = *deleted;
+  release["metadata"]["finalizers"] = Json::array();
+  ASSERT_TRUE(api_->Update(Type("configmaps"), "default", "a", release).ok());
+  EXPECT_FALSE(storage_->Get("configmaps", "default", "a").has_value());
+  EXPECT_TRUE(api_->Create(Type("configmaps"), "default", ConfigMap("a")).ok());
+}
+
+TEST_F(ObjectApiTest, DeleteWithoutFinalizersAnswersStatusSuccess) {
+  Json cm = MustCreate("configmaps", ConfigMap("a"));
+  auto deleted = api_->Delete(Type("configmaps"), "default", "a");
+  ASSERT_TRUE(deleted.ok());
+  EXPECT_EQ((*deleted)["kind"], "Status");
+  EXPECT_EQ((*deleted)["status"], "Success");
+  EXPECT_EQ((*deleted)["details"]["uid"], cm["metadata"]["uid"]);
+  auto again = api_->Delete(Type("configmaps"), "default", "a");
+  ASSERT_FALSE(again.ok());
+  EXPECT_EQ(again.error().code, 404);
+}
+
+TEST_F(ObjectApiTest, DeletePreconditionsProtectARecreatedObject) {
+  Json old = MustCreate("configmaps", ConfigMap("a"));
+  ASSERT_TRUE(api_->Delete(Type("configmaps"), "default", "a").ok());
+  Json fresh = MustCreate("configmaps", ConfigMap("a"));
+  DeleteOptions opts;
+  opts.precondition_uid = old["metadata"]["uid"].get<std::string>();
+  auto refused = api_->Delete(Type("configmaps"), "default", "a", opts);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().code, 409);
+  EXPECT_THAT(refused.error().message, HasSubstr("Precondition failed: UID in precondition"));
+  DeleteOptions rv_opts;
+  rv_opts.precondition_resource_version = "1";
+  auto stale = api_->Delete(Type("configmaps"), "default", "a", rv_opts);
+  ASSERT_FALSE(stale.ok());
+  EXPECT_THAT(stale.error().message, HasSubstr("Precondition failed: ResourceVersion"));
+  EXPECT_TRUE(storage_->Get("configmaps", "default", "a").has_value());
+  opts.precondition_uid = fresh["metadata"]["uid"].get<std::string>();
+  EXPECT_TRUE(api_->Delete(Type("configmaps"), "default", "a", opts).ok());
+}
+
+TEST_F(ObjectApiTest, PropagationPoliciesSetTheirFinalizers) {
+  MustCreate("deployments.apps", Deployment("orphaned"));
+  MustCreate("deployments.apps", Deployment("foreground"));
+  DeleteOptions orphan;
+  orphan.propagation_policy = "Orphan";
+  auto o = api_->Delete(Type("deployments.apps"), "default", "orphaned", orphan);
+  ASSERT_TRUE(o.ok());
+  EXPECT_EQ((*o)["metadata"]["finalizers"], Json::array({"orphan"}));
+  EXPECT_EQ((*o)["metadata"]["generation"], 2);  // deletion bumps the generation
+  DeleteOptions fg;
+  fg.propagation_policy = "Foreground";
+  auto f = api_->Delete(Type("deployments.apps"), "default", "foreground", fg);
+  ASSERT_TRUE(f.ok());
+  EXPECT_EQ((*f)["metadata"]["finalizers"], Json::array({"foregroundDeletion"}));
+  DeleteOptions bad;
+  bad.propagation_policy = "Sometimes";
+  MustCreate("deployments.apps", Deployment("x"));
+  auto b = api_->Delete(Type("deployments.apps"), "default", "x", bad);
+  ASSERT_FALSE(b.ok());
+  EXPECT_EQ(b.error().code, 422);
+}
+
+TEST_F(ObjectApiTest, PodsAreDeletedGracefullyOnceScheduled) {
+  Json pod = {{"metadata", {{"name", "p"}}},
+              {"spec", {{"containers", {{{"name", "c"}, {"image", "x"}}}}}}};
+  MustCreate("pods", pod);
+  // Not scheduled: removed at once.
+  auto now = api_->Delete(Type("pods"), "default", "p");
+  ASSERT_TRUE(now.ok());
+  EXPECT_EQ((*now)["kind"], "Status");
+  MustCreate("pods", pod);
+  ASSERT_TRUE(api_->Modify(Type("pods"), "default", "p", [](Json& p) {
+                    p["spec"]["nodeName"] = "node";
+                    return true;
+                  }).ok());
+  auto graceful = api_->Delete(Type("pods"), "default", "p");
+  ASSERT_TRUE(graceful.ok());
+  EXPECT_EQ((*graceful)["metadata"]["deletionGracePeriodSeconds"], 30);
+  EXPECT_TRUE(storage_->Get("pods", "default", "p").has_value());
+  auto removed = api_->ForceRemove(Type("pods"), "default", "p",
+                                   (*graceful)["metadata"]["uid"].get<std::string>());
+  ASSERT_TRUE(removed.ok());
+  EXPECT_TRUE(*removed);
+  EXPECT_FALSE(storage_->Get("pods", "default", "p").has_value());
+}
+
+TEST_F(ObjectApiTest, ListSelectsAndPaginates) {
+  for (int i = 0; i < 7; ++i) {
+    Json cm = ConfigMap("cm" + std::to_string(i));
+    cm["metadata"]["labels"]["tier"] = i % 2 == 0 ? "even" : "odd";
+    MustCreate("configmaps", cm);
+  }
+  ListOptions even;
+  even.label_selector = "tier=even";
+  auto l = api_->List(Type("configmaps"), "default", even);
+  ASSERT_TRUE(l.ok());
+  EXPECT_EQ((*l)["items"].size(), 4u);
+  EXPECT_EQ((*l)["kind"], "ConfigMapList");
+
+  ListOptions by_name;
+  by_name.field_selector = "metadata.name=cm3";
+  auto n = api_->List(Type("configmaps"), "", by_name);
+  ASSERT_TRUE(n.ok());
+  ASSERT_EQ((*n)["items"].size(), 1u);
+  EXPECT_EQ((*n)["items"][0]["metadata"]["name"], "cm3");
+
+  ListOptions bad_field;
+  bad_field.field_selector = "data.k=v";
+  auto bf = api_->List(Type("configmaps"), "default", bad_field);
+  ASSERT_FALSE(bf.ok());
+  EXPECT_EQ(bf.error().code, 400);
+  EXPECT_EQ(bf.error().message, "field label not supported: data.k");
+
+  ListOptions page;
+  page.limit = 3;
+  std::vector<std::string> names;
+  std::string rv;
+  for (int pages = 0; pages < 10; ++pages) {
+    auto p = api_->List(Type("configmaps"), "default", page);
+    ASSERT_TRUE(p.ok());
+    if (rv.empty()) rv = (*p)["metadata"]["resourceVersion"];
+    EXPECT_EQ((*p)["metadata"]["resourceVersion"], rv);
+    for (const auto& item : (*p)["items"]) names.push_back(item["metadata"]["name"]);
+    if (!(*p)["metadata"].contains("continue")) break;
+    page.continue_token = (*p)["metadata"]["continue"];
+  }
+  EXPECT_EQ(names, (std::vector<std::string>{"cm0", "cm1", "cm2", "cm3", "cm4", "cm5", "cm6"}));
+  ListOptions broken;
+  broken.continue_token = "not-a-token";
+  auto b = api_->List(Type("configmaps"), "default", broken);
+  ASSERT_FALSE(b.ok());
+  EXPECT_EQ(b.error().code, 400);
+}
+
+TEST_F(ObjectApiTest, ScaleSubresourceReadsAndWritesReplicas) {
+  MustCreate("deployments.apps", Deployment("web"));
+  auto scale = api_->Get(Type("deployments.apps"), "default", "web", Subresource::kScale);
+  ASSERT_TRUE(scale.ok());
+  EXPECT_EQ((*scale)["kind"], "Scale");
+  EXPECT_EQ((*scale)["spec"]["replicas"], 1);
+  EXPECT_EQ((*scale)["status"]["selector"], "app=web");
+  Json up = *scale;
+  up["spec"]["replicas"] = 4;
+  auto r = api_->Update(Type("deployments.apps"), "default", "web", up, Subresource::kScale);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ((*r)["spec"]["replicas"], 4);
+  auto d = api_->Get(Type("deployments.apps"), "default", "web");
+  EXPECT_EQ((*d)["spec"]["replicas"], 4);
+  EXPECT_EQ((*d)["metadata"]["generation"], 2);
+  auto stale = api_->Update(Type("deployments.apps"), "default", "web", up, Subresource::kScale);
+  ASSERT_FALSE(stale.ok());
+  EXPECT_EQ(stale.error().code, 409);
+  auto patched = api_->Patch(Type("deployments.apps"), "default", "web", PatchType::kJsonMerge,
+                             R"({"spec":{"replicas":2}})", Subresource::kScale);
+  ASSERT_TRUE(patched.ok()) << patched.error().message;
+  EXPECT_EQ((*patched)["spec"]["replicas"], 2);
+}
+
+TEST_F(ObjectApiTest, PatchTypesApplyAndHonourResourceVersionPreconditions) {
+  Json d = MustCreate("deployments.apps", Deployment("web"));
+  auto merge = api_->Patch(Type("deployments.apps"), "default", "web", PatchType::kJsonMerge,
+                           R"({"metadata":{"labels":{"a":"b"}}})");
+  ASSERT_TRUE(merge.ok());
+  EXPECT_EQ((*merge)["metadata"]["labels"]["a"], "b");
+  auto strategic =
+      api_->Patch(Type("deployments.apps"), "default", "web", PatchType::kStrategicMerge,
+                  R"({"spec":{"template":{"spec":{"containers":[{"name":"c","image":"nginx:2"}]}}}})");
+  ASSERT_TRUE(strategic.ok()) << strategic.error().message;
+  EXPECT_EQ((*strategic)["spec"]["template"]["spec"]["containers"].size(), 1u);
+  EXPECT_EQ((*strategic)["spec"]["template"]["spec"]["containers"][0]["image"], "nginx:2");
+  EXPECT_EQ((*strategic)["metadata"]["generation"], 2);
+  auto json_patch = api_->Patch(Type("deployments.apps"), "default", "web", PatchType::kJsonPatch,
+                                R"([{"op":"replace","path":"/spec/replicas","value":5}])");
+  ASSERT_TRUE(json_patch.ok());
+  EXPECT_EQ((*json_patch)["spec"]["replicas"], 5);
+  std::string stale_patch =
+      R"({"metadata":{"resourceVersion":")" + Rv(d) + R"("},"spec":{"replicas":1}})";
+  auto stale = api_->Patch(Type("deployments.apps"), "default", "web", PatchType::kJsonMerge,
+                           stale_patch);
+  ASSERT_FALSE(stale.ok());
+  EXPECT_EQ(stale.error().code, 409);
+  auto malformed = api_->Patch(Type("deployments.apps"), "default", "web", PatchType::kJsonMerge,
+                               "{not json");
+  ASSERT_FALSE(malformed.ok());
+  EXPECT_EQ(malformed.error().code, 400);
+  auto failing_test = api_->Patch(Type("deployments.apps"), "default", "web",
+                                  PatchType::kJsonPatch,
+                                  R"([{"op":"test","path":"/spec/replicas","value":7}])");
+  ASSERT_FALSE(failing_test.ok());
+  EXPECT_EQ(failing_test.error().code, 422);
+}
+
+TEST_F(ObjectApiTest, ServicesGetClusterIpsAndCleanupFinalizers) {
+  Json svc = {{"metadata", {{"name", "web"}}},
+              {"spec", {{"ports", {{{"port", 80}}}}, {"selector", {{"app", "web"}}}}}};
+  Json a = MustCreate("services", svc);
+  svc["metadata"]["name"] = "api";
+  Json b = MustCreate("services", svc);
+  EXPECT_FALSE(a["spec"]["clusterIP"].get<std::string>().empty());
+  EXPECT_NE(a["spec"]["clusterIP"], b["spec"]["clusterIP"]);
+  EXPECT_EQ(a["spec"]["ports"][0]["targetPort"], 80);
+  EXPECT_EQ(a["metadata"]["finalizers"],
+            Json::array({"service.kubernetes.io/load-balancer-cleanup"}));
+  // A PUT that leaves clusterIP out keeps the allocated one; changing it is refused.
+  Json update = a;
+  update["spec"].erase("clusterIP");
+  auto kept = api_->Update(Type("services"), "default", "web", update);
+  ASSERT_TRUE(kept.ok()) << kept.error().message;
+  EXPECT_EQ((*kept)["spec"]["clusterIP"], a["spec"]["clusterIP"]);
+  Json moved = *kept;
+  moved["spec"]["clusterIP"] = "10.0.0.99";
+  auto refused = api_->Update(Type("services"), "default", "web", moved);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_THAT(refused.error().message, HasSubstr("field is immutable"));
+}
+
+TEST_F(ObjectApiTest, SecretsEncodeStringDataAndRefuseBadBase64) {
+  Json s = {{"metadata", {{"name", "creds"}}}, {"stringData", {{"token", "s3cret"}}}};
+  Json secret = MustCreate("secrets", s);
+  EXPECT_FALSE(secret.contains("stringData"));
+  EXPECT_EQ(secret["data"]["token"], Base64Encode("s3cret"));
+  EXPECT_EQ(secret["type"], "Opaque");
+  Json bad = {{"metadata", {{"name", "bad"}}}, {"data", {{"token", "***"}}}};
+  auto r = api_->Create(Type("secrets"), "default", bad);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().code, 400);
+  EXPECT_THAT(r.error().message, HasSubstr("illegal base64 data"));
+}
+
+TEST_F(ObjectApiTest, NamespacesTerminateAndProtectedOnesStay) {
+  MustCreate("namespaces", Json{{"metadata", {{"name", "team"}}}}, "");
+  auto d = api_->Delete(Type("namespaces"), "", "team");
+  ASSERT_TRUE(d.ok());
+  EXPECT_EQ((*d)["status"]["phase"], "Terminating");
+  auto blocked = api_->Create(Type("configmaps"), "team", ConfigMap("a"));
+  ASSERT_FALSE(blocked.ok());
+  EXPECT_EQ(blocked.error().code, 403);
+  EXPECT_THAT(blocked.error().message, HasSubstr("because it is being terminated"));
+  auto def = api_->Delete(Type("namespaces"), "", "default");
+  ASSERT_FALSE(def.ok());
+  EXPECT_EQ(def.error().code, 403);
+}
+
+TEST_F(ObjectApiTest, AdmissionHooksCanRefuseWrites) {
+  api_->AddAdmissionHook([](const ResourceType& rt, const Json& obj,
+                            const Json*) -> std::optional<ApiError> {
+    if (rt.kind == "ConfigMap" && obj["metadata"]["name"] == "forbidden") {
+      return ForbiddenError("denied by test hook");
+    }
+    return std::nullopt;
+  });
+  auto r = api_->Create(Type("configmaps"), "default", ConfigMap("forbidden"));
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().message, "denied by test hook");
+  EXPECT_TRUE(api_->Create(Type("configmaps"), "default", ConfigMap("allowed")).ok());
+}
+
+}  // namespace
+}  // namespace steward::cluster
