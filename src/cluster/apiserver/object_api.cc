@@ -7,6 +7,7 @@
 #include "cluster/apiserver/validation.h"
 #include "common/base64.h"
 #include "common/time_util.h"
+#include "common/yaml.h"
 
 namespace steward::cluster {
 
@@ -748,16 +749,34 @@ ApiResult<Json> ObjectApi::Patch(const ResourceType& rt, std::string_view ns,
   std::string_view scope_ns = rt.namespaced ? ns : "";
   Json patch_json;
   if (type == PatchType::kApply) {
-    return UnsupportedMediaTypeError(
-        "the body of the request was in an unknown format - accepted media types include: "
-        "application/json-patch+json, application/merge-patch+json, "
-        "application/strategic-merge-patch+json");
+    // Server-side apply, approximated: the applied configuration is created when absent and
+    // otherwise merged like a strategic merge patch. Field ownership (managedFields) is not
+    // tracked, so fields dropped from a later apply stay (see docs/embedded-cluster.md).
+    auto applied = ParseYaml(patch);
+    if (!applied.ok()) return BadRequestError("error decoding YAML: " + applied.status().message());
+    if (!applied->is_object()) return BadRequestError("the applied configuration must be an object");
+    Json config = std::move(applied).value();
+    if (auto err = CheckTypeMeta(rt, config)) return *err;
+    std::string applied_name = GetString(config["metadata"], "name");
+    if (applied_name.empty()) config["metadata"]["name"] = std::string(name);
+    if (!applied_name.empty() && applied_name != name) {
+      return BadRequestError("the name of the object (" + applied_name +
+                             ") does not match the name on the URL (" + std::string(name) + ")");
+    }
+    config["metadata"].erase("resourceVersion");
+    if (sub == Subresource::kNone && !storage_.Get(rt.GroupResource(), scope_ns, name)) {
+      auto created = Create(rt, ns, config, opts);
+      if (created.ok() || created.error().code != 409) return created;
+    }
+    type = PatchType::kStrategicMerge;
+    patch_json = std::move(config);
+  } else {
+    auto parsed = ParseJson(patch);
+    if (!parsed.ok()) {
+      return BadRequestError("error decoding patch: " + parsed.status().message());
+    }
+    patch_json = std::move(parsed).value();
   }
-  auto parsed = ParseJson(patch);
-  if (!parsed.ok()) {
-    return BadRequestError("error decoding patch: " + parsed.status().message());
-  }
-  patch_json = std::move(parsed).value();
   if (type == PatchType::kJsonPatch && !patch_json.is_array()) {
     return BadRequestError(
         "json: cannot unmarshal object into Go value of type []handlers.jsonPatchOp");

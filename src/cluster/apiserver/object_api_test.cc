@@ -377,6 +377,30 @@ TEST_F(ObjectApiTest, PatchTypesApplyAndHonourResourceVersionPreconditions) {
   EXPECT_EQ(failing_test.error().code, 422);
 }
 
+TEST_F(ObjectApiTest, ServerSideApplyCreatesThenMerges) {
+  std::string config = R"(apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: applied
+  labels: {a: "1"}
+data:
+  k: v
+)";
+  auto created = api_->Patch(Type("configmaps"), "default", "applied", PatchType::kApply, config);
+  ASSERT_TRUE(created.ok()) << created.error().message;
+  EXPECT_EQ((*created)["data"]["k"], "v");
+  std::string second = R"({"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"applied"},
+                           "data":{"k2":"v2"}})";
+  auto merged = api_->Patch(Type("configmaps"), "default", "applied", PatchType::kApply, second);
+  ASSERT_TRUE(merged.ok()) << merged.error().message;
+  EXPECT_EQ((*merged)["data"]["k"], "v");
+  EXPECT_EQ((*merged)["data"]["k2"], "v2");
+  EXPECT_EQ((*merged)["metadata"]["labels"]["a"], "1");
+  auto wrong = api_->Patch(Type("configmaps"), "default", "other", PatchType::kApply, second);
+  ASSERT_FALSE(wrong.ok());
+  EXPECT_EQ(wrong.error().code, 400);
+}
+
 TEST_F(ObjectApiTest, ServicesGetClusterIpsAndCleanupFinalizers) {
   Json svc = {{"metadata", {{"name", "web"}}},
               {"spec", {{"ports", {{{"port", 80}}}}, {"selector", {{"app", "web"}}}}}};
