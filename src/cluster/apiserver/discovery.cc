@@ -550,11 +550,15 @@ Json VersionDocument() {
           {"platform", kPlatform}};
 }
 
-Json ApiVersionsDocument() {
-  // serverAddressByClientCIDRs is the caller's to fill in: only it knows its address.
+Json ApiVersionsDocument(std::string_view server_address) {
+  Json addresses = Json::array();
+  if (!server_address.empty()) {
+    addresses.push_back(
+        {{"clientCIDR", "0.0.0.0/0"}, {"serverAddress", std::string(server_address)}});
+  }
   return {{"kind", "APIVersions"},
           {"versions", Json::array({"v1"})},
-          {"serverAddressByClientCIDRs", Json::array()}};
+          {"serverAddressByClientCIDRs", std::move(addresses)}};
 }
 
 Json ApiGroupListDocument() {

@@ -14,8 +14,9 @@ namespace steward::cluster {
 
 // GET /version.
 Json VersionDocument();
-// GET /api: APIVersions.
-Json ApiVersionsDocument();
+// GET /api: APIVersions. `server_address` ("host:port", the address the client reached) fills
+// serverAddressByClientCIDRs for 0.0.0.0/0, as a real server does; empty leaves the list empty.
+Json ApiVersionsDocument(std::string_view server_address = "");
 // GET /apis: APIGroupList.
 Json ApiGroupListDocument();
 // GET /api/v1 or /apis/GROUP/VERSION: APIResourceList (with subresources such as

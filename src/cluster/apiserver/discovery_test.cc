@@ -49,6 +49,9 @@ TEST(ApiVersionsTest, CoreGroupOnly) {
   EXPECT_EQ(v["kind"], "APIVersions");
   EXPECT_EQ(v["versions"], Json::array({"v1"}));
   EXPECT_TRUE(v["serverAddressByClientCIDRs"].is_array());
+  Json addressed = ApiVersionsDocument("127.0.0.1:6443");
+  EXPECT_EQ(addressed["serverAddressByClientCIDRs"],
+            Json::parse(R"([{"clientCIDR": "0.0.0.0/0", "serverAddress": "127.0.0.1:6443"}])"));
 }
 
 TEST(ApiGroupListTest, ServedGroupsPreferV1) {

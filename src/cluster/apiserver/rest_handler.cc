@@ -5,6 +5,8 @@
 #include <unordered_set>
 
 #include "cluster/apiserver/discovery.h"
+#include "cluster/apiserver/field_validation.h"
+#include "cluster/apiserver/protobuf_decode.h"
 #include "cluster/apiserver/selectors.h"
 #include "cluster/apiserver/tables.h"
 #include "common/log.h"
@@ -155,6 +157,8 @@ struct RestHandler::Request {
   std::string rest;  // path after the subresource (proxy)
   bool watch = false;
   bool responded = false;
+  // Headers added to the response, whatever it is: Warning (field validation), Vary.
+  std::vector<std::pair<std::string, std::string>> extra_headers;
 };
 
 // One open watch stream: a storage watcher, the filters of the request and the encoding.
@@ -233,8 +237,10 @@ class WatchSession : public std::enable_shared_from_this<WatchSession> {
       last_revision_ = std::max(last_revision_, ev.object.revision);
       AppendEvent(ev, out);
       if (limits_.max_events > 0 && sent_ >= limits_.max_events) {
+        // Cut after N events: the events go out, then the stream ends (a timed cut, below,
+        // drops the connection instead, losing whatever was in flight).
         if (!out.empty()) writer_->Write(std::move(out));
-        CloseLocked(true);
+        CloseLocked(false);
         return;
       }
     }
@@ -470,6 +476,7 @@ void RestHandler::Respond(Request& req, int code, const std::string& body,
   resp.status = code;
   resp.headers.Add("Content-Type", content_type);
   resp.headers.Add("Cache-Control", "no-cache, private");
+  for (const auto& [name, value] : req.extra_headers) resp.headers.Add(name, value);
   resp.body = body;
   req.writer->Send(std::move(resp));
   Finish(req, code);
@@ -489,6 +496,7 @@ void RestHandler::RespondError(Request& req, const ApiError& error) {
   if (error.retry_after_seconds > 0) {
     resp.headers.Add("Retry-After", std::to_string(error.retry_after_seconds));
   }
+  for (const auto& [name, value] : req.extra_headers) resp.headers.Add(name, value);
   resp.body = DumpJson(error.ToStatus());
   req.writer->Send(std::move(resp));
   Finish(req, error.code);
@@ -601,6 +609,8 @@ void RestHandler::Serve(Request& req) {
   // Discovery.
   bool core = parts[0] == "api";
   size_t gv_end = core ? 2 : 3;
+  // The discovery documents depend on Accept (aggregated or not): caches must key on it.
+  if (parts.size() <= gv_end) req.extra_headers.emplace_back("Vary", "Accept");
   if (parts.size() < gv_end) {
     req.record.verb = "get";
     if (http.method != "GET") {
@@ -619,7 +629,8 @@ void RestHandler::Serve(Request& req) {
         Respond(req, 200, DumpJson(AggregatedDiscoveryDocument(core)),
                 "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList");
       } else {
-        RespondJson(req, 200, core ? ApiVersionsDocument() : ApiGroupListDocument());
+        RespondJson(req, 200,
+                    core ? ApiVersionsDocument(http.headers.Get("Host")) : ApiGroupListDocument());
       }
       return;
     }
@@ -804,8 +815,10 @@ void RestHandler::ServeResource(Request& req) {
         return;
       }
       if (output == Output::kTable && sub == Subresource::kNone) {
+        const Json* rv = FindPath(*obj, "metadata.resourceVersion");
+        Json meta = {{"resourceVersion", rv != nullptr && rv->is_string() ? *rv : Json("")}};
         RespondJson(r, 200,
-                    ToTable(type, {*obj}, Json::object(), api_.clock().WallNow(),
+                    ToTable(type, {*obj}, meta, api_.clock().WallNow(),
                             IncludeObjectParam(h.Query("includeObject"))));
       } else if (output == Output::kPartialMetadata) {
         RespondJson(r, 200, PartialMetadata(*obj));
@@ -900,10 +913,79 @@ void RestHandler::ServeResource(Request& req) {
         *out = std::move(parsed).value();
         return true;
       }
+      if (media == kProtobufMediaType) {
+        auto decoded = DecodeKubernetesProtobuf(h.body);
+        if (!decoded.ok()) {
+          RespondError(r, BadRequestError("the request body is not valid protobuf: " +
+                                          decoded.status().message()));
+          return false;
+        }
+        *out = std::move(decoded).value();
+        return true;
+      }
       RespondError(r, UnsupportedMediaTypeError(
                           "the body of the request was in an unknown format - accepted media "
-                          "types include: application/json, application/yaml"));
+                          "types include: application/json, application/yaml, "
+                          "application/vnd.kubernetes.protobuf"));
       return false;
+    };
+    // Server-side field validation (field_validation.h) of a create/update body: Strict
+    // refuses unknown or duplicate fields, Warn reports them in Warning headers, and both Warn
+    // and Ignore drop unknown fields, as decoding into the Go types does. Protobuf bodies come
+    // from typed clients and cannot carry unknown fields.
+    auto validate_body = [&](Json* body, std::string_view options_kind) -> bool {
+      auto validation = ParseFieldValidation(h.Query("fieldValidation"), options_kind);
+      if (!validation.ok()) {
+        RespondError(r, validation.error());
+        return false;
+      }
+      if (media == kProtobufMediaType) return true;
+      if (*validation != FieldValidation::kIgnore) {
+        FieldProblems problems = CheckFields(type, h.body, *body, sub);
+        if (!problems.empty() && *validation == FieldValidation::kStrict) {
+          RespondError(r, StrictDecodingError(type, *body, problems, sub));
+          return false;
+        }
+        for (auto& w : WarningHeaders(problems)) r.extra_headers.emplace_back("Warning", w);
+      }
+      DropUnknownFields(type, *body, sub);
+      return true;
+    };
+    // The same for a patch. A real server checks the patched object, so the patch is applied
+    // to the current object here too (ObjectApi applies it again, atomically); when that fails
+    // (absent object, bad patch) the check is skipped and Patch reports the error.
+    auto validate_patch = [&](PatchType patch_type, std::string* patch) -> bool {
+      auto validation = ParseFieldValidation(h.Query("fieldValidation"), "PatchOptions");
+      if (!validation.ok()) {
+        RespondError(r, validation.error());
+        return false;
+      }
+      if (patch_type == PatchType::kApply) return true;
+      auto parsed = ParseJson(*patch);
+      if (!parsed.ok()) return true;
+      if (*validation != FieldValidation::kIgnore) {
+        auto current = api_.Get(type, r.ns, r.name, sub);
+        if (!current.ok()) return true;
+        StatusOr<Json> patched = patch_type == PatchType::kJsonMerge
+                                     ? ApplyMergePatch(*current, *parsed)
+                                 : patch_type == PatchType::kJsonPatch
+                                     ? ApplyJsonPatch(*current, *parsed)
+                                     : ApplyStrategicMergePatch(
+                                           *current, *parsed,
+                                           sub == Subresource::kScale ? "Scale" : type.kind);
+        if (!patched.ok()) return true;
+        FieldProblems problems =
+            CheckPatchFields(type, patch_type, *patch, *parsed, &*patched, &*current, sub);
+        if (!problems.empty() && *validation == FieldValidation::kStrict) {
+          RespondError(r, StrictPatchError(problems, patch_type == PatchType::kStrategicMerge
+                                                         ? GoMapString(*parsed)
+                                                         : DumpJson(*patched)));
+          return false;
+        }
+        for (auto& w : WarningHeaders(problems)) r.extra_headers.emplace_back("Warning", w);
+      }
+      if (DropUnknownPatchFields(type, patch_type, *parsed, sub)) *patch = DumpJson(*parsed);
+      return true;
     };
     auto send_result = [&](const ApiResult<Json>& result, int ok_code) {
       if (!result.ok()) {
@@ -919,13 +1001,13 @@ void RestHandler::ServeResource(Request& req) {
         return;
       }
       Json body;
-      if (!decode_body(&body)) return;
+      if (!decode_body(&body) || !validate_body(&body, "CreateOptions")) return;
       send_result(api_.Create(type, r.ns, std::move(body), write_opts), 201);
       return;
     }
     if (verb == "update") {
       Json body;
-      if (!decode_body(&body)) return;
+      if (!decode_body(&body) || !validate_body(&body, "UpdateOptions")) return;
       send_result(api_.Update(type, r.ns, r.name, std::move(body), sub, write_opts), 200);
       return;
     }
@@ -946,7 +1028,9 @@ void RestHandler::ServeResource(Request& req) {
                                        "fieldManager"}}));
         return;
       }
-      send_result(api_.Patch(type, r.ns, r.name, *patch_type, h.body, sub, write_opts), 200);
+      std::string patch_body = h.body;
+      if (!validate_patch(*patch_type, &patch_body)) return;
+      send_result(api_.Patch(type, r.ns, r.name, *patch_type, patch_body, sub, write_opts), 200);
       return;
     }
     // delete / deletecollection: options from the body (DeleteOptions) and the query.

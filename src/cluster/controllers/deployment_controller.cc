@@ -57,7 +57,7 @@ bool HasProgressDeadline(const Json& d) {
 }
 
 int64_t Revision(const Json& rs) {
-  std::string s = StrAt(At(At(rs, "metadata"), "annotations"), std::string(kRevisionAnnotation));
+  std::string s = GetString(AtPath(rs, "metadata.annotations"), kRevisionAnnotation);
   if (s.empty()) return 0;
   char* end = nullptr;
   long long v = std::strtoll(s.c_str(), &end, 10);

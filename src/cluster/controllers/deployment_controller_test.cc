@@ -146,7 +146,6 @@ TEST_F(DeploymentTest, TemplateChangeRollsToNewReplicaSet) {
   // The new ReplicaSet is revision 2; the old one is kept at 0 replicas.
   auto rss = ReplicaSets();
   ASSERT_THAT(rss, SizeIs(2));
-  for (const auto& rs : rss) std::cerr << "DEBUG " << rs.dump() << std::endl;
   for (const auto& rs : rss) {
     if (S(rs, "metadata.name") == old_rs) {
       EXPECT_EQ(I(rs, "spec.replicas"), 0);

@@ -22,9 +22,10 @@ class EndpointsTest : public ClusterTest {
     }
     return out;
   }
-  const Json* EndpointFor(const std::vector<Json>& eps, const std::string& pod) {
-    for (const auto& e : eps) {
-      if (S(e, "targetRef.name") == pod) return &e;
+  // The endpoint of `pod` in the service's slices (null when absent).
+  Json EndpointFor(const std::string& svc, const std::string& pod) {
+    for (const auto& e : SliceEndpoints(svc)) {
+      if (S(e, "targetRef.name") == pod) return e;
     }
     return nullptr;
   }
@@ -86,28 +87,28 @@ TEST_F(EndpointsTest, ConditionsFollowPodsThroughTermination) {
   MustCreate("pods", "test", PodObj("a", "nginx", {{"app", "web"}}));
   // Running but not ready yet: present, not ready, not serving.
   ASSERT_TRUE(WaitFor([&] {
-    const Json* e = EndpointFor(SliceEndpoints("web"), "a");
-    return e != nullptr && (*e)["conditions"]["ready"] == false;
+    Json e = EndpointFor("web", "a");
+    return !e.is_null() && e["conditions"]["ready"] == false;
   }));
   {
-    const Json* e = EndpointFor(SliceEndpoints("web"), "a");
-    EXPECT_EQ((*e)["conditions"]["serving"], false);
-    EXPECT_EQ((*e)["conditions"]["terminating"], false);
+    Json e = EndpointFor("web", "a");
+    EXPECT_EQ(e["conditions"]["serving"], false);
+    EXPECT_EQ(e["conditions"]["terminating"], false);
     auto ep = *Get("endpoints", "test", "web");
     EXPECT_EQ(ep["subsets"][0]["notReadyAddresses"].size(), 1u);
   }
   ASSERT_TRUE(WaitFor([&] {
-    const Json* e = EndpointFor(SliceEndpoints("web"), "a");
-    return e != nullptr && (*e)["conditions"]["ready"] == true;
+    Json e = EndpointFor("web", "a");
+    return !e.is_null() && e["conditions"]["ready"] == true;
   }));
   ASSERT_TRUE(api_->Delete(Type("pods"), "test", "a").ok());
   ASSERT_TRUE(WaitFor([&] {
-    const Json* e = EndpointFor(SliceEndpoints("web"), "a");
-    return e != nullptr && (*e)["conditions"]["terminating"] == true;
+    Json e = EndpointFor("web", "a");
+    return !e.is_null() && e["conditions"]["terminating"] == true;
   }));
   {
-    const Json* e = EndpointFor(SliceEndpoints("web"), "a");
-    EXPECT_EQ((*e)["conditions"]["ready"], false);
+    Json e = EndpointFor("web", "a");
+    EXPECT_EQ(e["conditions"]["ready"], false);
     EXPECT_TRUE(Get("pods", "test", "a").has_value());
     // The Endpoints object drops terminating pods.
     auto ep = *Get("endpoints", "test", "web");

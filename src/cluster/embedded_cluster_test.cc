@@ -1,0 +1,266 @@
+// The embedded cluster over the wire: HTTPS, the token, faults, watches, persistence.
+#include "cluster/embedded_cluster.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <thread>
+
+#include "common/yaml.h"
+#include "net/http_client.h"
+
+namespace steward::cluster {
+namespace {
+
+using ::testing::HasSubstr;
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+
+class EmbeddedClusterTest : public ::testing::Test {
+ protected:
+  void Start(Profile profile = {}, std::string data_dir = "") {
+    EmbeddedCluster::Options o;
+    o.profile = std::move(profile);
+    o.data_dir = std::move(data_dir);
+    auto c = EmbeddedCluster::Start(o);
+    ASSERT_TRUE(c.ok()) << c.status().ToString();
+    cluster_ = std::move(c).value();
+  }
+
+  std::unique_ptr<net::HttpClient> Client(std::string token = "") {
+    net::HttpClient::Options o;
+    o.port = cluster_->api_port();
+    o.tls = true;
+    o.ca_pem = cluster_->ca_pem();
+    o.bearer_token = token.empty() ? cluster_->token() : token;
+    return net::HttpClient::Create(o);
+  }
+
+  static net::Headers JsonHeaders() {
+    net::Headers h;
+    h.Add("Content-Type", "application/json");
+    return h;
+  }
+
+  // Polls `fn` until it returns true or the deadline passes (a condition wait, not a sleep).
+  static bool Eventually(const std::function<bool()>& fn, milliseconds timeout = seconds(10)) {
+    auto deadline = std::chrono::steady_clock::now() + timeout;
+    while (std::chrono::steady_clock::now() < deadline) {
+      if (fn()) return true;
+      std::this_thread::sleep_for(milliseconds(10));
+    }
+    return fn();
+  }
+
+  std::unique_ptr<EmbeddedCluster> cluster_;
+};
+
+constexpr const char* kConfigMap = R"({"metadata":{"name":"cm"},"data":{"k":"v"}})";
+
+TEST_F(EmbeddedClusterTest, ServesHttpsWithTheTokenAndRefusesOthers) {
+  Start();
+  auto ok = Client()->Request("GET", "/api/v1/namespaces");
+  ASSERT_TRUE(ok.ok()) << ok.status().ToString();
+  EXPECT_EQ(ok->status, 200);
+  EXPECT_THAT(ok->body, HasSubstr("\"NamespaceList\""));
+  auto denied = Client("wrong-token")->Request("GET", "/api/v1/namespaces");
+  ASSERT_TRUE(denied.ok());
+  EXPECT_EQ(denied->status, 401);
+  EXPECT_THAT(denied->body, HasSubstr("\"reason\":\"Unauthorized\""));
+  // Health and version are open, as on a default API server.
+  auto health = Client("wrong-token")->Request("GET", "/healthz");
+  EXPECT_EQ(health->status, 200);
+  EXPECT_EQ(health->body, "ok");
+  // A client trusting another CA refuses the server.
+  net::HttpClient::Options other;
+  other.port = cluster_->api_port();
+  other.tls = true;
+  auto stranger = EmbeddedCluster::Start({});
+  ASSERT_TRUE(stranger.ok());
+  other.ca_pem = (*stranger)->ca_pem();
+  auto refused = net::HttpClient::Create(other)->Request("GET", "/healthz");
+  EXPECT_FALSE(refused.ok());
+}
+
+TEST_F(EmbeddedClusterTest, KubeconfigNamesTheServerCaAndToken) {
+  Start();
+  auto kc = ParseYaml(cluster_->Kubeconfig());
+  ASSERT_TRUE(kc.ok());
+  EXPECT_EQ((*kc)["current-context"], "steward");
+  EXPECT_EQ((*kc)["clusters"][0]["cluster"]["server"], cluster_->api_url());
+  EXPECT_EQ((*kc)["users"][0]["user"]["token"], cluster_->token());
+  EXPECT_FALSE((*kc)["clusters"][0]["cluster"]["certificate-authority-data"]
+                   .get<std::string>()
+                   .empty());
+}
+
+TEST_F(EmbeddedClusterTest, ErrorsAreStatusObjectsWithTheRightCodes) {
+  Start();
+  auto c = Client();
+  auto missing = c->Request("GET", "/api/v1/namespaces/default/configmaps/none");
+  EXPECT_EQ(missing->status, 404);
+  EXPECT_THAT(missing->body, HasSubstr("configmaps \\\"none\\\" not found"));
+  auto malformed = c->Request("POST", "/api/v1/namespaces/default/configmaps", "{nope",
+                              JsonHeaders());
+  EXPECT_EQ(malformed->status, 400);
+  net::Headers text;
+  text.Add("Content-Type", "text/plain");
+  auto wrong_type =
+      c->Request("PATCH", "/api/v1/namespaces/default/configmaps/none", "{}", text);
+  EXPECT_EQ(wrong_type->status, 415);
+  std::string huge = R"({"metadata":{"name":"big"},"data":{"k":")" +
+                     std::string(4 * 1024 * 1024, 'x') + "\"}}";
+  auto too_large = Client()->Request("POST", "/api/v1/namespaces/default/configmaps", huge,
+                                     JsonHeaders());
+  ASSERT_TRUE(too_large.ok());
+  EXPECT_EQ(too_large->status, 413);
+  auto unknown = c->Request("GET", "/apis/example.com/v1/widgets");
+  EXPECT_EQ(unknown->status, 404);
+  // Nothing was stored by the refused requests.
+  auto list = Client()->Request("GET", "/api/v1/namespaces/default/configmaps");
+  EXPECT_THAT(list->body, HasSubstr("\"items\":[]"));
+}
+
+TEST_F(EmbeddedClusterTest, InjectedThrottlingAnswers429WithRetryAfter) {
+  Start();
+  Profile p = cluster_->profile();
+  p.faults.error_rate_429 = 1.0;
+  p.faults.retry_after_seconds = 3;
+  cluster_->SetProfile(p);
+  auto r = Client()->Request("GET", "/api/v1/namespaces/default/configmaps");
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->status, 429);
+  EXPECT_EQ(r->headers.Get("Retry-After"), "3");
+  EXPECT_THAT(r->body, HasSubstr("\"retryAfterSeconds\":3"));
+  p.faults.error_rate_429 = 0;
+  p.faults.reset_rate = 1.0;
+  cluster_->SetProfile(p);
+  auto reset = Client()->Request("GET", "/api/v1/namespaces/default/configmaps");
+  EXPECT_FALSE(reset.ok());
+  p.faults.reset_rate = 0;
+  p.faults.error_rate_503 = 1.0;
+  cluster_->SetProfile(p);
+  EXPECT_EQ(Client()->Request("GET", "/api/v1/namespaces/default/configmaps")->status, 503);
+  p.faults.error_rate_503 = 0;
+  cluster_->SetProfile(p);
+  EXPECT_EQ(Client()->Request("GET", "/api/v1/namespaces/default/configmaps")->status, 200);
+  EXPECT_GE(cluster_->request_log().Count("list"), 4u);
+}
+
+TEST_F(EmbeddedClusterTest, WatchStreamsEventsAndIsCutAfterTheConfiguredCount) {
+  Start();
+  Profile p = cluster_->profile();
+  p.faults.watch_cut_after_events = 3;
+  cluster_->SetProfile(p);
+  std::string rv = std::to_string(cluster_->storage().CurrentRevision());
+  std::string received;
+  std::atomic<bool> done{false};
+  Status stream_status;
+  std::thread watcher([&] {
+    auto r = Client()->Stream(
+        "GET", "/api/v1/namespaces/default/configmaps?watch=1&resourceVersion=" + rv,
+        [&](std::string_view data) {
+          received.append(data);
+          return true;
+        },
+        {}, seconds(10));
+    stream_status = r.status();
+    done = true;
+  });
+  auto writer = Client();
+  for (int i = 0; i < 5 && !done; ++i) {
+    std::string body = R"({"metadata":{"name":"cm)" + std::to_string(i) + R"("}})";
+    ASSERT_EQ(writer->Request("POST", "/api/v1/namespaces/default/configmaps", body,
+                              JsonHeaders())
+                  ->status,
+              201);
+  }
+  ASSERT_TRUE(Eventually([&] { return done.load(); }));
+  watcher.join();
+  // Exactly three ADDED events arrived, then the connection was dropped.
+  size_t events = 0;
+  for (size_t pos = 0; (pos = received.find("\"type\":\"ADDED\"", pos)) != std::string::npos;
+       ++pos) {
+    ++events;
+  }
+  EXPECT_EQ(events, 3u) << received << " / " << stream_status.ToString();
+}
+
+TEST_F(EmbeddedClusterTest, WatchFromACompactedRevisionGetsExpired) {
+  Start();
+  auto c = Client();
+  ASSERT_EQ(c->Request("POST", "/api/v1/namespaces/default/configmaps", kConfigMap,
+                       JsonHeaders())
+                ->status,
+            201);
+  cluster_->storage().Compact();
+  std::string body;
+  auto r = Client()->Stream(
+      "GET", "/api/v1/namespaces/default/configmaps?watch=1&resourceVersion=1",
+      [&](std::string_view data) {
+        body.append(data);
+        return true;
+      },
+      {}, seconds(5));
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_THAT(body, HasSubstr("\"type\":\"ERROR\""));
+  EXPECT_THAT(body, HasSubstr("\"code\":410"));
+  EXPECT_THAT(body, HasSubstr("\"reason\":\"Expired\""));
+}
+
+TEST_F(EmbeddedClusterTest, IngressAdmissionSwitchRefusesIngressWithoutService) {
+  Profile p;
+  p.ingress_requires_service = true;
+  Start(p);
+  std::string ingress = R"({"metadata":{"name":"web"},"spec":{"rules":[{"host":"a.test",
+    "http":{"paths":[{"path":"/","pathType":"Prefix","backend":{"service":{"name":"web",
+    "port":{"number":80}}}}]}}]}})";
+  auto c = Client();
+  auto refused = c->Request("POST", "/apis/networking.k8s.io/v1/namespaces/default/ingresses",
+                            ingress, JsonHeaders());
+  EXPECT_EQ(refused->status, 403);
+  EXPECT_THAT(refused->body, HasSubstr("backend service default/web does not exist"));
+  ASSERT_EQ(c->Request("POST", "/api/v1/namespaces/default/services",
+                       R"({"metadata":{"name":"web"},"spec":{"ports":[{"port":80}]}})",
+                       JsonHeaders())
+                ->status,
+            201);
+  EXPECT_EQ(c->Request("POST", "/apis/networking.k8s.io/v1/namespaces/default/ingresses",
+                       ingress, JsonHeaders())
+                ->status,
+            201);
+}
+
+TEST_F(EmbeddedClusterTest, DataDirKeepsObjectsIdentityAndRevisions) {
+  std::string dir = (std::filesystem::temp_directory_path() /
+                     ("steward-ec-" + std::to_string(::getpid())))
+                        .string();
+  std::filesystem::remove_all(dir);
+  std::string token, ca;
+  uint64_t revision = 0;
+  {
+    Start({}, dir);
+    ASSERT_EQ(Client()->Request("POST", "/api/v1/namespaces/default/configmaps", kConfigMap,
+                                JsonHeaders())
+                  ->status,
+              201);
+    token = cluster_->token();
+    ca = cluster_->ca_pem();
+    revision = cluster_->storage().CurrentRevision();
+    cluster_->Stop();
+    cluster_.reset();
+  }
+  Start({}, dir);
+  EXPECT_EQ(cluster_->token(), token);
+  EXPECT_EQ(cluster_->ca_pem(), ca);
+  EXPECT_EQ(cluster_->storage().CurrentRevision(), revision);
+  auto cm = Client()->Request("GET", "/api/v1/namespaces/default/configmaps/cm");
+  EXPECT_EQ(cm->status, 200);
+  cluster_->Stop();
+  cluster_.reset();
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace steward::cluster
