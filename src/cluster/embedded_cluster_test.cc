@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
 #include <thread>
 
 #include "common/yaml.h"
@@ -19,10 +20,11 @@ using std::chrono::seconds;
 
 class EmbeddedClusterTest : public ::testing::Test {
  protected:
-  void Start(Profile profile = {}, std::string data_dir = "") {
+  void Start(Profile profile = {}, std::string data_dir = "", std::string audit_log = "") {
     EmbeddedCluster::Options o;
     o.profile = std::move(profile);
     o.data_dir = std::move(data_dir);
+    o.audit_log = std::move(audit_log);
     auto c = EmbeddedCluster::Start(o);
     ASSERT_TRUE(c.ok()) << c.status().ToString();
     cluster_ = std::move(c).value();
@@ -230,6 +232,48 @@ TEST_F(EmbeddedClusterTest, IngressAdmissionSwitchRefusesIngressWithoutService) 
                        ingress, JsonHeaders())
                 ->status,
             201);
+}
+
+TEST_F(EmbeddedClusterTest, AuditLogAndMetricsCountEveryRequest) {
+  std::string path = (std::filesystem::temp_directory_path() /
+                      ("steward-audit-" + std::to_string(::getpid()) + ".log"))
+                         .string();
+  std::filesystem::remove(path);
+  Start({}, "", path);
+  auto c = Client();
+  ASSERT_EQ(c->Request("POST", "/api/v1/namespaces/default/configmaps", kConfigMap,
+                       JsonHeaders())
+                ->status,
+            201);
+  ASSERT_EQ(c->Request("GET", "/api/v1/namespaces/default/configmaps/cm")->status, 200);
+  ASSERT_EQ(c->Request("GET", "/api/v1/namespaces/default/configmaps/none")->status, 404);
+  auto metrics = c->Request("GET", "/metrics");
+  ASSERT_EQ(metrics->status, 200);
+  EXPECT_THAT(metrics->body,
+              HasSubstr("apiserver_request_total{code=\"201\",group=\"\",resource=\"configmaps\","
+                        "subresource=\"\",verb=\"CREATE\"} 1"));
+  EXPECT_THAT(metrics->body,
+              HasSubstr("apiserver_request_total{code=\"404\",group=\"\",resource=\"configmaps\","
+                        "subresource=\"\",verb=\"GET\"} 1"));
+  cluster_->Stop();
+  std::ifstream in(path);
+  std::vector<Json> lines;
+  std::string line;
+  while (std::getline(in, line)) {
+    auto j = ParseJson(line);
+    ASSERT_TRUE(j.ok()) << line;
+    lines.push_back(*j);
+  }
+  ASSERT_GE(lines.size(), 3u);
+  EXPECT_EQ(lines[0]["verb"], "create");
+  EXPECT_EQ(lines[0]["resource"], "configmaps");
+  EXPECT_EQ(lines[0]["namespace"], "default");
+  EXPECT_EQ(lines[0]["code"], 201);
+  EXPECT_EQ(lines[0]["user"], "admin");
+  EXPECT_TRUE(lines[0]["latencyMs"].is_number());
+  EXPECT_EQ(lines[2]["name"], "none");
+  EXPECT_EQ(lines[2]["code"], 404);
+  std::filesystem::remove(path);
 }
 
 TEST_F(EmbeddedClusterTest, DataDirKeepsObjectsIdentityAndRevisions) {
