@@ -159,7 +159,7 @@ void BenchCreatesAndList(cluster::EmbeddedCluster& c, const Flags& f) {
     auto r = client->Request("GET", "/apis/apps/v1/namespaces/default/deployments");
     double ms = Seconds(BenchClock::now() - t0) * 1000;
     if (!r.ok() || r->status != 200) {
-      std::printf("list: failed\n");
+      std::printf("list: failed: %s\n", r.ok() ? (std::to_string(r->status) + " " + r->body.substr(0, 300)).c_str() : r.status().ToString().c_str());
       return;
     }
     std::printf("list %d Deployments (JSON, one request, %.1f MiB body): %.1f ms\n", f.objects,

@@ -8,7 +8,8 @@ dir=${1:-build}
 shift || true
 args=(-G Ninja -DCMAKE_BUILD_TYPE=${BUILD_TYPE:-RelWithDebInfo})
 if [ -n "${STEWARD_SANITIZE:-}" ]; then
-  args+=(-DSTEWARD_SANITIZE="$STEWARD_SANITIZE" -DSTEWARD_BENCH=OFF)
+  # Sanitizer builds run the unit and integration tests only.
+  args+=(-DSTEWARD_SANITIZE="$STEWARD_SANITIZE" -DSTEWARD_BENCH=OFF -DSTEWARD_E2E=OFF)
 fi
 cmake -S . -B "$dir" "${args[@]}" "$@" >/dev/null
 ninja -C "$dir" ${NINJA_ARGS:-}

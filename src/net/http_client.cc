@@ -16,6 +16,7 @@
 #include <boost/beast/http/string_body.hpp>
 #include <boost/beast/http/write.hpp>
 #include <exception>
+#include <limits>
 #include <set>
 
 namespace steward::net {
@@ -30,6 +31,10 @@ using boost::system::error_code;
 using Clock = std::chrono::steady_clock;
 
 constexpr uint32_t kHeaderLimit = 1u << 20;
+// "No limit". Not boost::none: Boost 1.74's parser compares Content-Length against the
+// optional limit, and a disengaged optional compares below every length, so a response whose
+// header arrives apart from its body failed with body_limit.
+constexpr uint64_t kNoBodyLimit = std::numeric_limits<uint64_t>::max();
 constexpr size_t kStreamBufferSize = 16 * 1024;
 
 Status DeadlineExceeded(std::string message) {
@@ -74,7 +79,7 @@ class ClientImpl final : public HttpClient {
         bool reused = connected_;
         if (!connected_) RETURN_IF_ERROR(Connect(deadline));
         http::response_parser<http::string_body> parser;
-        parser.body_limit(boost::none);
+        parser.body_limit(kNoBodyLimit);
         parser.header_limit(kHeaderLimit);
         if (request.method() == http::verb::head) parser.skip(true);
         error_code ec = WriteRequest(request, deadline);
@@ -117,7 +122,7 @@ class ClientImpl final : public HttpClient {
         bool reused = connected_;
         if (!connected_) RETURN_IF_ERROR(Connect(deadline));
         auto& parser = parser_storage.emplace();
-        parser.body_limit(boost::none);
+        parser.body_limit(kNoBodyLimit);
         parser.header_limit(kHeaderLimit);
         if (request.method() == http::verb::head) parser.skip(true);
         error_code ec = WriteRequest(request, deadline);

@@ -326,24 +326,29 @@ TEST(KubectlE2E, StrictFieldValidationRefusesUnknownFieldsAndWarnDropsThem) {
   auto applied = c.Kubectl({"apply", "-f", "-"}, fixed);
   ASSERT_EQ(applied.exit_code, 0) << Describe(applied);
   EXPECT_THAT(applied.out, HasSubstr("deployment.apps/web created"));
-  auto policy = c.Kubectl(
-      {"get", "deployment", "web", "-o", "jsonpath={.spec.template.spec.containers[0].imagePullPolicy}"});
+  auto policy = c.Kubectl({"get", "deployment", "web", "-o",
+                           "jsonpath={.spec.template.spec.containers[0].imagePullPolicy}"});
   EXPECT_EQ(policy.out, "Always") << Describe(policy);
   // The typo in an apply over the existing object: the patch is refused (422).
   auto patch = c.Kubectl({"apply", "-f", "-"}, typo);
   EXPECT_NE(patch.exit_code, 0);
-  EXPECT_THAT(patch.err, HasSubstr("unknown field \"spec.template.spec.containers[0].imagePullPolcy\""))
+  EXPECT_THAT(patch.err,
+              HasSubstr("unknown field \"spec.template.spec.containers[0].imagePullPolcy\""))
       << Describe(patch);
   // --validate=warn: the server warns and drops the field.
   auto warned = c.Kubectl({"apply", "--validate=warn", "-f", "-"}, typo);
   EXPECT_EQ(warned.exit_code, 0) << Describe(warned);
-  EXPECT_THAT(warned.err, HasSubstr("Warning: unknown field \"spec.template.spec.containers[0].imagePullPolcy\""));
-  auto stored = c.Kubectl({"get", "deployment", "web", "-o", "jsonpath={.spec.template.spec.containers[0]}"});
+  EXPECT_THAT(
+      warned.err,
+      HasSubstr("Warning: unknown field \"spec.template.spec.containers[0].imagePullPolcy\""));
+  auto stored =
+      c.Kubectl({"get", "deployment", "web", "-o", "jsonpath={.spec.template.spec.containers[0]}"});
   EXPECT_THAT(stored.out, Not(HasSubstr("imagePullPolcy"))) << Describe(stored);
   // What the cluster writes itself passes strict validation: a server-side dry-run create of
   // each object (as read back) fails only because it exists.
   EXPECT_KUBECTL_OK(c.Kubectl({"rollout", "status", "deployment/web", "--timeout=30s"}));
-  auto names = c.Kubectl({"get", "deployments,replicasets,pods,endpointslices,events", "-o", "name"});
+  auto names =
+      c.Kubectl({"get", "deployments,replicasets,pods,endpointslices,events", "-o", "name"});
   ASSERT_EQ(names.exit_code, 0) << Describe(names);
   std::vector<std::string> objects = {"namespace/default"};
   for (size_t pos = 0, next; pos < names.out.size(); pos = next + 1) {
@@ -370,7 +375,8 @@ TEST(KubectlE2E, TypedCreateCommandsSendProtobufAndTheObjectsReadBack) {
   EXPECT_KUBECTL_OK(c.Kubectl({"create", "namespace", "team-a"}));
   EXPECT_KUBECTL_OK(c.Kubectl({"create", "configmap", "settings", "-n", "team-a",
                                "--from-literal=colour=blue", "--from-literal=size=L"}));
-  EXPECT_KUBECTL_OK(c.Kubectl({"create", "secret", "generic", "creds", "--from-literal=user=admin"}));
+  EXPECT_KUBECTL_OK(
+      c.Kubectl({"create", "secret", "generic", "creds", "--from-literal=user=admin"}));
   EXPECT_KUBECTL_OK(c.Kubectl(
       {"create", "deployment", "web", "--image=nginx:1.27", "--replicas=2", "--port=8080"}));
   EXPECT_KUBECTL_OK(c.Kubectl({"create", "service", "clusterip", "web", "--tcp=80:8080"}));
@@ -383,11 +389,10 @@ TEST(KubectlE2E, TypedCreateCommandsSendProtobufAndTheObjectsReadBack) {
   EXPECT_EQ(data.out, "blue L") << Describe(data);
   auto secret = c.Kubectl({"get", "secret", "creds", "-o", "jsonpath={.type} {.data.user}"});
   EXPECT_EQ(secret.out, "Opaque YWRtaW4=") << Describe(secret);
-  auto deployment = c.Kubectl(
-      {"get", "deployment", "web", "-o",
-       "jsonpath={.spec.replicas} {.spec.selector.matchLabels.app} "
-       "{.spec.template.spec.containers[0].image} "
-       "{.spec.template.spec.containers[0].ports[0].containerPort}"});
+  auto deployment = c.Kubectl({"get", "deployment", "web", "-o",
+                               "jsonpath={.spec.replicas} {.spec.selector.matchLabels.app} "
+                               "{.spec.template.spec.containers[0].image} "
+                               "{.spec.template.spec.containers[0].ports[0].containerPort}"});
   EXPECT_EQ(deployment.out, "2 web nginx:1.27 8080") << Describe(deployment);
   EXPECT_KUBECTL_OK(c.Kubectl({"rollout", "status", "deployment/web", "--timeout=30s"}));
   auto service = c.Kubectl({"get", "service", "web", "-o",
@@ -401,6 +406,5 @@ TEST(KubectlE2E, TypedCreateCommandsSendProtobufAndTheObjectsReadBack) {
                             "{.spec.rules[0].http.paths[0].backend.service.port.number}"});
   EXPECT_EQ(ingress.out, "web.example.test 80") << Describe(ingress);
 }
-
 }  // namespace
 }  // namespace steward::e2e

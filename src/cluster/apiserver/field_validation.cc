@@ -476,7 +476,8 @@ ApiResult<FieldValidation> ParseFieldValidation(std::string_view value,
   e.reason = "Invalid";
   e.group = "meta.k8s.io";
   e.kind = std::string(options_kind);
-  e.message = std::string(options_kind) + ".meta.k8s.io \"\" is invalid: fieldValidation: " + detail;
+  e.message =
+      std::string(options_kind) + ".meta.k8s.io \"\" is invalid: fieldValidation: " + detail;
   e.causes.push_back({"FieldValueNotSupported", detail, "fieldValidation"});
   return e;
 }
@@ -562,8 +563,7 @@ bool DropUnknownFields(const ResourceType& rt, Json& object, Subresource sub) {
   return Prune(object, MessageShape(root, true), false);
 }
 
-bool DropUnknownPatchFields(const ResourceType& rt, PatchType type, Json& patch,
-                            Subresource sub) {
+bool DropUnknownPatchFields(const ResourceType& rt, PatchType type, Json& patch, Subresource sub) {
   const Message* root = RootMessage(rt, sub);
   if (root == nullptr || type == PatchType::kApply) return false;
   Shape top = MessageShape(root, true);

@@ -71,8 +71,7 @@ FieldProblems CheckFields(const ResourceType& rt, std::string_view raw_body, con
 // reported. Apply patches are not checked.
 FieldProblems CheckPatchFields(const ResourceType& rt, PatchType type, std::string_view raw_patch,
                                const Json& parsed, const Json* patched = nullptr,
-                               const Json* current = nullptr,
-                               Subresource sub = Subresource::kNone);
+                               const Json* current = nullptr, Subresource sub = Subresource::kNone);
 
 // Removes the fields CheckFields reports unknown; returns true if anything was removed.
 bool DropUnknownFields(const ResourceType& rt, Json& object, Subresource sub = Subresource::kNone);

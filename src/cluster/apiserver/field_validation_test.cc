@@ -118,10 +118,10 @@ TEST(FieldValidationTest, FreeFormMapsInlineFieldsAndRarelyUsedFieldsAreAccepted
     "status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]}
   })";
   EXPECT_THAT(Check("v1", "Pod", kPod).messages, IsEmpty());
-  EXPECT_THAT(Check("v1", "ConfigMap",
-                    R"({"data": {"a.b": "1", "c": "2"}, "binaryData": {"x": "AA=="}})")
-                  .messages,
-              IsEmpty());
+  EXPECT_THAT(
+      Check("v1", "ConfigMap", R"({"data": {"a.b": "1", "c": "2"}, "binaryData": {"x": "AA=="}})")
+          .messages,
+      IsEmpty());
   EXPECT_THAT(Check("v1", "Secret", R"({"stringData": {"u": "v"}, "data": {"k": "dg=="},
                                          "type": "Opaque", "immutable": true})")
                   .messages,
@@ -275,8 +275,9 @@ TEST(FieldValidationTest, JsonPatchReportsOperationProblemsWithItsPrefix) {
   ASSERT_TRUE(patched.ok()) << patched.status().message();
   FieldProblems p =
       CheckPatchFields(rt, PatchType::kJsonPatch, kJsonPatch, patch, &*patched, &current);
-  EXPECT_EQ(p.StrictError(),
-            R"(strict decoding error: json patch unknown field "[0].foo", json patch duplicate field "[1].path", unknown field "spec.template.spec.containers[0].unknownNested", unknown field "spec.unknown1", unknown field "spec.unknown3", unknown field "spec.unknownDupe")");
+  EXPECT_EQ(
+      p.StrictError(),
+      R"(strict decoding error: json patch unknown field "[0].foo", json patch duplicate field "[1].path", unknown field "spec.template.spec.containers[0].unknownNested", unknown field "spec.unknown1", unknown field "spec.unknown3", unknown field "spec.unknownDupe")");
 }
 
 TEST(FieldValidationTest, UnknownFieldsTheObjectAlreadyHadAreNotThePatchs) {
@@ -287,8 +288,7 @@ TEST(FieldValidationTest, UnknownFieldsTheObjectAlreadyHadAreNotThePatchs) {
   Json patch = Parse(raw);
   auto patched = ApplyMergePatch(current, patch);
   ASSERT_TRUE(patched.ok());
-  EXPECT_TRUE(
-      CheckPatchFields(rt, PatchType::kJsonMerge, raw, patch, &*patched, &current).empty());
+  EXPECT_TRUE(CheckPatchFields(rt, PatchType::kJsonMerge, raw, patch, &*patched, &current).empty());
   EXPECT_THAT(CheckPatchFields(rt, PatchType::kJsonMerge, raw, patch, &*patched).unknown,
               ElementsAre("spec.legacy"));
 }

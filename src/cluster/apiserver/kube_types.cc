@@ -987,7 +987,7 @@ constexpr std::string_view kTable = R"(
 1 metadata meta.ObjectMeta!
 2 spec networking.IngressClassSpec!
 @networking.IngressClassParametersReference
-1 aPIGroup s
+1 apiGroup s
 2 kind s!
 3 name s!
 4 scope s

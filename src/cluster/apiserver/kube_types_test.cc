@@ -73,8 +73,7 @@ TEST(KubeTypesTest, OpenApiSchemasOnlyPublishRealFields) {
   int checked = 0;
   for (const auto& [name, def] : defs.items()) {
     std::string table_name;
-    for (const auto& [prefix, package] :
-         std::vector<std::pair<std::string, std::string>>{
+    for (const auto& [prefix, package] : std::vector<std::pair<std::string, std::string>>{
              {"io.k8s.api.core.v1.", "core."},
              {"io.k8s.api.apps.v1.", "apps."},
              {"io.k8s.api.networking.v1.", "networking."},

@@ -464,7 +464,8 @@ StatusOr<Json> DecodeKubernetesProtobuf(std::string_view body) {
     return InvalidArgument("unsupported protobuf content encoding \"" + encoding + "\"");
   }
   const kube::Message* message = kube::MessageForKind(api_version, kind);
-  if (message == nullptr && kind == "DeleteOptions") message = kube::FindMessage("meta.DeleteOptions");
+  if (message == nullptr && kind == "DeleteOptions")
+    message = kube::FindMessage("meta.DeleteOptions");
   if (message == nullptr) {
     return InvalidArgument("no kind \"" + kind + "\" is registered for version \"" + api_version +
                            "\"");

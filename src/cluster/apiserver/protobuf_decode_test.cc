@@ -22,7 +22,9 @@ std::string Varint(uint64_t v) {
   out += static_cast<char>(v);
   return out;
 }
-std::string Tag(int number, int wire) { return Varint((static_cast<uint64_t>(number) << 3) | wire); }
+std::string Tag(int number, int wire) {
+  return Varint((static_cast<uint64_t>(number) << 3) | wire);
+}
 std::string Int(int number, int64_t v) { return Tag(number, 0) + Varint(static_cast<uint64_t>(v)); }
 std::string Bytes(int number, std::string_view s) {
   return Tag(number, 2) + Varint(s.size()) + std::string(s);
@@ -32,8 +34,8 @@ std::string Entry(int number, std::string_view key, std::string_view value) {
 }
 // What gogo-protobuf writes for an ObjectMeta with only a name: every value field, zero or not.
 std::string Meta(std::string_view name, const std::string& extra = "") {
-  return Bytes(1, name) + Bytes(2, "") + Bytes(3, "") + Bytes(4, "") + Bytes(5, "") +
-         Bytes(6, "") + Int(7, 0) + Bytes(8, "") + extra;
+  return Bytes(1, name) + Bytes(2, "") + Bytes(3, "") + Bytes(4, "") + Bytes(5, "") + Bytes(6, "") +
+         Int(7, 0) + Bytes(8, "") + extra;
 }
 std::string Envelope(std::string_view api_version, std::string_view kind, std::string_view raw,
                      std::string_view encoding = "") {
@@ -62,15 +64,15 @@ TEST(ProtobufDecodeTest, ConfigMapWithMapsBytesAndZeroValueFieldsOmitted) {
 }
 
 TEST(ProtobufDecodeTest, PointersKeepZeroValuesAndValueStructsStay) {
-  std::string volume = Bytes(1, "scratch") + Bytes(2, Bytes(2, ""));  // emptyDir: {}
+  std::string volume = Bytes(1, "scratch") + Bytes(2, Bytes(2, ""));            // emptyDir: {}
   std::string container = Bytes(1, "app") + Bytes(2, "nginx") + Bytes(8, "") +  // resources
                           Int(16, 0);                                           // stdin: false
   std::string pod_spec = Bytes(1, volume) + Bytes(2, container) +
-                         Int(4, 0) +   // terminationGracePeriodSeconds: *int64 0
-                         Int(11, 0);   // hostNetwork: false
-  std::string spec = Int(1, 0) +                 // replicas: *int32 0
+                         Int(4, 0) +  // terminationGracePeriodSeconds: *int64 0
+                         Int(11, 0);  // hostNetwork: false
+  std::string spec = Int(1, 0) +      // replicas: *int32 0
                      Bytes(3, Bytes(2, pod_spec)) + Bytes(4, "") +  // strategy: {}
-                     Int(5, 0) + Int(7, 0);      // minReadySeconds 0, paused false
+                     Int(5, 0) + Int(7, 0);  // minReadySeconds 0, paused false
   std::string raw = Bytes(1, Meta("web")) + Bytes(2, spec) + Bytes(3, "");
   EXPECT_EQ(Decode(Envelope("apps/v1", "Deployment", raw)),
             J(R"({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web"},
@@ -89,8 +91,8 @@ TEST(ProtobufDecodeTest, TimesIntOrStringAndNegativeNumbers) {
   std::string named = Bytes(1, "https") + Bytes(2, "TCP") + Int(3, 443) +
                       Bytes(4, Int(1, 1) + Int(2, 0) + Bytes(3, "web"));
   std::string unset = Bytes(1, "x") + Int(3, 81) + Bytes(4, Int(1, 0) + Int(2, 0) + Bytes(3, ""));
-  std::string raw = Bytes(1, meta) + Bytes(2, Bytes(1, port80) + Bytes(1, named) +
-                                                Bytes(1, unset) + Int(12, -1));
+  std::string raw =
+      Bytes(1, meta) + Bytes(2, Bytes(1, port80) + Bytes(1, named) + Bytes(1, unset) + Int(12, -1));
   Json svc = Decode(Envelope("v1", "Service", raw));
   EXPECT_EQ(svc["metadata"]["creationTimestamp"], "2023-11-14T22:13:20Z");
   EXPECT_EQ(svc["spec"]["ports"][0]["targetPort"], 8080);
@@ -98,11 +100,11 @@ TEST(ProtobufDecodeTest, TimesIntOrStringAndNegativeNumbers) {
   EXPECT_FALSE(svc["spec"]["ports"][2].contains("targetPort"));
   EXPECT_EQ(svc["spec"]["healthCheckNodePort"], -1);  // a negative int32 is a 10-byte varint
 
-  std::string lease_spec = Bytes(1, "") +   // holderIdentity: *string ""
-                           Int(2, 0) +      // leaseDurationSeconds: *int32 0
+  std::string lease_spec = Bytes(1, "") +  // holderIdentity: *string ""
+                           Int(2, 0) +     // leaseDurationSeconds: *int32 0
                            Bytes(4, Int(1, 1700000000) + Int(2, 123456789));  // renewTime
-  Json lease = Decode(Envelope("coordination.k8s.io/v1", "Lease",
-                               Bytes(1, Meta("l")) + Bytes(2, lease_spec)));
+  Json lease = Decode(
+      Envelope("coordination.k8s.io/v1", "Lease", Bytes(1, Meta("l")) + Bytes(2, lease_spec)));
   EXPECT_EQ(lease["spec"], J(R"({"holderIdentity": "", "leaseDurationSeconds": 0,
                                  "renewTime": "2023-11-14T22:13:20.123456Z"})"));
 }
@@ -120,12 +122,11 @@ TEST(ProtobufDecodeTest, PackedAndUnpackedRepeatedScalars) {
 }
 
 TEST(ProtobufDecodeTest, UnknownFieldsAreSkippedAndRepeatedMessagesMerge) {
-  std::string raw = Bytes(1, Meta("demo")) + Int(99, 7) + Bytes(98, "ignored") +
-                    Tag(97, 1) + std::string(8, '\0') + Tag(96, 5) + std::string(4, '\0') +
+  std::string raw = Bytes(1, Meta("demo")) + Int(99, 7) + Bytes(98, "ignored") + Tag(97, 1) +
+                    std::string(8, '\0') + Tag(96, 5) + std::string(4, '\0') +
                     Bytes(1, Entry(11, "app", "x")) +  // metadata again: labels merge in
-                    Entry(2, "k", "");                  // an entry with an empty value
-  EXPECT_EQ(Decode(Envelope("v1", "ConfigMap", raw)),
-            J(R"({"apiVersion": "v1", "kind": "ConfigMap",
+                    Entry(2, "k", "");                 // an entry with an empty value
+  EXPECT_EQ(Decode(Envelope("v1", "ConfigMap", raw)), J(R"({"apiVersion": "v1", "kind": "ConfigMap",
                   "metadata": {"name": "demo", "labels": {"app": "x"}}, "data": {"k": ""}})"));
 }
 
@@ -137,7 +138,9 @@ TEST(ProtobufDecodeTest, MalformedBodiesAreRejected) {
   for (size_t cut = 5; cut < good.size(); cut += 3) {
     auto r = DecodeKubernetesProtobuf(good.substr(0, cut));
     // A cut inside a length-delimited field never decodes.
-    if (!r.ok()) EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
+    if (!r.ok()) {
+      EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
+    }
   }
   EXPECT_FALSE(DecodeKubernetesProtobuf(good.substr(0, good.size() - 20)).ok());
   EXPECT_THAT(DecodeKubernetesProtobuf(Envelope("v1", "ConfigMap", "", "gzip")).status().message(),
@@ -147,8 +150,7 @@ TEST(ProtobufDecodeTest, MalformedBodiesAreRejected) {
   // Wire type 3 (groups) is not protobuf as Kubernetes writes it.
   EXPECT_FALSE(DecodeKubernetesProtobuf(Envelope("v1", "ConfigMap", Tag(1, 3))).ok());
   // A string where a varint belongs.
-  EXPECT_FALSE(
-      DecodeKubernetesProtobuf(Envelope("v1", "ConfigMap", Bytes(4, "true"))).ok());
+  EXPECT_FALSE(DecodeKubernetesProtobuf(Envelope("v1", "ConfigMap", Bytes(4, "true"))).ok());
 }
 
 TEST(ProtobufDecodeTest, DeleteOptionsInAnyGroupVersion) {

@@ -727,7 +727,7 @@ void RestHandler::ServeResource(Request& req) {
     }
     req.responded = true;
     Finish(req, 200);
-    proxy_(rt.resource, req.ns, req.name, req.rest.empty() ? "/" : req.rest, http, req.writer);
+    proxy_(rt.resource, req.ns, req.name, req.rest, http, req.writer);
     return;
   }
   Subresource sub = Subresource::kNone;
@@ -966,12 +966,11 @@ void RestHandler::ServeResource(Request& req) {
       if (*validation != FieldValidation::kIgnore) {
         auto current = api_.Get(type, r.ns, r.name, sub);
         if (!current.ok()) return true;
-        StatusOr<Json> patched = patch_type == PatchType::kJsonMerge
-                                     ? ApplyMergePatch(*current, *parsed)
-                                 : patch_type == PatchType::kJsonPatch
-                                     ? ApplyJsonPatch(*current, *parsed)
-                                     : ApplyStrategicMergePatch(
-                                           *current, *parsed,
+        StatusOr<Json> patched =
+            patch_type == PatchType::kJsonMerge ? ApplyMergePatch(*current, *parsed)
+            : patch_type == PatchType::kJsonPatch
+                ? ApplyJsonPatch(*current, *parsed)
+                : ApplyStrategicMergePatch(*current, *parsed,
                                            sub == Subresource::kScale ? "Scale" : type.kind);
         if (!patched.ok()) return true;
         FieldProblems problems =

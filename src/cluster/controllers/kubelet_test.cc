@@ -112,7 +112,11 @@ TEST_F(KubeletTest, FailingImageStaysPendingInBackOff) {
   ASSERT_TRUE(WaitFor([&] {
     auto pod = Get("pods", "test", "bad");
     const Json* cs = FindPath(*pod, "status.containerStatuses");
-    return cs != nullptr && S((*cs)[0], "state.waiting.reason") == "ImagePullBackOff";
+    if (cs == nullptr || S((*cs)[0], "state.waiting.reason") != "ImagePullBackOff") return false;
+    for (const auto& e : List("events", "test")) {
+      if (e["reason"] == "BackOff") return true;  // recorded right after the status write
+    }
+    return false;
   }));
   auto pod = *Get("pods", "test", "bad");
   EXPECT_EQ(S(pod, "status.phase"), "Pending");

@@ -22,8 +22,10 @@
 // Per-pod state (launcher state, logs, resolved env) is keyed by pod uid. It is created when
 // the pod is first seen Running (that is when its containers "start": env, including
 // secretKeyRef/configMapKeyRef/fieldRef values, is resolved then and kept, as a real process
-// keeps its env when a Secret changes later), and dropped when the pod is deleted. A pod
-// served before the watch saw it Running gets its state on that first request.
+// keeps its env when a Secret changes later; the start time is the container status's
+// startedAt when the kubelet wrote one), and dropped when the pod is deleted. A pod served
+// after Forget() starts afresh; a pod that storage does not hold (a hand-made object) is
+// served from a throwaway state on every request.
 //
 // Thread-safety: all methods may be called concurrently from any thread.
 // Lifecycle: Stop() (idempotent, run by the destructor) ends the pod watch.

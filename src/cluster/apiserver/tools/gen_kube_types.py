@@ -12,6 +12,10 @@ reachable from the kinds the embedded cluster serves and prints one block per me
 where a type is s, b, bool, i32, i64, u32, f64 or a message name, prefixed by [] (repeated) or
 {} (map with string keys), and '!' marks a Go value field (not a pointer).
 
+A protobuf field name is usually the JSON name, but not always (IngressClassParametersReference
+has "aPIGroup" for JSON "apiGroup"): the Go struct tags in the binary
+(`json:"apiGroup,omitempty" protobuf:"bytes,1,opt,name=aPIGroup"`) give the JSON names.
+
 Usage: gen_kube_types.py $(readlink -f $(which kubectl)) > table.txt
 """
 import re
@@ -133,6 +137,13 @@ def main():
             if n == 4:
                 add_message(v, package)
 
+    # protobuf name -> JSON name, where the struct tags disagree.
+    renames = {}
+    for json_name, proto_name in set(re.findall(
+            rb'json:"([^",]*)[^"]*" protobuf:"[^"]*name=([A-Za-z0-9_]+)', data)):
+        if json_name and json_name != b'-' and json_name != proto_name:
+            renames.setdefault(proto_name.decode(), set()).add(json_name.decode())
+
     by_short = {short(k): k for k in messages if short(k)}
     order, seen, queue = [], set(), list(ROOTS)
     while queue:
@@ -168,6 +179,9 @@ def main():
             else:
                 base = SCALARS[f['type']]
             name = f['name']
+            if name in renames:
+                assert len(renames[name]) == 1, name
+                name = next(iter(renames[name]))
             if f['type'] == 11 and (short(f['type_name']), name) in INLINE:
                 name = '-'
             kind = base if base.startswith('{}') else ('[]' if f['repeated'] else '') + base

@@ -1,0 +1,53 @@
+// Measuring helpers for the benchmark programs: CPU time of the process and of the calling
+// thread, heap and RSS figures, percentiles, and running wrk (when installed) as an external
+// load generator.
+//
+// Everything here is for bench/ only; nothing is thread-safe unless it says so.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace steward::bench {
+
+using BenchClock = std::chrono::steady_clock;
+
+double Seconds(BenchClock::duration d);
+
+// CPU seconds (user + system) used so far by every thread of this process. Thread-safe.
+double ProcessCpuSeconds();
+// CPU seconds used so far by the calling thread. Thread-safe.
+double ThreadCpuSeconds();
+
+// Resident set size of this process, in bytes (VmRSS).
+size_t RssBytes();
+// Bytes handed out by malloc and not yet freed, over every arena (mallinfo2). Unlike RSS this
+// does not count free memory the allocator keeps, so it is the live heap.
+size_t HeapInUseBytes();
+// Returns free heap memory to the kernel (malloc_trim), so that RSS reflects what is live.
+void TrimHeap();
+
+// The p-th percentile (0..100) of `values` (sorted in place); 0 for an empty vector.
+double Percentile(std::vector<double>& values, double p);
+
+// The result of one wrk run.
+struct WrkResult {
+  double requests_per_second = 0;
+  double latency_p50_ms = 0;
+  double latency_p99_ms = 0;
+  long requests = 0;
+  long errors = 0;  // socket errors and non-2xx/3xx responses
+  std::string output;  // wrk's own report
+};
+
+// True when a `wrk` executable is on PATH.
+bool WrkAvailable();
+// Runs `wrk --latency -t THREADS -c CONNECTIONS -d SECONDS -H HEADER... URL` and parses its
+// report. Fails (nullopt) when wrk cannot be run or prints no "Requests/sec".
+std::optional<WrkResult> RunWrk(const std::string& url, int threads, int connections,
+                                double seconds, const std::vector<std::string>& headers);
+
+}  // namespace steward::bench
