@@ -1,4 +1,4 @@
-#include "bench/bench_util.h"
+#include "bench_util.h"
 
 #include <malloc.h>
 #include <sys/resource.h>

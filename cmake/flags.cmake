@@ -12,9 +12,11 @@ target_compile_definitions(steward_flags INTERFACE
 set(STEWARD_SANITIZE "" CACHE STRING "Sanitizers: '' | address,undefined | thread")
 if(STEWARD_SANITIZE)
   target_compile_options(steward_flags INTERFACE -fsanitize=${STEWARD_SANITIZE}
-    -fno-omit-frame-pointer -fno-sanitize-recover=all
+    -fno-omit-frame-pointer -fno-sanitize-recover=all)
+  if(STEWARD_SANITIZE STREQUAL "thread")
     # GCC 12 warns that TSan does not model atomic_thread_fence (used inside Asio).
-    $<$<STREQUAL:${STEWARD_SANITIZE},thread>:-Wno-tsan>)
+    target_compile_options(steward_flags INTERFACE -Wno-tsan)
+  endif()
   target_link_options(steward_flags INTERFACE -fsanitize=${STEWARD_SANITIZE})
 endif()
 

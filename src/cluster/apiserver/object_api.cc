@@ -308,10 +308,17 @@ void ObjectApi::OnRemoved(const ResourceType& rt, const Json& object) {
   if (rt.kind == "Service") ReleaseClusterIp(object);
 }
 
-ApiResult<Json> ObjectApi::Get(const ResourceType& rt, std::string_view ns, std::string_view name,
-                               Subresource sub) const {
+ApiResult<ObjectRecord> ObjectApi::GetRecord(const ResourceType& rt, std::string_view ns,
+                                             std::string_view name) const {
   auto rec = storage_.Get(rt.GroupResource(), rt.namespaced ? ns : "", name);
   if (!rec) return NotFoundError(rt, name);
+  return std::move(*rec);
+}
+
+ApiResult<Json> ObjectApi::Get(const ResourceType& rt, std::string_view ns, std::string_view name,
+                               Subresource sub) const {
+  auto rec = GetRecord(rt, ns, name);
+  if (!rec.ok()) return std::move(rec).error();
   Json obj = rec->Parse();
   if (sub == Subresource::kScale) return ScaleOf(rt, obj);
   return obj;
@@ -517,6 +524,10 @@ ApiResult<Json> ObjectApi::Create(const ResourceType& rt, std::string_view ns, J
   }
   if (opts.dry_run) {
     if (allocated_ip) ReleaseClusterIp(object);
+    if (auto existing = storage_.Get(rt.GroupResource(), rt.namespaced ? ns : "", name)) {
+      if (HasDeletionTimestamp(existing->Parse())) return BeingDeletedError(rt, name);
+      return AlreadyExistsError(rt, name);
+    }
     return object;
   }
 

@@ -82,6 +82,10 @@ class ObjectApi {
 
   ApiResult<Json> Get(const ResourceType& rt, std::string_view ns, std::string_view name,
                       Subresource sub = Subresource::kNone) const;
+  // The stored record, unparsed (for the REST layer, which sends the stored JSON as it is: the
+  // same bytes Get() would serialise). NotFound as Get.
+  ApiResult<ObjectRecord> GetRecord(const ResourceType& rt, std::string_view ns,
+                                    std::string_view name) const;
   // Returns a <Kind>List with metadata.resourceVersion (and continue when truncated).
   ApiResult<Json> List(const ResourceType& rt, std::string_view ns, const ListOptions& opts) const;
 

@@ -809,6 +809,16 @@ void RestHandler::ServeResource(Request& req) {
       list_opts.limit = *limit;
     }
     if (verb == "get") {
+      if (output == Output::kJson && sub == Subresource::kNone) {
+        // The stored JSON is sent as it is: no parse, no re-serialisation.
+        auto rec = api_.GetRecord(type, r.ns, r.name);
+        if (!rec.ok()) {
+          RespondError(r, rec.error());
+        } else {
+          Respond(r, 200, *rec->json);
+        }
+        return;
+      }
       auto obj = api_.Get(type, r.ns, r.name, sub);
       if (!obj.ok()) {
         RespondError(r, obj.error());

@@ -29,9 +29,9 @@ constexpr std::chrono::seconds kEventSweepInterval{60};
 struct ControllerManager::Impl {
   Impl(ObjectApi& a, Profile p, uint64_t seed)
       : api(a), profile(std::move(p)), random(seed), events(a) {
-    for (Controller* c : std::initializer_list<Controller*>{
-             &deployments, &replicasets, &kubelet, &endpoints, &ingress, &finalizers, &pvc, &gc,
-             &namespaces}) {
+    for (Controller* c :
+         std::initializer_list<Controller*>{&deployments, &replicasets, &kubelet, &endpoints,
+                                            &ingress, &finalizers, &pvc, &gc, &namespaces}) {
       all.push_back(c);
     }
     route[Work::kDeployment] = &deployments;

@@ -34,8 +34,7 @@ std::pair<int64_t, int64_t> ResolveFenceposts(const Json& d) {
   const Json& surge_v = At(ru, "maxSurge");
   const Json& unavail_v = At(ru, "maxUnavailable");
   int64_t surge = ScaledValue(surge_v.is_null() ? Json("25%") : surge_v, desired, true);
-  int64_t unavailable =
-      ScaledValue(unavail_v.is_null() ? Json("25%") : unavail_v, desired, false);
+  int64_t unavailable = ScaledValue(unavail_v.is_null() ? Json("25%") : unavail_v, desired, false);
   if (surge == 0 && unavailable == 0) unavailable = 1;
   return {surge, unavailable};
 }
@@ -79,12 +78,9 @@ bool CreatedBefore(const Json& a, const Json& b) {
 
 Json NewCondition(std::string_view type, std::string_view status, std::string_view reason,
                   std::string message, const std::string& now) {
-  return Json{{"type", type},
-              {"status", status},
-              {"lastUpdateTime", now},
-              {"lastTransitionTime", now},
-              {"reason", reason},
-              {"message", std::move(message)}};
+  return Json{{"type", type},          {"status", status},
+              {"lastUpdateTime", now}, {"lastTransitionTime", now},
+              {"reason", reason},      {"message", std::move(message)}};
 }
 
 void RemoveCondition(Json& status, std::string_view type) {
@@ -222,7 +218,7 @@ bool DeploymentController::Sync(Work, const std::string& key) {
     auto selector = LabelSelector::FromJson(AtPath(st.d, "spec.selector"));
     if (selector.ok() && !selector->Empty()) {
       std::vector<std::string> orphans(ctx_.cache.Orphans("replicasets.apps", st.ns).begin(),
-                                        ctx_.cache.Orphans("replicasets.apps", st.ns).end());
+                                       ctx_.cache.Orphans("replicasets.apps", st.ns).end());
       for (const auto& rs_name : orphans) {
         const CachedObject* rs = ctx_.cache.Find("replicasets.apps", st.ns, rs_name);
         if (rs == nullptr || rs->deleting || !rs->record.labels ||
@@ -308,7 +304,8 @@ bool DeploymentController::GetAllReplicaSetsAndSyncRevision(State& st, bool crea
       changed = true;
       if (!old_rev.empty()) {
         std::string hist = GetString(ann, kRevisionHistoryAnnotation);
-        ann[std::string(kRevisionHistoryAnnotation)] = hist.empty() ? old_rev : hist + "," + old_rev;
+        ann[std::string(kRevisionHistoryAnnotation)] =
+            hist.empty() ? old_rev : hist + "," + old_rev;
       }
     }
     if (IntAt(obj, "spec.minReadySeconds", 0) != min_ready) {
@@ -332,9 +329,9 @@ bool DeploymentController::GetAllReplicaSetsAndSyncRevision(State& st, bool crea
   Json status = At(st.d, "status").is_object() ? At(st.d, "status") : Json::object();
   if (!SetRevisionAnnotation(st, Annotation(rs, kRevisionAnnotation))) return false;
   if (HasProgressDeadline(st.d) && FindCondition(status, kProgressing) == nullptr) {
-    SetCondition(status, NewCondition(kProgressing, "True", "FoundNewReplicaSet",
-                                      "Found new replica set " + Quoted(Name(rs)),
-                                      Rfc3339(ctx_.WallNow())));
+    SetCondition(
+        status, NewCondition(kProgressing, "True", "FoundNewReplicaSet",
+                             "Found new replica set " + Quoted(Name(rs)), Rfc3339(ctx_.WallNow())));
     status_changed = true;
   }
   if (status_changed && !WriteStatus(st, std::move(status))) return false;
@@ -429,10 +426,9 @@ bool DeploymentController::CreateNewReplicaSet(State& st, int64_t new_revision) 
   st.rss.push_back(std::move(result));
   st.new_idx = static_cast<int>(st.rss.size() - 1);
   if (!already_exists && new_replicas > 0) {
-    ctx_.events.Record(deployments_, st.d, "Normal", "ScalingReplicaSet",
-                       "Scaled up replica set " + rs_name + " from 0 to " +
-                           std::to_string(new_replicas),
-                       kSource);
+    ctx_.events.Record(
+        deployments_, st.d, "Normal", "ScalingReplicaSet",
+        "Scaled up replica set " + rs_name + " from 0 to " + std::to_string(new_replicas), kSource);
   }
   if (!SetRevisionAnnotation(st, std::to_string(new_revision))) return false;
   if (!already_exists && HasProgressDeadline(st.d)) {
@@ -493,8 +489,7 @@ bool DeploymentController::ScaleReplicaSet(State& st, size_t idx, int64_t new_sc
   if (!size_changed && !annotations_changed) return false;
   auto res = ctx_.api.Modify(replicasets_, st.ns, Name(rs), [&](Json& obj) {
     bool changed = false;
-    if (IntAt(obj, "spec.replicas", 1) != new_scale ||
-        !AtPath(obj, "spec.replicas").is_number()) {
+    if (IntAt(obj, "spec.replicas", 1) != new_scale || !AtPath(obj, "spec.replicas").is_number()) {
       obj["spec"]["replicas"] = new_scale;
       changed = true;
     }
@@ -670,7 +665,8 @@ void DeploymentController::Scale(State& st) {
   // IsSaturated: the new ReplicaSet is fully scaled and available; scale the old ones to 0.
   if (st.HasNew()) {
     const Json& n = st.rss[st.new_idx];
-    if (Replicas(n) == desired && Annotation(n, kDesiredReplicasAnnotation) == std::to_string(desired) &&
+    if (Replicas(n) == desired &&
+        Annotation(n, kDesiredReplicasAnnotation) == std::to_string(desired) &&
         StatusInt(n, "availableReplicas") == desired) {
       for (size_t i : st.Old()) {
         if (Replicas(st.rss[i]) != 0) ScaleReplicaSet(st, i, 0);
@@ -845,8 +841,8 @@ bool DeploymentController::SyncRolloutStatus(State& st) {
       SetCondition(status, NewCondition(kProgressing, "True", kNewRsAvailableReason,
                                         subject + " has successfully progressed.", now));
     } else if (DeploymentProgressing(d, status)) {
-      Json cond =
-          NewCondition(kProgressing, "True", "ReplicaSetUpdated", subject + " is progressing.", now);
+      Json cond = NewCondition(kProgressing, "True", "ReplicaSetUpdated",
+                               subject + " is progressing.", now);
       if (current != nullptr) {
         if (GetString(*current, "status") == "True") {
           cond["lastTransitionTime"] = At(*current, "lastTransitionTime");

@@ -183,12 +183,12 @@ TEST_F(DeploymentTest, ScalesUpAndDown) {
   MustModify("deployments.apps", "test", "web", [](Json& o) { o["spec"]["replicas"] = 4; });
   ASSERT_TRUE(WaitFor([&] { return Complete("web", 4) && LivePods("web").size() == 4; }));
   ASSERT_THAT(ReplicaSets(), SizeIs(1));
-  EXPECT_EQ(ReplicaSets()[0]["metadata"]["annotations"]["deployment.kubernetes.io/desired-replicas"],
-            "4");
+  EXPECT_EQ(
+      ReplicaSets()[0]["metadata"]["annotations"]["deployment.kubernetes.io/desired-replicas"],
+      "4");
   MustModify("deployments.apps", "test", "web", [](Json& o) { o["spec"]["replicas"] = 1; });
-  ASSERT_TRUE(WaitFor([&] {
-    return Complete("web", 1) && List("pods", "test", "app=web").size() == 1;
-  }));
+  ASSERT_TRUE(
+      WaitFor([&] { return Complete("web", 1) && List("pods", "test", "app=web").size() == 1; }));
   ASSERT_THAT(ReplicaSets(), SizeIs(1));
   EXPECT_TRUE(HasReason(EventsFor(S(ReplicaSets()[0], "metadata.uid")), "SuccessfulDelete"));
   bool scaled_down = false;
@@ -242,9 +242,8 @@ TEST_F(DeploymentTest, RecreateStopsOldPodsBeforeStartingNew) {
   ASSERT_EQ(initial_pods.size(), 2u);
 
   auto watcher = WatchFromNow();
-  MustModify("deployments.apps", "test", "web", [](Json& o) {
-    o["spec"]["template"]["spec"]["containers"][0]["image"] = "nginx:2";
-  });
+  MustModify("deployments.apps", "test", "web",
+             [](Json& o) { o["spec"]["template"]["spec"]["containers"][0]["image"] = "nginx:2"; });
   ASSERT_TRUE(WaitFor([&] {
     return Complete("web", 2) &&
            I(*Get("deployments.apps", "test", "web"), "status.observedGeneration") == 2;

@@ -140,10 +140,10 @@ void EndpointsController::ObserveService(const Change& c) {
 }
 
 void EndpointsController::ObservePod(const Change& c) {
-  const Labels* old_labels = c.old_obj && c.old_obj->record.labels ? c.old_obj->record.labels.get()
-                                                                    : nullptr;
-  const Labels* new_labels = c.new_obj && c.new_obj->record.labels ? c.new_obj->record.labels.get()
-                                                                    : nullptr;
+  const Labels* old_labels =
+      c.old_obj && c.old_obj->record.labels ? c.old_obj->record.labels.get() : nullptr;
+  const Labels* new_labels =
+      c.new_obj && c.new_obj->record.labels ? c.new_obj->record.labels.get() : nullptr;
   if (old_labels != nullptr) {
     for (const auto& [k, v] : *old_labels) {
       auto it = pods_by_label_.find(Bucket(c.ns, k, v));
@@ -248,10 +248,10 @@ bool EndpointsController::SyncSlices(const Json& svc, const std::vector<Json>& p
     bool serving = publish || IsPodReady(pod);
     bool terminating = IsDeleting(pod);
     bool ready = publish || (serving && !terminating);
-    Json ep = {{"addresses", Json::array({ip})},
-               {"conditions",
-                {{"ready", ready}, {"serving", serving}, {"terminating", terminating}}},
-               {"targetRef", TargetRef(pod)}};
+    Json ep = {
+        {"addresses", Json::array({ip})},
+        {"conditions", {{"ready", ready}, {"serving", serving}, {"terminating", terminating}}},
+        {"targetRef", TargetRef(pod)}};
     std::string node = StrAt(pod, "spec.nodeName");
     if (!node.empty()) ep["nodeName"] = node;
     auto& g = groups[DumpJson(ports)];
@@ -315,15 +315,15 @@ bool EndpointsController::SyncSlices(const Json& svc, const std::vector<Json>& p
     }
     if (slot < existing.size()) {
       used[slot] = true;
-      auto res = ctx_.api.Modify(slices_, ns, StrAt(existing[slot], "metadata.name"),
-                                 [&](Json& obj) {
-                                   Json before = obj;
-                                   obj["metadata"]["labels"] = labels;
-                                   obj["addressType"] = "IPv4";
-                                   obj["ports"] = d->ports;
-                                   obj["endpoints"] = d->endpoints;
-                                   return obj != before;
-                                 });
+      auto res =
+          ctx_.api.Modify(slices_, ns, StrAt(existing[slot], "metadata.name"), [&](Json& obj) {
+            Json before = obj;
+            obj["metadata"]["labels"] = labels;
+            obj["addressType"] = "IPv4";
+            obj["ports"] = d->ports;
+            obj["endpoints"] = d->endpoints;
+            return obj != before;
+          });
       if (!res.ok() && res.error().code != 404) ok = false;
       continue;
     }

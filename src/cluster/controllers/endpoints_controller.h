@@ -44,7 +44,7 @@ class EndpointsController : public Controller {
   const ResourceType& services_;
   const ResourceType& endpoints_;
   const ResourceType& slices_;
-  std::unordered_map<std::string, ServiceInfo> services_info_;               // "ns/svc"
+  std::unordered_map<std::string, ServiceInfo> services_info_;                // "ns/svc"
   std::unordered_map<std::string, std::set<std::string>> services_by_label_;  // bucket -> svc
   std::unordered_map<std::string, std::set<std::string>> pods_by_label_;      // bucket -> pod
   std::unordered_map<std::string, std::set<std::string>> slices_by_service_;  // "ns/svc"

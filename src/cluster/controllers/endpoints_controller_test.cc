@@ -109,8 +109,7 @@ TEST_F(EndpointsTest, ConditionsFollowPodsThroughTermination) {
   ASSERT_TRUE(WaitFor([&] {
     Json e = EndpointFor("web", "a");
     auto ep = Get("endpoints", "test", "web");
-    return !e.is_null() && e["conditions"]["terminating"] == true && ep &&
-           !ep->contains("subsets");
+    return !e.is_null() && e["conditions"]["terminating"] == true && ep && !ep->contains("subsets");
   }));
   {
     Json e = EndpointFor("web", "a");

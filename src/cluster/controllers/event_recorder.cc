@@ -102,9 +102,7 @@ void EventRecorder::Sweep() {
   }
 }
 
-void EventRecorder::DeleteEvent(const Tracked& t) {
-  (void)api_.Delete(events_type_, t.ns, t.name);
-}
+void EventRecorder::DeleteEvent(const Tracked& t) { (void)api_.Delete(events_type_, t.ns, t.name); }
 
 void EventRecorder::Forget(const std::string& id) {
   auto it = events_.find(id);

@@ -61,7 +61,8 @@ class EventRecorder {
   // id ("ns/name") -> event.
   std::unordered_map<std::string, Tracked> events_;
   std::unordered_map<std::string, std::string> by_dedup_;  // dedup key -> id
-  std::unordered_map<std::string, std::deque<std::string>> by_involved_;  // uid -> ids, oldest first
+  std::unordered_map<std::string, std::deque<std::string>>
+      by_involved_;                                        // uid -> ids, oldest first
   std::deque<std::pair<SteadyTime, std::string>> expiry_;  // (last update, id), in time order
   int64_t last_name_nanos_ = 0;
 };

@@ -13,9 +13,9 @@ class EventRecorderTest : public ::testing::Test {
   void SetUp() override {
     storage_ = std::move(*Storage::Open({}));
     api_ = std::make_unique<ObjectApi>(*storage_, clock_, random_);
-    ASSERT_TRUE(api_->Create(*FindGroupResource("namespaces"), "",
-                             Json{{"metadata", {{"name", "test"}}}})
-                    .ok());
+    ASSERT_TRUE(
+        api_->Create(*FindGroupResource("namespaces"), "", Json{{"metadata", {{"name", "test"}}}})
+            .ok());
     auto pod = api_->Create(
         *FindGroupResource("pods"), "test",
         Json{{"metadata", {{"name", "p"}}},

@@ -40,9 +40,8 @@ TEST_F(GarbageCollectorTest, BackgroundDeletesDependentsAfterOwnerIsGone) {
   auto del = api_->Delete(Type("deployments.apps"), "test", "web", opts);
   ASSERT_TRUE(del.ok());
   EXPECT_FALSE(Get("deployments.apps", "test", "web").has_value());
-  ASSERT_TRUE(WaitFor([&] {
-    return List("replicasets.apps", "test").empty() && List("pods", "test").empty();
-  }));
+  ASSERT_TRUE(WaitFor(
+      [&] { return List("replicasets.apps", "test").empty() && List("pods", "test").empty(); }));
   EXPECT_GE(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(400));
 }
 
@@ -123,7 +122,8 @@ TEST_F(GarbageCollectorTest, DanglingReferencesAndMultipleOwners) {
 TEST_F(GarbageCollectorTest, RecreatedOwnerWithSameNameDoesNotAdoptDependents) {
   StartCluster();
   Json owner = MustCreate("configmaps", "test", ConfigMap("owner", Json::array()));
-  MustCreate("configmaps", "test", ConfigMap("dep", Json::array({RefTo(owner, "v1", "ConfigMap")})));
+  MustCreate("configmaps", "test",
+             ConfigMap("dep", Json::array({RefTo(owner, "v1", "ConfigMap")})));
   ASSERT_TRUE(api_->Delete(Type("configmaps"), "test", "owner").ok());
   MustCreate("configmaps", "test", ConfigMap("owner", Json::array()));  // new uid
   ASSERT_TRUE(WaitFor([&] { return !Get("configmaps", "test", "dep").has_value(); }));

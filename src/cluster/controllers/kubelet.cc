@@ -13,8 +13,8 @@ const EventSource kKubelet{"kubelet", std::string(kNodeName)};
 const EventSource kScheduler{"default-scheduler", ""};
 
 int ConditionOrder(std::string_view type) {
-  static constexpr std::string_view kOrder[] = {"PodReadyToStartContainers", "Initialized",
-                                                "Ready", "ContainersReady", "PodScheduled"};
+  static constexpr std::string_view kOrder[] = {"PodReadyToStartContainers", "Initialized", "Ready",
+                                                "ContainersReady", "PodScheduled"};
   for (int i = 0; i < 5; ++i) {
     if (kOrder[i] == type) return i;
   }
@@ -329,8 +329,7 @@ bool Kubelet::Start(const std::string& key, const Json& pod, const PodState& st)
   auto profile = ctx_.profile.Get();
   std::string now = Rfc3339(ctx_.WallNow());
   std::string ip = AllocateIp(key);
-  auto pull_time =
-      std::chrono::duration_cast<std::chrono::milliseconds>(ctx_.Now() - st.since);
+  auto pull_time = std::chrono::duration_cast<std::chrono::milliseconds>(ctx_.Now() - st.since);
 
   struct Outcome {
     std::string name, image, normalized;
@@ -425,8 +424,7 @@ bool Kubelet::Start(const std::string& key, const Json& pod, const PodState& st)
     uint64_t size = 10000000 + Fnv32a(o.normalized) % 90000000;
     ctx_.events.Record(pods_, *res, "Normal", "Pulled",
                        "Successfully pulled image \"" + o.image + "\" in " + took + " (" + took +
-                           " including waiting). Image size: " + std::to_string(size) +
-                           " bytes.",
+                           " including waiting). Image size: " + std::to_string(size) + " bytes.",
                        kKubelet, fp);
     ctx_.events.Record(pods_, *res, "Normal", "Created", "Created container: " + o.name, kKubelet,
                        fp);
@@ -463,9 +461,8 @@ bool Kubelet::BackOff(const Json& pod) {
       Subresource::kStatus);
   if (!res.ok()) return res.error().code == 404;
   for (const auto& [container, image] : backed_off) {
-    ctx_.events.Record(pods_, *res, "Normal", "BackOff",
-                       "Back-off pulling image \"" + image + "\"", kKubelet,
-                       FieldPath(container));
+    ctx_.events.Record(pods_, *res, "Normal", "BackOff", "Back-off pulling image \"" + image + "\"",
+                       kKubelet, FieldPath(container));
     ctx_.events.Record(pods_, *res, "Warning", "Failed", "Error: ImagePullBackOff", kKubelet,
                        FieldPath(container));
   }

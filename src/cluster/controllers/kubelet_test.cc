@@ -1,6 +1,7 @@
+#include "cluster/controllers/kubelet.h"
+
 #include <gtest/gtest.h>
 
-#include "cluster/controllers/kubelet.h"
 #include "cluster/controllers/test_cluster.h"
 
 namespace steward::cluster::testing {

@@ -33,8 +33,7 @@ void IngressController::Observe(const Change& c) {
   if (c.new_obj->deleting) return;
   Json want = Json::array({Json{{"ip", ctx_.profile.Get()->load_balancer_ip}}});
   if (AtPath(c.object, "status.loadBalancer.ingress") == want) return;
-  ctx_.queue.AddAfter({Work::kIngress, NsName(c.ns, c.name)},
-                      ctx_.Delay(&Profile::load_balancer));
+  ctx_.queue.AddAfter({Work::kIngress, NsName(c.ns, c.name)}, ctx_.Delay(&Profile::load_balancer));
 }
 
 bool IngressController::Sync(Work, const std::string& key) {
@@ -148,8 +147,7 @@ bool CleanupFinalizers::Sync(Work kind, const std::string& key) {
 // ---------------------------------------------------------------------------------------------
 // PvcBinder
 
-PvcBinder::PvcBinder(ControllerContext& ctx)
-    : ctx_(ctx), pvcs_(TypeOf("persistentvolumeclaims")) {}
+PvcBinder::PvcBinder(ControllerContext& ctx) : ctx_(ctx), pvcs_(TypeOf("persistentvolumeclaims")) {}
 
 void PvcBinder::Observe(const Change& c) {
   if (c.gr != "persistentvolumeclaims" || c.type == WatchEventType::kDeleted) return;
@@ -172,7 +170,8 @@ bool PvcBinder::Sync(Work, const std::string& key) {
     }
     Json& ann = obj["metadata"]["annotations"];
     if (!ann.is_object()) ann = Json::object();
-    for (const char* a : {"pv.kubernetes.io/bind-completed", "pv.kubernetes.io/bound-by-controller"}) {
+    for (const char* a :
+         {"pv.kubernetes.io/bind-completed", "pv.kubernetes.io/bound-by-controller"}) {
       if (GetString(ann, a) != "yes") {
         ann[a] = "yes";
         changed = true;

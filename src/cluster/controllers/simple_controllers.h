@@ -53,7 +53,7 @@ class CleanupFinalizers : public Controller {
   bool ClaimInUse(const std::string& ns, const std::string& claim) const;
 
   ControllerContext& ctx_;
-  std::unordered_map<std::string, PodClaims> pod_claims_;            // "ns/pod"
+  std::unordered_map<std::string, PodClaims> pod_claims_;               // "ns/pod"
   std::unordered_map<std::string, std::set<std::string>> claim_users_;  // "ns/claim" -> pods
 };
 

@@ -8,20 +8,21 @@ namespace {
 DelaySpec Fixed(int ms) { return {std::chrono::milliseconds(ms), std::chrono::milliseconds(0)}; }
 
 Json IngressObj(const std::string& name) {
-  return Json{{"apiVersion", "networking.k8s.io/v1"},
-              {"kind", "Ingress"},
-              {"metadata", {{"name", name}}},
-              {"spec",
-               {{"rules",
-                 Json::array({{{"host", name + ".example.com"},
-                               {"http",
-                                {{"paths",
-                                  Json::array({{{"path", "/"},
-                                                {"pathType", "Prefix"},
-                                                {"backend",
-                                                 {{"service",
-                                                   {{"name", "web"},
-                                                    {"port", {{"number", 80}}}}}}}}})}}}}})}}}};
+  return Json{
+      {"apiVersion", "networking.k8s.io/v1"},
+      {"kind", "Ingress"},
+      {"metadata", {{"name", name}}},
+      {"spec",
+       {{"rules",
+         Json::array(
+             {{{"host", name + ".example.com"},
+               {"http",
+                {{"paths",
+                  Json::array(
+                      {{{"path", "/"},
+                        {"pathType", "Prefix"},
+                        {"backend",
+                         {{"service", {{"name", "web"}, {"port", {{"number", 80}}}}}}}}})}}}}})}}}};
 }
 
 Json PvcObj(const std::string& name) {

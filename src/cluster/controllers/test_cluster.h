@@ -41,10 +41,9 @@ class ClusterTest : public ::testing::Test {
     storage_ = std::move(*storage);
     api_ = std::make_unique<ObjectApi>(*storage_, RealClock::Get(), random_);
     for (const char* ns : {"default", "test"}) {
-      auto r = api_->Create(Type("namespaces"), "",
-                            Json{{"apiVersion", "v1"},
-                                 {"kind", "Namespace"},
-                                 {"metadata", {{"name", ns}}}});
+      auto r = api_->Create(
+          Type("namespaces"), "",
+          Json{{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", ns}}}});
       ASSERT_TRUE(r.ok()) << r.error().message;
     }
     manager_ = std::make_unique<ControllerManager>(*api_, std::move(profile), 1234);
@@ -158,35 +157,35 @@ inline Json DeploymentObj(const std::string& name, const std::string& image, int
          {{"metadata", {{"labels", {{"app", name}}}}},
           {"spec",
            {{"containers",
-             Json::array({{{"name", "web"},
-                           {"image", image},
-                           {"ports", Json::array({{{"name", "http"},
-                                                   {"containerPort", 8080}}})}}})}}}}}}}};
+             Json::array(
+                 {{{"name", "web"},
+                   {"image", image},
+                   {"ports", Json::array({{{"name", "http"}, {"containerPort", 8080}}})}}})}}}}}}}};
 }
 
 inline Json ServiceObj(const std::string& name, const std::string& app) {
-  return Json{{"apiVersion", "v1"},
-              {"kind", "Service"},
-              {"metadata", {{"name", name}, {"labels", {{"team", "a"}}}}},
-              {"spec",
-               {{"selector", {{"app", app}}},
-                {"ports", Json::array({{{"name", "web"},
-                                        {"port", 80},
-                                        {"targetPort", "http"},
-                                        {"protocol", "TCP"}}})}}}};
+  return Json{
+      {"apiVersion", "v1"},
+      {"kind", "Service"},
+      {"metadata", {{"name", name}, {"labels", {{"team", "a"}}}}},
+      {"spec",
+       {{"selector", {{"app", app}}},
+        {"ports",
+         Json::array(
+             {{{"name", "web"}, {"port", 80}, {"targetPort", "http"}, {"protocol", "TCP"}}})}}}};
 }
 
 inline Json PodObj(const std::string& name, const std::string& image,
                    const Json& labels = Json::object()) {
-  return Json{{"apiVersion", "v1"},
-              {"kind", "Pod"},
-              {"metadata", {{"name", name}, {"labels", labels}}},
-              {"spec",
-               {{"containers",
-                 Json::array({{{"name", "main"},
-                               {"image", image},
-                               {"ports", Json::array({{{"name", "http"},
-                                                       {"containerPort", 8080}}})}}})}}}};
+  return Json{
+      {"apiVersion", "v1"},
+      {"kind", "Pod"},
+      {"metadata", {{"name", name}, {"labels", labels}}},
+      {"spec",
+       {{"containers",
+         Json::array({{{"name", "main"},
+                       {"image", image},
+                       {"ports", Json::array({{{"name", "http"}, {"containerPort", 8080}}})}}})}}}};
 }
 
 }  // namespace steward::cluster::testing
