@@ -72,6 +72,13 @@ size_t HeapInUseBytes() {
   return info.uordblks + info.hblkhd;
 }
 
+std::string LoadAverage() {
+  std::ifstream in("/proc/loadavg");
+  std::string first;
+  in >> first;
+  return first.empty() ? "?" : first;
+}
+
 void TrimHeap() { malloc_trim(0); }
 
 double Percentile(std::vector<double>& values, double p) {

@@ -27,6 +27,8 @@ size_t RssBytes();
 // Bytes handed out by malloc and not yet freed, over every arena (mallinfo2). Unlike RSS this
 // does not count free memory the allocator keeps, so it is the live heap.
 size_t HeapInUseBytes();
+// The 1-minute load average ("3.52"), to tell a quiet machine from a busy one.
+std::string LoadAverage();
 // Returns free heap memory to the kernel (malloc_trim), so that RSS reflects what is live.
 void TrimHeap();
 
@@ -39,7 +41,7 @@ struct WrkResult {
   double latency_p50_ms = 0;
   double latency_p99_ms = 0;
   long requests = 0;
-  long errors = 0;  // socket errors and non-2xx/3xx responses
+  long errors = 0;     // socket errors and non-2xx/3xx responses
   std::string output;  // wrk's own report
 };
 

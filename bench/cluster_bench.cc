@@ -115,9 +115,9 @@ struct Interval {
     double process = ProcessCpuSeconds() - process_cpu_start;
     double server = process - client_cpu.load();
     char buf[256];
-    std::snprintf(buf, sizeof buf,
-                  "server %.0f us CPU/op (%.2f cores busy)%s", server / operations * 1e6,
-                  server / wall, client_cpu.load() > 0 ? "" : " [client is another process]");
+    std::snprintf(buf, sizeof buf, "server %.0f us CPU/op (%.2f cores busy)%s",
+                  server / operations * 1e6, server / wall,
+                  client_cpu.load() > 0 ? "" : " [client is another process]");
     std::string out = buf;
     if (client_cpu.load() > 0) {
       std::snprintf(buf, sizeof buf, ", in-process client %.0f us CPU/op",
@@ -159,9 +159,10 @@ void BenchGetInProcess(cluster::EmbeddedCluster& c, const Flags& f, const std::s
   for (auto& t : threads) t.join();
   double secs = Seconds(BenchClock::now() - interval.start);
   double n = static_cast<double>(count.load());
-  std::printf("GET Deployment, TLS keep-alive, in-process client (%d threads = %d connections): "
-              "%.0f requests/s (%ld errors); %s\n",
-              f.threads, f.threads, n / secs, errors.load(), interval.CpuReport(n).c_str());
+  std::printf(
+      "GET Deployment, TLS keep-alive, in-process client (%d threads = %d connections): "
+      "%.0f requests/s (%ld errors); %s\n",
+      f.threads, f.threads, n / secs, errors.load(), interval.CpuReport(n).c_str());
 }
 
 void BenchGetWrk(cluster::EmbeddedCluster& c, const Flags& f, const std::string& path,
@@ -173,11 +174,11 @@ void BenchGetWrk(cluster::EmbeddedCluster& c, const Flags& f, const std::string&
     std::printf("GET Deployment, %s, wrk: wrk failed\n", label);
     return;
   }
-  std::printf("GET Deployment, %s keep-alive, wrk (1 thread, %d connections): %.0f requests/s "
-              "(%ld errors), latency p50 %.2f ms p99 %.2f ms; %s\n",
-              label, f.connections, result->requests_per_second, result->errors,
-              result->latency_p50_ms, result->latency_p99_ms,
-              interval.CpuReport(static_cast<double>(result->requests)).c_str());
+  std::printf(
+      "GET Deployment, %s keep-alive, wrk (1 thread, %d connections): %.0f requests/s "
+      "(%ld errors), latency p50 %.2f ms p99 %.2f ms; %s\n",
+      label, f.connections, result->requests_per_second, result->errors, result->latency_p50_ms,
+      result->latency_p99_ms, interval.CpuReport(static_cast<double>(result->requests)).c_str());
 }
 
 // Creates the object GETs read; returns its path.
@@ -213,10 +214,11 @@ void BenchCreatesAndMemory(cluster::EmbeddedCluster& c, const Flags& f) {
   }
   for (auto& t : threads) t.join();
   double secs = Seconds(BenchClock::now() - interval.start);
-  std::printf("create Deployment, TLS, in-process client (%d threads): %.0f creates/s (%d "
-              "objects, %ld errors, %.2f s); %s\n",
-              f.threads, f.objects / secs, f.objects, errors.load(), secs,
-              interval.CpuReport(f.objects).c_str());
+  std::printf(
+      "create Deployment, TLS, in-process client (%d threads): %.0f creates/s (%d "
+      "objects, %ld errors, %.2f s); %s\n",
+      f.threads, f.objects / secs, f.objects, errors.load(), secs,
+      interval.CpuReport(f.objects).c_str());
 
   // Let the server notice the closed connections and free their buffers.
   std::this_thread::sleep_for(std::chrono::milliseconds(200));
@@ -229,24 +231,28 @@ void BenchCreatesAndMemory(cluster::EmbeddedCluster& c, const Flags& f) {
   double heap = static_cast<double>(heap_after) - static_cast<double>(heap_before);
   double rss = static_cast<double>(rss_after) - static_cast<double>(rss_before);
   constexpr double kMiB = 1024.0 * 1024.0;
-  std::printf("memory: %.0f objects, %.2f MiB of JSON stored (storage().Size()); live heap grew "
-              "%.2f MiB (%.2fx the JSON; %.0f bytes/object beyond the JSON); RSS grew %.2f MiB "
-              "(%.2fx) after malloc_trim\n",
-              objects, json / kMiB, heap / kMiB, heap / json, (heap - json) / objects,
-              rss / kMiB, rss / json);
+  std::printf(
+      "memory: %.0f objects, %.2f MiB of JSON stored (storage().Size()); live heap grew "
+      "%.2f MiB (%.2fx the JSON; %.0f bytes/object beyond the JSON); RSS grew %.2f MiB "
+      "(%.2fx) after malloc_trim\n",
+      objects, json / kMiB, heap / kMiB, heap / json, (heap - json) / objects, rss / kMiB,
+      rss / json);
   // The watch history holds one event per write (sharing the stored JSON): drop it to see its
   // share.
   c.storage().Compact();
   TrimHeap();
   double heap_no_history = static_cast<double>(HeapInUseBytes()) - static_cast<double>(heap_before);
-  std::printf("memory: of that, the watch history (%.0f events) held %.2f MiB (%.0f bytes/event); "
-              "objects alone %.2fx the JSON\n",
-              objects, (heap - heap_no_history) / kMiB, (heap - heap_no_history) / objects,
-              heap_no_history / json);
+  std::printf(
+      "memory: of that, the watch history (%.0f events) held %.2f MiB (%.0f bytes/event); "
+      "objects alone %.2fx the JSON\n",
+      objects, (heap - heap_no_history) / kMiB, (heap - heap_no_history) / objects,
+      heap_no_history / json);
 }
 
-void BenchList(cluster::EmbeddedCluster& c, const Flags& f) {
+void BenchList(cluster::EmbeddedCluster& c) {
   auto client = Client(c);
+  // The Deployments in "default": the benchmark's, plus the GET target when that ran.
+  const int count = static_cast<int>(c.storage().List("deployments.apps", "default").items.size());
   auto timed = [&](const std::string& target, const net::Headers& headers, size_t* bytes,
                    int* status) {
     auto t0 = BenchClock::now();
@@ -261,6 +267,8 @@ void BenchList(cluster::EmbeddedCluster& c, const Flags& f) {
     std::vector<double> times;
     size_t bytes = 0;
     int status = 0;
+    Interval interval;
+    double cpu0 = ThreadCpuSeconds();
     for (int round = 0; round < 5; ++round) {
       times.push_back(timed(target, headers, &bytes, &status));
       if (status != 200) {
@@ -268,11 +276,13 @@ void BenchList(cluster::EmbeddedCluster& c, const Flags& f) {
         return;
       }
     }
+    interval.AddClientCpu(ThreadCpuSeconds() - cpu0);
     double median = Percentile(times, 50);  // sorts `times`
-    std::printf("list %d Deployments %s: median %.1f ms, best %.1f ms (5 rounds; %.1f MiB "
-                "body)\n",
-                f.objects, what, median, times.front(),
-                static_cast<double>(bytes) / (1024.0 * 1024.0));
+    std::printf(
+        "list %d Deployments %s: median %.1f ms, best %.1f ms (5 rounds; %.1f MiB body); "
+        "%s\n",
+        count, what, median, times.front(), static_cast<double>(bytes) / (1024.0 * 1024.0),
+        interval.CpuReport(5).c_str());
   };
   report("as JSON", kDeployments, {});
   net::Headers table;
@@ -282,6 +292,8 @@ void BenchList(cluster::EmbeddedCluster& c, const Flags& f) {
   report("as a Table (kubectl get's Accept, rows with metadata)", kDeployments, table);
 
   // kubectl get pages by 500 (--chunk-size); time the whole walk.
+  Interval walk;
+  double walk_cpu0 = ThreadCpuSeconds();
   auto t0 = BenchClock::now();
   int pages = 0;
   std::string cont;
@@ -298,9 +310,11 @@ void BenchList(cluster::EmbeddedCluster& c, const Flags& f) {
     cont = parsed.ok() ? GetString((*parsed)["metadata"], "continue") : "";
     if (cont.empty()) break;
   }
-  std::printf("list %d Deployments as a Table in pages of 500 (what kubectl get does): %.1f ms "
-              "for %d pages (client-side JSON parsing of each page included)\n",
-              f.objects, Seconds(BenchClock::now() - t0) * 1000, pages);
+  walk.AddClientCpu(ThreadCpuSeconds() - walk_cpu0);
+  std::printf(
+      "list %d Deployments as a Table in pages of 500 (what kubectl get does): %.1f ms "
+      "for %d pages (client-side JSON parsing of each page included); %s\n",
+      count, Seconds(BenchClock::now() - t0) * 1000, pages, walk.CpuReport(pages).c_str());
 
   // Where the Table's time goes, in process (no HTTP): the steps the REST handler takes.
   {
@@ -321,27 +335,18 @@ void BenchList(cluster::EmbeddedCluster& c, const Flags& f) {
     objects.clear();
     auto t_freed = BenchClock::now();
     auto ms = [](auto a, auto b) { return Seconds(b - a) * 1000; };
-    auto t_rows0 = BenchClock::now();
-    std::string rows_body;
-    for (const auto& rec : records.items) {
-      Json one = cluster::ToTable(*rt, {rec.Parse()}, Json::object(),
-                                  std::chrono::system_clock::now(),
-                                  cluster::TableIncludeObject::kMetadata, true);
-      rows_body += DumpJson(one["rows"][0]);
-      rows_body += ',';
-    }
-    std::printf("row by row: %.1f ms\n", ms(t_rows0, BenchClock::now()));
-    std::printf("list as a Table, in-process steps: storage list %.1f ms, parse %zu objects %.1f "
-                "ms, build table %.1f ms, serialise %.1f ms, free %.1f ms\n",
-                ms(t_start, t_listed), records.items.size(), ms(t_listed, t_parsed),
-                ms(t_parsed, t_table), ms(t_table, t_dumped), ms(t_dumped, t_freed));
+    std::printf(
+        "list as a Table, in-process steps: storage list %.1f ms, parse %zu objects %.1f "
+        "ms, build table %.1f ms, serialise %.1f ms, free %.1f ms\n",
+        ms(t_start, t_listed), records.items.size(), ms(t_listed, t_parsed), ms(t_parsed, t_table),
+        ms(t_table, t_dumped), ms(t_dumped, t_freed));
   }
 
   size_t bytes = 0;
   int status = 0;
   double ms = timed(std::string(kDeployments) + "?labelSelector=steward.io%2Fproject%3Dproject-42",
                     {}, &bytes, &status);
-  std::printf("list by label selector (1 of %d Deployments): %.2f ms\n", f.objects, ms);
+  std::printf("list by label selector (1 of %d Deployments): %.2f ms\n", count, ms);
 }
 
 // W watch streams on one namespace's Deployments, each in its own thread with its own TLS
@@ -362,8 +367,7 @@ class WatchFleet {
         std::string pending;
         auto& mine = received_[static_cast<size_t>(w)];
         auto r = client->Stream(
-            "GET",
-            "/apis/apps/v1/namespaces/" + ns + "/deployments?watch=1&resourceVersion=" + rv,
+            "GET", "/apis/apps/v1/namespaces/" + ns + "/deployments?watch=1&resourceVersion=" + rv,
             [&](std::string_view data) {
               double now = Seconds(BenchClock::now().time_since_epoch());
               pending.append(data);
@@ -474,28 +478,37 @@ void BenchWatch(cluster::EmbeddedCluster& c, const Flags& f) {
       all.push_back(last * 1000);
     }
     std::vector<double> all_sorted = all;
-    std::printf("watch latency, %d watchers, %d Deployment writes 4 ms apart (TLS): write to "
-                "delivery at ALL watchers p50 %.2f ms, p99 %.2f ms, max %.2f ms; per delivery "
-                "p50 %.2f ms, p99 %.2f ms (%ld missing)\n",
-                f.watchers, f.latency_events, Percentile(all, 50), Percentile(all, 99),
-                Percentile(all_sorted, 100), Percentile(each, 50), Percentile(each, 99),
-                missing);
+    std::printf(
+        "watch latency, %d watchers, %d Deployment writes 4 ms apart (TLS): write to "
+        "delivery at ALL watchers p50 %.2f ms, p99 %.2f ms, max %.2f ms; per delivery "
+        "p50 %.2f ms, p99 %.2f ms (%ld missing)\n",
+        f.watchers, f.latency_events, Percentile(all, 50), Percentile(all, 99),
+        Percentile(all_sorted, 100), Percentile(each, 50), Percentile(each, 99), missing);
   }
 
-  // Throughput: writes as fast as one client can make them.
+  // Throughput: writes as fast as --threads writers can make them.
   {
     Interval interval;
     WatchFleet fleet(c, ns, f.watchers, "tput", f.watch_events, interval);
     if (!SyncFleet(*writer, ns, fleet, "tput")) std::printf("watch throughput: sync failed\n");
     interval.Restart();
-    double writer_cpu0 = ThreadCpuSeconds();
     double start = Seconds(BenchClock::now().time_since_epoch());
-    for (int i = 0; i < f.watch_events; ++i) {
-      Post(*writer, path, DeploymentJson("tput-" + std::to_string(i)));
+    std::atomic<int> next{0};
+    std::vector<std::thread> writers;
+    for (int t = 0; t < f.threads; ++t) {
+      writers.emplace_back([&] {
+        double cpu0 = ThreadCpuSeconds();
+        auto client = Client(c);
+        for (int i; (i = next.fetch_add(1)) < f.watch_events;) {
+          Post(*client, path, DeploymentJson("tput-" + std::to_string(i)));
+        }
+        client.reset();
+        interval.AddClientCpu(ThreadCpuSeconds() - cpu0);
+      });
     }
+    for (auto& t : writers) t.join();
     double writes_done = Seconds(BenchClock::now().time_since_epoch());
     Post(*writer, path, DeploymentJson("tput-end"));
-    interval.AddClientCpu(ThreadCpuSeconds() - writer_cpu0);
     fleet.Join();
     double last = start;
     long delivered = 0;
@@ -509,12 +522,13 @@ void BenchWatch(cluster::EmbeddedCluster& c, const Flags& f) {
       }
     }
     double secs = last - start;
-    std::printf("watch fan-out throughput: %d watchers x %d Deployment writes = %ld events "
-                "(1.4 KB each) delivered in %.2f s: %.0f events/s (writes took %.2f s, last "
-                "delivery %.0f ms after the last write); %s\n",
-                f.watchers, f.watch_events, delivered, secs,
-                static_cast<double>(delivered) / secs, writes_done - start,
-                (last - writes_done) * 1000, interval.CpuReport(static_cast<double>(delivered)).c_str());
+    std::printf(
+        "watch fan-out throughput: %d watchers x %d Deployment writes (%d writer "
+        "threads) = %ld events (1.4 KB each) delivered in %.2f s: %.0f events/s (writes "
+        "took %.2f s, last delivery %.0f ms after the last write); %s\n",
+        f.watchers, f.watch_events, f.threads, delivered, secs,
+        static_cast<double>(delivered) / secs, writes_done - start, (last - writes_done) * 1000,
+        interval.CpuReport(static_cast<double>(delivered)).c_str());
   }
 }
 
@@ -537,15 +551,24 @@ int Main(int argc, char** argv) {
       continue;
     }
     ++i;
-    if (k == "--objects") f.objects = std::atoi(v.c_str());
-    else if (k == "--seconds") f.seconds = std::atof(v.c_str());
-    else if (k == "--threads") f.threads = std::atoi(v.c_str());
-    else if (k == "--watchers") f.watchers = std::atoi(v.c_str());
-    else if (k == "--watch-events") f.watch_events = std::atoi(v.c_str());
-    else if (k == "--latency-events") f.latency_events = std::atoi(v.c_str());
-    else if (k == "--connections") f.connections = std::atoi(v.c_str());
-    else if (k == "--api-threads") f.api_threads = std::atoi(v.c_str());
-    else if (k == "--only") f.only = v;
+    if (k == "--objects")
+      f.objects = std::atoi(v.c_str());
+    else if (k == "--seconds")
+      f.seconds = std::atof(v.c_str());
+    else if (k == "--threads")
+      f.threads = std::atoi(v.c_str());
+    else if (k == "--watchers")
+      f.watchers = std::atoi(v.c_str());
+    else if (k == "--watch-events")
+      f.watch_events = std::atoi(v.c_str());
+    else if (k == "--latency-events")
+      f.latency_events = std::atoi(v.c_str());
+    else if (k == "--connections")
+      f.connections = std::atoi(v.c_str());
+    else if (k == "--api-threads")
+      f.api_threads = std::atoi(v.c_str());
+    else if (k == "--only")
+      f.only = v;
     else {
       std::fprintf(stderr, "unknown flag %s\n", k.c_str());
       return 2;
@@ -553,9 +576,11 @@ int Main(int argc, char** argv) {
   }
   spdlog::set_level(spdlog::level::warn);
   bool wrk = f.wrk && WrkAvailable();
-  std::printf("cluster_bench: %ld cores, API server with %d I/O threads; wrk %s\n",
-              sysconf(_SC_NPROCESSORS_ONLN), f.api_threads,
-              wrk ? "found" : (f.wrk ? "not installed (skipping its figures)" : "off"));
+  std::printf(
+      "cluster_bench: %ld cores (load average %s before the run), API server with %d "
+      "I/O threads; wrk %s\n",
+      sysconf(_SC_NPROCESSORS_ONLN), LoadAverage().c_str(), f.api_threads,
+      wrk ? "found" : (f.wrk ? "not installed (skipping its figures)" : "off"));
 
   if (f.Runs("get-plain") && wrk) {
     // Plain HTTP: the server's cost without TLS.
@@ -587,7 +612,7 @@ int Main(int argc, char** argv) {
     }
   }
   if (f.Runs("create") || f.Runs("list")) BenchCreatesAndMemory(**c, f);
-  if (f.Runs("list")) BenchList(**c, f);
+  if (f.Runs("list")) BenchList(**c);
   if (f.Runs("watch")) BenchWatch(**c, f);
   (*c)->Stop();
   return 0;

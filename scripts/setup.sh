@@ -10,6 +10,7 @@ packages=(
   libsqlite3-dev libpq-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   clang clang-format
+  wrk  # load generator for bench/cluster_bench (docs/benchmarks.md)
 )
 
 missing=()

@@ -124,6 +124,68 @@ TEST_F(EmbeddedClusterTest, ErrorsAreStatusObjectsWithTheRightCodes) {
   EXPECT_THAT(list->body, HasSubstr("\"items\":[]"));
 }
 
+TEST_F(EmbeddedClusterTest, WronglyTypedFieldsAreRefusedAndTheServerStaysUp) {
+  Profile p;
+  p.faults.latency["create"] = DelaySpec{milliseconds(5), milliseconds(0)};
+  Start(p);
+  auto c = Client();
+  for (const char* body : {R"({"metadata":{"name":"zz","labels":"oops"}})",
+                           R"({"metadata":{"name":"zz"},"spec":[]})"}) {
+    auto r = c->Request("POST", "/api/v1/namespaces", body, JsonHeaders());
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    EXPECT_GE(r->status, 400) << r->body;
+    EXPECT_LT(r->status, 500) << r->body;
+  }
+  auto secret = c->Request("POST", "/api/v1/namespaces/default/secrets",
+                           R"({"metadata":{"name":"s"},"data":"x","stringData":{"a":"b"}})",
+                           JsonHeaders());
+  ASSERT_TRUE(secret.ok());
+  EXPECT_EQ(secret->status / 100, 4) << secret->body;
+  auto svc = c->Request("POST", "/api/v1/namespaces/default/services",
+                        R"({"metadata":{"name":"s"},"spec":{"type":"NodePort","ports":"x"}})",
+                        JsonHeaders());
+  ASSERT_TRUE(svc.ok());
+  EXPECT_EQ(svc->status / 100, 4) << svc->body;
+  EXPECT_EQ(Client()->Request("GET", "/healthz")->status, 200);
+  auto list = Client()->Request("GET", "/api/v1/namespaces/default/secrets");
+  EXPECT_THAT(list->body, HasSubstr("\"items\":[]"));
+}
+
+TEST_F(EmbeddedClusterTest, FieldSelectedWatchSeesAnObjectLeaveTheSelection) {
+  Start();
+  auto c = Client();
+  std::string pod = R"({"metadata":{"name":"p"},"spec":{"nodeName":"n","containers":[
+    {"name":"c","image":"x"}]}})";
+  ASSERT_EQ(c->Request("POST", "/api/v1/namespaces/default/pods", pod, JsonHeaders())->status,
+            201);
+  net::Headers merge;
+  merge.Add("Content-Type", "application/merge-patch+json");
+  ASSERT_EQ(c->Request("PATCH", "/api/v1/namespaces/default/pods/p/status",
+                       R"({"status":{"phase":"Running"}})", merge)
+                ->status,
+            200);
+  std::string rv = std::to_string(cluster_->storage().CurrentRevision());
+  std::string received;
+  std::thread watcher([&] {
+    auto r = Client()->Stream(
+        "GET",
+        "/api/v1/namespaces/default/pods?watch=1&fieldSelector=status.phase%3DRunning"
+        "&resourceVersion=" + rv,
+        [&](std::string_view data) {
+          received.append(data);
+          return received.find('\n') == std::string::npos;
+        },
+        {}, seconds(10));
+    (void)r;
+  });
+  ASSERT_EQ(c->Request("PATCH", "/api/v1/namespaces/default/pods/p/status",
+                       R"({"status":{"phase":"Failed"}})", merge)
+                ->status,
+            200);
+  watcher.join();
+  EXPECT_THAT(received, HasSubstr("\"type\":\"DELETED\"")) << received;
+}
+
 TEST_F(EmbeddedClusterTest, InjectedThrottlingAnswers429WithRetryAfter) {
   Start();
   Profile p = cluster_->profile();

@@ -210,9 +210,8 @@ TEST(HttpServerTest, KeepAliveReusesOneConnection) {
 // The client reads at most 64 KiB at a time, so a 1 MiB body always takes several reads.
 TEST(HttpServerTest, ClientReadsALargeContentLengthBody) {
   const std::string big(1u << 20, 'b');
-  FnHandler handler([&](HttpRequest, std::shared_ptr<ResponseWriter> w) {
-    w->Send(TextResponse(200, big));
-  });
+  FnHandler handler(
+      [&](HttpRequest, std::shared_ptr<ResponseWriter> w) { w->Send(TextResponse(200, big)); });
   auto server = StartServer(handler);
   ASSERT_TRUE(server);
   auto client = MakeClient(server->port());

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <tuple>
 
 #include "cluster/apiserver/selectors.h"
 #include "cluster/apiserver/validation.h"
@@ -159,6 +160,16 @@ std::optional<ApiError> CheckTypeMeta(const ResourceType& rt, Json& body) {
                            " into Go struct field " + rt.kind + ".metadata of type v1.ObjectMeta");
   }
   if (!body.contains("metadata") || body["metadata"].is_null()) body["metadata"] = Json::object();
+  // Struct-typed top-level fields must be objects (a real server fails to decode otherwise).
+  for (const char* field : {"spec", "status", "data", "stringData"}) {
+    auto it = body.find(field);
+    if (it != body.end() && !it->is_object() && !it->is_null()) {
+      return BadRequestError(rt.kind + " in version \"" + rt.version +
+                             "\" cannot be handled as a " + rt.kind + ": json: cannot unmarshal " +
+                             std::string(it->type_name()) + " into Go struct field " + rt.kind +
+                             "." + field + " of type object");
+    }
+  }
   return std::nullopt;
 }
 
@@ -208,15 +219,17 @@ bool FieldSelectable(const ResourceType& rt, const std::string& path) {
   return false;
 }
 
-// Continue tokens: base64 of {"rv": N, "start": "ns/name"} (the key after which to resume).
+// Continue tokens: base64 of {"rv": N, "ns": ..., "name": ...}, the key after which to resume
+// (compared as the (namespace, name) pair storage orders by).
 std::string EncodeContinue(uint64_t rv, const std::string& ns, const std::string& name) {
-  Json token = {{"rv", rv}, {"start", ns + "/" + name}};
+  Json token = {{"rv", rv}, {"ns", ns}, {"name", name}};
   return Base64Encode(DumpJson(token));
 }
 
 struct ContinueToken {
   uint64_t rv = 0;
-  std::string start;
+  std::string ns;
+  std::string name;
 };
 
 std::optional<ContinueToken> DecodeContinue(std::string_view token) {
@@ -226,10 +239,12 @@ std::optional<ContinueToken> DecodeContinue(std::string_view token) {
   if (!parsed.ok() || !parsed->is_object()) return std::nullopt;
   ContinueToken t;
   const Json& rv = Field(*parsed, "rv");
-  const Json& start = Field(*parsed, "start");
-  if (!rv.is_number_unsigned() || !start.is_string()) return std::nullopt;
+  const Json& ns = Field(*parsed, "ns");
+  const Json& name = Field(*parsed, "name");
+  if (!rv.is_number_unsigned() || !ns.is_string() || !name.is_string()) return std::nullopt;
   t.rv = rv.get<uint64_t>();
-  t.start = start.get<std::string>();
+  t.ns = ns.get<std::string>();
+  t.name = name.get<std::string>();
   return t;
 }
 
@@ -240,7 +255,16 @@ std::optional<uint64_t> ParseRevision(std::string_view s) {
   return v;
 }
 
-bool IsRemovable(const Json& obj) { return HasDeletionTimestamp(obj) && Finalizers(obj).empty(); }
+// A terminating object goes once nothing holds it: no finalizers, no grace period still
+// running (a pod is removed by its kubelet), and for a Namespace no spec.finalizers (removed by
+// the namespace controller once the namespace is empty).
+bool IsRemovable(const ResourceType& rt, const Json& obj) {
+  if (!HasDeletionTimestamp(obj) || !Finalizers(obj).empty()) return false;
+  const Json& grace = Field(Field(obj, "metadata"), "deletionGracePeriodSeconds");
+  if (grace.is_number_integer() && grace.get<int64_t>() != 0) return false;
+  const Json& spec_finalizers = Field(Field(obj, "spec"), "finalizers");
+  return rt.kind != "Namespace" || !spec_finalizers.is_array() || spec_finalizers.empty();
+}
 
 }  // namespace
 
@@ -395,7 +419,7 @@ ApiResult<ObjectApi::RecordList> ObjectApi::ListRecords(const ResourceType& rt,
     if (req.path != "metadata.name" && req.path != "metadata.namespace") needs_parse = true;
   }
   for (auto& rec : all.items) {
-    if (token && (rec.ns + "/" + rec.name) <= token->start) continue;
+    if (token && std::tie(rec.ns, rec.name) <= std::tie(token->ns, token->name)) continue;
     if (!labels->Empty() && !labels->Matches(rec.labels ? *rec.labels : Labels{})) continue;
     if (!fields->Empty()) {
       if (needs_parse) {
@@ -515,10 +539,12 @@ ApiResult<Json> ObjectApi::Create(const ResourceType& rt, std::string_view ns, J
     } else if (ip == "None") {
       spec["clusterIPs"] = Json::array({"None"});
     }
-    if (type == "NodePort" || type == "LoadBalancer") {
+    auto ports = spec.find("ports");
+    if ((type == "NodePort" || type == "LoadBalancer") && ports != spec.end() &&
+        ports->is_array()) {
       int port = 30000 + static_cast<int>(random_.Uniform(0, 2767));
-      for (auto& p : spec["ports"]) {
-        if (!p.contains("nodePort")) p["nodePort"] = port++;
+      for (auto& p : *ports) {
+        if (p.is_object() && !p.contains("nodePort")) p["nodePort"] = port++;
       }
     }
   }
@@ -558,7 +584,7 @@ Storage::Mutation ObjectApi::FinishUpdate(const ResourceType& rt, const Json& ol
     next["metadata"]["generation"] = GenerationOf(old) + 1;
   }
   next["metadata"]["resourceVersion"] = ResourceVersionOf(old);
-  if (IsRemovable(next)) return Storage::Mutation::Delete();
+  if (IsRemovable(rt, next)) return Storage::Mutation::Delete();
   if (next == old) return Storage::Mutation::Noop();
   return Storage::Mutation::Put(std::move(next));
 }
@@ -928,10 +954,20 @@ ApiResult<Json> ObjectApi::Delete(const ResourceType& rt, std::string_view ns,
         }
         bool deleting = HasDeletionTimestamp(old);
         if (deleting) {
-          if (finalizers == Finalizers(old)) return Storage::Mutation::Noop();
+          bool changed = finalizers != Finalizers(old);
           SetFinalizers(next, finalizers);
+          // A second delete of a terminating pod may shorten its grace period (--force).
+          const Json& cur_grace = Field(old["metadata"], "deletionGracePeriodSeconds");
+          if (rt.kind == "Pod" && opts.grace_period_seconds && cur_grace.is_number_integer() &&
+              *opts.grace_period_seconds < cur_grace.get<int64_t>()) {
+            next["metadata"]["deletionGracePeriodSeconds"] = *opts.grace_period_seconds;
+            next["metadata"]["deletionTimestamp"] = FormatRfc3339(
+                clock_.WallNow() + std::chrono::seconds(*opts.grace_period_seconds));
+            changed = true;
+          }
+          if (!changed) return Storage::Mutation::Noop();
           next["metadata"]["resourceVersion"] = ResourceVersionOf(old);
-          if (finalizers.empty()) return Storage::Mutation::Delete();
+          if (IsRemovable(rt, next)) return Storage::Mutation::Delete();
           return Storage::Mutation::Put(std::move(next));
         }
         int64_t grace = 0;

@@ -66,6 +66,25 @@ TEST_F(ObjectApiTest, CreateAssignsIdentityVersionAndGeneration) {
   EXPECT_GT(std::stoull(Rv(cm)), std::stoull(Rv(d)));
 }
 
+// The REST layer answers GETs with GetRecord's bytes instead of serialising Get()'s object:
+// they must be the same document.
+TEST_F(ObjectApiTest, GetRecordIsTheSerialisedGet) {
+  Json created = MustCreate("deployments.apps", Deployment("web"));
+  auto rec = api_->GetRecord(Type("deployments.apps"), "default", "web");
+  ASSERT_TRUE(rec.ok());
+  auto obj = api_->Get(Type("deployments.apps"), "default", "web");
+  ASSERT_TRUE(obj.ok());
+  EXPECT_EQ(*rec->json, DumpJson(*obj));
+  EXPECT_EQ(*obj, created);
+  EXPECT_EQ(std::to_string(rec->revision), Rv(created));
+  auto missing = api_->GetRecord(Type("deployments.apps"), "default", "nope");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.error().code, 404);
+  auto missing_obj = api_->Get(Type("deployments.apps"), "default", "nope");
+  ASSERT_FALSE(missing_obj.ok());
+  EXPECT_EQ(missing.error().message, missing_obj.error().message);
+}
+
 TEST_F(ObjectApiTest, GenerateNameMakesAUniqueName) {
   Json obj = {{"metadata", {{"generateName", "job-"}}}, {"data", Json::object()}};
   Json a = MustCreate("configmaps", obj);
@@ -317,6 +336,51 @@ TEST_F(ObjectApiTest, ListSelectsAndPaginates) {
   auto b = api_->List(Type("configmaps"), "default", broken);
   ASSERT_FALSE(b.ok());
   EXPECT_EQ(b.error().code, 400);
+}
+
+TEST_F(ObjectApiTest, PaginationAcrossNamespacesKeepsEveryObject) {
+  // "a-b" sorts before "a/" as a string but after "a" as a namespace: tokens must compare
+  // (namespace, name) pairs.
+  for (const char* ns : {"a", "a-b"}) {
+    MustCreate("namespaces", Json{{"metadata", {{"name", ns}}}}, "");
+    MustCreate("configmaps", ConfigMap(std::string("cm-") + ns), ns);
+  }
+  ListOptions page;
+  page.limit = 1;
+  std::vector<std::string> seen;
+  for (int i = 0; i < 10; ++i) {
+    auto p = api_->List(Type("configmaps"), "", page);
+    ASSERT_TRUE(p.ok());
+    for (const auto& item : (*p)["items"]) seen.push_back(item["metadata"]["name"]);
+    if (!(*p)["metadata"].contains("continue")) break;
+    page.continue_token = (*p)["metadata"]["continue"];
+  }
+  EXPECT_EQ(seen, (std::vector<std::string>{"cm-a", "cm-a-b"}));
+}
+
+TEST_F(ObjectApiTest, WritesToTerminatingObjectsDoNotRemoveThemEarly) {
+  // A namespace waits for its content (spec.finalizers), a pod for its kubelet (grace period).
+  MustCreate("namespaces", Json{{"metadata", {{"name", "team"}}}}, "");
+  ASSERT_TRUE(api_->Delete(Type("namespaces"), "", "team").ok());
+  ASSERT_TRUE(api_->Modify(Type("namespaces"), "", "team", [](Json& ns) {
+                    ns["status"]["conditions"] = Json::array({{{"type", "Test"}}});
+                    return true;
+                  }, Subresource::kStatus).ok());
+  EXPECT_TRUE(storage_->Get("namespaces", "", "team").has_value());
+
+  Json pod = {{"metadata", {{"name", "p"}}},
+              {"spec", {{"nodeName", "node"}, {"containers", {{{"name", "c"}, {"image", "x"}}}}}}};
+  MustCreate("pods", pod);
+  ASSERT_TRUE(api_->Delete(Type("pods"), "default", "p").ok());
+  auto labelled = api_->Patch(Type("pods"), "default", "p", PatchType::kJsonMerge,
+                              R"({"metadata":{"labels":{"x":"y"}}})");
+  ASSERT_TRUE(labelled.ok()) << labelled.error().message;
+  EXPECT_TRUE(storage_->Get("pods", "default", "p").has_value());
+  // A forced second delete shortens the grace period to zero and removes the pod.
+  DeleteOptions force;
+  force.grace_period_seconds = 0;
+  ASSERT_TRUE(api_->Delete(Type("pods"), "default", "p", force).ok());
+  EXPECT_FALSE(storage_->Get("pods", "default", "p").has_value());
 }
 
 TEST_F(ObjectApiTest, ScaleSubresourceReadsAndWritesReplicas) {

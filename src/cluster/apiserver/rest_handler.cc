@@ -185,6 +185,8 @@ class WatchSession : public std::enable_shared_from_this<WatchSession> {
 
   void Start(std::unique_ptr<Watcher> watcher, bool bookmarks, uint64_t initial_end_revision,
              std::chrono::seconds timeout, FaultInjector::WatchLimits limits) {
+    std::lock_guard lock(pump_mu_);
+    if (closed_) return;  // the handler stopped before the stream began
     watcher_ = std::move(watcher);
     bookmarks_ = bookmarks;
     initial_end_revision_ = initial_end_revision;
@@ -194,24 +196,23 @@ class WatchSession : public std::enable_shared_from_this<WatchSession> {
     headers.Add("Cache-Control", "no-cache, private");
     writer_->BeginStream(200, std::move(headers));
     std::weak_ptr<WatchSession> weak = shared_from_this();
-    auto poke = [this, weak] {
-      if (auto self = weak.lock()) owner_.Enqueue(self);
-    };
     writer_->OnClose([weak] {
       if (auto self = weak.lock()) self->Close(false);
     });
-    watcher_->SetNotify(poke);
+    watcher_->SetNotify([this, weak] {
+      if (auto self = weak.lock()) owner_.Enqueue(self);
+    });
     auto& sched = owner_.scheduler_;
-    timers_.push_back(sched.Schedule(timeout, [weak] {
+    timeout_timer_ = sched.Schedule(timeout, [weak] {
       if (auto self = weak.lock()) self->Close(false);
-    }));
+    });
     if (limits_.max_age.count() > 0) {
-      timers_.push_back(sched.Schedule(limits_.max_age, [weak] {
+      cut_timer_ = sched.Schedule(limits_.max_age, [weak] {
         if (auto self = weak.lock()) self->Close(true);
-      }));
+      });
     }
-    if (bookmarks_) ScheduleBookmark();
-    owner_.Enqueue(shared_from_this());
+    if (bookmarks_) ScheduleBookmarkLocked();
+    owner_.Enqueue(shared_from_this());  // lock order: pump_mu_, then the handler's mu_
   }
 
   // Sends a single ERROR event and ends the stream.
@@ -233,6 +234,12 @@ class WatchSession : public std::enable_shared_from_this<WatchSession> {
     uint64_t revision = owner_.api_.storage().CurrentRevision();
     auto events = watcher_->Drain();
     std::string out;
+    if (output_ == Output::kJson) {
+      // One allocation for the batch instead of the string doubling its way up per event.
+      size_t total = 0;
+      for (const auto& ev : events) total += (ev.object.json ? ev.object.json->size() : 0) + 32;
+      out.reserve(total);
+    }
     for (auto& ev : events) {
       last_revision_ = std::max(last_revision_, ev.object.revision);
       AppendEvent(ev, out);
@@ -261,23 +268,29 @@ class WatchSession : public std::enable_shared_from_this<WatchSession> {
   }
 
   void RequestBookmark() {
-    bookmark_due_ = true;
+    {
+      std::lock_guard lock(pump_mu_);
+      if (closed_) return;
+      bookmark_due_ = true;
+      ScheduleBookmarkLocked();
+    }
     owner_.Enqueue(shared_from_this());
-    ScheduleBookmark();
   }
 
  private:
-  void ScheduleBookmark() {
+  void ScheduleBookmarkLocked() {
     std::weak_ptr<WatchSession> weak = shared_from_this();
-    timers_.push_back(owner_.scheduler_.Schedule(owner_.options_.bookmark_interval, [weak] {
+    bookmark_timer_ = owner_.scheduler_.Schedule(owner_.options_.bookmark_interval, [weak] {
       if (auto self = weak.lock()) self->RequestBookmark();
-    }));
+    });
   }
 
   void CloseLocked(bool abort) {
     if (closed_) return;
     closed_ = true;
-    for (auto id : timers_) owner_.scheduler_.Cancel(id);
+    for (auto id : {timeout_timer_, cut_timer_, bookmark_timer_}) {
+      if (id != 0) owner_.scheduler_.Cancel(id);
+    }
     if (watcher_) watcher_->Close();
     if (abort) {
       writer_->Abort();
@@ -294,6 +307,9 @@ class WatchSession : public std::enable_shared_from_this<WatchSession> {
     if (output_ == Output::kTable) {
       object = {{"kind", "Table"}, {"apiVersion", "meta.k8s.io/v1"}, {"metadata", meta},
                 {"columnDefinitions", nullptr}, {"rows", nullptr}};
+    } else if (output_ == Output::kPartialMetadata) {
+      object = {{"kind", "PartialObjectMetadata"}, {"apiVersion", "meta.k8s.io/v1"},
+                {"metadata", meta}};
     }
     return DumpJson(Json{{"type", "BOOKMARK"}, {"object", std::move(object)}}) + "\n";
   }
@@ -309,6 +325,14 @@ class WatchSession : public std::enable_shared_from_this<WatchSession> {
     return fields_.Matches(meta);
   }
 
+  // Whether the object matched the field selector before a modification.
+  bool MatchesPrevFields(const WatchEvent& ev) const {
+    if (fields_.Empty()) return true;
+    if (!parse_fields_ || !ev.prev_json) return MatchesFields(ev.object);  // name/ns never change
+    auto prev = ParseJson(*ev.prev_json);
+    return prev.ok() && fields_.Matches(*prev);
+  }
+
   void AppendEvent(const WatchEvent& ev, std::string& out) {
     const char* type = ev.type == WatchEventType::kAdded      ? "ADDED"
                        : ev.type == WatchEventType::kModified ? "MODIFIED"
@@ -316,7 +340,6 @@ class WatchSession : public std::enable_shared_from_this<WatchSession> {
     if (filtered_) {
       // As the API server does: an event is shown when the object matched before or after it;
       // leaving the selection is a DELETED, entering it an ADDED.
-      std::string key = ev.object.ns + "/" + ev.object.name;
       bool was = false;
       bool now = false;
       switch (ev.type) {
@@ -328,22 +351,12 @@ class WatchSession : public std::enable_shared_from_this<WatchSession> {
           break;
         case WatchEventType::kModified:
           now = MatchesLabels(ev.object.labels) && MatchesFields(ev.object);
-          // Name and namespace never change; other fields' old values are not in the event,
-          // so for those the session remembers what it has shown.
-          was = MatchesLabels(ev.prev_labels) &&
-                (parse_fields_ ? visible_.count(key) > 0 : MatchesFields(ev.object));
+          was = MatchesLabels(ev.prev_labels) && MatchesPrevFields(ev);
           break;
       }
       if (!was && !now) return;
       if (was && !now) type = "DELETED";
       if (!was && now) type = "ADDED";
-      if (parse_fields_) {
-        if (now) {
-          visible_.insert(key);
-        } else {
-          visible_.erase(key);
-        }
-      }
     }
     ++sent_;
     switch (output_) {
@@ -393,8 +406,9 @@ class WatchSession : public std::enable_shared_from_this<WatchSession> {
   bool headers_sent_ = false;
   FaultInjector::WatchLimits limits_;
   int sent_ = 0;
-  std::unordered_set<std::string> visible_;
-  std::vector<Scheduler::TaskId> timers_;
+  Scheduler::TaskId timeout_timer_ = 0;
+  Scheduler::TaskId cut_timer_ = 0;
+  Scheduler::TaskId bookmark_timer_ = 0;
 };
 
 RestHandler::RestHandler(ObjectApi& api, FaultInjector& faults, RequestLog& log, Options options)
@@ -468,7 +482,7 @@ void RestHandler::DispatchLoop() {
   }
 }
 
-void RestHandler::Respond(Request& req, int code, const std::string& body,
+void RestHandler::Respond(Request& req, int code, std::string body,
                           const std::string& content_type) {
   if (req.responded) return;
   req.responded = true;
@@ -477,7 +491,7 @@ void RestHandler::Respond(Request& req, int code, const std::string& body,
   resp.headers.Add("Content-Type", content_type);
   resp.headers.Add("Cache-Control", "no-cache, private");
   for (const auto& [name, value] : req.extra_headers) resp.headers.Add(name, value);
-  resp.body = body;
+  resp.body = std::move(body);
   req.writer->Send(std::move(resp));
   Finish(req, code);
 }
@@ -516,7 +530,8 @@ void RestHandler::Handle(net::HttpRequest http, std::shared_ptr<net::ResponseWri
   req->start = api_.clock().Now();
   req->record.uri = req->http.target;
   req->record.user = "admin";
-  Serve(*req);
+  Request& r = *req;
+  Guarded(r, [this, &r] { Serve(r); });
 }
 
 void RestHandler::Serve(Request& req) {
@@ -754,8 +769,8 @@ void RestHandler::ServeResource(Request& req) {
 
   // Fault injection: latency first, then failures.
   auto decision = faults_.Decide(verb);
-  auto run = [this, reqp = std::make_shared<Request>(std::move(req)), decision, verb,
-              sub]() mutable {
+  auto reqp = std::make_shared<Request>(std::move(req));
+  auto run = [this, reqp, decision, verb, sub]() mutable {
     Request& r = *reqp;
     switch (decision.action) {
       case FaultInjector::Action::kReset:
@@ -893,7 +908,7 @@ void RestHandler::ServeResource(Request& req) {
       body += "\",\"metadata\":";
       body += DumpJson(meta);
       body += "}";
-      Respond(r, 200, body);
+      Respond(r, 200, std::move(body));
       return;
     }
     // Writes: decode the body.
@@ -1091,9 +1106,26 @@ void RestHandler::ServeResource(Request& req) {
     }
   };
   if (decision.latency.count() > 0) {
-    scheduler_.Schedule(decision.latency, std::move(run));
+    scheduler_.Schedule(decision.latency, [this, reqp, run = std::move(run)]() mutable {
+      Guarded(*reqp, run);
+    });
   } else {
-    run();
+    Guarded(*reqp, run);
+  }
+}
+
+void RestHandler::Guarded(Request& req, const std::function<void()>& fn) {
+  // Bad input must never take the server down: a body whose fields have the wrong JSON types
+  // can make defaulting code throw; answer it as the API server would (400), anything else 500.
+  try {
+    fn();
+  } catch (const Json::type_error& e) {
+    if (req.writer) {
+      RespondError(req, BadRequestError(std::string("the object's fields have the wrong types: ") +
+                                        e.what()));
+    }
+  } catch (const std::exception& e) {
+    if (req.writer) RespondError(req, InternalError(e.what()));
   }
 }
 

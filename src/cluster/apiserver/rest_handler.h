@@ -74,11 +74,14 @@ class RestHandler final : public net::Handler {
   void Serve(Request& req);
   void ServeResource(Request& req);
   void ServeWatch(Request& req);
-  void Respond(Request& req, int code, const std::string& body,
+  // `body` by value: callers hand over large bodies (lists) with std::move.
+  void Respond(Request& req, int code, std::string body,
                const std::string& content_type = "application/json");
   void RespondJson(Request& req, int code, const Json& body);
   void RespondError(Request& req, const ApiError& error);
   void Finish(Request& req, int code);
+  // Runs `fn`, turning an escaped exception into an error response.
+  void Guarded(Request& req, const std::function<void()>& fn);
 
   // Watch dispatch: sessions with pending work are pumped on dispatcher threads.
   void Enqueue(std::shared_ptr<WatchSession> session);

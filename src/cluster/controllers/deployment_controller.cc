@@ -443,8 +443,7 @@ bool DeploymentController::CreateNewReplicaSet(State& st, int64_t new_revision) 
 
 bool DeploymentController::SetRevisionAnnotation(State& st, const std::string& revision) {
   if (revision.empty() || Annotation(st.d, kRevisionAnnotation) == revision) return true;
-  // deploymentutil.SetDeploymentRevision only moves the revision forward... and sets it when
-  // absent; a lower value is still written, as the real controller does.
+  // deploymentutil.SetDeploymentRevision: the deployment shows its new ReplicaSet's revision.
   auto res = ctx_.api.Modify(deployments_, st.ns, st.name, [&](Json& obj) {
     Json& ann = obj["metadata"]["annotations"];
     if (!ann.is_object()) ann = Json::object();

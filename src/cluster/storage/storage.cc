@@ -294,6 +294,7 @@ class StorageImpl final : public Storage {
           }
           ev.type = current != nullptr ? WatchEventType::kModified : WatchEventType::kAdded;
           ev.prev_labels = current != nullptr ? current->labels : nullptr;
+          ev.prev_json = current != nullptr ? current->json : nullptr;
           bytes_ += rec.json->size();
           if (current != nullptr) {
             bytes_ -= current->json->size();

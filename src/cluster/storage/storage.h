@@ -56,6 +56,9 @@ struct WatchEvent {
   // The labels before the event (nullptr for kAdded); lets label-selected watches turn a
   // modification that leaves (or enters) the selection into DELETED (or ADDED).
   std::shared_ptr<const Labels> prev_labels;
+  // The whole object before a kModified event (nullptr otherwise); lets field-selected watches
+  // tell whether the object matched before. Shares the string the history already holds.
+  std::shared_ptr<const std::string> prev_json;
 };
 
 // A live subscription to events. Destroying it unsubscribes. Events are queued per watcher in

@@ -179,6 +179,19 @@ TEST(StorageTest, NoopAndFailedWritesConsumeNoRevision) {
   EXPECT_THAT(Revisions(events), ElementsAre(2u));
 }
 
+// Stored JSON lives as long as the object: it must not keep the serialiser's growth slack
+// (which cost a third of the JSON's size in memory).
+TEST(StorageTest, StoredJsonHasNoSpareCapacity) {
+  auto s = OpenMem();
+  Json big = Obj("ns", "a");
+  big["spec"]["blob"] = std::string(3000, 'x');
+  ASSERT_TRUE(Put(*s, "pods", "ns", "a", big).ok());
+  auto rec = s->Get("pods", "ns", "a");
+  ASSERT_TRUE(rec.has_value());
+  EXPECT_EQ(rec->json->capacity(), rec->json->size());
+  EXPECT_EQ(s->Size().second, rec->json->size());
+}
+
 TEST(StorageTest, ListIsOrderedAndScopedToOneNamespace) {
   auto s = OpenMem();
   for (auto [ns, name] : std::vector<std::pair<std::string, std::string>>{
