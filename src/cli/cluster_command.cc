@@ -141,8 +141,7 @@ void AddClusterCommand(CLI::App& app) {
                   "Override one profile field, e.g. --set pod_ready.fixed_ms=500 (repeatable)");
   cmd->add_option("--seed", flags->seed, "Seed for every random choice (reproducible runs)")
       ->capture_default_str();
-  cmd->add_option("--audit-log", flags->audit_log,
-                  "Append one JSON line per API request to FILE");
+  cmd->add_option("--audit-log", flags->audit_log, "Append one JSON line per API request to FILE");
   cmd->add_option("--token", flags->token,
                   "Bearer token to require (default: generated, kept in --data-dir)");
   cmd->add_option("--log-level", flags->log_level, "trace, debug, info, warn, error")

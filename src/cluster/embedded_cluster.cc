@@ -150,8 +150,10 @@ std::optional<ApiError> CheckIngressBackends(Storage& storage, const Json& ingre
       ApiError e;
       e.code = 403;
       e.reason = "Forbidden";
-      e.message = "admission webhook \"validate.ingress.steward.io\" denied the request: "
-                  "backend service " + ns + "/" + svc + " does not exist";
+      e.message =
+          "admission webhook \"validate.ingress.steward.io\" denied the request: "
+          "backend service " +
+          ns + "/" + svc + " does not exist";
       return e;
     }
   }
@@ -254,8 +256,8 @@ StatusOr<std::unique_ptr<EmbeddedCluster>> EmbeddedCluster::Start(const Options&
         dns.push_back(options.api_host);
       }
     }
-    ASSIGN_OR_RETURN(auto serving, net::GenerateServingCert(ca, "steward-embedded-apiserver",
-                                                            dns, ips));
+    ASSIGN_OR_RETURN(auto serving,
+                     net::GenerateServingCert(ca, "steward-embedded-apiserver", dns, ips));
     server_options.tls = net::TlsConfig{serving.cert_pem + ca.cert_pem, serving.key_pem};
   }
   ASSIGN_OR_RETURN(p->server, net::HttpServer::Start(server_options, *p->rest));
@@ -325,10 +327,10 @@ std::string EmbeddedCluster::Kubeconfig() const {
       {"clusters", Json::array({{{"name", "steward"}, {"cluster", cluster}}})},
       {"users", Json::array({{{"name", "steward-admin"}, {"user", {{"token", parts_->token}}}}})},
       {"contexts",
-       Json::array({{{"name", "steward"},
-                     {"context",
-                      {{"cluster", "steward"}, {"user", "steward-admin"},
-                       {"namespace", "default"}}}}})},
+       Json::array(
+           {{{"name", "steward"},
+             {"context",
+              {{"cluster", "steward"}, {"user", "steward-admin"}, {"namespace", "default"}}}}})},
       {"current-context", "steward"},
       {"preferences", Json::object()}};
   return ToYaml(config);

@@ -14,9 +14,9 @@
 namespace steward::cluster {
 namespace {
 
-using ::testing::HasSubstr;
 using std::chrono::milliseconds;
 using std::chrono::seconds;
+using ::testing::HasSubstr;
 
 class EmbeddedClusterTest : public ::testing::Test {
  protected:
@@ -92,9 +92,8 @@ TEST_F(EmbeddedClusterTest, KubeconfigNamesTheServerCaAndToken) {
   EXPECT_EQ((*kc)["current-context"], "steward");
   EXPECT_EQ((*kc)["clusters"][0]["cluster"]["server"], cluster_->api_url());
   EXPECT_EQ((*kc)["users"][0]["user"]["token"], cluster_->token());
-  EXPECT_FALSE((*kc)["clusters"][0]["cluster"]["certificate-authority-data"]
-                   .get<std::string>()
-                   .empty());
+  EXPECT_FALSE(
+      (*kc)["clusters"][0]["cluster"]["certificate-authority-data"].get<std::string>().empty());
 }
 
 TEST_F(EmbeddedClusterTest, ErrorsAreStatusObjectsWithTheRightCodes) {
@@ -103,18 +102,17 @@ TEST_F(EmbeddedClusterTest, ErrorsAreStatusObjectsWithTheRightCodes) {
   auto missing = c->Request("GET", "/api/v1/namespaces/default/configmaps/none");
   EXPECT_EQ(missing->status, 404);
   EXPECT_THAT(missing->body, HasSubstr("configmaps \\\"none\\\" not found"));
-  auto malformed = c->Request("POST", "/api/v1/namespaces/default/configmaps", "{nope",
-                              JsonHeaders());
+  auto malformed =
+      c->Request("POST", "/api/v1/namespaces/default/configmaps", "{nope", JsonHeaders());
   EXPECT_EQ(malformed->status, 400);
   net::Headers text;
   text.Add("Content-Type", "text/plain");
-  auto wrong_type =
-      c->Request("PATCH", "/api/v1/namespaces/default/configmaps/none", "{}", text);
+  auto wrong_type = c->Request("PATCH", "/api/v1/namespaces/default/configmaps/none", "{}", text);
   EXPECT_EQ(wrong_type->status, 415);
-  std::string huge = R"({"metadata":{"name":"big"},"data":{"k":")" +
-                     std::string(4 * 1024 * 1024, 'x') + "\"}}";
-  auto too_large = Client()->Request("POST", "/api/v1/namespaces/default/configmaps", huge,
-                                     JsonHeaders());
+  std::string huge =
+      R"({"metadata":{"name":"big"},"data":{"k":")" + std::string(4 * 1024 * 1024, 'x') + "\"}}";
+  auto too_large =
+      Client()->Request("POST", "/api/v1/namespaces/default/configmaps", huge, JsonHeaders());
   ASSERT_TRUE(too_large.ok());
   EXPECT_EQ(too_large->status, 413);
   auto unknown = c->Request("GET", "/apis/example.com/v1/widgets");
@@ -136,9 +134,9 @@ TEST_F(EmbeddedClusterTest, WronglyTypedFieldsAreRefusedAndTheServerStaysUp) {
     EXPECT_GE(r->status, 400) << r->body;
     EXPECT_LT(r->status, 500) << r->body;
   }
-  auto secret = c->Request("POST", "/api/v1/namespaces/default/secrets",
-                           R"({"metadata":{"name":"s"},"data":"x","stringData":{"a":"b"}})",
-                           JsonHeaders());
+  auto secret =
+      c->Request("POST", "/api/v1/namespaces/default/secrets",
+                 R"({"metadata":{"name":"s"},"data":"x","stringData":{"a":"b"}})", JsonHeaders());
   ASSERT_TRUE(secret.ok());
   EXPECT_EQ(secret->status / 100, 4) << secret->body;
   auto svc = c->Request("POST", "/api/v1/namespaces/default/services",
@@ -156,8 +154,7 @@ TEST_F(EmbeddedClusterTest, FieldSelectedWatchSeesAnObjectLeaveTheSelection) {
   auto c = Client();
   std::string pod = R"({"metadata":{"name":"p"},"spec":{"nodeName":"n","containers":[
     {"name":"c","image":"x"}]}})";
-  ASSERT_EQ(c->Request("POST", "/api/v1/namespaces/default/pods", pod, JsonHeaders())->status,
-            201);
+  ASSERT_EQ(c->Request("POST", "/api/v1/namespaces/default/pods", pod, JsonHeaders())->status, 201);
   net::Headers merge;
   merge.Add("Content-Type", "application/merge-patch+json");
   ASSERT_EQ(c->Request("PATCH", "/api/v1/namespaces/default/pods/p/status",
@@ -170,7 +167,8 @@ TEST_F(EmbeddedClusterTest, FieldSelectedWatchSeesAnObjectLeaveTheSelection) {
     auto r = Client()->Stream(
         "GET",
         "/api/v1/namespaces/default/pods?watch=1&fieldSelector=status.phase%3DRunning"
-        "&resourceVersion=" + rv,
+        "&resourceVersion=" +
+            rv,
         [&](std::string_view data) {
           received.append(data);
           return received.find('\n') == std::string::npos;
@@ -235,8 +233,7 @@ TEST_F(EmbeddedClusterTest, WatchStreamsEventsAndIsCutAfterTheConfiguredCount) {
   auto writer = Client();
   for (int i = 0; i < 5 && !done; ++i) {
     std::string body = R"({"metadata":{"name":"cm)" + std::to_string(i) + R"("}})";
-    ASSERT_EQ(writer->Request("POST", "/api/v1/namespaces/default/configmaps", body,
-                              JsonHeaders())
+    ASSERT_EQ(writer->Request("POST", "/api/v1/namespaces/default/configmaps", body, JsonHeaders())
                   ->status,
               201);
   }
@@ -254,8 +251,7 @@ TEST_F(EmbeddedClusterTest, WatchStreamsEventsAndIsCutAfterTheConfiguredCount) {
 TEST_F(EmbeddedClusterTest, WatchFromACompactedRevisionGetsExpired) {
   Start();
   auto c = Client();
-  ASSERT_EQ(c->Request("POST", "/api/v1/namespaces/default/configmaps", kConfigMap,
-                       JsonHeaders())
+  ASSERT_EQ(c->Request("POST", "/api/v1/namespaces/default/configmaps", kConfigMap, JsonHeaders())
                 ->status,
             201);
   cluster_->storage().Compact();
@@ -285,13 +281,13 @@ TEST_F(EmbeddedClusterTest, IngressAdmissionSwitchRefusesIngressWithoutService) 
                             ingress, JsonHeaders());
   EXPECT_EQ(refused->status, 403);
   EXPECT_THAT(refused->body, HasSubstr("backend service default/web does not exist"));
-  ASSERT_EQ(c->Request("POST", "/api/v1/namespaces/default/services",
-                       R"({"metadata":{"name":"web"},"spec":{"ports":[{"port":80}]}})",
+  ASSERT_EQ(
+      c->Request("POST", "/api/v1/namespaces/default/services",
+                 R"({"metadata":{"name":"web"},"spec":{"ports":[{"port":80}]}})", JsonHeaders())
+          ->status,
+      201);
+  EXPECT_EQ(c->Request("POST", "/apis/networking.k8s.io/v1/namespaces/default/ingresses", ingress,
                        JsonHeaders())
-                ->status,
-            201);
-  EXPECT_EQ(c->Request("POST", "/apis/networking.k8s.io/v1/namespaces/default/ingresses",
-                       ingress, JsonHeaders())
                 ->status,
             201);
 }
@@ -303,8 +299,7 @@ TEST_F(EmbeddedClusterTest, AuditLogAndMetricsCountEveryRequest) {
   std::filesystem::remove(path);
   Start({}, "", path);
   auto c = Client();
-  ASSERT_EQ(c->Request("POST", "/api/v1/namespaces/default/configmaps", kConfigMap,
-                       JsonHeaders())
+  ASSERT_EQ(c->Request("POST", "/api/v1/namespaces/default/configmaps", kConfigMap, JsonHeaders())
                 ->status,
             201);
   ASSERT_EQ(c->Request("GET", "/api/v1/namespaces/default/configmaps/cm")->status, 200);
@@ -339,18 +334,19 @@ TEST_F(EmbeddedClusterTest, AuditLogAndMetricsCountEveryRequest) {
 }
 
 TEST_F(EmbeddedClusterTest, DataDirKeepsObjectsIdentityAndRevisions) {
-  std::string dir = (std::filesystem::temp_directory_path() /
-                     ("steward-ec-" + std::to_string(::getpid())))
-                        .string();
+  std::string dir =
+      (std::filesystem::temp_directory_path() / ("steward-ec-" + std::to_string(::getpid())))
+          .string();
   std::filesystem::remove_all(dir);
   std::string token, ca;
   uint64_t revision = 0;
   {
     Start({}, dir);
-    ASSERT_EQ(Client()->Request("POST", "/api/v1/namespaces/default/configmaps", kConfigMap,
-                                JsonHeaders())
-                  ->status,
-              201);
+    ASSERT_EQ(
+        Client()
+            ->Request("POST", "/api/v1/namespaces/default/configmaps", kConfigMap, JsonHeaders())
+            ->status,
+        201);
     token = cluster_->token();
     ca = cluster_->ca_pem();
     revision = cluster_->storage().CurrentRevision();

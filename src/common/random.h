@@ -17,7 +17,8 @@ class Random {
   // True with probability p (0..1).
   bool Chance(double p);
   // A duration of `fixed` plus a uniform jitter in [0, jitter].
-  std::chrono::milliseconds Delay(std::chrono::milliseconds fixed, std::chrono::milliseconds jitter);
+  std::chrono::milliseconds Delay(std::chrono::milliseconds fixed,
+                                  std::chrono::milliseconds jitter);
   // `n` lowercase alphanumeric characters (as Kubernetes' generateName suffixes).
   std::string AlnumSuffix(int n);
   // A random RFC 4122 version-4 UUID.

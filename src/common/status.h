@@ -17,19 +17,19 @@ namespace steward {
 enum class StatusCode {
   kOk = 0,
   kCancelled,
-  kInvalidArgument,    // bad input: never retried
-  kNotFound,           // absent
-  kAlreadyExists,      // create over an existing object
-  kAborted,            // optimistic-concurrency conflict: re-read and decide again
-  kFailedPrecondition, // the system is not in a state where the call can run
-  kResourceExhausted,  // throttled: retry after a delay
-  kUnavailable,        // transient: retry with backoff
-  kDeadlineExceeded,   // timed out: retry with backoff
-  kOutOfRange,         // e.g. a revision that has been compacted away
+  kInvalidArgument,     // bad input: never retried
+  kNotFound,            // absent
+  kAlreadyExists,       // create over an existing object
+  kAborted,             // optimistic-concurrency conflict: re-read and decide again
+  kFailedPrecondition,  // the system is not in a state where the call can run
+  kResourceExhausted,   // throttled: retry after a delay
+  kUnavailable,         // transient: retry with backoff
+  kDeadlineExceeded,    // timed out: retry with backoff
+  kOutOfRange,          // e.g. a revision that has been compacted away
   kUnauthenticated,
   kPermissionDenied,
   kUnimplemented,
-  kInternal,           // a bug or corrupted state
+  kInternal,  // a bug or corrupted state
 };
 
 std::string_view StatusCodeName(StatusCode code);
@@ -53,7 +53,9 @@ class [[nodiscard]] Status {
   std::string message_;
 };
 
-inline Status InvalidArgument(std::string m) { return {StatusCode::kInvalidArgument, std::move(m)}; }
+inline Status InvalidArgument(std::string m) {
+  return {StatusCode::kInvalidArgument, std::move(m)};
+}
 inline Status NotFound(std::string m) { return {StatusCode::kNotFound, std::move(m)}; }
 inline Status AlreadyExists(std::string m) { return {StatusCode::kAlreadyExists, std::move(m)}; }
 inline Status Aborted(std::string m) { return {StatusCode::kAborted, std::move(m)}; }
@@ -77,17 +79,32 @@ class [[nodiscard]] Expected {
   bool ok() const { return v_.index() == 0; }
   explicit operator bool() const { return ok(); }
 
-  T& value() & { assert(ok()); return std::get<0>(v_); }
-  const T& value() const& { assert(ok()); return std::get<0>(v_); }
-  T&& value() && { assert(ok()); return std::get<0>(std::move(v_)); }
+  T& value() & {
+    assert(ok());
+    return std::get<0>(v_);
+  }
+  const T& value() const& {
+    assert(ok());
+    return std::get<0>(v_);
+  }
+  T&& value() && {
+    assert(ok());
+    return std::get<0>(std::move(v_));
+  }
   T& operator*() & { return value(); }
   const T& operator*() const& { return value(); }
   T&& operator*() && { return std::move(*this).value(); }
   T* operator->() { return &value(); }
   const T* operator->() const { return &value(); }
 
-  const E& error() const& { assert(!ok()); return std::get<1>(v_); }
-  E&& error() && { assert(!ok()); return std::get<1>(std::move(v_)); }
+  const E& error() const& {
+    assert(!ok());
+    return std::get<1>(v_);
+  }
+  E&& error() && {
+    assert(!ok());
+    return std::get<1>(std::move(v_));
+  }
 
  private:
   std::variant<T, E> v_;
@@ -107,16 +124,16 @@ class [[nodiscard]] StatusOr : public Expected<T, Status> {
 #define STEWARD_CONCAT(a, b) STEWARD_CONCAT_INNER(a, b)
 
 // Returns the Status from the enclosing function if `expr` is not OK.
-#define RETURN_IF_ERROR(expr)            \
-  do {                                   \
-    ::steward::Status _st = (expr);      \
-    if (!_st.ok()) return _st;           \
+#define RETURN_IF_ERROR(expr)       \
+  do {                              \
+    ::steward::Status _st = (expr); \
+    if (!_st.ok()) return _st;      \
   } while (0)
 
 // `ASSIGN_OR_RETURN(auto x, StatusOrExpr)`: binds the value or returns the error.
 #define ASSIGN_OR_RETURN(lhs, expr) \
   ASSIGN_OR_RETURN_IMPL(STEWARD_CONCAT(_status_or_, __LINE__), lhs, expr)
-#define ASSIGN_OR_RETURN_IMPL(tmp, lhs, expr) \
-  auto tmp = (expr);                          \
+#define ASSIGN_OR_RETURN_IMPL(tmp, lhs, expr)   \
+  auto tmp = (expr);                            \
   if (!tmp.ok()) return std::move(tmp).error(); \
   lhs = std::move(tmp).value()

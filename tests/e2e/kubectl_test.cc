@@ -10,11 +10,11 @@
 namespace steward::e2e {
 namespace {
 
+using std::chrono::milliseconds;
+using std::chrono::seconds;
 using ::testing::AllOf;
 using ::testing::HasSubstr;
 using ::testing::Not;
-using std::chrono::milliseconds;
-using std::chrono::seconds;
 
 constexpr const char* kDeployment = R"(apiVersion: apps/v1
 kind: Deployment
@@ -79,10 +79,10 @@ std::string Describe(const RunResult& r) {
 #define ASSERT_CLUSTER(c) \
   ASSERT_TRUE((c).ok()) << "steward cluster did not start: " << (c).process().output()
 
-#define EXPECT_KUBECTL_OK(result)                                \
-  do {                                                          \
-    auto _r = (result);                                         \
-    EXPECT_EQ(_r.exit_code, 0) << Describe(_r);                 \
+#define EXPECT_KUBECTL_OK(result)               \
+  do {                                          \
+    auto _r = (result);                         \
+    EXPECT_EQ(_r.exit_code, 0) << Describe(_r); \
   } while (0)
 
 TEST(KubectlE2E, VersionDiscoveryAndApiResources) {
@@ -191,8 +191,8 @@ TEST(KubectlE2E, UpdateWithAStaleResourceVersionIsRefusedWithConflict) {
   EXPECT_KUBECTL_OK(c.Kubectl({"create", "-f", "-"}, kConfigMap));
   auto stale = c.Kubectl({"get", "configmap", "demo", "-o", "json"});
   ASSERT_EQ(stale.exit_code, 0);
-  EXPECT_KUBECTL_OK(
-      c.Kubectl({"patch", "configmap", "demo", "--type=merge", "-p", R"({"data":{"colour":"red"}})"}));
+  EXPECT_KUBECTL_OK(c.Kubectl(
+      {"patch", "configmap", "demo", "--type=merge", "-p", R"({"data":{"colour":"red"}})"}));
   auto replace = c.Kubectl({"replace", "-f", "-"}, stale.out);
   EXPECT_NE(replace.exit_code, 0);
   EXPECT_THAT(replace.err, HasSubstr("the object has been modified"));
@@ -282,7 +282,8 @@ TEST(KubectlE2E, ApplyOfAChangedImageRollsOutANewReplicaSet) {
   EXPECT_EQ(images.out, "nodered/node-red:4.1 nodered/node-red:4.1") << Describe(images);
   auto rs = c.Kubectl({"get", "replicasets", "-l", "app=web", "--no-headers"});
   EXPECT_EQ(std::count(rs.out.begin(), rs.out.end(), '\n'), 2) << rs.out;
-  auto generation = c.Kubectl({"get", "deployment", "web", "-o", "jsonpath={.metadata.generation}"});
+  auto generation =
+      c.Kubectl({"get", "deployment", "web", "-o", "jsonpath={.metadata.generation}"});
   EXPECT_EQ(generation.out, "2");
 }
 

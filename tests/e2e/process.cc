@@ -218,9 +218,9 @@ TempDir::~TempDir() {
 ClusterUnderTest::ClusterUnderTest(const std::vector<std::string>& extra,
                                    const std::string& data_dir) {
   kubeconfig_ = dir_.path() + "/kubeconfig";
-  std::vector<std::string> argv = {StewardBinary(), "cluster", "--listen", "127.0.0.1:0",
-                                   "--ingress-listen", "127.0.0.1:0", "--kubeconfig-out",
-                                   kubeconfig_, "--log-level", "warn"};
+  std::vector<std::string> argv = {
+      StewardBinary(), "cluster",          "--listen",  "127.0.0.1:0", "--ingress-listen",
+      "127.0.0.1:0",   "--kubeconfig-out", kubeconfig_, "--log-level", "warn"};
   if (!data_dir.empty()) {
     argv.push_back("--data-dir");
     argv.push_back(data_dir);

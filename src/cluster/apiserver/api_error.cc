@@ -5,12 +5,8 @@
 namespace steward::cluster {
 
 Json ApiError::ToStatus() const {
-  Json status = {{"kind", "Status"},
-                 {"apiVersion", "v1"},
-                 {"metadata", Json::object()},
-                 {"status", "Failure"},
-                 {"message", message},
-                 {"reason", reason},
+  Json status = {{"kind", "Status"},    {"apiVersion", "v1"}, {"metadata", Json::object()},
+                 {"status", "Failure"}, {"message", message}, {"reason", reason},
                  {"code", code}};
   Json details = Json::object();
   if (!name.empty()) details["name"] = name;
@@ -71,9 +67,9 @@ ApiError BeingDeletedError(const ResourceType& rt, std::string_view name) {
 }
 
 ApiError ConflictError(const ResourceType& rt, std::string_view name, std::string_view detail) {
-  return ForResource(409, "Conflict", rt, name,
-                     "Operation cannot be fulfilled on " + Qualified(rt, name) + ": " +
-                         std::string(detail));
+  return ForResource(
+      409, "Conflict", rt, name,
+      "Operation cannot be fulfilled on " + Qualified(rt, name) + ": " + std::string(detail));
 }
 
 ApiError InvalidError(const ResourceType& rt, std::string_view name,
@@ -95,7 +91,9 @@ ApiError InvalidError(const ResourceType& rt, std::string_view name,
   return e;
 }
 
-ApiError BadRequestError(std::string message) { return Make(400, "BadRequest", std::move(message)); }
+ApiError BadRequestError(std::string message) {
+  return Make(400, "BadRequest", std::move(message));
+}
 ApiError ExpiredError(std::string message) { return Make(410, "Expired", std::move(message)); }
 ApiError MethodNotAllowedError(std::string message) {
   return Make(405, "MethodNotAllowed", std::move(message));

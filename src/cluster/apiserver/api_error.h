@@ -15,12 +15,12 @@ struct ResourceType;
 struct StatusCause {
   std::string reason;  // "FieldValueRequired", "FieldValueInvalid", "FieldValueNotSupported"...
   std::string message;
-  std::string field;   // "metadata.name"
+  std::string field;  // "metadata.name"
 };
 
 struct ApiError {
   int code = 500;
-  std::string reason;   // "NotFound", "AlreadyExists", "Conflict", "Invalid", "Expired"...
+  std::string reason;  // "NotFound", "AlreadyExists", "Conflict", "Invalid", "Expired"...
   std::string message;
   // details: name, group, kind, causes, retryAfterSeconds (omitted when empty).
   std::string name;
@@ -57,6 +57,7 @@ ApiError InternalError(std::string message);
 ApiError ServiceUnavailableError(std::string message);
 ApiError UnauthorizedError();
 ApiError ForbiddenError(std::string message);
-ApiError NotFoundPathError(std::string_view path);  // 404 for an unknown URL, "the server could not find the requested resource"
+ApiError NotFoundPathError(std::string_view path);  // 404 for an unknown URL, "the server could not
+                                                    // find the requested resource"
 
 }  // namespace steward::cluster

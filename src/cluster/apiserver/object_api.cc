@@ -111,10 +111,11 @@ std::optional<ApiError> NormalizeSecret(Json& obj) {
     if (sd.is_object()) {
       for (auto it = sd.begin(); it != sd.end(); ++it) {
         if (!it.value().is_string()) {
-          return BadRequestError("Secret in version \"v1\" cannot be handled as a Secret: "
-                                 "json: cannot unmarshal " +
-                                 std::string(it.value().type_name()) +
-                                 " into Go struct field Secret.stringData of type string");
+          return BadRequestError(
+              "Secret in version \"v1\" cannot be handled as a Secret: "
+              "json: cannot unmarshal " +
+              std::string(it.value().type_name()) +
+              " into Go struct field Secret.stringData of type string");
         }
         obj["data"][it.key()] = Base64Encode(it.value().get<std::string>());
       }
@@ -137,8 +138,9 @@ std::optional<ApiError> NormalizeSecret(Json& obj) {
 // Checks apiVersion/kind of a body against the endpoint's type and fills them in.
 std::optional<ApiError> CheckTypeMeta(const ResourceType& rt, Json& body) {
   if (!body.is_object()) {
-    return BadRequestError("the body of the request was in an unknown format - accepted media "
-                           "types include: application/json, application/yaml");
+    return BadRequestError(
+        "the body of the request was in an unknown format - accepted media "
+        "types include: application/json, application/yaml");
   }
   std::string api_version = GetString(body, "apiVersion");
   std::string kind = GetString(body, "kind");
@@ -147,17 +149,17 @@ std::optional<ApiError> CheckTypeMeta(const ResourceType& rt, Json& body) {
                            ") does not match the expected API version (" + rt.ApiVersion() + ")");
   }
   if (!kind.empty() && kind != rt.kind) {
-    return BadRequestError(rt.kind + " in version \"" + rt.version +
-                           "\" cannot be handled as a " + rt.kind + ": the kind in the data (" +
-                           kind + ") does not match the expected kind (" + rt.kind + ")");
+    return BadRequestError(rt.kind + " in version \"" + rt.version + "\" cannot be handled as a " +
+                           rt.kind + ": the kind in the data (" + kind +
+                           ") does not match the expected kind (" + rt.kind + ")");
   }
   body["apiVersion"] = rt.ApiVersion();
   body["kind"] = rt.kind;
   if (body.contains("metadata") && !body["metadata"].is_object() && !body["metadata"].is_null()) {
-    return BadRequestError(rt.kind + " in version \"" + rt.version +
-                           "\" cannot be handled as a " + rt.kind +
-                           ": json: cannot unmarshal " + std::string(body["metadata"].type_name()) +
-                           " into Go struct field " + rt.kind + ".metadata of type v1.ObjectMeta");
+    return BadRequestError(rt.kind + " in version \"" + rt.version + "\" cannot be handled as a " +
+                           rt.kind + ": json: cannot unmarshal " +
+                           std::string(body["metadata"].type_name()) + " into Go struct field " +
+                           rt.kind + ".metadata of type v1.ObjectMeta");
   }
   if (!body.contains("metadata") || body["metadata"].is_null()) body["metadata"] = Json::object();
   // Struct-typed top-level fields must be objects (a real server fails to decode otherwise).
@@ -190,8 +192,8 @@ Json ScaleOf(const ResourceType& rt, const Json& obj) {
   return {{"kind", "Scale"},
           {"apiVersion", "autoscaling/v1"},
           {"metadata", scale_meta},
-          {"spec", {{"replicas", Field(spec, "replicas").is_number() ? Field(spec, "replicas")
-                                                                       : Json(0)}}},
+          {"spec",
+           {{"replicas", Field(spec, "replicas").is_number() ? Field(spec, "replicas") : Json(0)}}},
           {"status",
            {{"replicas", status_replicas.is_number() ? status_replicas : Json(0)},
             {"selector", selector}}}};
@@ -348,8 +350,7 @@ ApiResult<Json> ObjectApi::Get(const ResourceType& rt, std::string_view ns, std:
   return obj;
 }
 
-ApiResult<ObjectApi::RecordList> ObjectApi::ListRecords(const ResourceType& rt,
-                                                        std::string_view ns,
+ApiResult<ObjectApi::RecordList> ObjectApi::ListRecords(const ResourceType& rt, std::string_view ns,
                                                         const ListOptions& opts) const {
   auto labels = LabelSelector::Parse(opts.label_selector);
   if (!labels.ok()) return BadRequestError(labels.status().message());
@@ -390,8 +391,7 @@ ApiResult<ObjectApi::RecordList> ObjectApi::ListRecords(const ResourceType& rt,
       return e;
     }
   } else if (!opts.resource_version_match.empty() && opts.resource_version.empty()) {
-    return BadRequestError(
-        "resourceVersionMatch is forbidden unless resourceVersion is provided");
+    return BadRequestError("resourceVersionMatch is forbidden unless resourceVersion is provided");
   }
 
   std::string pinned_name = fields->PinnedName();
@@ -558,17 +558,16 @@ ApiResult<Json> ObjectApi::Create(const ResourceType& rt, std::string_view ns, J
   }
 
   ErrorHolder holder;
-  auto result = storage_.Mutate(
-      rt.GroupResource(), rt.namespaced ? ns : "", name,
-      [&](const ObjectRecord* current) -> StatusOr<Storage::Mutation> {
-        if (current != nullptr) {
-          if (HasDeletionTimestamp(current->Parse())) {
-            return holder.Raise(BeingDeletedError(rt, name));
-          }
-          return holder.Raise(AlreadyExistsError(rt, name));
-        }
-        return Storage::Mutation::Put(object);
-      });
+  auto result = storage_.Mutate(rt.GroupResource(), rt.namespaced ? ns : "", name,
+                                [&](const ObjectRecord* current) -> StatusOr<Storage::Mutation> {
+                                  if (current != nullptr) {
+                                    if (HasDeletionTimestamp(current->Parse())) {
+                                      return holder.Raise(BeingDeletedError(rt, name));
+                                    }
+                                    return holder.Raise(AlreadyExistsError(rt, name));
+                                  }
+                                  return Storage::Mutation::Put(object);
+                                });
   if (!result.ok()) {
     if (allocated_ip) ReleaseClusterIp(object);
     if (holder.error) return *holder.error;
@@ -712,15 +711,14 @@ ApiResult<Json> ObjectApi::GuaranteedUpdate(
       return old;
     }
     bool stale = false;
-    auto result = storage_.Mutate(
-        rt.GroupResource(), ns, name,
-        [&](const ObjectRecord* current) -> StatusOr<Storage::Mutation> {
-          if (current == nullptr || current->revision != rec->revision) {
-            stale = true;
-            return Aborted("stale");
-          }
-          return std::move(mutation).value();
-        });
+    auto result = storage_.Mutate(rt.GroupResource(), ns, name,
+                                  [&](const ObjectRecord* current) -> StatusOr<Storage::Mutation> {
+                                    if (current == nullptr || current->revision != rec->revision) {
+                                      stale = true;
+                                      return Aborted("stale");
+                                    }
+                                    return std::move(mutation).value();
+                                  });
     if (stale) {
       if (attempt < 64) continue;
       return ConflictError(rt, name, "the object is being modified too often; try again");
@@ -743,27 +741,27 @@ ApiResult<Json> ObjectApi::Update(const ResourceType& rt, std::string_view ns,
     std::string body_rv = ResourceVersionOf(object);
     const Json& replicas = Field(Field(object, "spec"), "replicas");
     if (!replicas.is_null() && (!replicas.is_number_integer() || replicas.get<int64_t>() < 0)) {
-      ApiError e = InvalidError(rt, name,
-                                {{"FieldValueInvalid",
-                                  "Invalid value: " + RenderValue(replicas) +
-                                      ": must be greater than or equal to 0",
-                                  "spec.replicas"}});
+      ApiError e = InvalidError(
+          rt, name,
+          {{"FieldValueInvalid",
+            "Invalid value: " + RenderValue(replicas) + ": must be greater than or equal to 0",
+            "spec.replicas"}});
       e.kind = "Scale";
       e.group = "autoscaling";
       return e;
     }
-    return GuaranteedUpdate(
-        rt, scope_ns, name, Subresource::kScale, opts.dry_run,
-        [&](const Json& old) -> ApiResult<Storage::Mutation> {
-          if (!body_rv.empty() && body_rv != ResourceVersionOf(old)) {
-            return ConflictError(rt, name,
-                                 "the object has been modified; please apply your changes to "
-                                 "the latest version and try again");
-          }
-          Json next = old;
-          next["spec"]["replicas"] = replicas.is_null() ? Json(0) : replicas;
-          return FinishUpdate(rt, old, std::move(next), Subresource::kNone);
-        });
+    return GuaranteedUpdate(rt, scope_ns, name, Subresource::kScale, opts.dry_run,
+                            [&](const Json& old) -> ApiResult<Storage::Mutation> {
+                              if (!body_rv.empty() && body_rv != ResourceVersionOf(old)) {
+                                return ConflictError(
+                                    rt, name,
+                                    "the object has been modified; please apply your changes to "
+                                    "the latest version and try again");
+                              }
+                              Json next = old;
+                              next["spec"]["replicas"] = replicas.is_null() ? Json(0) : replicas;
+                              return FinishUpdate(rt, old, std::move(next), Subresource::kNone);
+                            });
   }
   if (auto err = CheckTypeMeta(rt, object)) return *err;
   std::string body_name = GetString(object["metadata"], "name");
@@ -776,13 +774,14 @@ ApiResult<Json> ObjectApi::Update(const ResourceType& rt, std::string_view ns,
     return BadRequestError(
         "the namespace of the provided object does not match the namespace sent on the request");
   }
-  return GuaranteedUpdate(rt, scope_ns, name, sub, opts.dry_run,
-                          [&](const Json& old) { return PrepareUpdate(rt, old, object, sub, true); });
+  return GuaranteedUpdate(rt, scope_ns, name, sub, opts.dry_run, [&](const Json& old) {
+    return PrepareUpdate(rt, old, object, sub, true);
+  });
 }
 
-ApiResult<Json> ObjectApi::Patch(const ResourceType& rt, std::string_view ns,
-                                 std::string_view name, PatchType type, std::string_view patch,
-                                 Subresource sub, const WriteOptions& opts) {
+ApiResult<Json> ObjectApi::Patch(const ResourceType& rt, std::string_view ns, std::string_view name,
+                                 PatchType type, std::string_view patch, Subresource sub,
+                                 const WriteOptions& opts) {
   std::string_view scope_ns = rt.namespaced ? ns : "";
   Json patch_json;
   if (type == PatchType::kApply) {
@@ -791,7 +790,8 @@ ApiResult<Json> ObjectApi::Patch(const ResourceType& rt, std::string_view ns,
     // tracked, so fields dropped from a later apply stay (see docs/embedded-cluster.md).
     auto applied = ParseYaml(patch);
     if (!applied.ok()) return BadRequestError("error decoding YAML: " + applied.status().message());
-    if (!applied->is_object()) return BadRequestError("the applied configuration must be an object");
+    if (!applied->is_object())
+      return BadRequestError("the applied configuration must be an object");
     Json config = std::move(applied).value();
     if (auto err = CheckTypeMeta(rt, config)) return *err;
     std::string applied_name = GetString(config["metadata"], "name");
@@ -837,8 +837,7 @@ ApiResult<Json> ObjectApi::Patch(const ResourceType& rt, std::string_view ns,
     return InvalidArgument("unsupported patch type");
   };
   return GuaranteedUpdate(
-      rt, scope_ns, name, sub, opts.dry_run,
-      [&](const Json& old) -> ApiResult<Storage::Mutation> {
+      rt, scope_ns, name, sub, opts.dry_run, [&](const Json& old) -> ApiResult<Storage::Mutation> {
         if (sub == Subresource::kScale) {
           Json scale = ScaleOf(rt, old);
           auto patched = apply(scale);
@@ -852,8 +851,8 @@ ApiResult<Json> ObjectApi::Patch(const ResourceType& rt, std::string_view ns,
           std::string prv = ResourceVersionOf(*patched);
           if (!prv.empty() && prv != ResourceVersionOf(old)) {
             return (ConflictError(rt, name,
-                                              "the object has been modified; please apply your "
-                                              "changes to the latest version and try again"));
+                                  "the object has been modified; please apply your "
+                                  "changes to the latest version and try again"));
           }
           const Json& replicas = Field(Field(*patched, "spec"), "replicas");
           if (!replicas.is_number_integer() || replicas.get<int64_t>() < 0) {
@@ -926,18 +925,18 @@ ApiResult<Json> ObjectApi::Delete(const ResourceType& rt, std::string_view ns,
         last = old;
         const Json& meta = old["metadata"];
         if (opts.precondition_uid && *opts.precondition_uid != GetString(meta, "uid")) {
-          return holder.Raise(ConflictError(rt, name,
-                                            "Precondition failed: UID in precondition: " +
-                                                *opts.precondition_uid +
-                                                ", UID in object meta: " + GetString(meta, "uid")));
+          return holder.Raise(
+              ConflictError(rt, name,
+                            "Precondition failed: UID in precondition: " + *opts.precondition_uid +
+                                ", UID in object meta: " + GetString(meta, "uid")));
         }
         if (opts.precondition_resource_version &&
             *opts.precondition_resource_version != ResourceVersionOf(old)) {
-          return holder.Raise(ConflictError(
-              rt, name,
-              "Precondition failed: ResourceVersion in precondition: " +
-                  *opts.precondition_resource_version +
-                  ", ResourceVersion in meta: " + ResourceVersionOf(old)));
+          return holder.Raise(
+              ConflictError(rt, name,
+                            "Precondition failed: ResourceVersion in precondition: " +
+                                *opts.precondition_resource_version +
+                                ", ResourceVersion in meta: " + ResourceVersionOf(old)));
         }
         if (opts.dry_run) return Storage::Mutation::Noop();
         Json next = old;
@@ -961,8 +960,8 @@ ApiResult<Json> ObjectApi::Delete(const ResourceType& rt, std::string_view ns,
           if (rt.kind == "Pod" && opts.grace_period_seconds && cur_grace.is_number_integer() &&
               *opts.grace_period_seconds < cur_grace.get<int64_t>()) {
             next["metadata"]["deletionGracePeriodSeconds"] = *opts.grace_period_seconds;
-            next["metadata"]["deletionTimestamp"] = FormatRfc3339(
-                clock_.WallNow() + std::chrono::seconds(*opts.grace_period_seconds));
+            next["metadata"]["deletionTimestamp"] =
+                FormatRfc3339(clock_.WallNow() + std::chrono::seconds(*opts.grace_period_seconds));
             changed = true;
           }
           if (!changed) return Storage::Mutation::Noop();
@@ -1039,26 +1038,27 @@ ApiResult<Json> ObjectApi::Modify(const ResourceType& rt, std::string_view ns,
                                   Subresource sub) {
   ErrorHolder holder;
   Json removed_object;
-  auto result = storage_.Mutate(
-      rt.GroupResource(), rt.namespaced ? ns : "", name,
-      [&](const ObjectRecord* current) -> StatusOr<Storage::Mutation> {
-        if (current == nullptr) return holder.Raise(NotFoundError(rt, name));
-        Json old = current->Parse();
-        Json next = old;
-        if (!mutate(next)) return Storage::Mutation::Noop();
-        if (sub == Subresource::kStatus) {
-          Json status = next.contains("status") ? next["status"] : Json();
-          next = old;
-          if (status.is_null()) {
-            next.erase("status");
-          } else {
-            next["status"] = std::move(status);
-          }
-        }
-        auto mutation = FinishUpdate(rt, old, std::move(next), sub);
-        if (mutation.kind == Storage::Mutation::Kind::kDelete) removed_object = old;
-        return mutation;
-      });
+  auto result = storage_.Mutate(rt.GroupResource(), rt.namespaced ? ns : "", name,
+                                [&](const ObjectRecord* current) -> StatusOr<Storage::Mutation> {
+                                  if (current == nullptr)
+                                    return holder.Raise(NotFoundError(rt, name));
+                                  Json old = current->Parse();
+                                  Json next = old;
+                                  if (!mutate(next)) return Storage::Mutation::Noop();
+                                  if (sub == Subresource::kStatus) {
+                                    Json status = next.contains("status") ? next["status"] : Json();
+                                    next = old;
+                                    if (status.is_null()) {
+                                      next.erase("status");
+                                    } else {
+                                      next["status"] = std::move(status);
+                                    }
+                                  }
+                                  auto mutation = FinishUpdate(rt, old, std::move(next), sub);
+                                  if (mutation.kind == Storage::Mutation::Kind::kDelete)
+                                    removed_object = old;
+                                  return mutation;
+                                });
   if (result.ok() && result->applied == Storage::Mutation::Kind::kDelete) {
     OnRemoved(rt, removed_object);
   }
@@ -1068,17 +1068,16 @@ ApiResult<Json> ObjectApi::Modify(const ResourceType& rt, std::string_view ns,
 ApiResult<bool> ObjectApi::ForceRemove(const ResourceType& rt, std::string_view ns,
                                        std::string_view name, std::string_view uid) {
   Json removed_object;
-  auto result = storage_.Mutate(
-      rt.GroupResource(), rt.namespaced ? ns : "", name,
-      [&](const ObjectRecord* current) -> StatusOr<Storage::Mutation> {
-        if (current == nullptr) return Storage::Mutation::Noop();
-        Json old = current->Parse();
-        if (!uid.empty() && GetString(old["metadata"], "uid") != uid) {
-          return Storage::Mutation::Noop();
-        }
-        removed_object = std::move(old);
-        return Storage::Mutation::Delete();
-      });
+  auto result = storage_.Mutate(rt.GroupResource(), rt.namespaced ? ns : "", name,
+                                [&](const ObjectRecord* current) -> StatusOr<Storage::Mutation> {
+                                  if (current == nullptr) return Storage::Mutation::Noop();
+                                  Json old = current->Parse();
+                                  if (!uid.empty() && GetString(old["metadata"], "uid") != uid) {
+                                    return Storage::Mutation::Noop();
+                                  }
+                                  removed_object = std::move(old);
+                                  return Storage::Mutation::Delete();
+                                });
   if (!result.ok()) return InternalError(result.status().message());
   bool removed = result->applied == Storage::Mutation::Kind::kDelete;
   if (removed) OnRemoved(rt, removed_object);

@@ -25,8 +25,8 @@
 #include <functional>
 #include <memory>
 #include <mutex>
-#include <set>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -107,8 +107,8 @@ class ObjectApi {
                          Json object, Subresource sub = Subresource::kNone,
                          const WriteOptions& opts = {});
   ApiResult<Json> Patch(const ResourceType& rt, std::string_view ns, std::string_view name,
-                        PatchType type, std::string_view patch, Subresource sub = Subresource::kNone,
-                        const WriteOptions& opts = {});
+                        PatchType type, std::string_view patch,
+                        Subresource sub = Subresource::kNone, const WriteOptions& opts = {});
   // Returns the object (still present, now terminating) or a Status "Success" (gone).
   ApiResult<Json> Delete(const ResourceType& rt, std::string_view ns, std::string_view name,
                          const DeleteOptions& opts = {});

@@ -17,8 +17,8 @@ class ObjectApiTest : public ::testing::Test {
     ASSERT_TRUE(storage.ok());
     storage_ = std::move(storage).value();
     api_ = std::make_unique<ObjectApi>(*storage_, clock_, random_);
-    ASSERT_TRUE(api_->Create(Type("namespaces"), "", Json{{"metadata", {{"name", "default"}}}})
-                    .ok());
+    ASSERT_TRUE(
+        api_->Create(Type("namespaces"), "", Json{{"metadata", {{"name", "default"}}}}).ok());
   }
 
   static const ResourceType& Type(std::string_view gr) { return *FindGroupResource(gr); }
@@ -39,8 +39,7 @@ class ObjectApiTest : public ::testing::Test {
   }
 
   static Json ConfigMap(const std::string& name) {
-    return {{"metadata", {{"name", name}, {"labels", {{"tier", "a"}}}}},
-            {"data", {{"k", "v"}}}};
+    return {{"metadata", {{"name", name}, {"labels", {{"tier", "a"}}}}}, {"data", {{"k", "v"}}}};
   }
 
   static std::string Rv(const Json& obj) { return obj["metadata"]["resourceVersion"]; }
@@ -275,10 +274,12 @@ TEST_F(ObjectApiTest, PodsAreDeletedGracefullyOnceScheduled) {
   ASSERT_TRUE(now.ok());
   EXPECT_EQ((*now)["kind"], "Status");
   MustCreate("pods", pod);
-  ASSERT_TRUE(api_->Modify(Type("pods"), "default", "p", [](Json& p) {
-                    p["spec"]["nodeName"] = "node";
-                    return true;
-                  }).ok());
+  ASSERT_TRUE(api_->Modify(Type("pods"), "default", "p",
+                           [](Json& p) {
+                             p["spec"]["nodeName"] = "node";
+                             return true;
+                           })
+                  .ok());
   auto graceful = api_->Delete(Type("pods"), "default", "p");
   ASSERT_TRUE(graceful.ok());
   EXPECT_EQ((*graceful)["metadata"]["deletionGracePeriodSeconds"], 30);
@@ -362,10 +363,14 @@ TEST_F(ObjectApiTest, WritesToTerminatingObjectsDoNotRemoveThemEarly) {
   // A namespace waits for its content (spec.finalizers), a pod for its kubelet (grace period).
   MustCreate("namespaces", Json{{"metadata", {{"name", "team"}}}}, "");
   ASSERT_TRUE(api_->Delete(Type("namespaces"), "", "team").ok());
-  ASSERT_TRUE(api_->Modify(Type("namespaces"), "", "team", [](Json& ns) {
-                    ns["status"]["conditions"] = Json::array({{{"type", "Test"}}});
-                    return true;
-                  }, Subresource::kStatus).ok());
+  ASSERT_TRUE(api_->Modify(
+                      Type("namespaces"), "", "team",
+                      [](Json& ns) {
+                        ns["status"]["conditions"] = Json::array({{{"type", "Test"}}});
+                        return true;
+                      },
+                      Subresource::kStatus)
+                  .ok());
   EXPECT_TRUE(storage_->Get("namespaces", "", "team").has_value());
 
   Json pod = {{"metadata", {{"name", "p"}}},
@@ -413,9 +418,9 @@ TEST_F(ObjectApiTest, PatchTypesApplyAndHonourResourceVersionPreconditions) {
                            R"({"metadata":{"labels":{"a":"b"}}})");
   ASSERT_TRUE(merge.ok());
   EXPECT_EQ((*merge)["metadata"]["labels"]["a"], "b");
-  auto strategic =
-      api_->Patch(Type("deployments.apps"), "default", "web", PatchType::kStrategicMerge,
-                  R"({"spec":{"template":{"spec":{"containers":[{"name":"c","image":"nginx:2"}]}}}})");
+  auto strategic = api_->Patch(
+      Type("deployments.apps"), "default", "web", PatchType::kStrategicMerge,
+      R"({"spec":{"template":{"spec":{"containers":[{"name":"c","image":"nginx:2"}]}}}})");
   ASSERT_TRUE(strategic.ok()) << strategic.error().message;
   EXPECT_EQ((*strategic)["spec"]["template"]["spec"]["containers"].size(), 1u);
   EXPECT_EQ((*strategic)["spec"]["template"]["spec"]["containers"][0]["image"], "nginx:2");
@@ -426,16 +431,15 @@ TEST_F(ObjectApiTest, PatchTypesApplyAndHonourResourceVersionPreconditions) {
   EXPECT_EQ((*json_patch)["spec"]["replicas"], 5);
   std::string stale_patch =
       R"({"metadata":{"resourceVersion":")" + Rv(d) + R"("},"spec":{"replicas":1}})";
-  auto stale = api_->Patch(Type("deployments.apps"), "default", "web", PatchType::kJsonMerge,
-                           stale_patch);
+  auto stale =
+      api_->Patch(Type("deployments.apps"), "default", "web", PatchType::kJsonMerge, stale_patch);
   ASSERT_FALSE(stale.ok());
   EXPECT_EQ(stale.error().code, 409);
-  auto malformed = api_->Patch(Type("deployments.apps"), "default", "web", PatchType::kJsonMerge,
-                               "{not json");
+  auto malformed =
+      api_->Patch(Type("deployments.apps"), "default", "web", PatchType::kJsonMerge, "{not json");
   ASSERT_FALSE(malformed.ok());
   EXPECT_EQ(malformed.error().code, 400);
-  auto failing_test = api_->Patch(Type("deployments.apps"), "default", "web",
-                                  PatchType::kJsonPatch,
+  auto failing_test = api_->Patch(Type("deployments.apps"), "default", "web", PatchType::kJsonPatch,
                                   R"([{"op":"test","path":"/spec/replicas","value":7}])");
   ASSERT_FALSE(failing_test.ok());
   EXPECT_EQ(failing_test.error().code, 422);
@@ -517,13 +521,13 @@ TEST_F(ObjectApiTest, NamespacesTerminateAndProtectedOnesStay) {
 }
 
 TEST_F(ObjectApiTest, AdmissionHooksCanRefuseWrites) {
-  api_->AddAdmissionHook([](const ResourceType& rt, const Json& obj,
-                            const Json*) -> std::optional<ApiError> {
-    if (rt.kind == "ConfigMap" && obj["metadata"]["name"] == "forbidden") {
-      return ForbiddenError("denied by test hook");
-    }
-    return std::nullopt;
-  });
+  api_->AddAdmissionHook(
+      [](const ResourceType& rt, const Json& obj, const Json*) -> std::optional<ApiError> {
+        if (rt.kind == "ConfigMap" && obj["metadata"]["name"] == "forbidden") {
+          return ForbiddenError("denied by test hook");
+        }
+        return std::nullopt;
+      });
   auto r = api_->Create(Type("configmaps"), "default", ConfigMap("forbidden"));
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().message, "denied by test hook");

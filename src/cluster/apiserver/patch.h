@@ -35,6 +35,7 @@ StatusOr<Json> ApplyJsonPatch(const Json& target, const Json& patch);
 
 // Strategic merge patch for an object of the given kind ("Deployment", "Pod", ...). Unknown
 // kinds behave as a JSON merge patch except for the directives, which are still honoured.
-StatusOr<Json> ApplyStrategicMergePatch(const Json& target, const Json& patch, std::string_view kind);
+StatusOr<Json> ApplyStrategicMergePatch(const Json& target, const Json& patch,
+                                        std::string_view kind);
 
 }  // namespace steward::cluster

@@ -68,9 +68,8 @@ std::vector<MediaType> ParseAccept(std::string_view header) {
     mt.type = ToLower(Trim(item.substr(0, semi)));
     while (semi != std::string_view::npos) {
       size_t next = item.find(';', semi + 1);
-      std::string_view param = item.substr(semi + 1, next == std::string_view::npos
-                                                         ? std::string_view::npos
-                                                         : next - semi - 1);
+      std::string_view param = item.substr(
+          semi + 1, next == std::string_view::npos ? std::string_view::npos : next - semi - 1);
       size_t eq = param.find('=');
       if (eq != std::string_view::npos) {
         mt.params.emplace_back(ToLower(Trim(param.substr(0, eq))), Trim(param.substr(eq + 1)));
@@ -164,10 +163,9 @@ struct RestHandler::Request {
 // One open watch stream: a storage watcher, the filters of the request and the encoding.
 class WatchSession : public std::enable_shared_from_this<WatchSession> {
  public:
-  WatchSession(RestHandler& owner, const ResourceType& type, std::string ns,
-               LabelSelector labels, FieldSelector fields, Output output,
-               TableIncludeObject include, std::shared_ptr<net::ResponseWriter> writer,
-               RequestRecord record)
+  WatchSession(RestHandler& owner, const ResourceType& type, std::string ns, LabelSelector labels,
+               FieldSelector fields, Output output, TableIncludeObject include,
+               std::shared_ptr<net::ResponseWriter> writer, RequestRecord record)
       : owner_(owner),
         type_(type),
         ns_(std::move(ns)),
@@ -305,11 +303,14 @@ class WatchSession : public std::enable_shared_from_this<WatchSession> {
     if (initial_end) meta["annotations"] = {{"k8s.io/initial-events-end", "true"}};
     Json object = {{"kind", type_.kind}, {"apiVersion", type_.ApiVersion()}, {"metadata", meta}};
     if (output_ == Output::kTable) {
-      object = {{"kind", "Table"}, {"apiVersion", "meta.k8s.io/v1"}, {"metadata", meta},
-                {"columnDefinitions", nullptr}, {"rows", nullptr}};
+      object = {{"kind", "Table"},
+                {"apiVersion", "meta.k8s.io/v1"},
+                {"metadata", meta},
+                {"columnDefinitions", nullptr},
+                {"rows", nullptr}};
     } else if (output_ == Output::kPartialMetadata) {
-      object = {{"kind", "PartialObjectMetadata"}, {"apiVersion", "meta.k8s.io/v1"},
-                {"metadata", meta}};
+      object = {
+          {"kind", "PartialObjectMetadata"}, {"apiVersion", "meta.k8s.io/v1"}, {"metadata", meta}};
     }
     return DumpJson(Json{{"type", "BOOKMARK"}, {"object", std::move(object)}}) + "\n";
   }
@@ -363,8 +364,8 @@ class WatchSession : public std::enable_shared_from_this<WatchSession> {
       case Output::kTable: {
         Json obj = ev.object.Parse();
         Json meta = {{"resourceVersion", std::to_string(ev.object.revision)}};
-        Json table = ToTable(type_, {obj}, meta, owner_.api_.clock().WallNow(), include_,
-                             headers_sent_);
+        Json table =
+            ToTable(type_, {obj}, meta, owner_.api_.clock().WallNow(), include_, headers_sent_);
         headers_sent_ = true;
         out += DumpJson(Json{{"type", type}, {"object", std::move(table)}});
         break;
@@ -1046,10 +1047,10 @@ void RestHandler::ServeResource(Request& req) {
         return;
       }
       if (*patch_type == PatchType::kApply && write_opts.field_manager.empty()) {
-        RespondError(r, InvalidError(type, r.name,
-                                     {{"FieldValueRequired",
-                                       "Required value: is required for apply patch",
-                                       "fieldManager"}}));
+        RespondError(
+            r, InvalidError(type, r.name,
+                            {{"FieldValueRequired", "Required value: is required for apply patch",
+                              "fieldManager"}}));
         return;
       }
       std::string patch_body = h.body;
@@ -1106,9 +1107,8 @@ void RestHandler::ServeResource(Request& req) {
     }
   };
   if (decision.latency.count() > 0) {
-    scheduler_.Schedule(decision.latency, [this, reqp, run = std::move(run)]() mutable {
-      Guarded(*reqp, run);
-    });
+    scheduler_.Schedule(decision.latency,
+                        [this, reqp, run = std::move(run)]() mutable { Guarded(*reqp, run); });
   } else {
     Guarded(*reqp, run);
   }

@@ -71,8 +71,8 @@ class Causes {
     list_.push_back({"FieldValueNotSupported", std::move(msg), std::move(field)});
   }
   void Duplicate(std::string field, const Json& value) {
-    list_.push_back({"FieldValueDuplicate", "Duplicate value: " + RenderValue(value),
-                     std::move(field)});
+    list_.push_back(
+        {"FieldValueDuplicate", "Duplicate value: " + RenderValue(value), std::move(field)});
   }
   void Forbidden(std::string field, std::string detail) {
     list_.push_back({"FieldValueForbidden", "Forbidden: " + detail, std::move(field)});
@@ -145,7 +145,8 @@ void ValidateMetadata(Causes& c, const ResourceType& rt, const Json& meta) {
   if (annotations.is_object()) {
     size_t total = 0;
     for (auto it = annotations.begin(); it != annotations.end(); ++it) {
-      total += it.key().size() + (it.value().is_string() ? it.value().get<std::string>().size() : 0);
+      total +=
+          it.key().size() + (it.value().is_string() ? it.value().get<std::string>().size() : 0);
     }
     if (total > 256 * 1024) {
       c.TooLong("metadata.annotations", "may not be more than 262144 bytes");
@@ -446,8 +447,9 @@ void ValidatePvc(Causes& c, const Json& obj, const Json* old) {
     const Json& old_spec = At(*old, "spec");
     if (At(old_spec, "storageClassName") != At(spec, "storageClassName") &&
         !At(old_spec, "storageClassName").is_null()) {
-      c.Forbidden("spec", "spec is immutable after creation except resources.requests and "
-                          "volumeAttributesClassName for bound claims");
+      c.Forbidden("spec",
+                  "spec is immutable after creation except resources.requests and "
+                  "volumeAttributesClassName for bound claims");
     }
   }
 }
@@ -530,7 +532,8 @@ std::string CheckQualifiedName(std::string_view value) {
     if (name.find('/') != std::string_view::npos) {
       return "a qualified name must consist of alphanumeric characters, '-', '_' or '.', and "
              "must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  "
-             "or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')"
+             "or '123-abc', regex used for validation is "
+             "'([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')"
              " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')";
     }
   }

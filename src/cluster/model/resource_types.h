@@ -10,16 +10,16 @@
 namespace steward::cluster {
 
 struct ResourceType {
-  std::string group;        // "" for the core group
-  std::string version;      // "v1"
-  std::string resource;     // plural, as in the URL: "deployments"
-  std::string singular;     // "deployment"
-  std::string kind;         // "Deployment"
+  std::string group;     // "" for the core group
+  std::string version;   // "v1"
+  std::string resource;  // plural, as in the URL: "deployments"
+  std::string singular;  // "deployment"
+  std::string kind;      // "Deployment"
   bool namespaced = true;
   std::vector<std::string> short_names;  // "deploy"
   std::vector<std::string> categories;   // "all"
-  bool has_status = false;  // serves the status subresource
-  bool has_scale = false;   // serves the scale subresource
+  bool has_status = false;               // serves the status subresource
+  bool has_scale = false;                // serves the scale subresource
   // True when a write to anything but metadata and status bumps metadata.generation.
   // (Kubernetes bumps generation on spec changes for types with a spec.)
   bool has_generation = false;
