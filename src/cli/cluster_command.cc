@@ -145,7 +145,8 @@ void AddClusterCommand(CLI::App& app) {
   cmd->add_option("--token", flags->token,
                   "Bearer token to require (default: generated, kept in --data-dir)");
   cmd->add_option("--log-level", flags->log_level, "trace, debug, info, warn, error")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "critical", "off"}));
   cmd->callback([flags] { SetExitCode(RunCluster(*flags)); });
 }
 

@@ -299,17 +299,25 @@ void EmbeddedCluster::Stop() {
   if (parts_->pods) parts_->pods->Stop();
 }
 
+namespace {
+// The host part of a URL: wildcard addresses become loopback, IPv6 literals get brackets.
+std::string UrlHost(std::string host) {
+  if (host == "0.0.0.0" || host.empty()) return "127.0.0.1";
+  if (host == "::") return "[::1]";
+  if (host.find(':') != std::string::npos) return "[" + host + "]";
+  return host;
+}
+}  // namespace
+
 std::string EmbeddedCluster::api_url() const {
-  std::string host = parts_->options.api_host;
-  if (host == "0.0.0.0" || host.empty()) host = "127.0.0.1";
+  std::string host = UrlHost(parts_->options.api_host);
   return std::string(parts_->options.tls ? "https" : "http") + "://" + host + ":" +
          std::to_string(parts_->api_port);
 }
 
 std::string EmbeddedCluster::ingress_url() const {
   if (!parts_->listener) return "";
-  std::string host = parts_->options.ingress_host;
-  if (host == "0.0.0.0" || host.empty()) host = "127.0.0.1";
+  std::string host = UrlHost(parts_->options.ingress_host);
   return "http://" + host + ":" + std::to_string(parts_->ingress_port);
 }
 

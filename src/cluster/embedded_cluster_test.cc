@@ -117,6 +117,14 @@ TEST_F(EmbeddedClusterTest, ErrorsAreStatusObjectsWithTheRightCodes) {
   EXPECT_EQ(too_large->status, 413);
   auto unknown = c->Request("GET", "/apis/example.com/v1/widgets");
   EXPECT_EQ(unknown->status, 404);
+  auto put_collection =
+      c->Request("PUT", "/api/v1/namespaces/default/configmaps", kConfigMap, JsonHeaders());
+  EXPECT_EQ(put_collection->status, 405);
+  auto extra = c->Request("GET", "/api/v1/namespaces/default/pods/x/status/more");
+  EXPECT_EQ(extra->status, 404);
+  auto bad_dry_run = c->Request("DELETE", "/api/v1/namespaces/default/configmaps/none",
+                                R"({"dryRun":["Sometimes"]})", JsonHeaders());
+  EXPECT_EQ(bad_dry_run->status, 400);
   // Nothing was stored by the refused requests.
   auto list = Client()->Request("GET", "/api/v1/namespaces/default/configmaps");
   EXPECT_THAT(list->body, HasSubstr("\"items\":[]"));

@@ -735,6 +735,15 @@ void RestHandler::ServeResource(Request& req) {
   }
   if (req.subresource == "proxy") verb = "proxy";
   req.record.verb = verb;
+  if ((verb == "update" || verb == "patch") && req.name.empty()) {
+    RespondError(req, MethodNotAllowedError("the server does not allow this method on the "
+                                            "requested resource"));
+    return;
+  }
+  if (!req.rest.empty() && req.subresource != "proxy") {
+    RespondError(req, NotFoundPathError(http.path));
+    return;
+  }
 
   if (verb == "proxy") {
     if ((rt.kind != "Service" && rt.kind != "Pod") || !proxy_) {
@@ -1085,8 +1094,13 @@ void RestHandler::ServeResource(Request& req) {
       if (body.contains("gracePeriodSeconds") && body["gracePeriodSeconds"].is_number_integer()) {
         del.grace_period_seconds = body["gracePeriodSeconds"].get<int64_t>();
       }
-      if (body.contains("dryRun") && body["dryRun"].is_array() && !body["dryRun"].empty()) {
-        del.dry_run = true;
+      if (body.contains("dryRun")) {
+        const Json& d = body["dryRun"];
+        if (!d.is_array() || (d.size() == 1 && d[0] != "All") || d.size() > 1) {
+          RespondError(r, BadRequestError("Invalid dry run value: " + DumpJson(d)));
+          return;
+        }
+        if (!d.empty()) del.dry_run = true;
       }
     }
     if (h.HasQuery("propagationPolicy")) {
