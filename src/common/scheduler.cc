@@ -56,8 +56,10 @@ void Scheduler::Run() {
       continue;
     }
     auto first = tasks_.begin();
-    if (first->first > std::chrono::steady_clock::now()) {
-      cv_.wait_until(lock, first->first);
+    // A copy: Stop() or Cancel() may erase the node while this thread waits.
+    SteadyTime when = first->first;
+    if (when > std::chrono::steady_clock::now()) {
+      cv_.wait_until(lock, when);
       continue;
     }
     auto fn = std::move(first->second.second);

@@ -278,7 +278,8 @@ TEST(OpenApiV3Test, RootPointsAtDocumentsThatExist) {
 }
 
 TEST(OpenApiV3Test, EveryReferenceResolves) {
-  for (const auto& [path, entry] : OpenApiV3Root()["paths"].items()) {
+  const Json root = OpenApiV3Root();  // items() must not outlive the document
+  for (const auto& [path, entry] : root["paths"].items()) {
     Json doc = *OpenApiV3Document(path);
     std::set<std::string> refs;
     CollectRefs(doc, refs);
