@@ -137,4 +137,28 @@ std::optional<WrkResult> RunWrk(const std::string& url, int threads, int connect
   return result;
 }
 
+std::string DeploymentJson(const std::string& name) {
+  std::string t = R"({"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"NAME",
+    "labels":{"steward.io/project":"NAME","app.kubernetes.io/managed-by":"steward"},
+    "annotations":{"steward.io/spec-hash":"0123456789abcdef0123456789abcdef"}},
+    "spec":{"replicas":1,"selector":{"matchLabels":{"steward.io/project":"NAME"}},
+    "template":{"metadata":{"labels":{"steward.io/project":"NAME"}},"spec":{"containers":[{
+    "name":"node-red","image":"nodered/node-red:4.0",
+    "ports":[{"name":"web","containerPort":1880},{"name":"management","containerPort":2880}],
+    "env":[{"name":"FORGE_PROJECT_ID","value":"NAME"},{"name":"FORGE_CLIENT_ID","valueFrom":
+    {"secretKeyRef":{"name":"NAME-credentials","key":"clientId"}}}],
+    "resources":{"requests":{"cpu":"100m","memory":"256Mi"},
+    "limits":{"cpu":"100m","memory":"384Mi"}}}]}}}})";
+  std::string out;
+  size_t pos = 0;
+  while (true) {
+    size_t at = t.find("NAME", pos);
+    out += t.substr(pos, at == std::string::npos ? std::string::npos : at - pos);
+    if (at == std::string::npos) break;
+    out += name;
+    pos = at + 4;
+  }
+  return out;
+}
+
 }  // namespace steward::bench

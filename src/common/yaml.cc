@@ -2,8 +2,10 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <exception>
 
 namespace steward {
 
@@ -28,7 +30,22 @@ Json ScalarToJson(const YAML::Node& node) {
   return s;
 }
 
-Json NodeToJson(const YAML::Node& node) {
+// Aliases let a few bytes of YAML expand into an exponential number of nodes ("billion laughs").
+// Conversion stops when it has produced more nodes than a document of this size could hold
+// without aliases (with generous slack), as go-yaml refuses "excessive aliasing".
+struct NodeBudget {
+  size_t left;
+  explicit NodeBudget(size_t text_size) : left(std::max<size_t>(10000, 4 * text_size)) {}
+};
+
+class ExcessiveAliasing : public std::exception {
+ public:
+  const char* what() const noexcept override { return "excessive aliasing"; }
+};
+
+Json NodeToJson(const YAML::Node& node, NodeBudget& budget) {
+  if (budget.left == 0) throw ExcessiveAliasing();
+  --budget.left;
   switch (node.Type()) {
     case YAML::NodeType::Null:
     case YAML::NodeType::Undefined:
@@ -37,12 +54,14 @@ Json NodeToJson(const YAML::Node& node) {
       return ScalarToJson(node);
     case YAML::NodeType::Sequence: {
       Json arr = Json::array();
-      for (const auto& item : node) arr.push_back(NodeToJson(item));
+      for (const auto& item : node) arr.push_back(NodeToJson(item, budget));
       return arr;
     }
     case YAML::NodeType::Map: {
       Json obj = Json::object();
-      for (const auto& kv : node) obj[kv.first.as<std::string>()] = NodeToJson(kv.second);
+      for (const auto& kv : node) {
+        obj[kv.first.as<std::string>()] = NodeToJson(kv.second, budget);
+      }
       return obj;
     }
   }
@@ -72,10 +91,16 @@ void EmitJson(YAML::Emitter& out, const Json& v) {
 
 }  // namespace
 
+constexpr const char* kExcessiveAliasing =
+    "malformed YAML: document contains excessive aliasing (expands to too many nodes)";
+
 StatusOr<Json> ParseYaml(std::string_view text) {
   try {
     YAML::Node node = YAML::Load(std::string(text));
-    return NodeToJson(node);
+    NodeBudget budget(text.size());
+    return NodeToJson(node, budget);
+  } catch (const ExcessiveAliasing&) {
+    return InvalidArgument(kExcessiveAliasing);
   } catch (const YAML::Exception& e) {
     return InvalidArgument("malformed YAML at line " + std::to_string(e.mark.line + 1) + ": " +
                            e.msg);
@@ -85,11 +110,14 @@ StatusOr<Json> ParseYaml(std::string_view text) {
 StatusOr<std::vector<Json>> ParseYamlDocuments(std::string_view text) {
   try {
     std::vector<Json> docs;
+    NodeBudget budget(text.size());
     for (const auto& node : YAML::LoadAll(std::string(text))) {
       if (node.IsNull()) continue;
-      docs.push_back(NodeToJson(node));
+      docs.push_back(NodeToJson(node, budget));
     }
     return docs;
+  } catch (const ExcessiveAliasing&) {
+    return InvalidArgument(kExcessiveAliasing);
   } catch (const YAML::Exception& e) {
     return InvalidArgument("malformed YAML at line " + std::to_string(e.mark.line + 1) + ": " +
                            e.msg);

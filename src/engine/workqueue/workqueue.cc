@@ -1,0 +1,300 @@
+#include "engine/workqueue/workqueue.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "common/log.h"
+
+namespace steward::engine {
+
+using std::chrono::nanoseconds;
+
+namespace {
+
+std::string Ms(nanoseconds d) {
+  return std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(d).count()) + "ms";
+}
+
+}  // namespace
+
+Status ValidateWorkQueueOptions(const WorkQueueOptions& o) {
+  if (o.base_delay <= nanoseconds::zero()) {
+    return InvalidArgument("workqueue.base_delay: must be > 0, got " + Ms(o.base_delay));
+  }
+  if (o.max_delay < o.base_delay) {
+    return InvalidArgument("workqueue.max_delay: must be >= base_delay (" + Ms(o.base_delay) +
+                           "), got " + Ms(o.max_delay));
+  }
+  if (!(o.jitter >= 0 && o.jitter <= 1)) {
+    return InvalidArgument("workqueue.jitter: must be within [0, 1], got " +
+                           std::to_string(o.jitter));
+  }
+  if (std::isnan(o.retry_qps) || std::isinf(o.retry_qps)) {
+    return InvalidArgument("workqueue.retry_qps: must be a finite number (<= 0 disables)");
+  }
+  if (o.retry_qps > 0 && o.retry_burst < 1) {
+    return InvalidArgument("workqueue.retry_burst: must be >= 1 when retry_qps > 0, got " +
+                           std::to_string(o.retry_burst));
+  }
+  if (o.max_timer_wait <= nanoseconds::zero()) {
+    return InvalidArgument("workqueue.max_timer_wait: must be > 0, got " + Ms(o.max_timer_wait));
+  }
+  return Status::Ok();
+}
+
+void DurationHistogram::Observe(nanoseconds d) {
+  d = std::max(d, nanoseconds::zero());
+  size_t i = 0;
+  while (i < kBounds.size() && d > kBounds[i]) ++i;
+  ++buckets[i];
+  ++count;
+  sum += d;
+  max = std::max(max, d);
+}
+
+StatusOr<std::unique_ptr<WorkQueue>> WorkQueue::Create(WorkQueueOptions options,
+                                                       const Clock& clock) {
+  RETURN_IF_ERROR(ValidateWorkQueueOptions(options));
+  return std::unique_ptr<WorkQueue>(new WorkQueue(std::move(options), clock));
+}
+
+WorkQueue::WorkQueue(WorkQueueOptions options, const Clock& clock)
+    : options_(std::move(options)),
+      clock_(clock),
+      random_(options_.jitter_seed),
+      bucket_(options_.retry_qps, options_.retry_burst, clock) {
+  timer_ = std::thread([this] { TimerLoop(); });
+}
+
+WorkQueue::~WorkQueue() {
+  ShutDown();
+  timer_.join();
+}
+
+void WorkQueue::Add(const std::string& key) {
+  std::lock_guard lock(mu_);
+  if (shutting_down_) return;
+  RemoveWaitingLocked(key);
+  AddLocked(key, clock_.Now());
+}
+
+void WorkQueue::AddAfter(const std::string& key, nanoseconds delay) {
+  std::lock_guard lock(mu_);
+  if (shutting_down_) return;
+  ++delayed_adds_;
+  const SteadyTime now = clock_.Now();
+  if (delay <= nanoseconds::zero()) {
+    RemoveWaitingLocked(key);
+    AddLocked(key, now);
+    return;
+  }
+  AddWaitingLocked(key, now + delay);
+}
+
+void WorkQueue::AddRateLimited(const std::string& key) {
+  std::lock_guard lock(mu_);
+  if (shutting_down_) return;
+  ++retries_;
+  ++delayed_adds_;
+  const int failures = failures_[key]++;
+  // Both limiters are consulted every time (client-go's MaxOfRateLimiter): the bucket token is
+  // spent even when the per-key backoff is the longer delay.
+  const SteadyTime now = clock_.Now();
+  const nanoseconds delay = std::max(BackoffLocked(failures), bucket_.Reserve());
+  if (delay <= nanoseconds::zero()) {
+    RemoveWaitingLocked(key);
+    AddLocked(key, now);
+    return;
+  }
+  AddWaitingLocked(key, now + delay);
+}
+
+void WorkQueue::Forget(const std::string& key) {
+  std::lock_guard lock(mu_);
+  failures_.erase(key);
+}
+
+int WorkQueue::NumRequeues(const std::string& key) const {
+  std::lock_guard lock(mu_);
+  auto it = failures_.find(key);
+  return it == failures_.end() ? 0 : it->second;
+}
+
+std::optional<std::string> WorkQueue::Get() {
+  std::unique_lock lock(mu_);
+  if (queue_.empty() && !shutting_down_) {
+    ++blocked_getters_;
+    getters_cv_.wait(lock, [this] { return shutting_down_ || !queue_.empty(); });
+    --blocked_getters_;
+  }
+  if (shutting_down_) return std::nullopt;
+  std::string key = std::move(queue_.front());
+  queue_.pop_front();
+  const SteadyTime now = clock_.Now();
+  processing_[key] = now;
+  dirty_.erase(key);
+  if (auto it = ready_since_.find(key); it != ready_since_.end()) {
+    queue_latency_.Observe(now - it->second);
+    ready_since_.erase(it);
+  }
+  return key;
+}
+
+void WorkQueue::Done(const std::string& key) {
+  std::lock_guard lock(mu_);
+  auto it = processing_.find(key);
+  if (it == processing_.end()) {
+    LOG_WARN("workqueue {}: Done({}) for a key that is not being processed; ignored", options_.name,
+             key);
+    return;
+  }
+  const SteadyTime now = clock_.Now();
+  work_duration_.Observe(now - it->second);
+  processing_.erase(it);
+  if (dirty_.contains(key)) PushLocked(key, now);  // parked while it ran: run once more
+  if (processing_.empty()) drain_cv_.notify_all();
+}
+
+void WorkQueue::ShutDown() {
+  {
+    std::lock_guard lock(mu_);
+    shutting_down_ = true;
+    queue_.clear();
+    dirty_.clear();
+    ready_since_.clear();
+    waiting_.clear();
+    waiting_by_due_.clear();
+  }
+  getters_cv_.notify_all();
+  timer_cv_.notify_all();
+}
+
+void WorkQueue::ShutDownWithDrain() {
+  ShutDown();
+  std::unique_lock lock(mu_);
+  drain_cv_.wait(lock, [this] { return processing_.empty(); });
+}
+
+bool WorkQueue::ShuttingDown() const {
+  std::lock_guard lock(mu_);
+  return shutting_down_;
+}
+
+void WorkQueue::Kick() {
+  {
+    std::lock_guard lock(mu_);
+    if (!shutting_down_) ReleaseDueLocked(clock_.Now());
+  }
+  timer_cv_.notify_all();
+}
+
+size_t WorkQueue::Len() const {
+  std::lock_guard lock(mu_);
+  return queue_.size();
+}
+
+std::optional<SteadyTime> WorkQueue::WaitingUntil(const std::string& key) const {
+  std::lock_guard lock(mu_);
+  auto it = waiting_.find(key);
+  if (it == waiting_.end()) return std::nullopt;
+  return it->second->first.first;
+}
+
+WorkQueueStats WorkQueue::Stats() const {
+  std::lock_guard lock(mu_);
+  WorkQueueStats s;
+  s.depth = queue_.size();
+  s.waiting = waiting_.size();
+  s.processing = processing_.size();
+  s.blocked_getters = blocked_getters_;
+  s.adds = adds_;
+  s.deduped = deduped_;
+  s.delayed_adds = delayed_adds_;
+  s.retries = retries_;
+  const SteadyTime now = clock_.Now();
+  for (const auto& [key, since] : processing_) {
+    const nanoseconds age = std::max(now - since, SteadyTime::duration::zero());
+    s.longest_running = std::max(s.longest_running, age);
+    s.unfinished_work += age;
+  }
+  s.queue_latency = queue_latency_;
+  s.work_duration = work_duration_;
+  s.timer_wakeups = timer_wakeups_;
+  s.shutting_down = shutting_down_;
+  return s;
+}
+
+void WorkQueue::AddLocked(const std::string& key, SteadyTime now) {
+  if (dirty_.contains(key)) {
+    ++deduped_;
+    return;
+  }
+  ++adds_;
+  dirty_.insert(key);
+  if (processing_.contains(key)) return;  // parked: Done() queues it
+  PushLocked(key, now);
+}
+
+void WorkQueue::PushLocked(const std::string& key, SteadyTime now) {
+  queue_.push_back(key);
+  ready_since_[key] = now;
+  getters_cv_.notify_one();
+}
+
+void WorkQueue::AddWaitingLocked(const std::string& key, SteadyTime due) {
+  if (auto it = waiting_.find(key); it != waiting_.end()) {
+    if (it->second->first.first <= due) return;  // the earlier entry wins
+    waiting_by_due_.erase(it->second);
+    waiting_.erase(it);
+  }
+  auto pos = waiting_by_due_.emplace(DueKey{due, waiting_seq_++}, key).first;
+  waiting_.emplace(key, pos);
+  // A new earliest due time: the timer thread must shorten its wait.
+  if (pos == waiting_by_due_.begin()) timer_cv_.notify_all();
+}
+
+void WorkQueue::RemoveWaitingLocked(const std::string& key) {
+  auto it = waiting_.find(key);
+  if (it == waiting_.end()) return;
+  waiting_by_due_.erase(it->second);
+  waiting_.erase(it);
+}
+
+void WorkQueue::ReleaseDueLocked(SteadyTime now) {
+  while (!waiting_by_due_.empty() && waiting_by_due_.begin()->first.first <= now) {
+    auto node = waiting_by_due_.extract(waiting_by_due_.begin());
+    waiting_.erase(node.mapped());
+    AddLocked(node.mapped(), now);
+  }
+}
+
+nanoseconds WorkQueue::BackoffLocked(int failures) {
+  const double base = static_cast<double>(options_.base_delay.count());
+  const double cap = static_cast<double>(options_.max_delay.count());
+  // 2^62 overflows nothing in double and is far beyond any cap.
+  double d = std::min(base * std::pow(2.0, std::min(failures, 62)), cap);
+  if (options_.jitter > 0) {
+    constexpr int64_t kSteps = 1'000'000;
+    const double u = static_cast<double>(random_.Uniform(-kSteps, kSteps)) / kSteps;
+    d = std::min(d * (1.0 + options_.jitter * u), cap);
+  }
+  return nanoseconds(static_cast<int64_t>(d));
+}
+
+void WorkQueue::TimerLoop() {
+  std::unique_lock lock(mu_);
+  while (!shutting_down_) {
+    ++timer_wakeups_;
+    const SteadyTime now = clock_.Now();
+    ReleaseDueLocked(now);
+    nanoseconds wait = options_.max_timer_wait;
+    if (!waiting_by_due_.empty()) {
+      wait = std::min(wait, nanoseconds(waiting_by_due_.begin()->first.first - now));
+    }
+    // Woken early by a new earliest entry, Kick() or ShutDown(); otherwise re-reads the clock
+    // when the next entry is due (or after the heartbeat).
+    timer_cv_.wait_for(lock, wait);
+  }
+}
+
+}  // namespace steward::engine

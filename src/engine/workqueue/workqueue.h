@@ -1,0 +1,183 @@
+// WorkQueue: the engine's keyed work queue (client-go's rate-limited delaying queue, in C++).
+//
+// Keys are strings (project ids). The queue guarantees, as a property of its data structures:
+//   - dedup: a key is queued at most once; adding a queued key is a no-op;
+//   - one worker per key: a key handed out by Get() is not handed out again until Done(key);
+//     adding it meanwhile marks it dirty, and Done() re-queues it once (N adds during a run
+//     collapse into exactly one more run);
+//   - fairness: ready keys are handed out in the order they became ready.
+// Delayed adds: AddAfter(key, d) keeps one pending entry per key and keeps the earliest due
+// time; Add(key) supersedes (cancels) a pending delayed entry. AddRateLimited(key) is
+// AddAfter(key, max(per-key backoff, global bucket delay)): the per-key backoff is
+// base * 2^failures capped at `max_delay`, multiplied by a jitter factor in
+// [1 - jitter, 1 + jitter] and clamped to `max_delay`; the global token bucket (client-go's
+// BucketRateLimiter, "only for retry speed") caps the overall retry rate. Forget(key) resets
+// the key's failure count; NumRequeues(key) reads it.
+//
+// Time comes from the injected Clock. A timer thread releases delayed keys when they fall due;
+// it waits on a condition variable until the next due time (at most `max_timer_wait`, a
+// heartbeat). With a FakeClock, call Kick() after FakeClock::Advance(): it releases every due
+// key synchronously, in the caller's thread, before returning.
+//
+// Shutdown: ShutDown() wakes every Get() caller (they return nullopt), drops queued and delayed
+// keys (the engine reconciles every project at startup, so nothing is lost) and ignores later
+// adds; Done() still works. ShutDownWithDrain() also waits until every handed-out key is Done.
+// (client-go instead keeps handing out already-queued keys after ShutDown; stopping at once is
+// deliberate here, so a stop does not start new reconciles.)
+//
+// Thread-safety: every method is thread-safe. Ownership: the queue borrows the Clock, which must
+// outlive it; destroy any WorkerPool using the queue before the queue.
+#pragma once
+
+#include <array>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <unordered_set>
+#include <utility>
+#include <vector>
+
+#include "common/clock.h"
+#include "common/random.h"
+#include "common/status.h"
+#include "common/token_bucket.h"
+
+namespace steward::engine {
+
+struct WorkQueueOptions {
+  std::string name = "projects";  // for logs
+  // Per-key exponential backoff for AddRateLimited.
+  std::chrono::nanoseconds base_delay = std::chrono::milliseconds(100);
+  std::chrono::nanoseconds max_delay = std::chrono::minutes(5);
+  double jitter = 0.1;       // fraction, 0..1; 0 disables jitter
+  uint64_t jitter_seed = 1;  // seeds the jitter source, so runs can be replayed
+  // Global retry bucket: qps <= 0 disables it.
+  double retry_qps = 10;
+  int retry_burst = 100;
+  // Longest the timer thread sleeps without re-reading the clock (client-go: 10 s).
+  std::chrono::nanoseconds max_timer_wait = std::chrono::seconds(10);
+};
+
+// Returns the first invalid field, named as "workqueue.<field>".
+Status ValidateWorkQueueOptions(const WorkQueueOptions& options);
+
+// Durations in fixed buckets; `buckets[i]` counts observations <= kBounds[i] (and above the
+// previous bound); the last bucket counts everything above the last bound.
+struct DurationHistogram {
+  static constexpr std::array<std::chrono::nanoseconds, 7> kBounds = {
+      std::chrono::milliseconds(1), std::chrono::milliseconds(10), std::chrono::milliseconds(100),
+      std::chrono::seconds(1),      std::chrono::seconds(10),      std::chrono::seconds(60),
+      std::chrono::seconds(300)};
+  std::array<uint64_t, kBounds.size() + 1> buckets{};
+  uint64_t count = 0;
+  std::chrono::nanoseconds sum{0};
+  std::chrono::nanoseconds max{0};
+
+  void Observe(std::chrono::nanoseconds d);
+};
+
+struct WorkQueueStats {
+  size_t depth = 0;            // keys ready and waiting for a worker
+  size_t waiting = 0;          // delayed keys not yet due
+  size_t processing = 0;       // keys handed out by Get() and not yet Done()
+  size_t blocked_getters = 0;  // Get() callers blocked for lack of work
+  uint64_t adds = 0;           // adds that queued or parked a key (dedup'd adds excluded)
+  uint64_t deduped = 0;        // adds that were no-ops: the key was already dirty
+  uint64_t delayed_adds = 0;   // AddAfter calls (including those made by AddRateLimited)
+  uint64_t retries = 0;        // AddRateLimited calls
+  std::chrono::nanoseconds longest_running{0};  // age of the oldest handed-out key
+  std::chrono::nanoseconds unfinished_work{0};  // summed age of every handed-out key
+  DurationHistogram queue_latency;              // ready → handed out by Get()
+  DurationHistogram work_duration;              // handed out → Done()
+  uint64_t timer_wakeups = 0;  // timer thread iterations (a busy timer shows up here)
+  bool shutting_down = false;
+};
+
+class WorkQueue {
+ public:
+  static StatusOr<std::unique_ptr<WorkQueue>> Create(WorkQueueOptions options, const Clock& clock);
+  ~WorkQueue();  // ShutDown() and join the timer thread.
+  WorkQueue(const WorkQueue&) = delete;
+  WorkQueue& operator=(const WorkQueue&) = delete;
+
+  // Marks `key` ready now; cancels its pending delayed entry, if any.
+  void Add(const std::string& key);
+  // Marks `key` ready after `delay` (<= 0: Add). An earlier pending entry for the key wins.
+  void AddAfter(const std::string& key, std::chrono::nanoseconds delay);
+  // AddAfter(key, max(per-key backoff, global bucket delay)); counts a failure for the key.
+  void AddRateLimited(const std::string& key);
+  // Resets the key's failure count (call after a successful run).
+  void Forget(const std::string& key);
+  // Failures counted for `key` since the last Forget.
+  int NumRequeues(const std::string& key) const;
+
+  // Blocks until a key is ready (returns it, now being processed) or the queue shuts down
+  // (returns nullopt).
+  std::optional<std::string> Get();
+  // Marks the key handed out by Get() as processed; re-queues it if it was added meanwhile.
+  void Done(const std::string& key);
+
+  void ShutDown();
+  void ShutDownWithDrain();
+  bool ShuttingDown() const;
+
+  // Releases every delayed key that is due by the clock, before returning; for FakeClock tests.
+  void Kick();
+
+  size_t Len() const;  // ready keys
+  // When `key`'s pending delayed entry falls due, if it has one.
+  std::optional<SteadyTime> WaitingUntil(const std::string& key) const;
+  WorkQueueStats Stats() const;
+  const WorkQueueOptions& options() const { return options_; }
+
+ private:
+  WorkQueue(WorkQueueOptions options, const Clock& clock);
+
+  using DueKey = std::pair<SteadyTime, uint64_t>;  // due time, insertion order
+  using WaitingMap = std::map<DueKey, std::string>;
+
+  void AddLocked(const std::string& key, SteadyTime now);
+  void PushLocked(const std::string& key, SteadyTime now);
+  void AddWaitingLocked(const std::string& key, SteadyTime due);
+  void RemoveWaitingLocked(const std::string& key);
+  void ReleaseDueLocked(SteadyTime now);
+  std::chrono::nanoseconds BackoffLocked(int failures);
+  void TimerLoop();
+
+  const WorkQueueOptions options_;
+  const Clock& clock_;
+  Random random_;
+
+  mutable std::mutex mu_;
+  std::condition_variable getters_cv_;  // a key became ready, or shutdown
+  std::condition_variable timer_cv_;    // an earlier due time, Kick, or shutdown
+  std::condition_variable drain_cv_;    // processing became empty
+  bool shutting_down_ = false;
+
+  std::deque<std::string> queue_;                            // ready keys, FIFO
+  std::unordered_set<std::string> dirty_;                    // need processing
+  std::unordered_map<std::string, SteadyTime> processing_;   // handed out → since when
+  std::unordered_map<std::string, SteadyTime> ready_since_;  // queued key → since when
+  WaitingMap waiting_by_due_;
+  std::unordered_map<std::string, WaitingMap::iterator> waiting_;
+  uint64_t waiting_seq_ = 0;
+  std::unordered_map<std::string, int> failures_;
+  TokenBucket bucket_;
+
+  size_t blocked_getters_ = 0;
+  uint64_t adds_ = 0, deduped_ = 0, delayed_adds_ = 0, retries_ = 0, timer_wakeups_ = 0;
+  DurationHistogram queue_latency_;
+  DurationHistogram work_duration_;
+
+  std::thread timer_;  // last: started after every member above is constructed
+};
+
+}  // namespace steward::engine

@@ -1,0 +1,54 @@
+// MakeListerWatcher: the informer's ListerWatcher over a kube::Client.
+#include <utility>
+
+#include "kube/informer/informer.h"
+
+namespace steward::kube {
+
+namespace {
+
+class ClientListerWatcher final : public ListerWatcher {
+ public:
+  ClientListerWatcher(std::shared_ptr<Client> client, ResourceType type, std::string ns,
+                      std::string label_selector)
+      : client_(std::move(client)),
+        type_(std::move(type)),
+        ns_(std::move(ns)),
+        label_selector_(std::move(label_selector)) {}
+
+  Result<ObjectList> List(const ListOptions& options) override {
+    ListOptions o = options;
+    o.label_selector = label_selector_;
+    return client_->List(type_, ns_, o);
+  }
+
+  Result<WatchEnd> Watch(const WatchOptions& options,
+                         const std::function<bool(const WatchEvent&)>& on_event) override {
+    WatchOptions o = options;
+    o.label_selector = label_selector_;
+    return client_->Watch(type_, ns_, o, on_event);
+  }
+
+  std::string Describe() const override {
+    std::string out = type_.GroupResource();
+    out += ns_.empty() ? " in all namespaces" : " in namespace " + ns_;
+    if (!label_selector_.empty()) out += ", selector " + label_selector_;
+    return out;
+  }
+
+ private:
+  std::shared_ptr<Client> client_;
+  ResourceType type_;
+  std::string ns_;
+  std::string label_selector_;
+};
+
+}  // namespace
+
+std::unique_ptr<ListerWatcher> MakeListerWatcher(std::shared_ptr<Client> client, ResourceType type,
+                                                 std::string ns, std::string label_selector) {
+  return std::make_unique<ClientListerWatcher>(std::move(client), std::move(type), std::move(ns),
+                                               std::move(label_selector));
+}
+
+}  // namespace steward::kube
