@@ -54,6 +54,13 @@ class FakeApi {
     if (!labels.empty()) object["metadata"]["labels"] = labels;
     return Write(WatchEvent::Type::kAdded, ObjectKey(ns, name), std::move(object));
   }
+  // Stores a complete object (metadata.name and optional metadata.namespace set).
+  std::string CreateObject(Json object) {
+    std::lock_guard lock(mu_);
+    std::string key = ObjectKey(object["metadata"].value("namespace", ""),
+                                object["metadata"]["name"].get<std::string>());
+    return Write(WatchEvent::Type::kAdded, key, std::move(object));
+  }
   // Replaces labels and data of an existing object (which must exist).
   std::string Update(const std::string& ns, const std::string& name, const Labels& labels,
                      const std::string& data) {

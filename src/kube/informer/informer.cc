@@ -99,6 +99,7 @@ struct Informer::Impl {
   InformerStats stats;
 
   std::atomic<bool> stopping{false};
+  std::mutex stop_mu;  // serialises the joins of Stop()
   std::shared_ptr<CancelToken> cancel = std::make_shared<CancelToken>();
   std::thread reflector;
   std::string resource_version;  // reflector thread only
@@ -319,6 +320,10 @@ void Informer::Impl::ApplyUpsert(const WatchEvent& event) {
   ObjectRef object = std::move(built).value();
   {
     std::unique_lock lock(cache_mu);
+    // The same resourceVersion is the same state (equality is the one comparison Kubernetes
+    // allows on resourceVersions): a replayed event changes nothing and notifies no one.
+    ObjectRef cached = cache.Get(object->key());
+    if (cached && cached->resource_version() == object->resource_version()) return;
     ObjectRef previous = cache.Upsert(object);
     Notification n;
     n.kind = previous ? Notification::Kind::kUpdate : Notification::Kind::kAdd;
@@ -412,9 +417,14 @@ void Informer::Stop() {
   }
   impl_->cv.notify_all();
   impl_->cancel->Cancel();
-  if (impl_->reflector.joinable() && impl_->reflector.get_id() != std::this_thread::get_id()) {
-    impl_->reflector.join();
+  if (impl_->dispatcher.OnDispatchThread()) {
+    // From a handler: it cannot wait for its own thread; the threads end by themselves and the
+    // next Stop() (or the destructor) from another thread joins them.
+    impl_->dispatcher.Stop();
+    return;
   }
+  std::lock_guard stop_lock(impl_->stop_mu);  // concurrent Stop() calls join once
+  if (impl_->reflector.joinable()) impl_->reflector.join();
   impl_->dispatcher.Stop();
 }
 

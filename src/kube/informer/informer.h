@@ -6,6 +6,22 @@
 // Reconnects back off exponentially (0.8 s doubling to 30 s, as client-go), reset after a watch
 // that delivered events. One informer per kind serves the whole process (InformerFactory).
 //
+// Reflector rules (client-go's, where it has one):
+//   - Lists are paginated (page_size) consistent reads (resourceVersion ""); a 410 on a continue
+//     token restarts the list. A failed list is retried after the backoff.
+//   - The watch starts at the list's resourceVersion with bookmarks on and a server timeout
+//     drawn from [watch_timeout_seconds, 2 × watch_timeout_seconds). resourceVersions are opaque:
+//     only remembered and compared for equality, never ordered.
+//   - ADDED/MODIFIED upsert (ADDED for a cached key is an update); an event carrying the cached
+//     resourceVersion of its key is a replay and changes nothing. DELETED of an unknown key is
+//     ignored. BOOKMARK only moves the resourceVersion. Every event moves it.
+//   - A watch the server closes cleanly is reopened at once from the last resourceVersion,
+//     unless it delivered nothing within 1 s ("very short watch": backoff). 410 (at open or as
+//     an ERROR event) relists, at once after a healthy watch, else after the backoff. Any other
+//     error reopens the watch from the last resourceVersion after the backoff.
+//   - A relist compares by resourceVersion: new keys → on_add, changed → on_update, missing →
+//     on_delete(last cached state, final_state_unknown = true). Unchanged objects notify no one.
+//
 // Threads: a reflector thread (list/watch, cache writes) and a dispatch thread that calls the
 // handlers in event order, so a slow handler never stalls the watch. Handlers must not block for
 // long (enqueue a key and return); they may read the cache. The cache is updated before the

@@ -443,6 +443,23 @@ TEST_F(InformerTest, AddedForACachedObjectIsAnUpdateAndDeletedForAnUnknownOneIsI
   EXPECT_EQ(api_->watches()[1].resource_version, ghost_rv);
 }
 
+TEST_F(InformerTest, AReplayedEventWithTheCachedResourceVersionChangesNothing) {
+  std::string a = api_->Create("ns", "a");
+  auto informer = Make();
+  Recorder recorder;
+  StartSynced(*informer, recorder);
+  ASSERT_TRUE(WaitForWatches(1));
+  ObjectRef before = informer->Get("ns", "a");
+  Json same = api_->Object("ns", "a");
+  same["data"]["v"] = "not what the cache holds";
+  api_->RawEvent(WatchEvent::Type::kModified, same, /*stamp=*/false);
+  std::string b = api_->Create("ns", "b");
+  ASSERT_TRUE(recorder.WaitForSize(2));
+  EXPECT_THAT(recorder.log(), ElementsAre("add ns/a@" + a, "add ns/b@" + b));
+  EXPECT_EQ(informer->Get("ns", "a"), before);
+  EXPECT_EQ(informer->stats().events, 1u);
+}
+
 TEST_F(InformerTest, MalformedObjectsAreSkippedAndTheWatchGoesOn) {
   auto informer = Make();
   Recorder recorder;
@@ -631,6 +648,25 @@ TEST_F(InformerTest, StopWaitsForARunningHandlerAndNothingRunsAfterIt) {
   informer->Start();  // a stopped informer stays stopped
   std::this_thread::sleep_for(milliseconds(20));
   EXPECT_EQ(api_->watches().size(), 1u);
+}
+
+TEST_F(InformerTest, StopFromAHandlerEndsDeliveryAfterIt) {
+  for (int i = 0; i < 5; ++i) api_->Create("ns", "o" + std::to_string(i));
+  auto informer = Make();
+  std::atomic<int> calls{0};
+  InformerHandlers h;
+  h.on_add = [&](const ObjectRef&) {
+    ++calls;
+    informer->Stop();  // must not deadlock on its own thread
+  };
+  informer->AddHandlers(h);
+  informer->Start();
+  ASSERT_TRUE(Eventually([&] { return calls.load() >= 1; }));
+  informer->Stop();  // from another thread: joins
+  EXPECT_EQ(calls.load(), 1);
+  EXPECT_EQ(api_->active_watches(), 0);
+  informer.reset();
+  EXPECT_EQ(calls.load(), 1);
 }
 
 TEST_F(InformerTest, StopBeforeSyncEndsWaitForSync) {

@@ -14,14 +14,13 @@ ObjectRef ObjectCache::Get(std::string_view key) const {
 }
 
 ObjectRef ObjectCache::Upsert(ObjectRef object) {
-  std::string key = object->key();
-  auto [it, inserted] = objects_.try_emplace(key, object);
+  auto [it, inserted] = objects_.try_emplace(object->key(), object);
   ObjectRef previous;
   if (!inserted) {
     previous = std::exchange(it->second, object);
-    Unindex(key, *previous);
+    Unindex(it->first, *previous);  // `previous` still holds the viewed label values
   }
-  Index(key, *object);
+  Index(it->first, *object);
   return previous;
 }
 
@@ -55,8 +54,8 @@ std::vector<ObjectCache::Change> ObjectCache::Replace(
       ++new_it;
     }
   }
+  for (auto& [label, index] : labels_) index.clear();  // before the viewed objects go
   objects_ = std::move(objects);
-  for (auto& [label, values] : labels_) values.clear();
   for (const auto& [key, object] : objects_) Index(key, *object);
   return changes;
 }
@@ -85,43 +84,32 @@ std::vector<ObjectRef> ObjectCache::ByNamespace(std::string_view ns) const {
 }
 
 std::vector<ObjectRef> ObjectCache::ByLabel(std::string_view key, std::string_view value) const {
-  auto index = labels_.find(key);
-  if (index != labels_.end()) {
-    auto keys = index->second.find(value);
-    if (keys == index->second.end()) return {};
-    return Lookup(keys->second);
-  }
-  std::vector<ObjectRef> out;  // not an indexed key: scan
-  for (const auto& [k, object] : objects_) {
-    if (object->has_label(key) && object->label(key) == value) out.push_back(object);
-  }
-  return out;
-}
-
-void ObjectCache::Index(const std::string& key, const CachedObject& object) {
-  for (auto& [label, values] : labels_) {
-    if (object.has_label(label)) values[std::string(object.label(label))].insert(key);
-  }
-}
-
-void ObjectCache::Unindex(const std::string& key, const CachedObject& object) {
-  for (auto& [label, values] : labels_) {
-    if (!object.has_label(label)) continue;
-    auto it = values.find(object.label(label));
-    if (it == values.end()) continue;
-    it->second.erase(key);
-    if (it->second.empty()) values.erase(it);
-  }
-}
-
-std::vector<ObjectRef> ObjectCache::Lookup(const KeySet& keys) const {
   std::vector<ObjectRef> out;
-  out.reserve(keys.size());
-  for (const auto& key : keys) {
-    auto it = objects_.find(key);
-    if (it != objects_.end()) out.push_back(it->second);
+  auto index = labels_.find(key);
+  if (index == labels_.end()) {  // not an indexed key: scan
+    for (const auto& [k, object] : objects_) {
+      if (object->has_label(key) && object->label(key) == value) out.push_back(object);
+    }
+    return out;
+  }
+  for (auto it = index->second.lower_bound({value, std::string_view()});
+       it != index->second.end() && it->first == value; ++it) {
+    auto found = objects_.find(it->second);
+    if (found != objects_.end()) out.push_back(found->second);
   }
   return out;
+}
+
+void ObjectCache::Index(std::string_view key, const CachedObject& object) {
+  for (auto& [label, index] : labels_) {
+    if (object.has_label(label)) index.emplace(object.label(label), key);
+  }
+}
+
+void ObjectCache::Unindex(std::string_view key, const CachedObject& object) {
+  for (auto& [label, index] : labels_) {
+    if (object.has_label(label)) index.erase({object.label(label), key});
+  }
 }
 
 }  // namespace steward::kube::internal

@@ -1,5 +1,8 @@
 // ObjectCache: the informer's store — objects by key (ObjectKey order) plus label indexes
-// (label key → value → object keys). Internal to kube/informer.
+// (label key → ordered (value, object key) pairs). Internal to kube/informer.
+//
+// Memory: an index entry is one set node of two string_views, pointing into the cached object
+// (its label value) and into the map's key; both live exactly as long as the entry.
 //
 // Not thread-safe: the informer guards it with its cache lock (one writer, many readers).
 #pragma once
@@ -42,13 +45,13 @@ class ObjectCache {
   size_t size() const { return objects_.size(); }
 
  private:
-  using KeySet = std::set<std::string, std::less<>>;
-  void Index(const std::string& key, const CachedObject& object);
-  void Unindex(const std::string& key, const CachedObject& object);
-  std::vector<ObjectRef> Lookup(const KeySet& keys) const;
+  // (label value, object key), both viewing memory owned by the cache entry.
+  using LabelIndex = std::set<std::pair<std::string_view, std::string_view>>;
+  void Index(std::string_view key, const CachedObject& object);
+  void Unindex(std::string_view key, const CachedObject& object);
 
   std::map<std::string, ObjectRef, std::less<>> objects_;
-  std::map<std::string, std::map<std::string, KeySet, std::less<>>, std::less<>> labels_;
+  std::map<std::string, LabelIndex, std::less<>> labels_;
 };
 
 }  // namespace steward::kube::internal

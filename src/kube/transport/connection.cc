@@ -1,5 +1,6 @@
 #include "kube/transport/connection.h"
 
+#include <openssl/ssl.h>
 #include <poll.h>
 
 #include <boost/asio/connect.hpp>
@@ -246,6 +247,12 @@ void Connection::Unbind() {
 
 bool Connection::LooksStale() {
   if (!open_ || buffer_.size() != 0) return true;
+  if (tls_) {
+    // Bytes the TLS engine has already taken off the socket (a close_notify that came with the
+    // last response) are not visible to poll().
+    SSL* ssl = tls_->native_handle();
+    if (SSL_pending(ssl) > 0 || BIO_pending(SSL_get_rbio(ssl)) > 0) return true;
+  }
   pollfd fd{};
   fd.fd = Lowest().socket().native_handle();
   fd.events = POLLIN;

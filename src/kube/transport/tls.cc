@@ -45,6 +45,9 @@ StatusOr<std::unique_ptr<TlsContexts>> TlsContexts::Create(const RestConfig& con
         BIO_new_mem_buf(config.ca_pem.data(), static_cast<int>(config.ca_pem.size())), BIO_free);
     ERR_clear_error();
     while (X509* cert = PEM_read_bio_X509(bio.get(), nullptr, nullptr, nullptr)) {
+      // OpenSSL fills a certificate's extension cache (key identifiers, flags) lazily, on its
+      // first verification. Fill it now, before the anchor is shared by concurrent handshakes.
+      X509_check_purpose(cert, -1, 0);
       out->anchors_.emplace_back(cert);
     }
     ERR_clear_error();  // the loop ends with a "no start line" error

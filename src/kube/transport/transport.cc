@@ -3,6 +3,7 @@
 #include <boost/beast/http/error.hpp>
 #include <cctype>
 #include <condition_variable>
+#include <cstdio>
 #include <deque>
 #include <limits>
 #include <random>
@@ -62,6 +63,12 @@ bool IsRead(const std::string& method) { return method == "GET" || method == "HE
 
 std::string MillisText(std::chrono::nanoseconds d) {
   return std::to_string(std::chrono::duration_cast<Millis>(d).count()) + " ms";
+}
+
+std::string QpsText(double qps) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", qps);
+  return buf;
 }
 
 // Retry-After in seconds (the HTTP-date form is not used by Kubernetes).
@@ -198,11 +205,12 @@ StatusOr<TransportResponse> TransportImpl::Execute(const TransportRequest& reque
                                    .jitter = 0.2},
                   &random_);
   bool refreshed = false;
-  for (int retries = 0;; ++retries) {
+  int retries = 0;  // counted against max_retries (the 401 refresh is not)
+  for (int tried = 1;; ++tried) {
     if (request.cancel && request.cancel->cancelled()) return Cancelled(call.what + ": cancelled");
     RETURN_IF_ERROR(Throttle(call));
     Attempt a = RunAttempt(call);
-    std::string tries = retries > 0 ? " (" + std::to_string(retries + 1) + " tries)" : "";
+    std::string tries = tried > 1 ? " (" + std::to_string(tried) + " tries)" : "";
     Millis delay{0};
     if (a.kind == Attempt::Kind::kFinal) return a.status;
     if (a.kind == Attempt::Kind::kResponse) {
@@ -241,6 +249,7 @@ StatusOr<TransportResponse> TransportImpl::Execute(const TransportRequest& reque
       }
     }
     RETURN_IF_ERROR(Sleep(delay, call, "before a retry"));
+    ++retries;
     Count([](TransportStats& s) { ++s.retries; });
   }
 }
@@ -251,9 +260,9 @@ Status TransportImpl::Throttle(Call& call) {
   Count([](TransportStats& s) { ++s.rate_limited_waits; });
   if (clock_.Now() + wait > call.deadline) {
     return Status(StatusCode::kDeadlineExceeded,
-                  call.what + ": the client-side rate limiter (qps " +
-                      std::to_string(options_.qps) + ") would delay it by " + MillisText(wait) +
-                      ", past its " + MillisText(call.timeout) + " deadline");
+                  call.what + ": the client-side rate limiter (qps " + QpsText(options_.qps) +
+                      ") would delay it by " + MillisText(wait) + ", past its " +
+                      MillisText(call.timeout) + " deadline");
   }
   return Sleep(wait, call, "waiting for the client-side rate limiter");
 }

@@ -19,9 +19,10 @@
 //  - A Retry-After (seconds) on a retried 429/5xx replaces the backoff delay. When the wait
 //    would end past the request's deadline the response is returned at once instead.
 //  - "Before the request left" means: resolving, connecting, the proxy's CONNECT, the TLS
-//    handshake (except certificate and protocol errors, which fail at once), or a write that
-//    failed with no byte written. This is Go net/http's rule (nothingWrittenError): a write is
-//    repeated on a new connection only when nothing of it was written.
+//    handshake, or a write that failed with no byte written. This is Go net/http's rule
+//    (nothingWrittenError): a write is repeated on a new connection only when nothing of it
+//    was written. Certificate and TLS protocol errors and a proxy's 4xx answer to CONNECT fail
+//    at once (kUnavailable): no retry can fix them.
 //  - Kept-alive connections are checked before reuse: one the server closed while it was idle
 //    (readable: end of stream or TLS close_notify) is discarded and the request goes out on
 //    another connection; that is not an attempt. If the server closes it in the instant between
@@ -114,12 +115,13 @@ struct TransportOptions {
   Millis backoff_initial{100};
   Millis backoff_max{5000};
   Millis default_timeout{30000};
-  Millis connect_timeout{5000};
+  Millis connect_timeout{5000};      // per connection: TCP connect, proxy CONNECT, TLS handshake
   size_t max_idle_connections = 32;  // kept-alive connections held in the pool
   std::string user_agent = "steward/0.1";
   // A larger response body fails the call with kFailedPrecondition (Stream() bodies with a
   // 2xx status are not limited).
   uint64_t max_response_bytes = 512ull << 20;
+  // Deadlines and the rate limiter read this clock; waits and I/O run in real time.
   Clock* clock = nullptr;  // null = RealClock
 };
 
@@ -144,8 +146,10 @@ class Transport {
 
   // Sends the request and reads the whole response. Every HTTP status (2xx, 4xx, 5xx) is a
   // response; a Status is returned only when no final response was obtained: kUnavailable
-  // (connection failures), kDeadlineExceeded, kCancelled, kUnauthenticated (the credential
-  // provider failed). The message names the server and the last cause.
+  // (connection failures, including TLS verification), kDeadlineExceeded, kCancelled,
+  // kUnauthenticated (the credential provider failed, or its client certificate is unusable),
+  // kFailedPrecondition (the body is larger than max_response_bytes). The message names the
+  // method, the URL and the last cause.
   virtual StatusOr<TransportResponse> Do(const TransportRequest& request) = 0;
 
   // For watches: sends the request (with the same retries as Do until response headers arrive)
