@@ -25,6 +25,7 @@
 #include "kube/client/client.h"
 #include "kube/client/watch.h"
 #include "kube/informer/informer.h"
+#include "kube/test_support/embedded.h"
 #include "kube/transport/transport.h"
 
 namespace steward::bench {
@@ -38,36 +39,10 @@ struct Flags {
   bool Runs(const std::string& section) const { return only.empty() || only == section; }
 };
 
-// Serves the embedded cluster's token to the transport.
-class StaticToken final : public kube::CredentialProvider {
- public:
-  explicit StaticToken(std::string token) : token_(std::move(token)) {}
-  StatusOr<kube::Credentials> Get() override {
-    kube::Credentials c;
-    c.bearer_token = token_;
-    return c;
-  }
-  void Invalidate() override {}
-  std::string Describe() const override { return "benchmark token"; }
-
- private:
-  std::string token_;
-};
-
 std::shared_ptr<kube::Client> ClientFor(cluster::EmbeddedCluster& c) {
-  kube::RestConfig config;
-  config.server = c.api_url();
-  config.ca_pem = c.ca_pem();
-  config.credentials = std::make_shared<StaticToken>(c.token());
-  config.source = "kube_bench";
   kube::TransportOptions options;
   options.qps = 0;  // measure the client, not its limiter
-  auto transport = kube::Transport::Create(config, options);
-  if (!transport.ok()) {
-    std::fprintf(stderr, "transport: %s\n", transport.error().ToString().c_str());
-    std::exit(1);
-  }
-  return std::make_shared<kube::Client>(*transport);
+  return kube::test_support::ClientFor(c, options);
 }
 
 std::string DeploymentWithStatus(int i) {

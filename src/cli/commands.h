@@ -9,6 +9,10 @@ namespace steward::cli {
 // `steward cluster`: runs the embedded cluster until SIGINT/SIGTERM.
 void AddClusterCommand(CLI::App& app);
 
+// `steward check`: checks that Steward can work with a cluster (config, TLS, namespace,
+// permissions, watch).
+void AddCheckCommand(CLI::App& app);
+
 // The exit code recorded by the command that ran.
 int ExitCode();
 void SetExitCode(int code);

@@ -7,6 +7,7 @@ int main(int argc, char** argv) {
   CLI::App app{"Steward: provisions and runs customer projects on Kubernetes"};
   app.require_subcommand(1);
   steward::cli::AddClusterCommand(app);
+  steward::cli::AddCheckCommand(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -11,6 +11,8 @@
 
 #include "cluster/embedded_cluster.h"
 #include "kube/client/client.h"
+#include "kube/test_support/embedded.h"
+#include "test_support/eventually.h"
 
 namespace steward::kube {
 namespace {
@@ -20,30 +22,7 @@ using std::chrono::seconds;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
-class StaticToken : public CredentialProvider {
- public:
-  explicit StaticToken(std::string token) : token_(std::move(token)) {}
-  StatusOr<Credentials> Get() override {
-    Credentials c;
-    c.bearer_token = token_;
-    return c;
-  }
-  void Invalidate() override {}
-  std::string Describe() const override { return "test token"; }
-
- private:
-  std::string token_;
-};
-
-// Polls `fn` until it returns true or the deadline passes (a condition wait, not a sleep).
-bool Eventually(const std::function<bool()>& fn, milliseconds timeout = seconds(10)) {
-  auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (fn()) return true;
-    std::this_thread::sleep_for(milliseconds(10));
-  }
-  return fn();
-}
+using ::steward::test_support::Eventually;
 
 Json ConfigMap(std::string_view name, Json data = {{"k", "v"}}) {
   return Json{{"metadata", {{"name", name}}}, {"data", std::move(data)}};
@@ -76,15 +55,7 @@ class ClientClusterTest : public ::testing::Test {
   }
 
   std::shared_ptr<Client> MakeClient(TransportOptions transport_options = {}) {
-    RestConfig config;
-    config.server = cluster_->api_url();
-    config.ca_pem = cluster_->ca_pem();
-    config.credentials = std::make_shared<StaticToken>(cluster_->token());
-    config.source = "embedded cluster test";
-    auto transport = Transport::Create(config, transport_options);
-    EXPECT_TRUE(transport.ok()) << transport.status().ToString();
-    if (!transport.ok()) return nullptr;
-    return std::make_shared<Client>(std::move(transport).value());
+    return test_support::ClientFor(*cluster_, transport_options);
   }
 
   Json MustCreate(const ResourceType& type, const Json& object, std::string_view ns = "default") {

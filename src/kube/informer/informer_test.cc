@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "kube/informer/fake_lister_watcher.h"
+#include "test_support/eventually.h"
 
 namespace steward::kube {
 namespace {
@@ -23,14 +24,7 @@ using testing::FakeApi;
 using testing::FakeListerWatcher;
 using testing::MakeApiError;
 
-bool Eventually(const std::function<bool()>& fn, milliseconds timeout = seconds(10)) {
-  auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (fn()) return true;
-    std::this_thread::sleep_for(milliseconds(2));
-  }
-  return fn();
-}
+using ::steward::test_support::Eventually;
 
 std::string Rv(const ObjectRef& o) { return o->key() + "@" + o->resource_version(); }
 

@@ -28,6 +28,7 @@
 #include "cluster/embedded_cluster.h"
 #include "net/http_server.h"
 #include "net/tls_certs.h"
+#include "test_support/eventually.h"
 
 namespace steward::kube {
 namespace {
@@ -40,14 +41,7 @@ using SteadyClock = std::chrono::steady_clock;
 constexpr const char* kConfigMaps = "/api/v1/namespaces/default/configmaps";
 
 // Polls `fn` until it returns true or the deadline passes (a condition wait, not a sleep).
-bool Eventually(const std::function<bool()>& fn, milliseconds timeout = seconds(10)) {
-  auto deadline = SteadyClock::now() + timeout;
-  while (SteadyClock::now() < deadline) {
-    if (fn()) return true;
-    std::this_thread::sleep_for(milliseconds(5));
-  }
-  return fn();
-}
+using ::steward::test_support::Eventually;
 
 std::string ConfigMap(const std::string& name) {
   return R"({"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":")" + name +

@@ -1,0 +1,131 @@
+// `steward check`: connects to a cluster the way Steward will and reports, step by step, whether
+// it can do its job there: configuration, TLS and credentials, the namespace, list permission on
+// every kind Steward manages, and a watch (an informer sync). Exit 0 when every step passes.
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cli/commands.h"
+#include "cli/kube_flags.h"
+#include "common/json.h"
+#include "common/log.h"
+#include "kube/client/client.h"
+#include "kube/informer/informer.h"
+#include "kube/transport/transport.h"
+
+namespace steward::cli {
+namespace {
+
+struct CheckFlags {
+  KubeFlags kube;
+  int timeout_seconds = 20;
+};
+
+void Pass(const std::string& what) { std::printf("ok    %s\n", what.c_str()); }
+int Fail(const std::string& what) {
+  std::printf("FAIL  %s\n", what.c_str());
+  std::fflush(stdout);
+  return 1;
+}
+
+int RunCheck(const CheckFlags& flags) {
+  spdlog::set_level(spdlog::level::warn);
+  auto config = LoadRestConfig(flags.kube);
+  if (!config.ok()) return Fail("configuration: " + config.error().message());
+  Pass("configuration: " + config->source + " → " + config->server + ", namespace " +
+       config->namespace_name);
+
+  kube::TransportOptions options;
+  options.default_timeout = std::chrono::seconds(flags.timeout_seconds);
+  auto transport = kube::Transport::Create(*config, options);
+  if (!transport.ok()) return Fail("transport: " + transport.error().message());
+  auto client = std::make_shared<kube::Client>(*transport);
+
+  // Reaching the server proves TLS and the route; /version needs no permission.
+  kube::TransportRequest version_request;
+  version_request.method = "GET";
+  version_request.target = "/version";
+  auto version = (*transport)->Do(version_request);
+  if (!version.ok()) return Fail("server: " + version.error().ToString());
+  if (version->status != 200) {
+    return Fail("server: GET /version answered " + std::to_string(version->status) + ": " +
+                version->body.substr(0, 200));
+  }
+  auto version_json = ParseJson(version->body);
+  Pass("server: Kubernetes " + (version_json.ok()
+                                    ? GetString(*version_json, "gitVersion", "(unknown version)")
+                                    : std::string("(version not readable)")));
+
+  const std::string& ns = config->namespace_name;
+  auto ns_object = client->Get(kube::ResourceType::Namespace(), "", ns);
+  if (!ns_object.ok()) {
+    if (ns_object.error().IsNotFound()) {
+      return Fail("namespace " + ns + ": does not exist (create it, or choose one with -n)");
+    }
+    // Without permission to read namespaces, the list checks below still tell whether the
+    // namespace is usable.
+    if (!ns_object.error().IsForbidden()) {
+      return Fail("namespace " + ns + ": " + ns_object.error().ToString());
+    }
+    Pass("namespace " + ns + ": not readable (" + ns_object.error().reason +
+         "), checking the kinds inside it");
+  } else {
+    Pass("namespace " + ns + ": exists");
+  }
+
+  const std::vector<const kube::ResourceType*> kinds = {
+      &kube::ResourceType::Secret(),     &kube::ResourceType::PersistentVolumeClaim(),
+      &kube::ResourceType::Deployment(), &kube::ResourceType::Service(),
+      &kube::ResourceType::Ingress(),    &kube::ResourceType::EndpointSlice(),
+      &kube::ResourceType::Pod()};
+  int failures = 0;
+  for (const auto* kind : kinds) {
+    kube::ListOptions list_options;
+    list_options.limit = 1;
+    auto list = client->List(*kind, ns, list_options);
+    if (list.ok()) {
+      Pass("list " + kind->GroupResource() + " in " + ns);
+    } else {
+      failures +=
+          Fail("list " + kind->GroupResource() + " in " + ns + ": " + list.error().ToString());
+    }
+  }
+  if (failures > 0) return 1;
+
+  // A watch through an informer: what the engine relies on for every wait.
+  kube::InformerOptions informer_options;
+  informer_options.name = "check";
+  kube::Informer informer(kube::MakeListerWatcher(client, kube::ResourceType::Deployment(), ns,
+                                                  "app.kubernetes.io/managed-by=steward"),
+                          informer_options);
+  informer.Start();
+  bool synced = informer.WaitForSync(std::chrono::seconds(flags.timeout_seconds));
+  informer.Stop();
+  if (!synced) {
+    return Fail("watch deployments.apps in " + ns + ": no sync within " +
+                std::to_string(flags.timeout_seconds) + " s");
+  }
+  Pass("watch deployments.apps in " + ns + ": synced (" + std::to_string(informer.size()) +
+       " managed by Steward)");
+  std::printf("Steward can work with this cluster.\n");
+  std::fflush(stdout);
+  return 0;
+}
+
+}  // namespace
+
+void AddCheckCommand(CLI::App& app) {
+  auto flags = std::make_shared<CheckFlags>();
+  auto* cmd = app.add_subcommand(
+      "check",
+      "Check that Steward can work with a cluster: configuration, TLS and credentials, the "
+      "namespace, list permission on every managed kind, and a watch");
+  AddKubeFlags(*cmd, flags->kube);
+  cmd->add_option("--timeout", flags->timeout_seconds, "Seconds allowed for each step")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 3600));
+  cmd->callback([flags] { SetExitCode(RunCheck(*flags)); });
+}
+
+}  // namespace steward::cli
