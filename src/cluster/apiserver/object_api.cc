@@ -250,6 +250,15 @@ std::optional<ContinueToken> DecodeContinue(std::string_view token) {
   return t;
 }
 
+// etcd's messages for a list at a compacted revision (the API server passes them through).
+constexpr const char* kListTooOldMessage = "The resourceVersion for the provided list is too old.";
+constexpr const char* kInconsistentContinueMessage =
+    "The provided continue parameter is too old to display a consistent list result. You can "
+    "start a new list without the continue parameter, or use the continue token in this response "
+    "to retrieve the remainder of the results. Continuing with the provided token results in an "
+    "inconsistent list - objects that were created, modified, or deleted between the time the "
+    "first chunk was returned and now may show up in the list.";
+
 std::optional<uint64_t> ParseRevision(std::string_view s) {
   uint64_t v = 0;
   auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
@@ -269,6 +278,17 @@ bool IsRemovable(const ResourceType& rt, const Json& obj) {
 }
 
 }  // namespace
+
+ApiError TooLargeResourceVersionError(uint64_t requested, uint64_t current) {
+  ApiError e;
+  e.code = 504;
+  e.reason = "Timeout";
+  e.message = "Timeout: Too large resource version: " + std::to_string(requested) +
+              ", current: " + std::to_string(current);
+  e.causes.push_back({"ResourceVersionTooLarge", "Too large resource version", ""});
+  e.retry_after_seconds = 1;
+  return e;
+}
 
 std::optional<ApiError> CheckFieldSelector(const ResourceType& rt, const FieldSelector& selector) {
   for (const auto& req : selector.requirements()) {
@@ -350,6 +370,68 @@ ApiResult<Json> ObjectApi::Get(const ResourceType& rt, std::string_view ns, std:
   return obj;
 }
 
+namespace {
+
+// The current objects a list reads from (at `current`).
+Storage::ListResult CurrentRecords(const Storage& storage, const ResourceType& rt,
+                                   std::string_view scope_ns, const FieldSelector& fields,
+                                   uint64_t current) {
+  std::string pinned_name = fields.PinnedName();
+  if (pinned_name.empty()) return storage.List(rt.GroupResource(), scope_ns);
+  // A field selector naming one object: a point lookup instead of a scan.
+  Storage::ListResult all;
+  std::string pinned_ns = fields.PinnedNamespace();
+  std::string lookup_ns = std::string(scope_ns);
+  if (lookup_ns.empty() && rt.namespaced && !pinned_ns.empty()) lookup_ns = pinned_ns;
+  all.revision = current;
+  if (!rt.namespaced || !lookup_ns.empty()) {
+    if (auto rec = storage.Get(rt.GroupResource(), lookup_ns, pinned_name)) {
+      all.items.push_back(*rec);
+    }
+  } else {
+    for (auto& rec : storage.List(rt.GroupResource(), "").items) {
+      if (rec.name == pinned_name) all.items.push_back(std::move(rec));
+    }
+  }
+  return all;
+}
+
+// The selected records of `all`, cut to `limit` with a continue token at the snapshot's revision.
+ObjectApi::RecordList SelectPage(Storage::ListResult all, const LabelSelector& labels,
+                                 const FieldSelector& fields, int64_t limit) {
+  ObjectApi::RecordList out;
+  out.revision = all.revision;
+  bool needs_parse = false;
+  for (const auto& req : fields.requirements()) {
+    if (req.path != "metadata.name" && req.path != "metadata.namespace") needs_parse = true;
+  }
+  for (auto& rec : all.items) {
+    if (!labels.Empty() && !labels.Matches(rec.labels ? *rec.labels : Labels{})) continue;
+    if (!fields.Empty()) {
+      if (needs_parse) {
+        if (!fields.Matches(rec.Parse())) continue;
+      } else {
+        Json meta = {{"metadata", {{"name", rec.name}, {"namespace", rec.ns}}}};
+        if (!fields.Matches(meta)) continue;
+      }
+    }
+    if (limit > 0 && static_cast<int64_t>(out.items.size()) >= limit) {
+      ++out.remaining;
+      continue;
+    }
+    out.items.push_back(std::move(rec));
+  }
+  if (out.remaining > 0 && !out.items.empty()) {
+    const auto& last = out.items.back();
+    out.continue_token = EncodeContinue(out.revision, last.ns, last.name);
+  } else {
+    out.remaining = 0;
+  }
+  return out;
+}
+
+}  // namespace
+
 ApiResult<ObjectApi::RecordList> ObjectApi::ListRecords(const ResourceType& rt, std::string_view ns,
                                                         const ListOptions& opts) const {
   auto labels = LabelSelector::Parse(opts.label_selector);
@@ -369,79 +451,42 @@ ApiResult<ObjectApi::RecordList> ObjectApi::ListRecords(const ResourceType& rt, 
     }
   }
   std::string_view scope_ns = rt.namespaced ? ns : "";
-  RecordList out;
   uint64_t current = storage_.CurrentRevision();
+  // The revision to read at when it is not the current one: a continued list's (every page
+  // shows its first page's snapshot) or an Exact one.
+  std::optional<uint64_t> read_at;
+  if (token) read_at = token->rv;
   if (!opts.resource_version.empty() && opts.resource_version != "0") {
     auto rv = ParseRevision(opts.resource_version);
     if (!rv) {
       return BadRequestError("invalid resource version: " + opts.resource_version);
     }
-    if (opts.resource_version_match == "Exact" && *rv != current) {
-      return ExpiredError("too old resource version: " + opts.resource_version + " (" +
-                          std::to_string(current) + ")");
-    }
-    if (*rv > current) {
-      ApiError e;
-      e.code = 504;
-      e.reason = "Timeout";
-      e.message = "Too large resource version: " + opts.resource_version +
-                  ", current: " + std::to_string(current);
-      e.causes.push_back({"ResourceVersionTooLarge", "Too large resource version", ""});
-      e.retry_after_seconds = 1;
-      return e;
-    }
+    if (*rv > current) return TooLargeResourceVersionError(*rv, current);
+    if (opts.resource_version_match == "Exact") read_at = *rv;
   } else if (!opts.resource_version_match.empty() && opts.resource_version.empty()) {
     return BadRequestError("resourceVersionMatch is forbidden unless resourceVersion is provided");
   }
 
-  std::string pinned_name = fields->PinnedName();
   Storage::ListResult all;
-  if (!pinned_name.empty()) {
-    std::string pinned_ns = fields->PinnedNamespace();
-    std::string lookup_ns = std::string(scope_ns);
-    if (lookup_ns.empty() && rt.namespaced && !pinned_ns.empty()) lookup_ns = pinned_ns;
-    all.revision = current;
-    if (!rt.namespaced || !lookup_ns.empty()) {
-      if (auto rec = storage_.Get(rt.GroupResource(), lookup_ns, pinned_name)) {
-        all.items.push_back(*rec);
+  if (read_at) {
+    std::optional<Storage::ListFrom> after;
+    if (token) after = Storage::ListFrom{token->ns, token->name};
+    auto snapshot = storage_.ListAt(rt.GroupResource(), scope_ns, *read_at, after);
+    if (!snapshot.ok()) {
+      if (snapshot.status().code() == StatusCode::kOutOfRange) {
+        // etcd's answers once the revision is compacted away.
+        return ExpiredError(token ? kInconsistentContinueMessage : kListTooOldMessage);
       }
-    } else {
-      for (auto& rec : storage_.List(rt.GroupResource(), "").items) {
-        if (rec.name == pinned_name) all.items.push_back(std::move(rec));
+      if (snapshot.status().code() == StatusCode::kInvalidArgument) {
+        return TooLargeResourceVersionError(*read_at, storage_.CurrentRevision());
       }
+      return InternalError(snapshot.status().message());
     }
+    all = std::move(snapshot).value();
   } else {
-    all = storage_.List(rt.GroupResource(), scope_ns);
+    all = CurrentRecords(storage_, rt, scope_ns, *fields, current);
   }
-  out.revision = token ? token->rv : all.revision;
-  bool needs_parse = false;
-  for (const auto& req : fields->requirements()) {
-    if (req.path != "metadata.name" && req.path != "metadata.namespace") needs_parse = true;
-  }
-  for (auto& rec : all.items) {
-    if (token && std::tie(rec.ns, rec.name) <= std::tie(token->ns, token->name)) continue;
-    if (!labels->Empty() && !labels->Matches(rec.labels ? *rec.labels : Labels{})) continue;
-    if (!fields->Empty()) {
-      if (needs_parse) {
-        if (!fields->Matches(rec.Parse())) continue;
-      } else {
-        Json meta = {{"metadata", {{"name", rec.name}, {"namespace", rec.ns}}}};
-        if (!fields->Matches(meta)) continue;
-      }
-    }
-    if (opts.limit > 0 && static_cast<int64_t>(out.items.size()) >= opts.limit) {
-      ++out.remaining;
-      continue;
-    }
-    out.items.push_back(std::move(rec));
-  }
-  if (out.remaining > 0 && !out.items.empty()) {
-    const auto& last = out.items.back();
-    out.continue_token = EncodeContinue(out.revision, last.ns, last.name);
-  } else {
-    out.remaining = 0;
-  }
-  return out;
+  return SelectPage(std::move(all), *labels, *fields, opts.limit);
 }
 
 ApiResult<Json> ObjectApi::List(const ResourceType& rt, std::string_view ns,

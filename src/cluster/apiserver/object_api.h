@@ -16,7 +16,13 @@
 //     with finalizers gets deletionTimestamp (and stays); one without is removed. A write that
 //     empties the finalizers of an object with deletionTimestamp removes it. Pods are deleted
 //     gracefully (deletionGracePeriodSeconds) and disappear when the kubelet finishes.
-//   - list: label and field selectors, limit/continue over a consistent snapshot.
+//   - list: label and field selectors; limit/continue over a consistent snapshot: every page
+//     shows the objects as they were at the first page's resourceVersion (rebuilt from the
+//     storage's event history), and once that revision is compacted a continue answers 410
+//     Expired with etcd's "continue parameter is too old" message. resourceVersionMatch=Exact
+//     reads at that revision the same way. A resourceVersion newer than the current one is a
+//     504 Timeout at once (ResourceVersionTooLarge): the REST layer first waits up to 3 s for
+//     it, as the API server's watch cache does.
 //
 // Thread-safety: all methods may be called from any thread. Hooks must be set before use.
 #pragma once
@@ -69,6 +75,11 @@ class FieldSelector;
 // A 400 naming the first field the type does not support in field selectors (metadata.name and
 // metadata.namespace always; a few per kind, as on a real API server).
 std::optional<ApiError> CheckFieldSelector(const ResourceType& rt, const FieldSelector& selector);
+
+// The API server's answer to a read at a resourceVersion newer than its current one (once it has
+// waited for it in vain): 504 Timeout "Timeout: Too large resource version: <requested>,
+// current: <current>", cause ResourceVersionTooLarge, retryAfterSeconds 1.
+ApiError TooLargeResourceVersionError(uint64_t requested, uint64_t current);
 
 // Called before a create or update is stored; returning an error refuses the write (as an
 // admission webhook would). `old_object` is null on create.

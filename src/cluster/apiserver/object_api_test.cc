@@ -3,6 +3,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <functional>
+#include <optional>
+
 #include "common/base64.h"
 
 namespace steward::cluster {
@@ -357,6 +360,205 @@ TEST_F(ObjectApiTest, PaginationAcrossNamespacesKeepsEveryObject) {
     page.continue_token = (*p)["metadata"]["continue"];
   }
   EXPECT_EQ(seen, (std::vector<std::string>{"cm-a", "cm-a-b"}));
+}
+
+// Pages through a list, running `between` after every page; returns the items of all pages and
+// checks that every page reports the first page's resourceVersion.
+struct Paged {
+  std::vector<Json> items;
+  std::string rv;
+  std::vector<int64_t> remaining;  // remainingItemCount of each page that had one
+  std::optional<ApiError> error;
+};
+
+class PaginationTest : public ObjectApiTest {
+ protected:
+  Paged ListInPages(ListOptions opts, const std::function<void(int page)>& between) {
+    Paged out;
+    for (int page = 0; page < 100; ++page) {
+      auto p = api_->List(Type("configmaps"), "default", opts);
+      if (!p.ok()) {
+        out.error = p.error();
+        return out;
+      }
+      const Json& meta = (*p)["metadata"];
+      if (out.rv.empty()) out.rv = meta["resourceVersion"];
+      EXPECT_EQ(meta["resourceVersion"], out.rv) << "page " << page;
+      for (const auto& item : (*p)["items"]) out.items.push_back(item);
+      if (!meta.contains("continue")) break;
+      if (meta.contains("remainingItemCount")) out.remaining.push_back(meta["remainingItemCount"]);
+      opts.continue_token = meta["continue"];
+      // As client-go's pager: the continue token carries the revision.
+      opts.resource_version.clear();
+      opts.resource_version_match.clear();
+      between(page);
+    }
+    return out;
+  }
+
+  void CreateLabelled(const std::string& name, const std::string& tier) {
+    Json cm = ConfigMap(name);
+    cm["metadata"]["labels"]["tier"] = tier;
+    MustCreate("configmaps", cm);
+  }
+
+  void Relabel(const std::string& name, const std::string& tier, const std::string& data) {
+    auto r = api_->Modify(Type("configmaps"), "default", name, [&](Json& cm) {
+      cm["metadata"]["labels"]["tier"] = tier;
+      cm["data"]["k"] = data;
+      return true;
+    });
+    ASSERT_TRUE(r.ok()) << r.error().message;
+  }
+
+  // The whole list now, unpaginated.
+  std::vector<Json> Everything(const ListOptions& opts) {
+    ListOptions all = opts;
+    all.limit = 0;
+    auto l = api_->List(Type("configmaps"), "default", all);
+    EXPECT_TRUE(l.ok());
+    return l.ok() ? (*l)["items"].get<std::vector<Json>>() : std::vector<Json>();
+  }
+};
+
+TEST_F(PaginationTest, EveryPageShowsTheFirstPagesSnapshot) {
+  for (int i = 0; i < 10; ++i) CreateLabelled("cm" + std::to_string(i), i % 2 ? "b" : "a");
+  ListOptions opts;
+  opts.limit = 3;
+  std::vector<Json> truth = Everything(opts);
+  ASSERT_EQ(truth.size(), 10u);
+  std::string first_rv = std::to_string(storage_->CurrentRevision());
+  // Between pages: objects ahead of the cursor are modified, deleted and created.
+  auto paged = ListInPages(opts, [&](int page) {
+    if (page == 0) {
+      Relabel("cm4", "b", "changed");
+      ASSERT_TRUE(api_->Delete(Type("configmaps"), "default", "cm5").ok());
+      CreateLabelled("cm45", "a");  // sorts between cm4 and cm5
+      CreateLabelled("cm99", "a");
+    }
+    if (page == 1) {
+      Relabel("cm8", "a", "changed");
+      Relabel("cm8", "b", "changed again");
+      ASSERT_TRUE(api_->Delete(Type("configmaps"), "default", "cm9").ok());
+      CreateLabelled("cm9", "a");  // recreated: a different object
+    }
+  });
+  ASSERT_FALSE(paged.error) << paged.error->message;
+  EXPECT_EQ(paged.items, truth);  // the objects exactly as they were, resourceVersions included
+  EXPECT_EQ(paged.rv, first_rv);
+  // remainingItemCount counts the snapshot, not the current objects.
+  EXPECT_EQ(paged.remaining, (std::vector<int64_t>{7, 4, 1}));
+  // And the list now is different.
+  EXPECT_NE(Everything(opts), truth);
+}
+
+TEST_F(PaginationTest, SelectorsApplyToTheSnapshotsState) {
+  for (int i = 0; i < 10; ++i) CreateLabelled("cm" + std::to_string(i), i % 2 ? "b" : "a");
+  ListOptions opts;
+  opts.limit = 2;
+  opts.label_selector = "tier=a";
+  opts.field_selector = "metadata.name!=cm2";
+  std::vector<Json> truth = Everything(opts);
+  std::vector<std::string> names;
+  for (const auto& item : truth) names.push_back(item["metadata"]["name"]);
+  ASSERT_EQ(names, (std::vector<std::string>{"cm0", "cm4", "cm6", "cm8"}));
+  auto paged = ListInPages(opts, [&](int page) {
+    if (page != 0) return;
+    Relabel("cm6", "b", "left the selection");     // still listed: it matched at the snapshot
+    Relabel("cm7", "a", "entered the selection");  // not listed: it did not
+    ASSERT_TRUE(api_->Delete(Type("configmaps"), "default", "cm8").ok());
+    CreateLabelled("cm5a", "a");
+  });
+  ASSERT_FALSE(paged.error) << paged.error->message;
+  EXPECT_EQ(paged.items, truth);
+}
+
+TEST_F(PaginationTest, ContinueAfterCompactionIsExpired) {
+  for (int i = 0; i < 6; ++i) CreateLabelled("cm" + std::to_string(i), "a");
+  ListOptions opts;
+  opts.limit = 2;
+  // Compacted with nothing written since the first page: the snapshot is the current state.
+  auto quiet = ListInPages(opts, [&](int) { storage_->Compact(); });
+  ASSERT_FALSE(quiet.error) << quiet.error->message;
+  EXPECT_EQ(quiet.items.size(), 6u);
+
+  auto paged = ListInPages(opts, [&](int page) {
+    if (page != 0) return;
+    Relabel("cm0", "b", "x");
+    storage_->Compact();
+  });
+  ASSERT_TRUE(paged.error);
+  EXPECT_EQ(paged.items.size(), 2u);
+  EXPECT_EQ(paged.error->code, 410);
+  EXPECT_EQ(paged.error->reason, "Expired");
+  EXPECT_EQ(paged.error->message,
+            "The provided continue parameter is too old to display a consistent list result. You "
+            "can start a new list without the continue parameter, or use the continue token in "
+            "this response to retrieve the remainder of the results. Continuing with the provided "
+            "token results in an inconsistent list - objects that were created, modified, or "
+            "deleted between the time the first chunk was returned and now may show up in the "
+            "list.");
+}
+
+TEST_F(PaginationTest, ExactResourceVersionReadsAtThatRevision) {
+  CreateLabelled("cm0", "a");
+  CreateLabelled("cm1", "a");
+  std::string rv = std::to_string(storage_->CurrentRevision());
+  std::vector<Json> truth = Everything({});
+  Relabel("cm0", "b", "x");
+  ASSERT_TRUE(api_->Delete(Type("configmaps"), "default", "cm1").ok());
+  CreateLabelled("cm2", "a");
+
+  ListOptions exact;
+  exact.resource_version = rv;
+  exact.resource_version_match = "Exact";
+  auto l = api_->List(Type("configmaps"), "default", exact);
+  ASSERT_TRUE(l.ok()) << l.error().message;
+  EXPECT_EQ((*l)["metadata"]["resourceVersion"], rv);
+  EXPECT_EQ((*l)["items"].get<std::vector<Json>>(), truth);
+  // Paginated too.
+  exact.limit = 1;
+  auto paged = ListInPages(exact, [](int) {});
+  ASSERT_FALSE(paged.error) << paged.error->message;
+  EXPECT_EQ(paged.rv, rv);
+  EXPECT_EQ(paged.items, truth);
+  // NotOlderThan reads the current state.
+  ListOptions not_older;
+  not_older.resource_version = rv;
+  not_older.resource_version_match = "NotOlderThan";
+  auto now = api_->List(Type("configmaps"), "default", not_older);
+  ASSERT_TRUE(now.ok());
+  EXPECT_EQ((*now)["metadata"]["resourceVersion"], std::to_string(storage_->CurrentRevision()));
+
+  storage_->Compact();
+  exact.limit = 0;
+  auto gone = api_->List(Type("configmaps"), "default", exact);
+  ASSERT_FALSE(gone.ok());
+  EXPECT_EQ(gone.error().code, 410);
+  EXPECT_EQ(gone.error().reason, "Expired");
+  EXPECT_EQ(gone.error().message, "The resourceVersion for the provided list is too old.");
+}
+
+TEST_F(PaginationTest, FutureResourceVersionIsTooLarge) {
+  CreateLabelled("cm0", "a");
+  uint64_t current = storage_->CurrentRevision();
+  for (const char* match : {"", "NotOlderThan", "Exact"}) {
+    ListOptions opts;
+    opts.resource_version = std::to_string(current + 5);
+    opts.resource_version_match = match;
+    auto l = api_->List(Type("configmaps"), "default", opts);
+    ASSERT_FALSE(l.ok()) << match;
+    EXPECT_EQ(l.error().code, 504);
+    EXPECT_EQ(l.error().reason, "Timeout");
+    EXPECT_EQ(l.error().message,
+              "Timeout: Too large resource version: " + std::to_string(current + 5) +
+                  ", current: " + std::to_string(current));
+    Json status = l.error().ToStatus();
+    EXPECT_EQ(status["details"]["causes"],
+              Json::parse(R"([{"reason":"ResourceVersionTooLarge",)"
+                          R"("message":"Too large resource version"}])"));
+    EXPECT_EQ(status["details"]["retryAfterSeconds"], 1);
+  }
 }
 
 TEST_F(ObjectApiTest, WritesToTerminatingObjectsDoNotRemoveThemEarly) {

@@ -140,6 +140,53 @@ std::optional<int64_t> ParseInt(std::string_view s) {
 
 bool IsTrue(std::string_view v) { return v == "true" || v == "1" || v == "True"; }
 
+// A resourceVersion query value as a revision; nullopt when absent, "0" or not a number.
+std::optional<uint64_t> QueryRevision(std::string_view rv) {
+  uint64_t v = 0;
+  auto [ptr, ec] = std::from_chars(rv.data(), rv.data() + rv.size(), v);
+  if (rv.empty() || ec != std::errc() || ptr != rv.data() + rv.size() || v == 0) {
+    return std::nullopt;
+  }
+  return v;
+}
+
+// How long a read at a resourceVersion newer than the current one waits for it to arrive before
+// answering 504 "Too large resource version" (the watch cache's blockTimeout), and how often the
+// wait looks at the revision.
+constexpr std::chrono::seconds kFreshnessWait{3};
+constexpr std::chrono::milliseconds kFreshnessPoll{10};
+
+// The revision a request must wait for before it is served (0: none), as the API server's watch
+// cache does: a get, or a list not at an Exact revision (nor continued), at a resourceVersion
+// newer than the current one; a watch only with sendInitialEvents (it lists first). A plain
+// watch from a future resourceVersion does not wait: it streams the events after it, whenever
+// they come.
+uint64_t RevisionToAwait(const std::string& verb, const net::HttpRequest& http, uint64_t current) {
+  auto rv = QueryRevision(http.Query("resourceVersion"));
+  if (!rv || *rv <= current) return 0;
+  if (verb == "get") return *rv;
+  if (verb == "list") {
+    bool exact = http.Query("resourceVersionMatch") == "Exact";
+    return exact || !http.Query("continue").empty() ? 0 : *rv;
+  }
+  if (verb == "watch") return IsTrue(http.Query("sendInitialEvents")) ? *rv : 0;
+  return 0;
+}
+
+// Calls `then` once the storage revision reaches `revision` or `deadline` passes, polling on
+// `scheduler` (at once, on the calling thread, when it already has).
+void AwaitRevision(Scheduler& scheduler, const Storage& storage, uint64_t revision,
+                   std::chrono::steady_clock::time_point deadline, std::function<void()> then) {
+  if (storage.CurrentRevision() >= revision || std::chrono::steady_clock::now() >= deadline) {
+    then();
+    return;
+  }
+  scheduler.Schedule(kFreshnessPoll,
+                     [&scheduler, &storage, revision, deadline, then = std::move(then)]() mutable {
+                       AwaitRevision(scheduler, storage, revision, deadline, std::move(then));
+                     });
+}
+
 }  // namespace
 
 // Everything known about one request while it is being served.
@@ -181,13 +228,17 @@ class WatchSession : public std::enable_shared_from_this<WatchSession> {
     }
   }
 
+  // `from_revision`: the resourceVersion a watch without initial events starts after (0 for
+  // one with them); no bookmark goes out before the stream has reached it.
   void Start(std::unique_ptr<Watcher> watcher, bool bookmarks, uint64_t initial_end_revision,
-             std::chrono::seconds timeout, FaultInjector::WatchLimits limits) {
+             uint64_t from_revision, std::chrono::seconds timeout,
+             FaultInjector::WatchLimits limits) {
     std::lock_guard lock(pump_mu_);
     if (closed_) return;  // the handler stopped before the stream began
     watcher_ = std::move(watcher);
     bookmarks_ = bookmarks;
     initial_end_revision_ = initial_end_revision;
+    from_revision_ = from_revision;
     limits_ = limits;
     net::Headers headers;
     headers.Add("Content-Type", "application/json");
@@ -256,7 +307,10 @@ class WatchSession : public std::enable_shared_from_this<WatchSession> {
       out += BookmarkLine(std::max(last_revision_, initial_end_revision_), true);
       initial_end_sent_ = true;
     }
-    if (bookmark_due_.exchange(false)) out += BookmarkLine(last_revision_, false);
+    // A watch from a resourceVersion the store has not reached yet (it waits for it) gets no
+    // bookmark below it: a client resuming from one would go back in time.
+    bool bookmark = bookmark_due_.exchange(false);
+    if (bookmark && last_revision_ >= from_revision_) out += BookmarkLine(last_revision_, false);
     if (!out.empty() && !writer_->Write(std::move(out))) CloseLocked(false);
   }
 
@@ -402,6 +456,7 @@ class WatchSession : public std::enable_shared_from_this<WatchSession> {
   bool bookmarks_ = false;
   std::atomic<bool> bookmark_due_{false};
   uint64_t initial_end_revision_ = 0;
+  uint64_t from_revision_ = 0;
   uint64_t last_revision_ = 0;
   bool initial_end_sent_ = false;
   bool headers_sent_ = false;
@@ -779,6 +834,7 @@ void RestHandler::ServeResource(Request& req) {
 
   // Fault injection: latency first, then failures.
   auto decision = faults_.Decide(verb);
+  uint64_t await_revision = RevisionToAwait(verb, http, api_.storage().CurrentRevision());
   auto reqp = std::make_shared<Request>(std::move(req));
   auto run = [this, reqp, decision, verb, sub]() mutable {
     Request& r = *reqp;
@@ -834,6 +890,13 @@ void RestHandler::ServeResource(Request& req) {
       list_opts.limit = *limit;
     }
     if (verb == "get") {
+      if (auto rv = QueryRevision(h.Query("resourceVersion"))) {
+        uint64_t current = api_.storage().CurrentRevision();
+        if (*rv > current) {
+          RespondError(r, TooLargeResourceVersionError(*rv, current));
+          return;
+        }
+      }
       if (output == Output::kJson && sub == Subresource::kNone) {
         // The stored JSON is sent as it is: no parse, no re-serialisation.
         auto rec = api_.GetRecord(type, r.ns, r.name);
@@ -1120,11 +1183,20 @@ void RestHandler::ServeResource(Request& req) {
       send_result(api_.DeleteCollection(type, r.ns, list_opts, del), 200);
     }
   };
+  // A read at a future resourceVersion first waits (off the I/O thread) for it to arrive.
+  auto start = [this, reqp, await_revision, run = std::move(run)]() mutable {
+    if (await_revision == 0) {
+      Guarded(*reqp, run);
+      return;
+    }
+    AwaitRevision(scheduler_, api_.storage(), await_revision,
+                  std::chrono::steady_clock::now() + kFreshnessWait,
+                  [this, reqp, run]() mutable { Guarded(*reqp, run); });
+  };
   if (decision.latency.count() > 0) {
-    scheduler_.Schedule(decision.latency,
-                        [this, reqp, run = std::move(run)]() mutable { Guarded(*reqp, run); });
+    scheduler_.Schedule(decision.latency, std::move(start));
   } else {
-    Guarded(*reqp, run);
+    start();
   }
 }
 
@@ -1198,28 +1270,43 @@ void RestHandler::ServeWatch(Request& req) {
   wr.group_resource = rt.GroupResource();
   wr.ns = rt.namespaced ? req.ns : "";
   uint64_t initial_end = 0;
-  if (send_initial) {
-    // List at a revision, then watch from exactly that revision: the list's objects become
-    // ADDED events, closed by a bookmark marked initial-events-end.
-    wr.initial_snapshot = true;
-    initial_end = api_.storage().CurrentRevision();
-  } else if (rv.empty() || rv == "0") {
-    wr.initial_snapshot = true;
-  } else {
+  std::optional<uint64_t> requested_rv;
+  if (!rv.empty() && rv != "0") {
     char* end = nullptr;
     unsigned long long v = std::strtoull(rv.c_str(), &end, 10);
     if (end == rv.c_str() || *end != '\0') {
       RespondError(req, BadRequestError("invalid resource version: " + rv));
       return;
     }
-    wr.from_revision = v;
+    requested_rv = v;
+  }
+  // A sendInitialEvents watch at a resourceVersion still not reached after the wait (see
+  // RevisionToAwait) fails as the watch cache's does: one ERROR event with the 504.
+  std::optional<ApiError> too_large;
+  if (send_initial) {
+    // List at a revision, then watch from exactly that revision: the list's objects become
+    // ADDED events, closed by a bookmark marked initial-events-end.
+    wr.initial_snapshot = true;
+    initial_end = api_.storage().CurrentRevision();
+    if (requested_rv && *requested_rv > initial_end) {
+      too_large = TooLargeResourceVersionError(*requested_rv, initial_end);
+    }
+  } else if (!requested_rv) {
+    wr.initial_snapshot = true;
+  } else {
+    wr.from_revision = *requested_rv;
   }
   Output output = NegotiateResource(h.headers.Get("Accept"));
   auto session = std::make_shared<WatchSession>(
       *this, rt, wr.ns, std::move(labels).value(), std::move(fields).value(), output,
       IncludeObjectParam(h.Query("includeObject")), req.writer, req.record);
-  auto watcher = api_.storage().Watch(wr);
   req.responded = true;
+  if (too_large) {
+    session->FailWith(*too_large);
+    Finish(req, 200);
+    return;
+  }
+  auto watcher = api_.storage().Watch(wr);
   if (!watcher.ok()) {
     ApiError expired = ExpiredError(watcher.status().message());
     session->FailWith(expired);
@@ -1235,7 +1322,8 @@ void RestHandler::ServeWatch(Request& req) {
     sessions_.insert(session);
   }
   Finish(req, 200);
-  session->Start(std::move(watcher).value(), bookmarks, initial_end, timeout, faults_.ForWatch());
+  session->Start(std::move(watcher).value(), bookmarks, initial_end, wr.from_revision, timeout,
+                 faults_.ForWatch());
 }
 
 }  // namespace steward::cluster

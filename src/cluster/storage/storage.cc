@@ -254,6 +254,51 @@ class StorageImpl final : public Storage {
     return out;
   }
 
+  StatusOr<ListResult> ListAt(std::string_view group_resource, std::string_view ns,
+                              uint64_t revision, std::optional<ListFrom> after) const override {
+    ListResult out;
+    out.revision = revision;
+    // Deleted objects whose JSON still carries the deletion's revision (fixed after unlocking).
+    std::vector<size_t> restamp;
+    {
+      std::shared_lock lock(mu_);
+      if (revision > revision_) {
+        return InvalidArgument("storage: cannot list at revision " + std::to_string(revision) +
+                               ": the current revision is " + std::to_string(revision_));
+      }
+      if (revision < compacted_) {
+        return OutOfRange("too old resource version: " + std::to_string(revision) + " (" +
+                          std::to_string(compacted_) + ")");
+      }
+      if (auto git = objects_.find(group_resource); git != objects_.end()) {
+        CollectFrom(git->second, ns, after, &out.items);
+      }
+      if (revision == revision_) return out;
+      // The first event after `revision` on a key holds that key's state at `revision`.
+      std::map<KeyView, const WatchEvent*, KeyLess> changed;
+      auto first = std::upper_bound(
+          history_.begin(), history_.end(), revision,
+          [](uint64_t rev, const WatchEvent& ev) { return rev < ev.object.revision; });
+      for (auto it = first; it != history_.end(); ++it) {
+        const ObjectRecord& o = it->object;
+        if (o.group_resource != group_resource || (!ns.empty() && o.ns != ns)) continue;
+        KeyView key{o.ns, o.name};
+        if (after && key <= KeyView{after->ns, after->name}) continue;
+        changed.try_emplace(key, &*it);
+      }
+      if (changed.empty()) return out;
+      out.items = Overlay(std::move(out.items), changed, &restamp);
+    }
+    for (size_t i : restamp) {
+      ObjectRecord& rec = out.items[i];
+      Json obj = rec.Parse();
+      if (!obj.is_object()) return Internal("storage: stored object does not parse");
+      obj["metadata"]["resourceVersion"] = std::to_string(rec.revision);
+      rec.json = StoredJson(obj);
+    }
+    return out;
+  }
+
   StatusOr<MutateResult> Mutate(std::string_view group_resource, std::string_view ns,
                                 std::string_view name, const MutateFn& fn) override {
     std::vector<std::shared_ptr<WatcherState>> to_notify;
@@ -295,6 +340,7 @@ class StorageImpl final : public Storage {
           ev.type = current != nullptr ? WatchEventType::kModified : WatchEventType::kAdded;
           ev.prev_labels = current != nullptr ? current->labels : nullptr;
           ev.prev_json = current != nullptr ? current->json : nullptr;
+          ev.prev_revision = current != nullptr ? current->revision : 0;
           bytes_ += rec.json->size();
           if (current != nullptr) {
             bytes_ -= current->json->size();
@@ -318,6 +364,7 @@ class StorageImpl final : public Storage {
           if (backend_) RETURN_IF_ERROR(backend_->Delete(group_resource, ns, name, rev));
           ev.type = WatchEventType::kDeleted;
           ev.prev_labels = current->labels;
+          ev.prev_revision = current->revision;
           bytes_ -= current->json->size();
           --count_;
           bucket->erase(it);
@@ -403,6 +450,69 @@ class StorageImpl final : public Storage {
     if (git == objects_.end()) return nullptr;
     auto it = git->second.find(KeyView{ns, name});
     return it == git->second.end() ? nullptr : &it->second;
+  }
+
+  // Appends the records of `bucket` in namespace `ns` (every one when empty) that sort after
+  // `after` (every one when absent).
+  static void CollectFrom(const Bucket& bucket, std::string_view ns,
+                          const std::optional<ListFrom>& after, std::vector<ObjectRecord>* out) {
+    auto it = bucket.begin();
+    if (!ns.empty()) it = bucket.lower_bound(KeyView{ns, ""});
+    if (after) {
+      // Start at the later of the namespace's first key and the first key after `after`.
+      auto past = bucket.upper_bound(KeyView{after->ns, after->name});
+      if (past == bucket.end() || (it != bucket.end() && KeyLess()(it->first, past->first))) {
+        it = past;
+      }
+    }
+    for (; it != bucket.end() && (ns.empty() || it->first.first == ns); ++it) {
+      out->push_back(it->second);
+    }
+  }
+
+  // The state before the event: nothing for an ADDED (the object did not exist), else the object
+  // as it was. For a DELETED the JSON still carries the deletion's revision: `*needs_restamp`.
+  static std::optional<ObjectRecord> StateBefore(const WatchEvent& ev, bool* needs_restamp) {
+    *needs_restamp = false;
+    if (ev.type == WatchEventType::kAdded) return std::nullopt;
+    ObjectRecord rec = ev.object;
+    rec.revision = ev.prev_revision;
+    rec.labels = ev.prev_labels;
+    if (ev.type == WatchEventType::kModified) {
+      rec.json = ev.prev_json;
+    } else {
+      *needs_restamp = true;
+    }
+    return rec;
+  }
+
+  // Merges the current records (sorted by key) with the states before the first later event of
+  // each changed key (sorted too); notes the positions of records needing a restamp.
+  static std::vector<ObjectRecord> Overlay(
+      std::vector<ObjectRecord> current,
+      const std::map<KeyView, const WatchEvent*, KeyLess>& changed, std::vector<size_t>* restamp) {
+    std::vector<ObjectRecord> merged;
+    merged.reserve(current.size() + changed.size());
+    auto add_before = [&](const WatchEvent& ev) {
+      bool needs_restamp = false;
+      if (auto rec = StateBefore(ev, &needs_restamp)) {
+        if (needs_restamp) restamp->push_back(merged.size());
+        merged.push_back(std::move(*rec));
+      }
+    };
+    auto c = changed.begin();
+    for (auto& rec : current) {
+      KeyView key{rec.ns, rec.name};
+      for (; c != changed.end() && c->first < key; ++c) add_before(*c->second);
+      if (c != changed.end() && c->first == key) {
+        add_before(*c->second);
+        ++c;
+        continue;
+      }
+      merged.push_back(std::move(rec));
+    }
+    for (; c != changed.end(); ++c) add_before(*c->second);
+    return merged;
   }
 
   // Queues `ev` on every matching watcher (caller holds mu_ exclusively), dropping closed ones.

@@ -4,7 +4,8 @@
 // namespace ("" for cluster-scoped) and name. Every write takes the next value of one
 // cluster-wide, monotonic revision counter and stamps it into metadata.resourceVersion of the
 // stored object. Writes are recorded in a bounded event history so that watches can resume from
-// any revision still retained; older revisions are "compacted" and a watch from them fails with
+// any revision still retained, and paginated lists can read every page at their first page's
+// revision (ListAt); older revisions are "compacted" and a watch or list at them fails with
 // kOutOfRange, which the API layer turns into 410 Expired.
 //
 // Storage knows nothing of Kubernetes semantics beyond resourceVersion: generation, finalizers,
@@ -59,6 +60,10 @@ struct WatchEvent {
   // The whole object before a kModified event (nullptr otherwise); lets field-selected watches
   // tell whether the object matched before. Shares the string the history already holds.
   std::shared_ptr<const std::string> prev_json;
+  // The object's revision before the event (0 for kAdded). With prev_json (kModified) or the
+  // last state (kDeleted, whose JSON carries the deletion's revision instead) it gives the
+  // object as it was before the event, which ListAt() needs.
+  uint64_t prev_revision = 0;
 };
 
 // A live subscription to events. Destroying it unsubscribes. Events are queued per watcher in
@@ -121,6 +126,22 @@ class Storage {
   };
   // Every object of a group-resource, in one namespace (or all when `ns` is empty).
   virtual ListResult List(std::string_view group_resource, std::string_view ns) const = 0;
+
+  // Where a paginated list resumes: only keys strictly after (ns, name), in List()'s order.
+  struct ListFrom {
+    std::string_view ns;
+    std::string_view name;
+  };
+  // Like List(), but the objects as they were at `revision` (the snapshot a paginated list
+  // keeps across its pages, as etcd's MVCC does): rebuilt from the current objects and the event
+  // history, so an object created since is left out, and one modified or deleted since appears
+  // as it was at `revision` (its JSON, labels and revision then). Only keys after `after` when
+  // given. Cheap when nothing of the group-resource changed since `revision` (a scan of the
+  // newer events). Fails with kOutOfRange ("too old resource version: 5 (27)") when the history
+  // no longer reaches back to `revision` (compacted), and kInvalidArgument when `revision` is
+  // newer than CurrentRevision().
+  virtual StatusOr<ListResult> ListAt(std::string_view group_resource, std::string_view ns,
+                                      uint64_t revision, std::optional<ListFrom> after) const = 0;
 
   // The outcome of a Mutate callback: keep the object as it is (no write, no event), replace it
   // with a new value, or delete it.

@@ -13,6 +13,8 @@
 #include "cluster/embedded_cluster.h"
 #include "cluster/model/resource_types.h"
 #include "kube/informer/informer.h"
+#include "kube/test_support/embedded.h"
+#include "test_support/eventually.h"
 
 namespace steward::kube {
 namespace {
@@ -22,28 +24,9 @@ using std::chrono::seconds;
 using ::testing::ElementsAre;
 using ::testing::IsEmpty;
 
-class StaticToken : public CredentialProvider {
- public:
-  explicit StaticToken(std::string token) : token_(std::move(token)) {}
-  StatusOr<Credentials> Get() override {
-    Credentials c;
-    c.bearer_token = token_;
-    return c;
-  }
-  void Invalidate() override {}
-  std::string Describe() const override { return "test token"; }
-
- private:
-  std::string token_;
-};
-
+// The hostile profile makes convergence slower than elsewhere: a longer default wait.
 bool Eventually(const std::function<bool()>& fn, milliseconds timeout = seconds(20)) {
-  auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (fn()) return true;
-    std::this_thread::sleep_for(milliseconds(10));
-  }
-  return fn();
+  return ::steward::test_support::Eventually(fn, timeout);
 }
 
 uint64_t Num(const std::string& rv) { return std::stoull(rv); }
@@ -153,18 +136,11 @@ class InformerClusterTest : public ::testing::Test {
     auto c = cluster::EmbeddedCluster::Start(o);
     ASSERT_TRUE(c.ok()) << c.status().ToString();
     cluster_ = std::move(c).value();
-    RestConfig config;
-    config.server = cluster_->api_url();
-    config.ca_pem = cluster_->ca_pem();
-    config.credentials = std::make_shared<StaticToken>(cluster_->token());
-    config.source = "informer cluster test";
     TransportOptions transport_options;
     transport_options.backoff_initial = milliseconds(10);
     transport_options.backoff_max = milliseconds(100);
     transport_options.default_timeout = seconds(10);
-    auto transport = Transport::Create(config, transport_options);
-    ASSERT_TRUE(transport.ok()) << transport.status().ToString();
-    client_ = std::make_shared<Client>(std::move(transport).value());
+    client_ = test_support::ClientFor(*cluster_, transport_options);
   }
 
   static InformerOptions Options() {
@@ -252,12 +228,10 @@ TEST_F(InformerClusterTest, BurstUnderHostileFaultsEndsExactlyAtTheServerState) 
   Start(Hostile());
   CreateNamespace("burst");
   for (int i = 0; i < 60; ++i) Create("burst", "pre-" + std::to_string(i), "a");
-  // One page per list: the embedded cluster serves continue pages from its current state, not
-  // from the first page's snapshot, so a paginated list there can be newer than its
-  // resourceVersion and the watch then replays older states of some objects.
-  auto options = Options();
-  options.page_size = 1000;
-  auto informer = MakeInformer("burst", "", options);
+  // Small pages (Options().page_size, 50, against 40-250 objects): relists are paginated, each
+  // page served at the first page's snapshot, and a continue that outlives a compaction is
+  // answered 410 Expired, which the informer must recover from.
+  auto informer = MakeInformer("burst");
   Tracker tracker;
   informer->AddHandlers(tracker.Handlers());
   informer->Start();
