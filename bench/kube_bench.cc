@@ -209,7 +209,7 @@ void BenchInformer(cluster::EmbeddedCluster& c, const Flags& f) {
 
 int Main(int argc, char** argv) {
   Flags f;
-  for (int i = 1; i + 1 < argc || i < argc; i += 2) {
+  for (int i = 1; i < argc; i += 2) {
     std::string k = argv[i];
     if (i + 1 >= argc) {
       std::fprintf(stderr, "flag %s needs a value\n", k.c_str());

@@ -9,6 +9,8 @@
 #include <thread>
 #include <vector>
 
+#include "test_support/eventually.h"
+
 namespace steward::engine {
 namespace {
 
@@ -16,15 +18,7 @@ using std::chrono::milliseconds;
 using std::chrono::nanoseconds;
 using std::chrono::seconds;
 
-template <typename Pred>
-bool WaitFor(Pred pred, std::chrono::milliseconds timeout = std::chrono::seconds(5)) {
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (!pred()) {
-    if (std::chrono::steady_clock::now() > deadline) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
-  return true;
-}
+using ::steward::test_support::Eventually;
 
 std::unique_ptr<WorkQueue> MakeQueue(const Clock& clock) {
   WorkQueueOptions o;
@@ -69,7 +63,7 @@ class Script {
 
 // Runs are counted by Done(): work_duration.count.
 bool WaitRuns(const WorkQueue& q, uint64_t n) {
-  return WaitFor([&] { return q.Stats().work_duration.count >= n; });
+  return Eventually([&] { return q.Stats().work_duration.count >= n; });
 }
 
 TEST(WorkerPoolTest, RejectsBadArguments) {
@@ -206,9 +200,9 @@ TEST(WorkerPoolTest, StopWaitsForRunningHandlersAndEndsWorkers) {
   });
   ASSERT_TRUE(pool.ok());
   q->Add("a");
-  ASSERT_TRUE(WaitFor([&] { return started.load(); }));
+  ASSERT_TRUE(Eventually([&] { return started.load(); }));
   std::thread stopper([&] { (*pool)->Stop(); });
-  ASSERT_TRUE(WaitFor([&] { return q->ShuttingDown(); }));
+  ASSERT_TRUE(Eventually([&] { return q->ShuttingDown(); }));
   release = true;
   stopper.join();
   EXPECT_TRUE(finished.load());  // Stop returned only after the running handler finished
@@ -261,7 +255,7 @@ TEST(WorkerPoolTest, StressExclusivityWithMixedResults) {
   });
   adder.join();
   // Every key's last add has been seen by a run.
-  ASSERT_TRUE(WaitFor([&] {
+  ASSERT_TRUE(Eventually([&] {
     for (int k = 0; k < kKeys; ++k) {
       if (seen[k].load() != version[k].load()) return false;
     }

@@ -9,6 +9,8 @@
 #include <thread>
 #include <vector>
 
+#include "test_support/eventually.h"
+
 namespace steward::engine {
 namespace {
 
@@ -16,16 +18,7 @@ using std::chrono::milliseconds;
 using std::chrono::nanoseconds;
 using std::chrono::seconds;
 
-// Polls `pred` (a short sleep inside a deadline loop); false if it never held.
-template <typename Pred>
-bool WaitFor(Pred pred, std::chrono::milliseconds timeout = std::chrono::seconds(5)) {
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (!pred()) {
-    if (std::chrono::steady_clock::now() > deadline) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
-  return true;
-}
+using ::steward::test_support::Eventually;
 
 WorkQueueOptions NoLimits() {
   WorkQueueOptions o;
@@ -145,7 +138,7 @@ TEST(WorkQueueTest, SecondGetterWaitsUntilTheKeyIsDone) {
   q->Add("a");
   auto second = std::async(std::launch::async, [&] { return q->Get(); });
   // The second getter is blocked: the only dirty key is being processed.
-  ASSERT_TRUE(WaitFor([&] { return q->Stats().blocked_getters == 1; }));
+  ASSERT_TRUE(Eventually([&] { return q->Stats().blocked_getters == 1; }));
   EXPECT_EQ(q->Len(), 0u);
   q->Done("a");
   if (second.wait_for(seconds(5)) != std::future_status::ready) {
@@ -210,7 +203,7 @@ TEST(WorkQueueTest, StressNeverTwoWorkersOnOneKeyAndNoAddIsLost) {
     });
   }
   for (auto& t : adders) t.join();
-  ASSERT_TRUE(WaitFor([&] {
+  ASSERT_TRUE(Eventually([&] {
     auto s = q->Stats();
     return s.depth == 0 && s.processing == 0;
   }));
@@ -313,7 +306,7 @@ TEST(WorkQueueTest, TimerThreadReleasesDelayedKeysOnARealClock) {
   auto q = MakeQueue(RealClock::Get());
   q->AddAfter("far", std::chrono::hours(1));
   // Once the timer thread has run an iteration it sleeps on "far" (or the 10 s heartbeat).
-  ASSERT_TRUE(WaitFor([&] { return q->Stats().timer_wakeups >= 1; }));
+  ASSERT_TRUE(Eventually([&] { return q->Stats().timer_wakeups >= 1; }));
   // A new earliest entry must cut the timer thread's wait short.
   const auto start = std::chrono::steady_clock::now();
   q->AddAfter("soon", milliseconds(20));
@@ -455,7 +448,7 @@ TEST(WorkQueueTest, ShutDownWakesEveryBlockedGetter) {
   for (int i = 0; i < 3; ++i) {
     getters.push_back(std::async(std::launch::async, [&] { return q->Get(); }));
   }
-  ASSERT_TRUE(WaitFor([&] { return q->Stats().blocked_getters == 3; }));
+  ASSERT_TRUE(Eventually([&] { return q->Stats().blocked_getters == 3; }));
   q->ShutDown();
   for (auto& g : getters) {
     ASSERT_EQ(g.wait_for(seconds(5)), std::future_status::ready) << "a getter was not woken";
@@ -498,7 +491,7 @@ TEST(WorkQueueTest, ShutDownWithDrainWaitsForHandedOutKeys) {
     q->ShutDownWithDrain();
     drained = true;
   });
-  ASSERT_TRUE(WaitFor([&] { return q->ShuttingDown(); }));
+  ASSERT_TRUE(Eventually([&] { return q->ShuttingDown(); }));
   EXPECT_EQ(Next(*q), std::nullopt);  // no new work while draining
   EXPECT_FALSE(drained.load());
   q->Done("a");
