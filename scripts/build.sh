@@ -8,10 +8,8 @@ dir=${1:-build}
 shift || true
 args=(-G Ninja -DCMAKE_BUILD_TYPE=${BUILD_TYPE:-RelWithDebInfo})
 if [ -n "${STEWARD_SANITIZE:-}" ]; then
-  # Sanitizer builds run the unit and integration tests only.
   # Line tables only (-g1): sanitizer reports keep file:line, builds are quicker.
-  args+=(-DSTEWARD_SANITIZE="$STEWARD_SANITIZE" -DSTEWARD_BENCH=OFF -DSTEWARD_E2E=OFF
-         "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O2 -g1 -DNDEBUG")
+  args+=(-DSTEWARD_SANITIZE="$STEWARD_SANITIZE" "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O2 -g1 -DNDEBUG")
 fi
 cmake -S . -B "$dir" "${args[@]}" "$@" >/dev/null
 ninja -C "$dir" ${NINJA_ARGS:-}
