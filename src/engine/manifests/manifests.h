@@ -1,0 +1,100 @@
+// Manifests: the Kubernetes objects one project should have, rendered from its resolved spec
+// and the engine config. Pure functions of their input (no clock, no randomness), so a render
+// repeated after a crash gives the same objects and the same spec hashes.
+//
+// Every object (and the Deployment's pod template) carries the labels steward.io/project=<id>,
+// app.kubernetes.io/managed-by=steward, app.kubernetes.io/name=node-red and
+// app.kubernetes.io/instance=<name> (over the config's and the spec's labels, which cannot
+// override them), the spec's annotations, and the annotation steward.io/spec-hash =
+// SpecHash(object), computed last. Names (see ObjectNames):
+//   Secret "<name>-credentials", PVC "<id>-pvc", Deployment "<name>",
+//   Service "<name>" ("srv-<name>" when the name starts with a digit, as Service names must
+//   start with a letter), Ingress "<name>", custom-hostname Ingress "<name>-custom".
+// Selectors (Deployment, Service) use only steward.io/project=<id>: a Deployment's selector is
+// immutable, so it must not include labels the spec can change.
+//
+// The Deployment follows FlowFuse's driver (docs: flowfuse-driver.md §3.2) with fixes: the
+// credentials come from the Secret by secretKeyRef (never a plain env value), the pod template
+// carries steward.io/restart-epoch and steward.io/credential-id (a change of either rolls the
+// pods), enableServiceLinks=false sits in the pod spec, and the strategy is Recreate when the
+// PVC is ReadWriteOnce/ReadWriteOncePod (two pods could not mount it at once), else
+// RollingUpdate with maxSurge 1, maxUnavailable 0. Quantities are rendered in Kubernetes'
+// canonical form (cpu 10 → "100m", 100 → "1"; memory 256 → "256Mi", 896+128 → "1Gi") so that
+// what the server returns compares equal. Ingresses get TLS (secret "<ingress>-tls") when a
+// cert-manager issuer is configured or any of their annotations starts with cert-manager.io/.
+//
+// No owner references are set. The project itself has no Kubernetes object that could own
+// anything (it lives in Steward's store), and no rendered object should be garbage-collected
+// with another: the Secret and PVC outlive the Deployment on suspend, and the Service and
+// Ingresses are deleted explicitly, in order, each step waiting for true absence (DESIGN.md
+// §3.4), which a cascade would only race with. Everything is findable by its labels instead.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "common/json.h"
+#include "engine/model/project.h"
+
+namespace steward::engine {
+
+inline constexpr std::string_view kProjectLabel = "steward.io/project";
+inline constexpr std::string_view kManagedByLabel = "app.kubernetes.io/managed-by";
+inline constexpr std::string_view kManagedByValue = "steward";
+inline constexpr std::string_view kSpecHashAnnotation = "steward.io/spec-hash";
+// Pod-template annotations whose change rolls the pods.
+inline constexpr std::string_view kRestartAnnotation = "steward.io/restart-epoch";
+inline constexpr std::string_view kCredentialAnnotation = "steward.io/credential-id";
+inline constexpr int kWebPort = 1880;
+inline constexpr int kManagementPort = 2880;
+
+struct ObjectNames {
+  std::string secret, pvc, deployment, service, ingress, custom_ingress;
+};
+ObjectNames NamesFor(std::string_view id, std::string_view name);
+
+// The credential the instance should hold (the pending one during a rotation).
+struct CredentialRef {
+  std::string id;
+  std::string token;
+};
+
+struct RenderInput {
+  std::string id;
+  std::string name;
+  const EngineConfig* config = nullptr;  // not owned; null renders with EngineConfig{}
+  // Normally Resolve()'s output. Fields it would fill that are still unset (empty image, cpu or
+  // memory 0, nullopt options, empty host/url) fall back to the config here as well.
+  ResolvedSpec resolved;
+  int64_t restart_epoch = 0;
+  CredentialRef credential;
+};
+
+struct Manifests {
+  ObjectNames names;
+  Json secret;                         // data: FORGE_CLIENT_ID, FORGE_PROJECT_TOKEN (base64)
+  std::optional<Json> pvc;             // when the spec has storage
+  Json deployment;                     // env from the Secret via secretKeyRef, never plain values
+  Json service;                        // ports web 1880, management 2880
+  Json ingress;                        // host <name>.<domain>
+  std::optional<Json> custom_ingress;  // when the spec has a custom hostname
+};
+
+// Renders every object, namespace set, spec-hash annotation set.
+Manifests Render(const RenderInput& in);
+
+// Hash of what Steward controls in an object (labels, annotations other than the hash itself,
+// and spec / data / the fields Steward sets); hex, stable across runs and platforms.
+std::string SpecHash(const Json& object);
+
+// True when every field Steward sets in `desired` has the same value in `live` (objects compared
+// key by key recursively, arrays element by element with equal length, scalars equal). Fields
+// the server adds (defaults, status, metadata it owns) are ignored: of metadata only labels and
+// annotations are compared, and status never. A desired zero value ("", false, 0, {}, [], null)
+// also matches an absent field, as servers omit those. A Secret's `data` must be equal exactly
+// (no extra keys). Used with the hash to find drift made behind Steward's back.
+bool LiveMatchesDesired(const Json& desired, const Json& live);
+
+}  // namespace steward::engine

@@ -1,0 +1,165 @@
+#include "engine/model/project.h"
+#include "engine/model/validation.h"
+
+namespace steward::engine {
+
+using internal::Fields;
+using internal::Invalid;
+
+namespace {
+
+// A string field that must be "" or a DNS-1123 subdomain.
+Status OptionalName(const Fields& f, std::string_view name, std::string* out) {
+  RETURN_IF_ERROR(f.String(name, out));
+  return internal::CheckSubdomain(*out, f.PathOf(name), /*allow_empty=*/true);
+}
+
+Status OneOf(const Fields& f, std::string_view name,
+             std::initializer_list<std::string_view> allowed, std::string* out) {
+  RETURN_IF_ERROR(f.String(name, out));
+  std::string list;
+  for (std::string_view a : allowed) {
+    if (*out == a) return Status::Ok();
+    list += list.empty() ? "" : ", ";
+    list += a;
+  }
+  return Invalid(f.PathOf(name),
+                 "must be one of " + list + " (got \"" + out->substr(0, 64) + "\")");
+}
+
+Status CheckTimeZone(std::string_view tz, std::string_view path) {
+  bool ok = !tz.empty() && tz.size() <= 64 && tz.front() != '/' &&
+            tz.find("..") == std::string_view::npos;
+  for (char c : tz) {
+    ok = ok && ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                c == '/' || c == '_' || c == '+' || c == '-');
+  }
+  if (!ok) return Invalid(path, "must be an IANA time zone name such as Europe/London or UTC");
+  return Status::Ok();
+}
+
+Status ParseCustomHostname(const Json& j, std::string path, CustomHostnameConfig* out) {
+  ASSIGN_OR_RETURN(Fields f, Fields::Of(j, std::move(path)));
+  RETURN_IF_ERROR(f.OnlyKnown({"ingressClass", "ingressAnnotations", "certManagerIssuer"}));
+  RETURN_IF_ERROR(OptionalName(f, "ingressClass", &out->ingress_class));
+  RETURN_IF_ERROR(f.Map("ingressAnnotations", &out->ingress_annotations));
+  RETURN_IF_ERROR(
+      internal::CheckAnnotations(out->ingress_annotations, f.PathOf("ingressAnnotations")));
+  return OptionalName(f, "certManagerIssuer", &out->cert_manager_issuer);
+}
+
+Status ParseStorageDefaults(const Json& j, std::string path, StorageDefaults* out) {
+  ASSIGN_OR_RETURN(Fields f, Fields::Of(j, std::move(path)));
+  RETURN_IF_ERROR(f.OnlyKnown({"enabled", "size", "storageClass", "accessMode"}));
+  RETURN_IF_ERROR(f.Bool("enabled", &out->enabled));
+  // The StorageSpec fields share the spec's rules; "enabled" is checked above, so hand the rest
+  // over without it.
+  Json rest = Json::object();
+  for (std::string_view k : {"size", "storageClass", "accessMode"}) {
+    if (const Json* v = f.Find(k)) rest[std::string(k)] = *v;
+  }
+  return internal::ParseStorage(rest, f.path(), /*size_required=*/false, &out->spec);
+}
+
+}  // namespace
+
+StatusOr<EngineConfig> ParseEngineConfig(const Json& j, std::string_view path) {
+  ASSIGN_OR_RETURN(Fields f, Fields::Of(j, std::string(path)));
+  RETURN_IF_ERROR(f.OnlyKnown({"namespace",
+                               "domain",
+                               "urlScheme",
+                               "urlPort",
+                               "forgeUrl",
+                               "ingressClass",
+                               "ingressAnnotations",
+                               "certManagerIssuer",
+                               "customHostname",
+                               "serviceType",
+                               "defaultStack",
+                               "storage",
+                               "labels",
+                               "nodeSelector",
+                               "tolerations",
+                               "probes",
+                               "podSecurityContext",
+                               "containerSecurityContext",
+                               "imagePullSecrets",
+                               "privateCA",
+                               "serviceAccount",
+                               "timeZone",
+                               "progressDeadlineSeconds",
+                               "requireIngressAddress",
+                               "httpProbe",
+                               "httpProbeAddress",
+                               "httpProbeTimeoutMs",
+                               "removeOrphans",
+                               "workers"}));
+  EngineConfig c;
+  RETURN_IF_ERROR(f.String("namespace", &c.namespace_name));
+  if (!IsDns1123Label(c.namespace_name)) {
+    return Invalid(f.PathOf("namespace"),
+                   "must be a DNS-1123 label (1 to 63 lowercase letters, digits and '-', "
+                   "starting and ending with a letter or digit)");
+  }
+  RETURN_IF_ERROR(f.String("domain", &c.domain));
+  RETURN_IF_ERROR(internal::CheckSubdomain(c.domain, f.PathOf("domain"), /*allow_empty=*/false));
+  RETURN_IF_ERROR(OneOf(f, "urlScheme", {"http", "https"}, &c.url_scheme));
+  RETURN_IF_ERROR(f.Int("urlPort", 0, 65535, &c.url_port));
+  RETURN_IF_ERROR(f.String("forgeUrl", &c.forge_url));
+  RETURN_IF_ERROR(internal::CheckHttpUrl(c.forge_url, f.PathOf("forgeUrl")));
+
+  RETURN_IF_ERROR(OptionalName(f, "ingressClass", &c.ingress_class));
+  RETURN_IF_ERROR(f.Map("ingressAnnotations", &c.ingress_annotations));
+  RETURN_IF_ERROR(
+      internal::CheckAnnotations(c.ingress_annotations, f.PathOf("ingressAnnotations")));
+  RETURN_IF_ERROR(OptionalName(f, "certManagerIssuer", &c.cert_manager_issuer));
+  if (const Json* ch = f.Find("customHostname")) {
+    RETURN_IF_ERROR(ParseCustomHostname(*ch, f.PathOf("customHostname"), &c.custom_hostname));
+  }
+  RETURN_IF_ERROR(OneOf(f, "serviceType", {"ClusterIP", "NodePort"}, &c.service_type));
+
+  if (const Json* stack = f.Find("defaultStack")) {
+    RETURN_IF_ERROR(internal::ParseStack(*stack, f.PathOf("defaultStack"), &c.default_stack));
+  }
+  if (const Json* storage = f.Find("storage")) {
+    RETURN_IF_ERROR(ParseStorageDefaults(*storage, f.PathOf("storage"), &c.storage));
+  }
+  RETURN_IF_ERROR(f.Map("labels", &c.labels));
+  RETURN_IF_ERROR(internal::CheckLabels(c.labels, f.PathOf("labels"), true));
+  RETURN_IF_ERROR(f.Map("nodeSelector", &c.node_selector));
+  RETURN_IF_ERROR(internal::CheckLabels(c.node_selector, f.PathOf("nodeSelector"), false));
+
+  std::optional<Json> tolerations;
+  RETURN_IF_ERROR(f.ObjectArray("tolerations", &tolerations));
+  if (tolerations) c.tolerations = std::move(*tolerations);
+  if (const Json* probes = f.Find("probes")) {
+    RETURN_IF_ERROR(internal::ParseProbes(*probes, f.PathOf("probes"), &c.liveness_probe,
+                                          &c.readiness_probe, &c.startup_probe));
+  }
+  std::optional<Json> pod_sc, container_sc;
+  RETURN_IF_ERROR(f.Object("podSecurityContext", &pod_sc));
+  if (pod_sc) c.pod_security_context = std::move(*pod_sc);
+  RETURN_IF_ERROR(f.Object("containerSecurityContext", &container_sc));
+  if (container_sc) c.container_security_context = std::move(*container_sc);
+  std::optional<std::vector<std::string>> pull_secrets;
+  RETURN_IF_ERROR(f.NameList("imagePullSecrets", &pull_secrets));
+  if (pull_secrets) c.image_pull_secrets = std::move(*pull_secrets);
+  RETURN_IF_ERROR(OptionalName(f, "privateCA", &c.private_ca));
+  RETURN_IF_ERROR(OptionalName(f, "serviceAccount", &c.service_account));
+  RETURN_IF_ERROR(f.String("timeZone", &c.time_zone));
+  RETURN_IF_ERROR(CheckTimeZone(c.time_zone, f.PathOf("timeZone")));
+  RETURN_IF_ERROR(f.Int("progressDeadlineSeconds", 1, 86400, &c.progress_deadline_seconds));
+
+  RETURN_IF_ERROR(f.Bool("requireIngressAddress", &c.require_ingress_address));
+  RETURN_IF_ERROR(f.Bool("httpProbe", &c.http_probe));
+  RETURN_IF_ERROR(f.String("httpProbeAddress", &c.http_probe_address));
+  if (!c.http_probe_address.empty()) {
+    RETURN_IF_ERROR(internal::CheckHostPort(c.http_probe_address, f.PathOf("httpProbeAddress")));
+  }
+  RETURN_IF_ERROR(f.Int("httpProbeTimeoutMs", 1, 60000, &c.http_probe_timeout_ms));
+  RETURN_IF_ERROR(f.Bool("removeOrphans", &c.remove_orphans));
+  RETURN_IF_ERROR(f.Int("workers", 1, 256, &c.workers));
+  return c;
+}
+
+}  // namespace steward::engine

@@ -1,0 +1,219 @@
+// The project model: what the platform asks for (ProjectSpec), the cluster-wide configuration
+// that fills in what a spec leaves out (EngineConfig, from Steward's config file), and the
+// status the engine computes from observations (ProjectStatus).
+//
+// Spec and config are plain values, parsed from JSON/YAML by the functions below, which reject
+// unknown fields and bad values with kInvalidArgument naming the field's dotted path
+// ("spec.stack.memory: must be between 128 and 65536 (got 64)"). Map entries are named
+// `path["key"]` and array elements `path[i]`. A JSON null counts as an absent field (so a bare
+// "labels:" line in YAML is fine), except where a value is required. Numbers must be JSON
+// integers: 1.5, 2.0 and "2" are refused. Thread-compatible.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/json.h"
+#include "common/status.h"
+
+namespace steward::engine {
+
+using StringMap = std::map<std::string, std::string>;
+
+struct Stack {
+  std::string image;  // container image; "" = the config's default stack image
+  int cpu = 0;        // hundredths of a core (1..1000); 0 = default
+  int memory_mb = 0;  // MB (128..65536); 0 = default
+  StringMap env;      // extra env vars (names: C identifiers, not FORGE_* or reserved)
+
+  bool operator==(const Stack&) const = default;
+};
+
+struct StorageSpec {
+  std::string size;           // Kubernetes quantity, e.g. "1Gi"
+  std::string storage_class;  // "" = cluster default
+  std::string access_mode;    // ReadWriteOnce | ReadWriteMany | ReadWriteOncePod
+
+  bool operator==(const StorageSpec&) const = default;
+};
+
+// What the platform sends for a project (the body of PUT /projects/{name}, spec part). Every
+// optional field left out falls back to EngineConfig. JSON names are camelCase:
+// {"team", "stack": {"image","cpu","memory","env"}, "customHostname", "storage": {"size",
+//  "storageClass","accessMode"}, "replicas", "labels", "annotations", "ingress": {"className",
+//  "annotations"}, "nodeSelector", "tolerations", "probes": {"livenessProbe","readinessProbe",
+//  "startupProbe"}, "podSecurityContext", "containerSecurityContext", "imagePullSecrets",
+//  "privateCA"}.
+// Rules beyond the comments below: stack.image, when present, is a plausible image reference
+// (not empty, <= 255 chars, no whitespace, lowercase repository path, valid tag/digest);
+// storage.size is a positive Kubernetes quantity; label keys are qualified names and label
+// values (labels, nodeSelector) follow the Kubernetes label-value rule; keys of labels,
+// annotations and ingress.annotations under steward.io/ or app.kubernetes.io/ are reserved;
+// annotations (and ingress.annotations) total at most 256 KiB; className, storageClass,
+// privateCA and imagePullSecrets entries are DNS-1123 subdomains, except that className: "" and
+// privateCA: "" are accepted and mean "explicitly none" (cluster default class / no CA),
+// overriding the config. Set optionals (even empty) are kept through ToJson.
+struct ProjectSpec {
+  std::string team;  // required, 1..63 chars [A-Za-z0-9_-]
+  Stack stack;
+  std::string custom_hostname;         // "" = none; else a DNS name (RFC 1123 subdomain)
+  std::optional<StorageSpec> storage;  // nullopt = config's storage default (maybe none)
+  int replicas = 1;                    // 1..10; > 1 is HA
+  StringMap labels;                    // added to every object (keys/values validated)
+  StringMap annotations;               // added to every object
+  std::optional<std::string> ingress_class;
+  StringMap ingress_annotations;    // merged over the config's
+  StringMap node_selector;          // replaces the config's when non-empty
+  std::optional<Json> tolerations;  // array of Toleration objects
+  std::optional<Json> liveness_probe, readiness_probe, startup_probe;  // Probe objects
+  std::optional<Json> pod_security_context, container_security_context;
+  std::optional<std::vector<std::string>> image_pull_secrets;
+  std::optional<std::string> private_ca;  // ConfigMap name with chain.pem
+
+  bool operator==(const ProjectSpec&) const = default;
+};
+
+// Parses and validates a spec. `path` prefixes field names in errors ("spec").
+StatusOr<ProjectSpec> ParseProjectSpec(const Json& j, std::string_view path = "spec");
+// Canonical JSON (sorted keys, defaults omitted) — what the store keeps; parses back equal.
+Json ToJson(const ProjectSpec& spec);
+
+struct CustomHostnameConfig {
+  std::string ingress_class;
+  StringMap ingress_annotations;
+  std::string cert_manager_issuer;  // "" = no TLS unless cert-manager.io/* annotations
+
+  bool operator==(const CustomHostnameConfig&) const = default;
+};
+
+struct StorageDefaults {
+  bool enabled = false;  // give every project a PVC unless its spec says otherwise
+  StorageSpec spec{"1Gi", "", "ReadWriteOnce"};
+
+  bool operator==(const StorageDefaults&) const = default;
+};
+
+// Cluster-wide options: Steward's config file, section "engine" (YAML or JSON; same names in
+// camelCase: namespace, domain, urlScheme, urlPort, forgeUrl, ingressClass, ...).
+struct EngineConfig {
+  std::string namespace_name = "steward";            // the one namespace for every project object
+  std::string domain = "localhost";                  // project URL host = <name>.<domain>
+  std::string url_scheme = "http";                   // http | https
+  int url_port = 0;                                  // 0 = scheme default; else appended to URLs
+  std::string forge_url = "http://forge.localhost";  // FORGE_URL for instances
+  std::string ingress_class;                         // "" = cluster default IngressClass
+  StringMap ingress_annotations;
+  std::string cert_manager_issuer;  // TLS via cert-manager when set
+  CustomHostnameConfig custom_hostname;
+  std::string service_type = "ClusterIP";  // ClusterIP | NodePort
+  Stack default_stack{"flowfuse/node-red", 10, 256, {}};
+  StorageDefaults storage;
+  StringMap labels;  // on every object
+  StringMap node_selector;
+  Json tolerations = Json::array();
+  std::optional<Json> liveness_probe, readiness_probe, startup_probe;
+  Json pod_security_context = Json{{"runAsUser", 1000}, {"runAsGroup", 1000}, {"fsGroup", 1000}};
+  Json container_security_context = Json{{"allowPrivilegeEscalation", false}};
+  std::vector<std::string> image_pull_secrets;
+  std::string private_ca;       // ConfigMap name; "" = none
+  std::string service_account;  // "" = namespace default
+  std::string time_zone = "Europe/London";
+  int progress_deadline_seconds = 600;
+
+  // Readiness and behaviour.
+  bool require_ingress_address = true;  // wait for Ingress status.loadBalancer
+  bool http_probe = false;              // probe the project URL before Running
+  std::string http_probe_address;       // host:port to send the probe to ("" = URL's host)
+  int http_probe_timeout_ms = 2000;
+  bool remove_orphans = false;  // delete labelled objects that belong to no project
+  int workers = 8;
+
+  bool operator==(const EngineConfig&) const = default;
+};
+
+// Parses the engine section of the config file; every field optional (null = the whole section
+// absent = all defaults); unknown fields and bad values are kInvalidArgument naming the dotted
+// path under `path`. Value rules match ParseProjectSpec's for the shared shapes (defaultStack as
+// spec.stack, storage as spec.storage, labels, probes, ...); in addition namespace is a DNS-1123
+// label, domain a DNS-1123 subdomain, urlScheme http|https, urlPort 0..65535, forgeUrl an
+// http(s) URL, serviceType ClusterIP|NodePort, ingressClass / certManagerIssuer / privateCA /
+// serviceAccount "" or a DNS-1123 subdomain, httpProbeAddress "" or host:port, workers 1..256,
+// progressDeadlineSeconds 1..86400, httpProbeTimeoutMs 1..60000. nodeSelector keys are not
+// reserved (they select node labels, not labels Steward sets).
+StatusOr<EngineConfig> ParseEngineConfig(const Json& j, std::string_view path = "engine");
+
+// The spec with the config's defaults applied: every field the manifests need is set.
+// Resolve: stack image/cpu/memory from config.default_stack when ""/0, env = default env
+// merged with the spec's (spec wins); labels = config labels merged with the spec's (spec
+// wins); ingress_class = the spec's if set, else the config's (always set afterwards, "" =
+// cluster default); ingress_annotations = config's merged with the spec's (spec wins);
+// node_selector = the spec's when non-empty, else the config's; tolerations, probes, security
+// contexts, image_pull_secrets and private_ca = the spec's if set, else the config's (so they are
+// set afterwards, except probes the config leaves unset); storage = the spec's, else the
+// config's default when config.storage.enabled, else none (spec.storage is set to the same);
+// custom_hostname, replicas and annotations as given. Consumers read only `spec` + the fields
+// below.
+struct ResolvedSpec {
+  ProjectSpec spec;                    // stack, replicas, ... all filled
+  std::optional<StorageSpec> storage;  // the PVC to have, if any
+  std::string host;                    // <name>.<domain>
+  std::string url;                     // scheme://host[:port]/
+};
+ResolvedSpec Resolve(const EngineConfig& config, std::string_view name, const ProjectSpec& spec);
+
+// Name rules shared by the API and the engine.
+bool IsDns1123Label(std::string_view s);            // [a-z0-9]([-a-z0-9]*[a-z0-9])?, <= 63
+bool IsDns1123Subdomain(std::string_view s);        // labels joined by '.', <= 253
+Status ValidateProjectName(std::string_view name);  // a DNS-1123 label of at most 40 chars
+Status ValidateProjectId(std::string_view id);      // same rule as ProjectRecord::id
+
+// Phases, in the order a start passes through them. Suspending/Deleting are the teardown.
+enum class Phase {
+  kPending,       // accepted, nothing observed yet
+  kProvisioning,  // creating or waiting for an object
+  kRunning,       // every object ready at observedGeneration (DESIGN.md §4)
+  kUpdating,      // running at an older generation, rolling to the new one
+  kDegraded,      // was running; something is not ready or drifted; being restored
+  kSuspending,
+  kSuspended,  // Deployment, Service, Ingresses and pods observed gone
+  kDeleting,
+  kFailed,  // cannot progress without a change of intent or cluster (reason says why)
+};
+std::string_view ToString(Phase p);  // "Pending", "Provisioning", ...
+std::optional<Phase> ParsePhase(std::string_view s);
+
+// A per-resource condition: "Secret", "PersistentVolumeClaim", "Deployment", "Service",
+// "Ingress", "CustomIngress", "Probe", "Pods".
+struct ResourceCondition {
+  std::string resource;
+  bool ready = false;   // for teardown: true once gone
+  std::string reason;   // CamelCase: Created, Waiting, Ready, Terminating, Gone, ...
+  std::string message;  // for a human
+
+  bool operator==(const ResourceCondition&) const = default;
+};
+
+struct ProjectStatus {
+  Phase phase = Phase::kPending;
+  std::string reason;               // CamelCase, e.g. WaitingForEndpoints, ProgressDeadlineExceeded
+  std::string message;              // what it waits for or why it failed, for a human
+  int64_t observed_generation = 0;  // the generation this status describes
+  std::string url;
+  std::vector<ResourceCondition> conditions;
+  int64_t since_ms = 0;  // when the phase was entered
+
+  bool operator==(const ProjectStatus&) const = default;
+};
+// {"phase","reason","message","observedGeneration","url","conditions":[{"resource","ready",
+// "reason","message"}],"since"} with every field present (since in ms since the epoch).
+Json ToJson(const ProjectStatus& status);
+// Inverse of ToJson. phase is required and must be known; other fields may be absent (zero
+// values); unknown fields are ignored so an older Steward can read a newer one's status; wrong
+// types are kInvalidArgument naming the field under "status".
+StatusOr<ProjectStatus> ParseProjectStatus(const Json& j);
+
+}  // namespace steward::engine

@@ -1,0 +1,95 @@
+#include <limits>
+
+#include "engine/model/project.h"
+#include "engine/model/validation.h"
+
+namespace steward::engine {
+
+using internal::AsBool;
+using internal::AsInt;
+using internal::AsString;
+using internal::IndexPath;
+using internal::Invalid;
+using internal::Join;
+
+Json ToJson(const ProjectStatus& status) {
+  Json conditions = Json::array();
+  for (const ResourceCondition& c : status.conditions) {
+    conditions.push_back({{"resource", c.resource},
+                          {"ready", c.ready},
+                          {"reason", c.reason},
+                          {"message", c.message}});
+  }
+  return Json{{"phase", ToString(status.phase)},
+              {"reason", status.reason},
+              {"message", status.message},
+              {"observedGeneration", status.observed_generation},
+              {"url", status.url},
+              {"conditions", std::move(conditions)},
+              {"since", status.since_ms}};
+}
+
+namespace {
+
+// Reads obj[key] into *out when present; absent and null leave it unchanged.
+Status OptString(const Json& obj, std::string_view path, std::string_view key, std::string* out) {
+  auto it = obj.find(key);
+  if (it == obj.end() || it->is_null()) return Status::Ok();
+  ASSIGN_OR_RETURN(*out, AsString(*it, Join(path, key)));
+  return Status::Ok();
+}
+
+Status OptInt(const Json& obj, std::string_view path, std::string_view key, int64_t lo,
+              int64_t* out) {
+  auto it = obj.find(key);
+  if (it == obj.end() || it->is_null()) return Status::Ok();
+  ASSIGN_OR_RETURN(*out, AsInt(*it, Join(path, key), lo, std::numeric_limits<int64_t>::max()));
+  return Status::Ok();
+}
+
+}  // namespace
+
+StatusOr<ProjectStatus> ParseProjectStatus(const Json& j) {
+  constexpr std::string_view kPath = "status";
+  if (!j.is_object()) {
+    return Invalid(kPath, "must be an object, got " + std::string(internal::TypeName(j)));
+  }
+  ProjectStatus s;
+  auto phase_it = j.find("phase");
+  if (phase_it == j.end() || phase_it->is_null()) return Invalid("status.phase", "is required");
+  ASSIGN_OR_RETURN(std::string phase, AsString(*phase_it, "status.phase"));
+  std::optional<Phase> p = ParsePhase(phase);
+  if (!p) return Invalid("status.phase", "unknown phase \"" + phase.substr(0, 64) + "\"");
+  s.phase = *p;
+  RETURN_IF_ERROR(OptString(j, kPath, "reason", &s.reason));
+  RETURN_IF_ERROR(OptString(j, kPath, "message", &s.message));
+  RETURN_IF_ERROR(OptString(j, kPath, "url", &s.url));
+  RETURN_IF_ERROR(OptInt(j, kPath, "observedGeneration", 0, &s.observed_generation));
+  RETURN_IF_ERROR(OptInt(j, kPath, "since", std::numeric_limits<int64_t>::min(), &s.since_ms));
+  auto cond_it = j.find("conditions");
+  if (cond_it != j.end() && !cond_it->is_null()) {
+    if (!cond_it->is_array()) {
+      return Invalid("status.conditions",
+                     "must be an array, got " + std::string(internal::TypeName(*cond_it)));
+    }
+    for (size_t i = 0; i < cond_it->size(); ++i) {
+      const Json& c = (*cond_it)[i];
+      std::string path = IndexPath("status.conditions", i);
+      if (!c.is_object()) {
+        return Invalid(path, "must be an object, got " + std::string(internal::TypeName(c)));
+      }
+      ResourceCondition rc;
+      RETURN_IF_ERROR(OptString(c, path, "resource", &rc.resource));
+      RETURN_IF_ERROR(OptString(c, path, "reason", &rc.reason));
+      RETURN_IF_ERROR(OptString(c, path, "message", &rc.message));
+      auto ready = c.find("ready");
+      if (ready != c.end() && !ready->is_null()) {
+        ASSIGN_OR_RETURN(rc.ready, AsBool(*ready, Join(path, "ready")));
+      }
+      s.conditions.push_back(std::move(rc));
+    }
+  }
+  return s;
+}
+
+}  // namespace steward::engine

@@ -1,0 +1,161 @@
+#include "engine/readiness/readiness.h"
+
+#include <array>
+#include <cstdint>
+#include <string_view>
+
+namespace steward::engine {
+namespace {
+
+using State = Readiness::State;
+
+Readiness Make(State state, std::string reason, std::string message) {
+  Readiness r;
+  r.state = state;
+  r.reason = std::move(reason);
+  r.message = std::move(message);
+  return r;
+}
+
+const Json& Field(const Json& obj, std::string_view key) {
+  static const Json kNull;
+  if (!obj.is_object()) return kNull;
+  auto it = obj.find(key);
+  return it == obj.end() ? kNull : *it;
+}
+
+// Kubernetes omits zero counts (omitempty), so an absent count is 0.
+int64_t Int(const Json& obj, std::string_view key, int64_t fallback = 0) {
+  const Json& v = Field(obj, key);
+  return v.is_number_integer() ? v.get<int64_t>() : fallback;
+}
+
+std::string Plural(int64_t n, std::string_view word) {
+  return std::to_string(n) + " " + std::string(word) + (n == 1 ? "" : "s");
+}
+
+const Json* FindCondition(const Json& status, std::string_view type) {
+  const Json& conditions = Field(status, "conditions");
+  if (!conditions.is_array()) return nullptr;
+  for (const auto& c : conditions) {
+    if (GetString(c, "type") == type) return &c;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+// Follows kubectl rollout status: nothing in status is trusted until the controller has
+// observed the current generation (a deadline condition from an older spec may no longer apply).
+Readiness DeploymentReadiness(const Json& deployment) {
+  const Json& meta = Field(deployment, "metadata");
+  const Json& spec = Field(deployment, "spec");
+  const Json& status = Field(deployment, "status");
+  const int64_t generation = Int(meta, "generation");
+  const int64_t observed = Int(status, "observedGeneration");
+  if (observed < generation) {
+    return Make(State::kWaiting, "GenerationNotObserved",
+                "waiting for the deployment controller to observe generation " +
+                    std::to_string(generation) + " (observed " + std::to_string(observed) + ")");
+  }
+  if (const Json* progressing = FindCondition(status, "Progressing");
+      progressing != nullptr && GetString(*progressing, "status") != "True" &&
+      GetString(*progressing, "reason") == "ProgressDeadlineExceeded") {
+    std::string message = GetString(*progressing, "message");
+    if (message.empty()) message = "deployment exceeded its progress deadline";
+    return Make(State::kFailed, "ProgressDeadlineExceeded", std::move(message));
+  }
+  const int64_t desired = Int(spec, "replicas", 1);  // the API's default when unset
+  const int64_t replicas = Int(status, "replicas");
+  const int64_t updated = Int(status, "updatedReplicas");
+  const int64_t available = Int(status, "availableReplicas");
+  if (updated < desired) {
+    return Make(
+        State::kWaiting, "RolloutInProgress",
+        "rollout: " + std::to_string(updated) + " of " + Plural(desired, "replica") + " updated");
+  }
+  if (replicas > updated) {
+    return Make(State::kWaiting, "RolloutInProgress",
+                "rollout: " + Plural(replicas - updated, "old replica") + " pending termination");
+  }
+  if (available < updated) {
+    return Make(State::kWaiting, "WaitingForAvailable",
+                "waiting for " + Plural(updated, "available replica") + " (" +
+                    std::to_string(available) + " available)");
+  }
+  return Make(State::kReady, "Ready", Plural(available, "replica") + " available");
+}
+
+Readiness PvcReadiness(const Json& pvc) {
+  const std::string phase = GetString(Field(pvc, "status"), "phase");
+  if (phase == "Bound") return Make(State::kReady, "Ready", "claim is Bound");
+  if (phase == "Lost") {
+    return Make(State::kFailed, "Lost", "claim is Lost: its persistent volume no longer exists");
+  }
+  return Make(State::kWaiting, "NotBound",
+              phase.empty() ? "claim has no phase yet" : "claim is " + phase);
+}
+
+Readiness ServiceReadiness(const Json& service, const std::vector<Json>& endpoint_slices) {
+  const std::string name = GetString(Field(service, "metadata"), "name");
+  int64_t total = 0;
+  int64_t ready = 0;
+  for (const Json& slice : endpoint_slices) {
+    // The caller passes this Service's slices; a slice labelled for another is ignored rather
+    // than allowed to make this one look ready.
+    const Json& owner =
+        Field(Field(Field(slice, "metadata"), "labels"), "kubernetes.io/service-name");
+    if (owner.is_string() && !name.empty() && owner.get_ref<const std::string&>() != name) continue;
+    const Json& endpoints = Field(slice, "endpoints");
+    if (!endpoints.is_array()) continue;
+    for (const Json& endpoint : endpoints) {
+      ++total;
+      // discovery/v1: a nil ready condition is to be interpreted as ready.
+      const Json& r = Field(Field(endpoint, "conditions"), "ready");
+      if (!(r.is_boolean() && !r.get<bool>())) ++ready;
+    }
+  }
+  if (ready > 0) {
+    return Make(State::kReady, "Ready",
+                std::to_string(ready) + " of " + Plural(total, "endpoint") + " ready");
+  }
+  if (total == 0) return Make(State::kWaiting, "NoReadyEndpoints", "service has no endpoints yet");
+  return Make(State::kWaiting, "NoReadyEndpoints",
+              "none of " + Plural(total, "endpoint") + " ready");
+}
+
+Readiness IngressReadiness(const Json& ingress, bool require_address) {
+  if (!require_address) return Make(State::kReady, "Ready", "no load balancer address required");
+  const Json& entries = Field(Field(Field(ingress, "status"), "loadBalancer"), "ingress");
+  if (entries.is_array()) {
+    for (const Json& e : entries) {
+      std::string address = GetString(e, "ip");
+      if (address.empty()) address = GetString(e, "hostname");
+      if (!address.empty()) return Make(State::kReady, "Ready", "address " + address);
+    }
+  }
+  return Make(State::kWaiting, "NoAddress",
+              "waiting for the ingress controller to publish a load balancer address");
+}
+
+std::string PodFailureDetail(const std::vector<Json>& pods) {
+  static constexpr std::array<std::string_view, 5> kFailures = {
+      "ErrImagePull", "ImagePullBackOff", "CrashLoopBackOff", "InvalidImageName",
+      "CreateContainerConfigError"};
+  for (const Json& pod : pods) {
+    const Json& statuses = Field(Field(pod, "status"), "containerStatuses");
+    if (!statuses.is_array()) continue;
+    for (const Json& cs : statuses) {
+      const Json& waiting = Field(Field(cs, "state"), "waiting");
+      const std::string reason = GetString(waiting, "reason");
+      bool failure = false;
+      for (auto f : kFailures) failure = failure || reason == f;
+      if (!failure) continue;
+      const std::string message = GetString(waiting, "message");
+      return message.empty() ? reason : reason + ": " + message;
+    }
+  }
+  return "";
+}
+
+}  // namespace steward::engine

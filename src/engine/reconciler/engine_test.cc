@@ -1,0 +1,452 @@
+// Lifecycle scenarios: the whole engine against the embedded cluster (DESIGN.md §8 layer 3).
+#include <atomic>
+#include <random>
+#include <thread>
+
+#include "engine/reconciler/engine_test_support.h"
+
+namespace steward::engine::testing {
+namespace {
+
+using test_support::Eventually;
+
+class LifecycleTest : public EngineFixture {};
+
+TEST_F(LifecycleTest, StartIsRunningOnlyOnceEveryObjectIsReady) {
+  StartCluster();
+  OpenStore();
+  RecordSnapshotsAtPhases();
+  StartEngine();
+  auto put = engine_->intents().Put("alpha", Spec(), "", /*start=*/true);
+  ASSERT_TRUE(put.ok()) << put.error().ToString();
+  const std::string id = put->record.id;
+  ASSERT_TRUE(WaitPhase(id, "Running", 1));
+
+  // At the moment Running was first committed, the cluster showed every object ready.
+  bool saw_running = false, saw_provisioning = false;
+  for (const auto& s : Snapshots()) {
+    if (s.id != id) continue;
+    if (s.phase == "Provisioning") saw_provisioning = true;
+    if (s.phase != "Running") continue;
+    saw_running = true;
+    EXPECT_TRUE(s.at.secret && s.at.deployment_ready && s.at.endpoints_ready &&
+                s.at.ingress_address)
+        << s.at.describe;
+  }
+  EXPECT_TRUE(saw_provisioning);
+  EXPECT_TRUE(saw_running);
+
+  // And it is reachable through the ingress listener.
+  std::string body;
+  EXPECT_EQ(IngressStatus("alpha.localhost", &body), 200) << body;
+
+  store::ProjectRecord rec = Record(id);
+  auto status = ParseProjectStatus(*ParseJson(rec.status_json));
+  ASSERT_TRUE(status.ok());
+  EXPECT_EQ(status->url, "http://alpha.localhost/");
+  EXPECT_EQ(status->observed_generation, 1);
+  EXPECT_FALSE(status->conditions.empty());
+  for (const auto& c : status->conditions) EXPECT_TRUE(c.ready) << c.resource << ": " << c.message;
+}
+
+TEST_F(LifecycleTest, SuspendIsSuspendedOnlyOnceEverythingIsGoneAndKeepsPvcAndSecret) {
+  StartCluster();
+  OpenStore();
+  RecordSnapshotsAtPhases();
+  StartEngine();
+  Json spec = Spec();
+  spec["storage"] = {{"size", "1Gi"}};
+  auto put = engine_->intents().Put("beta", spec, "", true);
+  ASSERT_TRUE(put.ok()) << put.error().ToString();
+  const std::string id = put->record.id;
+  ASSERT_TRUE(WaitPhase(id, "Running", 1));
+  auto suspended = engine_->intents().Suspend("beta");
+  ASSERT_TRUE(suspended.ok());
+  ASSERT_EQ(suspended->generation, 2);
+  ASSERT_TRUE(WaitPhase(id, "Suspended", 2));
+
+  bool saw = false;
+  for (const auto& s : Snapshots()) {
+    if (s.id != id || s.phase != "Suspended") continue;
+    saw = true;
+    EXPECT_FALSE(s.at.deployment || s.at.service || s.at.ingress || s.at.custom_ingress ||
+                 s.at.pods > 0)
+        << s.at.describe;
+  }
+  EXPECT_TRUE(saw);
+  Snapshot now = Observe(id, "beta");
+  EXPECT_TRUE(now.secret);
+  EXPECT_TRUE(now.pvc_bound);
+  EXPECT_EQ(IngressStatus("beta.localhost"), 404);
+}
+
+// The seed bug: a stack change done as suspend + start while deletions are slow (finalizers on
+// the Service and Ingress, and an admission check that refuses an Ingress without its Service).
+TEST_F(LifecycleTest, StackChangeAsSuspendPlusStartUnderSlowFinalizersEndsRunningAndReachable) {
+  cluster::Profile p = QuickProfile();
+  p.service_finalizer = {milliseconds(1500), milliseconds(300)};
+  p.ingress_finalizer = {milliseconds(1500), milliseconds(300)};
+  p.pod_termination = {milliseconds(800), milliseconds(200)};
+  p.ingress_requires_service = true;
+  StartCluster(p);
+  OpenStore();
+  RecordSnapshotsAtPhases();
+  StartEngine();
+  auto put = engine_->intents().Put("gamma", Spec("flowfuse/node-red:3.1"), "", true);
+  ASSERT_TRUE(put.ok());
+  const std::string id = put->record.id;
+  ASSERT_TRUE(WaitPhase(id, "Running", 1));
+
+  // What FlowFuse does on a stack change: stop, change the stack, start, with no pause.
+  ASSERT_TRUE(engine_->intents().Suspend(id).ok());
+  // Let the teardown begin (the Ingress is terminating) before the start arrives.
+  ASSERT_TRUE(Eventually([&] { return Record(id).phase == "Suspending"; }));
+  ASSERT_TRUE(engine_->intents().Put("gamma", Spec("flowfuse/node-red:4.0")).ok());
+  auto started = engine_->intents().Start(id);
+  ASSERT_TRUE(started.ok());
+  ASSERT_TRUE(WaitPhase(id, "Running", started->generation, seconds(40)));
+
+  Snapshot now = Observe(id, "gamma");
+  EXPECT_EQ(now.image, "flowfuse/node-red:4.0");
+  EXPECT_TRUE(now.deployment_ready && now.endpoints_ready && now.ingress_address) << now.describe;
+  EXPECT_EQ(IngressStatus("gamma.localhost"), 200);
+  for (const auto& s : Snapshots()) {
+    if (s.id == id && s.phase == "Running") {
+      EXPECT_TRUE(s.at.deployment_ready && s.at.endpoints_ready && s.at.ingress_address)
+          << "generation " << s.generation << ": " << s.at.describe;
+    }
+    EXPECT_NE(s.phase, "Failed");
+  }
+}
+
+TEST_F(LifecycleTest, StackChangeWhileRunningRollsInPlaceAndIsRunningOnlyWhenRolledOut) {
+  StartCluster();
+  OpenStore();
+  RecordSnapshotsAtPhases();
+  StartEngine();
+  auto put = engine_->intents().Put("delta", Spec("flowfuse/node-red:3.1", 2), "", true);
+  ASSERT_TRUE(put.ok());
+  const std::string id = put->record.id;
+  ASSERT_TRUE(WaitPhase(id, "Running", 1));
+  auto deployment_uid = GetString((*Get("deployments.apps", "delta"))["metadata"], "uid");
+
+  auto changed = engine_->intents().Put("delta", Spec("flowfuse/node-red:4.0", 2));
+  ASSERT_TRUE(changed.ok());
+  ASSERT_TRUE(changed->changed);
+  ASSERT_EQ(changed->record.generation, 2);
+  ASSERT_TRUE(WaitPhase(id, "Running", 2));
+  // In place: the same Deployment object, rolled.
+  EXPECT_EQ(GetString((*Get("deployments.apps", "delta"))["metadata"], "uid"), deployment_uid);
+  bool saw_updating = false;
+  for (const auto& s : Snapshots()) {
+    if (s.id != id) continue;
+    if (s.phase == "Updating") saw_updating = true;
+    if (s.phase == "Running" && s.generation == 2) {
+      EXPECT_EQ(s.at.image, "flowfuse/node-red:4.0");
+      EXPECT_TRUE(s.at.deployment_ready) << s.at.describe;
+    }
+  }
+  EXPECT_TRUE(saw_updating);
+}
+
+TEST_F(LifecycleTest, RepeatedStartChangesNothing) {
+  StartCluster();
+  OpenStore();
+  StartEngine();
+  auto put = engine_->intents().Put("eps", Spec(), "", true);
+  ASSERT_TRUE(put.ok());
+  const std::string id = put->record.id;
+  auto again = engine_->intents().Start(id);
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(again->generation, 1);
+  auto same = engine_->intents().Put("eps", Spec(), "", true);
+  ASSERT_TRUE(same.ok());
+  EXPECT_FALSE(same->changed);
+  ASSERT_TRUE(WaitPhase(id, "Running", 1));
+  const uint64_t writes = ClusterWrites();
+  ASSERT_TRUE(engine_->intents().Start("eps").ok());
+  const uint64_t runs = engine_->stats().reconciles;
+  engine_->Enqueue(id);
+  ASSERT_TRUE(Eventually([&] { return engine_->stats().reconciles > runs; }));
+  EXPECT_EQ(ClusterWrites(), writes);
+  EXPECT_EQ(Record(id).generation, 1);
+}
+
+TEST_F(LifecycleTest, StartWhileSuspendingAndSuspendWhileStartingConverge) {
+  StartCluster();
+  OpenStore();
+  RecordSnapshotsAtPhases();
+  StartEngine();
+  auto put = engine_->intents().Put("zeta", Spec(), "", true);
+  ASSERT_TRUE(put.ok());
+  const std::string id = put->record.id;
+  // Suspend while starting.
+  ASSERT_TRUE(Eventually([&] { return Record(id).phase == "Provisioning"; }));
+  auto s1 = engine_->intents().Suspend(id);
+  ASSERT_TRUE(s1.ok());
+  ASSERT_TRUE(WaitPhase(id, "Suspended", s1->generation));
+  EXPECT_EQ(Observe(id, "zeta").pods, 0);
+  // Start, then start while suspending.
+  auto s2 = engine_->intents().Start(id);
+  ASSERT_TRUE(WaitPhase(id, "Running", s2->generation));
+  ASSERT_TRUE(engine_->intents().Suspend(id).ok());
+  ASSERT_TRUE(Eventually([&] { return Record(id).phase == "Suspending"; }));
+  auto s3 = engine_->intents().Start(id);
+  ASSERT_TRUE(s3.ok());
+  ASSERT_TRUE(WaitPhase(id, "Running", s3->generation, seconds(40)));
+  EXPECT_EQ(IngressStatus("zeta.localhost"), 200);
+}
+
+TEST_F(LifecycleTest, DeleteWhileStartingRemovesEverythingAndKeepsHistory) {
+  StartCluster();
+  OpenStore();
+  StartEngine();
+  Json spec = Spec();
+  spec["storage"] = {{"size", "1Gi"}};
+  spec["customHostname"] = "eta.example.com";
+  auto put = engine_->intents().Put("eta", spec, "", true);
+  ASSERT_TRUE(put.ok());
+  const std::string id = put->record.id;
+  ASSERT_TRUE(Eventually([&] { return Get("deployments.apps", "eta").has_value(); }));
+  ASSERT_TRUE(engine_->intents().Delete(id).ok());
+  ASSERT_TRUE(WaitPurged(id));
+  for (const char* kind : {"secrets", "persistentvolumeclaims", "deployments.apps", "services",
+                           "ingresses.networking.k8s.io", "pods"}) {
+    EXPECT_TRUE(ListLabelled(kind, "steward.io/project=" + id).empty()) << kind;
+  }
+  auto history = store_->ListHistory(id, 0, 1000);
+  ASSERT_TRUE(history.ok());
+  ASSERT_FALSE(history->empty());
+  EXPECT_EQ(history->back().kind, "purged");
+  // Its credentials are gone with it.
+  EXPECT_TRUE(Creds(id).empty());
+}
+
+TEST_F(LifecycleTest, TwentyConcurrentOperationsEndInTheLastIntent) {
+  StartCluster();
+  OpenStore();
+  StartEngine();
+  auto put = engine_->intents().Put("theta", Spec(), "", true);
+  ASSERT_TRUE(put.ok());
+  const std::string id = put->record.id;
+  std::atomic<int> next{0};
+  std::vector<std::thread> threads;
+  std::mutex mu;
+  std::vector<std::pair<int64_t, std::string>> committed;  // generation → operation
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      std::mt19937 rng(t);
+      while (next.fetch_add(1) < 20) {
+        int op = static_cast<int>(rng() % 4);
+        StatusOr<store::ProjectRecord> r =
+            op == 0   ? engine_->intents().Start(id)
+            : op == 1 ? engine_->intents().Suspend(id)
+            : op == 2 ? engine_->intents().Restart(id)
+            : engine_->intents().Put("theta", Spec(rng() % 2 ? "a/b:1" : "a/b:2")).ok()
+                ? engine_->intents().Find(id)
+                : engine_->intents().Find(id);
+        (void)r;
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  // The last intent is whatever the store holds now; the engine must converge to it.
+  store::ProjectRecord last = Record(id);
+  const char* want = last.desired == store::DesiredState::kRunning ? "Running" : "Suspended";
+  ASSERT_TRUE(WaitPhase(id, want, last.generation, seconds(40)))
+      << "phase " << Record(id).phase << " at " << Record(id).observed_generation;
+  Snapshot s = Observe(id, "theta");
+  if (last.desired == store::DesiredState::kRunning) {
+    EXPECT_TRUE(s.deployment_ready && s.endpoints_ready && s.ingress_address) << s.describe;
+  } else {
+    EXPECT_FALSE(s.deployment || s.service || s.ingress || s.pods > 0) << s.describe;
+  }
+}
+
+TEST_F(LifecycleTest, ObjectDeletedOutOfBandIsRestoredAndDegradedMeanwhile) {
+  StartCluster();
+  OpenStore();
+  RecordSnapshotsAtPhases();
+  StartEngine();
+  auto put = engine_->intents().Put("iota", Spec(), "", true);
+  ASSERT_TRUE(put.ok());
+  const std::string id = put->record.id;
+  ASSERT_TRUE(WaitPhase(id, "Running", 1));
+  auto old_uid = GetString((*Get("services", "iota"))["metadata"], "uid");
+  cluster::DeleteOptions d;
+  ASSERT_TRUE(cluster_->api().Delete(Kind("services"), kNs, "iota", d).ok());
+  ASSERT_TRUE(Eventually(
+      [&] {
+        auto svc = Get("services", "iota");
+        return svc && GetString((*svc)["metadata"], "uid") != old_uid &&
+               Record(id).phase == "Running";
+      },
+      seconds(30)));
+  bool degraded = false;
+  for (const auto& s : Snapshots()) degraded |= s.id == id && s.phase == "Degraded";
+  EXPECT_TRUE(degraded);
+  EXPECT_EQ(IngressStatus("iota.localhost"), 200);
+}
+
+TEST_F(LifecycleTest, RotationActivatesNewCredentialsOnlyWhenNewPodsAreReady) {
+  StartCluster();
+  OpenStore();
+  StartEngine();
+  auto put = engine_->intents().Put("kappa", Spec(), "", true);
+  ASSERT_TRUE(put.ok());
+  const std::string id = put->record.id;
+  ASSERT_TRUE(WaitPhase(id, "Running", 1));
+  auto creds = Creds(id);
+  ASSERT_EQ(creds.size(), 1u);
+  const store::Credential old = creds.front();
+
+  auto rotated = engine_->intents().Rotate(id);
+  ASSERT_TRUE(rotated.ok());
+  // The pending credential is accepted at once (new pods need it), the old one too.
+  std::string pending_token;
+  for (const auto& c : Creds(id)) {
+    if (c.state == store::CredentialState::kPending) pending_token = c.token;
+  }
+  ASSERT_FALSE(pending_token.empty());
+  EXPECT_TRUE(engine_->intents().CheckCredential(old.token)->valid);
+  EXPECT_TRUE(engine_->intents().CheckCredential(pending_token)->valid);
+
+  ASSERT_TRUE(WaitPhase(id, "Running", rotated->generation));
+  ASSERT_TRUE(Eventually([&] { return !engine_->intents().CheckCredential(old.token)->valid; }));
+  auto check = engine_->intents().CheckCredential(pending_token);
+  EXPECT_TRUE(check->valid);
+  EXPECT_EQ(check->state, "active");
+  EXPECT_EQ(check->project_id, id);
+  // Every pod now holds the new credential.
+  for (const auto& pod : ListLabelled("pods", "steward.io/project=" + id)) {
+    if (pod["metadata"].contains("deletionTimestamp")) continue;
+    EXPECT_NE(Annotation(pod, kCredentialAnnotation), old.id);
+  }
+}
+
+TEST_F(LifecycleTest, FailedRolloutIsFailedWithTheReasonAndKeepsOldCredentialsValid) {
+  StartCluster();
+  OpenStore();
+  StartEngine();
+  auto put = engine_->intents().Put("lambda", Spec(), "", true);
+  ASSERT_TRUE(put.ok());
+  const std::string id = put->record.id;
+  ASSERT_TRUE(WaitPhase(id, "Running", 1));
+  const store::Credential old = Creds(id).front();
+  ASSERT_TRUE(engine_->intents().Rotate(id).ok());
+  auto broken = engine_->intents().Put("lambda", Spec("registry.invalid/node-red:1"));
+  ASSERT_TRUE(broken.ok());
+  ASSERT_TRUE(WaitPhase(id, "Failed", broken->record.generation, seconds(40)))
+      << Record(id).status_json;
+  auto status = ParseProjectStatus(*ParseJson(Record(id).status_json));
+  EXPECT_EQ(status->reason, "ProgressDeadlineExceeded");
+  // The cluster's own words: the Deployment's condition and the pod's waiting reason.
+  EXPECT_NE(status->message.find("timed out progressing"), std::string::npos) << status->message;
+  EXPECT_NE(status->message.find("ImagePull"), std::string::npos) << status->message;
+  EXPECT_TRUE(engine_->intents().CheckCredential(old.token)->valid);
+  // Fixing the image converges, and only then is the old credential revoked.
+  auto fixed = engine_->intents().Put("lambda", Spec("flowfuse/node-red:4.1"));
+  ASSERT_TRUE(WaitPhase(id, "Running", fixed->record.generation, seconds(40)));
+  ASSERT_TRUE(Eventually([&] { return !engine_->intents().CheckCredential(old.token)->valid; }));
+}
+
+TEST_F(LifecycleTest, RestartAfterAdoptionIssuesNoWritesWhenNothingDiffers) {
+  StartCluster();
+  OpenStore();
+  StartEngine();
+  Json spec = Spec();
+  spec["storage"] = {{"size", "1Gi"}};
+  spec["customHostname"] = "mu.example.com";
+  auto put = engine_->intents().Put("mu", spec, "", true);
+  ASSERT_TRUE(put.ok());
+  const std::string id = put->record.id;
+  ASSERT_TRUE(WaitPhase(id, "Running", 1));
+  const std::string secret_rv =
+      GetString((*Get("secrets", "mu-credentials"))["metadata"], "resourceVersion");
+  engine_.reset();  // stop
+  const uint64_t writes = ClusterWrites();
+  StartEngine();
+  ASSERT_TRUE(Eventually([&] { return engine_->stats().reconciles >= 1; }));
+  ASSERT_TRUE(WaitPhase(id, "Running", 1));
+  // Give every informer event of the start a chance to trigger a run, then compare.
+  ASSERT_TRUE(Eventually([&] { return engine_->stats().queue_depth == 0; }));
+  EXPECT_EQ(ClusterWrites(), writes);
+  EXPECT_EQ(engine_->stats().writes, 0u);
+  EXPECT_EQ(GetString((*Get("secrets", "mu-credentials"))["metadata"], "resourceVersion"),
+            secret_rv);
+  EXPECT_EQ(Creds(id).size(), 1u);
+}
+
+TEST_F(LifecycleTest, EngineStoppedInTheMiddleOfEachStepConvergesWithoutDuplicatesOrRotation) {
+  StartCluster();
+  OpenStore();
+  StartEngine();
+  auto put = engine_->intents().Put("nu", Spec(), "", true);
+  ASSERT_TRUE(put.ok());
+  const std::string id = put->record.id;
+  const store::Credential cred = Creds(id).front();
+  // Stop the engine as soon as each object appears, and start it again on the same store.
+  for (const char* kind :
+       {"secrets", "deployments.apps", "services", "ingresses.networking.k8s.io"}) {
+    ASSERT_TRUE(Eventually([&] { return !ListLabelled(kind, "steward.io/project=" + id).empty(); },
+                           seconds(20)))
+        << kind;
+    engine_.reset();
+    StartEngine();
+  }
+  ASSERT_TRUE(WaitPhase(id, "Running", 1));
+  for (const char* kind :
+       {"secrets", "deployments.apps", "services", "ingresses.networking.k8s.io"}) {
+    EXPECT_EQ(ListLabelled(kind, "steward.io/project=" + id).size(), 1u) << kind;
+  }
+  auto creds = Creds(id);
+  ASSERT_EQ(creds.size(), 1u);
+  EXPECT_EQ(creds.front().id, cred.id);
+  EXPECT_EQ(creds.front().state, store::CredentialState::kActive);
+}
+
+TEST_F(LifecycleTest, OrphansAreReportedAndRemovedOnlyWhenConfigured) {
+  StartCluster();
+  OpenStore();
+  // An object with Steward's labels for a project the store does not know.
+  Json orphan = {
+      {"apiVersion", "v1"},
+      {"kind", "Service"},
+      {"metadata",
+       {{"name", "ghost"},
+        {"labels",
+         {{"steward.io/project", "ghost-id"}, {"app.kubernetes.io/managed-by", "steward"}}}}},
+      {"spec", {{"ports", {{{"name", "web"}, {"port", 1880}}}}}}};
+  ASSERT_TRUE(cluster_->api().Create(Kind("services"), kNs, orphan).ok());
+  StartEngine();
+  ASSERT_TRUE(Eventually([&] { return !engine_->stats().orphans.empty(); }));
+  EXPECT_EQ(engine_->stats().orphans.front().name, "ghost");
+  EXPECT_EQ(engine_->stats().orphans.front().project_id, "ghost-id");
+  EXPECT_TRUE(Get("services", "ghost").has_value());
+  engine_.reset();
+  EngineOptions o = DefaultOptions();
+  o.config.remove_orphans = true;
+  StartEngine(o);
+  ASSERT_TRUE(Eventually([&] { return !Get("services", "ghost").has_value(); }));
+}
+
+TEST_F(LifecycleTest, ObjectOfTheSameNameThatIsNotOursFailsTheStartWithAReason) {
+  StartCluster();
+  OpenStore();
+  Json foreign = {{"apiVersion", "v1"},
+                  {"kind", "Secret"},
+                  {"metadata", {{"name", "xi-credentials"}}},
+                  {"data", Json::object()}};
+  ASSERT_TRUE(cluster_->api().Create(Kind("secrets"), kNs, foreign).ok());
+  StartEngine();
+  auto put = engine_->intents().Put("xi", Spec(), "", true);
+  ASSERT_TRUE(WaitPhase(put->record.id, "Failed", 1));
+  auto status = ParseProjectStatus(*ParseJson(Record(put->record.id).status_json));
+  EXPECT_EQ(status->reason, "NameTaken");
+  EXPECT_NE(status->message.find("xi-credentials"), std::string::npos);
+  // Untouched.
+  EXPECT_FALSE((*Get("secrets", "xi-credentials"))["metadata"].contains("labels"));
+}
+
+}  // namespace
+}  // namespace steward::engine::testing

@@ -1,0 +1,272 @@
+// Test fixture for the engine's lifecycle scenarios: an embedded cluster (in process), a SQLite
+// store in a temp dir, and an Engine wired to both, plus an oracle that reads the cluster
+// in process (no injected faults) to check what Steward says against what the cluster shows.
+#pragma once
+
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "cluster/apiserver/object_api.h"
+#include "cluster/embedded_cluster.h"
+#include "cluster/model/resource_types.h"
+#include "common/json.h"
+#include "engine/manifests/manifests.h"
+#include "engine/readiness/readiness.h"
+#include "engine/reconciler/engine.h"
+#include "kube/test_support/embedded.h"
+#include "net/http_client.h"
+#include "store/store.h"
+#include "test_support/eventually.h"
+
+namespace steward::engine::testing {
+
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+
+inline const cluster::ResourceType& Kind(std::string_view group_resource) {
+  return *cluster::FindGroupResource(group_resource);
+}
+
+inline std::string Annotation(const Json& obj, std::string_view key) {
+  const Json* a = FindPath(obj, "metadata.annotations");
+  if (a == nullptr || !a->contains(std::string(key))) return "";
+  return (*a)[std::string(key)].get<std::string>();
+}
+
+// A quick profile: the realistic one's shape, about ten times faster.
+inline cluster::Profile QuickProfile() {
+  cluster::Profile p = *cluster::BuiltinProfile("instant");
+  p.name = "quick";
+  auto d = [](int fixed, int jitter) {
+    return cluster::DelaySpec{milliseconds(fixed), milliseconds(jitter)};
+  };
+  p.controller = d(5, 15);
+  p.pod_scheduling = d(10, 30);
+  p.pod_start = d(20, 40);
+  p.pod_ready = d(50, 100);
+  p.pod_termination = d(100, 100);
+  p.endpoints = d(10, 20);
+  p.load_balancer = d(50, 100);
+  p.service_finalizer = d(50, 150);
+  p.ingress_finalizer = d(50, 150);
+  p.pvc_finalizer = d(20, 30);
+  p.pvc_binding = d(50, 50);
+  p.garbage_collection = d(20, 30);
+  p.progress_deadline_scale = 0.005;  // 600 s → 3 s
+  return p;
+}
+
+// What the oracle saw at one moment.
+struct Snapshot {
+  bool secret = false, pvc_bound = false, deployment_ready = false, endpoints_ready = false,
+       ingress_address = false;
+  bool deployment = false, service = false, ingress = false, custom_ingress = false;
+  int pods = 0;
+  std::string image;
+  std::string describe;
+};
+
+class EngineFixture : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/steward-engine-XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl), nullptr);
+    dir_ = tmpl;
+  }
+  void TearDown() override {
+    engine_.reset();
+    store_.reset();
+    cluster_.reset();
+    std::error_code ec;
+    std::filesystem::remove_all(dir_, ec);
+  }
+
+  void StartCluster(cluster::Profile profile = QuickProfile()) {
+    cluster::EmbeddedCluster::Options o;
+    o.profile = std::move(profile);
+    auto c = cluster::EmbeddedCluster::Start(o);
+    ASSERT_TRUE(c.ok()) << c.error().ToString();
+    cluster_ = std::move(*c);
+    Json ns = {{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", kNs}}}};
+    auto created = cluster_->api().Create(Kind("namespaces"), "", ns);
+    ASSERT_TRUE(created.ok());
+    client_ = kube::test_support::ClientFor(*cluster_);
+  }
+
+  void OpenStore() {
+    store::SqliteOptions so;
+    so.path = dir_ + "/steward.db";
+    so.synchronous_full = false;
+    auto s = store::OpenSqliteStore(so);
+    ASSERT_TRUE(s.ok()) << s.error().ToString();
+    store_ = std::move(*s);
+  }
+
+  EngineOptions DefaultOptions() {
+    EngineOptions o;
+    o.config.namespace_name = kNs;
+    o.config.domain = "localhost";
+    o.config.workers = 4;
+    o.recheck = milliseconds(2000);
+    o.queue.base_delay = milliseconds(20);
+    o.queue.max_delay = seconds(2);
+    return o;
+  }
+
+  void StartEngine(std::optional<EngineOptions> options = std::nullopt) {
+    if (!store_) OpenStore();
+    auto e = Engine::Create(options ? *options : DefaultOptions(), client_, *store_);
+    ASSERT_TRUE(e.ok()) << e.error().ToString();
+    engine_ = std::move(*e);
+    Status s = engine_->Start();
+    ASSERT_TRUE(s.ok()) << s.ToString();
+  }
+
+  static Json Spec(std::string image = "flowfuse/node-red:4.0", int replicas = 1) {
+    return Json{{"team", "t1"},
+                {"stack", {{"image", image}, {"cpu", 10}, {"memory", 256}}},
+                {"replicas", replicas}};
+  }
+
+  store::ProjectRecord Record(const std::string& id) {
+    auto r = store_->GetProject(id);
+    EXPECT_TRUE(r.ok()) << r.error().ToString();
+    return r.ok() ? *r : store::ProjectRecord{};
+  }
+
+  std::vector<store::Credential> Creds(const std::string& id) {
+    auto c = store_->ListCredentials(id);
+    EXPECT_TRUE(c.ok());
+    return c.ok() ? std::move(*c) : std::vector<store::Credential>{};
+  }
+
+  // Waits until the project's phase is `phase` at (at least) `generation`.
+  bool WaitPhase(const std::string& id, std::string_view phase, int64_t generation,
+                 milliseconds timeout = seconds(30)) {
+    return test_support::Eventually(
+        [&] {
+          auto r = store_->GetProject(id);
+          return r.ok() && r->phase == phase && r->observed_generation >= generation &&
+                 r->generation == generation;
+        },
+        timeout);
+  }
+  bool WaitPurged(const std::string& id, milliseconds timeout = seconds(30)) {
+    return test_support::Eventually(
+        [&] {
+          auto r = store_->GetProject(id);
+          return !r.ok() && r.error().code() == StatusCode::kNotFound;
+        },
+        timeout);
+  }
+
+  std::optional<Json> Get(std::string_view group_resource, const std::string& name) {
+    auto r = cluster_->api().Get(Kind(group_resource), kNs, name);
+    if (!r.ok()) return std::nullopt;
+    return *r;
+  }
+  std::vector<Json> ListLabelled(std::string_view group_resource, const std::string& selector) {
+    cluster::ListOptions lo;
+    lo.label_selector = selector;
+    auto r = cluster_->api().List(Kind(group_resource), kNs, lo);
+    std::vector<Json> out;
+    if (r.ok()) {
+      for (auto& i : (*r)["items"]) out.push_back(i);
+    }
+    return out;
+  }
+
+  // The cluster as it is now, judged by the readiness rules (DESIGN.md §4).
+  Snapshot Observe(const std::string& id, const std::string& name) {
+    Snapshot s;
+    ObjectNames n = NamesFor(id, name);
+    s.secret = Get("secrets", n.secret).has_value();
+    if (auto pvc = Get("persistentvolumeclaims", n.pvc)) s.pvc_bound = PvcReadiness(*pvc).ready();
+    if (auto dep = Get("deployments.apps", n.deployment)) {
+      s.deployment = true;
+      s.deployment_ready = DeploymentReadiness(*dep).ready();
+      s.image = GetString((*dep)["spec"]["template"]["spec"]["containers"][0], "image");
+    }
+    if (auto svc = Get("services", n.service)) {
+      s.service = true;
+      s.endpoints_ready =
+          ServiceReadiness(*svc, ListLabelled("endpointslices.discovery.k8s.io",
+                                              "kubernetes.io/service-name=" + n.service))
+              .ready();
+    }
+    if (auto ing = Get("ingresses.networking.k8s.io", n.ingress)) {
+      s.ingress = true;
+      s.ingress_address = IngressReadiness(*ing, true).ready();
+    }
+    s.custom_ingress = Get("ingresses.networking.k8s.io", n.custom_ingress).has_value();
+    s.pods = static_cast<int>(ListLabelled("pods", "steward.io/project=" + id).size());
+    s.describe =
+        "secret=" + std::to_string(s.secret) + " deployment=" + std::to_string(s.deployment) +
+        "/ready=" + std::to_string(s.deployment_ready) + " service=" + std::to_string(s.service) +
+        "/endpoints=" + std::to_string(s.endpoints_ready) +
+        " ingress=" + std::to_string(s.ingress) + "/address=" + std::to_string(s.ingress_address) +
+        " pods=" + std::to_string(s.pods);
+    return s;
+  }
+
+  // Records the cluster as the oracle sees it at the moment each phase is first committed for a
+  // project (the store calls listeners right after the commit, before anyone else can act).
+  void RecordSnapshotsAtPhases() {
+    store_->AddListener([this](const store::ProjectChange& c) {
+      if (!c.record) return;
+      for (const auto& h : c.history) {
+        if (h.kind != "phase") continue;
+        Snapshot s = Observe(c.record->id, c.record->name);
+        std::lock_guard lock(snap_mu_);
+        snapshots_.push_back({c.record->id, h.summary, h.generation, s});
+      }
+    });
+  }
+  struct PhaseSnapshot {
+    std::string id, phase;
+    int64_t generation;
+    Snapshot at;
+  };
+  std::vector<PhaseSnapshot> Snapshots() {
+    std::lock_guard lock(snap_mu_);
+    return snapshots_;
+  }
+
+  // GET http://<host>/ through the cluster's ingress listener.
+  int IngressStatus(const std::string& host, std::string* body = nullptr) {
+    net::HttpClient::Options o;
+    o.port = cluster_->ingress_port();
+    o.timeout = seconds(5);
+    auto client = net::HttpClient::Create(o);
+    net::Headers headers;
+    headers.Set("Host", host);
+    auto r = client->Request("GET", "/", "", headers);
+    if (!r.ok()) return -1;
+    if (body != nullptr) *body = r->body;
+    return r->status;
+  }
+
+  uint64_t ClusterWrites() {
+    auto& log = cluster_->request_log();
+    return log.Count("create") + log.Count("update") + log.Count("patch") + log.Count("delete");
+  }
+
+  static constexpr const char* kNs = "projects";
+  std::string dir_;
+  std::unique_ptr<cluster::EmbeddedCluster> cluster_;
+  std::shared_ptr<kube::Client> client_;
+  std::unique_ptr<store::Store> store_;
+  std::unique_ptr<Engine> engine_;
+  std::mutex snap_mu_;
+  std::vector<PhaseSnapshot> snapshots_;
+};
+
+}  // namespace steward::engine::testing

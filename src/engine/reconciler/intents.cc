@@ -1,0 +1,221 @@
+#include "engine/reconciler/intents.h"
+
+#include <openssl/rand.h>
+
+#include <cstdio>
+#include <utility>
+
+namespace steward::engine {
+namespace {
+
+using store::DesiredState;
+using store::ProjectRecord;
+
+std::string RandomHex(size_t bytes) {
+  std::string raw(bytes, '\0');
+  if (RAND_bytes(reinterpret_cast<unsigned char*>(raw.data()), static_cast<int>(bytes)) != 1) {
+    // The OS CSPRNG failing is not something to paper over with a weak token.
+    std::fprintf(stderr, "steward: RAND_bytes failed\n");
+    std::abort();
+  }
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(bytes * 2);
+  for (unsigned char c : raw) {
+    out.push_back(kHex[c >> 4]);
+    out.push_back(kHex[c & 15]);
+  }
+  return out;
+}
+
+std::string NewProjectId() {
+  std::string h = RandomHex(16);  // UUID v4 layout, as FlowFuse ids look
+  h[12] = '4';
+  return h.substr(0, 8) + "-" + h.substr(8, 4) + "-" + h.substr(12, 4) + "-" + h.substr(16, 4) +
+         "-" + h.substr(20, 12);
+}
+
+store::HistoryEntry Operation(std::string summary, int64_t generation, Json detail = nullptr) {
+  store::HistoryEntry e;
+  e.kind = "operation";
+  e.summary = std::move(summary);
+  e.generation = generation;
+  if (!detail.is_null()) e.detail_json = DumpJson(detail);
+  return e;
+}
+
+store::Credential NewCredential(const std::string& project_id, store::CredentialState state) {
+  store::Credential c;
+  c.id = NewCredentialId();
+  c.project_id = project_id;
+  c.token = NewToken();
+  c.state = state;
+  return c;
+}
+
+Status RefuseIfDeleting(const ProjectRecord& r) {
+  if (r.desired == DesiredState::kDeleted) {
+    return FailedPrecondition("project " + r.name + " is being deleted");
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+std::string NewToken() { return RandomHex(32); }
+std::string NewCredentialId() { return "c-" + RandomHex(8); }
+
+Intents::Intents(store::Store& store, Enqueue enqueue)
+    : store_(store), enqueue_(std::move(enqueue)) {}
+
+void Intents::Notify(const std::string& id) const {
+  if (enqueue_) enqueue_(id);
+}
+
+StatusOr<ProjectRecord> Intents::Find(std::string_view id_or_name) {
+  auto by_id = store_.GetProject(id_or_name);
+  if (by_id.ok() || by_id.error().code() != StatusCode::kNotFound) return by_id;
+  auto by_name = store_.GetProjectByName(id_or_name);
+  if (!by_name.ok() && by_name.error().code() == StatusCode::kNotFound) {
+    return NotFound("project " + std::string(id_or_name) + " not found");
+  }
+  return by_name;
+}
+
+StatusOr<Intents::PutResult> Intents::Put(std::string_view name, const Json& spec_json,
+                                          std::string_view id, bool start) {
+  RETURN_IF_ERROR(ValidateProjectName(name));
+  ASSIGN_OR_RETURN(ProjectSpec spec, ParseProjectSpec(spec_json, "spec"));
+  const std::string canonical = DumpJson(ToJson(spec));
+
+  auto existing = store_.GetProjectByName(name);
+  if (existing.ok()) {
+    if (!id.empty() && id != existing->id) {
+      return AlreadyExists("project name " + std::string(name) + " is taken by project " +
+                           existing->id);
+    }
+    bool changed = false;
+    ASSIGN_OR_RETURN(
+        ProjectRecord rec,
+        store_.MutateProject(
+            existing->id, [&](ProjectRecord& r, const auto&, store::Mutation& m) -> Status {
+              RETURN_IF_ERROR(RefuseIfDeleting(r));
+              const bool want_start = start && r.desired != DesiredState::kRunning;
+              if (r.spec_json == canonical && !want_start) return Status::Ok();
+              changed = true;
+              r.spec_json = canonical;
+              r.team = spec.team;
+              if (want_start) r.desired = DesiredState::kRunning;
+              ++r.generation;
+              m.history.push_back(
+                  Operation(want_start ? "update+start" : "update", r.generation, ToJson(spec)));
+              return Status::Ok();
+            }));
+    if (changed) Notify(rec.id);
+    return PutResult{std::move(rec), false, changed};
+  }
+  if (existing.error().code() != StatusCode::kNotFound) return existing.error();
+
+  ProjectRecord rec;
+  rec.id = id.empty() ? NewProjectId() : std::string(id);
+  RETURN_IF_ERROR(ValidateProjectId(rec.id));
+  rec.name = std::string(name);
+  rec.team = spec.team;
+  rec.spec_json = canonical;
+  rec.desired = start ? DesiredState::kRunning : DesiredState::kSuspended;
+  rec.generation = 1;
+  store::Mutation m;
+  // The first credentials are active at once: no instance holds any other.
+  m.credentials.push_back(NewCredential(rec.id, store::CredentialState::kActive));
+  m.history.push_back(Operation(start ? "create+start" : "create", 1, ToJson(spec)));
+  ASSIGN_OR_RETURN(ProjectRecord created, store_.CreateProject(rec, m));
+  Notify(created.id);
+  return PutResult{std::move(created), true, true};
+}
+
+StatusOr<ProjectRecord> Intents::SetDesired(std::string_view id_or_name, DesiredState d,
+                                            std::string_view operation) {
+  ASSIGN_OR_RETURN(ProjectRecord found, Find(id_or_name));
+  bool changed = false;
+  ASSIGN_OR_RETURN(ProjectRecord rec,
+                   store_.MutateProject(
+                       found.id, [&](ProjectRecord& r, const auto&, store::Mutation& m) -> Status {
+                         if (r.desired == d) return Status::Ok();
+                         RETURN_IF_ERROR(RefuseIfDeleting(r));
+                         changed = true;
+                         r.desired = d;
+                         ++r.generation;
+                         m.history.push_back(Operation(std::string(operation), r.generation));
+                         return Status::Ok();
+                       }));
+  if (changed) Notify(rec.id);
+  return rec;
+}
+
+StatusOr<ProjectRecord> Intents::Start(std::string_view id_or_name) {
+  return SetDesired(id_or_name, DesiredState::kRunning, "start");
+}
+StatusOr<ProjectRecord> Intents::Suspend(std::string_view id_or_name) {
+  return SetDesired(id_or_name, DesiredState::kSuspended, "suspend");
+}
+StatusOr<ProjectRecord> Intents::Delete(std::string_view id_or_name) {
+  return SetDesired(id_or_name, DesiredState::kDeleted, "delete");
+}
+
+StatusOr<ProjectRecord> Intents::Restart(std::string_view id_or_name) {
+  ASSIGN_OR_RETURN(ProjectRecord found, Find(id_or_name));
+  ASSIGN_OR_RETURN(
+      ProjectRecord rec,
+      store_.MutateProject(
+          found.id, [&](ProjectRecord& r, const auto&, store::Mutation& m) -> Status {
+            RETURN_IF_ERROR(RefuseIfDeleting(r));
+            if (r.desired != DesiredState::kRunning) {
+              return FailedPrecondition("project " + r.name + " is not running; start it instead");
+            }
+            ++r.restart_epoch;
+            ++r.generation;
+            m.history.push_back(Operation("restart", r.generation));
+            return Status::Ok();
+          }));
+  Notify(rec.id);
+  return rec;
+}
+
+StatusOr<ProjectRecord> Intents::Rotate(std::string_view id_or_name) {
+  ASSIGN_OR_RETURN(ProjectRecord found, Find(id_or_name));
+  ASSIGN_OR_RETURN(
+      ProjectRecord rec,
+      store_.MutateProject(
+          found.id,
+          [&](ProjectRecord& r, const std::vector<store::Credential>& creds,
+              store::Mutation& m) -> Status {
+            RETURN_IF_ERROR(RefuseIfDeleting(r));
+            // An older pending credential stays valid: pods of the unfinished rollout may hold it.
+            // The engine revokes it with the active one once pods with the newest are ready.
+            (void)creds;
+            store::Credential fresh = NewCredential(r.id, store::CredentialState::kPending);
+            ++r.generation;
+            m.history.push_back(Operation("rotate", r.generation, Json{{"pending", fresh.id}}));
+            m.credentials.push_back(std::move(fresh));
+            return Status::Ok();
+          }));
+  Notify(rec.id);
+  return rec;
+}
+
+StatusOr<CredentialCheck> Intents::CheckCredential(std::string_view token) {
+  CredentialCheck out;
+  auto cred = store_.FindCredentialByToken(token);
+  if (!cred.ok()) {
+    if (cred.error().code() == StatusCode::kNotFound) return out;
+    return cred.error();
+  }
+  out.project_id = cred->project_id;
+  out.state = std::string(store::ToString(cred->state));
+  out.valid = cred->state != store::CredentialState::kRevoked;
+  auto rec = store_.GetProject(cred->project_id);
+  if (rec.ok()) out.project_name = rec->name;
+  return out;
+}
+
+}  // namespace steward::engine

@@ -1,0 +1,77 @@
+// Intents: the operations the platform asks for (put a spec, start, suspend, restart, rotate
+// credentials, delete) as store transactions. Each validates, commits the new desired state
+// with a new generation and a history line, and only then enqueues the project for the engine
+// (DESIGN.md §2, invariant 2: intent is durable before anyone is told it was accepted). None of
+// them talks to Kubernetes. Also the credential check the platform calls when an instance
+// presents a token.
+//
+// Thread-safe (the store serialises; an operation is one store transaction).
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "common/json.h"
+#include "common/status.h"
+#include "engine/model/project.h"
+#include "store/store.h"
+
+namespace steward::engine {
+
+struct CredentialCheck {
+  bool valid = false;  // active or pending (new pods need theirs during a rotation)
+  std::string project_id;
+  std::string project_name;
+  std::string state;  // "active" | "pending" | "revoked" | "" (unknown token)
+};
+
+class Intents {
+ public:
+  using Enqueue = std::function<void(const std::string& project_id)>;
+  // `enqueue` is called after each commit that changed something (may be empty in tests).
+  Intents(store::Store& store, Enqueue enqueue);
+
+  // Creates the project (desired: suspended unless `start`) or replaces its spec. Idempotent: the
+  // same spec again changes nothing and keeps the generation. `id` empty: generated on create,
+  // ignored on update (the name finds the project). kInvalidArgument naming the field for a bad
+  // name or spec.
+  struct PutResult {
+    store::ProjectRecord record;
+    bool created = false;
+    bool changed = false;
+  };
+  StatusOr<PutResult> Put(std::string_view name, const Json& spec_json, std::string_view id = "",
+                          bool start = false);
+
+  // Each returns the record after the commit; its generation is the one to wait for. Start on a
+  // running project, suspend on a suspended one: no change, same generation. kNotFound for an
+  // unknown project; kFailedPrecondition for a project being deleted.
+  StatusOr<store::ProjectRecord> Start(std::string_view id_or_name);
+  StatusOr<store::ProjectRecord> Suspend(std::string_view id_or_name);
+  // Rolls the pods (new restart epoch). kFailedPrecondition when the project is not to run.
+  StatusOr<store::ProjectRecord> Restart(std::string_view id_or_name);
+  // New pending credentials; the engine activates them once pods holding them are ready, and
+  // then revokes every older one. A second rotate while one is pending adds a newer pending
+  // credential; the older stays valid until then (pods of the unfinished rollout may hold it).
+  StatusOr<store::ProjectRecord> Rotate(std::string_view id_or_name);
+  StatusOr<store::ProjectRecord> Delete(std::string_view id_or_name);
+
+  StatusOr<store::ProjectRecord> Find(std::string_view id_or_name);
+  StatusOr<CredentialCheck> CheckCredential(std::string_view token);
+
+ private:
+  StatusOr<store::ProjectRecord> SetDesired(std::string_view id_or_name, store::DesiredState d,
+                                            std::string_view operation);
+  void Notify(const std::string& id) const;
+
+  store::Store& store_;
+  Enqueue enqueue_;
+};
+
+// 32 random bytes from the OS CSPRNG, hex encoded; and credential ids "c-<16 hex>".
+std::string NewToken();
+std::string NewCredentialId();
+
+}  // namespace steward::engine

@@ -1,0 +1,72 @@
+// Observer: what the engine knows of the cluster — the informers' caches, corrected by the
+// results of the engine's own recent writes until the caches show them ("expectations", as
+// client-go's controllers keep). Without them, a run that starts before the watch event of a
+// create arrives would see the object as missing and create it again.
+//
+// Thread-safe. Expectations are keyed by kind and name; the reconciler sets them after each
+// write and the observer clears them once the cache agrees (or after a timeout, when the cache
+// is trusted again).
+#pragma once
+
+#include <chrono>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/clock.h"
+#include "kube/client/resource.h"
+#include "kube/informer/informer.h"
+
+namespace steward::engine {
+
+struct View {
+  kube::ObjectRef object;  // null: absent (or known gone)
+  bool stale = false;      // the cache has not caught up with our write yet: wait
+  bool terminating = false;
+};
+
+class Observer {
+ public:
+  Observer(const Clock& clock, std::chrono::milliseconds expectation_timeout, std::string ns);
+
+  // Registers the informer that serves `type` (same namespace for all).
+  void Add(const kube::ResourceType& type, std::shared_ptr<kube::Informer> informer);
+  kube::Informer* informer(const kube::ResourceType& type) const;
+
+  View Get(const kube::ResourceType& type, std::string_view name);
+  // Objects of `type` labelled key=value in the namespace.
+  std::vector<kube::ObjectRef> ByLabel(const kube::ResourceType& type, std::string_view key,
+                                       std::string_view value) const;
+
+  // After a create answered with an object of this uid.
+  void ExpectExists(const kube::ResourceType& type, std::string_view name, std::string uid);
+  // After an update from resourceVersion `old_rv`: until the cache moves off it, it is stale.
+  void ExpectUpdated(const kube::ResourceType& type, std::string_view name, std::string old_rv);
+  // After a delete: gone (the server said so) or terminating.
+  void ExpectGone(const kube::ResourceType& type, std::string_view name, std::string uid);
+  void ExpectTerminating(const kube::ResourceType& type, std::string_view name, std::string uid);
+
+  const std::string& ns() const { return ns_; }
+
+ private:
+  enum class Kind { kExists, kUpdated, kGone, kTerminating };
+  struct Expectation {
+    Kind kind;
+    std::string value;  // uid, or the old resourceVersion
+    SteadyTime at;
+  };
+  static std::string Key(const kube::ResourceType& type, std::string_view name);
+  void Set(const kube::ResourceType& type, std::string_view name, Kind kind, std::string value);
+
+  const Clock& clock_;
+  const std::chrono::milliseconds timeout_;
+  const std::string ns_;
+  std::map<std::string, std::shared_ptr<kube::Informer>> informers_;  // by resource
+  mutable std::mutex mu_;
+  std::map<std::string, Expectation> expectations_;
+};
+
+}  // namespace steward::engine

@@ -1,0 +1,635 @@
+#include "engine/reconciler/reconciler.h"
+
+#include <algorithm>
+#include <chrono>
+#include <optional>
+#include <utility>
+
+#include "common/log.h"
+#include "engine/manifests/manifests.h"
+#include "engine/readiness/readiness.h"
+
+namespace steward::engine {
+namespace {
+
+using kube::ResourceType;
+using store::CredentialState;
+using store::DesiredState;
+using store::ProjectRecord;
+using Millis = std::chrono::milliseconds;
+
+const ResourceType& kSecret = ResourceType::Secret();
+const ResourceType& kPvc = ResourceType::PersistentVolumeClaim();
+const ResourceType& kDeployment = ResourceType::Deployment();
+const ResourceType& kService = ResourceType::Service();
+const ResourceType& kIngress = ResourceType::Ingress();
+const ResourceType& kPod = ResourceType::Pod();
+const ResourceType& kSlice = ResourceType::EndpointSlice();
+
+std::string NameOf(const Json& obj) { return GetString(obj["metadata"], "name"); }
+
+std::string Label(const Json& obj, std::string_view key) {
+  const Json* v = FindPath(obj, "metadata.labels");
+  if (v == nullptr || !v->is_object()) return "";
+  auto it = v->find(std::string(key));
+  return it != v->end() && it->is_string() ? it->get<std::string>() : "";
+}
+
+bool Terminating(const Json& obj) {
+  const Json* ts = FindPath(obj, "metadata.deletionTimestamp");
+  return ts != nullptr && !ts->is_null();
+}
+
+std::string Annotation(const Json& obj, std::string_view key) {
+  const Json* v = FindPath(obj, "metadata.annotations");
+  if (v == nullptr || !v->is_object()) return "";
+  auto it = v->find(std::string(key));
+  return it != v->end() && it->is_string() ? it->get<std::string>() : "";
+}
+
+int64_t WallMs(const Clock& clock) {
+  return std::chrono::duration_cast<Millis>(clock.WallNow().time_since_epoch()).count();
+}
+
+}  // namespace
+
+// The result of one step: done (go on), wait for the cluster, failed (needs a change of intent
+// or cluster), or an error to retry with backoff.
+struct Reconciler::Outcome {
+  enum class Kind { kDone, kWait, kFailed, kError };
+  Kind kind = Kind::kDone;
+  std::string reason;
+  std::string message;
+  Status error;
+  std::optional<Millis> retry_after;
+
+  static Outcome Done() { return {}; }
+  static Outcome Wait(std::string reason, std::string message) {
+    return {Kind::kWait, std::move(reason), std::move(message), Status::Ok(), std::nullopt};
+  }
+  static Outcome Failed(std::string reason, std::string message) {
+    return {Kind::kFailed, std::move(reason), std::move(message), Status::Ok(), std::nullopt};
+  }
+  static Outcome Error(std::string reason, Status status, std::optional<Millis> after = {}) {
+    std::string message = status.message();
+    return {Kind::kError, std::move(reason), std::move(message), std::move(status), after};
+  }
+  bool done() const { return kind == Kind::kDone; }
+};
+
+// Maps a Kubernetes error to an outcome (DESIGN.md §5). `what` says which call it was.
+static Reconciler::Outcome Classify(const kube::ApiError& e, const std::string& what) {
+  using O = Reconciler::Outcome;
+  const std::string msg = what + ": " + e.ToString();
+  if (e.IsInvalid() || (e.http_status == 400 && !e.local)) return O::Failed("Invalid", msg);
+  if (e.IsTooManyRequests()) {
+    return O::Error("Throttled", e.ToStatus(), e.retry_after.value_or(Millis(1000)));
+  }
+  if (e.IsConflict()) return O::Error("Conflict", e.ToStatus());
+  if (e.IsUnauthorized()) return O::Error("Unauthorized", e.ToStatus());
+  if (e.IsForbidden()) return O::Error("Forbidden", e.ToStatus());
+  if (e.IsNotFound()) return O::Error("NotFound", e.ToStatus());
+  return O::Error("ApiUnavailable", e.ToStatus());
+}
+
+// The state of one run for one project.
+struct Reconciler::Run {
+  Reconciler& r;
+  ProjectRecord rec;
+  const std::string& ns;
+  std::vector<ResourceCondition> conditions;
+
+  Run(Reconciler& owner, ProjectRecord record)
+      : r(owner), rec(std::move(record)), ns(owner.observer_.ns()) {}
+
+  void Condition(std::string resource, bool ready, std::string reason, std::string message) {
+    conditions.push_back({std::move(resource), ready, std::move(reason), std::move(message)});
+  }
+
+  bool Ours(const Json& obj) const {
+    return Label(obj, kProjectLabel) == rec.id && Label(obj, kManagedByLabel) == kManagedByValue;
+  }
+
+  // Builds the body of a PUT: the desired object with the live resourceVersion and the fields
+  // other parties own (finalizers, a Service's cluster IPs, system annotations).
+  static Json UpdateBody(const ResourceType& type, const Json& desired, const Json& live) {
+    Json body = desired;
+    Json& meta = body["metadata"];
+    meta["resourceVersion"] = live["metadata"]["resourceVersion"];
+    if (const Json* f = FindPath(live, "metadata.finalizers"); f != nullptr) {
+      meta["finalizers"] = *f;
+    }
+    if (const Json* a = FindPath(live, "metadata.annotations"); a != nullptr && a->is_object()) {
+      for (const auto& [k, v] : a->items()) {
+        if (k.find("kubernetes.io/") != std::string::npos && !meta["annotations"].contains(k)) {
+          meta["annotations"][k] = v;
+        }
+      }
+    }
+    if (type == kService) {
+      for (const char* f : {"clusterIP", "clusterIPs", "ipFamilies", "ipFamilyPolicy"}) {
+        if (const Json* v = FindPath(live, std::string("spec.") + f); v != nullptr) {
+          body["spec"][f] = *v;
+        }
+      }
+    }
+    return body;
+  }
+
+  struct Ensured {
+    Outcome outcome;
+    Json live;
+  };
+
+  // Makes `desired` exist as rendered: create when absent, adopt when ours and equal, update
+  // with a resourceVersion precondition when it differs, wait while terminating.
+  Ensured Ensure(const ResourceType& type, const Json& desired) {
+    const std::string name = NameOf(desired);
+    const std::string what = type.kind + " " + name;
+    View view = r.observer_.Get(type, name);
+    if (view.stale) {
+      return {Outcome::Wait("ObservingWrite", what + ": waiting for the watch to show it"), {}};
+    }
+    Json live;
+    if (!view.object) {
+      auto created =
+          r.client_->Create(type, ns, desired, {.field_manager = r.options_.field_manager});
+      ++r.writes_;
+      if (created.ok()) {
+        r.observer_.ExpectExists(type, name, GetString((*created)["metadata"], "uid"));
+        return {Outcome::Done(), std::move(*created)};
+      }
+      const kube::ApiError& e = created.error();
+      if (!e.IsAlreadyExists()) return {Classify(e, "create " + what), {}};
+      // Not yet in the cache (or not ours, so never in it): read it once and decide.
+      auto got = r.client_->Get(type, ns, name);
+      if (!got.ok()) {
+        if (got.error().IsNotFound()) {
+          return {Outcome::Error("Conflict", Aborted(what + " vanished after AlreadyExists")), {}};
+        }
+        return {Classify(got.error(), "get " + what), {}};
+      }
+      live = std::move(*got);
+    } else {
+      live = view.object->Parse();
+    }
+    if (!Ours(live)) {
+      return {Outcome::Failed("NameTaken", what + " exists in namespace " + ns +
+                                               " but is not project " + rec.id +
+                                               "'s (no steward.io/project=" + rec.id +
+                                               " label); remove or rename it"),
+              {}};
+    }
+    if (view.terminating || Terminating(live)) {
+      return {Outcome::Wait("Terminating",
+                            what + " is still terminating; waiting for it to be gone first"),
+              {}};
+    }
+    if (Annotation(live, kSpecHashAnnotation) == Annotation(desired, kSpecHashAnnotation) &&
+        LiveMatchesDesired(desired, live)) {
+      return {Outcome::Done(), std::move(live)};
+    }
+    if (type == kPvc) {
+      // A claim's spec is immutable once bound; its data matters more than a label.
+      return {Outcome::Done(), std::move(live)};
+    }
+    const std::string old_rv = GetString(live["metadata"], "resourceVersion");
+    auto updated = r.client_->Update(type, UpdateBody(type, desired, live),
+                                     {.field_manager = r.options_.field_manager});
+    ++r.writes_;
+    if (!updated.ok()) return {Classify(updated.error(), "update " + what), {}};
+    r.observer_.ExpectUpdated(type, name, old_rv);
+    return {Outcome::Done(), std::move(*updated)};
+  }
+
+  // Makes the object named `name` gone: delete with a uid precondition, then wait until the
+  // cache no longer has it (terminating counts as present).
+  Outcome EnsureGone(const ResourceType& type, const std::string& name,
+                     std::string propagation = "") {
+    const std::string what = type.kind + " " + name;
+    View view = r.observer_.Get(type, name);
+    if (view.stale) return Outcome::Wait("ObservingWrite", what + ": waiting for the watch");
+    if (!view.object) return Outcome::Done();
+    if (view.object->label(kProjectLabel) != rec.id) return Outcome::Done();  // not ours
+    if (view.terminating) {
+      return Outcome::Wait("Terminating", what + " is terminating; waiting for it to be gone");
+    }
+    kube::DeleteOptions options;
+    options.precondition_uid = view.object->uid();
+    options.propagation_policy = std::move(propagation);
+    auto deleted = r.client_->Delete(type, ns, name, options);
+    ++r.writes_;
+    if (!deleted.ok()) {
+      if (deleted.error().IsNotFound()) {
+        r.observer_.ExpectGone(type, name, view.object->uid());
+        return Outcome::Done();
+      }
+      return Classify(deleted.error(), "delete " + what);
+    }
+    if (deleted->gone) {
+      r.observer_.ExpectGone(type, name, view.object->uid());
+      return Outcome::Done();
+    }
+    r.observer_.ExpectTerminating(type, name, view.object->uid());
+    return Outcome::Wait("Terminating", what + " is terminating; waiting for it to be gone");
+  }
+
+  // ---- run ----
+
+  // The credential the instance should hold: the newest pending one, else the active one.
+  static const store::Credential* CredentialToHold(const std::vector<store::Credential>& creds,
+                                                   bool pending_only) {
+    const store::Credential* best = nullptr;
+    for (const auto& c : creds) {
+      if (c.state == CredentialState::kPending &&
+          (best == nullptr || best->state != CredentialState::kPending ||
+           c.created_ms > best->created_ms ||
+           (c.created_ms == best->created_ms && c.id > best->id))) {
+        best = &c;
+      }
+    }
+    if (best != nullptr || pending_only) return best;
+    for (const auto& c : creds) {
+      if (c.state == CredentialState::kActive &&
+          (best == nullptr || c.activated_ms > best->activated_ms)) {
+        best = &c;
+      }
+    }
+    return best;
+  }
+
+  Outcome Provision(const Manifests& m, const std::vector<store::Credential>& creds) {
+    auto secret = Ensure(kSecret, m.secret);
+    if (!secret.outcome.done()) return Note("Secret", secret.outcome);
+    Condition("Secret", true, "Ready", "credentials Secret " + m.names.secret + " matches");
+
+    if (m.pvc) {
+      auto pvc = Ensure(kPvc, *m.pvc);
+      if (!pvc.outcome.done()) return Note("PersistentVolumeClaim", pvc.outcome);
+      Readiness rd = PvcReadiness(pvc.live);
+      if (!rd.ready())
+        return Note("PersistentVolumeClaim", FromReadiness(rd, "claim " + m.names.pvc));
+      Condition("PersistentVolumeClaim", true, "Bound", m.names.pvc + " is Bound");
+    }
+
+    auto dep = Ensure(kDeployment, m.deployment);
+    if (!dep.outcome.done()) return Note("Deployment", dep.outcome);
+    {
+      Readiness rd = DeploymentReadiness(dep.live);
+      if (!rd.ready()) {
+        std::vector<Json> pods;
+        for (const auto& p : r.observer_.ByLabel(kPod, kProjectLabel, rec.id)) {
+          pods.push_back(p->Parse());
+        }
+        std::string detail = PodFailureDetail(pods);
+        Outcome o = FromReadiness(rd, "Deployment " + m.names.deployment);
+        if (!detail.empty()) o.message += " (pod: " + detail + ")";
+        return Note("Deployment", o);
+      }
+      Condition("Deployment", true, "Ready", rd.message);
+    }
+
+    auto svc = Ensure(kService, m.service);
+    if (!svc.outcome.done()) return Note("Service", svc.outcome);
+    {
+      std::vector<Json> slices;
+      for (const auto& s :
+           r.observer_.ByLabel(kSlice, "kubernetes.io/service-name", m.names.service)) {
+        slices.push_back(s->Parse());
+      }
+      Readiness rd = ServiceReadiness(svc.live, slices);
+      if (!rd.ready()) return Note("Service", FromReadiness(rd, "Service " + m.names.service));
+      Condition("Service", true, "Ready", rd.message);
+    }
+
+    const bool require_address = r.options_.config.require_ingress_address;
+    auto ing = Ensure(kIngress, m.ingress);
+    if (!ing.outcome.done()) return Note("Ingress", ing.outcome);
+    {
+      Readiness rd = IngressReadiness(ing.live, require_address);
+      if (!rd.ready()) return Note("Ingress", FromReadiness(rd, "Ingress " + m.names.ingress));
+      Condition("Ingress", true, "Ready", rd.message);
+    }
+    if (m.custom_ingress) {
+      auto custom = Ensure(kIngress, *m.custom_ingress);
+      if (!custom.outcome.done()) return Note("CustomIngress", custom.outcome);
+      Readiness rd = IngressReadiness(custom.live, require_address);
+      if (!rd.ready()) {
+        return Note("CustomIngress", FromReadiness(rd, "Ingress " + m.names.custom_ingress));
+      }
+      Condition("CustomIngress", true, "Ready", rd.message);
+    } else {
+      Outcome gone = EnsureGone(kIngress, m.names.custom_ingress);
+      if (!gone.done()) return Note("CustomIngress", gone);
+    }
+
+    if (r.options_.config.http_probe) {
+      const ResolvedSpec resolved = Resolve(r.options_.config, rec.name, spec);
+      Status probe = r.options_.prober ? r.options_.prober(resolved.host, resolved.url)
+                                       : FailedPrecondition("no HTTP prober configured");
+      if (!probe.ok()) {
+        return Note("Probe", Outcome::Wait("ProbeFailed", resolved.url + ": " + probe.message()));
+      }
+      Condition("Probe", true, "Ready", resolved.url + " answers");
+    }
+
+    // Every object is ready at this generation. Pending credentials become active once every
+    // pod (terminating ones too) is one started with them.
+    if (const store::Credential* pending = CredentialToHold(creds, true); pending != nullptr) {
+      for (const auto& p : r.observer_.ByLabel(kPod, kProjectLabel, rec.id)) {
+        Json pod = p->Parse();
+        if (Annotation(pod, kCredentialAnnotation) != pending->id) {
+          return Note("Credentials",
+                      Outcome::Wait("RotationInProgress",
+                                    "pod " + p->name() + " still holds older credentials"));
+        }
+      }
+      Status s = ActivateCredential(pending->id);
+      if (!s.ok()) return Outcome::Error("StoreError", s);
+    }
+    return Outcome::Done();
+  }
+
+  Status ActivateCredential(const std::string& pending_id) {
+    const int64_t now = WallMs(r.clock_);
+    auto result = r.store_.MutateProject(
+        rec.id,
+        [&](ProjectRecord&, const std::vector<store::Credential>& creds,
+            store::Mutation& m) -> Status {
+          const store::Credential* newest = CredentialToHold(creds, true);
+          if (newest == nullptr || newest->id != pending_id) return Status::Ok();  // superseded
+          std::string revoked;
+          for (const auto& c : creds) {
+            store::Credential next = c;
+            if (c.id == pending_id) {
+              next.state = CredentialState::kActive;
+              next.activated_ms = now;
+            } else if (c.state != CredentialState::kRevoked) {
+              next.state = CredentialState::kRevoked;
+              next.revoked_ms = now;
+              revoked += (revoked.empty() ? "" : ",") + c.id;
+            } else {
+              continue;
+            }
+            m.credentials.push_back(std::move(next));
+          }
+          store::HistoryEntry h;
+          h.kind = "credential";
+          h.generation = rec.generation;
+          h.summary = "activated " + pending_id + (revoked.empty() ? "" : "; revoked " + revoked);
+          m.history.push_back(std::move(h));
+          return Status::Ok();
+        });
+    return result.status();
+  }
+
+  // ---- teardown ----
+
+  Outcome Teardown(const ObjectNames& names) {
+    Outcome custom = EnsureGone(kIngress, names.custom_ingress);
+    Outcome main = EnsureGone(kIngress, names.ingress);
+    if (!custom.done()) return Note("CustomIngress", custom);
+    if (!main.done()) return Note("Ingress", main);
+    Condition("Ingress", true, "Gone", "Ingresses gone");
+    Outcome svc = EnsureGone(kService, names.service);
+    if (!svc.done()) return Note("Service", svc);
+    Condition("Service", true, "Gone", "Service " + names.service + " gone");
+    // Foreground: the Deployment stays (terminating) until its ReplicaSets and pods are gone.
+    Outcome dep = EnsureGone(kDeployment, names.deployment, "Foreground");
+    if (!dep.done()) return Note("Deployment", dep);
+    auto pods = r.observer_.ByLabel(kPod, kProjectLabel, rec.id);
+    if (!pods.empty()) {
+      return Note("Pods", Outcome::Wait("PodsTerminating", std::to_string(pods.size()) +
+                                                               " pod(s) still exist (" +
+                                                               pods.front()->name() + ")"));
+    }
+    Condition("Deployment", true, "Gone", "Deployment " + names.deployment + " and its pods gone");
+    return Outcome::Done();
+  }
+
+  Outcome Remove(const ObjectNames& names) {
+    Outcome pvc = EnsureGone(kPvc, names.pvc);
+    if (!pvc.done()) return Note("PersistentVolumeClaim", pvc);
+    Outcome secret = EnsureGone(kSecret, names.secret);
+    if (!secret.done()) return Note("Secret", secret);
+    return Outcome::Done();
+  }
+
+  // Records a not-done outcome as the condition of `resource` and passes it on.
+  Outcome Note(const std::string& resource, Outcome o) {
+    Condition(resource, false, o.reason, o.message);
+    return o;
+  }
+
+  static Outcome FromReadiness(const Readiness& rd, const std::string& what) {
+    if (rd.failed()) return Outcome::Failed(rd.reason, what + ": " + rd.message);
+    return Outcome::Wait(rd.reason, what + ": " + rd.message);
+  }
+
+  ProjectSpec spec;
+};
+
+Reconciler::Reconciler(const EngineOptions& options, std::shared_ptr<kube::Client> client,
+                       store::Store& store, Observer& observer, const Clock& clock)
+    : options_(options),
+      client_(std::move(client)),
+      store_(store),
+      observer_(observer),
+      clock_(clock) {}
+
+std::vector<Orphan> Reconciler::orphans() const {
+  std::lock_guard lock(orphans_mu_);
+  return orphans_;
+}
+
+namespace {
+
+// The phase a running project is in while something is not ready (see docs/lifecycle.md).
+Phase WaitingPhase(const std::optional<ProjectStatus>& prev, int64_t generation) {
+  if (!prev) return Phase::kProvisioning;
+  const Phase p = prev->phase;
+  const bool had_run = p == Phase::kRunning || p == Phase::kUpdating || p == Phase::kDegraded;
+  if (!had_run) return Phase::kProvisioning;
+  if (p == Phase::kDegraded && prev->observed_generation == generation) return Phase::kDegraded;
+  if (p == Phase::kUpdating || prev->observed_generation < generation) return Phase::kUpdating;
+  return Phase::kDegraded;
+}
+
+bool SameStatus(const ProjectStatus& a, const ProjectStatus& b) {
+  Json ja = ToJson(a), jb = ToJson(b);
+  ja.erase("since");
+  jb.erase("since");
+  return ja == jb;
+}
+
+}  // namespace
+
+WorkResult Reconciler::Reconcile(const std::string& project_id) {
+  ++runs_;
+  auto loaded = store_.GetProject(project_id);
+  if (!loaded.ok()) {
+    if (loaded.error().code() == StatusCode::kNotFound) return ReconcileUnknown(project_id);
+    return WorkResult::Error(loaded.error());
+  }
+  Run run(*this, std::move(*loaded));
+  const ProjectRecord& rec = run.rec;
+
+  std::optional<ProjectStatus> prev;
+  if (!rec.status_json.empty()) {
+    if (auto j = ParseJson(rec.status_json); j.ok()) {
+      if (auto s = ParseProjectStatus(*j); s.ok()) prev = std::move(*s);
+    }
+  }
+
+  ProjectStatus status;
+  status.observed_generation = rec.generation;
+  Outcome outcome;
+  const ObjectNames names = NamesFor(rec.id, rec.name);
+
+  auto spec_json = ParseJson(rec.spec_json);
+  auto spec =
+      spec_json.ok() ? ParseProjectSpec(*spec_json) : StatusOr<ProjectSpec>(spec_json.error());
+  if (!spec.ok() && rec.desired == DesiredState::kRunning) {
+    outcome = Outcome::Failed("InvalidSpec", spec.error().message());
+    status.phase = Phase::kFailed;
+  } else if (rec.desired == DesiredState::kRunning) {
+    run.spec = *spec;
+    auto creds = store_.ListCredentials(rec.id);
+    if (!creds.ok()) return WorkResult::Error(creds.error());
+    const store::Credential* hold = Run::CredentialToHold(*creds, false);
+    if (hold == nullptr) {
+      outcome = Outcome::Failed("NoCredentials",
+                                "project " + rec.name + " has no active or pending credentials");
+    } else {
+      RenderInput in;
+      in.id = rec.id;
+      in.name = rec.name;
+      in.config = &options_.config;
+      in.resolved = Resolve(options_.config, rec.name, run.spec);
+      in.restart_epoch = rec.restart_epoch;
+      in.credential = {hold->id, hold->token};
+      status.url = in.resolved.url;
+      const Manifests m = Render(in);
+      outcome = run.Provision(m, *creds);
+    }
+    switch (outcome.kind) {
+      case Outcome::Kind::kDone:
+        status.phase = Phase::kRunning;
+        break;
+      case Outcome::Kind::kFailed:
+        status.phase = Phase::kFailed;
+        break;
+      default:
+        status.phase = WaitingPhase(prev, rec.generation);
+    }
+  } else {
+    outcome = run.Teardown(names);
+    if (outcome.done() && rec.desired == DesiredState::kDeleted) outcome = run.Remove(names);
+    const bool deleting = rec.desired == DesiredState::kDeleted;
+    if (outcome.done()) {
+      status.phase = deleting ? Phase::kDeleting : Phase::kSuspended;
+    } else {
+      status.phase = deleting ? Phase::kDeleting : Phase::kSuspending;
+    }
+    if (outcome.kind == Outcome::Kind::kFailed) status.phase = Phase::kFailed;
+    if (outcome.done() && deleting) {
+      store::HistoryEntry tombstone;
+      tombstone.kind = "purged";
+      tombstone.generation = rec.generation;
+      tombstone.summary = "deleted: every object gone, record removed";
+      Status s = store_.PurgeProject(rec.id, tombstone);
+      if (!s.ok() && s.code() != StatusCode::kNotFound) return WorkResult::Error(s);
+      return WorkResult::Ok();
+    }
+  }
+
+  status.reason = outcome.done() ? std::string(ToString(status.phase)) : outcome.reason;
+  status.message =
+      outcome.done()
+          ? (status.phase == Phase::kRunning
+                 ? "every object is ready at generation " + std::to_string(rec.generation)
+                 : "Deployment, Service, Ingresses and pods are gone")
+          : outcome.message;
+  status.conditions = std::move(run.conditions);
+
+  // Write the status only if the intent is still the one this run worked on (a newer one has
+  // re-queued the project) and something changed.
+  const int64_t now = WallMs(clock_);
+  auto written = store_.MutateProject(
+      rec.id, [&](ProjectRecord& r, const auto&, store::Mutation& m) -> Status {
+        if (r.generation != rec.generation) return Status::Ok();
+        std::optional<ProjectStatus> cur;
+        if (!r.status_json.empty()) {
+          if (auto j = ParseJson(r.status_json); j.ok()) {
+            if (auto s = ParseProjectStatus(*j); s.ok()) cur = std::move(*s);
+          }
+        }
+        if (cur && SameStatus(*cur, status)) return Status::Ok();
+        status.since_ms = cur && cur->phase == status.phase ? cur->since_ms : now;
+        r.status_json = DumpJson(ToJson(status));
+        r.phase = std::string(ToString(status.phase));
+        r.observed_generation = status.observed_generation;
+        if (!cur || cur->phase != status.phase) {
+          store::HistoryEntry h;
+          h.kind = "phase";
+          h.generation = rec.generation;
+          h.summary = r.phase;
+          h.detail_json = DumpJson(Json{{"reason", status.reason}, {"message", status.message}});
+          m.history.push_back(std::move(h));
+        }
+        return Status::Ok();
+      });
+  if (!written.ok() && written.error().code() != StatusCode::kNotFound) {
+    return WorkResult::Error(written.error());
+  }
+
+  switch (outcome.kind) {
+    case Outcome::Kind::kDone:
+      return WorkResult::Ok();
+    case Outcome::Kind::kWait:
+      return WorkResult::RequeueAfter(options_.recheck);
+    case Outcome::Kind::kFailed:
+      return WorkResult::Terminal(FailedPrecondition(outcome.reason + ": " + outcome.message));
+    case Outcome::Kind::kError:
+      if (outcome.retry_after) return WorkResult::RequeueAfter(*outcome.retry_after);
+      return WorkResult::Error(outcome.error.ok() ? Internal(outcome.message) : outcome.error);
+  }
+  return WorkResult::Error(Internal("unreachable"));
+}
+
+WorkResult Reconciler::ReconcileUnknown(const std::string& project_id) {
+  // Objects labelled for a project the store does not know: report; remove when configured.
+  struct Found {
+    const ResourceType* type;
+    kube::ObjectRef obj;
+  };
+  std::vector<Found> found;
+  for (const ResourceType* t : {&kIngress, &kService, &kDeployment, &kPvc, &kSecret}) {
+    for (auto& o : observer_.ByLabel(*t, kProjectLabel, project_id)) found.push_back({t, o});
+  }
+  if (found.empty()) return WorkResult::Ok();
+  {
+    std::lock_guard lock(orphans_mu_);
+    for (const auto& f : found) {
+      std::string key = f.type->kind + "/" + f.obj->name();
+      if (reported_orphans_.insert(key).second) {
+        orphans_.push_back({f.type->kind, f.obj->name(), project_id});
+        LOG_WARN("orphan: {} {} carries steward.io/project={} but no such project exists{}",
+                 f.type->kind, f.obj->name(), project_id,
+                 options_.config.remove_orphans ? "; removing it" : "");
+      }
+    }
+  }
+  if (!options_.config.remove_orphans) return WorkResult::Ok();
+  ProjectRecord ghost;
+  ghost.id = project_id;
+  Run run(*this, ghost);
+  for (const auto& f : found) {
+    Outcome o = run.EnsureGone(*f.type, f.obj->name(), f.type == &kDeployment ? "Foreground" : "");
+    if (o.kind == Outcome::Kind::kError) return WorkResult::Error(o.error);
+    if (!o.done()) return WorkResult::RequeueAfter(options_.recheck);
+  }
+  return WorkResult::Ok();
+}
+
+}  // namespace steward::engine

@@ -1,0 +1,711 @@
+// The SQLite store: one connection guarded by a mutex, WAL journal, schema migrations applied at
+// open. Listener delivery is ordered by tickets handed out at commit (see Deliver).
+#include <sqlite3.h>
+
+#include <algorithm>
+#include <condition_variable>
+#include <exception>
+#include <filesystem>
+#include <map>
+#include <mutex>
+#include <utility>
+
+#include "common/log.h"
+#include "store/store.h"
+
+namespace steward::store {
+namespace {
+
+// Written to the file header at creation: tells a Steward database from any other SQLite file.
+constexpr int64_t kApplicationId = 0x53545744;  // "STWD"
+
+// Schema migrations, in order: kMigrations[i] is version i + 1. Append only; never edit one
+// that has been released.
+constexpr const char* kMigrations[] = {
+    R"sql(
+CREATE TABLE projects (
+  id TEXT PRIMARY KEY NOT NULL,
+  name TEXT NOT NULL UNIQUE,
+  team TEXT NOT NULL,
+  spec_json TEXT NOT NULL,
+  desired TEXT NOT NULL CHECK (desired IN ('running', 'suspended', 'deleted')),
+  generation INTEGER NOT NULL,
+  restart_epoch INTEGER NOT NULL,
+  status_json TEXT NOT NULL,
+  phase TEXT NOT NULL,
+  observed_generation INTEGER NOT NULL,
+  created_ms INTEGER NOT NULL,
+  updated_ms INTEGER NOT NULL,
+  version INTEGER NOT NULL
+);
+CREATE INDEX projects_team ON projects (team, id);
+CREATE INDEX projects_phase ON projects (phase, id);
+CREATE INDEX projects_desired ON projects (desired, id);
+CREATE TABLE credentials (
+  id TEXT PRIMARY KEY NOT NULL,
+  project_id TEXT NOT NULL REFERENCES projects (id) ON DELETE CASCADE,
+  token TEXT NOT NULL UNIQUE,
+  state TEXT NOT NULL CHECK (state IN ('pending', 'active', 'revoked')),
+  created_ms INTEGER NOT NULL,
+  activated_ms INTEGER NOT NULL,
+  revoked_ms INTEGER NOT NULL
+);
+CREATE INDEX credentials_project ON credentials (project_id);
+-- No foreign key: history outlives the project (the tombstone).
+CREATE TABLE history (
+  seq INTEGER PRIMARY KEY AUTOINCREMENT,
+  project_id TEXT NOT NULL,
+  at_ms INTEGER NOT NULL,
+  kind TEXT NOT NULL,
+  generation INTEGER NOT NULL,
+  summary TEXT NOT NULL,
+  detail_json TEXT NOT NULL
+);
+CREATE INDEX history_project ON history (project_id, seq);
+)sql",
+};
+constexpr int64_t kLatestVersion = std::size(kMigrations);
+
+constexpr const char* kProjectColumns =
+    "id, name, team, spec_json, desired, generation, restart_epoch, status_json, phase, "
+    "observed_generation, created_ms, updated_ms, version";
+constexpr const char* kCredentialColumns =
+    "id, project_id, token, state, created_ms, activated_ms, revoked_ms";
+constexpr const char* kHistoryColumns =
+    "seq, project_id, at_ms, kind, generation, summary, detail_json";
+
+// [a-z0-9]([-a-z0-9]*[a-z0-9])? of at most max_len characters.
+bool IsDnsLabel(std::string_view s, size_t max_len) {
+  auto alnum = [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); };
+  if (s.empty() || s.size() > max_len || !alnum(s.front()) || !alnum(s.back())) return false;
+  return std::all_of(s.begin(), s.end(), [&](char c) { return alnum(c) || c == '-'; });
+}
+
+Status ValidateIdAndName(const ProjectRecord& r) {
+  if (!IsDnsLabel(r.id, 40)) {
+    return InvalidArgument("project id \"" + r.id +
+                           "\": must be 1-40 characters of [a-z0-9-], starting and ending "
+                           "with a letter or digit");
+  }
+  if (!IsDnsLabel(r.name, 63)) {
+    return InvalidArgument("project name \"" + r.name +
+                           "\": must be a DNS-1123 label (1-63 characters of [a-z0-9-], starting "
+                           "and ending with a letter or digit)");
+  }
+  return Status::Ok();
+}
+
+// The fields a caller may change (everything but id, created/updated times and version).
+bool SameIntentAndStatus(const ProjectRecord& a, const ProjectRecord& b) {
+  return a.name == b.name && a.team == b.team && a.spec_json == b.spec_json &&
+         a.desired == b.desired && a.generation == b.generation &&
+         a.restart_epoch == b.restart_epoch && a.status_json == b.status_json &&
+         a.phase == b.phase && a.observed_generation == b.observed_generation;
+}
+
+// A prepared statement. Errors are sticky: after a failed prepare, bind or step, Step() returns
+// false and rc() holds the (extended) SQLite code. One that stopped on a row is active until
+// destroyed, and COMMIT fails while one is: scope statements that may stop early.
+class Statement {
+ public:
+  Statement(sqlite3* db, const std::string& sql) {
+    rc_ = sqlite3_prepare_v2(db, sql.c_str(), static_cast<int>(sql.size()), &stmt_, nullptr);
+  }
+  ~Statement() { sqlite3_finalize(stmt_); }
+  Statement(const Statement&) = delete;
+  Statement& operator=(const Statement&) = delete;
+
+  Statement& Bind(int64_t v) {
+    if (rc_ == SQLITE_OK) rc_ = sqlite3_bind_int64(stmt_, ++arg_, v);
+    return *this;
+  }
+  Statement& Bind(std::string_view v) {
+    if (rc_ == SQLITE_OK) {
+      rc_ = sqlite3_bind_text64(stmt_, ++arg_, v.data(), v.size(), SQLITE_TRANSIENT, SQLITE_UTF8);
+    }
+    return *this;
+  }
+  // True when a row is ready; false when done or failed (see rc()).
+  bool Step() {
+    if (rc_ != SQLITE_OK) return false;
+    int rc = sqlite3_step(stmt_);
+    if (rc == SQLITE_ROW) return true;
+    if (rc != SQLITE_DONE) rc_ = rc;
+    sqlite3_reset(stmt_);  // no longer active: COMMIT refuses while a statement is
+    return false;
+  }
+  int rc() const { return rc_; }
+  int64_t Int(int col) const { return sqlite3_column_int64(stmt_, col); }
+  std::string Text(int col) const {
+    auto* p = reinterpret_cast<const char*>(sqlite3_column_text(stmt_, col));
+    return p ? std::string(p, sqlite3_column_bytes(stmt_, col)) : std::string();
+  }
+
+ private:
+  sqlite3_stmt* stmt_ = nullptr;
+  int rc_ = SQLITE_OK;
+  int arg_ = 0;
+};
+
+// The connection plus the file path that every error message names.
+struct Db {
+  sqlite3* handle = nullptr;
+  std::string path;
+
+  Status Fail(int rc, std::string_view what) const {
+    std::string m = path + ": " + std::string(what) + ": " + sqlite3_errmsg(handle);
+    switch (rc & 0xff) {
+      case SQLITE_BUSY:
+      case SQLITE_LOCKED:
+      case SQLITE_IOERR:
+        return Unavailable(std::move(m));
+      case SQLITE_FULL:
+        return {StatusCode::kResourceExhausted, std::move(m)};
+      case SQLITE_CONSTRAINT:
+        if (rc == SQLITE_CONSTRAINT_UNIQUE || rc == SQLITE_CONSTRAINT_PRIMARYKEY) {
+          return AlreadyExists(std::move(m));
+        }
+        return Internal(std::move(m));
+      case SQLITE_NOTADB:
+      case SQLITE_CORRUPT:
+      case SQLITE_CANTOPEN:
+      case SQLITE_PERM:
+      case SQLITE_READONLY:
+        return FailedPrecondition(std::move(m));
+      default:
+        return Internal(std::move(m));
+    }
+  }
+  Status Check(const Statement& s, std::string_view what) const {
+    return s.rc() == SQLITE_OK ? Status::Ok() : Fail(s.rc(), what);
+  }
+  Status Exec(const std::string& sql, std::string_view what) const {
+    int rc = sqlite3_exec(handle, sql.c_str(), nullptr, nullptr, nullptr);
+    return rc == SQLITE_OK ? Status::Ok() : Fail(rc, what);
+  }
+  StatusOr<int64_t> QueryInt(const std::string& sql, std::string_view what) const {
+    Statement s(handle, sql);
+    int64_t v = s.Step() ? s.Int(0) : 0;
+    RETURN_IF_ERROR(Check(s, what));
+    return v;
+  }
+};
+
+// Rolls back unless committed.
+class Transaction {
+ public:
+  explicit Transaction(const Db& db) : db_(db) {}
+  ~Transaction() {
+    if (open_) sqlite3_exec(db_.handle, "ROLLBACK", nullptr, nullptr, nullptr);
+  }
+  Status Begin() {
+    // IMMEDIATE: take the write lock now, so a busy database fails here (after the busy
+    // timeout) and never half-way through.
+    RETURN_IF_ERROR(db_.Exec("BEGIN IMMEDIATE", "begin transaction"));
+    open_ = true;
+    return Status::Ok();
+  }
+  Status Commit() {
+    RETURN_IF_ERROR(db_.Exec("COMMIT", "commit"));
+    open_ = false;
+    return Status::Ok();
+  }
+
+ private:
+  const Db& db_;
+  bool open_ = false;
+};
+
+ProjectRecord ReadProject(const Statement& s) {
+  ProjectRecord r;
+  r.id = s.Text(0);
+  r.name = s.Text(1);
+  r.team = s.Text(2);
+  r.spec_json = s.Text(3);
+  r.desired = ParseDesiredState(s.Text(4)).value_or(DesiredState::kSuspended);  // CHECKed
+  r.generation = s.Int(5);
+  r.restart_epoch = s.Int(6);
+  r.status_json = s.Text(7);
+  r.phase = s.Text(8);
+  r.observed_generation = s.Int(9);
+  r.created_ms = s.Int(10);
+  r.updated_ms = s.Int(11);
+  r.version = s.Int(12);
+  return r;
+}
+
+Credential ReadCredential(const Statement& s) {
+  Credential c;
+  c.id = s.Text(0);
+  c.project_id = s.Text(1);
+  c.token = s.Text(2);
+  c.state = ParseCredentialState(s.Text(3)).value_or(CredentialState::kRevoked);  // CHECKed
+  c.created_ms = s.Int(4);
+  c.activated_ms = s.Int(5);
+  c.revoked_ms = s.Int(6);
+  return c;
+}
+
+HistoryEntry ReadHistory(const Statement& s) {
+  HistoryEntry h;
+  h.seq = s.Int(0);
+  h.project_id = s.Text(1);
+  h.at_ms = s.Int(2);
+  h.kind = s.Text(3);
+  h.generation = s.Int(4);
+  h.summary = s.Text(5);
+  h.detail_json = s.Text(6);
+  return h;
+}
+
+// The stores whose listeners the current thread is running (a listener may write to another
+// store whose listener writes back).
+thread_local std::vector<const void*> tls_delivering;
+
+class SqliteStore final : public Store {
+ public:
+  SqliteStore(sqlite3* handle, SqliteOptions options)
+      : db_{handle, options.path},
+        options_(std::move(options)),
+        clock_(options_.clock ? *options_.clock : RealClock::Get()) {}
+  ~SqliteStore() override { sqlite3_close_v2(db_.handle); }
+
+  Status Init();
+
+  StatusOr<ProjectRecord> GetProject(std::string_view id) override {
+    std::lock_guard lock(mu_);
+    return LoadProject("id", id);
+  }
+  StatusOr<ProjectRecord> GetProjectByName(std::string_view name) override {
+    std::lock_guard lock(mu_);
+    return LoadProject("name", name);
+  }
+  StatusOr<std::vector<ProjectRecord>> ListProjects(const ListFilter& filter) override;
+  StatusOr<ProjectRecord> CreateProject(const ProjectRecord& record,
+                                        const Mutation& extra) override;
+  StatusOr<ProjectRecord> MutateProject(std::string_view id, const MutateFn& fn) override;
+  Status PurgeProject(std::string_view id, const HistoryEntry& tombstone) override;
+  StatusOr<std::vector<Credential>> ListCredentials(std::string_view project_id) override {
+    std::lock_guard lock(mu_);
+    return LoadCredentials(project_id);
+  }
+  StatusOr<Credential> FindCredentialByToken(std::string_view token) override;
+  StatusOr<std::vector<HistoryEntry>> ListHistory(std::string_view project_id, int64_t after_seq,
+                                                  int limit) override;
+  int AddListener(Listener listener) override;
+  void RemoveListener(int handle) override;
+  std::string Describe() const override { return "sqlite:" + options_.path; }
+
+ private:
+  int64_t NowMs() const {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(
+               clock_.WallNow().time_since_epoch())
+        .count();
+  }
+  Status Migrate();
+  // All below run with mu_ held.
+  StatusOr<ProjectRecord> LoadProject(std::string_view column, std::string_view value);
+  StatusOr<std::vector<Credential>> LoadCredentials(std::string_view project_id);
+  Status CheckNameFree(const ProjectRecord& record);
+  Status WriteProject(const ProjectRecord& record);
+  StatusOr<std::vector<HistoryEntry>> WriteExtra(const std::string& project_id,
+                                                 const Mutation& extra, int64_t now);
+  // Hands the change to the listeners in ticket (= commit) order; called without mu_.
+  void Deliver(uint64_t ticket, ProjectChange change);
+  void CallListeners(const ProjectChange& change);
+
+  Db db_;
+  const SqliteOptions options_;
+  Clock& clock_;
+
+  std::mutex mu_;  // guards the connection and next_ticket_
+  uint64_t next_ticket_ = 0;
+
+  std::mutex notify_mu_;  // guards serving_ and orphans_
+  std::condition_variable notify_cv_;
+  uint64_t serving_ = 0;  // the ticket whose change is being (or is next to be) delivered
+  // Changes committed from inside a listener: delivered by whichever thread reaches their turn.
+  std::map<uint64_t, ProjectChange> orphans_;
+
+  std::mutex listeners_mu_;
+  int next_handle_ = 0;
+  std::map<int, std::shared_ptr<const Listener>> listeners_;
+};
+
+Status SqliteStore::Init() {
+  sqlite3_extended_result_codes(db_.handle, 1);
+  sqlite3_busy_timeout(db_.handle, options_.busy_timeout_ms);
+  // The first read of the file: a file that is not SQLite fails here (SQLITE_NOTADB).
+  ASSIGN_OR_RETURN(int64_t app_id, db_.QueryInt("PRAGMA application_id", "read the file header"));
+  ASSIGN_OR_RETURN(int64_t tables,
+                   db_.QueryInt("SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND "
+                                "name NOT LIKE 'sqlite_%'",
+                                "read the schema"));
+  if (app_id != kApplicationId && (app_id != 0 || tables > 0)) {
+    return FailedPrecondition(options_.path + ": not a Steward database (application_id " +
+                              std::to_string(app_id) + ", " + std::to_string(tables) +
+                              " tables of another application)");
+  }
+  std::string mode;
+  {
+    Statement wal(db_.handle, "PRAGMA journal_mode = WAL");
+    if (wal.Step()) mode = wal.Text(0);
+    RETURN_IF_ERROR(db_.Check(wal, "set journal_mode=WAL"));
+  }
+  if (mode != "wal" && options_.path != ":memory:") {
+    return FailedPrecondition(options_.path + ": cannot use WAL mode (journal mode is \"" + mode +
+                              "\")");
+  }
+  RETURN_IF_ERROR(db_.Exec(
+      options_.synchronous_full ? "PRAGMA synchronous = FULL" : "PRAGMA synchronous = NORMAL",
+      "set synchronous"));
+  RETURN_IF_ERROR(db_.Exec("PRAGMA foreign_keys = ON", "enable foreign keys"));
+  return Migrate();
+}
+
+Status SqliteStore::Migrate() {
+  for (int64_t version = 1; version <= kLatestVersion; ++version) {
+    // One transaction per migration, re-reading the applied version inside it: another process
+    // may be migrating the same file.
+    Transaction tx(db_);
+    RETURN_IF_ERROR(tx.Begin());
+    RETURN_IF_ERROR(
+        db_.Exec("CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, "
+                 "applied_ms INTEGER NOT NULL)",
+                 "create schema_migrations"));
+    ASSIGN_OR_RETURN(int64_t applied,
+                     db_.QueryInt("SELECT coalesce(max(version), 0) FROM schema_migrations",
+                                  "read schema version"));
+    if (applied > kLatestVersion) {
+      return FailedPrecondition(options_.path + ": schema version " + std::to_string(applied) +
+                                " is newer than this Steward (knows up to " +
+                                std::to_string(kLatestVersion) + ")");
+    }
+    if (applied >= version) continue;  // rolls back the no-op transaction
+    std::string what = "apply schema migration " + std::to_string(version);
+    RETURN_IF_ERROR(db_.Exec(kMigrations[version - 1], what));
+    if (version == 1) {
+      RETURN_IF_ERROR(db_.Exec("PRAGMA application_id = " + std::to_string(kApplicationId), what));
+    }
+    Statement s(db_.handle, "INSERT INTO schema_migrations (version, applied_ms) VALUES (?, ?)");
+    s.Bind(version).Bind(NowMs()).Step();
+    RETURN_IF_ERROR(db_.Check(s, what));
+    RETURN_IF_ERROR(tx.Commit());
+    LOG_INFO("store {}: applied schema migration {}", options_.path, version);
+  }
+  return Status::Ok();
+}
+
+StatusOr<ProjectRecord> SqliteStore::LoadProject(std::string_view column, std::string_view value) {
+  Statement s(db_.handle, std::string("SELECT ") + kProjectColumns + " FROM projects WHERE " +
+                              std::string(column) + " = ?");
+  s.Bind(value);
+  if (s.Step()) return ReadProject(s);
+  RETURN_IF_ERROR(db_.Check(s, "read project"));
+  return NotFound("project " + std::string(column == "id" ? "" : "named ") + "\"" +
+                  std::string(value) + "\" not found");
+}
+
+StatusOr<std::vector<Credential>> SqliteStore::LoadCredentials(std::string_view project_id) {
+  Statement s(db_.handle, std::string("SELECT ") + kCredentialColumns +
+                              " FROM credentials WHERE project_id = ? ORDER BY created_ms, id");
+  s.Bind(project_id);
+  std::vector<Credential> out;
+  while (s.Step()) out.push_back(ReadCredential(s));
+  RETURN_IF_ERROR(db_.Check(s, "read credentials"));
+  return out;
+}
+
+Status SqliteStore::CheckNameFree(const ProjectRecord& record) {
+  Statement s(db_.handle, "SELECT id FROM projects WHERE name = ? AND id != ?");
+  s.Bind(record.name).Bind(record.id);
+  if (s.Step()) {
+    return AlreadyExists("project name \"" + record.name + "\" is taken by project \"" + s.Text(0) +
+                         "\"");
+  }
+  return db_.Check(s, "check project name");
+}
+
+Status SqliteStore::WriteProject(const ProjectRecord& r) {
+  Statement s(db_.handle, std::string("INSERT INTO projects (") + kProjectColumns +
+                              ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+                              "ON CONFLICT (id) DO UPDATE SET name = excluded.name, "
+                              "team = excluded.team, spec_json = excluded.spec_json, "
+                              "desired = excluded.desired, generation = excluded.generation, "
+                              "restart_epoch = excluded.restart_epoch, "
+                              "status_json = excluded.status_json, phase = excluded.phase, "
+                              "observed_generation = excluded.observed_generation, "
+                              "updated_ms = excluded.updated_ms, version = excluded.version");
+  s.Bind(r.id).Bind(r.name).Bind(r.team).Bind(r.spec_json).Bind(ToString(r.desired));
+  s.Bind(r.generation).Bind(r.restart_epoch).Bind(r.status_json).Bind(r.phase);
+  s.Bind(r.observed_generation).Bind(r.created_ms).Bind(r.updated_ms).Bind(r.version);
+  s.Step();
+  return db_.Check(s, "write project \"" + r.id + "\"");
+}
+
+StatusOr<std::vector<HistoryEntry>> SqliteStore::WriteExtra(const std::string& project_id,
+                                                            const Mutation& extra, int64_t now) {
+  for (Credential c : extra.credentials) {
+    if (c.id.empty() || c.token.empty()) {
+      return InvalidArgument("credential \"" + c.id + "\": id and token are required");
+    }
+    if (c.project_id.empty()) c.project_id = project_id;
+    if (c.project_id != project_id) {
+      return InvalidArgument("credential \"" + c.id + "\": project_id \"" + c.project_id +
+                             "\" is not the project being written (\"" + project_id + "\")");
+    }
+    if (c.created_ms == 0) c.created_ms = now;
+    // Replace only a credential of the same project; a clash with another project's id leaves
+    // the row alone (0 changes), a clash on the token fails the UNIQUE constraint.
+    Statement s(db_.handle, std::string("INSERT INTO credentials (") + kCredentialColumns +
+                                ") VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO UPDATE SET "
+                                "token = excluded.token, state = excluded.state, "
+                                "created_ms = excluded.created_ms, "
+                                "activated_ms = excluded.activated_ms, "
+                                "revoked_ms = excluded.revoked_ms "
+                                "WHERE credentials.project_id = excluded.project_id");
+    s.Bind(c.id).Bind(c.project_id).Bind(c.token).Bind(ToString(c.state));
+    s.Bind(c.created_ms).Bind(c.activated_ms).Bind(c.revoked_ms).Step();
+    RETURN_IF_ERROR(db_.Check(s, "write credential \"" + c.id + "\""));
+    if (sqlite3_changes(db_.handle) == 0) {
+      return AlreadyExists("credential id \"" + c.id + "\" belongs to another project");
+    }
+  }
+  std::vector<HistoryEntry> appended;
+  for (HistoryEntry h : extra.history) {
+    if (h.kind.empty()) return InvalidArgument("history entry: kind is required");
+    h.project_id = project_id;
+    if (h.at_ms == 0) h.at_ms = now;
+    Statement s(db_.handle,
+                "INSERT INTO history (project_id, at_ms, kind, generation, summary, detail_json) "
+                "VALUES (?, ?, ?, ?, ?, ?)");
+    s.Bind(h.project_id).Bind(h.at_ms).Bind(h.kind).Bind(h.generation).Bind(h.summary);
+    s.Bind(h.detail_json).Step();
+    RETURN_IF_ERROR(db_.Check(s, "append history"));
+    h.seq = sqlite3_last_insert_rowid(db_.handle);
+    appended.push_back(std::move(h));
+  }
+  return appended;
+}
+
+StatusOr<std::vector<ProjectRecord>> SqliteStore::ListProjects(const ListFilter& filter) {
+  if (filter.limit < 0) return InvalidArgument("limit: must not be negative");
+  std::string sql = std::string("SELECT ") + kProjectColumns + " FROM projects WHERE id > ?";
+  if (filter.team) sql += " AND team = ?";
+  if (filter.phase) sql += " AND phase = ?";
+  if (filter.desired) sql += " AND desired = ?";
+  sql += " ORDER BY id LIMIT ?";
+  std::lock_guard lock(mu_);
+  Statement s(db_.handle, sql);
+  s.Bind(filter.after_id);
+  if (filter.team) s.Bind(*filter.team);
+  if (filter.phase) s.Bind(*filter.phase);
+  if (filter.desired) s.Bind(ToString(*filter.desired));
+  s.Bind(filter.limit == 0 ? int64_t{-1} : int64_t{filter.limit});
+  std::vector<ProjectRecord> out;
+  while (s.Step()) out.push_back(ReadProject(s));
+  RETURN_IF_ERROR(db_.Check(s, "list projects"));
+  return out;
+}
+
+StatusOr<ProjectRecord> SqliteStore::CreateProject(const ProjectRecord& record,
+                                                   const Mutation& extra) {
+  RETURN_IF_ERROR(ValidateIdAndName(record));
+  ProjectChange change{record.id, record, {}};
+  ProjectRecord& r = *change.record;
+  uint64_t ticket = 0;
+  {
+    std::lock_guard lock(mu_);
+    Transaction tx(db_);
+    RETURN_IF_ERROR(tx.Begin());
+    Statement taken(db_.handle, "SELECT 1 FROM projects WHERE id = ?");
+    taken.Bind(record.id);
+    if (taken.Step()) return AlreadyExists("project id \"" + record.id + "\" is taken");
+    RETURN_IF_ERROR(db_.Check(taken, "check project id"));
+    RETURN_IF_ERROR(CheckNameFree(record));
+    r.created_ms = r.updated_ms = NowMs();
+    r.version = 1;
+    RETURN_IF_ERROR(WriteProject(r));
+    ASSIGN_OR_RETURN(change.history, WriteExtra(r.id, extra, r.created_ms));
+    RETURN_IF_ERROR(tx.Commit());
+    ticket = next_ticket_++;
+  }
+  ProjectRecord result = r;
+  Deliver(ticket, std::move(change));
+  return result;
+}
+
+StatusOr<ProjectRecord> SqliteStore::MutateProject(std::string_view id, const MutateFn& fn) {
+  ProjectChange change;
+  uint64_t ticket = 0;
+  {
+    std::lock_guard lock(mu_);
+    Transaction tx(db_);
+    RETURN_IF_ERROR(tx.Begin());
+    ASSIGN_OR_RETURN(ProjectRecord before, LoadProject("id", id));
+    ASSIGN_OR_RETURN(std::vector<Credential> credentials, LoadCredentials(id));
+    ProjectRecord after = before;
+    Mutation extra;
+    RETURN_IF_ERROR(fn(after, credentials, extra));
+    if (after.id != before.id) {
+      return InvalidArgument("project \"" + before.id + "\": the id cannot change (to \"" +
+                             after.id + "\")");
+    }
+    if (SameIntentAndStatus(after, before) && extra.credentials.empty() && extra.history.empty()) {
+      return before;
+    }
+    if (after.name != before.name) {
+      RETURN_IF_ERROR(ValidateIdAndName(after));
+      RETURN_IF_ERROR(CheckNameFree(after));
+    }
+    after.created_ms = before.created_ms;
+    after.updated_ms = NowMs();
+    after.version = before.version + 1;
+    RETURN_IF_ERROR(WriteProject(after));
+    ASSIGN_OR_RETURN(change.history, WriteExtra(after.id, extra, after.updated_ms));
+    RETURN_IF_ERROR(tx.Commit());
+    ticket = next_ticket_++;
+    change.project_id = after.id;
+    change.record = std::move(after);
+  }
+  ProjectRecord result = *change.record;
+  Deliver(ticket, std::move(change));
+  return result;
+}
+
+Status SqliteStore::PurgeProject(std::string_view id, const HistoryEntry& tombstone) {
+  ProjectChange change;
+  uint64_t ticket = 0;
+  {
+    std::lock_guard lock(mu_);
+    Transaction tx(db_);
+    RETURN_IF_ERROR(tx.Begin());
+    RETURN_IF_ERROR(LoadProject("id", id).status());
+    for (const char* sql :
+         {"DELETE FROM credentials WHERE project_id = ?", "DELETE FROM projects WHERE id = ?"}) {
+      Statement s(db_.handle, sql);
+      s.Bind(id).Step();
+      RETURN_IF_ERROR(db_.Check(s, "purge project"));
+    }
+    Mutation extra;
+    extra.history.push_back(tombstone);
+    extra.history.back().kind = "purged";
+    change.project_id = std::string(id);
+    ASSIGN_OR_RETURN(change.history, WriteExtra(change.project_id, extra, NowMs()));
+    RETURN_IF_ERROR(tx.Commit());
+    ticket = next_ticket_++;
+  }
+  Deliver(ticket, std::move(change));
+  return Status::Ok();
+}
+
+StatusOr<Credential> SqliteStore::FindCredentialByToken(std::string_view token) {
+  std::lock_guard lock(mu_);
+  Statement s(db_.handle,
+              std::string("SELECT ") + kCredentialColumns + " FROM credentials WHERE token = ?");
+  s.Bind(token);
+  if (s.Step()) return ReadCredential(s);
+  RETURN_IF_ERROR(db_.Check(s, "find credential"));
+  return NotFound("no credential has this token");  // never echo a secret
+}
+
+StatusOr<std::vector<HistoryEntry>> SqliteStore::ListHistory(std::string_view project_id,
+                                                             int64_t after_seq, int limit) {
+  if (limit < 0) return InvalidArgument("limit: must not be negative");
+  std::lock_guard lock(mu_);
+  Statement s(db_.handle,
+              std::string("SELECT ") + kHistoryColumns +
+                  " FROM history WHERE project_id = ? AND seq > ? ORDER BY seq LIMIT ?");
+  s.Bind(project_id).Bind(after_seq).Bind(limit == 0 ? int64_t{-1} : int64_t{limit});
+  std::vector<HistoryEntry> out;
+  while (s.Step()) out.push_back(ReadHistory(s));
+  RETURN_IF_ERROR(db_.Check(s, "list history"));
+  return out;
+}
+
+int SqliteStore::AddListener(Listener listener) {
+  std::lock_guard lock(listeners_mu_);
+  int handle = ++next_handle_;
+  listeners_.emplace(handle, std::make_shared<const Listener>(std::move(listener)));
+  return handle;
+}
+
+void SqliteStore::RemoveListener(int handle) {
+  std::lock_guard lock(listeners_mu_);
+  listeners_.erase(handle);
+}
+
+// Tickets are taken under mu_ right after COMMIT, so ticket order is commit order. A committer
+// waits for its turn and delivers its own change; a change committed from inside a listener
+// (this thread already delivering) cannot wait for its turn, so it is parked in orphans_ and
+// delivered by whichever thread finishes the ticket before it. Its ticket is taken before that
+// listener returns, so it is always parked before its turn comes.
+void SqliteStore::Deliver(uint64_t ticket, ProjectChange change) {
+  std::unique_lock lock(notify_mu_);
+  if (std::find(tls_delivering.begin(), tls_delivering.end(), this) != tls_delivering.end()) {
+    orphans_.emplace(ticket, std::move(change));
+    return;
+  }
+  notify_cv_.wait(lock, [&] { return serving_ == ticket; });
+  std::optional<ProjectChange> next = std::move(change);
+  while (next) {
+    lock.unlock();
+    tls_delivering.push_back(this);
+    CallListeners(*next);
+    tls_delivering.pop_back();
+    lock.lock();
+    next.reset();
+    auto it = orphans_.find(++serving_);
+    if (it != orphans_.end()) {
+      next = std::move(it->second);
+      orphans_.erase(it);
+    }
+  }
+  notify_cv_.notify_all();
+}
+
+void SqliteStore::CallListeners(const ProjectChange& change) {
+  std::vector<std::shared_ptr<const Listener>> listeners;
+  {
+    std::lock_guard lock(listeners_mu_);
+    for (const auto& [handle, l] : listeners_) listeners.push_back(l);
+  }
+  for (const auto& l : listeners) {
+    // A throwing listener must not stall delivery for every later commit.
+    try {
+      (*l)(change);
+    } catch (const std::exception& e) {
+      LOG_ERROR("store listener threw on project {}: {}", change.project_id, e.what());
+    } catch (...) {
+      LOG_ERROR("store listener threw on project {}", change.project_id);
+    }
+  }
+}
+
+}  // namespace
+
+StatusOr<std::unique_ptr<Store>> OpenSqliteStore(const SqliteOptions& options) {
+  if (options.path.empty()) return InvalidArgument("sqlite store: path is required");
+  if (options.path != ":memory:") {
+    std::filesystem::path dir = std::filesystem::path(options.path).parent_path();
+    if (dir.empty()) dir = ".";
+    std::error_code ec;
+    if (!std::filesystem::is_directory(dir, ec)) {
+      return FailedPrecondition(options.path + ": directory " + dir.string() + " does not exist");
+    }
+  }
+  sqlite3* handle = nullptr;
+  int rc =
+      sqlite3_open_v2(options.path.c_str(), &handle,
+                      SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nullptr);
+  // The store owns the handle from here on, also when opening failed.
+  auto store = std::make_unique<SqliteStore>(handle, options);
+  if (rc != SQLITE_OK) {
+    if (handle == nullptr) return Unavailable(options.path + ": out of memory opening SQLite");
+    return Db{handle, options.path}.Fail(rc, "open");
+  }
+  RETURN_IF_ERROR(store->Init());
+  return std::unique_ptr<Store>(std::move(store));
+}
+
+}  // namespace steward::store

@@ -1,0 +1,955 @@
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sqlite3.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <thread>
+
+#include "common/clock.h"
+#include "store/store.h"
+#include "test_support/eventually.h"
+
+namespace steward::store {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+using ::testing::Not;
+
+constexpr int64_t kT0 = 1767225600000;  // FakeClock's wall time, in ms
+
+ProjectRecord Project(std::string id, std::string name, std::string team = "team-a") {
+  ProjectRecord r;
+  r.id = std::move(id);
+  r.name = std::move(name);
+  r.team = std::move(team);
+  r.spec_json = R"({"stack":"s1"})";
+  return r;
+}
+
+Credential Cred(std::string id, std::string token, CredentialState state) {
+  Credential c;
+  c.id = std::move(id);
+  c.token = std::move(token);
+  c.state = state;
+  return c;
+}
+
+HistoryEntry Entry(std::string kind, std::string summary, int64_t generation = 0) {
+  HistoryEntry h;
+  h.kind = std::move(kind);
+  h.summary = std::move(summary);
+  h.generation = generation;
+  return h;
+}
+
+Store::MutateFn SetGeneration(int64_t g) {
+  return [g](ProjectRecord& r, const std::vector<Credential>&, Mutation&) {
+    r.generation = g;
+    return Status::Ok();
+  };
+}
+
+std::vector<std::string> Ids(const std::vector<ProjectRecord>& records) {
+  std::vector<std::string> out;
+  for (const auto& r : records) out.push_back(r.id);
+  return out;
+}
+
+std::vector<std::string> Summaries(const std::vector<HistoryEntry>& entries) {
+  std::vector<std::string> out;
+  for (const auto& h : entries) out.push_back(h.summary);
+  return out;
+}
+
+// A second, raw connection to the file, for what the Store interface does not expose.
+std::string RawQuery(const std::string& path, const std::string& sql) {
+  sqlite3* db = nullptr;
+  EXPECT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  sqlite3_stmt* stmt = nullptr;
+  std::string out;
+  EXPECT_EQ(sqlite3_prepare_v2(db, sql.c_str(), -1, &stmt, nullptr), SQLITE_OK)
+      << sqlite3_errmsg(db);
+  if (sqlite3_step(stmt) == SQLITE_ROW && sqlite3_column_text(stmt, 0) != nullptr) {
+    out = reinterpret_cast<const char*>(sqlite3_column_text(stmt, 0));
+  }
+  sqlite3_finalize(stmt);
+  sqlite3_close(db);
+  return out;
+}
+
+void RawExec(const std::string& path, const std::string& sql) {
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  EXPECT_EQ(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr), SQLITE_OK)
+      << sqlite3_errmsg(db);
+  sqlite3_close(db);
+}
+
+class SqliteStoreTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/steward-store-test-XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl), nullptr);
+    dir_ = tmpl;
+    path_ = dir_ + "/steward.db";
+  }
+  void TearDown() override {
+    store_.reset();
+    std::filesystem::remove_all(dir_);
+  }
+
+  SqliteOptions Options() {
+    SqliteOptions o;
+    o.path = path_;
+    o.clock = &clock_;
+    return o;
+  }
+  Store& Open() {
+    store_.reset();
+    auto s = OpenSqliteStore(Options());
+    EXPECT_TRUE(s.ok()) << s.status().ToString();
+    if (s.ok()) store_ = std::move(s).value();
+    return *store_;
+  }
+  ProjectRecord MustCreate(const ProjectRecord& r, const Mutation& extra = {}) {
+    auto created = store_->CreateProject(r, extra);
+    EXPECT_TRUE(created.ok()) << created.status().ToString();
+    return created.ok() ? *created : ProjectRecord{};
+  }
+
+  FakeClock clock_;
+  std::string dir_;
+  std::string path_;
+  std::unique_ptr<Store> store_;
+};
+
+TEST(StoreEnumsTest, RoundTrip) {
+  for (auto d : {DesiredState::kRunning, DesiredState::kSuspended, DesiredState::kDeleted}) {
+    EXPECT_EQ(ParseDesiredState(ToString(d)), d);
+  }
+  for (auto c : {CredentialState::kPending, CredentialState::kActive, CredentialState::kRevoked}) {
+    EXPECT_EQ(ParseCredentialState(ToString(c)), c);
+  }
+  EXPECT_EQ(ToString(DesiredState::kRunning), "running");
+  EXPECT_EQ(ToString(CredentialState::kRevoked), "revoked");
+  EXPECT_EQ(ParseDesiredState("Running"), std::nullopt);
+  EXPECT_EQ(ParseDesiredState(""), std::nullopt);
+  EXPECT_EQ(ParseCredentialState("active "), std::nullopt);
+}
+
+TEST_F(SqliteStoreTest, CreateThenGetByIdAndName) {
+  Store& store = Open();
+  EXPECT_EQ(store.Describe(), "sqlite:" + path_);
+  ProjectRecord in = Project("p1", "alpha");
+  in.desired = DesiredState::kRunning;
+  in.generation = 1;
+  in.restart_epoch = 7;
+  in.status_json = R"({"phase":"Pending"})";
+  in.phase = "Pending";
+  in.observed_generation = 0;
+  in.version = 99;  // store-owned: ignored
+  ProjectRecord created = MustCreate(in);
+  EXPECT_EQ(created.version, 1);
+  EXPECT_EQ(created.created_ms, kT0);
+  EXPECT_EQ(created.updated_ms, kT0);
+
+  auto got = store.GetProject("p1");
+  ASSERT_TRUE(got.ok()) << got.status().ToString();
+  EXPECT_EQ(got->name, "alpha");
+  EXPECT_EQ(got->team, "team-a");
+  EXPECT_EQ(got->spec_json, R"({"stack":"s1"})");
+  EXPECT_EQ(got->desired, DesiredState::kRunning);
+  EXPECT_EQ(got->generation, 1);
+  EXPECT_EQ(got->restart_epoch, 7);
+  EXPECT_EQ(got->status_json, R"({"phase":"Pending"})");
+  EXPECT_EQ(got->phase, "Pending");
+  EXPECT_EQ(got->version, 1);
+  EXPECT_EQ(got->created_ms, kT0);
+
+  auto by_name = store.GetProjectByName("alpha");
+  ASSERT_TRUE(by_name.ok());
+  EXPECT_EQ(by_name->id, "p1");
+
+  auto missing = store.GetProject("nope");
+  EXPECT_EQ(missing.status().code(), StatusCode::kNotFound);
+  EXPECT_THAT(missing.status().message(), HasSubstr("\"nope\""));
+  auto missing_name = store.GetProjectByName("beta");
+  EXPECT_EQ(missing_name.status().code(), StatusCode::kNotFound);
+  EXPECT_THAT(missing_name.status().message(), HasSubstr("named \"beta\""));
+}
+
+TEST_F(SqliteStoreTest, CreateRefusesTakenIdOrName) {
+  Store& store = Open();
+  MustCreate(Project("p1", "alpha"));
+  auto same_id = store.CreateProject(Project("p1", "beta"), {});
+  EXPECT_EQ(same_id.status().code(), StatusCode::kAlreadyExists);
+  EXPECT_THAT(same_id.status().message(), HasSubstr("project id \"p1\""));
+  auto same_name = store.CreateProject(Project("p2", "alpha"), {});
+  EXPECT_EQ(same_name.status().code(), StatusCode::kAlreadyExists);
+  EXPECT_THAT(same_name.status().message(), HasSubstr("project name \"alpha\""));
+  EXPECT_THAT(same_name.status().message(), HasSubstr("\"p1\""));
+  EXPECT_EQ(store.GetProject("p2").status().code(), StatusCode::kNotFound);
+}
+
+TEST_F(SqliteStoreTest, CreateValidatesIdAndName) {
+  Store& store = Open();
+  for (std::string bad :
+       std::vector<std::string>{"", "P1", "-a", "a-", "a_b", "a.b", std::string(41, 'a')}) {
+    auto r = store.CreateProject(Project(bad, "alpha"), {});
+    EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument) << bad;
+    EXPECT_THAT(r.status().message(), HasSubstr("project id \"" + bad + "\"")) << bad;
+  }
+  for (std::string bad :
+       std::vector<std::string>{"", "Alpha", "alpha-", "al pha", std::string(64, 'a')}) {
+    auto r = store.CreateProject(Project("p1", bad), {});
+    EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument) << bad;
+    EXPECT_THAT(r.status().message(), HasSubstr("project name \"" + bad + "\"")) << bad;
+  }
+  MustCreate(Project(std::string(40, 'a'), std::string(63, 'b')));
+  MustCreate(Project("0-9", "a-1"));
+}
+
+TEST_F(SqliteStoreTest, CreateWritesCredentialsAndHistoryAtomically) {
+  Store& store = Open();
+  std::vector<ProjectChange> changes;
+  store.AddListener([&](const ProjectChange& c) { changes.push_back(c); });
+  Mutation extra;
+  extra.credentials.push_back(Cred("c-1", "tok-1", CredentialState::kActive));
+  HistoryEntry create = Entry("operation", "create", 1);
+  create.project_id = "someone-else";  // forced to the record's id
+  extra.history.push_back(create);
+  MustCreate(Project("p1", "alpha"), extra);
+
+  auto creds = store.ListCredentials("p1");
+  ASSERT_TRUE(creds.ok());
+  ASSERT_EQ(creds->size(), 1u);
+  EXPECT_EQ((*creds)[0].project_id, "p1");
+  EXPECT_EQ((*creds)[0].created_ms, kT0);
+  EXPECT_EQ((*creds)[0].state, CredentialState::kActive);
+  auto history = store.ListHistory("p1", 0, 0);
+  ASSERT_TRUE(history.ok());
+  ASSERT_EQ(history->size(), 1u);
+  EXPECT_EQ((*history)[0].project_id, "p1");
+  EXPECT_EQ((*history)[0].at_ms, kT0);
+  EXPECT_GT((*history)[0].seq, 0);
+
+  ASSERT_EQ(changes.size(), 1u);
+  EXPECT_EQ(changes[0].project_id, "p1");
+  ASSERT_TRUE(changes[0].record.has_value());
+  EXPECT_EQ(changes[0].record->version, 1);
+  ASSERT_EQ(changes[0].history.size(), 1u);
+  EXPECT_EQ(changes[0].history[0].seq, (*history)[0].seq);
+
+  // A failing extra (token taken) leaves no project behind.
+  Mutation clash;
+  clash.credentials.push_back(Cred("c-2", "tok-1", CredentialState::kActive));
+  clash.history.push_back(Entry("operation", "create"));
+  auto r = store.CreateProject(Project("p2", "beta"), clash);
+  EXPECT_EQ(r.status().code(), StatusCode::kAlreadyExists);
+  EXPECT_THAT(r.status().message(), HasSubstr("credentials.token"));
+  EXPECT_THAT(r.status().message(), HasSubstr(path_));
+  EXPECT_EQ(store.GetProject("p2").status().code(), StatusCode::kNotFound);
+  EXPECT_THAT(*store.ListHistory("p2", 0, 0), IsEmpty());
+  EXPECT_EQ(changes.size(), 1u);
+}
+
+TEST_F(SqliteStoreTest, ListFiltersAndPages) {
+  Store& store = Open();
+  struct Row {
+    const char* id;
+    const char* team;
+    const char* phase;
+    DesiredState desired;
+  };
+  for (Row row : {Row{"a1", "x", "Running", DesiredState::kRunning},
+                  Row{"a2", "y", "Running", DesiredState::kSuspended},
+                  Row{"a3", "x", "Pending", DesiredState::kRunning},
+                  Row{"a4", "x", "Running", DesiredState::kDeleted},
+                  Row{"a5", "y", "", DesiredState::kSuspended}}) {
+    ProjectRecord r = Project(row.id, std::string("n-") + row.id, row.team);
+    r.phase = row.phase;
+    r.desired = row.desired;
+    MustCreate(r);
+  }
+  auto list = [&](ListFilter f) {
+    auto r = store.ListProjects(f);
+    EXPECT_TRUE(r.ok()) << r.status().ToString();
+    return r.ok() ? Ids(*r) : std::vector<std::string>{"error"};
+  };
+  EXPECT_THAT(list({}), ElementsAre("a1", "a2", "a3", "a4", "a5"));
+  EXPECT_THAT(list({.team = "x"}), ElementsAre("a1", "a3", "a4"));
+  EXPECT_THAT(list({.team = "z"}), IsEmpty());
+  EXPECT_THAT(list({.phase = "Running"}), ElementsAre("a1", "a2", "a4"));
+  EXPECT_THAT(list({.phase = ""}), ElementsAre("a5"));
+  EXPECT_THAT(list({.desired = DesiredState::kRunning}), ElementsAre("a1", "a3"));
+  EXPECT_THAT(list({.desired = DesiredState::kDeleted}), ElementsAre("a4"));
+  EXPECT_THAT(list({.team = "x", .phase = "Running"}), ElementsAre("a1", "a4"));
+  EXPECT_THAT(list({.team = "x", .phase = "Pending", .desired = DesiredState::kRunning}),
+              ElementsAre("a3"));
+  EXPECT_THAT(list({.team = "y", .desired = DesiredState::kRunning}), IsEmpty());
+  // Paging.
+  EXPECT_THAT(list({.limit = 2}), ElementsAre("a1", "a2"));
+  EXPECT_THAT(list({.after_id = "a2", .limit = 2}), ElementsAre("a3", "a4"));
+  EXPECT_THAT(list({.after_id = "a4", .limit = 2}), ElementsAre("a5"));
+  EXPECT_THAT(list({.after_id = "a5", .limit = 2}), IsEmpty());
+  EXPECT_THAT(list({.team = "x", .after_id = "a1", .limit = 1}), ElementsAre("a3"));
+  EXPECT_THAT(list({.team = "x", .after_id = "a3"}), ElementsAre("a4"));
+  auto bad = store.ListProjects({.limit = -1});
+  EXPECT_EQ(bad.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(bad.status().message(), HasSubstr("limit"));
+}
+
+TEST_F(SqliteStoreTest, MutateWritesAndBumpsVersion) {
+  Store& store = Open();
+  MustCreate(Project("p1", "alpha"));
+  clock_.Advance(std::chrono::seconds(5));
+  auto r =
+      store.MutateProject("p1", [](ProjectRecord& rec, const std::vector<Credential>&, Mutation&) {
+        rec.spec_json = R"({"stack":"s2"})";
+        rec.desired = DesiredState::kRunning;
+        rec.generation = 2;
+        rec.restart_epoch = 1;
+        rec.status_json = "{}";
+        rec.phase = "Starting";
+        rec.observed_generation = 1;
+        rec.team = "team-b";
+        rec.version = 42;    // ignored
+        rec.created_ms = 1;  // ignored
+        rec.updated_ms = 2;  // ignored
+        return Status::Ok();
+      });
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->version, 2);
+  EXPECT_EQ(r->created_ms, kT0);
+  EXPECT_EQ(r->updated_ms, kT0 + 5000);
+  auto got = store.GetProject("p1");
+  ASSERT_TRUE(got.ok());
+  EXPECT_EQ(got->spec_json, R"({"stack":"s2"})");
+  EXPECT_EQ(got->desired, DesiredState::kRunning);
+  EXPECT_EQ(got->generation, 2);
+  EXPECT_EQ(got->restart_epoch, 1);
+  EXPECT_EQ(got->status_json, "{}");
+  EXPECT_EQ(got->phase, "Starting");
+  EXPECT_EQ(got->observed_generation, 1);
+  EXPECT_EQ(got->team, "team-b");
+  EXPECT_EQ(got->version, 2);
+  EXPECT_EQ(got->created_ms, kT0);
+  EXPECT_EQ(got->updated_ms, kT0 + 5000);
+  EXPECT_THAT(Ids(*store.ListProjects({.team = "team-b"})), ElementsAre("p1"));
+  EXPECT_THAT(Ids(*store.ListProjects({.phase = "Starting"})), ElementsAre("p1"));
+
+  auto missing = store.MutateProject(
+      "nope", [](ProjectRecord&, const std::vector<Credential>&, Mutation&) -> Status {
+        ADD_FAILURE() << "fn called for a missing project";
+        return Status::Ok();
+      });
+  EXPECT_EQ(missing.status().code(), StatusCode::kNotFound);
+  EXPECT_THAT(missing.status().message(), HasSubstr("\"nope\""));
+}
+
+TEST_F(SqliteStoreTest, MutateThatChangesNothingWritesNothing) {
+  Store& store = Open();
+  MustCreate(Project("p1", "alpha"));
+  int calls = 0;
+  store.AddListener([&](const ProjectChange&) { ++calls; });
+  clock_.Advance(std::chrono::seconds(1));
+  auto r =
+      store.MutateProject("p1", [](ProjectRecord& rec, const std::vector<Credential>&, Mutation&) {
+        rec.version = 7;  // store-owned fields only: still nothing to write
+        rec.updated_ms = 1;
+        return Status::Ok();
+      });
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->version, 1);
+  EXPECT_EQ(r->updated_ms, kT0);
+  EXPECT_EQ(store.GetProject("p1")->version, 1);
+  EXPECT_EQ(store.GetProject("p1")->updated_ms, kT0);
+  EXPECT_EQ(calls, 0);
+  // Same values written back are still a no-op; a history entry alone is a write.
+  ASSERT_TRUE(store.MutateProject("p1", SetGeneration(0)).ok());
+  EXPECT_EQ(calls, 0);
+  auto with_history = store.MutateProject(
+      "p1", [](ProjectRecord&, const std::vector<Credential>&, Mutation& extra) {
+        extra.history.push_back(Entry("phase", "Pending"));
+        return Status::Ok();
+      });
+  ASSERT_TRUE(with_history.ok());
+  EXPECT_EQ(with_history->version, 2);
+  EXPECT_EQ(calls, 1);
+}
+
+TEST_F(SqliteStoreTest, FailingMutationRollsBackEverything) {
+  Store& store = Open();
+  MustCreate(Project("p1", "alpha"));
+  MustCreate(Project("p2", "beta"));
+  int calls = 0;
+  store.AddListener([&](const ProjectChange&) { ++calls; });
+  auto failing = [](Status result) {
+    return [result](ProjectRecord& rec, const std::vector<Credential>&, Mutation& extra) {
+      rec.desired = DesiredState::kRunning;
+      rec.generation = 9;
+      extra.credentials.push_back(Cred("c-9", "tok-9", CredentialState::kPending));
+      extra.history.push_back(Entry("operation", "start", 9));
+      return result;
+    };
+  };
+  auto r = store.MutateProject("p1", failing(Aborted("stale view of p1")));
+  EXPECT_EQ(r.status(), Aborted("stale view of p1"));
+
+  // An error from the store after fn (rename collision) rolls back just the same.
+  auto renamed = store.MutateProject(
+      "p1", [&](ProjectRecord& rec, const std::vector<Credential>& creds, Mutation& extra) {
+        RETURN_IF_ERROR(failing(Status::Ok())(rec, creds, extra));
+        rec.name = "beta";
+        return Status::Ok();
+      });
+  EXPECT_EQ(renamed.status().code(), StatusCode::kAlreadyExists);
+  EXPECT_THAT(renamed.status().message(), HasSubstr("project name \"beta\""));
+  EXPECT_THAT(renamed.status().message(), HasSubstr("\"p2\""));
+
+  auto got = store.GetProject("p1");
+  ASSERT_TRUE(got.ok());
+  EXPECT_EQ(got->version, 1);
+  EXPECT_EQ(got->generation, 0);
+  EXPECT_EQ(got->desired, DesiredState::kSuspended);
+  EXPECT_EQ(got->name, "alpha");
+  EXPECT_THAT(*store.ListCredentials("p1"), IsEmpty());
+  EXPECT_EQ(store.FindCredentialByToken("tok-9").status().code(), StatusCode::kNotFound);
+  EXPECT_THAT(*store.ListHistory("p1", 0, 0), IsEmpty());
+  EXPECT_EQ(calls, 0);
+}
+
+TEST_F(SqliteStoreTest, MutateRefusesIdChangeAndRenamesOtherwise) {
+  Store& store = Open();
+  MustCreate(Project("p1", "alpha"));
+  auto r =
+      store.MutateProject("p1", [](ProjectRecord& rec, const std::vector<Credential>&, Mutation&) {
+        rec.id = "p9";
+        return Status::Ok();
+      });
+  EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(r.status().message(), HasSubstr("id cannot change"));
+  EXPECT_EQ(store.GetProject("p9").status().code(), StatusCode::kNotFound);
+
+  auto bad_name =
+      store.MutateProject("p1", [](ProjectRecord& rec, const std::vector<Credential>&, Mutation&) {
+        rec.name = "Not_A_Label";
+        return Status::Ok();
+      });
+  EXPECT_EQ(bad_name.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(bad_name.status().message(), HasSubstr("project name \"Not_A_Label\""));
+
+  auto renamed =
+      store.MutateProject("p1", [](ProjectRecord& rec, const std::vector<Credential>&, Mutation&) {
+        rec.name = "gamma";
+        return Status::Ok();
+      });
+  ASSERT_TRUE(renamed.ok()) << renamed.status().ToString();
+  EXPECT_EQ(store.GetProjectByName("gamma")->id, "p1");
+  EXPECT_EQ(store.GetProjectByName("alpha").status().code(), StatusCode::kNotFound);
+  MustCreate(Project("p2", "alpha"));  // the old name is free again
+}
+
+TEST_F(SqliteStoreTest, CredentialsUpsertFindAndStateTransitions) {
+  Store& store = Open();
+  Mutation extra;
+  extra.credentials.push_back(Cred("c-1", "tok-1", CredentialState::kActive));
+  MustCreate(Project("p1", "alpha"), extra);
+  MustCreate(Project("p2", "beta"));
+
+  // Rotation: add a pending one; fn sees the existing credential.
+  clock_.Advance(std::chrono::seconds(1));
+  ASSERT_TRUE(
+      store
+          .MutateProject("p1",
+                         [](ProjectRecord& rec, const std::vector<Credential>& creds, Mutation& m) {
+                           EXPECT_EQ(creds.size(), 1u);
+                           rec.generation++;
+                           m.credentials.push_back(Cred("c-2", "tok-2", CredentialState::kPending));
+                           return Status::Ok();
+                         })
+          .ok());
+  auto pending = store.FindCredentialByToken("tok-2");
+  ASSERT_TRUE(pending.ok());
+  EXPECT_EQ(pending->id, "c-2");
+  EXPECT_EQ(pending->project_id, "p1");
+  EXPECT_EQ(pending->state, CredentialState::kPending);
+  EXPECT_EQ(pending->created_ms, kT0 + 1000);
+
+  // Promote c-2, revoke c-1: replaced by id, nothing duplicated.
+  clock_.Advance(std::chrono::seconds(1));
+  ASSERT_TRUE(
+      store
+          .MutateProject("p1",
+                         [](ProjectRecord&, const std::vector<Credential>& creds, Mutation& m) {
+                           for (Credential c : creds) {
+                             if (c.id == "c-1") {
+                               c.state = CredentialState::kRevoked;
+                               c.revoked_ms = kT0 + 2000;
+                             } else {
+                               c.state = CredentialState::kActive;
+                               c.activated_ms = kT0 + 2000;
+                             }
+                             m.credentials.push_back(c);
+                           }
+                           return Status::Ok();
+                         })
+          .ok());
+  auto creds = store.ListCredentials("p1");
+  ASSERT_TRUE(creds.ok());
+  ASSERT_EQ(creds->size(), 2u);
+  EXPECT_EQ((*creds)[0].id, "c-1");
+  EXPECT_EQ((*creds)[0].state, CredentialState::kRevoked);
+  EXPECT_EQ((*creds)[0].revoked_ms, kT0 + 2000);
+  EXPECT_EQ((*creds)[0].created_ms, kT0);
+  EXPECT_EQ((*creds)[1].id, "c-2");
+  EXPECT_EQ((*creds)[1].state, CredentialState::kActive);
+  EXPECT_EQ((*creds)[1].activated_ms, kT0 + 2000);
+  EXPECT_EQ(store.FindCredentialByToken("tok-1")->state, CredentialState::kRevoked);
+  auto none = store.FindCredentialByToken("tok-x");
+  EXPECT_EQ(none.status().code(), StatusCode::kNotFound);
+  EXPECT_THAT(none.status().message(), Not(HasSubstr("tok-x")));  // secrets are not echoed
+
+  auto add_to_p2 = [&](Credential c) {
+    return store.MutateProject("p2",
+                               [c](ProjectRecord&, const std::vector<Credential>&, Mutation& m) {
+                                 m.credentials.push_back(c);
+                                 return Status::Ok();
+                               });
+  };
+  // Another project's token, another project's credential id, a foreign project_id, no token.
+  auto token_clash = add_to_p2(Cred("c-3", "tok-2", CredentialState::kPending));
+  EXPECT_EQ(token_clash.status().code(), StatusCode::kAlreadyExists);
+  EXPECT_THAT(token_clash.status().message(), HasSubstr("credential \"c-3\""));
+  auto id_clash = add_to_p2(Cred("c-2", "tok-3", CredentialState::kPending));
+  EXPECT_EQ(id_clash.status().code(), StatusCode::kAlreadyExists);
+  EXPECT_THAT(id_clash.status().message(),
+              HasSubstr("credential id \"c-2\" belongs to another project"));
+  Credential foreign = Cred("c-4", "tok-4", CredentialState::kPending);
+  foreign.project_id = "p1";
+  auto wrong_project = add_to_p2(foreign);
+  EXPECT_EQ(wrong_project.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(wrong_project.status().message(), HasSubstr("project_id \"p1\""));
+  auto no_token = add_to_p2(Cred("c-5", "", CredentialState::kPending));
+  EXPECT_EQ(no_token.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(no_token.status().message(), HasSubstr("credential \"c-5\""));
+
+  EXPECT_THAT(*store.ListCredentials("p2"), IsEmpty());
+  EXPECT_EQ(store.GetProject("p2")->version, 1);
+  EXPECT_EQ(store.FindCredentialByToken("tok-2")->project_id, "p1");
+  EXPECT_EQ(store.FindCredentialByToken("tok-2")->state, CredentialState::kActive);
+}
+
+TEST_F(SqliteStoreTest, HistoryIsOrderedAndPaged) {
+  Store& store = Open();
+  Mutation create;
+  create.history.push_back(Entry("operation", "create", 1));
+  MustCreate(Project("p1", "alpha"), create);
+  MustCreate(Project("p2", "beta"), create);
+  for (int i = 0; i < 3; ++i) {
+    for (const char* id : {"p1", "p2"}) {
+      clock_.Advance(std::chrono::milliseconds(10));
+      ASSERT_TRUE(
+          store
+              .MutateProject(id,
+                             [&](ProjectRecord& rec, const std::vector<Credential>&, Mutation& m) {
+                               HistoryEntry h = Entry("phase", "step-" + std::to_string(i));
+                               if (i == 2) h.at_ms = 5;  // kept when given
+                               h.detail_json = R"({"i":)" + std::to_string(i) + "}";
+                               m.history.push_back(h);
+                               rec.observed_generation = i;
+                               return Status::Ok();
+                             })
+              .ok());
+    }
+  }
+  auto all = store.ListHistory("p1", 0, 0);
+  ASSERT_TRUE(all.ok());
+  EXPECT_THAT(Summaries(*all), ElementsAre("create", "step-0", "step-1", "step-2"));
+  for (size_t i = 1; i < all->size(); ++i) EXPECT_GT((*all)[i].seq, (*all)[i - 1].seq);
+  EXPECT_EQ((*all)[0].at_ms, kT0);
+  EXPECT_EQ((*all)[1].at_ms, kT0 + 10);
+  EXPECT_EQ((*all)[3].at_ms, 5);
+  EXPECT_EQ((*all)[2].detail_json, R"({"i":1})");
+  EXPECT_EQ((*all)[0].generation, 1);
+  // Seqs interleave across projects: store-wide, not per project.
+  auto p2 = store.ListHistory("p2", 0, 0);
+  ASSERT_TRUE(p2.ok());
+  EXPECT_GT((*p2)[1].seq, (*all)[1].seq);
+  EXPECT_LT((*p2)[1].seq, (*all)[2].seq);
+
+  EXPECT_THAT(Summaries(*store.ListHistory("p1", (*all)[1].seq, 0)),
+              ElementsAre("step-1", "step-2"));
+  EXPECT_THAT(Summaries(*store.ListHistory("p1", (*all)[0].seq, 1)), ElementsAre("step-0"));
+  EXPECT_THAT(*store.ListHistory("p1", (*all)[3].seq, 0), IsEmpty());
+  EXPECT_THAT(*store.ListHistory("nope", 0, 0), IsEmpty());
+  auto bad = store.ListHistory("p1", 0, -5);
+  EXPECT_EQ(bad.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(bad.status().message(), HasSubstr("limit"));
+
+  auto no_kind =
+      store.MutateProject("p1", [](ProjectRecord&, const std::vector<Credential>&, Mutation& m) {
+        m.history.push_back(Entry("", "x"));
+        return Status::Ok();
+      });
+  EXPECT_EQ(no_kind.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(no_kind.status().message(), HasSubstr("kind"));
+}
+
+TEST_F(SqliteStoreTest, PurgeKeepsHistoryWithTombstoneAndDropsCredentials) {
+  Store& store = Open();
+  Mutation extra;
+  extra.credentials.push_back(Cred("c-1", "tok-1", CredentialState::kActive));
+  extra.history.push_back(Entry("operation", "create", 1));
+  MustCreate(Project("p1", "alpha"), extra);
+  std::vector<ProjectChange> changes;
+  store.AddListener([&](const ProjectChange& c) { changes.push_back(c); });
+
+  clock_.Advance(std::chrono::seconds(3));
+  HistoryEntry tombstone = Entry("operation", "purged after delete", 4);  // kind forced
+  ASSERT_TRUE(store.PurgeProject("p1", tombstone).ok());
+
+  EXPECT_EQ(store.GetProject("p1").status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(store.GetProjectByName("alpha").status().code(), StatusCode::kNotFound);
+  EXPECT_THAT(*store.ListCredentials("p1"), IsEmpty());
+  EXPECT_EQ(store.FindCredentialByToken("tok-1").status().code(), StatusCode::kNotFound);
+  EXPECT_THAT(*store.ListProjects({}), IsEmpty());
+  auto history = store.ListHistory("p1", 0, 0);
+  ASSERT_TRUE(history.ok());
+  EXPECT_THAT(Summaries(*history), ElementsAre("create", "purged after delete"));
+  EXPECT_EQ(history->back().kind, "purged");
+  EXPECT_EQ(history->back().generation, 4);
+  EXPECT_EQ(history->back().at_ms, kT0 + 3000);
+
+  ASSERT_EQ(changes.size(), 1u);
+  EXPECT_EQ(changes[0].project_id, "p1");
+  EXPECT_FALSE(changes[0].record.has_value());
+  ASSERT_EQ(changes[0].history.size(), 1u);
+  EXPECT_EQ(changes[0].history[0].seq, history->back().seq);
+
+  Status again = store.PurgeProject("p1", tombstone);
+  EXPECT_EQ(again.code(), StatusCode::kNotFound);
+  EXPECT_THAT(again.message(), HasSubstr("\"p1\""));
+  EXPECT_EQ(store.ListHistory("p1", 0, 0)->size(), 2u);
+  // The name, and the token, are free again.
+  Mutation reuse;
+  reuse.credentials.push_back(Cred("c-1", "tok-1", CredentialState::kPending));
+  MustCreate(Project("p2", "alpha"), reuse);
+}
+
+TEST_F(SqliteStoreTest, ListenersSeeChangesInOrderAndCanBeRemoved) {
+  Store& store = Open();
+  std::vector<std::string> first, second;
+  auto describe = [](const ProjectChange& c) {
+    return c.project_id + "@" + (c.record ? std::to_string(c.record->version) : "purged");
+  };
+  int h1 = store.AddListener([&](const ProjectChange& c) { first.push_back(describe(c)); });
+  int h2 = store.AddListener([&](const ProjectChange& c) { second.push_back(describe(c)); });
+  EXPECT_NE(h1, h2);
+  MustCreate(Project("p1", "alpha"));
+  MustCreate(Project("p2", "beta"));
+  ASSERT_TRUE(store.MutateProject("p1", SetGeneration(1)).ok());
+  store.RemoveListener(h1);
+  ASSERT_TRUE(store.MutateProject("p2", SetGeneration(1)).ok());
+  ASSERT_TRUE(store.PurgeProject("p1", Entry("purged", "gone")).ok());
+  store.RemoveListener(h1);  // twice: harmless
+  EXPECT_THAT(first, ElementsAre("p1@1", "p2@1", "p1@2"));
+  EXPECT_THAT(second, ElementsAre("p1@1", "p2@1", "p1@2", "p2@2", "p1@purged"));
+}
+
+TEST_F(SqliteStoreTest, ThrowingListenerDoesNotStopDelivery) {
+  Store& store = Open();
+  int calls = 0;
+  store.AddListener([](const ProjectChange&) { throw std::runtime_error("boom"); });
+  store.AddListener([&](const ProjectChange&) { ++calls; });
+  MustCreate(Project("p1", "alpha"));
+  ASSERT_TRUE(store.MutateProject("p1", SetGeneration(1)).ok());
+  EXPECT_EQ(calls, 2);
+}
+
+TEST_F(SqliteStoreTest, ListenerMayCallTheStoreAndWrite) {
+  Store& store = Open();
+  MustCreate(Project("a", "alpha"));
+  MustCreate(Project("b", "beta"));
+  std::vector<std::string> first, second;
+  store.AddListener([&](const ProjectChange& c) {
+    first.push_back(c.project_id);
+    if (c.project_id != "a") return;
+    auto read = store.GetProject("a");  // reads see the committed change
+    ASSERT_TRUE(read.ok());
+    EXPECT_EQ(read->generation, c.record->generation);
+    auto nested = store.MutateProject("b", SetGeneration(c.record->generation));
+    EXPECT_TRUE(nested.ok()) << nested.status().ToString();
+  });
+  store.AddListener([&](const ProjectChange& c) { second.push_back(c.project_id); });
+  ASSERT_TRUE(store.MutateProject("a", SetGeneration(5)).ok());
+  // The nested change is delivered after the outer one has reached every listener.
+  EXPECT_THAT(first, ElementsAre("a", "b"));
+  EXPECT_THAT(second, ElementsAre("a", "b"));
+  EXPECT_EQ(store.GetProject("b")->generation, 5);
+}
+
+// A change committed inside a listener while another thread's commit is waiting for its turn:
+// commit order (a, c, b) is delivery order, and nobody deadlocks.
+TEST_F(SqliteStoreTest, NestedWriteAfterAnotherThreadsCommitKeepsCommitOrder) {
+  Store& store = Open();
+  for (const char* id : {"a", "b", "c"}) MustCreate(Project(id, std::string("n-") + id));
+  std::mutex mu;
+  std::vector<std::string> seen;
+  std::atomic<bool> start_other{false};
+  std::thread other([&] {
+    ASSERT_TRUE(test_support::Eventually([&] { return start_other.load(); }));
+    EXPECT_TRUE(store.MutateProject("c", SetGeneration(1)).ok());
+  });
+  store.AddListener([&](const ProjectChange& c) {
+    {
+      std::lock_guard lock(mu);
+      seen.push_back(c.project_id);
+    }
+    if (c.project_id != "a") return;
+    start_other = true;
+    // Wait until the other thread has committed (not delivered: that waits for us).
+    EXPECT_TRUE(test_support::Eventually([&] { return store.GetProject("c")->version == 2; }));
+    EXPECT_TRUE(store.MutateProject("b", SetGeneration(1)).ok());
+  });
+  ASSERT_TRUE(store.MutateProject("a", SetGeneration(1)).ok());
+  other.join();
+  std::lock_guard lock(mu);
+  EXPECT_THAT(seen, ElementsAre("a", "c", "b"));
+}
+
+TEST_F(SqliteStoreTest, ConcurrentMutationsAreSerialisedAndDeliveredInOrder) {
+  SqliteOptions o = Options();
+  o.synchronous_full = false;  // 1600 fsyncs would only slow the test down
+  auto opened = OpenSqliteStore(o);
+  ASSERT_TRUE(opened.ok()) << opened.status().ToString();
+  store_ = std::move(opened).value();
+  Store& store = *store_;
+  MustCreate(Project("p1", "alpha"));
+  MustCreate(Project("p2", "beta"));
+  std::mutex mu;
+  std::map<std::string, int64_t> last_generation;
+  int out_of_order = 0;
+  int64_t last_seq = 0;
+  store.AddListener([&](const ProjectChange& c) {
+    std::lock_guard lock(mu);
+    int64_t& last = last_generation[c.project_id];
+    if (c.record->generation != last + 1) ++out_of_order;
+    last = c.record->generation;
+    if (c.history.size() != 1 || c.history[0].seq <= last_seq) ++out_of_order;
+    if (!c.history.empty()) last_seq = c.history.back().seq;
+  });
+  constexpr int kThreads = 8, kIncrements = 200;
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < kIncrements; ++i) {
+        // Mostly p1; every fourth thread also touches p2, to interleave projects.
+        for (const char* id :
+             t % 4 == 0 ? std::vector<const char*>{"p1", "p2"} : std::vector<const char*>{"p1"}) {
+          auto r = store.MutateProject(
+              id, [](ProjectRecord& rec, const std::vector<Credential>&, Mutation& m) {
+                ++rec.generation;
+                m.history.push_back(Entry("operation", "increment", rec.generation));
+                return Status::Ok();
+              });
+          EXPECT_TRUE(r.ok()) << r.status().ToString();
+        }
+        EXPECT_TRUE(store.GetProject("p1").ok());
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  auto p1 = store.GetProject("p1");
+  ASSERT_TRUE(p1.ok());
+  EXPECT_EQ(p1->generation, kThreads * kIncrements);
+  EXPECT_EQ(p1->version, kThreads * kIncrements + 1);
+  auto history = store.ListHistory("p1", 0, 0);
+  ASSERT_TRUE(history.ok());
+  ASSERT_EQ(history->size(), static_cast<size_t>(kThreads * kIncrements));
+  for (size_t i = 0; i < history->size(); ++i) {
+    ASSERT_EQ((*history)[i].generation, static_cast<int64_t>(i + 1));
+  }
+  EXPECT_EQ(store.GetProject("p2")->generation, 2 * kIncrements);
+  std::lock_guard lock(mu);
+  EXPECT_EQ(out_of_order, 0);
+  EXPECT_EQ(last_generation["p1"], kThreads * kIncrements);
+}
+
+TEST_F(SqliteStoreTest, ReopenKeepsDataAndDoesNotReapplyMigrations) {
+  Store& store = Open();
+  Mutation extra;
+  extra.credentials.push_back(Cred("c-1", "tok-1", CredentialState::kActive));
+  extra.history.push_back(Entry("operation", "create", 1));
+  MustCreate(Project("p1", "alpha"), extra);
+  ASSERT_TRUE(store.MutateProject("p1", SetGeneration(3)).ok());
+  std::string applied = RawQuery(path_, "SELECT applied_ms FROM schema_migrations");
+  EXPECT_EQ(applied, std::to_string(kT0));
+  store_.reset();
+
+  clock_.Advance(std::chrono::hours(1));
+  Store& reopened = Open();
+  auto got = reopened.GetProject("p1");
+  ASSERT_TRUE(got.ok()) << got.status().ToString();
+  EXPECT_EQ(got->generation, 3);
+  EXPECT_EQ(got->version, 2);
+  EXPECT_EQ(reopened.FindCredentialByToken("tok-1")->id, "c-1");
+  EXPECT_EQ(reopened.ListHistory("p1", 0, 0)->size(), 1u);
+  EXPECT_EQ(RawQuery(path_, "SELECT count(*) FROM schema_migrations"), "1");
+  EXPECT_EQ(RawQuery(path_, "SELECT applied_ms FROM schema_migrations"), applied);
+  EXPECT_EQ(RawQuery(path_, "PRAGMA journal_mode"), "wal");
+  EXPECT_EQ(RawQuery(path_, "PRAGMA application_id"), std::to_string(0x53545744));
+  // New seqs continue after the old ones.
+  ASSERT_TRUE(reopened
+                  .MutateProject("p1",
+                                 [](ProjectRecord&, const std::vector<Credential>&, Mutation& m) {
+                                   m.history.push_back(Entry("phase", "Running"));
+                                   return Status::Ok();
+                                 })
+                  .ok());
+  auto history = reopened.ListHistory("p1", 0, 0);
+  ASSERT_EQ(history->size(), 2u);
+  EXPECT_GT((*history)[1].seq, (*history)[0].seq);
+}
+
+TEST_F(SqliteStoreTest, RefusesNewerSchema) {
+  Open();
+  store_.reset();
+  RawExec(path_, "INSERT INTO schema_migrations (version, applied_ms) VALUES (7, 0)");
+  auto r = OpenSqliteStore(Options());
+  EXPECT_EQ(r.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_EQ(r.status().message(),
+            path_ + ": schema version 7 is newer than this Steward (knows up to 1)");
+}
+
+TEST_F(SqliteStoreTest, RefusesAFileThatIsNotSqlite) {
+  std::string garbage;
+  for (int i = 0; i < 256; ++i) garbage += "this is not a database, just text. ";
+  {
+    std::ofstream f(path_, std::ios::binary);
+    f << garbage;
+  }
+  auto r = OpenSqliteStore(Options());
+  EXPECT_EQ(r.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_THAT(r.status().message(), HasSubstr(path_ + ":"));
+  EXPECT_THAT(r.status().message(), HasSubstr("not a database"));
+  std::ifstream f(path_, std::ios::binary);
+  std::string after((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(after, garbage);  // left untouched
+}
+
+TEST_F(SqliteStoreTest, RefusesAnotherApplicationsDatabase) {
+  RawExec(path_, "CREATE TABLE users (name TEXT)");
+  auto r = OpenSqliteStore(Options());
+  EXPECT_EQ(r.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_THAT(r.status().message(), HasSubstr(path_ + ": not a Steward database"));
+  EXPECT_EQ(RawQuery(path_, "SELECT count(*) FROM sqlite_schema"), "1");  // untouched
+
+  std::string other = dir_ + "/other.db";
+  RawExec(other, "PRAGMA application_id = 42");
+  SqliteOptions o = Options();
+  o.path = other;
+  auto r2 = OpenSqliteStore(o);
+  EXPECT_EQ(r2.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_THAT(r2.status().message(), HasSubstr(other + ": not a Steward database"));
+  EXPECT_THAT(r2.status().message(), HasSubstr("application_id 42"));
+}
+
+TEST_F(SqliteStoreTest, RefusesAMissingDirectory) {
+  SqliteOptions o = Options();
+  o.path = dir_ + "/missing/steward.db";
+  auto r = OpenSqliteStore(o);
+  EXPECT_EQ(r.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_THAT(r.status().message(), HasSubstr(o.path));
+  EXPECT_THAT(r.status().message(), HasSubstr("directory " + dir_ + "/missing does not exist"));
+  EXPECT_FALSE(std::filesystem::exists(dir_ + "/missing"));
+  o.path = "";
+  EXPECT_EQ(OpenSqliteStore(o).status().code(), StatusCode::kInvalidArgument);
+}
+
+TEST_F(SqliteStoreTest, WriteLockHeldByAnotherProcessIsUnavailable) {
+  SqliteOptions o = Options();
+  o.busy_timeout_ms = 50;
+  auto opened = OpenSqliteStore(o);
+  ASSERT_TRUE(opened.ok());
+  store_ = std::move(opened).value();
+  MustCreate(Project("p1", "alpha"));
+  sqlite3* other = nullptr;
+  ASSERT_EQ(sqlite3_open(path_.c_str(), &other), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(other, "BEGIN IMMEDIATE", nullptr, nullptr, nullptr), SQLITE_OK);
+  auto r = store_->MutateProject("p1", SetGeneration(1));
+  EXPECT_EQ(r.status().code(), StatusCode::kUnavailable);
+  EXPECT_THAT(r.status().message(), HasSubstr(path_));
+  EXPECT_TRUE(store_->GetProject("p1").ok());  // WAL: readers are not blocked
+  sqlite3_exec(other, "ROLLBACK", nullptr, nullptr, nullptr);
+  sqlite3_close(other);
+  EXPECT_TRUE(store_->MutateProject("p1", SetGeneration(1)).ok());
+}
+
+TEST_F(SqliteStoreTest, InMemoryStoreWorks) {
+  auto r = OpenSqliteStore({.path = ":memory:", .clock = &clock_});
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  Store& store = **r;
+  ASSERT_TRUE(store.CreateProject(Project("p1", "alpha"), {}).ok());
+  EXPECT_EQ(store.GetProject("p1")->created_ms, kT0);
+  EXPECT_EQ(store.Describe(), "sqlite::memory:");
+}
+
+// Durable intent: once MutateProject has returned, a SIGKILL does not lose the change.
+TEST_F(SqliteStoreTest, CommittedChangeSurvivesSigkill) {
+  Open();
+  MustCreate(Project("p1", "alpha"));
+  store_.reset();  // no open connection across fork()
+
+  int fds[2];
+  ASSERT_EQ(pipe(fds), 0);
+  pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    close(fds[0]);
+    char result = 'E';
+    auto child = OpenSqliteStore(Options());
+    if (child.ok()) {
+      auto r = (*child)->MutateProject(
+          "p1", [](ProjectRecord& rec, const std::vector<Credential>&, Mutation& m) {
+            rec.generation = 42;
+            rec.desired = DesiredState::kRunning;
+            m.history.push_back(Entry("operation", "start", 42));
+            return Status::Ok();
+          });
+      if (r.ok()) result = 'K';
+    }
+    if (write(fds[1], &result, 1) != 1) _exit(2);
+    for (;;) pause();  // killed here, store still open
+  }
+  close(fds[1]);
+  char result = 0;
+  ASSERT_EQ(read(fds[0], &result, 1), 1);
+  kill(pid, SIGKILL);
+  int wstatus = 0;
+  ASSERT_EQ(waitpid(pid, &wstatus, 0), pid);
+  close(fds[0]);
+  ASSERT_EQ(result, 'K') << "the child could not commit";
+  EXPECT_TRUE(WIFSIGNALED(wstatus) && WTERMSIG(wstatus) == SIGKILL);
+
+  Store& store = Open();
+  auto got = store.GetProject("p1");
+  ASSERT_TRUE(got.ok()) << got.status().ToString();
+  EXPECT_EQ(got->generation, 42);
+  EXPECT_EQ(got->desired, DesiredState::kRunning);
+  EXPECT_EQ(got->version, 2);
+  EXPECT_THAT(Summaries(*store.ListHistory("p1", 0, 0)), ElementsAre("start"));
+}
+
+}  // namespace
+}  // namespace steward::store

@@ -1,0 +1,165 @@
+// Store: the durable home of every project's intent (spec, desired state, generation), its
+// observed status, its credentials and an append-only history. The API commits intent here
+// before it answers; the engine reads intent from here and writes status back.
+//
+// The interface knows nothing of the engine's types: a project's spec and status are JSON text
+// the engine owns. Implementations: SQLite (OpenSqliteStore, the embedded default) and,
+// later, PostgreSQL. Thread-safety: every method may be called from any thread; each call is
+// one transaction. Listeners run after the commit, outside the store's lock, one change at a
+// time in commit order (over the whole store, so also for any one project); see AddListener.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/clock.h"
+#include "common/status.h"
+
+namespace steward::store {
+
+enum class DesiredState { kRunning, kSuspended, kDeleted };
+std::string_view ToString(DesiredState s);  // "running" | "suspended" | "deleted"
+std::optional<DesiredState> ParseDesiredState(std::string_view s);
+
+struct ProjectRecord {
+  std::string id;    // immutable; [a-z0-9]([-a-z0-9]*[a-z0-9])?, at most 40 characters
+  std::string name;  // DNS-1123 label, unique among stored projects
+  std::string team;
+  std::string spec_json;  // the engine's project spec (canonical JSON)
+  DesiredState desired = DesiredState::kSuspended;
+  // Bumped by every accepted intent (spec change, start, suspend, restart, rotate, delete).
+  int64_t generation = 0;
+  // Restart requests: the engine stamps this on the pod template; bumping it rolls the pods.
+  int64_t restart_epoch = 0;
+  std::string status_json;  // the engine's last status; "" until first written
+  std::string phase;        // the status's phase, kept as a column for list filters
+  int64_t observed_generation = 0;
+  int64_t created_ms = 0;  // set by the store (wall clock, ms since the epoch)
+  int64_t updated_ms = 0;  // set by the store on every write
+  // Row version, bumped by the store on every write of this record. Read-only for callers.
+  int64_t version = 0;
+};
+
+enum class CredentialState { kPending, kActive, kRevoked };
+std::string_view ToString(CredentialState s);  // "pending" | "active" | "revoked"
+std::optional<CredentialState> ParseCredentialState(std::string_view s);
+
+// Instance credentials. A project has one active credential, and during a rotation one pending
+// one; both are accepted by CheckCredential (new pods need theirs to start). Revoked ones are
+// refused and kept for audit until the project is purged.
+struct Credential {
+  std::string id;          // client id; unique
+  std::string project_id;  //
+  std::string token;       // the secret the instance presents; unique
+  CredentialState state = CredentialState::kPending;
+  int64_t created_ms = 0;
+  int64_t activated_ms = 0;  // 0 until active
+  int64_t revoked_ms = 0;    // 0 until revoked
+};
+
+// One line of a project's history. `kind` is "operation" (an accepted intent: create, start,
+// suspend, restart, rotate, update, delete), "phase" (a phase transition), "credential"
+// (rotation steps) or "purged" (the tombstone left when the record is removed).
+struct HistoryEntry {
+  int64_t seq = 0;  // assigned by the store, increasing over the whole store
+  std::string project_id;
+  int64_t at_ms = 0;  // assigned by the store when 0
+  std::string kind;
+  int64_t generation = 0;
+  std::string summary;      // short: "start", "Running", "rotate: pending c-123"
+  std::string detail_json;  // optional JSON object with more
+};
+
+// What a MutateProject callback may add to its transaction besides the record itself.
+struct Mutation {
+  std::vector<Credential> credentials;  // inserted, or replaced when the id exists
+  std::vector<HistoryEntry> history;    // appended
+};
+
+struct ListFilter {
+  std::optional<std::string> team;
+  std::optional<std::string> phase;
+  std::optional<DesiredState> desired;
+  std::string after_id;  // paging: ids greater than this, in id order
+  int limit = 0;         // 0: no limit
+};
+
+// A change committed to one project: the record after the commit, or nullopt when purged.
+struct ProjectChange {
+  std::string project_id;
+  std::optional<ProjectRecord> record;
+  std::vector<HistoryEntry> history;  // appended by this commit
+};
+using Listener = std::function<void(const ProjectChange&)>;
+
+class Store {
+ public:
+  virtual ~Store() = default;
+
+  virtual StatusOr<ProjectRecord> GetProject(std::string_view id) = 0;  // kNotFound
+  virtual StatusOr<ProjectRecord> GetProjectByName(std::string_view name) = 0;
+  virtual StatusOr<std::vector<ProjectRecord>> ListProjects(const ListFilter& filter) = 0;
+
+  // Inserts a new project with its first credentials and history, atomically. `record.version`,
+  // created/updated times are set by the store. kAlreadyExists when the id or name is taken.
+  virtual StatusOr<ProjectRecord> CreateProject(const ProjectRecord& record,
+                                                const Mutation& extra) = 0;
+
+  // Read-modify-write of one project in one transaction: `fn` sees the current record and the
+  // project's credentials (all states), may change the record (not its id or version) and add
+  // to `extra`. If `fn` fails nothing is written and its status is returned. If it changes
+  // nothing and adds nothing, nothing is written (no version bump, no listener call).
+  // kNotFound when the project does not exist; kAlreadyExists when a rename collides;
+  // kInvalidArgument when `fn` changed the id. Changes `fn` makes to version, created_ms and
+  // updated_ms are ignored. `fn` runs inside the transaction, under the store's lock: it must
+  // be quick and must not call the store.
+  using MutateFn = std::function<Status(
+      ProjectRecord& record, const std::vector<Credential>& credentials, Mutation& extra)>;
+  virtual StatusOr<ProjectRecord> MutateProject(std::string_view id, const MutateFn& fn) = 0;
+
+  // Removes the project and its credentials; its history stays, ending with `tombstone`
+  // (kind "purged"). kNotFound when absent.
+  virtual Status PurgeProject(std::string_view id, const HistoryEntry& tombstone) = 0;
+
+  virtual StatusOr<std::vector<Credential>> ListCredentials(std::string_view project_id) = 0;
+  // The credential with this token (any state); kNotFound when none.
+  virtual StatusOr<Credential> FindCredentialByToken(std::string_view token) = 0;
+
+  // History of one project (also after a purge), seq ascending, entries with seq > after_seq.
+  virtual StatusOr<std::vector<HistoryEntry>> ListHistory(std::string_view project_id,
+                                                          int64_t after_seq, int limit) = 0;
+
+  // Calls `listener` after every commit that changed something. Returns a handle id.
+  // Delivery: changes reach listeners one at a time, in commit order. A committing call returns
+  // only after its change was delivered; it is delivered on the committing thread, except a
+  // change committed from inside a listener, which is delivered after that listener returns
+  // (by whichever thread delivers next). A listener may call the store, also to write; it must
+  // not wait for another thread's write (that write waits for the listener's turn to end).
+  // After RemoveListener returns, deliveries that start later do not call the listener; one in
+  // progress on another thread may still do so.
+  virtual int AddListener(Listener listener) = 0;
+  virtual void RemoveListener(int handle) = 0;
+
+  // Human-readable: "sqlite:/path/steward.db".
+  virtual std::string Describe() const = 0;
+};
+
+struct SqliteOptions {
+  std::string path;  // file path; ":memory:" for tests
+  // FULL: a committed intent survives power loss, not only a crash of Steward.
+  bool synchronous_full = true;
+  int busy_timeout_ms = 5000;  // waiting for another process's write lock; then kUnavailable
+  Clock* clock = nullptr;      // wall clock for the *_ms stamps; nullptr: RealClock::Get()
+};
+// Opens (creating when absent) a SQLite store in WAL mode and applies pending schema
+// migrations. Fails (kFailedPrecondition) with a message naming the file when its directory
+// does not exist, it cannot be opened, is not a Steward database, or has a schema newer than
+// this binary knows. The directory is never created.
+StatusOr<std::unique_ptr<Store>> OpenSqliteStore(const SqliteOptions& options);
+
+}  // namespace steward::store
