@@ -35,10 +35,11 @@ echo "== tests (ASan+UBSan)"
 
 # TSan: the modules whose concurrency is their job (HTTP server, storage and its watchers,
 # controllers and their work queue, ingress indexes, the Kubernetes client's transport, watches
-# and informers, the engine's work queue).
+# and informers, the store and its listeners, the engine: work queue and whole lifecycle).
 tsan_tests=(steward_net_test steward_cluster_storage_test steward_cluster_controllers_test
             steward_cluster_ingress_test steward_kube_transport_test steward_kube_client_test
-            steward_kube_informer_test steward_engine_workqueue_test)
+            steward_kube_informer_test steward_engine_workqueue_test steward_store_test
+            steward_engine_reconciler_test)
 echo "== TSan build"
 NINJA_ARGS="-j$jobs ${tsan_tests[*]}" STEWARD_SANITIZE=thread scripts/build.sh build-tsan
 echo "== tests (TSan)"

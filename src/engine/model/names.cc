@@ -60,7 +60,17 @@ bool IsDns1123Subdomain(std::string_view s) {
 }
 
 Status ValidateProjectName(std::string_view name) {
-  return ValidateDnsLabelName("project name", name);
+  RETURN_IF_ERROR(ValidateDnsLabelName("project name", name));
+  // Project "x" owns the Ingress "x-custom" (its custom hostname); a project named "x-custom"
+  // would own an Ingress of the same name.
+  constexpr std::string_view kReserved = "-custom";
+  if (name.size() > kReserved.size() && name.ends_with(kReserved)) {
+    return InvalidArgument("project name \"" + std::string(name) +
+                           "\": names ending in -custom are reserved (the custom-hostname "
+                           "Ingress of project \"" +
+                           std::string(name.substr(0, name.size() - kReserved.size())) + "\")");
+  }
+  return Status::Ok();
 }
 
 Status ValidateProjectId(std::string_view id) { return ValidateDnsLabelName("project id", id); }

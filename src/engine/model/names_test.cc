@@ -43,6 +43,13 @@ TEST(ValidateProjectNameTest, AcceptsDnsLabelsUpTo40Characters) {
   EXPECT_TRUE(ValidateProjectName(std::string(40, 'x')).ok());
 }
 
+TEST(ValidateProjectNameTest, RefusesTheCustomIngressSuffix) {
+  EXPECT_TRUE(IsInvalid(ValidateProjectName("shop-custom"), "project name \"shop-custom\"",
+                        "custom-hostname Ingress of project \"shop\""));
+  EXPECT_TRUE(ValidateProjectName("custom").ok());
+  EXPECT_TRUE(ValidateProjectName("customer").ok());
+}
+
 TEST(ValidateProjectNameTest, SaysWhichRuleFailed) {
   EXPECT_TRUE(IsInvalid(ValidateProjectName(""), "project name", "must not be empty"));
   EXPECT_TRUE(IsInvalid(ValidateProjectName(std::string(41, 'x')),
