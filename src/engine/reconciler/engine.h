@@ -40,7 +40,14 @@ struct EngineOptions {
   // How long a write's result stands in for the cache before the cache must show it.
   std::chrono::milliseconds expectation_timeout{30000};
   std::chrono::milliseconds sync_timeout{60000};
-  HttpProber prober;             // needed when config.http_probe
+  HttpProber prober;  // needed when config.http_probe
+  // Test seam for crash tests: called before and after every create, update and delete the
+  // engine sends, with when = "before" | "after", the verb, the kind and the name. An error
+  // ends the run at that point as if the process had died there: nothing more is written to the
+  // cluster or the store by that run, and the project is not requeued.
+  std::function<Status(std::string_view when, std::string_view verb, const kube::ResourceType&,
+                       std::string_view name)>
+      write_hook;
   const Clock* clock = nullptr;  // null: RealClock
 };
 

@@ -405,6 +405,100 @@ TEST_F(LifecycleTest, EngineStoppedInTheMiddleOfEachStepConvergesWithoutDuplicat
   EXPECT_EQ(creds.front().state, store::CredentialState::kActive);
 }
 
+// Kills the engine (as a process death would: nothing more written) right before or right after
+// its k-th write to the cluster, for every write of a start and of a suspend; a new engine on the
+// same store must converge with no duplicate object and no rotated credential.
+struct CrashPlan {
+  int at = 0;          // the k-th write (1-based) of the run
+  bool after = false;  // crash after the write was sent (its answer lost) instead of before
+  std::atomic<int> seen{0};
+  std::atomic<bool> fired{false};
+};
+
+EngineOptions WithCrash(EngineOptions o, std::shared_ptr<CrashPlan> plan) {
+  o.write_hook = [plan](std::string_view when, std::string_view, const kube::ResourceType&,
+                        std::string_view) -> Status {
+    if (plan->fired) return Aborted("dead");
+    if (when == "before") {
+      if (++plan->seen == plan->at && !plan->after) {
+        plan->fired = true;
+        return Aborted("crash before write");
+      }
+    } else if (plan->seen == plan->at && plan->after) {
+      plan->fired = true;
+      return Aborted("crash after write");
+    }
+    return Status::Ok();
+  };
+  return o;
+}
+
+TEST_F(LifecycleTest, CrashAtEveryWriteOfAStartAndASuspendConvergesWithoutDuplicates) {
+  StartCluster();
+  OpenStore();
+  Json spec = Spec();
+  spec["storage"] = {{"size", "1Gi"}};
+  const std::vector<std::string> kinds = {"secrets", "persistentvolumeclaims", "deployments.apps",
+                                          "services", "ingresses.networking.k8s.io"};
+  int n = 0;
+  // A start writes five objects: Secret, PVC, Deployment, Service, Ingress.
+  for (int at = 1; at <= 5; ++at) {
+    for (bool after : {false, true}) {
+      SCOPED_TRACE("start, crash " + std::string(after ? "after" : "before") + " write " +
+                   std::to_string(at));
+      const std::string name = "crash" + std::to_string(n++);
+      auto plan = std::make_shared<CrashPlan>();
+      plan->at = at;
+      plan->after = after;
+      StartEngine(WithCrash(DefaultOptions(), plan));
+      auto put = engine_->intents().Put(name, spec, "", true);
+      ASSERT_TRUE(put.ok());
+      const std::string id = put->record.id;
+      const std::vector<store::Credential> before = Creds(id);
+      ASSERT_TRUE(Eventually([&] { return plan->fired.load(); }));
+      engine_.reset();
+      StartEngine();
+      ASSERT_TRUE(WaitPhase(id, "Running", 1)) << Record(id).status_json;
+      for (const auto& kind : kinds) {
+        EXPECT_EQ(ListLabelled(kind, "steward.io/project=" + id).size(), 1u) << kind;
+      }
+      const std::vector<store::Credential> now = Creds(id);
+      ASSERT_EQ(now.size(), 1u);
+      EXPECT_EQ(now.front().id, before.front().id);
+      EXPECT_EQ(now.front().state, store::CredentialState::kActive);
+      engine_.reset();
+    }
+  }
+  // A suspend deletes three: Ingress, Service, Deployment.
+  for (int at = 1; at <= 3; ++at) {
+    for (bool after : {false, true}) {
+      SCOPED_TRACE("suspend, crash " + std::string(after ? "after" : "before") + " write " +
+                   std::to_string(at));
+      const std::string name = "crash" + std::to_string(n++);
+      StartEngine();
+      auto put = engine_->intents().Put(name, spec, "", true);
+      ASSERT_TRUE(put.ok());
+      const std::string id = put->record.id;
+      ASSERT_TRUE(WaitPhase(id, "Running", 1));
+      engine_.reset();
+      auto plan = std::make_shared<CrashPlan>();
+      plan->at = at;
+      plan->after = after;
+      StartEngine(WithCrash(DefaultOptions(), plan));
+      ASSERT_TRUE(engine_->intents().Suspend(id).ok());
+      ASSERT_TRUE(Eventually([&] { return plan->fired.load(); }));
+      engine_.reset();
+      StartEngine();
+      ASSERT_TRUE(WaitPhase(id, "Suspended", 2));
+      Snapshot s = Observe(id, name);
+      EXPECT_FALSE(s.deployment || s.service || s.ingress || s.pods > 0) << s.describe;
+      EXPECT_TRUE(s.secret && s.pvc_bound) << s.describe;
+      EXPECT_EQ(Creds(id).size(), 1u);
+      engine_.reset();
+    }
+  }
+}
+
 TEST_F(LifecycleTest, OrphansAreReportedAndRemovedOnlyWhenConfigured) {
   StartCluster();
   OpenStore();

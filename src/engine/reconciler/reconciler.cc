@@ -56,7 +56,7 @@ int64_t WallMs(const Clock& clock) {
 // The result of one step: done (go on), wait for the cluster, failed (needs a change of intent
 // or cluster), or an error to retry with backoff.
 struct Reconciler::Outcome {
-  enum class Kind { kDone, kWait, kFailed, kError };
+  enum class Kind { kDone, kWait, kFailed, kError, kCrashed };
   Kind kind = Kind::kDone;
   std::string reason;
   std::string message;
@@ -73,6 +73,9 @@ struct Reconciler::Outcome {
   static Outcome Error(std::string reason, Status status, std::optional<Millis> after = {}) {
     std::string message = status.message();
     return {Kind::kError, std::move(reason), std::move(message), std::move(status), after};
+  }
+  static Outcome Crashed(Status status) {
+    return {Kind::kCrashed, "Crashed", status.message(), std::move(status), std::nullopt};
   }
   bool done() const { return kind == Kind::kDone; }
 };
@@ -101,6 +104,15 @@ struct Reconciler::Run {
 
   Run(Reconciler& owner, ProjectRecord record)
       : r(owner), rec(std::move(record)), ns(owner.observer_.ns()) {}
+
+  // The crash-test seam (EngineOptions::write_hook): an error means "the process died here".
+  std::optional<Outcome> Hook(std::string_view when, std::string_view verb,
+                              const ResourceType& type, std::string_view name) {
+    if (!r.options_.write_hook) return std::nullopt;
+    Status s = r.options_.write_hook(when, verb, type, name);
+    if (s.ok()) return std::nullopt;
+    return Outcome::Crashed(std::move(s));
+  }
 
   void Condition(std::string resource, bool ready, std::string reason, std::string message) {
     conditions.push_back({std::move(resource), ready, std::move(reason), std::move(message)});
@@ -152,9 +164,11 @@ struct Reconciler::Run {
     }
     Json live;
     if (!view.object) {
+      if (auto crash = Hook("before", "create", type, name)) return {*crash, {}};
       auto created =
           r.client_->Create(type, ns, desired, {.field_manager = r.options_.field_manager});
       ++r.writes_;
+      if (auto crash = Hook("after", "create", type, name)) return {*crash, {}};
       if (created.ok()) {
         r.observer_.ExpectExists(type, name, GetString((*created)["metadata"], "uid"));
         return {Outcome::Done(), std::move(*created)};
@@ -194,9 +208,11 @@ struct Reconciler::Run {
       return {Outcome::Done(), std::move(live)};
     }
     const std::string old_rv = GetString(live["metadata"], "resourceVersion");
+    if (auto crash = Hook("before", "update", type, name)) return {*crash, {}};
     auto updated = r.client_->Update(type, UpdateBody(type, desired, live),
                                      {.field_manager = r.options_.field_manager});
     ++r.writes_;
+    if (auto crash = Hook("after", "update", type, name)) return {*crash, {}};
     if (!updated.ok()) return {Classify(updated.error(), "update " + what), {}};
     r.observer_.ExpectUpdated(type, name, old_rv);
     return {Outcome::Done(), std::move(*updated)};
@@ -217,8 +233,10 @@ struct Reconciler::Run {
     kube::DeleteOptions options;
     options.precondition_uid = view.object->uid();
     options.propagation_policy = std::move(propagation);
+    if (auto crash = Hook("before", "delete", type, name)) return *crash;
     auto deleted = r.client_->Delete(type, ns, name, options);
     ++r.writes_;
+    if (auto crash = Hook("after", "delete", type, name)) return *crash;
     if (!deleted.ok()) {
       if (deleted.error().IsNotFound()) {
         r.observer_.ExpectGone(type, name, view.object->uid());
@@ -543,6 +561,8 @@ WorkResult Reconciler::Reconcile(const std::string& project_id) {
     }
   }
 
+  if (outcome.kind == Outcome::Kind::kCrashed) return WorkResult::Terminal(outcome.error);
+
   status.reason = outcome.done() ? std::string(ToString(status.phase)) : outcome.reason;
   status.message =
       outcome.done()
@@ -593,6 +613,8 @@ WorkResult Reconciler::Reconcile(const std::string& project_id) {
     case Outcome::Kind::kError:
       if (outcome.retry_after) return WorkResult::RequeueAfter(*outcome.retry_after);
       return WorkResult::Error(outcome.error.ok() ? Internal(outcome.message) : outcome.error);
+    case Outcome::Kind::kCrashed:
+      return WorkResult::Terminal(outcome.error);
   }
   return WorkResult::Error(Internal("unreachable"));
 }
@@ -627,6 +649,7 @@ WorkResult Reconciler::ReconcileUnknown(const std::string& project_id) {
   for (const auto& f : found) {
     Outcome o = run.EnsureGone(*f.type, f.obj->name(), f.type == &kDeployment ? "Foreground" : "");
     if (o.kind == Outcome::Kind::kError) return WorkResult::Error(o.error);
+    if (o.kind == Outcome::Kind::kCrashed) return WorkResult::Terminal(o.error);
     if (!o.done()) return WorkResult::RequeueAfter(options_.recheck);
   }
   return WorkResult::Ok();
