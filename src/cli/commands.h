@@ -13,6 +13,11 @@ void AddClusterCommand(CLI::App& app);
 // permissions, watch).
 void AddCheckCommand(CLI::App& app);
 
+// `steward demo`: the embedded cluster, a SQLite store and the engine in one process; starts a
+// few projects, shows their phases live and a summary with their URLs, then runs until
+// SIGINT/SIGTERM (or exits once all are Running, with --exit-when-running).
+void AddDemoCommand(CLI::App& app);
+
 // The exit code recorded by the command that ran.
 int ExitCode();
 void SetExitCode(int code);

@@ -8,6 +8,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   steward::cli::AddClusterCommand(app);
   steward::cli::AddCheckCommand(app);
+  steward::cli::AddDemoCommand(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

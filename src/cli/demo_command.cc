@@ -1,0 +1,388 @@
+// `steward demo`: the embedded cluster, a SQLite store and the engine in one process, with a
+// few projects started and their progress shown live.
+#include <signal.h>
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <stdlib.h>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <deque>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "cli/commands.h"
+#include "cluster/embedded_cluster.h"
+#include "common/json.h"
+#include "common/log.h"
+#include "engine/model/project.h"
+#include "engine/reconciler/engine.h"
+#include "kube/client/client.h"
+#include "kube/config/credentials.h"
+#include "kube/transport/transport.h"
+#include "net/http_client.h"
+#include "store/store.h"
+
+namespace steward::cli {
+namespace {
+
+using SteadyClock = std::chrono::steady_clock;
+
+struct DemoFlags {
+  std::string profile = "realistic";
+  uint64_t seed = 1;
+  std::string data_dir;
+  int projects = 3;
+  std::string listen = "127.0.0.1:0";
+  std::string ingress_listen = "127.0.0.1:0";
+  std::string kubeconfig_out;
+  bool exit_when_running = false;
+  int timeout_seconds = 120;
+  std::string log_level = "warn";
+};
+
+constexpr const char* kNames[] = {"alpha", "beta",  "gamma", "delta", "epsilon", "zeta",
+                                  "eta",   "theta", "iota",  "kappa", "lambda",  "mu"};
+
+std::string ProjectName(int i) {
+  constexpr int kCount = sizeof(kNames) / sizeof(kNames[0]);
+  return i < kCount ? kNames[i] : "project-" + std::to_string(i + 1);
+}
+
+// "HOST:PORT" or "[v6]:PORT"; the port may be 0. (As `steward cluster` parses --listen.)
+bool SplitHostPort(const std::string& text, std::string* host, uint16_t* port) {
+  size_t colon = text.rfind(':');
+  if (colon == std::string::npos || colon == 0) return false;
+  *host = text.substr(0, colon);
+  if (host->size() > 2 && host->front() == '[' && host->back() == ']') {
+    *host = host->substr(1, host->size() - 2);
+  }
+  std::string p = text.substr(colon + 1);
+  if (p.empty() || p.size() > 5 || p.find_first_not_of("0123456789") != std::string::npos) {
+    return false;
+  }
+  unsigned long v = std::stoul(p);
+  if (v > 65535) return false;
+  *port = static_cast<uint16_t>(v);
+  return true;
+}
+
+int Fail(const std::string& message) {
+  std::fprintf(stderr, "steward demo: %s\n", message.c_str());
+  return 2;
+}
+
+// A project as one store commit left it, or (signal != 0) a signal to stop.
+struct Event {
+  std::string name, phase, reason, message, url;
+  int64_t version = 0;
+  int signal = 0;
+  SteadyClock::time_point at = SteadyClock::now();  // when the change was seen
+};
+
+Event FromRecord(const store::ProjectRecord& r) {
+  Event e;
+  e.name = r.name;
+  e.version = r.version;
+  e.phase = r.phase.empty() ? "Pending" : r.phase;
+  e.reason = "Accepted";
+  e.message = "waiting for the engine";
+  if (r.status_json.empty()) return e;
+  if (auto j = ParseJson(r.status_json); j.ok()) {
+    if (auto s = engine::ParseProjectStatus(*j); s.ok()) {
+      e.reason = s->reason;
+      e.message = s->message;
+      e.url = s->url;
+    }
+  }
+  return e;
+}
+
+// Hands events from store listeners and the signal thread to the main thread.
+class EventQueue {
+ public:
+  void Push(Event e) {
+    std::lock_guard lock(mu_);
+    events_.push_back(std::move(e));
+    cv_.notify_one();
+  }
+  bool Pop(Event* e, SteadyClock::time_point until) {
+    std::unique_lock lock(mu_);
+    if (!cv_.wait_until(lock, until, [&] { return !events_.empty(); })) return false;
+    *e = std::move(events_.front());
+    events_.pop_front();
+    return true;
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<Event> events_;
+};
+
+// Waits for SIGINT/SIGTERM (blocked in every thread) and forwards the first one; the destructor
+// ends the wait with SIGUSR1.
+class SignalThread {
+ public:
+  SignalThread(const sigset_t& signals, EventQueue& queue)
+      : thread_([this, signals, &queue] {
+          int sig = 0;
+          while (sigwait(&signals, &sig) == 0 && sig == SIGUSR1) {
+            if (stopping_) return;
+          }
+          Event e;
+          e.signal = sig;
+          queue.Push(std::move(e));
+        }) {}
+  ~SignalThread() {
+    stopping_ = true;
+    kill(getpid(), SIGUSR1);  // stays pending, harmlessly, if the thread already returned
+    thread_.join();
+  }
+
+ private:
+  std::atomic<bool> stopping_{false};
+  std::thread thread_;
+};
+
+kube::RestConfig RestConfigFor(const cluster::EmbeddedCluster& cluster) {
+  kube::RestConfig config;
+  config.server = cluster.api_url();
+  config.ca_pem = cluster.ca_pem();
+  kube::Credentials credentials;
+  credentials.bearer_token = cluster.token();
+  config.credentials = kube::MakeStaticCredentialProvider(credentials, "embedded cluster token");
+  config.source = "embedded cluster " + cluster.api_url();
+  return config;
+}
+
+// Whether GET http://<name>.localhost:<port>/ answers 200 through the ingress listener.
+bool Answers(uint16_t ingress_port, const std::string& name) {
+  net::HttpClient::Options o;
+  o.port = ingress_port;
+  o.timeout = std::chrono::seconds(2);
+  net::Headers headers;
+  headers.Set("Host", name + ".localhost:" + std::to_string(ingress_port));
+  auto r = net::HttpClient::Create(o)->Request("GET", "/", "", headers);
+  return r.ok() && r->status == 200;
+}
+
+struct View {
+  Event last;
+  bool seen = false;
+  double running_after = -1;  // seconds from the start to the first Running
+  bool answered = false;      // its URL answered 200 while Running
+};
+
+int RunDemo(const DemoFlags& flags) {
+  spdlog::set_default_logger(spdlog::stderr_color_mt("steward"));  // stdout is the live view
+  spdlog::set_level(spdlog::level::from_str(flags.log_level));
+  spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%e %^%l%$ %v");
+
+  cluster::EmbeddedCluster::Options options;
+  if (!SplitHostPort(flags.listen, &options.api_host, &options.api_port)) {
+    return Fail("--listen: expected HOST:PORT, got \"" + flags.listen + "\"");
+  }
+  if (!SplitHostPort(flags.ingress_listen, &options.ingress_host, &options.ingress_port)) {
+    return Fail("--ingress-listen: expected HOST:PORT, got \"" + flags.ingress_listen + "\"");
+  }
+  auto profile = cluster::LoadProfile(flags.profile);
+  if (!profile.ok()) return Fail("--profile: " + profile.status().message());
+  options.profile = *profile;
+  options.seed = flags.seed;
+  options.data_dir = flags.data_dir;
+  if (options.data_dir.empty()) {
+    std::string tmpl = (std::filesystem::temp_directory_path() / "steward-demo-XXXXXX").string();
+    if (mkdtemp(tmpl.data()) == nullptr) return Fail("cannot create a temporary data dir");
+    options.data_dir = tmpl;
+  }
+
+  sigset_t signals;
+  sigemptyset(&signals);
+  for (int s : {SIGINT, SIGTERM, SIGUSR1}) sigaddset(&signals, s);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);  // before any thread starts: all inherit it
+
+  auto cluster = cluster::EmbeddedCluster::Start(options);
+  if (!cluster.ok()) return Fail(cluster.status().message());
+  const uint16_t port = (*cluster)->ingress_port();
+  if (!flags.kubeconfig_out.empty()) {
+    Status st = (*cluster)->WriteKubeconfig(flags.kubeconfig_out);
+    if (!st.ok()) return Fail("--kubeconfig-out: " + st.message());
+  }
+  auto transport = kube::Transport::Create(RestConfigFor(**cluster), {});
+  if (!transport.ok()) {
+    return Fail("client for the embedded cluster: " + transport.status().message());
+  }
+  auto client = std::make_shared<kube::Client>(*transport);
+  Json ns = {{"metadata", {{"name", "steward"}}}};
+  if (auto r = client->Create(kube::ResourceType::Namespace(), "", ns);
+      !r.ok() && !r.error().IsAlreadyExists()) {
+    return Fail("creating namespace steward: " + r.error().ToString());
+  }
+
+  EventQueue queue;  // outlives the store and its listener
+  store::SqliteOptions so;
+  so.path = (std::filesystem::path(options.data_dir) / "steward.db").string();
+  auto store = store::OpenSqliteStore(so);
+  if (!store.ok()) return Fail(store.status().message());
+  const int listener = (*store)->AddListener([&queue](const store::ProjectChange& c) {
+    if (c.record) queue.Push(FromRecord(*c.record));
+  });
+  SignalThread signal_thread(signals, queue);
+
+  const auto start = SteadyClock::now();  // the live view's times count from here
+  engine::EngineOptions eo;
+  eo.config.namespace_name = "steward";
+  eo.config.domain = "localhost";
+  eo.config.url_port = port;
+  auto engine = engine::Engine::Create(eo, client, **store);
+  if (!engine.ok()) return Fail("engine: " + engine.status().message());
+  if (Status st = (*engine)->Start(); !st.ok()) return Fail("engine: " + st.message());
+
+  std::printf("Steward demo (profile %s, seed %llu)\n", profile->name.c_str(),
+              static_cast<unsigned long long>(flags.seed));
+  std::printf("  API server  %s\n  Ingress     %s\n  Store       %s\n  Data dir    %s\n",
+              (*cluster)->api_url().c_str(), (*cluster)->ingress_url().c_str(),
+              (*store)->Describe().c_str(), options.data_dir.c_str());
+  auto since_start = [&](SteadyClock::time_point t) {
+    return std::chrono::duration<double>(t - start).count();
+  };
+  auto url_of = [port](const std::string& name) {
+    return "http://" + name + ".localhost:" + std::to_string(port) + "/";
+  };
+  std::map<std::string, View> views;
+  const Json spec = {{"team", "demo"},
+                     {"stack", {{"image", "flowfuse/node-red:4.0"}, {"cpu", 10}, {"memory", 256}}}};
+  for (int i = 0; i < flags.projects; ++i) {
+    std::string name = ProjectName(i);
+    auto put = (*engine)->intents().Put(name, spec, "", /*start=*/true);
+    if (!put.ok()) return Fail("project " + name + ": " + put.status().message());
+    std::printf("%s %s\n", put->created ? "Created" : "Adopted stored project", name.c_str());
+    views[name];
+    queue.Push(FromRecord(put->record));
+  }
+  std::fflush(stdout);
+
+  const auto deadline = start + std::chrono::seconds(flags.timeout_seconds);
+  bool summarised = false;
+  int code = -1;
+  while (code < 0) {
+    Event e;
+    auto until = flags.exit_when_running ? deadline : SteadyClock::now() + std::chrono::hours(1);
+    if (!summarised) until = std::min(until, SteadyClock::now() + std::chrono::milliseconds(500));
+    if (queue.Pop(&e, until)) {
+      if (e.signal != 0) {
+        std::printf("\nReceived %s, stopping\n", e.signal == SIGINT ? "SIGINT" : "SIGTERM");
+        code = summarised || !flags.exit_when_running ? 0 : 1;
+        break;
+      }
+      auto it = views.find(e.name);
+      if (it == views.end() || (it->second.seen && e.version <= it->second.last.version)) continue;
+      View& v = it->second;
+      if (!v.seen || v.last.phase != e.phase || v.last.reason != e.reason) {
+        std::printf("  +%.2fs %-10s %-13s %s: %s\n", since_start(e.at), e.name.c_str(),
+                    e.phase.c_str(), e.reason.c_str(), e.message.c_str());
+      }
+      if (e.phase == "Running" && e.url == url_of(e.name) && v.running_after < 0) {
+        v.running_after = since_start(e.at);
+      }
+      if (e.phase != "Running") v.answered = false;
+      v.last = std::move(e);
+      v.seen = true;
+      if (flags.exit_when_running && v.last.phase == "Failed") {
+        std::printf("%s failed: %s: %s\n", v.last.name.c_str(), v.last.reason.c_str(),
+                    v.last.message.c_str());
+        code = 1;
+      }
+    }
+    bool all_running = !summarised;
+    for (auto& [name, v] : views) {
+      // A stored status may predate this process (adoption): it counts once the engine has
+      // given it this run's URL, and that URL answers.
+      all_running = all_running && v.last.phase == "Running" && v.last.url == url_of(name);
+      if (all_running && !v.answered) all_running = v.answered = Answers(port, name);
+    }
+    if (all_running) {
+      std::printf("\nAll %d projects are Running and answer through the ingress listener:\n",
+                  flags.projects);
+      std::printf("  %-10s %-9s %-36s %s\n", "NAME", "PHASE", "URL", "RUNNING AFTER");
+      for (const auto& [name, v] : views) {
+        std::printf("  %-10s %-9s %-36s %.2fs\n", name.c_str(), v.last.phase.c_str(),
+                    v.last.url.c_str(), v.running_after);
+      }
+      std::printf("\nOpen them:  curl %s\n", views.begin()->second.last.url.c_str());
+      if (!flags.kubeconfig_out.empty()) {
+        std::printf("Look:       kubectl --kubeconfig %s -n steward get all\n",
+                    flags.kubeconfig_out.c_str());
+      }
+      if (!flags.exit_when_running) std::printf("Stop:       Ctrl-C\n");
+      std::printf("State is kept in %s (run again with --data-dir %s to adopt it)\n",
+                  options.data_dir.c_str(), options.data_dir.c_str());
+      summarised = true;
+      if (flags.exit_when_running) code = 0;
+    }
+    if (code < 0 && flags.exit_when_running && SteadyClock::now() >= deadline) {
+      std::printf("Timed out after %ds:", flags.timeout_seconds);
+      for (const auto& [name, v] : views) {
+        if (v.last.phase != "Running" || !v.answered) {
+          std::printf(" %s %s (%s: %s);", name.c_str(), v.last.phase.c_str(), v.last.reason.c_str(),
+                      v.last.message.c_str());
+        }
+      }
+      std::printf("\n");
+      code = 1;
+    }
+    std::fflush(stdout);
+  }
+  (*engine)->Stop();
+  (*store)->RemoveListener(listener);
+  (*cluster)->Stop();
+  std::printf("Stopped\n");
+  std::fflush(stdout);
+  return code;
+}
+
+}  // namespace
+
+void AddDemoCommand(CLI::App& app) {
+  auto flags = std::make_shared<DemoFlags>();
+  auto* cmd = app.add_subcommand(
+      "demo",
+      "Run the embedded cluster, a SQLite store and the engine in one process, start a few "
+      "projects and show their progress until SIGINT/SIGTERM");
+  cmd->add_option("--profile", flags->profile,
+                  "Cluster behaviour profile: instant, realistic, hostile, or a YAML/JSON file")
+      ->capture_default_str();
+  cmd->add_option("--seed", flags->seed, "Seed for the cluster's random choices")
+      ->capture_default_str();
+  cmd->add_option("--data-dir", flags->data_dir,
+                  "Keep the store (steward.db) and the cluster's state here; a second run adopts "
+                  "them (default: a fresh temporary directory)");
+  cmd->add_option("--projects", flags->projects, "How many projects (alpha, beta, gamma, ...)")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 100));
+  cmd->add_option("--listen", flags->listen, "API server address HOST:PORT (port 0: any free)")
+      ->capture_default_str();
+  cmd->add_option("--ingress-listen", flags->ingress_listen,
+                  "Ingress listener address HOST:PORT (port 0: any free)")
+      ->capture_default_str();
+  cmd->add_option("--kubeconfig-out", flags->kubeconfig_out,
+                  "Write a kubeconfig for the embedded cluster to FILE");
+  cmd->add_flag("--exit-when-running", flags->exit_when_running,
+                "Exit 0 once every project is Running; 1 if one fails or at --timeout");
+  cmd->add_option("--timeout", flags->timeout_seconds,
+                  "Seconds --exit-when-running waits for every project to run")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 86400));
+  cmd->add_option("--log-level", flags->log_level, "trace, debug, info, warn, error (on stderr)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "critical", "off"}));
+  cmd->callback([flags] { SetExitCode(RunDemo(*flags)); });
+}
+
+}  // namespace steward::cli
