@@ -21,6 +21,7 @@ TEST_F(LifecycleTest, StartIsRunningOnlyOnceEveryObjectIsReady) {
   ASSERT_TRUE(put.ok()) << put.error().ToString();
   const std::string id = put->record.id;
   ASSERT_TRUE(WaitPhase(id, "Running", 1));
+  ASSERT_TRUE(WaitSnapshot(id, "Running"));
 
   // At the moment Running was first committed, the cluster showed every object ready.
   bool saw_running = false, saw_provisioning = false;
@@ -64,6 +65,7 @@ TEST_F(LifecycleTest, SuspendIsSuspendedOnlyOnceEverythingIsGoneAndKeepsPvcAndSe
   ASSERT_TRUE(suspended.ok());
   ASSERT_EQ(suspended->generation, 2);
   ASSERT_TRUE(WaitPhase(id, "Suspended", 2));
+  ASSERT_TRUE(WaitSnapshot(id, "Suspended"));
 
   bool saw = false;
   for (const auto& s : Snapshots()) {
@@ -135,6 +137,7 @@ TEST_F(LifecycleTest, StackChangeWhileRunningRollsInPlaceAndIsRunningOnlyWhenRol
   ASSERT_TRUE(changed->changed);
   ASSERT_EQ(changed->record.generation, 2);
   ASSERT_TRUE(WaitPhase(id, "Running", 2));
+  ASSERT_TRUE(WaitSnapshot(id, "Running", 2));
   // In place: the same Deployment object, rolled.
   EXPECT_EQ(GetString((*Get("deployments.apps", "delta"))["metadata"], "uid"), deployment_uid);
   bool saw_updating = false;
@@ -497,6 +500,46 @@ TEST_F(LifecycleTest, CrashAtEveryWriteOfAStartAndASuspendConvergesWithoutDuplic
       engine_.reset();
     }
   }
+}
+
+// A config change that alters the rendered Deployment (here the URL's port, which is in the
+// pod's BASE_URL) is applied at the next start with exactly one update per changed object.
+TEST_F(LifecycleTest, ConfigChangeAtStartupUpdatesEachChangedObjectOnce) {
+  StartCluster(*cluster::BuiltinProfile("realistic"));
+  OpenStore();
+  StartEngine();
+  auto put = engine_->intents().Put("omicron", Spec(), "", true);
+  ASSERT_TRUE(put.ok());
+  const std::string id = put->record.id;
+  ASSERT_TRUE(WaitPhase(id, "Running", 1));
+  const int64_t generation =
+      (*Get("deployments.apps", "omicron"))["metadata"]["generation"].get<int64_t>();
+  engine_.reset();
+  const uint64_t updates = cluster_->request_log().Count("update");
+  const uint64_t creates = cluster_->request_log().Count("create");
+  EngineOptions o = DefaultOptions();
+  o.config.url_port = 8080;
+  StartEngine(o);
+  ASSERT_TRUE(Eventually([&] {
+    auto dep = Get("deployments.apps", "omicron");
+    return dep && DeploymentReadiness(*dep).ready() &&
+           dep->dump().find("http://omicron.localhost:8080") != std::string::npos &&
+           Record(id).phase == "Running";
+  }));
+  ASSERT_TRUE(Eventually([&] { return engine_->stats().queue_depth == 0; }));
+  EXPECT_EQ(cluster_->request_log().Count("update"), updates + 1);
+  // A rollout Steward started for a new rendering is an update, not a degradation.
+  auto history = store_->ListHistory(id, 0, 1000);
+  ASSERT_TRUE(history.ok());
+  bool updating = false;
+  for (const auto& h : *history) {
+    EXPECT_NE(h.summary, "Degraded");
+    updating |= h.kind == "phase" && h.summary == "Updating";
+  }
+  EXPECT_TRUE(updating);
+  EXPECT_EQ(cluster_->request_log().Count("create"), creates);
+  EXPECT_EQ((*Get("deployments.apps", "omicron"))["metadata"]["generation"].get<int64_t>(),
+            generation + 1);
 }
 
 TEST_F(LifecycleTest, OrphansAreReportedAndRemovedOnlyWhenConfigured) {

@@ -64,6 +64,16 @@ inline cluster::Profile QuickProfile() {
   return p;
 }
 
+// One pod of a project as the oracle saw it (ObserveDetailed).
+struct PodDetail {
+  std::string name;
+  bool terminating = false;
+  bool ready = false;         // condition Ready=True
+  std::string restart_epoch;  // annotation steward.io/restart-epoch ("" when absent)
+  std::string credential_id;  // annotation steward.io/credential-id
+  std::string image;
+};
+
 // What the oracle saw at one moment.
 struct Snapshot {
   bool secret = false, pvc_bound = false, deployment_ready = false, endpoints_ready = false,
@@ -72,6 +82,7 @@ struct Snapshot {
   int pods = 0;
   std::string image;
   std::string describe;
+  std::vector<PodDetail> pod_details;  // filled by ObserveDetailed only
 };
 
 class EngineFixture : public ::testing::Test {
@@ -217,6 +228,68 @@ class EngineFixture : public ::testing::Test {
     return s;
   }
 
+  // Observe() plus every pod of the project (pod_details; describe gains "terminating=N").
+  Snapshot ObserveDetailed(const std::string& id, const std::string& name) {
+    Snapshot s = Observe(id, name);
+    int terminating = 0;
+    for (const auto& pod : ListLabelled("pods", std::string(kProjectLabel) + "=" + id)) {
+      PodDetail d;
+      d.name = GetString(pod["metadata"], "name");
+      const Json* ts = FindPath(pod, "metadata.deletionTimestamp");
+      d.terminating = ts != nullptr && !ts->is_null();
+      terminating += d.terminating;
+      d.restart_epoch = Annotation(pod, kRestartAnnotation);
+      d.credential_id = Annotation(pod, kCredentialAnnotation);
+      if (const Json* cs = FindPath(pod, "spec.containers"); cs != nullptr && !cs->empty()) {
+        d.image = GetString((*cs)[0], "image");
+      }
+      if (const Json* conds = FindPath(pod, "status.conditions"); conds != nullptr) {
+        for (const auto& c : *conds) {
+          if (GetString(c, "type") == "Ready") d.ready = GetString(c, "status") == "True";
+        }
+      }
+      s.pod_details.push_back(std::move(d));
+    }
+    s.describe += " terminating=" + std::to_string(terminating);
+    return s;
+  }
+
+  // As RecordSnapshotsAtPhases, with ObserveDetailed.
+  void RecordDetailedSnapshotsAtPhases() {
+    store_->AddListener([this](const store::ProjectChange& c) {
+      if (!c.record) return;
+      for (const auto& h : c.history) {
+        if (h.kind != "phase") continue;
+        Snapshot s = ObserveDetailed(c.record->id, c.record->name);
+        std::lock_guard lock(snap_mu_);
+        snapshots_.push_back({c.record->id, h.summary, h.generation, s});
+      }
+    });
+  }
+
+  // Every object carrying the project's label, as "kind/name" (empty: nothing left).
+  std::vector<std::string> Leftovers(const std::string& id) {
+    std::vector<std::string> out;
+    for (const char* kind :
+         {"secrets", "persistentvolumeclaims", "deployments.apps", "replicasets.apps", "services",
+          "ingresses.networking.k8s.io", "pods"}) {
+      for (const auto& o : ListLabelled(kind, std::string(kProjectLabel) + "=" + id)) {
+        out.push_back(std::string(kind) + "/" + GetString(o["metadata"], "name"));
+      }
+    }
+    return out;
+  }
+
+  // The project's stored status (parsed); a default one when absent or unparsable.
+  ProjectStatus StatusOf(const std::string& id) {
+    auto r = store_->GetProject(id);
+    if (!r.ok() || r->status_json.empty()) return {};
+    auto j = ParseJson(r->status_json);
+    if (!j.ok()) return {};
+    auto s = ParseProjectStatus(*j);
+    return s.ok() ? *s : ProjectStatus{};
+  }
+
   // Records the cluster as the oracle sees it at the moment each phase is first committed for a
   // project (the store calls listeners right after the commit, before anyone else can act).
   void RecordSnapshotsAtPhases() {
@@ -238,6 +311,16 @@ class EngineFixture : public ::testing::Test {
   std::vector<PhaseSnapshot> Snapshots() {
     std::lock_guard lock(snap_mu_);
     return snapshots_;
+  }
+  // The listener runs just after the commit, so a poller of the store can see a phase before
+  // its snapshot is recorded: wait for it.
+  bool WaitSnapshot(const std::string& id, std::string_view phase, int64_t generation = 0) {
+    return test_support::Eventually([&] {
+      for (const auto& s : Snapshots()) {
+        if (s.id == id && s.phase == phase && s.generation >= generation) return true;
+      }
+      return false;
+    });
   }
 
   // GET http://<host>/ through the cluster's ingress listener.

@@ -170,6 +170,7 @@ struct Reconciler::Run {
       ++r.writes_;
       if (auto crash = Hook("after", "create", type, name)) return {*crash, {}};
       if (created.ok()) {
+        created_object = true;
         r.observer_.ExpectExists(type, name, GetString((*created)["metadata"], "uid"));
         return {Outcome::Done(), std::move(*created)};
       }
@@ -199,10 +200,9 @@ struct Reconciler::Run {
                             what + " is still terminating; waiting for it to be gone first"),
               {}};
     }
-    if (Annotation(live, kSpecHashAnnotation) == Annotation(desired, kSpecHashAnnotation) &&
-        LiveMatchesDesired(desired, live)) {
-      return {Outcome::Done(), std::move(live)};
-    }
+    const bool same_hash =
+        Annotation(live, kSpecHashAnnotation) == Annotation(desired, kSpecHashAnnotation);
+    if (same_hash && LiveMatchesDesired(desired, live)) return {Outcome::Done(), std::move(live)};
     if (type == kPvc) {
       // A claim's spec is immutable once bound; its data matters more than a label.
       return {Outcome::Done(), std::move(live)};
@@ -214,6 +214,8 @@ struct Reconciler::Run {
     ++r.writes_;
     if (auto crash = Hook("after", "update", type, name)) return {*crash, {}};
     if (!updated.ok()) return {Classify(updated.error(), "update " + what), {}};
+    // Our hash on it but other content: changed behind our back. Else our intent moved on.
+    (same_hash ? drift : rolling) = true;
     r.observer_.ExpectUpdated(type, name, old_rv);
     return {Outcome::Done(), std::move(*updated)};
   }
@@ -445,6 +447,11 @@ struct Reconciler::Run {
   }
 
   ProjectSpec spec;
+  // What this run found (for the phase while it waits): an object missing or changed behind
+  // Steward's back (drift), or an object rolled to a newer rendering (rolling).
+  bool drift = false;
+  bool rolling = false;
+  bool created_object = false;  // drift too when the intent is unchanged since the last status
 };
 
 Reconciler::Reconciler(const EngineOptions& options, std::shared_ptr<kube::Client> client,
@@ -462,12 +469,17 @@ std::vector<Orphan> Reconciler::orphans() const {
 
 namespace {
 
-// The phase a running project is in while something is not ready (see docs/lifecycle.md).
-Phase WaitingPhase(const std::optional<ProjectStatus>& prev, int64_t generation) {
+// The phase a project is in while something is not ready (see docs/lifecycle.md): before it
+// first ran, Provisioning; after, Degraded when this run found drift, Updating when it rolled an
+// object to a newer rendering (new intent or config), else the previous phase's story.
+Phase WaitingPhase(const std::optional<ProjectStatus>& prev, int64_t generation, bool drift,
+                   bool rolling, bool created) {
   if (!prev) return Phase::kProvisioning;
   const Phase p = prev->phase;
   const bool had_run = p == Phase::kRunning || p == Phase::kUpdating || p == Phase::kDegraded;
   if (!had_run) return Phase::kProvisioning;
+  if (drift || (created && prev->observed_generation == generation)) return Phase::kDegraded;
+  if (rolling) return Phase::kUpdating;
   if (p == Phase::kDegraded && prev->observed_generation == generation) return Phase::kDegraded;
   if (p == Phase::kUpdating || prev->observed_generation < generation) return Phase::kUpdating;
   return Phase::kDegraded;
@@ -538,7 +550,8 @@ WorkResult Reconciler::Reconcile(const std::string& project_id) {
         status.phase = Phase::kFailed;
         break;
       default:
-        status.phase = WaitingPhase(prev, rec.generation);
+        status.phase =
+            WaitingPhase(prev, rec.generation, run.drift, run.rolling, run.created_object);
     }
   } else {
     outcome = run.Teardown(names);
