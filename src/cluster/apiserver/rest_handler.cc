@@ -233,8 +233,23 @@ class WatchSession : public std::enable_shared_from_this<WatchSession> {
   void Start(std::unique_ptr<Watcher> watcher, bool bookmarks, uint64_t initial_end_revision,
              uint64_t from_revision, std::chrono::seconds timeout,
              FaultInjector::WatchLimits limits) {
-    std::lock_guard lock(pump_mu_);
-    if (closed_) return;  // the handler stopped before the stream began
+    std::weak_ptr<WatchSession> weak = shared_from_this();
+    {
+      std::lock_guard lock(pump_mu_);
+      if (closed_) return;  // the handler stopped before the stream began
+      StartLocked(std::move(watcher), bookmarks, initial_end_revision, from_revision, timeout,
+                  limits, weak);
+    }
+    // Outside pump_mu_: when the client has already gone, OnClose runs the callback at once,
+    // on this thread, and Close() takes pump_mu_.
+    writer_->OnClose([weak] {
+      if (auto self = weak.lock()) self->Close(false);
+    });
+  }
+
+  void StartLocked(std::unique_ptr<Watcher> watcher, bool bookmarks, uint64_t initial_end_revision,
+                   uint64_t from_revision, std::chrono::seconds timeout,
+                   FaultInjector::WatchLimits limits, const std::weak_ptr<WatchSession>& weak) {
     watcher_ = std::move(watcher);
     bookmarks_ = bookmarks;
     initial_end_revision_ = initial_end_revision;
@@ -244,10 +259,6 @@ class WatchSession : public std::enable_shared_from_this<WatchSession> {
     headers.Add("Content-Type", "application/json");
     headers.Add("Cache-Control", "no-cache, private");
     writer_->BeginStream(200, std::move(headers));
-    std::weak_ptr<WatchSession> weak = shared_from_this();
-    writer_->OnClose([weak] {
-      if (auto self = weak.lock()) self->Close(false);
-    });
     watcher_->SetNotify([this, weak] {
       if (auto self = weak.lock()) owner_.Enqueue(self);
     });

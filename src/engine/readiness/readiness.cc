@@ -96,6 +96,16 @@ Readiness PvcReadiness(const Json& pvc) {
               phase.empty() ? "claim has no phase yet" : "claim is " + phase);
 }
 
+// True when `object` has no ownerReferences, or one of them has this uid (or uid is unknown).
+static bool OwnedBy(const Json& object, const std::string& uid) {
+  const Json& refs = Field(Field(object, "metadata"), "ownerReferences");
+  if (uid.empty() || !refs.is_array() || refs.empty()) return true;
+  for (const Json& ref : refs) {
+    if (GetString(ref, "uid") == uid) return true;
+  }
+  return false;
+}
+
 Readiness ServiceReadiness(const Json& service, const std::vector<Json>& endpoint_slices) {
   const std::string name = GetString(Field(service, "metadata"), "name");
   int64_t total = 0;
@@ -106,6 +116,9 @@ Readiness ServiceReadiness(const Json& service, const std::vector<Json>& endpoin
     const Json& owner =
         Field(Field(Field(slice, "metadata"), "labels"), "kubernetes.io/service-name");
     if (owner.is_string() && !name.empty() && owner.get_ref<const std::string&>() != name) continue;
+    // A slice owned by another Service object of the same name (a predecessor deleted and
+    // re-created) says nothing about this one, however ready its endpoints were.
+    if (!OwnedBy(slice, GetString(Field(service, "metadata"), "uid"))) continue;
     const Json& endpoints = Field(slice, "endpoints");
     if (!endpoints.is_array()) continue;
     for (const Json& endpoint : endpoints) {

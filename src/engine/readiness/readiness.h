@@ -33,7 +33,8 @@ Readiness DeploymentReadiness(const Json& deployment);
 Readiness PvcReadiness(const Json& pvc);
 
 // Service: at least one endpoint with conditions.ready not false in the EndpointSlices labelled
-// kubernetes.io/service-name=<service> (the caller passes that service's slices).
+// kubernetes.io/service-name=<service> (the caller passes that service's slices). A slice whose
+// ownerReferences name another uid (a deleted Service of the same name) is ignored.
 Readiness ServiceReadiness(const Json& service, const std::vector<Json>& endpoint_slices);
 
 // Ingress: status.loadBalancer.ingress has an ip or hostname; always ready when

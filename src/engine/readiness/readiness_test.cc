@@ -208,6 +208,19 @@ TEST(ServiceReadinessTest, ReadyEndpointMakesItReady) {
   EXPECT_EQ(r.message, "1 of 2 endpoints ready");
 }
 
+TEST(ServiceReadinessTest, SlicesOfAPredecessorWithTheSameNameAreIgnored) {
+  Json service = Service();
+  service["metadata"]["uid"] = "new-uid";
+  Json old_slice = Slice("web", Json::array({Endpoint(true)}));
+  old_slice["metadata"]["ownerReferences"] = {{{"kind", "Service"}, {"uid", "old-uid"}}};
+  auto r = ServiceReadiness(service, {old_slice});
+  EXPECT_FALSE(r.ready());
+  EXPECT_EQ(r.reason, "NoReadyEndpoints");
+  Json own_slice = Slice("web", Json::array({Endpoint(true)}));
+  own_slice["metadata"]["ownerReferences"] = {{{"kind", "Service"}, {"uid", "new-uid"}}};
+  EXPECT_TRUE(ServiceReadiness(service, {old_slice, own_slice}).ready());
+}
+
 TEST(ServiceReadinessTest, MissingReadyConditionCountsAsReady) {
   auto r = ServiceReadiness(Service(), {Slice("web", Json::array({Endpoint(nullptr)}))});
   EXPECT_TRUE(r.ready());

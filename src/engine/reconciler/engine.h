@@ -59,7 +59,7 @@ struct EngineStats {
   uint64_t reconciles = 0;
   uint64_t writes = 0;  // create/update/delete requests sent
   size_t queue_depth = 0;
-  std::vector<Orphan> orphans;
+  std::vector<Orphan> orphans;  // labelled objects of no stored project, still present
 };
 
 class Engine {

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
+#include <condition_variable>
 #include <filesystem>
 #include <functional>
 #include <map>
@@ -85,6 +86,49 @@ struct Snapshot {
   std::vector<PodDetail> pod_details;  // filled by ObserveDetailed only
 };
 
+// A Transport that can hold back the body of watch streams whose target contains a fragment
+// ("/secrets"), so that one informer falls behind the cluster on cue. Requests and other
+// streams pass straight through. A held stream still ends when its request is cancelled.
+class GatedTransport final : public kube::Transport {
+ public:
+  explicit GatedTransport(std::shared_ptr<kube::Transport> inner) : inner_(std::move(inner)) {}
+
+  void Hold(std::string target_fragment) {
+    std::lock_guard lock(mu_);
+    held_ = std::move(target_fragment);
+  }
+  void Release() {
+    std::lock_guard lock(mu_);
+    held_.clear();
+    cv_.notify_all();
+  }
+
+  StatusOr<kube::TransportResponse> Do(const kube::TransportRequest& request) override {
+    return inner_->Do(request);
+  }
+  StatusOr<kube::TransportResponse> Stream(
+      const kube::TransportRequest& request,
+      const std::function<bool(std::string_view)>& on_data) override {
+    return inner_->Stream(request, [&](std::string_view data) {
+      std::unique_lock lock(mu_);
+      while (!held_.empty() && request.target.find(held_) != std::string::npos) {
+        if (request.cancel && request.cancel->cancelled()) return false;
+        cv_.wait_for(lock, std::chrono::milliseconds(10));
+      }
+      lock.unlock();
+      return on_data(data);
+    });
+  }
+  kube::TransportStats stats() const override { return inner_->stats(); }
+  const kube::RestConfig& config() const override { return inner_->config(); }
+
+ private:
+  std::shared_ptr<kube::Transport> inner_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::string held_;
+};
+
 class EngineFixture : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -110,6 +154,16 @@ class EngineFixture : public ::testing::Test {
     auto created = cluster_->api().Create(Kind("namespaces"), "", ns);
     ASSERT_TRUE(created.ok());
     client_ = kube::test_support::ClientFor(*cluster_);
+  }
+
+  // Replaces client_ by one whose watch streams can be held (call after StartCluster, before
+  // StartEngine).
+  std::shared_ptr<GatedTransport> GateClient() {
+    auto transport = kube::Transport::Create(kube::test_support::RestConfigFor(*cluster_));
+    EXPECT_TRUE(transport.ok());
+    auto gated = std::make_shared<GatedTransport>(*transport);
+    client_ = std::make_shared<kube::Client>(gated);
+    return gated;
   }
 
   void OpenStore() {

@@ -640,11 +640,23 @@ WorkResult Reconciler::ReconcileUnknown(const std::string& project_id) {
   };
   std::vector<Found> found;
   for (const ResourceType* t : {&kIngress, &kService, &kDeployment, &kPvc, &kSecret}) {
-    for (auto& o : observer_.ByLabel(*t, kProjectLabel, project_id)) found.push_back({t, o});
+    for (auto& o : observer_.ByLabel(*t, kProjectLabel, project_id)) {
+      // Through the expectations: an object a purge has just deleted may linger in the cache.
+      View view = observer_.Get(*t, o->name());
+      if (view.object && view.object->uid() == o->uid()) found.push_back({t, o});
+    }
   }
-  if (found.empty()) return WorkResult::Ok();
   {
     std::lock_guard lock(orphans_mu_);
+    // Forget reported orphans of this project that are gone.
+    std::erase_if(orphans_, [&](const Orphan& orphan) {
+      if (orphan.project_id != project_id) return false;
+      bool still = std::any_of(found.begin(), found.end(), [&](const Found& f) {
+        return f.type->kind == orphan.kind && f.obj->name() == orphan.name;
+      });
+      if (!still) reported_orphans_.erase(orphan.kind + "/" + orphan.name);
+      return !still;
+    });
     for (const auto& f : found) {
       std::string key = f.type->kind + "/" + f.obj->name();
       if (reported_orphans_.insert(key).second) {
@@ -655,7 +667,7 @@ WorkResult Reconciler::ReconcileUnknown(const std::string& project_id) {
       }
     }
   }
-  if (!options_.config.remove_orphans) return WorkResult::Ok();
+  if (found.empty() || !options_.config.remove_orphans) return WorkResult::Ok();
   ProjectRecord ghost;
   ghost.id = project_id;
   Run run(*this, ghost);

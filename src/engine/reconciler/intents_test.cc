@@ -1,0 +1,474 @@
+// Intents against a SQLite store in a temp dir (no cluster): validation, idempotency,
+// generations and history, preconditions, credentials, and the enqueue callback.
+#include "engine/reconciler/intents.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "engine/model/test_util.h"
+#include "store/store.h"
+
+namespace steward::engine {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using testing::IsInvalid;
+
+class IntentsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/steward-intents-XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl), nullptr);
+    dir_ = tmpl;
+    store::SqliteOptions so;
+    so.path = dir_ + "/steward.db";
+    so.synchronous_full = false;
+    auto s = store::OpenSqliteStore(so);
+    ASSERT_TRUE(s.ok()) << s.error().ToString();
+    store_ = std::move(*s);
+    intents_ = std::make_unique<Intents>(*store_, [this](const std::string& id) {
+      std::lock_guard lock(mu_);
+      enqueued_.push_back(id);
+    });
+  }
+  void TearDown() override {
+    intents_.reset();
+    store_.reset();
+    std::error_code ec;
+    std::filesystem::remove_all(dir_, ec);
+  }
+
+  static Json Spec(std::string image = "flowfuse/node-red:4.0") {
+    return Json{{"team", "t1"}, {"stack", {{"image", image}, {"memory", 256}}}};
+  }
+
+  std::vector<std::string> Enqueued() {
+    std::lock_guard lock(mu_);
+    return enqueued_;
+  }
+
+  // "kind:summary@generation" for every history line of the project.
+  std::vector<std::string> History(const std::string& id) {
+    auto h = store_->ListHistory(id, 0, 1000);
+    EXPECT_TRUE(h.ok()) << h.error().ToString();
+    std::vector<std::string> out;
+    if (!h.ok()) return out;
+    for (const auto& e : *h) {
+      out.push_back(e.kind + ":" + e.summary + "@" + std::to_string(e.generation));
+    }
+    return out;
+  }
+
+  size_t ProjectCount() {
+    auto all = store_->ListProjects({});
+    EXPECT_TRUE(all.ok());
+    return all.ok() ? all->size() : 0;
+  }
+
+  store::ProjectRecord Create(const std::string& name, bool start = false) {
+    auto put = intents_->Put(name, Spec(), "", start);
+    EXPECT_TRUE(put.ok()) << put.error().ToString();
+    return put.ok() ? put->record : store::ProjectRecord{};
+  }
+
+  std::vector<store::Credential> Creds(const std::string& id) {
+    auto c = store_->ListCredentials(id);
+    EXPECT_TRUE(c.ok());
+    return c.ok() ? *c : std::vector<store::Credential>{};
+  }
+
+  std::string dir_;
+  std::unique_ptr<store::Store> store_;
+  std::unique_ptr<Intents> intents_;
+  std::mutex mu_;
+  std::vector<std::string> enqueued_;
+};
+
+// ---- Put: validation ----
+
+TEST_F(IntentsTest, PutRefusesABadNameNamingItAndWritesNothing) {
+  for (const char* bad : {"Alpha", "a_b", "-a", "a-", ""}) {
+    auto put = intents_->Put(bad, Spec(), "", true);
+    ASSERT_FALSE(put.ok()) << bad;
+    EXPECT_EQ(put.error().code(), StatusCode::kInvalidArgument) << bad;
+    EXPECT_THAT(put.error().message(), HasSubstr("project name")) << bad;
+  }
+  auto too_long = intents_->Put(std::string(41, 'a'), Spec());
+  ASSERT_FALSE(too_long.ok());
+  EXPECT_THAT(too_long.error().message(), HasSubstr("at most 40 characters (got 41)"));
+  EXPECT_EQ(ProjectCount(), 0u);
+  EXPECT_TRUE(Enqueued().empty());
+}
+
+TEST_F(IntentsTest, PutRefusesABadSpecFieldNamingItsPathAndWritesNothing) {
+  Json low_memory = Spec();
+  low_memory["stack"]["memory"] = 64;
+  EXPECT_TRUE(
+      IsInvalid(intents_->Put("alpha", low_memory, "", true), "spec.stack.memory", "(got 64)"));
+  Json no_team = Spec();
+  no_team.erase("team");
+  EXPECT_TRUE(IsInvalid(intents_->Put("alpha", no_team), "spec.team"));
+  Json unknown = Spec();
+  unknown["replica"] = 2;
+  EXPECT_TRUE(IsInvalid(intents_->Put("alpha", unknown), "spec.replica"));
+  Json replicas = Spec();
+  replicas["replicas"] = 11;
+  EXPECT_TRUE(IsInvalid(intents_->Put("alpha", replicas), "spec.replicas", "(got 11)"));
+  EXPECT_EQ(ProjectCount(), 0u);
+  EXPECT_TRUE(History("alpha").empty());
+  EXPECT_TRUE(Enqueued().empty());
+}
+
+TEST_F(IntentsTest, PutWithABadSpecOnAnExistingProjectChangesNothing) {
+  store::ProjectRecord rec = Create("alpha");
+  Json bad = Spec();
+  bad["stack"]["cpu"] = 0.5;
+  EXPECT_TRUE(IsInvalid(intents_->Put("alpha", bad), "spec.stack.cpu"));
+  auto now = store_->GetProject(rec.id);
+  ASSERT_TRUE(now.ok());
+  EXPECT_EQ(now->generation, 1);
+  EXPECT_EQ(now->spec_json, rec.spec_json);
+  EXPECT_EQ(now->version, rec.version);
+  EXPECT_EQ(History(rec.id).size(), 1u);
+}
+
+TEST_F(IntentsTest, PutRefusesABadIdNamingItAndWritesNothing) {
+  auto put = intents_->Put("alpha", Spec(), "Bad_Id");
+  ASSERT_FALSE(put.ok());
+  EXPECT_EQ(put.error().code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(put.error().message(), HasSubstr("project id \"Bad_Id\""));
+  EXPECT_EQ(ProjectCount(), 0u);
+  EXPECT_TRUE(Enqueued().empty());
+}
+
+// ---- Put: create, update, idempotency ----
+
+TEST_F(IntentsTest, PutCreatesSuspendedOrRunningWithGenerationOneAndOneActiveCredential) {
+  auto a = intents_->Put("alpha", Spec());
+  ASSERT_TRUE(a.ok());
+  EXPECT_TRUE(a->created);
+  EXPECT_TRUE(a->changed);
+  EXPECT_EQ(a->record.generation, 1);
+  EXPECT_EQ(a->record.desired, store::DesiredState::kSuspended);
+  EXPECT_EQ(a->record.team, "t1");
+  EXPECT_THAT(History(a->record.id), ElementsAre("operation:create@1"));
+
+  auto b = intents_->Put("beta", Spec(), "", true);
+  ASSERT_TRUE(b.ok());
+  EXPECT_EQ(b->record.desired, store::DesiredState::kRunning);
+  EXPECT_THAT(History(b->record.id), ElementsAre("operation:create+start@1"));
+
+  auto creds = Creds(b->record.id);
+  ASSERT_EQ(creds.size(), 1u);
+  EXPECT_EQ(creds[0].state, store::CredentialState::kActive);
+  EXPECT_EQ(creds[0].token.size(), 64u);
+  EXPECT_EQ(creds[0].id.rfind("c-", 0), 0u);
+  EXPECT_THAT(Enqueued(), ElementsAre(a->record.id, b->record.id));
+}
+
+TEST_F(IntentsTest, PutOfTheSameSpecChangesNothing) {
+  store::ProjectRecord rec = Create("alpha", true);
+  // The same spec written differently (key order, a default spelled out) is the same spec.
+  Json same = Json{{"stack", {{"memory", 256}, {"image", "flowfuse/node-red:4.0"}}},
+                   {"team", "t1"},
+                   {"replicas", 1}};
+  auto again = intents_->Put("alpha", same, "", /*start=*/true);
+  ASSERT_TRUE(again.ok()) << again.error().ToString();
+  EXPECT_FALSE(again->created);
+  EXPECT_FALSE(again->changed);
+  EXPECT_EQ(again->record.generation, 1);
+  EXPECT_EQ(again->record.version, rec.version);
+  EXPECT_THAT(History(rec.id), ElementsAre("operation:create+start@1"));
+  EXPECT_THAT(Enqueued(), ElementsAre(rec.id));  // the create only
+}
+
+TEST_F(IntentsTest, PutOfANewSpecBumpsTheGenerationOnce) {
+  store::ProjectRecord rec = Create("alpha");
+  auto changed = intents_->Put("alpha", Spec("flowfuse/node-red:4.1"));
+  ASSERT_TRUE(changed.ok());
+  EXPECT_FALSE(changed->created);
+  EXPECT_TRUE(changed->changed);
+  EXPECT_EQ(changed->record.generation, 2);
+  EXPECT_EQ(changed->record.id, rec.id);
+  EXPECT_EQ(changed->record.desired, store::DesiredState::kSuspended);  // update keeps desired
+  EXPECT_THAT(changed->record.spec_json, HasSubstr("flowfuse/node-red:4.1"));
+  // start=true on a suspended project with an unchanged spec still starts it.
+  auto started = intents_->Put("alpha", Spec("flowfuse/node-red:4.1"), "", true);
+  ASSERT_TRUE(started.ok());
+  EXPECT_TRUE(started->changed);
+  EXPECT_EQ(started->record.generation, 3);
+  EXPECT_EQ(started->record.desired, store::DesiredState::kRunning);
+  EXPECT_THAT(History(rec.id),
+              ElementsAre("operation:create@1", "operation:update@2", "operation:update+start@3"));
+  EXPECT_THAT(Enqueued(), ElementsAre(rec.id, rec.id, rec.id));
+}
+
+TEST_F(IntentsTest, GivenIdIsKeptAndGeneratedIdsAreValidAndDistinct) {
+  auto given = intents_->Put("alpha", Spec(), "proj-1");
+  ASSERT_TRUE(given.ok());
+  EXPECT_EQ(given->record.id, "proj-1");
+  ASSERT_TRUE(store_->GetProject("proj-1").ok());
+
+  std::set<std::string> ids;
+  for (int i = 0; i < 5; ++i) {
+    auto put = intents_->Put("gen" + std::to_string(i), Spec());
+    ASSERT_TRUE(put.ok());
+    const std::string& id = put->record.id;
+    EXPECT_TRUE(ValidateProjectId(id).ok()) << id;
+    EXPECT_EQ(id.size(), 36u) << id;
+    EXPECT_EQ(id[14], '4') << id;  // UUID v4 layout
+    ids.insert(id);
+  }
+  EXPECT_EQ(ids.size(), 5u);
+  // On update the id may be left out (the name finds the project) or repeated.
+  auto by_name = intents_->Put("alpha", Spec("a/b:2"));
+  ASSERT_TRUE(by_name.ok());
+  EXPECT_EQ(by_name->record.id, "proj-1");
+  auto same_id = intents_->Put("alpha", Spec("a/b:3"), "proj-1");
+  ASSERT_TRUE(same_id.ok());
+  EXPECT_EQ(same_id->record.generation, 3);
+}
+
+TEST_F(IntentsTest, NameTakenByAnotherIdIsAlreadyExistsAndChangesNothing) {
+  store::ProjectRecord rec = Create("alpha");
+  auto clash = intents_->Put("alpha", Spec("a/b:2"), "other-id");
+  ASSERT_FALSE(clash.ok());
+  EXPECT_EQ(clash.error().code(), StatusCode::kAlreadyExists);
+  EXPECT_THAT(clash.error().message(), HasSubstr("alpha"));
+  EXPECT_THAT(clash.error().message(), HasSubstr(rec.id));
+  EXPECT_EQ(store_->GetProject(rec.id)->generation, 1);
+  EXPECT_FALSE(store_->GetProject("other-id").ok());
+  // And an id taken by another name.
+  auto id_clash = intents_->Put("beta", Spec(), rec.id);
+  ASSERT_FALSE(id_clash.ok());
+  EXPECT_EQ(id_clash.error().code(), StatusCode::kAlreadyExists);
+  EXPECT_EQ(ProjectCount(), 1u);
+  EXPECT_THAT(Enqueued(), ElementsAre(rec.id));
+}
+
+// ---- operations ----
+
+TEST_F(IntentsTest, OperationsBumpTheGenerationAndAppendHistoryInOrder) {
+  store::ProjectRecord rec = Create("alpha");
+  auto start = intents_->Start("alpha");  // by name
+  ASSERT_TRUE(start.ok());
+  EXPECT_EQ(start->generation, 2);
+  EXPECT_EQ(start->desired, store::DesiredState::kRunning);
+  auto restart = intents_->Restart(rec.id);  // by id
+  ASSERT_TRUE(restart.ok());
+  EXPECT_EQ(restart->generation, 3);
+  EXPECT_EQ(restart->restart_epoch, rec.restart_epoch + 1);
+  auto rotate = intents_->Rotate(rec.id);
+  ASSERT_TRUE(rotate.ok());
+  EXPECT_EQ(rotate->generation, 4);
+  EXPECT_EQ(rotate->restart_epoch, restart->restart_epoch);  // rotation alone is no restart
+  auto suspend = intents_->Suspend(rec.id);
+  ASSERT_TRUE(suspend.ok());
+  EXPECT_EQ(suspend->generation, 5);
+  EXPECT_EQ(suspend->desired, store::DesiredState::kSuspended);
+  auto del = intents_->Delete("alpha");
+  ASSERT_TRUE(del.ok());
+  EXPECT_EQ(del->generation, 6);
+  EXPECT_EQ(del->desired, store::DesiredState::kDeleted);
+
+  EXPECT_THAT(History(rec.id),
+              ElementsAre("operation:create@1", "operation:start@2", "operation:restart@3",
+                          "operation:rotate@4", "operation:suspend@5", "operation:delete@6"));
+  // Every committed change enqueued the project once.
+  EXPECT_EQ(Enqueued(), std::vector<std::string>(6, rec.id));
+  // The rotate line names the pending credential.
+  auto h = store_->ListHistory(rec.id, 0, 100);
+  ASSERT_TRUE(h.ok());
+  std::string pending;
+  for (const auto& c : Creds(rec.id)) {
+    if (c.state == store::CredentialState::kPending) pending = c.id;
+  }
+  ASSERT_FALSE(pending.empty());
+  EXPECT_THAT((*h)[3].detail_json, HasSubstr(pending));
+}
+
+TEST_F(IntentsTest, RepeatedStartOrSuspendIsANoOpWithoutHistoryOrEnqueue) {
+  store::ProjectRecord rec = Create("alpha");
+  auto suspend = intents_->Suspend(rec.id);  // already suspended
+  ASSERT_TRUE(suspend.ok());
+  EXPECT_EQ(suspend->generation, 1);
+  EXPECT_EQ(suspend->version, rec.version);
+  ASSERT_TRUE(intents_->Start(rec.id).ok());
+  auto again = intents_->Start(rec.id);
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(again->generation, 2);
+  EXPECT_THAT(History(rec.id), ElementsAre("operation:create@1", "operation:start@2"));
+  EXPECT_THAT(Enqueued(), ElementsAre(rec.id, rec.id));
+}
+
+TEST_F(IntentsTest, RestartOfASuspendedProjectIsFailedPrecondition) {
+  store::ProjectRecord rec = Create("alpha");
+  auto restart = intents_->Restart(rec.id);
+  ASSERT_FALSE(restart.ok());
+  EXPECT_EQ(restart.error().code(), StatusCode::kFailedPrecondition);
+  EXPECT_THAT(restart.error().message(), HasSubstr("alpha is not running"));
+  auto now = store_->GetProject(rec.id);
+  EXPECT_EQ(now->generation, 1);
+  EXPECT_EQ(now->restart_epoch, 0);
+  EXPECT_THAT(History(rec.id), ElementsAre("operation:create@1"));
+  EXPECT_THAT(Enqueued(), ElementsAre(rec.id));
+}
+
+TEST_F(IntentsTest, EveryOperationOnADeletingProjectIsFailedPrecondition) {
+  store::ProjectRecord rec = Create("alpha", true);
+  ASSERT_TRUE(intents_->Delete(rec.id).ok());
+  const size_t enqueued = Enqueued().size();
+  auto expect_refused = [&](const Status& s, const char* op) {
+    EXPECT_EQ(s.code(), StatusCode::kFailedPrecondition) << op << ": " << s.ToString();
+    EXPECT_THAT(s.message(), HasSubstr("alpha is being deleted")) << op;
+  };
+  expect_refused(intents_->Start(rec.id).status(), "start");
+  expect_refused(intents_->Suspend(rec.id).status(), "suspend");
+  expect_refused(intents_->Restart(rec.id).status(), "restart");
+  expect_refused(intents_->Rotate(rec.id).status(), "rotate");
+  expect_refused(intents_->Put("alpha", Spec("a/b:2")).status(), "put (new spec)");
+  expect_refused(intents_->Put("alpha", Spec()).status(), "put (same spec)");
+  expect_refused(intents_->Put("alpha", Spec(), "", true).status(), "put+start");
+  // A second delete is accepted as the no-op it is (delete is idempotent).
+  auto again = intents_->Delete(rec.id);
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(again->generation, 2);
+
+  auto now = store_->GetProject(rec.id);
+  EXPECT_EQ(now->generation, 2);
+  EXPECT_EQ(now->desired, store::DesiredState::kDeleted);
+  EXPECT_EQ(Creds(rec.id).size(), 1u);
+  EXPECT_THAT(History(rec.id), ElementsAre("operation:create+start@1", "operation:delete@2"));
+  EXPECT_EQ(Enqueued().size(), enqueued);
+}
+
+TEST_F(IntentsTest, UnknownProjectIsNotFoundForEveryOperation) {
+  for (auto op : {&Intents::Start, &Intents::Suspend, &Intents::Restart, &Intents::Rotate,
+                  &Intents::Delete, &Intents::Find}) {
+    auto r = (intents_.get()->*op)("ghost");
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.error().code(), StatusCode::kNotFound);
+    EXPECT_THAT(r.error().message(), HasSubstr("ghost"));
+  }
+  EXPECT_EQ(ProjectCount(), 0u);
+  EXPECT_TRUE(Enqueued().empty());
+}
+
+// ---- credentials ----
+
+TEST_F(IntentsTest, RotateAddsPendingCredentialsAndKeepsTheOlderOnesValid) {
+  store::ProjectRecord rec = Create("alpha", true);
+  const store::Credential active = Creds(rec.id).front();
+
+  ASSERT_TRUE(intents_->Rotate(rec.id).ok());
+  auto creds = Creds(rec.id);
+  ASSERT_EQ(creds.size(), 2u);
+  store::Credential first_pending;
+  for (const auto& c : creds) {
+    if (c.id == active.id) {
+      EXPECT_EQ(c.state, store::CredentialState::kActive);
+    } else {
+      first_pending = c;
+      EXPECT_EQ(c.state, store::CredentialState::kPending);
+    }
+  }
+  ASSERT_FALSE(first_pending.token.empty());
+  EXPECT_NE(first_pending.token, active.token);
+
+  auto check_active = intents_->CheckCredential(active.token);
+  ASSERT_TRUE(check_active.ok());
+  EXPECT_TRUE(check_active->valid);
+  EXPECT_EQ(check_active->state, "active");
+  EXPECT_EQ(check_active->project_id, rec.id);
+  EXPECT_EQ(check_active->project_name, "alpha");
+  auto check_pending = intents_->CheckCredential(first_pending.token);
+  ASSERT_TRUE(check_pending.ok());
+  EXPECT_TRUE(check_pending->valid);
+  EXPECT_EQ(check_pending->state, "pending");
+
+  // A second rotation while one is pending: all three are accepted.
+  ASSERT_TRUE(intents_->Rotate(rec.id).ok());
+  creds = Creds(rec.id);
+  ASSERT_EQ(creds.size(), 3u);
+  int pending = 0;
+  for (const auto& c : creds) {
+    pending += c.state == store::CredentialState::kPending;
+    auto check = intents_->CheckCredential(c.token);
+    ASSERT_TRUE(check.ok());
+    EXPECT_TRUE(check->valid) << c.id;
+  }
+  EXPECT_EQ(pending, 2);
+  EXPECT_EQ(intents_->CheckCredential(active.token)->state, "active");
+  EXPECT_EQ(intents_->CheckCredential(first_pending.token)->state, "pending");
+}
+
+TEST_F(IntentsTest, CheckCredentialOfAnUnknownTokenIsInvalidWithNoState) {
+  Create("alpha");
+  for (const std::string& token : {std::string("nope"), std::string(), NewToken()}) {
+    auto check = intents_->CheckCredential(token);
+    ASSERT_TRUE(check.ok()) << check.error().ToString();
+    EXPECT_FALSE(check->valid);
+    EXPECT_EQ(check->state, "");
+    EXPECT_EQ(check->project_id, "");
+    EXPECT_EQ(check->project_name, "");
+  }
+}
+
+TEST_F(IntentsTest, TokensAndCredentialIdsAreFreshHex) {
+  const std::string a = NewToken(), b = NewToken();
+  EXPECT_EQ(a.size(), 64u);
+  EXPECT_NE(a, b);
+  EXPECT_EQ(a.find_first_not_of("0123456789abcdef"), std::string::npos) << a;
+  const std::string id = NewCredentialId();
+  EXPECT_EQ(id.size(), 18u);
+  EXPECT_EQ(id.rfind("c-", 0), 0u);
+  EXPECT_EQ(id.find_first_not_of("0123456789abcdef", 2), std::string::npos) << id;
+}
+
+// ---- enqueue ----
+
+TEST_F(IntentsTest, EnqueueIsCalledOncePerCommittedChangeAndNeverForNoOpsOrErrors) {
+  store::ProjectRecord a = Create("alpha");
+  store::ProjectRecord b = Create("beta", true);
+  std::vector<std::string> want = {a.id, b.id};
+  auto step = [&](bool ok, bool changes, const std::string& id) {
+    EXPECT_TRUE(ok);
+    if (changes) want.push_back(id);
+    EXPECT_EQ(Enqueued(), want);
+  };
+  step(intents_->Put("alpha", Spec()).ok(), false, a.id);        // same spec
+  step(intents_->Put("alpha", Spec("a/b:2")).ok(), true, a.id);  // new spec
+  step(intents_->Suspend("alpha").ok(), false, a.id);            // already suspended
+  step(intents_->Start("beta").ok(), false, b.id);               // already running
+  step(intents_->Start("alpha").ok(), true, a.id);
+  step(intents_->Restart("beta").ok(), true, b.id);
+  step(intents_->Rotate("beta").ok(), true, b.id);
+  step(!intents_->Restart("ghost").ok(), false, "");
+  step(intents_->Suspend("beta").ok(), true, b.id);
+  step(!intents_->Restart("beta").ok(), false, b.id);  // suspended
+  step(intents_->Delete("beta").ok(), true, b.id);
+  step(intents_->Delete("beta").ok(), false, b.id);  // already deleting
+  step(!intents_->Start("beta").ok(), false, b.id);
+  step(intents_->Find("alpha").ok(), false, a.id);
+}
+
+TEST_F(IntentsTest, WithoutAnEnqueueCallbackOperationsStillCommit) {
+  Intents bare(*store_, nullptr);
+  auto put = bare.Put("alpha", Spec(), "", true);
+  ASSERT_TRUE(put.ok());
+  ASSERT_TRUE(bare.Restart("alpha").ok());
+  EXPECT_EQ(store_->GetProject(put->record.id)->generation, 2);
+}
+
+}  // namespace
+}  // namespace steward::engine
