@@ -166,12 +166,12 @@ struct ResolvedSpec {
 ResolvedSpec Resolve(const EngineConfig& config, std::string_view name, const ProjectSpec& spec);
 
 // Name rules shared by the API and the engine.
-bool IsDns1123Label(std::string_view s);            // [a-z0-9]([-a-z0-9]*[a-z0-9])?, <= 63
-bool IsDns1123Subdomain(std::string_view s);        // labels joined by '.', <= 253
+bool IsDns1123Label(std::string_view s);      // [a-z0-9]([-a-z0-9]*[a-z0-9])?, <= 63
+bool IsDns1123Subdomain(std::string_view s);  // labels joined by '.', <= 253
 // A DNS-1123 label of at most 40 chars, not ending in "-custom" (reserved: project "x" owns
 // the Ingress "x-custom").
 Status ValidateProjectName(std::string_view name);
-Status ValidateProjectId(std::string_view id);      // same rule as ProjectRecord::id
+Status ValidateProjectId(std::string_view id);  // same rule as ProjectRecord::id
 
 // Phases, in the order a start passes through them. Suspending/Deleting are the teardown.
 enum class Phase {
