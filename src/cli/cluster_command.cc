@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "cli/commands.h"
+#include "cli/host_port.h"
 #include "cluster/embedded_cluster.h"
 #include "common/log.h"
 
@@ -29,24 +30,6 @@ struct ClusterFlags {
   std::string token;
   std::string log_level = "info";
 };
-
-// Splits "HOST:PORT" (or "[v6]:PORT"); the port may be 0.
-bool SplitHostPort(const std::string& text, std::string* host, uint16_t* port) {
-  size_t colon = text.rfind(':');
-  if (colon == std::string::npos || colon == 0) return false;
-  *host = text.substr(0, colon);
-  if (host->size() > 2 && host->front() == '[' && host->back() == ']') {
-    *host = host->substr(1, host->size() - 2);
-  }
-  std::string p = text.substr(colon + 1);
-  if (p.empty() || p.size() > 5 || p.find_first_not_of("0123456789") != std::string::npos) {
-    return false;
-  }
-  unsigned long v = std::stoul(p);
-  if (v > 65535) return false;
-  *port = static_cast<uint16_t>(v);
-  return true;
-}
 
 int Fail(const std::string& message) {
   std::cerr << "steward cluster: " << message << "\n";

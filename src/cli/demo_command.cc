@@ -17,6 +17,7 @@
 #include <thread>
 
 #include "cli/commands.h"
+#include "cli/host_port.h"
 #include "cluster/embedded_cluster.h"
 #include "common/json.h"
 #include "common/log.h"
@@ -52,24 +53,6 @@ constexpr const char* kNames[] = {"alpha", "beta",  "gamma", "delta", "epsilon",
 std::string ProjectName(int i) {
   constexpr int kCount = sizeof(kNames) / sizeof(kNames[0]);
   return i < kCount ? kNames[i] : "project-" + std::to_string(i + 1);
-}
-
-// "HOST:PORT" or "[v6]:PORT"; the port may be 0. (As `steward cluster` parses --listen.)
-bool SplitHostPort(const std::string& text, std::string* host, uint16_t* port) {
-  size_t colon = text.rfind(':');
-  if (colon == std::string::npos || colon == 0) return false;
-  *host = text.substr(0, colon);
-  if (host->size() > 2 && host->front() == '[' && host->back() == ']') {
-    *host = host->substr(1, host->size() - 2);
-  }
-  std::string p = text.substr(colon + 1);
-  if (p.empty() || p.size() > 5 || p.find_first_not_of("0123456789") != std::string::npos) {
-    return false;
-  }
-  unsigned long v = std::stoul(p);
-  if (v > 65535) return false;
-  *port = static_cast<uint16_t>(v);
-  return true;
 }
 
 int Fail(const std::string& message) {

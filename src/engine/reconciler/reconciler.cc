@@ -485,6 +485,17 @@ Phase WaitingPhase(const std::optional<ProjectStatus>& prev, int64_t generation,
   return Phase::kDegraded;
 }
 
+// The status the record holds; nullopt when none was written (or it cannot be read, which then
+// counts as no status: the next write replaces it).
+std::optional<ProjectStatus> StoredStatus(const ProjectRecord& r) {
+  if (r.status_json.empty()) return std::nullopt;
+  auto j = ParseJson(r.status_json);
+  if (!j.ok()) return std::nullopt;
+  auto s = ParseProjectStatus(*j);
+  if (!s.ok()) return std::nullopt;
+  return std::move(*s);
+}
+
 bool SameStatus(const ProjectStatus& a, const ProjectStatus& b) {
   Json ja = ToJson(a), jb = ToJson(b);
   ja.erase("since");
@@ -504,12 +515,7 @@ WorkResult Reconciler::Reconcile(const std::string& project_id) {
   Run run(*this, std::move(*loaded));
   const ProjectRecord& rec = run.rec;
 
-  std::optional<ProjectStatus> prev;
-  if (!rec.status_json.empty()) {
-    if (auto j = ParseJson(rec.status_json); j.ok()) {
-      if (auto s = ParseProjectStatus(*j); s.ok()) prev = std::move(*s);
-    }
-  }
+  const std::optional<ProjectStatus> prev = StoredStatus(rec);
 
   ProjectStatus status;
   status.observed_generation = rec.generation;
@@ -591,12 +597,7 @@ WorkResult Reconciler::Reconcile(const std::string& project_id) {
   auto written = store_.MutateProject(
       rec.id, [&](ProjectRecord& r, const auto&, store::Mutation& m) -> Status {
         if (r.generation != rec.generation) return Status::Ok();
-        std::optional<ProjectStatus> cur;
-        if (!r.status_json.empty()) {
-          if (auto j = ParseJson(r.status_json); j.ok()) {
-            if (auto s = ParseProjectStatus(*j); s.ok()) cur = std::move(*s);
-          }
-        }
+        const std::optional<ProjectStatus> cur = StoredStatus(r);
         if (cur && SameStatus(*cur, status)) return Status::Ok();
         status.since_ms = cur && cur->phase == status.phase ? cur->since_ms : now;
         r.status_json = DumpJson(ToJson(status));
