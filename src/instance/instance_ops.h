@@ -1,0 +1,112 @@
+// InstanceOps: the operations on a running instance that the FlowFuse driver offers beside the
+// lifecycle (details, logs, start/stop/restart flows, logout of a user token), through the
+// launcher's admin API on the pods' `management` port (2880).
+//
+// Access: kDirect sends plain HTTP to each ready endpoint's pod IP on port 2880 (Steward runs in
+// the cluster and can reach pod IPs); kProxy goes through the Kubernetes API server's pod proxy
+// (GET /api/v1/namespaces/{ns}/pods/{pod}:2880/proxy/flowforge/...) with Steward's own
+// credentials, which works from anywhere the API server is reachable.
+//
+// The pods are the ready endpoints of the project's Service (EndpointSlices labelled
+// kubernetes.io/service-name=<service>, one list request per call); a project with no ready
+// endpoint answers kFailedPrecondition ("no ready pod"). Info asks one pod; Logs and Command
+// ask every ready pod (an HA project has several), concurrently, each bounded by the timeout.
+//
+// Pods are taken in name order (deduplicated across slices); an endpoint counts as ready unless
+// its conditions.ready is false (absent means ready, as discovery/v1 says), and only endpoints
+// whose targetRef is a Pod are used.
+//
+// Errors: kInvalidArgument (a service name that is not a DNS-1123 label, an empty namespace, a
+// command that is not an object with a string "cmd"); kFailedPrecondition (no ready pod);
+// kUnavailable (a pod could not be reached: connection refused or timed out, or, with kProxy,
+// the API server itself answered the proxy request with a 404 or 5xx Status, e.g. the pod is
+// gone; the server's message is kept); other API server refusals of the proxy request (401,
+// 403, ...) keep the code of their Status (kube::ApiError); kAborted (the launcher answered an
+// HTTP error, or a body that is not JSON or not of the expected shape; the message names the
+// pod, the HTTP status and the start of the body). Every message starts with `pod <name>: `.
+// Proxy requests are not retried on 5xx (the answer is the pod's or the dial's, not a flaky API
+// server), only when the transport knows nothing was applied (429, connect failures).
+// Thread-safe: calls may run concurrently.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "common/json.h"
+#include "common/status.h"
+#include "kube/client/client.h"
+
+namespace steward::instance {
+
+enum class Access { kDirect, kProxy };
+
+struct InstanceOptions {
+  std::string ns;  // the namespace of the projects' objects
+  Access access = Access::kProxy;
+  uint16_t management_port = 2880;
+  std::chrono::milliseconds timeout{5000};  // per pod request
+  // Test seam for kDirect: maps a pod IP to the host:port actually dialled (default: ip:2880).
+  std::function<std::pair<std::string, uint16_t>(const std::string& pod_ip)> dial_override;
+};
+
+// One pod's answer to a command. status 0 with `error` set when the pod could not be reached.
+struct PodAnswer {
+  std::string pod;
+  int status = 0;
+  Json body;          // the launcher's JSON answer (null when none or not JSON)
+  std::string error;  // transport error, empty when an HTTP answer came
+};
+
+class InstanceOps {
+ public:
+  InstanceOps(std::shared_ptr<kube::Client> client, InstanceOptions options);
+
+  // `service` is the project's Service name (manifests::NamesFor(id, name).service).
+  // GET /flowforge/info from one ready pod (the first by name). kFailedPrecondition: no ready
+  // pod; kUnavailable: unreachable; kAborted: the launcher answered an HTTP error or a body that
+  // is not a JSON object (message says which).
+  StatusOr<Json> Info(const std::string& service) const;
+  // GET /flowforge/logs from every ready pod; each must answer a JSON array of objects. Entries
+  // {ts, level, msg, ...} gain "pod" (overwriting any) and are merged and sorted by numeric ts
+  // (stable: ties keep pod-name order, then each pod's order; an entry without a numeric ts
+  // sorts as ts 0). A pod that fails makes the whole call fail (as above; the first failing pod
+  // by name is reported).
+  StatusOr<Json> Logs(const std::string& service) const;
+  // POST /flowforge/command with `command` (e.g. {"cmd":"start"}, {"cmd":"logout","token":..})
+  // to every ready pod, concurrently. Per-pod results, in pod-name order, are returned even when
+  // some failed (an HTTP error status is an answer; an unreachable pod has status 0 and
+  // `error`); the call itself fails only with kInvalidArgument (bad service name or command),
+  // kFailedPrecondition (no ready pod) or a failure to list the endpoints.
+  StatusOr<std::vector<PodAnswer>> Command(const std::string& service, const Json& command) const;
+
+ private:
+  struct Pod {
+    std::string name, ip;
+  };
+  // One request's outcome: an HTTP answer from the launcher (failure OK), or why none came.
+  struct Reply {
+    int status = 0;
+    std::string body;
+    Status failure;  // kUnavailable (unreachable), or the API server's refusal; "pod X: ..."
+  };
+  StatusOr<std::vector<Pod>> ReadyPods(const std::string& service) const;
+  Reply Call(const Pod& pod, const std::string& method, const std::string& path,
+             const std::string& body) const;
+  Reply CallProxy(const Pod& pod, const std::string& method, const std::string& path,
+                  const std::string& body) const;
+  Reply CallDirect(const Pod& pod, const std::string& method, const std::string& path,
+                   const std::string& body) const;
+  // Call() on every pod at once; replies in the pods' order.
+  std::vector<Reply> CallAll(const std::vector<Pod>& pods, const std::string& method,
+                             const std::string& path, const std::string& body) const;
+
+  std::shared_ptr<kube::Client> client_;
+  InstanceOptions options_;
+};
+
+}  // namespace steward::instance

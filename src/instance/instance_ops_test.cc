@@ -1,0 +1,680 @@
+#include "instance/instance_ops.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "cluster/embedded_cluster.h"
+#include "cluster/profile/profile.h"
+#include "engine/manifests/manifests.h"
+#include "engine/model/project.h"
+#include "kube/client/client.h"
+#include "kube/client/resource.h"
+#include "kube/config/credentials.h"
+#include "kube/test_support/embedded.h"
+#include "net/http_server.h"
+#include "test_support/eventually.h"
+
+namespace steward::instance {
+namespace {
+
+using std::chrono::milliseconds;
+using ::testing::HasSubstr;
+
+constexpr char kNs[] = "projects";
+
+// One embedded cluster for the whole binary (starting it is the slow part); every test uses
+// its own project or service names.
+class InstanceOpsTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    cluster::EmbeddedCluster::Options o;
+    o.profile = *cluster::BuiltinProfile("instant");
+    auto c = cluster::EmbeddedCluster::Start(o);
+    ASSERT_TRUE(c.ok()) << c.error().ToString();
+    cluster_ = std::move(*c).release();
+    client_ = new std::shared_ptr<kube::Client>(kube::test_support::ClientFor(*cluster_));
+    Json ns = {{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", kNs}}}};
+    auto created = (*client_)->Create(kube::ResourceType::Namespace(), "", ns);
+    ASSERT_TRUE(created.ok()) << created.error().ToString();
+  }
+  static void TearDownTestSuite() {
+    delete client_;
+    client_ = nullptr;
+    delete cluster_;
+    cluster_ = nullptr;
+  }
+
+  static kube::Client& client() { return **client_; }
+
+  InstanceOps Ops(Access access = Access::kProxy) const {
+    InstanceOptions o;
+    o.ns = kNs;
+    o.access = access;
+    o.timeout = milliseconds(2000);
+    return InstanceOps(*client_, o);
+  }
+
+  // Creates the project's Secret, Deployment (unless !with_deployment) and Service as Steward
+  // renders them; returns the Service name.
+  static std::string CreateProject(const std::string& id, const std::string& name, int replicas,
+                                   bool with_deployment = true) {
+    engine::EngineConfig config;
+    config.namespace_name = kNs;
+    engine::ProjectSpec spec;
+    spec.team = "t1";
+    spec.replicas = replicas;
+    engine::RenderInput in;
+    in.id = id;
+    in.name = name;
+    in.config = &config;
+    in.resolved = engine::Resolve(config, name, spec);
+    in.credential = {"client-" + id, "token-" + id};
+    engine::Manifests m = engine::Render(in);
+    EXPECT_TRUE(client().Create(kube::ResourceType::Secret(), kNs, m.secret).ok());
+    if (with_deployment) {
+      auto d = client().Create(kube::ResourceType::Deployment(), kNs, m.deployment);
+      EXPECT_TRUE(d.ok()) << d.error().ToString();
+    }
+    auto s = client().Create(kube::ResourceType::Service(), kNs, m.service);
+    EXPECT_TRUE(s.ok()) << s.error().ToString();
+    return m.names.service;
+  }
+
+  // Ready pod endpoints of a Service, read straight from the EndpointSlices.
+  static std::set<std::string> ReadyEndpointPods(const std::string& service) {
+    kube::ListOptions lo;
+    lo.label_selector = "kubernetes.io/service-name=" + service;
+    auto slices = client().List(kube::ResourceType::EndpointSlice(), kNs, lo);
+    std::set<std::string> pods;
+    if (!slices.ok()) return pods;
+    for (const Json& s : slices->items) {
+      for (const Json& e : s.value("endpoints", Json::array())) {
+        const Json* ready = FindPath(e, "conditions.ready");
+        if (ready != nullptr && *ready == true) pods.insert(GetString(e["targetRef"], "name"));
+      }
+    }
+    return pods;
+  }
+
+  static std::set<std::string> ProjectPods(const std::string& id) {
+    kube::ListOptions lo;
+    lo.label_selector = "steward.io/project=" + id;
+    auto pods = client().List(kube::ResourceType::Pod(), kNs, lo);
+    std::set<std::string> names;
+    if (!pods.ok()) return names;
+    for (const Json& p : pods->items) {
+      if (FindPath(p, "metadata.deletionTimestamp") == nullptr) {
+        names.insert(GetString(p["metadata"], "name"));
+      }
+    }
+    return names;
+  }
+
+  static void WaitReady(const std::string& service, size_t pods) {
+    ASSERT_TRUE(test_support::Eventually([&] { return ReadyEndpointPods(service).size() == pods; },
+                                         std::chrono::seconds(10)))
+        << "service " << service << " never had " << pods << " ready endpoints";
+  }
+
+  // A hand-made EndpointSlice (no controller manages it: it lacks the managed-by label).
+  static void CreateSlice(const std::string& name, const std::string& service, Json endpoints) {
+    Json slice = {
+        {"apiVersion", "discovery.k8s.io/v1"},
+        {"kind", "EndpointSlice"},
+        {"metadata", {{"name", name}, {"labels", {{"kubernetes.io/service-name", service}}}}},
+        {"addressType", "IPv4"},
+        {"endpoints", std::move(endpoints)}};
+    auto created = client().Create(kube::ResourceType::EndpointSlice(), kNs, slice);
+    ASSERT_TRUE(created.ok()) << created.error().ToString();
+  }
+
+  static Json Endpoint(const std::string& ip, const std::string& pod,
+                       std::optional<bool> ready = true, const std::string& kind = "Pod") {
+    Json e = {{"addresses", {ip}}};
+    if (ready) e["conditions"] = {{"ready", *ready}};
+    if (!pod.empty()) e["targetRef"] = {{"kind", kind}, {"name", pod}, {"namespace", kNs}};
+    return e;
+  }
+
+  static cluster::EmbeddedCluster* cluster_;
+  static std::shared_ptr<kube::Client>* client_;
+};
+
+cluster::EmbeddedCluster* InstanceOpsTest::cluster_ = nullptr;
+std::shared_ptr<kube::Client>* InstanceOpsTest::client_ = nullptr;
+
+// A stand-in launcher for kDirect: records every request and answers with `answer`, or never
+// answers when `hang` is set.
+class FakeLauncher : public net::Handler {
+ public:
+  struct Seen {
+    std::string method, path, body, content_type;
+  };
+
+  explicit FakeLauncher(std::function<net::HttpResponse(const net::HttpRequest&)> answer,
+                        bool hang = false)
+      : answer_(std::move(answer)), hang_(hang) {
+    auto s = net::HttpServer::Start({}, *this);
+    EXPECT_TRUE(s.ok()) << s.error().ToString();
+    if (s.ok()) server_ = std::move(*s);
+  }
+  ~FakeLauncher() override {
+    if (server_) server_->Stop();
+  }
+
+  void Handle(net::HttpRequest request, std::shared_ptr<net::ResponseWriter> writer) override {
+    std::lock_guard lock(mu_);
+    seen_.push_back({request.method, request.path, request.body,
+                     std::string(request.headers.Get("Content-Type"))});
+    if (hang_) {
+      held_.push_back(std::move(writer));
+      return;
+    }
+    writer->Send(answer_(request));
+  }
+
+  uint16_t port() const { return server_->port(); }
+  std::vector<Seen> seen() const {
+    std::lock_guard lock(mu_);
+    return seen_;
+  }
+
+ private:
+  std::function<net::HttpResponse(const net::HttpRequest&)> answer_;
+  bool hang_;
+  mutable std::mutex mu_;
+  std::vector<Seen> seen_;
+  std::vector<std::shared_ptr<net::ResponseWriter>> held_;
+  std::unique_ptr<net::HttpServer> server_;
+};
+
+net::HttpResponse Answer(int status, std::string body,
+                         std::string content_type = "application/json") {
+  net::HttpResponse r;
+  r.status = status;
+  r.headers.Set("Content-Type", std::move(content_type));
+  r.body = std::move(body);
+  return r;
+}
+
+// Direct-access options whose dial_override sends each pod IP to a port from `ports` and
+// records the IPs dialled.
+struct Dialler {
+  std::map<std::string, uint16_t> ports;
+  std::mutex mu;
+  std::multiset<std::string> dialled;
+
+  std::multiset<std::string> Dialled() {
+    std::lock_guard lock(mu);
+    return dialled;
+  }
+};
+
+InstanceOptions DirectOptions(Dialler& d, milliseconds timeout = milliseconds(2000)) {
+  InstanceOptions o;
+  o.ns = kNs;
+  o.access = Access::kDirect;
+  o.timeout = timeout;
+  o.dial_override = [&d](const std::string& ip) {
+    std::lock_guard lock(d.mu);
+    d.dialled.insert(ip);
+    auto it = d.ports.find(ip);
+    return std::pair<std::string, uint16_t>("127.0.0.1", it == d.ports.end() ? 1 : it->second);
+  };
+  return o;
+}
+
+// A port nothing listens on: a server's port after it stopped.
+uint16_t ClosedPort() {
+  FakeLauncher gone([](const net::HttpRequest&) { return Answer(200, "{}"); });
+  return gone.port();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Through the API server's pod proxy, against the embedded cluster's virtual pods.
+
+TEST_F(InstanceOpsTest, ProxyInfoAnswersTheLaunchersIdAndState) {
+  std::string service = CreateProject("pinfo01", "info-one", 1);
+  WaitReady(service, 1);
+  auto info = Ops().Info(service);
+  ASSERT_TRUE(info.ok()) << info.error().ToString();
+  EXPECT_EQ((*info)["id"], "pinfo01");
+  EXPECT_EQ((*info)["state"], "running");
+  EXPECT_TRUE((*info)["lastStartTime"].is_number_integer());
+  EXPECT_GT((*info)["lastStartTime"].get<int64_t>(), 0);
+  EXPECT_TRUE((*info)["versions"].contains("node-red"));
+}
+
+TEST_F(InstanceOpsTest, ProxyLogsCarryThePodAndAreSortedByTs) {
+  std::string service = CreateProject("plogs01", "logs-one", 1);
+  WaitReady(service, 1);
+  std::set<std::string> pods = ProjectPods("plogs01");
+  ASSERT_EQ(pods.size(), 1u);
+  // A restart adds entries after the start-up ones.
+  auto restarted = Ops().Command(service, {{"cmd", "restart"}});
+  ASSERT_TRUE(restarted.ok()) << restarted.error().ToString();
+  auto logs = Ops().Logs(service);
+  ASSERT_TRUE(logs.ok()) << logs.error().ToString();
+  ASSERT_TRUE(logs->is_array());
+  ASSERT_GE(logs->size(), 8u);
+  int64_t last = 0;
+  bool saw_restart = false;
+  for (const Json& e : *logs) {
+    EXPECT_EQ(e["pod"], *pods.begin());
+    ASSERT_TRUE(e["ts"].is_number_integer());
+    EXPECT_GE(e["ts"].get<int64_t>(), last);
+    last = e["ts"].get<int64_t>();
+    EXPECT_TRUE(e.contains("level"));
+    if (e["msg"] == "Restarting Node-RED") saw_restart = true;
+  }
+  EXPECT_TRUE(saw_restart);
+  EXPECT_EQ(logs->front()["msg"], "FlowFuse Launcher version: " +
+                                      GetString((*Ops().Info(service))["versions"], "launcher"));
+}
+
+TEST_F(InstanceOpsTest, ProxyStopStartAndLogoutDriveTheLauncher) {
+  std::string service = CreateProject("pcmd01", "cmd-one", 1);
+  WaitReady(service, 1);
+  std::string pod = *ProjectPods("pcmd01").begin();
+  InstanceOps ops = Ops();
+
+  auto stopped = ops.Command(service, {{"cmd", "stop"}});
+  ASSERT_TRUE(stopped.ok()) << stopped.error().ToString();
+  ASSERT_EQ(stopped->size(), 1u);
+  EXPECT_EQ((*stopped)[0].pod, pod);
+  EXPECT_EQ((*stopped)[0].status, 200);
+  EXPECT_EQ((*stopped)[0].error, "");
+  EXPECT_EQ((*ops.Info(service))["state"], "stopped");
+
+  auto started = ops.Command(service, {{"cmd", "start"}});
+  ASSERT_TRUE(started.ok());
+  EXPECT_EQ((*started)[0].status, 200);
+  EXPECT_EQ((*ops.Info(service))["state"], "running");
+
+  auto again = ops.Command(service, {{"cmd", "start"}});
+  ASSERT_TRUE(again.ok());
+  ASSERT_EQ(again->size(), 1u);
+  EXPECT_EQ((*again)[0].status, 409);
+  EXPECT_EQ((*again)[0].error, "");
+  EXPECT_EQ((*again)[0].body["error"], "Node-RED is already running");
+
+  auto logout = ops.Command(service, {{"cmd", "logout"}, {"token", "user-token"}});
+  ASSERT_TRUE(logout.ok());
+  EXPECT_EQ((*logout)[0].status, 200);
+  EXPECT_TRUE((*logout)[0].body.is_object());
+  auto logs = ops.Logs(service);
+  ASSERT_TRUE(logs.ok());
+  EXPECT_EQ(logs->back()["msg"], "Logging out of the editor");
+
+  // The launcher's own 404 (unknown command) is an answer, not an unreachable pod.
+  auto unknown = ops.Command(service, {{"cmd", "fly"}});
+  ASSERT_TRUE(unknown.ok());
+  EXPECT_EQ((*unknown)[0].status, 404);
+  EXPECT_EQ((*unknown)[0].body["error"], "unknown command: fly");
+}
+
+TEST_F(InstanceOpsTest, ProxyHaCommandReachesEveryPodAndLogsMergeThem) {
+  std::string service = CreateProject("pha01", "ha-one", 2);
+  WaitReady(service, 2);
+  std::set<std::string> pods = ProjectPods("pha01");
+  ASSERT_EQ(pods.size(), 2u);
+  InstanceOps ops = Ops();
+
+  auto stopped = ops.Command(service, {{"cmd", "stop"}});
+  ASSERT_TRUE(stopped.ok()) << stopped.error().ToString();
+  ASSERT_EQ(stopped->size(), 2u);
+  EXPECT_EQ((*stopped)[0].pod, *pods.begin());
+  EXPECT_EQ((*stopped)[1].pod, *pods.rbegin());
+  for (const PodAnswer& a : *stopped) EXPECT_EQ(a.status, 200) << a.pod;
+
+  // Both pods were stopped: a start succeeds on each, a second start conflicts on each.
+  auto started = ops.Command(service, {{"cmd", "start"}});
+  ASSERT_TRUE(started.ok());
+  for (const PodAnswer& a : *started) EXPECT_EQ(a.status, 200) << a.pod;
+  auto again = ops.Command(service, {{"cmd", "start"}});
+  ASSERT_TRUE(again.ok());
+  for (const PodAnswer& a : *again) EXPECT_EQ(a.status, 409) << a.pod;
+
+  auto logs = ops.Logs(service);
+  ASSERT_TRUE(logs.ok()) << logs.error().ToString();
+  std::map<std::string, int> stops;
+  int64_t last = 0;
+  for (const Json& e : *logs) {
+    ASSERT_TRUE(pods.count(GetString(e, "pod"))) << e.dump();
+    EXPECT_GE(e["ts"].get<int64_t>(), last);
+    last = e["ts"].get<int64_t>();
+    if (e["msg"] == "Stopping Node-RED") ++stops[GetString(e, "pod")];
+  }
+  EXPECT_EQ(stops.size(), 2u);
+  for (const auto& [pod, n] : stops) EXPECT_EQ(n, 1) << pod;
+}
+
+TEST_F(InstanceOpsTest, NoReadyPodIsFailedPrecondition) {
+  // A Service without a Deployment: no endpoints at all.
+  std::string lonely = CreateProject("pnone01", "none-one", 1, /*with_deployment=*/false);
+  auto info = Ops().Info(lonely);
+  ASSERT_FALSE(info.ok());
+  EXPECT_EQ(info.error().code(), StatusCode::kFailedPrecondition);
+  EXPECT_THAT(info.error().message(), HasSubstr("no ready pod for service " + lonely));
+  auto logs = Ops().Logs(lonely);
+  ASSERT_FALSE(logs.ok());
+  EXPECT_EQ(logs.error().code(), StatusCode::kFailedPrecondition);
+  auto command = Ops().Command(lonely, {{"cmd", "stop"}});
+  ASSERT_FALSE(command.ok());
+  EXPECT_EQ(command.error().code(), StatusCode::kFailedPrecondition);
+
+  // A project scaled to zero: its endpoints go away.
+  std::string service = CreateProject("pzero01", "zero-one", 1);
+  WaitReady(service, 1);
+  ASSERT_TRUE(Ops().Info(service).ok());
+  auto patched = client().Patch(kube::ResourceType::Deployment(), kNs, "zero-one",
+                                kube::PatchType::kMerge, R"({"spec":{"replicas":0}})");
+  ASSERT_TRUE(patched.ok()) << patched.error().ToString();
+  ASSERT_TRUE(test_support::Eventually([&] {
+    auto r = Ops().Command(service, {{"cmd", "logout"}, {"token", "t"}});
+    return !r.ok() && r.error().code() == StatusCode::kFailedPrecondition;
+  }));
+}
+
+TEST_F(InstanceOpsTest, ProxyToAGonePodIsUnavailable) {
+  // The slice names a pod that does not exist: the API server answers 404 for it.
+  CreateSlice("ghost-slice", "ghost", Json::array({Endpoint("10.9.9.9", "ghost-pod")}));
+  auto info = Ops().Info("ghost");
+  ASSERT_FALSE(info.ok());
+  EXPECT_EQ(info.error().code(), StatusCode::kUnavailable);
+  EXPECT_THAT(info.error().message(), HasSubstr("pod ghost-pod: "));
+  EXPECT_THAT(info.error().message(), HasSubstr("pods \"ghost-pod\" not found"));
+  auto logs = Ops().Logs("ghost");
+  ASSERT_FALSE(logs.ok());
+  EXPECT_EQ(logs.error().code(), StatusCode::kUnavailable);
+  auto command = Ops().Command("ghost", {{"cmd", "restart"}});
+  ASSERT_TRUE(command.ok()) << command.error().ToString();
+  ASSERT_EQ(command->size(), 1u);
+  EXPECT_EQ((*command)[0].pod, "ghost-pod");
+  EXPECT_EQ((*command)[0].status, 0);
+  EXPECT_TRUE((*command)[0].body.is_null());
+  EXPECT_THAT((*command)[0].error, HasSubstr("not found"));
+}
+
+TEST_F(InstanceOpsTest, ProxyToATerminatingPodIsUnavailable) {
+  // A pod held by a finalizer stays terminating with its IP: the API server cannot dial it and
+  // answers 503 for the proxy request.
+  Json pod = {{"apiVersion", "v1"},
+              {"kind", "Pod"},
+              {"metadata", {{"name", "held-pod"}, {"finalizers", {"example.com/hold"}}}},
+              {"spec", {{"containers", {{{"name", "node-red"}, {"image", "flowfuse/node-red"}}}}}}};
+  auto created = client().Create(kube::ResourceType::Pod(), kNs, pod);
+  ASSERT_TRUE(created.ok()) << created.error().ToString();
+  std::string ip;
+  ASSERT_TRUE(test_support::Eventually([&] {
+    auto p = client().Get(kube::ResourceType::Pod(), kNs, "held-pod");
+    if (!p.ok()) return false;
+    ip = GetString((*p)["status"], "podIP");
+    return GetString((*p)["status"], "phase") == "Running" && !ip.empty();
+  }));
+  CreateSlice("held-slice", "held", Json::array({Endpoint(ip, "held-pod")}));
+  ASSERT_TRUE(Ops().Info("held").ok());  // serving while it runs
+  auto deleted = client().Delete(kube::ResourceType::Pod(), kNs, "held-pod");
+  ASSERT_TRUE(deleted.ok()) << deleted.error().ToString();
+  ASSERT_FALSE(deleted->gone);
+
+  auto info = Ops().Info("held");
+  ASSERT_FALSE(info.ok());
+  EXPECT_EQ(info.error().code(), StatusCode::kUnavailable) << info.error().ToString();
+  EXPECT_THAT(info.error().message(), HasSubstr("pod held-pod: error trying to reach service"));
+  auto command = Ops().Command("held", {{"cmd", "stop"}});
+  ASSERT_TRUE(command.ok());
+  EXPECT_EQ((*command)[0].status, 0);
+  EXPECT_THAT((*command)[0].error, HasSubstr("connection refused"));
+
+  auto released = client().Patch(kube::ResourceType::Pod(), kNs, "held-pod",
+                                 kube::PatchType::kMerge, R"({"metadata":{"finalizers":null}})");
+  EXPECT_TRUE(released.ok()) << released.error().ToString();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Direct access to pod IPs (dial_override points them at local fake launchers).
+
+TEST_F(InstanceOpsTest, DirectCommandGoesToEveryReadyPodOfEverySliceOnce) {
+  FakeLauncher a([](const net::HttpRequest&) { return Answer(200, R"({"ok":"a"})"); });
+  FakeLauncher b([](const net::HttpRequest&) { return Answer(200, R"({"ok":"b"})"); });
+  // b-pod comes first in the slice, a-pod twice (two slices); c-pod is not ready, one endpoint
+  // has no targetRef and one points at a Node: none of those three counts.
+  CreateSlice(
+      "rules-1", "rules",
+      Json::array({Endpoint("10.0.0.2", "b-pod", true), Endpoint("10.0.0.1", "a-pod", std::nullopt),
+                   Endpoint("10.0.0.3", "c-pod", false), Endpoint("10.0.0.4", ""),
+                   Endpoint("10.0.0.6", "node-1", true, "Node")}));
+  CreateSlice("rules-2", "rules", Json::array({Endpoint("10.0.0.1", "a-pod", true)}));
+  Dialler d;
+  d.ports = {{"10.0.0.1", a.port()}, {"10.0.0.2", b.port()}};
+  InstanceOps ops(std::shared_ptr<kube::Client>(*client_), DirectOptions(d));
+
+  Json command = {{"cmd", "logout"}, {"token", "tok-1"}};
+  auto answers = ops.Command("rules", command);
+  ASSERT_TRUE(answers.ok()) << answers.error().ToString();
+  ASSERT_EQ(answers->size(), 2u);
+  EXPECT_EQ((*answers)[0].pod, "a-pod");
+  EXPECT_EQ((*answers)[0].status, 200);
+  EXPECT_EQ((*answers)[0].body, Json({{"ok", "a"}}));
+  EXPECT_EQ((*answers)[1].pod, "b-pod");
+  EXPECT_EQ((*answers)[1].body, Json({{"ok", "b"}}));
+  EXPECT_EQ(d.Dialled(), (std::multiset<std::string>{"10.0.0.1", "10.0.0.2"}));
+  for (FakeLauncher* f : {&a, &b}) {
+    auto seen = f->seen();
+    ASSERT_EQ(seen.size(), 1u);
+    EXPECT_EQ(seen[0].method, "POST");
+    EXPECT_EQ(seen[0].path, "/flowforge/command");
+    EXPECT_EQ(seen[0].content_type, "application/json");
+    EXPECT_EQ(*ParseJson(seen[0].body), command);
+  }
+
+  // Info asks one pod only: the first by name.
+  auto info = ops.Info("rules");
+  ASSERT_TRUE(info.ok()) << info.error().ToString();
+  EXPECT_EQ(*info, Json({{"ok", "a"}}));
+  ASSERT_EQ(a.seen().size(), 2u);
+  EXPECT_EQ(a.seen()[1].method, "GET");
+  EXPECT_EQ(a.seen()[1].path, "/flowforge/info");
+  EXPECT_EQ(b.seen().size(), 1u);
+}
+
+TEST_F(InstanceOpsTest, DirectLogsMergeByTsStablyAcrossPods) {
+  FakeLauncher a([](const net::HttpRequest&) {
+    return Answer(200, R"([{"ts":1,"msg":"a1"},{"ts":3,"msg":"a3"},{"ts":5,"msg":"a5"}])");
+  });
+  FakeLauncher b([](const net::HttpRequest&) {
+    return Answer(
+        200,
+        R"([{"ts":2,"msg":"b2"},{"ts":3,"msg":"b3"},{"ts":4,"msg":"b4","pod":"x"},{"msg":"b-none"}])");
+  });
+  CreateSlice("merge-1", "merge",
+              Json::array({Endpoint("10.0.1.2", "merge-b"), Endpoint("10.0.1.1", "merge-a")}));
+  Dialler d;
+  d.ports = {{"10.0.1.1", a.port()}, {"10.0.1.2", b.port()}};
+  InstanceOps ops(*client_, DirectOptions(d));
+  auto logs = ops.Logs("merge");
+  ASSERT_TRUE(logs.ok()) << logs.error().ToString();
+  std::vector<std::string> order;
+  for (const Json& e : *logs) order.push_back(GetString(e, "msg") + "@" + GetString(e, "pod"));
+  EXPECT_EQ(order,
+            (std::vector<std::string>{"b-none@merge-b", "a1@merge-a", "b2@merge-b", "a3@merge-a",
+                                      "b3@merge-b", "b4@merge-b", "a5@merge-a"}));
+  EXPECT_EQ(a.seen().at(0).path, "/flowforge/logs");
+  EXPECT_EQ(a.seen().at(0).method, "GET");
+}
+
+TEST_F(InstanceOpsTest, DirectLauncherErrorIsAbortedForInfoAndLogsButAnAnswerForCommand) {
+  FakeLauncher a(
+      [](const net::HttpRequest&) { return Answer(500, "boom: launcher crashed", "text/plain"); });
+  CreateSlice("err-1", "err", Json::array({Endpoint("10.0.2.1", "err-a")}));
+  Dialler d;
+  d.ports = {{"10.0.2.1", a.port()}};
+  InstanceOps ops(*client_, DirectOptions(d));
+
+  auto info = ops.Info("err");
+  ASSERT_FALSE(info.ok());
+  EXPECT_EQ(info.error().code(), StatusCode::kAborted);
+  EXPECT_EQ(info.error().message(),
+            "pod err-a: GET /flowforge/info answered HTTP 500: boom: launcher crashed");
+  auto logs = ops.Logs("err");
+  ASSERT_FALSE(logs.ok());
+  EXPECT_EQ(logs.error().code(), StatusCode::kAborted);
+  EXPECT_THAT(logs.error().message(),
+              HasSubstr("pod err-a: GET /flowforge/logs answered HTTP 500"));
+
+  auto command = ops.Command("err", {{"cmd", "restart"}});
+  ASSERT_TRUE(command.ok()) << command.error().ToString();
+  ASSERT_EQ(command->size(), 1u);
+  EXPECT_EQ((*command)[0].pod, "err-a");
+  EXPECT_EQ((*command)[0].status, 500);
+  EXPECT_TRUE((*command)[0].body.is_null());
+  EXPECT_EQ((*command)[0].error, "");
+}
+
+TEST_F(InstanceOpsTest, DirectBodiesOfTheWrongShapeAreAborted) {
+  FakeLauncher a([](const net::HttpRequest& r) {
+    if (r.path == "/flowforge/logs") return Answer(200, R"({"entries":[]})");
+    return Answer(200, std::string(300, 'x'), "text/html");
+  });
+  CreateSlice("shape-1", "shape", Json::array({Endpoint("10.0.3.1", "shape-a")}));
+  Dialler d;
+  d.ports = {{"10.0.3.1", a.port()}};
+  InstanceOps ops(*client_, DirectOptions(d));
+
+  auto info = ops.Info("shape");
+  ASSERT_FALSE(info.ok());
+  EXPECT_EQ(info.error().code(), StatusCode::kAborted);
+  // The excerpt is bounded.
+  EXPECT_EQ(info.error().message(),
+            "pod shape-a: GET /flowforge/info answered HTTP 200 with a body that is not a JSON "
+            "object: " +
+                std::string(200, 'x') + "...");
+  auto logs = ops.Logs("shape");
+  ASSERT_FALSE(logs.ok());
+  EXPECT_EQ(logs.error().code(), StatusCode::kAborted);
+  EXPECT_THAT(logs.error().message(),
+              HasSubstr("pod shape-a: GET /flowforge/logs answered HTTP 200 with a body that is "
+                        "not a JSON array of objects: {\"entries\":[]}"));
+  auto command = ops.Command("shape", {{"cmd", "stop"}});
+  ASSERT_TRUE(command.ok());
+  EXPECT_EQ((*command)[0].status, 200);
+  EXPECT_TRUE((*command)[0].body.is_null());
+}
+
+TEST_F(InstanceOpsTest, DirectUnreachablePodIsUnavailableOrAnAnswerWithError) {
+  FakeLauncher b([](const net::HttpRequest&) { return Answer(200, "{}"); });
+  CreateSlice("down-1", "down",
+              Json::array({Endpoint("10.0.4.1", "down-a"), Endpoint("10.0.4.2", "down-b")}));
+  Dialler d;
+  uint16_t closed = ClosedPort();
+  d.ports = {{"10.0.4.1", closed}, {"10.0.4.2", b.port()}};
+  InstanceOps ops(*client_, DirectOptions(d));
+
+  auto info = ops.Info("down");
+  ASSERT_FALSE(info.ok());
+  EXPECT_EQ(info.error().code(), StatusCode::kUnavailable);
+  EXPECT_THAT(info.error().message(),
+              HasSubstr("pod down-a (127.0.0.1:" + std::to_string(closed) + "): "));
+  auto logs = ops.Logs("down");
+  ASSERT_FALSE(logs.ok());
+  EXPECT_EQ(logs.error().code(), StatusCode::kUnavailable);
+  EXPECT_THAT(logs.error().message(), HasSubstr("pod down-a "));
+
+  auto command = ops.Command("down", {{"cmd", "stop"}});
+  ASSERT_TRUE(command.ok()) << command.error().ToString();
+  ASSERT_EQ(command->size(), 2u);
+  EXPECT_EQ((*command)[0].pod, "down-a");
+  EXPECT_EQ((*command)[0].status, 0);
+  EXPECT_THAT((*command)[0].error, HasSubstr("pod down-a (127.0.0.1:"));
+  EXPECT_EQ((*command)[1].pod, "down-b");
+  EXPECT_EQ((*command)[1].status, 200);
+  EXPECT_EQ((*command)[1].error, "");
+}
+
+TEST_F(InstanceOpsTest, DirectLogsFailWhenOnePodFailsNamingIt) {
+  FakeLauncher a([](const net::HttpRequest&) { return Answer(200, R"([{"ts":1}])"); });
+  FakeLauncher b([](const net::HttpRequest&) { return Answer(503, R"({"error":"busy"})"); });
+  CreateSlice("half-1", "half",
+              Json::array({Endpoint("10.0.5.1", "half-a"), Endpoint("10.0.5.2", "half-b")}));
+  Dialler d;
+  d.ports = {{"10.0.5.1", a.port()}, {"10.0.5.2", b.port()}};
+  InstanceOps ops(*client_, DirectOptions(d));
+  auto logs = ops.Logs("half");
+  ASSERT_FALSE(logs.ok());
+  EXPECT_EQ(logs.error().code(), StatusCode::kAborted);
+  EXPECT_EQ(logs.error().message(),
+            R"(pod half-b: GET /flowforge/logs answered HTTP 503: {"error":"busy"})");
+  EXPECT_EQ(a.seen().size(), 1u);
+  EXPECT_EQ(b.seen().size(), 1u);
+}
+
+TEST_F(InstanceOpsTest, DirectTimeoutIsUnavailable) {
+  FakeLauncher silent([](const net::HttpRequest&) { return Answer(200, "{}"); }, /*hang=*/true);
+  CreateSlice("slow-1", "slow", Json::array({Endpoint("10.0.6.1", "slow-a")}));
+  Dialler d;
+  d.ports = {{"10.0.6.1", silent.port()}};
+  InstanceOps ops(*client_, DirectOptions(d, milliseconds(200)));
+  auto info = ops.Info("slow");
+  ASSERT_FALSE(info.ok());
+  EXPECT_EQ(info.error().code(), StatusCode::kUnavailable);
+  EXPECT_THAT(info.error().message(), HasSubstr("pod slow-a "));
+  EXPECT_THAT(info.error().message(), HasSubstr("timed out"));
+  EXPECT_EQ(silent.seen().size(), 1u);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Bad input and list failures.
+
+TEST_F(InstanceOpsTest, BadInputIsInvalidArgumentBeforeAnyRequest) {
+  InstanceOps ops = Ops();
+  for (const std::string& bad :
+       std::vector<std::string>{"", "Bad_Name", "a,b=c", "-x", std::string(64, 'a')}) {
+    auto info = ops.Info(bad);
+    ASSERT_FALSE(info.ok()) << bad;
+    EXPECT_EQ(info.error().code(), StatusCode::kInvalidArgument) << bad;
+    EXPECT_EQ(info.error().message(), "service: \"" + bad + "\" is not a DNS-1123 label");
+  }
+  for (const Json& bad : {Json{{"token", "x"}}, Json{{"cmd", 1}}, Json{{"cmd", ""}},
+                          Json::array({"start"}), Json("start")}) {
+    auto r = ops.Command("anything", bad);
+    ASSERT_FALSE(r.ok()) << bad.dump();
+    EXPECT_EQ(r.error().code(), StatusCode::kInvalidArgument) << bad.dump();
+    EXPECT_THAT(r.error().message(), HasSubstr("command.cmd"));
+  }
+  InstanceOptions no_ns;
+  InstanceOps unscoped(*client_, no_ns);
+  auto info = unscoped.Info("svc");
+  ASSERT_FALSE(info.ok());
+  EXPECT_EQ(info.error().code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(info.error().message(), HasSubstr("namespace"));
+}
+
+TEST_F(InstanceOpsTest, ListFailureKeepsTheApiErrorCode) {
+  kube::RestConfig config = kube::test_support::RestConfigFor(*cluster_);
+  kube::Credentials wrong;
+  wrong.bearer_token = "not-the-token";
+  config.credentials = kube::MakeStaticCredentialProvider(wrong, "wrong token");
+  auto transport = kube::Transport::Create(config);
+  ASSERT_TRUE(transport.ok());
+  InstanceOptions o;
+  o.ns = kNs;
+  InstanceOps ops(std::make_shared<kube::Client>(*transport), o);
+  auto info = ops.Info("anything");
+  ASSERT_FALSE(info.ok());
+  EXPECT_EQ(info.error().code(), StatusCode::kUnauthenticated) << info.error().ToString();
+  EXPECT_THAT(info.error().message(), HasSubstr("listing endpointslices of service anything"));
+}
+
+}  // namespace
+}  // namespace steward::instance
