@@ -18,6 +18,15 @@ void AddCheckCommand(CLI::App& app);
 // SIGINT/SIGTERM (or exits once all are Running, with --exit-when-running).
 void AddDemoCommand(CLI::App& app);
 
+// `steward project create|start|suspend|restart|rotate|delete|get|list|logs|history`: the client
+// of the REST API (docs/api.md); exit 1 when the API refuses, 2 for usage or connection errors.
+void AddProjectCommand(CLI::App& app);
+
+// `steward serve`: the REST API, the store and the engine (app::App) from --config and flags,
+// against a kubeconfig, in-cluster or embedded cluster, until SIGINT/SIGTERM. Exit 0 after a
+// clean stop, 2 when it cannot start (configuration, cluster, store, listen address).
+void AddServeCommand(CLI::App& app);
+
 // The exit code recorded by the command that ran.
 int ExitCode();
 void SetExitCode(int code);

@@ -1,5 +1,6 @@
-// `steward demo`: the embedded cluster, a SQLite store and the engine in one process, with a
-// few projects started and their progress shown live.
+// `steward demo`: Steward as `steward serve --embedded-cluster` runs it (app::App: the embedded
+// cluster, a SQLite store, the engine and the REST API) in one process, with a few projects
+// created and started through the API and their progress shown live.
 #include <signal.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <stdlib.h>
@@ -16,16 +17,13 @@
 #include <string>
 #include <thread>
 
+#include "app/app.h"
 #include "cli/commands.h"
 #include "cli/host_port.h"
 #include "cluster/embedded_cluster.h"
 #include "common/json.h"
 #include "common/log.h"
 #include "engine/model/project.h"
-#include "engine/reconciler/engine.h"
-#include "kube/client/client.h"
-#include "kube/config/credentials.h"
-#include "kube/transport/transport.h"
 #include "net/http_client.h"
 #include "store/store.h"
 
@@ -133,17 +131,6 @@ class SignalThread {
   std::thread thread_;
 };
 
-kube::RestConfig RestConfigFor(const cluster::EmbeddedCluster& cluster) {
-  kube::RestConfig config;
-  config.server = cluster.api_url();
-  config.ca_pem = cluster.ca_pem();
-  kube::Credentials credentials;
-  credentials.bearer_token = cluster.token();
-  config.credentials = kube::MakeStaticCredentialProvider(credentials, "embedded cluster token");
-  config.source = "embedded cluster " + cluster.api_url();
-  return config;
-}
-
 // Whether GET http://<name>.localhost:<port>/ answers 200 through the ingress listener.
 bool Answers(uint16_t ingress_port, const std::string& name) {
   net::HttpClient::Options o;
@@ -162,76 +149,97 @@ struct View {
   bool answered = false;      // its URL answered 200 while Running
 };
 
+// The port of an "http://host:port" URL (0 when there is none).
+uint16_t PortOf(const std::string& url) {
+  size_t colon = url.rfind(':');
+  if (colon == std::string::npos) return 0;
+  try {
+    return static_cast<uint16_t>(std::stoi(url.substr(colon + 1)));
+  } catch (const std::exception&) {
+    return 0;
+  }
+}
+
+// PUT /v1/projects/{name} {"spec": ..., "start": true}: the demo creates its projects the way
+// the platform does. Returns the HTTP status (201 created, 200 already stored).
+StatusOr<int> PutProject(const app::App& app, const std::string& name, const Json& spec) {
+  net::HttpClient::Options o;
+  o.port = PortOf(app.api_url());
+  o.bearer_token = app.api_token();
+  o.timeout = std::chrono::seconds(30);
+  net::Headers headers;
+  headers.Set("Content-Type", "application/json");
+  const Json body = {{"spec", spec}, {"start", true}};
+  auto r =
+      net::HttpClient::Create(o)->Request("PUT", "/v1/projects/" + name, DumpJson(body), headers);
+  if (!r.ok()) return r.error();
+  if (r->status != 200 && r->status != 201) {
+    return Status(StatusCode::kInternal, "PUT /v1/projects/" + name + " answered " +
+                                             std::to_string(r->status) + ": " +
+                                             r->body.substr(0, 500));
+  }
+  return r->status;
+}
+
 int RunDemo(const DemoFlags& flags) {
   spdlog::set_default_logger(spdlog::stderr_color_mt("steward"));  // stdout is the live view
   spdlog::set_level(spdlog::level::from_str(flags.log_level));
   spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%e %^%l%$ %v");
 
-  cluster::EmbeddedCluster::Options options;
-  if (!SplitHostPort(flags.listen, &options.api_host, &options.api_port)) {
+  std::string host;
+  uint16_t unused_port = 0;
+  if (!SplitHostPort(flags.listen, &host, &unused_port)) {
     return Fail("--listen: expected HOST:PORT, got \"" + flags.listen + "\"");
   }
-  if (!SplitHostPort(flags.ingress_listen, &options.ingress_host, &options.ingress_port)) {
+  if (!SplitHostPort(flags.ingress_listen, &host, &unused_port)) {
     return Fail("--ingress-listen: expected HOST:PORT, got \"" + flags.ingress_listen + "\"");
   }
+  // Checked here too, so the error names the flag rather than the configuration key.
   auto profile = cluster::LoadProfile(flags.profile);
   if (!profile.ok()) return Fail("--profile: " + profile.status().message());
-  options.profile = *profile;
-  options.seed = flags.seed;
-  options.data_dir = flags.data_dir;
-  if (options.data_dir.empty()) {
+
+  app::ServeConfig config;
+  config.listen = "127.0.0.1:0";
+  config.data_dir = flags.data_dir;
+  if (config.data_dir.empty()) {
     std::string tmpl = (std::filesystem::temp_directory_path() / "steward-demo-XXXXXX").string();
     if (mkdtemp(tmpl.data()) == nullptr) return Fail("cannot create a temporary data dir");
-    options.data_dir = tmpl;
+    config.data_dir = tmpl;
   }
+  config.log_level = flags.log_level;
+  config.cluster = app::ClusterSource::kEmbedded;
+  config.embedded_profile = flags.profile;
+  config.embedded_listen = flags.listen;
+  config.ingress_listen = flags.ingress_listen;
+  config.seed = flags.seed;
+  config.kubeconfig_out = flags.kubeconfig_out;
+  config.engine.namespace_name = "steward";
+  config.engine.domain = "localhost";
 
   sigset_t signals;
   sigemptyset(&signals);
   for (int s : {SIGINT, SIGTERM, SIGUSR1}) sigaddset(&signals, s);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);  // before any thread starts: all inherit it
 
-  auto cluster = cluster::EmbeddedCluster::Start(options);
-  if (!cluster.ok()) return Fail(cluster.status().message());
-  const uint16_t port = (*cluster)->ingress_port();
-  if (!flags.kubeconfig_out.empty()) {
-    Status st = (*cluster)->WriteKubeconfig(flags.kubeconfig_out);
-    if (!st.ok()) return Fail("--kubeconfig-out: " + st.message());
-  }
-  auto transport = kube::Transport::Create(RestConfigFor(**cluster), {});
-  if (!transport.ok()) {
-    return Fail("client for the embedded cluster: " + transport.status().message());
-  }
-  auto client = std::make_shared<kube::Client>(*transport);
-  Json ns = {{"metadata", {{"name", "steward"}}}};
-  if (auto r = client->Create(kube::ResourceType::Namespace(), "", ns);
-      !r.ok() && !r.error().IsAlreadyExists()) {
-    return Fail("creating namespace steward: " + r.error().ToString());
-  }
-
-  EventQueue queue;  // outlives the store and its listener
-  store::SqliteOptions so;
-  so.path = (std::filesystem::path(options.data_dir) / "steward.db").string();
-  auto store = store::OpenSqliteStore(so);
-  if (!store.ok()) return Fail(store.status().message());
-  const int listener = (*store)->AddListener([&queue](const store::ProjectChange& c) {
+  EventQueue queue;  // outlives the app, its store and the listener
+  auto started = app::App::Start(config);
+  if (!started.ok()) return Fail(started.error().message());
+  app::App& app = **started;
+  cluster::EmbeddedCluster& cluster = *app.embedded_cluster();
+  const uint16_t port = cluster.ingress_port();
+  const int listener = app.store().AddListener([&queue](const store::ProjectChange& c) {
     if (c.record) queue.Push(FromRecord(*c.record));
   });
   SignalThread signal_thread(signals, queue);
 
   const auto start = SteadyClock::now();  // the live view's times count from here
-  engine::EngineOptions eo;
-  eo.config.namespace_name = "steward";
-  eo.config.domain = "localhost";
-  eo.config.url_port = port;
-  auto engine = engine::Engine::Create(eo, client, **store);
-  if (!engine.ok()) return Fail("engine: " + engine.status().message());
-  if (Status st = (*engine)->Start(); !st.ok()) return Fail("engine: " + st.message());
-
   std::printf("Steward demo (profile %s, seed %llu)\n", profile->name.c_str(),
               static_cast<unsigned long long>(flags.seed));
-  std::printf("  API server  %s\n  Ingress     %s\n  Store       %s\n  Data dir    %s\n",
-              (*cluster)->api_url().c_str(), (*cluster)->ingress_url().c_str(),
-              (*store)->Describe().c_str(), options.data_dir.c_str());
+  std::printf(
+      "  API server  %s\n  Ingress     %s\n  Steward API %s\n  API token   %s\n"
+      "  Store       %s\n  Data dir    %s\n",
+      cluster.api_url().c_str(), cluster.ingress_url().c_str(), app.api_url().c_str(),
+      app.api_token_file().c_str(), app.store().Describe().c_str(), config.data_dir.c_str());
   auto since_start = [&](SteadyClock::time_point t) {
     return std::chrono::duration<double>(t - start).count();
   };
@@ -243,11 +251,15 @@ int RunDemo(const DemoFlags& flags) {
                      {"stack", {{"image", "flowfuse/node-red:4.0"}, {"cpu", 10}, {"memory", 256}}}};
   for (int i = 0; i < flags.projects; ++i) {
     std::string name = ProjectName(i);
-    auto put = (*engine)->intents().Put(name, spec, "", /*start=*/true);
-    if (!put.ok()) return Fail("project " + name + ": " + put.status().message());
-    std::printf("%s %s\n", put->created ? "Created" : "Adopted stored project", name.c_str());
+    auto put = PutProject(app, name, spec);
+    if (!put.ok()) return Fail("project " + name + ": " + put.error().message());
+    std::printf("%s %s\n", *put == 201 ? "Created" : "Adopted stored project", name.c_str());
     views[name];
-    queue.Push(FromRecord(put->record));
+    // The listener may have missed commits made before it was added (adoption at engine
+    // start); the stored record is the starting point, later versions replace it.
+    auto record = app.store().GetProjectByName(name);
+    if (!record.ok()) return Fail("project " + name + ": " + record.error().message());
+    queue.Push(FromRecord(*record));
   }
   std::fflush(stdout);
 
@@ -303,9 +315,11 @@ int RunDemo(const DemoFlags& flags) {
         std::printf("Look:       kubectl --kubeconfig %s -n steward get all\n",
                     flags.kubeconfig_out.c_str());
       }
+      std::printf("API:        curl -H \"Authorization: Bearer $(cat %s)\" %s/v1/projects\n",
+                  app.api_token_file().c_str(), app.api_url().c_str());
       if (!flags.exit_when_running) std::printf("Stop:       Ctrl-C\n");
       std::printf("State is kept in %s (run again with --data-dir %s to adopt it)\n",
-                  options.data_dir.c_str(), options.data_dir.c_str());
+                  config.data_dir.c_str(), config.data_dir.c_str());
       summarised = true;
       if (flags.exit_when_running) code = 0;
     }
@@ -322,9 +336,8 @@ int RunDemo(const DemoFlags& flags) {
     }
     std::fflush(stdout);
   }
-  (*engine)->Stop();
-  (*store)->RemoveListener(listener);
-  (*cluster)->Stop();
+  app.Stop();
+  app.store().RemoveListener(listener);
   std::printf("Stopped\n");
   std::fflush(stdout);
   return code;
@@ -336,16 +349,18 @@ void AddDemoCommand(CLI::App& app) {
   auto flags = std::make_shared<DemoFlags>();
   auto* cmd = app.add_subcommand(
       "demo",
-      "Run the embedded cluster, a SQLite store and the engine in one process, start a few "
-      "projects and show their progress until SIGINT/SIGTERM");
+      "Run Steward with an embedded cluster in one process (cluster, SQLite store, engine, "
+      "REST API), start a few projects through the API and show their progress until "
+      "SIGINT/SIGTERM");
   cmd->add_option("--profile", flags->profile,
                   "Cluster behaviour profile: instant, realistic, hostile, or a YAML/JSON file")
       ->capture_default_str();
   cmd->add_option("--seed", flags->seed, "Seed for the cluster's random choices")
       ->capture_default_str();
   cmd->add_option("--data-dir", flags->data_dir,
-                  "Keep the store (steward.db) and the cluster's state here; a second run adopts "
-                  "them (default: a fresh temporary directory)");
+                  "Keep the store (steward.db), the API token (api-token) and the cluster's state "
+                  "(cluster/) here; a second run adopts them (default: a fresh temporary "
+                  "directory)");
   cmd->add_option("--projects", flags->projects, "How many projects (alpha, beta, gamma, ...)")
       ->capture_default_str()
       ->check(CLI::Range(1, 100));

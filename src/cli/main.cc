@@ -9,10 +9,12 @@ int main(int argc, char** argv) {
   steward::cli::AddClusterCommand(app);
   steward::cli::AddCheckCommand(app);
   steward::cli::AddDemoCommand(app);
+  steward::cli::AddServeCommand(app);
+  steward::cli::AddProjectCommand(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    return app.exit(e) == 0 ? 0 : 2;  // usage errors exit 2; --help exits 0
   }
   return steward::cli::ExitCode();
 }

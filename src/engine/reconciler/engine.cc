@@ -29,6 +29,7 @@ struct Engine::Impl {
   std::mutex mu;
   bool started = false;
   bool stopped = false;
+  bool running = false;  // Start() finished
 
   Impl(EngineOptions o, std::shared_ptr<kube::Client> c, store::Store& s)
       : options(std::move(o)),
@@ -136,8 +137,16 @@ Status Engine::Start() {
   }
   ASSIGN_OR_RETURN(
       d.pool, WorkerPool::Start(*d.queue, d.options.config.workers, [&d](const std::string& key) {
-        return d.reconciler->Reconcile(key);
+        if (!d.options.on_reconcile) return d.reconciler->Reconcile(key);
+        auto begin = std::chrono::steady_clock::now();
+        WorkResult result = d.reconciler->Reconcile(key);
+        d.options.on_reconcile(result.kind, std::chrono::steady_clock::now() - begin);
+        return result;
       }));
+  {
+    std::lock_guard lock(d.mu);
+    d.running = true;
+  }
   LOG_INFO("engine started: namespace {}, {} workers, store {}", d.options.config.namespace_name,
            d.options.config.workers, d.store.Describe());
   return Status::Ok();
@@ -165,6 +174,10 @@ EngineStats Engine::stats() const {
   s.writes = impl_->reconciler->writes();
   s.queue_depth = impl_->queue->Len();
   s.orphans = impl_->reconciler->orphans();
+  {
+    std::lock_guard lock(impl_->mu);
+    s.started = impl_->running && !impl_->stopped;
+  }
   return s;
 }
 

@@ -21,6 +21,7 @@
 #include "common/status.h"
 #include "engine/model/project.h"
 #include "engine/reconciler/intents.h"
+#include "engine/workqueue/worker_pool.h"
 #include "engine/workqueue/workqueue.h"
 #include "kube/client/client.h"
 #include "store/store.h"
@@ -48,6 +49,9 @@ struct EngineOptions {
   std::function<Status(std::string_view when, std::string_view verb, const kube::ResourceType&,
                        std::string_view name)>
       write_hook;
+  // Called after every reconcile run with its result and how long it took (metrics). Runs on
+  // the worker thread; must be quick and thread-safe.
+  std::function<void(WorkResult::Kind, std::chrono::nanoseconds)> on_reconcile;
   const Clock* clock = nullptr;  // null: RealClock
 };
 
@@ -60,6 +64,7 @@ struct EngineStats {
   uint64_t writes = 0;  // create/update/delete requests sent
   size_t queue_depth = 0;
   std::vector<Orphan> orphans;  // labelled objects of no stored project, still present
+  bool started = false;         // Start() succeeded (caches synced) and Stop() not called
 };
 
 class Engine {

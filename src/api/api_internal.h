@@ -1,0 +1,244 @@
+// Internals of the API server shared by its .cc files (not part of the module's public surface).
+//
+// Threading: HttpServer I/O threads only route, authenticate and hand each request to the
+// TaskPool; handlers run on the pool. ?wait= waiters and watch streams are completed/fed by the
+// store listener (which never calls the store) and by Scheduler timers.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <vector>
+
+#include "api/api_server.h"
+#include "common/json.h"
+#include "common/metrics.h"
+#include "common/scheduler.h"
+#include "common/status.h"
+#include "net/http.h"
+#include "net/http_server.h"
+#include "store/store.h"
+
+namespace steward::api {
+
+// A fixed set of threads running posted tasks in order of posting. Join() runs what is queued,
+// then joins; Post after Join has begun returns false and drops the task.
+class TaskPool {
+ public:
+  explicit TaskPool(int threads);
+  ~TaskPool();
+  bool Post(std::function<void()> task);
+  void Join();
+
+ private:
+  void Run();
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<std::function<void()>> tasks_;
+  bool joining_ = false;
+  std::vector<std::thread> threads_;
+};
+
+// An error answer: {"error": {"code", "reason", "message", "field"?}}.
+struct ApiError {
+  int status = 500;
+  std::string reason = "Internal";
+  std::string message;
+  std::string field;  // "" = none
+};
+ApiError MakeError(int status, std::string reason, std::string message, std::string field = "");
+ApiError BadArgument(std::string field, std::string message);  // 400 InvalidArgument
+// Maps an engine/store Status (see docs/api.md): kInvalidArgument → 400 with the field taken from
+// the message's leading path, kNotFound → 404, kFailedPrecondition/kAlreadyExists → 409
+// Conflict, kUnavailable/kDeadlineExceeded → 503, anything else → 500.
+ApiError FromStatus(const Status& status);
+// The leading dotted path of "spec.stack.memory: must be ..." ("" when the message has none).
+std::string FieldOfMessage(std::string_view message);
+Json ErrorJson(const ApiError& e);
+
+// "30s", "2m", "1500ms", "1.5" (seconds). nullopt when malformed or negative.
+std::optional<std::chrono::milliseconds> ParseWaitDuration(std::string_view s);
+// Opaque page tokens: the last id of the page.
+std::string EncodeContinue(std::string_view last_id);
+std::optional<std::string> DecodeContinue(std::string_view token);
+// "2026-11-30T04:00:03.123Z".
+std::string FormatTimeMs(int64_t ms_since_epoch);
+
+// The project representation of docs/api.md.
+Json ProjectJson(const store::ProjectRecord& r);
+// The stored status, or {"phase":"Pending","reason":"Accepted",...} when none yet.
+Json StatusJson(const store::ProjectRecord& r);
+std::string PhaseOf(const store::ProjectRecord& r);  // "" stored = "Pending"
+// Done with `generation` (docs/api.md): observed >= generation and the phase is the desired
+// resting one (Running / Suspended) or Failed.
+bool IsDone(const store::ProjectRecord& r, int64_t generation);
+
+// One request in flight.
+struct Call {
+  net::HttpRequest request;
+  std::shared_ptr<net::ResponseWriter> writer;
+  std::string route;  // the matched pattern, for metrics ("other" when none)
+  std::vector<std::string> params;
+  std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
+  std::atomic<bool> answered{false};
+};
+using CallPtr = std::shared_ptr<Call>;
+
+class Server;
+using HandlerFn = void (Server::*)(const CallPtr&);
+
+struct Route {
+  std::string pattern;  // "/v1/projects/{project}/start"
+  std::vector<std::string> segments;
+  std::map<std::string, HandlerFn> methods;  // "GET" → handler
+  bool open = false;                         // no authentication
+};
+
+// A pending ?wait=.
+struct Waiter {
+  CallPtr call;
+  std::string project_id;
+  int64_t generation = 0;
+  bool until_purged = false;
+  int done_status = 200;  // 200, or 201 for a create
+  std::optional<store::ProjectRecord> last;
+  int64_t last_version = 0;
+  Scheduler::TaskId timer = 0;
+  bool finished = false;
+};
+
+// A watch stream.
+struct Stream {
+  CallPtr call;
+  std::string project_id;  // filter; "" = every project
+  std::string team;        // filter; "" = every team
+  std::mutex mu;
+  bool initial = false;  // began with a snapshot of the current projects
+  bool live = false;     // false while the initial snapshot is being written
+  bool ended = false;
+  struct Buffered {
+    store::ProjectChange change;
+    std::string deleted_name;  // for a purge: what the listener knew
+    int64_t deleted_version = 0;
+  };
+  std::vector<Buffered> buffered;                // changes seen before `live`
+  std::map<std::string, int64_t> sent_versions;  // per project, for the snapshot hand-over
+};
+
+class Server final : public ApiServer, public net::Handler {
+ public:
+  Server(ApiOptions options, ApiDeps deps);
+  ~Server() override;
+  Status Init();
+  uint16_t port() const override;
+  void Stop() override;
+  void Handle(net::HttpRequest request, std::shared_ptr<net::ResponseWriter> writer) override;
+
+  // Answers (each records the request metrics; later answers to the same call are ignored).
+  void Reply(const CallPtr& call, int status, const Json& body, net::Headers headers = {});
+  void ReplyText(const CallPtr& call, int status, std::string body, std::string content_type,
+                 net::Headers headers = {});
+  void ReplyError(const CallPtr& call, const ApiError& e, net::Headers headers = {});
+  void RecordMetrics(const Call& call, int status);
+
+  // Handlers (run on the pool).
+  void HandleHealthz(const CallPtr& call);
+  void HandleReadyz(const CallPtr& call);
+  void HandleMetrics(const CallPtr& call);
+  void HandleList(const CallPtr& call);
+  void HandleGet(const CallPtr& call);
+  void HandlePut(const CallPtr& call);
+  void HandleDelete(const CallPtr& call);
+  void HandleStart(const CallPtr& call);
+  void HandleSuspend(const CallPtr& call);
+  void HandleRestart(const CallPtr& call);
+  void HandleRotate(const CallPtr& call);
+  void HandleHistory(const CallPtr& call);
+  void HandleCredentialCheck(const CallPtr& call);
+  void HandleWatch(const CallPtr& call);
+  void HandleInstanceInfo(const CallPtr& call);
+  void HandleInstanceLogs(const CallPtr& call);
+  void HandleFlowsStart(const CallPtr& call);
+  void HandleFlowsStop(const CallPtr& call);
+  void HandleFlowsRestart(const CallPtr& call);
+  void HandleLogout(const CallPtr& call);
+
+ private:
+  friend struct ServerTestPeer;
+  using OpFn = StatusOr<store::ProjectRecord> (engine::Intents::*)(std::string_view);
+  void HandleOperation(const CallPtr& call, OpFn op);
+  void HandleFlowsCommand(const CallPtr& call, const std::string& cmd);
+
+  // Body helpers: nullopt after answering the error.
+  std::optional<Json> ReadJsonBody(const CallPtr& call, bool required);
+  // Parses ?wait=; false after answering 400. `wait` stays nullopt when absent.
+  bool ReadWait(const CallPtr& call, std::optional<std::chrono::milliseconds>* wait);
+  // For instance routes: the project when its phase allows instance operations, else answers.
+  std::optional<store::ProjectRecord> RunningProject(const CallPtr& call);
+
+  // ?wait= machinery.
+  void AnswerOrWait(const CallPtr& call, const store::ProjectRecord& rec, int immediate_status,
+                    int done_status, std::optional<std::chrono::milliseconds> wait,
+                    bool until_purged);
+  void FinishWaiter(const std::shared_ptr<Waiter>& w, bool done);
+  void SendWaiterAnswer(const std::shared_ptr<Waiter>& w, bool done);
+
+  // Store listener: waiters and streams.
+  void OnChange(const store::ProjectChange& change);
+  void DeliverToStream(const std::shared_ptr<Stream>& s, const store::ProjectChange& change,
+                       const std::string& team_of_deleted, int64_t deleted_version,
+                       const std::string& name_of_deleted);
+  // Writes one event (s->mu held); false when the client is gone (the stream is then ended).
+  bool WriteLocked(const std::shared_ptr<Stream>& s, std::string text);
+  void EmitLocked(const std::shared_ptr<Stream>& s, const store::ProjectChange& change,
+                  const std::string& deleted_name, int64_t deleted_version);
+  void KeepAlive();
+  void DropStream(const std::shared_ptr<Stream>& s);
+
+  const Route* Match(std::string_view path, std::vector<std::string>* params) const;
+  bool Authorized(const net::HttpRequest& request) const;
+
+  ApiOptions options_;
+  ApiDeps deps_;
+  std::vector<Route> routes_;
+  std::unique_ptr<TaskPool> pool_;
+  std::unique_ptr<Scheduler> scheduler_;
+  std::unique_ptr<net::HttpServer> http_;
+  CounterFamily* requests_total_ = nullptr;
+  HistogramFamily* request_duration_ = nullptr;
+
+  std::atomic<bool> stopping_{false};
+  std::mutex stop_mu_;
+  bool stopped_ = false;
+
+  // Listener bookkeeping: in-flight deliveries, so Stop can wait for them.
+  int listener_handle_ = -1;
+  std::mutex listener_mu_;
+  std::condition_variable listener_cv_;
+  int listener_active_ = 0;
+  bool listener_closed_ = false;
+
+  std::mutex wait_mu_;
+  std::multimap<std::string, std::shared_ptr<Waiter>> waiters_;  // by project id
+
+  // What the listener knows of each project (for deletion events: name, team, last version).
+  struct Known {
+    std::string name, team;
+    int64_t version = 0;
+  };
+  std::mutex streams_mu_;
+  std::vector<std::shared_ptr<Stream>> streams_;
+  std::map<std::string, Known> known_;
+};
+
+}  // namespace steward::api

@@ -1,0 +1,250 @@
+// Error mapping, value parsing and the project representation (docs/api.md).
+#include <cmath>
+#include <cstdlib>
+#include <ctime>
+
+#include "api/api_internal.h"
+#include "common/base64.h"
+#include "engine/model/project.h"
+
+namespace steward::api {
+
+ApiError MakeError(int status, std::string reason, std::string message, std::string field) {
+  return ApiError{status, std::move(reason), std::move(message), std::move(field)};
+}
+
+ApiError BadArgument(std::string field, std::string message) {
+  return MakeError(400, "InvalidArgument", std::move(message), std::move(field));
+}
+
+std::string FieldOfMessage(std::string_view message) {
+  // A path: identifier segments joined by '.', with [i] and ["key"] selectors, then ": ".
+  size_t i = 0;
+  auto ident = [&] {
+    size_t begin = i;
+    while (i < message.size() &&
+           (std::isalnum(static_cast<unsigned char>(message[i])) || message[i] == '_')) {
+      ++i;
+    }
+    return i > begin && !std::isdigit(static_cast<unsigned char>(message[begin]));
+  };
+  if (!ident()) return "";
+  while (i < message.size()) {
+    char c = message[i];
+    if (c == '.') {
+      ++i;
+      if (!ident()) return "";
+    } else if (c == '[') {
+      size_t close = message.find(']', i);
+      if (close == std::string_view::npos) return "";
+      if (message[i + 1] == '"') {
+        // ["key"]: the key may contain anything but a quote followed by ']'.
+        size_t end = message.find("\"]", i + 2);
+        if (end == std::string_view::npos) return "";
+        close = end + 1;
+      } else {
+        for (size_t k = i + 1; k < close; ++k) {
+          if (!std::isdigit(static_cast<unsigned char>(message[k]))) return "";
+        }
+        if (close == i + 1) return "";
+      }
+      i = close + 1;
+    } else if (c == ':') {
+      if (i + 1 < message.size() && message[i + 1] != ' ') return "";
+      return std::string(message.substr(0, i));
+    } else {
+      return "";
+    }
+  }
+  return "";
+}
+
+ApiError FromStatus(const Status& status) {
+  const std::string& m = status.message();
+  switch (status.code()) {
+    case StatusCode::kInvalidArgument:
+      return BadArgument(FieldOfMessage(m), m);
+    case StatusCode::kNotFound:
+      return MakeError(404, "NotFound", m);
+    case StatusCode::kFailedPrecondition:
+    case StatusCode::kAlreadyExists:
+      return MakeError(409, "Conflict", m);
+    case StatusCode::kUnavailable:
+    case StatusCode::kDeadlineExceeded:
+      return MakeError(503, "Unavailable", m);
+    default:
+      return MakeError(500, "Internal", status.ToString());
+  }
+}
+
+Json ErrorJson(const ApiError& e) {
+  Json err = {{"code", e.status}, {"reason", e.reason}, {"message", e.message}};
+  if (!e.field.empty()) err["field"] = e.field;
+  return Json{{"error", std::move(err)}};
+}
+
+std::optional<std::chrono::milliseconds> ParseWaitDuration(std::string_view s) {
+  double scale_ms = 1000;  // a bare number is seconds
+  std::string_view number = s;
+  if (s.ends_with("ms")) {
+    scale_ms = 1;
+    number = s.substr(0, s.size() - 2);
+  } else if (s.ends_with("s")) {
+    number = s.substr(0, s.size() - 1);
+  } else if (s.ends_with("m")) {
+    scale_ms = 60000;
+    number = s.substr(0, s.size() - 1);
+  }
+  if (number.empty() || number.size() > 20) return std::nullopt;
+  int dots = 0;
+  for (char c : number) {
+    if (c == '.') {
+      ++dots;
+    } else if (c < '0' || c > '9') {
+      return std::nullopt;
+    }
+  }
+  if (dots > 1 || number.front() == '.' || number.back() == '.') return std::nullopt;
+  double v = std::strtod(std::string(number).c_str(), nullptr) * scale_ms;
+  if (!std::isfinite(v) || v > 1e12) return std::nullopt;
+  return std::chrono::milliseconds(static_cast<int64_t>(std::llround(v)));
+}
+
+std::string EncodeContinue(std::string_view last_id) {
+  std::string b = Base64Encode("v1:" + std::string(last_id));
+  // URL-safe alphabet without padding, so the token needs no escaping in a query string.
+  std::string out;
+  for (char c : b) {
+    if (c == '+') {
+      out += '-';
+    } else if (c == '/') {
+      out += '_';
+    } else if (c != '=') {
+      out += c;
+    }
+  }
+  return out;
+}
+
+std::optional<std::string> DecodeContinue(std::string_view token) {
+  std::string b;
+  for (char c : token) {
+    if (c == '-') {
+      b += '+';
+    } else if (c == '_') {
+      b += '/';
+    } else if (c == '+' || c == '/' || c == '=') {
+      return std::nullopt;
+    } else {
+      b += c;
+    }
+  }
+  while (b.size() % 4 != 0) b += '=';
+  auto raw = Base64Decode(b);
+  if (!raw || !raw->starts_with("v1:") || raw->size() == 3) return std::nullopt;
+  std::string id = raw->substr(3);
+  if (!engine::ValidateProjectId(id).ok()) return std::nullopt;
+  return id;
+}
+
+std::string FormatTimeMs(int64_t ms) {
+  std::time_t secs = static_cast<std::time_t>(ms >= 0 ? ms / 1000 : (ms - 999) / 1000);
+  int millis = static_cast<int>(ms - static_cast<int64_t>(secs) * 1000);
+  std::tm tm{};
+  gmtime_r(&secs, &tm);
+  char buf[40];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &tm);
+  char out[48];
+  std::snprintf(out, sizeof out, "%s.%03dZ", buf, millis);
+  return out;
+}
+
+std::string PhaseOf(const store::ProjectRecord& r) { return r.phase.empty() ? "Pending" : r.phase; }
+
+Json StatusJson(const store::ProjectRecord& r) {
+  if (!r.status_json.empty()) {
+    auto j = ParseJson(r.status_json);
+    if (j.ok()) {
+      auto s = engine::ParseProjectStatus(*j);
+      if (s.ok()) return engine::ToJson(*s);
+    }
+  }
+  engine::ProjectStatus s;
+  s.phase = engine::Phase::kPending;
+  s.reason = "Accepted";
+  return engine::ToJson(s);
+}
+
+Json ProjectJson(const store::ProjectRecord& r) {
+  Json spec = Json::object();
+  if (auto j = ParseJson(r.spec_json); j.ok()) spec = std::move(*j);
+  return Json{{"id", r.id},
+              {"name", r.name},
+              {"team", r.team},
+              {"spec", std::move(spec)},
+              {"desiredState", std::string(store::ToString(r.desired))},
+              {"generation", r.generation},
+              {"restartEpoch", r.restart_epoch},
+              {"status", StatusJson(r)},
+              {"createdAt", FormatTimeMs(r.created_ms)},
+              {"updatedAt", FormatTimeMs(r.updated_ms)}};
+}
+
+bool IsDone(const store::ProjectRecord& r, int64_t generation) {
+  if (r.observed_generation < generation) return false;
+  const std::string phase = PhaseOf(r);
+  if (phase == "Failed") return true;
+  switch (r.desired) {
+    case store::DesiredState::kRunning:
+      return phase == "Running";
+    case store::DesiredState::kSuspended:
+      return phase == "Suspended";
+    case store::DesiredState::kDeleted:
+      return false;  // done only once purged
+  }
+  return false;
+}
+
+TaskPool::TaskPool(int threads) {
+  for (int i = 0; i < std::max(1, threads); ++i) threads_.emplace_back([this] { Run(); });
+}
+
+TaskPool::~TaskPool() { Join(); }
+
+bool TaskPool::Post(std::function<void()> task) {
+  std::lock_guard lock(mu_);
+  if (joining_) return false;
+  tasks_.push_back(std::move(task));
+  cv_.notify_one();
+  return true;
+}
+
+void TaskPool::Join() {
+  {
+    std::lock_guard lock(mu_);
+    if (joining_ && threads_.empty()) return;
+    joining_ = true;
+    cv_.notify_all();
+  }
+  for (auto& t : threads_) {
+    if (t.joinable() && t.get_id() != std::this_thread::get_id()) t.join();
+  }
+  std::lock_guard lock(mu_);
+  threads_.clear();
+}
+
+void TaskPool::Run() {
+  for (;;) {
+    std::function<void()> task;
+    {
+      std::unique_lock lock(mu_);
+      cv_.wait(lock, [&] { return joining_ || !tasks_.empty(); });
+      if (tasks_.empty()) return;
+      task = std::move(tasks_.front());
+      tasks_.pop_front();
+    }
+    task();
+  }
+}
+
+}  // namespace steward::api

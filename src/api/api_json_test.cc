@@ -1,0 +1,96 @@
+// Unit tests of the API's value parsing and error mapping.
+#include <gtest/gtest.h>
+
+#include "api/api_internal.h"
+
+namespace steward::api {
+namespace {
+
+TEST(FieldOfMessageTest, LeadingPath) {
+  EXPECT_EQ(FieldOfMessage("spec.stack.memory: must be between 128 and 65536"),
+            "spec.stack.memory");
+  EXPECT_EQ(FieldOfMessage("spec.labels[\"a.b/c\"]: bad value"), "spec.labels[\"a.b/c\"]");
+  EXPECT_EQ(FieldOfMessage("spec.tolerations[2].key: bad"), "spec.tolerations[2].key");
+  EXPECT_EQ(FieldOfMessage("spec: must be an object"), "spec");
+  EXPECT_EQ(FieldOfMessage("project name \"X\": must be lowercase"), "");
+  EXPECT_EQ(FieldOfMessage("no colon here"), "");
+  EXPECT_EQ(FieldOfMessage("http://x: y"), "");
+  EXPECT_EQ(FieldOfMessage("spec.: y"), "");
+  EXPECT_EQ(FieldOfMessage("spec[]: y"), "");
+  EXPECT_EQ(FieldOfMessage(""), "");
+}
+
+TEST(FromStatusTest, Codes) {
+  auto e = FromStatus(InvalidArgument("spec.team: is required"));
+  EXPECT_EQ(e.status, 400);
+  EXPECT_EQ(e.reason, "InvalidArgument");
+  EXPECT_EQ(e.field, "spec.team");
+  EXPECT_EQ(FromStatus(NotFound("x")).status, 404);
+  EXPECT_EQ(FromStatus(FailedPrecondition("x")).reason, "Conflict");
+  EXPECT_EQ(FromStatus(AlreadyExists("x")).status, 409);
+  EXPECT_EQ(FromStatus(Unavailable("x")).status, 503);
+  EXPECT_EQ(FromStatus(Aborted("x")).status, 500);
+  EXPECT_EQ(FromStatus(Internal("boom")).reason, "Internal");
+  EXPECT_EQ(ErrorJson(MakeError(404, "NotFound", "m")),
+            (Json{{"error", {{"code", 404}, {"reason", "NotFound"}, {"message", "m"}}}}));
+}
+
+TEST(ParseWaitDurationTest, Forms) {
+  using std::chrono::milliseconds;
+  EXPECT_EQ(ParseWaitDuration("30s"), milliseconds(30000));
+  EXPECT_EQ(ParseWaitDuration("2m"), milliseconds(120000));
+  EXPECT_EQ(ParseWaitDuration("1500ms"), milliseconds(1500));
+  EXPECT_EQ(ParseWaitDuration("12"), milliseconds(12000));
+  EXPECT_EQ(ParseWaitDuration("1.5"), milliseconds(1500));
+  EXPECT_EQ(ParseWaitDuration("0"), milliseconds(0));
+  for (const char* bad : {"", "s", "ms", "-1s", "1h", "1.2.3s", ".5s", "5.s", "abc", "1e3", " 1s",
+                          "99999999999999999999999s"}) {
+    EXPECT_EQ(ParseWaitDuration(bad), std::nullopt) << bad;
+  }
+}
+
+TEST(ContinueTokenTest, RoundTripsAndRefusesGarbage) {
+  std::string t = EncodeContinue("p-3f2a9c0d");
+  EXPECT_EQ(t.find_first_of("+/="), std::string::npos);
+  EXPECT_EQ(DecodeContinue(t), "p-3f2a9c0d");
+  EXPECT_EQ(DecodeContinue("garbage"), std::nullopt);
+  EXPECT_EQ(DecodeContinue(""), std::nullopt);
+  EXPECT_EQ(DecodeContinue(EncodeContinue("Not An Id")), std::nullopt);
+}
+
+TEST(FormatTimeMsTest, Rfc3339WithMillis) {
+  EXPECT_EQ(FormatTimeMs(0), "1970-01-01T00:00:00.000Z");
+  EXPECT_EQ(FormatTimeMs(1764475203123), "2025-11-30T04:00:03.123Z");
+}
+
+TEST(ProjectJsonTest, DefaultsAndDone) {
+  store::ProjectRecord r;
+  r.id = "p1";
+  r.name = "alpha";
+  r.team = "t";
+  r.spec_json = R"({"team":"t"})";
+  r.desired = store::DesiredState::kRunning;
+  r.generation = 2;
+  Json j = ProjectJson(r);
+  EXPECT_EQ(j["status"]["phase"], "Pending");
+  EXPECT_EQ(j["status"]["reason"], "Accepted");
+  EXPECT_EQ(j["status"]["observedGeneration"], 0);
+  EXPECT_EQ(j["desiredState"], "running");
+  EXPECT_EQ(j["spec"], (Json{{"team", "t"}}));
+  EXPECT_FALSE(IsDone(r, 2));
+  r.phase = "Running";
+  r.observed_generation = 1;
+  EXPECT_FALSE(IsDone(r, 2));
+  r.observed_generation = 2;
+  EXPECT_TRUE(IsDone(r, 2));
+  r.desired = store::DesiredState::kSuspended;
+  EXPECT_FALSE(IsDone(r, 2));
+  r.phase = "Failed";
+  EXPECT_TRUE(IsDone(r, 2));
+  r.desired = store::DesiredState::kDeleted;
+  r.phase = "Deleting";
+  EXPECT_FALSE(IsDone(r, 2));
+}
+
+}  // namespace
+}  // namespace steward::api

@@ -1,0 +1,442 @@
+// ApiServer: routing, authentication, answers and metrics, ?wait= waiters, lifecycle.
+#include "api/api_server.h"
+
+#include <algorithm>
+
+#include "api/api_internal.h"
+#include "common/log.h"
+
+namespace steward::api {
+namespace {
+
+std::vector<std::string> Split(std::string_view path) {
+  std::vector<std::string> out;
+  size_t i = 0;
+  while (i <= path.size()) {
+    size_t j = path.find('/', i);
+    if (j == std::string_view::npos) j = path.size();
+    out.emplace_back(path.substr(i, j - i));
+    i = j + 1;
+  }
+  return out;
+}
+
+bool ConstantTimeEquals(std::string_view a, std::string_view b) {
+  unsigned char diff = a.size() == b.size() ? 0 : 1;
+  for (size_t i = 0; i < a.size(); ++i) diff |= a[i] ^ b[i % std::max<size_t>(b.size(), 1)];
+  return diff == 0 && !b.empty();
+}
+
+std::string Lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+}  // namespace
+
+StatusOr<std::unique_ptr<ApiServer>> ApiServer::Start(ApiOptions options, ApiDeps deps) {
+  if (options.token.empty()) return InvalidArgument("api: a bearer token is required");
+  if (deps.store == nullptr || deps.intents == nullptr) {
+    return InvalidArgument("api: store and intents are required");
+  }
+  auto server = std::make_unique<Server>(std::move(options), std::move(deps));
+  RETURN_IF_ERROR(server->Init());
+  return std::unique_ptr<ApiServer>(std::move(server));
+}
+
+Server::Server(ApiOptions options, ApiDeps deps)
+    : options_(std::move(options)), deps_(std::move(deps)) {
+  auto add = [this](std::string pattern, std::map<std::string, HandlerFn> methods,
+                    bool open = false) {
+    Route r;
+    r.segments = Split(pattern);
+    r.pattern = std::move(pattern);
+    r.methods = std::move(methods);
+    r.open = open;
+    routes_.push_back(std::move(r));
+  };
+  add("/healthz", {{"GET", &Server::HandleHealthz}, {"HEAD", &Server::HandleHealthz}}, true);
+  add("/readyz", {{"GET", &Server::HandleReadyz}, {"HEAD", &Server::HandleReadyz}}, true);
+  add("/metrics", {{"GET", &Server::HandleMetrics}, {"HEAD", &Server::HandleMetrics}}, true);
+  add("/v1/projects", {{"GET", &Server::HandleList}});
+  add("/v1/projects/{project}", {{"GET", &Server::HandleGet},
+                                 {"PUT", &Server::HandlePut},
+                                 {"DELETE", &Server::HandleDelete}});
+  add("/v1/projects/{project}/start", {{"POST", &Server::HandleStart}});
+  add("/v1/projects/{project}/suspend", {{"POST", &Server::HandleSuspend}});
+  add("/v1/projects/{project}/restart", {{"POST", &Server::HandleRestart}});
+  add("/v1/projects/{project}/rotate-credentials", {{"POST", &Server::HandleRotate}});
+  add("/v1/projects/{project}/history", {{"GET", &Server::HandleHistory}});
+  add("/v1/projects/{project}/instance", {{"GET", &Server::HandleInstanceInfo}});
+  add("/v1/projects/{project}/logs", {{"GET", &Server::HandleInstanceLogs}});
+  add("/v1/projects/{project}/flows/start", {{"POST", &Server::HandleFlowsStart}});
+  add("/v1/projects/{project}/flows/stop", {{"POST", &Server::HandleFlowsStop}});
+  add("/v1/projects/{project}/flows/restart", {{"POST", &Server::HandleFlowsRestart}});
+  add("/v1/projects/{project}/logout", {{"POST", &Server::HandleLogout}});
+  add("/v1/credentials/check", {{"POST", &Server::HandleCredentialCheck}});
+  add("/v1/watch", {{"GET", &Server::HandleWatch}});
+}
+
+Server::~Server() { Stop(); }
+
+Status Server::Init() {
+  if (deps_.metrics != nullptr) {
+    requests_total_ = &deps_.metrics->Counter("steward_api_requests_total",
+                                              "API requests answered, by method, route and code.",
+                                              {"method", "route", "code"});
+    request_duration_ = &deps_.metrics->Histogram(
+        "steward_api_request_duration_seconds",
+        "Time from a request's arrival to its answer (to the start of a watch stream).",
+        DefaultLatencyBuckets(), {"route"});
+  }
+  pool_ = std::make_unique<TaskPool>(options_.workers);
+  scheduler_ = std::make_unique<Scheduler>("api-timers");
+
+  // Listen first, then read: a change committed between the two is seen by the listener, and
+  // the read does not overwrite newer knowledge (versions only move forward).
+  listener_handle_ = deps_.store->AddListener([this](const store::ProjectChange& change) {
+    {
+      std::lock_guard lock(listener_mu_);
+      if (listener_closed_) return;
+      ++listener_active_;
+    }
+    OnChange(change);
+    std::lock_guard lock(listener_mu_);
+    if (--listener_active_ == 0) listener_cv_.notify_all();
+  });
+  auto all = deps_.store->ListProjects({});
+  if (all.ok()) {
+    std::lock_guard lock(streams_mu_);
+    for (const auto& r : *all) {
+      auto [it, inserted] = known_.try_emplace(r.id, Known{r.name, r.team, r.version});
+      if (!inserted && it->second.version < r.version)
+        it->second = Known{r.name, r.team, r.version};
+    }
+  }
+  scheduler_->Schedule(options_.keepalive, [this] { KeepAlive(); });
+
+  net::HttpServer::Options http = options_.http;
+  // Beast's own limit sits above ours so that we, not a closed connection, answer 413.
+  http.max_body_bytes = std::max(http.max_body_bytes, options_.max_body_bytes + 64 * 1024);
+  auto started = net::HttpServer::Start(http, *this);
+  if (!started.ok()) {
+    Stop();
+    return started.error();
+  }
+  http_ = std::move(*started);
+  LOG_INFO("api: serving on {}:{}", http.host, http_->port());
+  return Status::Ok();
+}
+
+uint16_t Server::port() const { return http_ ? http_->port() : 0; }
+
+void Server::Stop() {
+  std::lock_guard stop_lock(stop_mu_);
+  if (stopped_) return;
+  stopped_ = true;
+  stopping_ = true;
+  // No more timers (a running one finishes first), then no more store deliveries.
+  if (scheduler_) scheduler_->Stop();
+  if (listener_handle_ >= 0) {
+    deps_.store->RemoveListener(listener_handle_);
+    std::unique_lock lock(listener_mu_);
+    listener_closed_ = true;
+    listener_cv_.wait(lock, [&] { return listener_active_ == 0; });
+  }
+  // Pending waits answer with the state they last saw.
+  std::vector<std::shared_ptr<Waiter>> waiters;
+  {
+    std::lock_guard lock(wait_mu_);
+    for (auto& [id, w] : waiters_) waiters.push_back(w);
+  }
+  for (auto& w : waiters) FinishWaiter(w, false);
+  // Watch streams end cleanly (the last chunk), so clients see a finished response.
+  std::vector<std::shared_ptr<Stream>> streams;
+  {
+    std::lock_guard lock(streams_mu_);
+    streams.swap(streams_);
+  }
+  for (auto& s : streams) {
+    std::lock_guard lock(s->mu);
+    if (!s->ended) {
+      s->ended = true;
+      s->call->writer->End();
+    }
+  }
+  if (pool_) pool_->Join();  // handlers in flight finish (they see stopping_)
+  // Waiters registered by those last handlers.
+  {
+    std::lock_guard lock(wait_mu_);
+    waiters.clear();
+    for (auto& [id, w] : waiters_) waiters.push_back(w);
+  }
+  for (auto& w : waiters) FinishWaiter(w, false);
+  if (http_) http_->Stop();
+}
+
+const Route* Server::Match(std::string_view path, std::vector<std::string>* params) const {
+  std::vector<std::string> segs = Split(path);
+  for (const Route& r : routes_) {
+    if (r.segments.size() != segs.size()) continue;
+    std::vector<std::string> p;
+    bool ok = true;
+    for (size_t i = 0; i < segs.size() && ok; ++i) {
+      const std::string& want = r.segments[i];
+      if (want.size() > 2 && want.front() == '{' && want.back() == '}') {
+        if (segs[i].empty()) ok = false;
+        p.push_back(segs[i]);
+      } else {
+        ok = want == segs[i];
+      }
+    }
+    if (ok) {
+      *params = std::move(p);
+      return &r;
+    }
+  }
+  return nullptr;
+}
+
+bool Server::Authorized(const net::HttpRequest& request) const {
+  std::string_view h = request.headers.Get("Authorization");
+  constexpr std::string_view kScheme = "bearer ";
+  if (h.size() <= kScheme.size() || Lower(h.substr(0, kScheme.size())) != kScheme) return false;
+  std::string_view token = h.substr(kScheme.size());
+  while (!token.empty() && token.front() == ' ') token.remove_prefix(1);
+  while (!token.empty() && token.back() == ' ') token.remove_suffix(1);
+  return ConstantTimeEquals(token, options_.token);
+}
+
+void Server::Handle(net::HttpRequest request, std::shared_ptr<net::ResponseWriter> writer) {
+  auto call = std::make_shared<Call>();
+  call->request = std::move(request);
+  call->writer = std::move(writer);
+  const std::string& path = call->request.path;
+  const Route* route = Match(path, &call->params);
+  call->route = route ? route->pattern : "other";
+  if (stopping_) {
+    ReplyError(call, MakeError(503, "Unavailable", "the server is stopping"));
+    return;
+  }
+  const bool api_path = path == "/v1" || path.starts_with("/v1/");
+  if ((route == nullptr && api_path) || (route != nullptr && !route->open)) {
+    if (!Authorized(call->request)) {
+      net::Headers h;
+      h.Set("WWW-Authenticate", "Bearer realm=\"steward\"");
+      bool present = call->request.headers.Has("Authorization");
+      ReplyError(call,
+                 MakeError(401, "Unauthorized",
+                           present ? "the bearer token is not valid"
+                                   : "an Authorization: Bearer <token> header is required"),
+                 std::move(h));
+      return;
+    }
+  }
+  if (route == nullptr) {
+    ReplyError(call, MakeError(404, "NotFound", "no such path: " + path));
+    return;
+  }
+  auto it = route->methods.find(call->request.method);
+  if (it == route->methods.end()) {
+    std::string allow;
+    for (const auto& [m, fn] : route->methods) allow += (allow.empty() ? "" : ", ") + m;
+    net::Headers h;
+    h.Set("Allow", allow);
+    ReplyError(call,
+               MakeError(405, "MethodNotAllowed",
+                         call->request.method + " is not allowed on " + route->pattern +
+                             " (allowed: " + allow + ")"),
+               std::move(h));
+    return;
+  }
+  if (call->request.body_too_large || call->request.body.size() > options_.max_body_bytes) {
+    ReplyError(call,
+               MakeError(413, "BodyTooLarge",
+                         "the body is over " + std::to_string(options_.max_body_bytes) + " bytes"));
+    return;
+  }
+  HandlerFn fn = it->second;
+  if (!pool_->Post([this, call, fn] { (this->*fn)(call); })) {
+    ReplyError(call, MakeError(503, "Unavailable", "the server is stopping"));
+  }
+}
+
+void Server::RecordMetrics(const Call& call, int status) {
+  if (requests_total_ == nullptr) return;
+  requests_total_->Add({call.request.method, call.route, std::to_string(status)});
+  std::chrono::duration<double> d = std::chrono::steady_clock::now() - call.start;
+  request_duration_->Observe({call.route}, d.count());
+}
+
+void Server::ReplyText(const CallPtr& call, int status, std::string body, std::string content_type,
+                       net::Headers headers) {
+  if (call->answered.exchange(true)) return;
+  RecordMetrics(*call, status);
+  net::HttpResponse r;
+  r.status = status;
+  r.headers = std::move(headers);
+  r.headers.Set("Content-Type", std::move(content_type));
+  r.body = std::move(body);
+  call->writer->Send(std::move(r));
+}
+
+void Server::Reply(const CallPtr& call, int status, const Json& body, net::Headers headers) {
+  ReplyText(call, status, DumpJson(body) + "\n", "application/json", std::move(headers));
+}
+
+void Server::ReplyError(const CallPtr& call, const ApiError& e, net::Headers headers) {
+  Reply(call, e.status, ErrorJson(e), std::move(headers));
+}
+
+// ---- health ----
+
+void Server::HandleHealthz(const CallPtr& call) {
+  ReplyText(call, 200, "ok\n", "text/plain; charset=utf-8");
+}
+
+void Server::HandleReadyz(const CallPtr& call) {
+  Status s = deps_.ready ? deps_.ready() : Status::Ok();
+  if (s.ok()) {
+    ReplyText(call, 200, "ok\n", "text/plain; charset=utf-8");
+  } else {
+    ReplyText(call, 503, "not ready: " + s.message() + "\n", "text/plain; charset=utf-8");
+  }
+}
+
+void Server::HandleMetrics(const CallPtr& call) {
+  if (deps_.metrics == nullptr) {
+    ReplyError(call, MakeError(404, "NotFound", "metrics are not enabled"));
+    return;
+  }
+  ReplyText(call, 200, deps_.metrics->Text(), "text/plain; version=0.0.4; charset=utf-8");
+}
+
+// ---- ?wait= ----
+
+void Server::AnswerOrWait(const CallPtr& call, const store::ProjectRecord& rec,
+                          int immediate_status, int done_status,
+                          std::optional<std::chrono::milliseconds> wait, bool until_purged) {
+  if (!wait) {
+    Reply(call, immediate_status, ProjectJson(rec));
+    return;
+  }
+  auto w = std::make_shared<Waiter>();
+  w->call = call;
+  w->project_id = rec.id;
+  w->generation = rec.generation;
+  w->until_purged = until_purged;
+  w->done_status = done_status;
+  w->last = rec;
+  w->last_version = rec.version;
+  {
+    std::lock_guard lock(wait_mu_);
+    waiters_.emplace(rec.id, w);
+  }
+  // Registered before this read: a commit after the read reaches the waiter through the
+  // listener; one before it is in the read.
+  auto now = deps_.store->GetProject(rec.id);
+  bool done = false;
+  {
+    std::lock_guard lock(wait_mu_);
+    if (now.ok()) {
+      if (now->version > w->last_version) {
+        w->last = *now;
+        w->last_version = now->version;
+      }
+      done = !until_purged && IsDone(*w->last, w->generation);
+    } else if (now.error().code() == StatusCode::kNotFound) {
+      done = until_purged;
+    }
+  }
+  if (done || stopping_) {
+    FinishWaiter(w, done);
+    return;
+  }
+  auto task = scheduler_->Schedule(*wait, [this, w] { FinishWaiter(w, false); });
+  {
+    std::lock_guard lock(wait_mu_);
+    if (!w->finished) w->timer = task;
+  }
+  // A client that leaves stops its wait at once (no entry lingers until the deadline). The
+  // callback runs on an I/O thread and must not block: the clean-up runs on the pool.
+  std::weak_ptr<Waiter> weak = w;
+  call->writer->OnClose([this, weak] {
+    if (auto waiter = weak.lock()) pool_->Post([this, waiter] { FinishWaiter(waiter, false); });
+  });
+}
+
+void Server::FinishWaiter(const std::shared_ptr<Waiter>& w, bool done) {
+  {
+    std::lock_guard lock(wait_mu_);
+    if (w->finished) return;
+    w->finished = true;
+    auto range = waiters_.equal_range(w->project_id);
+    for (auto it = range.first; it != range.second; ++it) {
+      if (it->second == w) {
+        waiters_.erase(it);
+        break;
+      }
+    }
+    if (w->timer != 0) scheduler_->Cancel(w->timer);
+  }
+  SendWaiterAnswer(w, done);
+}
+
+void Server::SendWaiterAnswer(const std::shared_ptr<Waiter>& w, bool done) {
+  if (done && w->until_purged) {
+    Reply(w->call, 200,
+          Json{{"id", w->project_id}, {"name", w->last ? w->last->name : ""}, {"deleted", true}});
+    return;
+  }
+  Reply(w->call, done ? w->done_status : 202, ProjectJson(*w->last));
+}
+
+// ---- store listener ----
+
+void Server::OnChange(const store::ProjectChange& change) {
+  // Waiters: decided on the delivered record, never by calling the store.
+  std::vector<std::pair<std::shared_ptr<Waiter>, bool>> finished;
+  {
+    std::lock_guard lock(wait_mu_);
+    auto range = waiters_.equal_range(change.project_id);
+    for (auto it = range.first; it != range.second; ++it) {
+      Waiter& w = *it->second;
+      if (!change.record) {
+        finished.emplace_back(it->second, w.until_purged);
+        continue;
+      }
+      if (change.record->version <= w.last_version) continue;
+      w.last = change.record;
+      w.last_version = change.record->version;
+      if (!w.until_purged && IsDone(*w.last, w.generation)) finished.emplace_back(it->second, true);
+    }
+  }
+  for (auto& [w, done] : finished) FinishWaiter(w, done);
+
+  // Streams.
+  std::vector<std::shared_ptr<Stream>> streams;
+  std::string deleted_team, deleted_name;
+  int64_t deleted_version = 0;
+  {
+    std::lock_guard lock(streams_mu_);
+    if (change.record) {
+      known_[change.project_id] =
+          Known{change.record->name, change.record->team, change.record->version};
+    } else {
+      auto it = known_.find(change.project_id);
+      if (it != known_.end()) {
+        deleted_team = it->second.team;
+        deleted_name = it->second.name;
+        deleted_version = it->second.version + 1;
+        known_.erase(it);
+      }
+    }
+    streams = streams_;
+  }
+  for (const auto& s : streams) {
+    DeliverToStream(s, change, deleted_team, deleted_version, deleted_name);
+  }
+}
+
+}  // namespace steward::api

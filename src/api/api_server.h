@@ -1,0 +1,63 @@
+// ApiServer: Steward's REST API (docs/api.md, docs/openapi.yaml) on an HttpServer.
+//
+// Every intent goes through engine::Intents (committed to the store before the answer); reads
+// come from the store; `?wait=` and the watch stream are driven by store listeners (no polling);
+// instance operations go through instance::InstanceOps. Blocking work (store transactions,
+// instance calls) runs on the server's own worker threads, never on the HTTP I/O threads.
+//
+// Lifecycle: Start() registers a store listener and starts serving; Stop() (idempotent, also
+// run by the destructor) ends open watch streams and waits, answers pending waits with their
+// current state, removes the listener and stops the HTTP server. The dependencies must outlive
+// the server. Thread-safe.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "common/metrics.h"
+#include "common/status.h"
+#include "engine/reconciler/engine.h"
+#include "instance/instance_ops.h"
+#include "net/http_server.h"
+#include "store/store.h"
+
+namespace steward::api {
+
+struct ApiOptions {
+  net::HttpServer::Options http;  // listen address, TLS, I/O threads (max_body_bytes is ours)
+  std::string token;              // the bearer token every /v1 request must carry; required
+  size_t max_body_bytes = 1024 * 1024;
+  std::chrono::milliseconds max_wait{600000};  // the largest ?wait= accepted
+  std::chrono::milliseconds keepalive{15000};  // watch-stream comment interval
+  int workers = 8;                             // threads for blocking work
+};
+
+struct ApiDeps {
+  store::Store* store = nullptr;
+  engine::Intents* intents = nullptr;            // usually &engine->intents()
+  const engine::EngineConfig* config = nullptr;  // namespace, for instance operations
+  instance::InstanceOps* instance = nullptr;     // null: instance operations answer 503
+  MetricsRegistry* metrics = nullptr;            // null: /metrics answers 404
+  std::function<Status()> ready;                 // /readyz; null: always ready
+};
+
+class ApiServer {
+ public:
+  static StatusOr<std::unique_ptr<ApiServer>> Start(ApiOptions options, ApiDeps deps);
+  virtual ~ApiServer() = default;
+  virtual uint16_t port() const = 0;
+  virtual void Stop() = 0;
+};
+
+// Engine metrics: sets options.on_reconcile to feed steward_reconcile_duration_seconds and
+// steward_reconciles_total{result}. Call before engine::Engine::Create.
+void InstallReconcileMetrics(MetricsRegistry& registry, engine::EngineOptions& options);
+// Scrape-time gauges: steward_workqueue_depth, steward_kube_writes_total, steward_orphans from
+// engine.stats(), steward_projects{phase} from the store. `engine` and `store` must outlive
+// the registry's use.
+void InstallStateMetrics(MetricsRegistry& registry, engine::Engine& engine, store::Store& store);
+
+}  // namespace steward::api

@@ -1,0 +1,553 @@
+// The REST API against a real engine, store and embedded cluster (docs/api.md).
+#include "api/api_server.h"
+
+#include <gtest/gtest.h>
+
+#include "api/api_internal.h"
+#include "api/api_test_support.h"
+
+namespace steward::api {
+
+// Reaches into the server for what a client cannot see: how many watch streams it holds.
+struct ServerTestPeer {
+  static size_t Streams(ApiServer& api) {
+    auto& s = static_cast<Server&>(api);
+    std::lock_guard lock(s.streams_mu_);
+    return s.streams_.size();
+  }
+  static size_t Waiters(ApiServer& api) {
+    auto& s = static_cast<Server&>(api);
+    std::lock_guard lock(s.wait_mu_);
+    return s.waiters_.size();
+  }
+};
+
+namespace testing {
+namespace {
+
+using test_support::Eventually;
+
+class ApiTest : public ApiFixture {};
+
+TEST_F(ApiTest, HealthReadinessAndMetrics) {
+  auto h = Do("GET", "/healthz", "", "", "");
+  EXPECT_EQ(h.status, 200);
+  EXPECT_EQ(h.body, "ok\n");
+  EXPECT_EQ(Do("GET", "/readyz", "", "", "").status, 200);
+  ready_ = false;
+  auto r = Do("GET", "/readyz", "", "", "");
+  EXPECT_EQ(r.status, 503);
+  EXPECT_NE(r.body.find("engine caches not synced"), std::string::npos) << r.body;
+  ready_ = true;
+  EXPECT_EQ(Do("GET", "/readyz", "", "", "").status, 200);
+
+  auto put = Do("PUT", "/v1/projects/alpha?wait=20s", SpecBody("flowfuse/node-red:4.0", true));
+  ASSERT_EQ(put.status, 201) << put.body;
+  ASSERT_EQ(Do("GET", "/v1/projects/alpha").status, 200);
+
+  auto m = Do("GET", "/metrics", "", "", "");
+  ASSERT_EQ(m.status, 200);
+  EXPECT_EQ(m.headers.Get("Content-Type"), "text/plain; version=0.0.4; charset=utf-8");
+  const std::string& t = m.body;
+  EXPECT_NE(t.find("# TYPE steward_reconcile_duration_seconds histogram\n"), std::string::npos);
+  EXPECT_NE(t.find("steward_reconciles_total{result=\"terminal\"} 0\n"), std::string::npos);
+  EXPECT_NE(t.find("steward_api_requests_total{method=\"GET\",route=\"/v1/projects/{project}\","
+                   "code=\"200\"} 1\n"),
+            std::string::npos)
+      << t;
+  EXPECT_NE(t.find("steward_api_requests_total{method=\"PUT\",route=\"/v1/projects/{project}\","
+                   "code=\"201\"} 1\n"),
+            std::string::npos);
+  EXPECT_EQ(t.find("/v1/projects/alpha"), std::string::npos) << "raw paths must not be labels";
+  EXPECT_NE(t.find("steward_projects{phase=\"Running\"} 1\n"), std::string::npos) << t;
+  EXPECT_NE(t.find("steward_projects{phase=\"Suspended\"} 0\n"), std::string::npos);
+  EXPECT_NE(t.find("steward_api_request_duration_seconds_count{route=\"/readyz\"} 3\n"),
+            std::string::npos);
+  EXPECT_NE(t.find("# TYPE steward_workqueue_depth gauge\n"), std::string::npos);
+  EXPECT_NE(t.find("# TYPE steward_kube_writes_total counter\n"), std::string::npos);
+  EXPECT_NE(t.find("steward_orphans 0\n"), std::string::npos);
+  // The reconcile histogram counted runs (whatever their results).
+  int64_t runs = 0, infinite_bucket = 0;
+  for (std::string result : {"ok", "requeue", "error", "terminal"}) {
+    const std::string count =
+        "\nsteward_reconcile_duration_seconds_count{result=\"" + result + "\"} ";
+    const std::string inf =
+        "\nsteward_reconcile_duration_seconds_bucket{result=\"" + result + "\",le=\"+Inf\"} ";
+    if (size_t at = t.find(count); at != std::string::npos) {
+      runs += std::stoll(t.substr(at + count.size()));
+    }
+    if (size_t at = t.find(inf); at != std::string::npos) {
+      infinite_bucket += std::stoll(t.substr(at + inf.size()));
+    }
+  }
+  EXPECT_GT(runs, 0) << t;
+  EXPECT_EQ(infinite_bucket, runs);
+  const std::string writes_prefix = "\nsteward_kube_writes_total ";
+  size_t at = t.find(writes_prefix);
+  ASSERT_NE(at, std::string::npos);
+  EXPECT_GE(std::stoll(t.substr(at + writes_prefix.size())), 4);  // secret, dep, svc, ingress
+}
+
+TEST_F(ApiTest, AuthenticationIsRequiredOnV1Only) {
+  for (const std::string& auth :
+       {std::string(""), std::string("Bearer wrong"), std::string("Basic ") + kToken,
+        std::string(kToken), std::string("Bearer")}) {
+    auto r = Do("GET", "/v1/projects", "", "", auth);
+    ExpectError(r, 401, "Unauthorized", "", auth.empty() ? "Authorization" : "not valid");
+    EXPECT_EQ(r.headers.Get("WWW-Authenticate"), "Bearer realm=\"steward\"") << auth;
+  }
+  // Unknown /v1 paths do not reveal themselves without a token either.
+  EXPECT_EQ(Do("GET", "/v1/nope", "", "", "").status, 401);
+  // The scheme is case-insensitive.
+  EXPECT_EQ(Do("GET", "/v1/projects", "", "", std::string("bearer ") + kToken).status, 200);
+  EXPECT_EQ(Do("GET", "/healthz", "", "", "Bearer wrong").status, 200);
+  EXPECT_EQ(Do("GET", "/metrics", "", "", "").status, 200);
+}
+
+TEST_F(ApiTest, PutCreatesUpdatesAndIsIdempotent) {
+  auto created = Do("PUT", "/v1/projects/alpha", SpecBody());
+  ASSERT_EQ(created.status, 201) << created.body;
+  Json p = Body(created);
+  EXPECT_EQ(p["name"], "alpha");
+  EXPECT_EQ(p["team"], "t1");
+  EXPECT_EQ(p["generation"], 1);
+  EXPECT_EQ(p["desiredState"], "suspended");
+  EXPECT_EQ(p["restartEpoch"], 0);
+  EXPECT_EQ(p["spec"]["stack"]["image"], "flowfuse/node-red:4.0");
+  EXPECT_TRUE(p["status"].contains("phase"));
+  EXPECT_EQ(GetString(p, "createdAt").size(), 24u) << p.dump();  // 2026-11-30T04:00:00.000Z
+  EXPECT_EQ(GetString(p, "createdAt").back(), 'Z');
+  const std::string id = p["id"];
+
+  auto same = Do("PUT", "/v1/projects/alpha", SpecBody());
+  ASSERT_EQ(same.status, 200) << same.body;
+  EXPECT_EQ(Body(same)["generation"], 1);
+
+  auto changed = Do("PUT", "/v1/projects/alpha", SpecBody("flowfuse/node-red:4.1"));
+  ASSERT_EQ(changed.status, 200);
+  EXPECT_EQ(Body(changed)["generation"], 2);
+  EXPECT_EQ(Body(changed)["spec"]["stack"]["image"], "flowfuse/node-red:4.1");
+  EXPECT_EQ(Body(changed)["id"], id);
+
+  // By id and by name.
+  EXPECT_EQ(Body(Do("GET", "/v1/projects/" + id))["name"], "alpha");
+  EXPECT_EQ(Body(Do("GET", "/v1/projects/alpha"))["id"], id);
+
+  // An explicit id on create; a different id for an existing name is a conflict.
+  Json b =
+      Body(Do("PUT", "/v1/projects/beta", DumpJson(Json{{"spec", Spec()}, {"id", "beta-id-1"}})));
+  EXPECT_EQ(b["id"], "beta-id-1");
+  std::string before = StoreState();
+  auto conflict =
+      Do("PUT", "/v1/projects/alpha", DumpJson(Json{{"spec", Spec()}, {"id", "other-id"}}));
+  ExpectError(conflict, 409, "Conflict", "", "taken by project " + id);
+  EXPECT_EQ(StoreState(), before);
+}
+
+TEST_F(ApiTest, WaitUntilRunningSuspendedAndPurged) {
+  auto put = Do("PUT", "/v1/projects/alpha?wait=20s", SpecBody("flowfuse/node-red:4.0", true));
+  ASSERT_EQ(put.status, 201) << put.body;
+  Json p = Body(put);
+  EXPECT_EQ(p["status"]["phase"], "Running") << put.body;
+  EXPECT_GE(p["status"]["observedGeneration"].get<int64_t>(), p["generation"].get<int64_t>());
+  const std::string id = p["id"];
+  EXPECT_TRUE(Observe(id, "alpha").endpoints_ready);
+
+  auto start = Do("POST", "/v1/projects/alpha/start");  // already running: nothing changes
+  ASSERT_EQ(start.status, 202);
+  EXPECT_EQ(Body(start)["generation"], p["generation"]);
+
+  auto suspend = Do("POST", "/v1/projects/alpha/suspend?wait=20s");
+  ASSERT_EQ(suspend.status, 200) << suspend.body;
+  EXPECT_EQ(Body(suspend)["status"]["phase"], "Suspended");
+  EXPECT_EQ(Body(suspend)["generation"], 2);
+  EXPECT_FALSE(Observe(id, "alpha").deployment);
+
+  // Restart of a suspended project is a conflict and changes nothing.
+  std::string before = StoreState();
+  ExpectError(Do("POST", "/v1/projects/alpha/restart"), 409, "Conflict", "", "not running");
+  EXPECT_EQ(StoreState(), before);
+
+  auto del = Do("DELETE", "/v1/projects/" + id + "?wait=20s");
+  ASSERT_EQ(del.status, 200) << del.body;
+  EXPECT_EQ(Body(del), (Json{{"id", id}, {"name", "alpha"}, {"deleted", true}}));
+  ExpectError(Do("GET", "/v1/projects/alpha"), 404, "NotFound", "", "alpha");
+  EXPECT_TRUE(Leftovers(id).empty());
+
+  // History stays reachable by id, oldest first, ending with the tombstone.
+  auto hist = Do("GET", "/v1/projects/" + id + "/history");
+  ASSERT_EQ(hist.status, 200) << hist.body;
+  Json items = Body(hist)["items"];
+  ASSERT_GE(items.size(), 4u);
+  EXPECT_EQ(items[0]["kind"], "operation");
+  EXPECT_EQ(items[0]["summary"], "create+start");
+  EXPECT_EQ(items.back()["kind"], "purged");
+  std::vector<std::string> kinds;
+  for (size_t i = 1; i < items.size(); ++i) {
+    EXPECT_GT(items[i]["seq"].get<int64_t>(), items[i - 1]["seq"].get<int64_t>());
+  }
+  for (const auto& i : items) kinds.push_back(i["kind"]);
+  EXPECT_NE(std::find(kinds.begin(), kinds.end(), "phase"), kinds.end());
+  // Paging through history with after/limit.
+  auto page = Body(Do("GET", "/v1/projects/" + id + "/history?limit=1&after=" +
+                                 std::to_string(items[0]["seq"].get<int64_t>())))["items"];
+  ASSERT_EQ(page.size(), 1u);
+  EXPECT_EQ(page[0], items[1]);
+}
+
+TEST_F(ApiTest, WaitTimesOutWith202) {
+  auto put = Do("PUT", "/v1/projects/alpha?wait=1ms", SpecBody("flowfuse/node-red:4.0", true));
+  ASSERT_EQ(put.status, 202) << put.body;
+  EXPECT_NE(Body(put)["status"]["phase"], "Running");
+  // A wait of 0 answers at once too.
+  EXPECT_EQ(Do("POST", "/v1/projects/alpha/restart?wait=0").status, 202);
+}
+
+TEST_F(ApiTest, StopAnswersPendingWaitsAndEndsStreams) {
+  ASSERT_EQ(Do("PUT", "/v1/projects/alpha", SpecBody()).status, 201);
+  engine_->Stop();  // nothing converges any more: the wait below stays pending
+  Watcher watcher(api_->port(), "/v1/watch");
+  ASSERT_TRUE(Eventually([&] { return watcher.Has("sync"); }));
+  net::HttpResponse answer;
+  std::thread waiting([&] { answer = Do("POST", "/v1/projects/alpha/start?wait=60s"); });
+  ASSERT_TRUE(Eventually(
+      [&] { return watcher.Has("project", "", "alpha") && watcher.events().size() >= 3; }));
+  api_->Stop();
+  waiting.join();
+  EXPECT_EQ(answer.status, 202) << answer.body;
+  EXPECT_EQ(Body(answer)["desiredState"], "running");
+  ASSERT_TRUE(Eventually([&] { return watcher.done(); }));
+  EXPECT_EQ(watcher.error(), "");  // ended with the last chunk, not cut off
+  EXPECT_EQ(watcher.status(), 200);
+}
+
+TEST_F(ApiTest, ListFiltersAndPages) {
+  for (std::string n : {"p1", "p2", "p3"}) {
+    ASSERT_EQ(Do("PUT", "/v1/projects/" + n,
+                 SpecBody("flowfuse/node-red:4.0", false, n == "p3" ? "t2" : "t1"))
+                  .status,
+              201);
+  }
+  auto first = Body(Do("GET", "/v1/projects?limit=2"));
+  ASSERT_EQ(first["items"].size(), 2u);
+  ASSERT_NE(first["continue"], "");
+  auto second = Body(Do("GET", "/v1/projects?limit=2&continue=" +
+                                   net::PercentEncode(first["continue"].get<std::string>())));
+  ASSERT_EQ(second["items"].size(), 1u) << second.dump();
+  EXPECT_EQ(second["continue"], "");
+  std::vector<std::string> ids;
+  for (const auto& i : first["items"]) ids.push_back(i["id"]);
+  ids.push_back(second["items"][0]["id"]);
+  EXPECT_TRUE(std::is_sorted(ids.begin(), ids.end()));
+  EXPECT_EQ(std::set<std::string>(ids.begin(), ids.end()).size(), 3u);
+
+  auto t2 = Body(Do("GET", "/v1/projects?team=t2"));
+  ASSERT_EQ(t2["items"].size(), 1u);
+  EXPECT_EQ(t2["items"][0]["name"], "p3");
+  EXPECT_EQ(Body(Do("GET", "/v1/projects?desiredState=suspended"))["items"].size(), 3u);
+  EXPECT_EQ(Body(Do("GET", "/v1/projects?desiredState=running"))["items"].size(), 0u);
+  EXPECT_EQ(Body(Do("GET", "/v1/projects?phase=Running"))["items"].size(), 0u);
+  ASSERT_TRUE(Eventually(
+      [&] { return Body(Do("GET", "/v1/projects?phase=Suspended"))["items"].size() == 3u; }));
+
+  ExpectError(Do("GET", "/v1/projects?limit=0"), 400, "InvalidArgument", "limit", "between 1");
+  ExpectError(Do("GET", "/v1/projects?limit=1001"), 400, "InvalidArgument", "limit", "1000");
+  ExpectError(Do("GET", "/v1/projects?limit=x"), 400, "InvalidArgument", "limit", "\"x\"");
+  ExpectError(Do("GET", "/v1/projects?continue=garbage"), 400, "InvalidArgument", "continue",
+              "token");
+  ExpectError(Do("GET", "/v1/projects?phase=Sleeping"), 400, "InvalidArgument", "phase",
+              "Sleeping");
+  ExpectError(Do("GET", "/v1/projects?desiredState=off"), 400, "InvalidArgument", "desiredState",
+              "off");
+}
+
+TEST_F(ApiTest, PendingFilterIncludesProjectsWithoutStatus) {
+  engine_->Stop();  // the engine writes no status
+  ASSERT_EQ(Do("PUT", "/v1/projects/p1", SpecBody()).status, 201);
+  auto pending = Body(Do("GET", "/v1/projects?phase=Pending"));
+  ASSERT_EQ(pending["items"].size(), 1u);
+  EXPECT_EQ(pending["items"][0]["status"]["phase"], "Pending");
+  EXPECT_EQ(pending["items"][0]["status"]["reason"], "Accepted");
+}
+
+TEST_F(ApiTest, WatchDeliversEveryPhaseOfAStartInOrderAndTheDeletion) {
+  Watcher all(api_->port(), "/v1/watch");
+  Watcher other_team(api_->port(), "/v1/watch?team=t2&initial=false");
+  ASSERT_TRUE(Eventually([&] { return all.Has("sync"); }));
+  EXPECT_EQ(all.events()[0].event, "sync");  // no projects yet
+  EXPECT_EQ(all.content_type(), "");         // headers are reported at the end
+
+  auto put = Do("PUT", "/v1/projects/alpha?wait=20s", SpecBody("flowfuse/node-red:4.0", true));
+  ASSERT_EQ(put.status, 201);
+  const std::string id = Body(put)["id"];
+  ASSERT_TRUE(Eventually([&] { return all.Has("project", "Running", "alpha"); }));
+  ASSERT_EQ(Do("DELETE", "/v1/projects/alpha?wait=20s").status, 200);
+  ASSERT_TRUE(Eventually([&] { return all.Has("deleted"); }));
+
+  // The phases in the order they were committed: Pending, Provisioning..., Running, then the
+  // teardown, and the deletion last; ids (record versions) increase.
+  std::vector<std::string> phases;
+  int64_t last_version = 0;
+  Json deleted;
+  std::string deleted_id;
+  for (const auto& e : all.events()) {
+    if (e.event == "sync") continue;
+    if (e.event == "deleted") {
+      deleted = Body(net::HttpResponse{200, {}, e.data});
+      deleted_id = e.id;
+      continue;
+    }
+    ASSERT_EQ(e.event, "project");
+    ASSERT_TRUE(deleted.is_null()) << "an event after the deletion";
+    Json p = Body(net::HttpResponse{200, {}, e.data});
+    EXPECT_EQ(p["id"], id);
+    int64_t v = std::stoll(e.id);
+    EXPECT_GT(v, last_version);
+    last_version = v;
+    std::string phase = p["status"]["phase"];
+    if (phases.empty() || phases.back() != phase) phases.push_back(phase);
+  }
+  ASSERT_GE(phases.size(), 4u);
+  EXPECT_EQ(phases[0], "Pending");
+  EXPECT_EQ(phases[1], "Provisioning");
+  EXPECT_EQ(phases[2], "Running");
+  EXPECT_EQ(phases[3], "Deleting");
+  EXPECT_EQ(deleted, (Json{{"id", id}, {"name", "alpha"}}));
+  EXPECT_EQ(std::stoll(deleted_id), last_version + 1);
+
+  // A stream for another team saw nothing; keep-alive comments flow.
+  EXPECT_TRUE(other_team.events().empty());
+  ASSERT_TRUE(Eventually([&] { return other_team.comments() > 0; }));
+}
+
+TEST_F(ApiTest, WatchSnapshotAndProjectFilter) {
+  ASSERT_EQ(Do("PUT", "/v1/projects/p1", SpecBody()).status, 201);
+  ASSERT_EQ(Do("PUT", "/v1/projects/p2", SpecBody()).status, 201);
+  Watcher one(api_->port(), "/v1/watch?project=p2");
+  ASSERT_TRUE(Eventually([&] { return one.Has("sync"); }));
+  auto events = one.events();
+  ASSERT_GE(events.size(), 2u);
+  EXPECT_EQ(events[0].event, "project");
+  EXPECT_EQ(Body(net::HttpResponse{200, {}, events[0].data})["name"], "p2");
+  EXPECT_EQ(events[1].event, "sync");
+  EXPECT_EQ(events[1].data, "{\"projects\":1}");
+  ASSERT_EQ(Do("PUT", "/v1/projects/p1", SpecBody("flowfuse/node-red:4.1")).status, 200);
+  ASSERT_EQ(Do("PUT", "/v1/projects/p2", SpecBody("flowfuse/node-red:4.1")).status, 200);
+  ASSERT_TRUE(Eventually([&] {
+    for (const auto& e : one.events()) {
+      if (e.event == "project" && e.data.find("4.1") != std::string::npos) return true;
+    }
+    return false;
+  }));
+  for (const auto& e : one.events()) {
+    if (e.event == "project") {
+      EXPECT_EQ(Body(net::HttpResponse{200, {}, e.data})["name"], "p2");
+    }
+  }
+  ExpectError(Do("GET", "/v1/watch?project=nope"), 404, "NotFound", "", "nope");
+  ExpectError(Do("GET", "/v1/watch?initial=maybe"), 400, "InvalidArgument", "initial", "maybe");
+}
+
+TEST_F(ApiTest, CredentialCheckAcceptsActiveAndRefusesRevokedAfterRotate) {
+  auto put = Do("PUT", "/v1/projects/alpha?wait=20s", SpecBody("flowfuse/node-red:4.0", true));
+  ASSERT_EQ(put.status, 201);
+  const std::string id = Body(put)["id"];
+  auto creds = Creds(id);
+  ASSERT_EQ(creds.size(), 1u);
+  const std::string old_token = creds[0].token;
+  auto check = [&](const std::string& token) {
+    return Body(Do("POST", "/v1/credentials/check", DumpJson(Json{{"token", token}})));
+  };
+  EXPECT_EQ(check(old_token),
+            (Json{{"valid", true}, {"projectId", id}, {"project", "alpha"}, {"state", "active"}}));
+  EXPECT_EQ(check("no-such-token"), (Json{{"valid", false}, {"state", "unknown"}}));
+
+  auto rotate = Do("POST", "/v1/projects/alpha/rotate-credentials?wait=20s");
+  ASSERT_EQ(rotate.status, 200) << rotate.body;
+  ASSERT_TRUE(Eventually([&] { return check(old_token)["state"] == "revoked"; }));
+  EXPECT_EQ(check(old_token), (Json{{"valid", false}, {"state", "revoked"}}));
+  std::string new_token;
+  for (const auto& c : Creds(id)) {
+    if (c.state == store::CredentialState::kActive) new_token = c.token;
+  }
+  ASSERT_FALSE(new_token.empty());
+  EXPECT_EQ(check(new_token)["valid"], true);
+
+  ExpectError(Do("POST", "/v1/credentials/check", "{}"), 400, "InvalidArgument", "token",
+              "non-empty string");
+  ExpectError(Do("POST", "/v1/credentials/check", R"({"token":"x","extra":1})"), 400,
+              "InvalidArgument", "extra", "unknown field");
+}
+
+TEST_F(ApiTest, RefusedRequestsChangeNothing) {
+  auto put = Do("PUT", "/v1/projects/alpha?wait=20s", SpecBody());
+  ASSERT_EQ(put.status, 201) << put.body;
+  const std::string before = StoreState();
+  const uint64_t writes = ClusterWrites();
+
+  ExpectError(Do("PUT", "/v1/projects/alpha", "{\"spec\": "), 400, "MalformedJson", "", "not JSON");
+  ExpectError(Do("PUT", "/v1/projects/alpha", "[1]"), 400, "InvalidArgument", "",
+              "must be a JSON object");
+  ExpectError(Do("PUT", "/v1/projects/alpha", ""), 400, "MalformedJson", "", "empty");
+  ExpectError(Do("PUT", "/v1/projects/alpha", DumpJson(Json{{"spec", Spec()}, {"color", 1}})), 400,
+              "InvalidArgument", "color", "color: unknown field");
+  Json bad_spec = Spec();
+  bad_spec["foo"] = 1;
+  ExpectError(Do("PUT", "/v1/projects/alpha", DumpJson(Json{{"spec", bad_spec}})), 400,
+              "InvalidArgument", "spec.foo", "unknown field");
+  bad_spec = Spec();
+  bad_spec["stack"]["memory"] = 64;
+  ExpectError(Do("PUT", "/v1/projects/alpha", DumpJson(Json{{"spec", bad_spec}})), 400,
+              "InvalidArgument", "spec.stack.memory", "between 128 and 65536");
+  ExpectError(Do("PUT", "/v1/projects/alpha", DumpJson(Json{{"id", "x"}})), 400, "InvalidArgument",
+              "spec", "required");
+  ExpectError(Do("PUT", "/v1/projects/alpha", DumpJson(Json{{"spec", Spec()}, {"start", "yes"}})),
+              400, "InvalidArgument", "start", "boolean");
+  ExpectError(Do("PUT", "/v1/projects/Bad_Name", SpecBody()), 400, "InvalidArgument", "name",
+              "Bad_Name");
+  ExpectError(Do("PUT", "/v1/projects/x-custom", SpecBody()), 400, "InvalidArgument", "name",
+              "reserved");
+  ExpectError(Do("PUT", "/v1/projects/" + std::string(41, 'a'), SpecBody()), 400, "InvalidArgument",
+              "name", "at most 40");
+  ExpectError(Do("PUT", "/v1/projects/beta", DumpJson(Json{{"spec", Spec()}, {"id", "Bad Id"}})),
+              400, "InvalidArgument", "id", "DNS-1123");
+  std::string big = SpecBody();
+  big.insert(big.size() - 1, ",\"pad\":\"" + std::string(1024 * 1024, 'x') + "\"");
+  ExpectError(Do("PUT", "/v1/projects/alpha", big), 413, "BodyTooLarge", "", "1048576");
+  // Over the HTTP server's own limit too (the connection is then closed after the answer).
+  big.insert(big.size() - 1, ",\"more\":\"" + std::string(512 * 1024, 'y') + "\"");
+  ExpectError(Do("PUT", "/v1/projects/alpha", big), 413, "BodyTooLarge", "", "1048576");
+  ExpectError(Do("PUT", "/v1/projects/alpha", SpecBody(), "text/plain"), 415,
+              "UnsupportedMediaType", "", "text/plain");
+  ExpectError(Do("PUT", "/v1/projects/alpha", SpecBody(), ""), 415, "UnsupportedMediaType", "",
+              "application/json");
+  ExpectError(Do("PUT", "/v1/projects/alpha", SpecBody(), "application/json; charset=latin1"), 415,
+              "UnsupportedMediaType", "", "latin1");
+  ExpectError(Do("POST", "/v1/projects/nope/start"), 404, "NotFound", "", "nope");
+  ExpectError(Do("DELETE", "/v1/projects/nope"), 404, "NotFound", "", "nope");
+  ExpectError(Do("GET", "/v1/projects/nope/history"), 404, "NotFound", "", "nope");
+  ExpectError(Do("PUT", "/v1/projects/alpha?wait=forever", SpecBody("flowfuse/node-red:4.2")), 400,
+              "InvalidArgument", "wait", "forever");
+  ExpectError(Do("POST", "/v1/projects/alpha/start?wait=11m"), 400, "InvalidArgument", "wait",
+              "11m");
+  ExpectError(Do("DELETE", "/v1/projects/alpha?wait=-1s"), 400, "InvalidArgument", "wait", "-1s");
+  ExpectError(Do("POST", "/v1/projects/alpha/start", R"({"now":true})"), 400, "InvalidArgument",
+              "now", "unknown field");
+  auto wrong = Do("POST", "/v1/projects/alpha");
+  ExpectError(wrong, 405, "MethodNotAllowed", "", "POST");
+  EXPECT_EQ(wrong.headers.Get("Allow"), "DELETE, GET, PUT");
+  auto wrong2 = Do("GET", "/v1/projects/alpha/start");
+  ExpectError(wrong2, 405, "MethodNotAllowed", "", "GET");
+  EXPECT_EQ(wrong2.headers.Get("Allow"), "POST");
+  ExpectError(Do("GET", "/v1/nothing/here"), 404, "NotFound", "", "/v1/nothing/here");
+  ExpectError(Do("GET", "/nothing"), 404, "NotFound", "", "/nothing");
+
+  EXPECT_EQ(StoreState(), before);
+  EXPECT_EQ(ClusterWrites(), writes);
+  // A charset parameter is accepted.
+  EXPECT_EQ(Do("PUT", "/v1/projects/alpha", SpecBody(), "application/json; charset=utf-8").status,
+            200);
+}
+
+TEST_F(ApiTest, OperationsOnADeletingProjectConflict) {
+  engine_->Stop();  // the deletion stays pending
+  ASSERT_EQ(Do("PUT", "/v1/projects/alpha", SpecBody()).status, 201);
+  auto del = Do("DELETE", "/v1/projects/alpha");
+  ASSERT_EQ(del.status, 202);
+  EXPECT_EQ(Body(del)["desiredState"], "deleted");
+  const std::string before = StoreState();
+  ExpectError(Do("POST", "/v1/projects/alpha/start"), 409, "Conflict", "", "being deleted");
+  ExpectError(Do("POST", "/v1/projects/alpha/rotate-credentials"), 409, "Conflict", "",
+              "being deleted");
+  ExpectError(Do("PUT", "/v1/projects/alpha", SpecBody("flowfuse/node-red:4.1")), 409, "Conflict",
+              "", "being deleted");
+  EXPECT_EQ(StoreState(), before);
+}
+
+TEST_F(ApiTest, InstanceOperations) {
+  ASSERT_EQ(
+      Do("PUT", "/v1/projects/alpha?wait=20s", SpecBody("flowfuse/node-red:4.0", true)).status,
+      201);
+  ASSERT_EQ(Do("PUT", "/v1/projects/beta?wait=20s", SpecBody()).status, 201);
+  const std::string id = Body(Do("GET", "/v1/projects/alpha"))["id"];
+
+  auto info = Do("GET", "/v1/projects/alpha/instance");
+  ASSERT_EQ(info.status, 200) << info.body;
+  EXPECT_EQ(Body(info)["project"]["id"], id);
+  EXPECT_EQ(Body(info)["instance"]["id"], id);
+  EXPECT_EQ(Body(info)["instance"]["state"], "running");
+
+  auto stop = Do("POST", "/v1/projects/alpha/flows/stop");
+  ASSERT_EQ(stop.status, 200) << stop.body;
+  ASSERT_EQ(Body(stop)["pods"].size(), 1u);
+  EXPECT_EQ(Body(stop)["pods"][0]["status"], 200);
+  EXPECT_EQ(Body(Do("GET", "/v1/projects/alpha/instance"))["instance"]["state"], "stopped");
+  ASSERT_EQ(Do("POST", "/v1/projects/alpha/flows/start").status, 200);
+  ASSERT_EQ(Do("POST", "/v1/projects/alpha/flows/restart").status, 200);
+  // Start while running: the launcher refuses.
+  ExpectError(Do("POST", "/v1/projects/alpha/flows/start"), 502, "InstanceError", "",
+              "already running");
+  auto logout = Do("POST", "/v1/projects/alpha/logout", R"({"token":"user-token"})");
+  ASSERT_EQ(logout.status, 200) << logout.body;
+  ExpectError(Do("POST", "/v1/projects/alpha/logout", "{}"), 400, "InvalidArgument", "token",
+              "non-empty");
+
+  auto logs = Do("GET", "/v1/projects/alpha/logs");
+  ASSERT_EQ(logs.status, 200) << logs.body;
+  Json items = Body(logs)["items"];
+  ASSERT_FALSE(items.empty());
+  bool saw_stop = false, saw_logout = false;
+  for (const auto& l : items) {
+    EXPECT_FALSE(GetString(l, "pod").empty());
+    saw_stop |= GetString(l, "msg") == "Stopping Node-RED";
+    saw_logout |= GetString(l, "msg") == "Logging out of the editor";
+  }
+  EXPECT_TRUE(saw_stop);
+  EXPECT_TRUE(saw_logout);
+
+  for (std::string path : {"/instance", "/logs"}) {
+    ExpectError(Do("GET", "/v1/projects/beta" + path), 409, "ProjectNotRunning", "", "Suspended");
+  }
+  ExpectError(Do("POST", "/v1/projects/beta/flows/start"), 409, "ProjectNotRunning", "",
+              "Suspended");
+  ExpectError(Do("POST", "/v1/projects/beta/logout", R"({"token":"t"})"), 409, "ProjectNotRunning",
+              "", "Suspended");
+  ExpectError(Do("GET", "/v1/projects/nope/instance"), 404, "NotFound", "", "nope");
+}
+
+TEST_F(ApiTest, AWaitEndsWhenItsClientLeaves) {
+  engine_->Stop();  // nothing converges: the wait below would last its full minute
+  ASSERT_EQ(Do("PUT", "/v1/projects/alpha", SpecBody()).status, 201);
+  {
+    net::HttpClient::Options o;
+    o.port = api_->port();
+    o.bearer_token = kToken;
+    o.timeout = milliseconds(300);
+    auto client = net::HttpClient::Create(o);
+    auto r = client->Request("POST", "/v1/projects/alpha/start?wait=60s");
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.error().code(), StatusCode::kDeadlineExceeded);
+  }
+  ASSERT_TRUE(Eventually([&] { return ServerTestPeer::Waiters(*api_) == 0; }));
+  // The intent itself was committed before the wait began.
+  EXPECT_EQ(Body(Do("GET", "/v1/projects/alpha"))["desiredState"], "running");
+}
+
+TEST_F(ApiTest, AGoneWatchClientIsForgottenAndNeverBlocksCommits) {
+  {
+    Watcher w(api_->port(), "/v1/watch?initial=false");
+    ASSERT_TRUE(Eventually([&] { return w.comments() > 0; }));
+    EXPECT_EQ(ServerTestPeer::Streams(*api_), 1u);
+    w.Stop();  // the client reads no more and closes at its next chunk
+    ASSERT_TRUE(Eventually([&] { return w.done(); }));
+  }
+  ASSERT_TRUE(Eventually([&] { return ServerTestPeer::Streams(*api_) == 0; }));
+  // Commits go on (the listener has nobody to wait for).
+  for (std::string n : {"p1", "p2", "p3"}) {
+    ASSERT_EQ(Do("PUT", "/v1/projects/" + n, SpecBody()).status, 201);
+  }
+}
+
+}  // namespace
+}  // namespace testing
+}  // namespace steward::api

@@ -1,0 +1,278 @@
+// Test fixture for the API: the engine fixture (embedded cluster, SQLite store, engine) plus
+// InstanceOps through the API server's pod proxy, a metrics registry and the ApiServer on port
+// 0, and a client that speaks to it.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "api/api_server.h"
+#include "common/metrics.h"
+#include "engine/reconciler/engine_test_support.h"
+#include "instance/instance_ops.h"
+#include "net/http_client.h"
+
+namespace steward::api::testing {
+
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+
+inline constexpr const char* kToken = "test-api-token-0123456789";
+
+// One server-sent event.
+struct Event {
+  std::string event, id, data;
+};
+
+// Splits an SSE byte stream into events (comments are counted, not returned).
+class SseParser {
+ public:
+  void Feed(std::string_view data, std::vector<Event>* out, int* comments) {
+    buffer_ += data;
+    size_t end;
+    while ((end = buffer_.find("\n\n")) != std::string::npos) {
+      std::string block = buffer_.substr(0, end);
+      buffer_.erase(0, end + 2);
+      Event e;
+      bool any = false;
+      size_t i = 0;
+      while (i <= block.size()) {
+        size_t nl = block.find('\n', i);
+        if (nl == std::string::npos) nl = block.size();
+        std::string line = block.substr(i, nl - i);
+        i = nl + 1;
+        if (line.empty()) continue;
+        if (line[0] == ':') {
+          ++*comments;
+          continue;
+        }
+        size_t colon = line.find(": ");
+        ASSERT_NE(colon, std::string::npos) << "bad SSE line: " << line;
+        std::string field = line.substr(0, colon), value = line.substr(colon + 2);
+        if (field == "event") {
+          e.event = value;
+        } else if (field == "id") {
+          e.id = value;
+        } else if (field == "data") {
+          e.data = value;
+        } else {
+          ADD_FAILURE() << "unknown SSE field: " << line;
+        }
+        any = true;
+      }
+      if (any) out->push_back(std::move(e));
+    }
+  }
+
+ private:
+  std::string buffer_;
+};
+
+// A watch stream read on its own thread.
+class Watcher {
+ public:
+  Watcher(uint16_t port, std::string target) {
+    thread_ = std::thread([this, port, target] {
+      net::HttpClient::Options o;
+      o.port = port;
+      o.bearer_token = kToken;
+      auto client = net::HttpClient::Create(o);
+      SseParser parser;
+      auto r = client->Stream(
+          "GET", target,
+          [&](std::string_view data) {
+            std::lock_guard lock(mu_);
+            parser.Feed(data, &events_, &comments_);
+            return !stop_;
+          },
+          {}, seconds(60));
+      std::lock_guard lock(mu_);
+      done_ = true;
+      if (r.ok()) {
+        status_ = r->status;
+        content_type_ = std::string(r->headers.Get("Content-Type"));
+      } else {
+        error_ = r.error().ToString();
+      }
+    });
+  }
+  ~Watcher() {
+    Stop();
+    thread_.join();
+  }
+  void Stop() {
+    std::lock_guard lock(mu_);
+    stop_ = true;
+  }
+  std::vector<Event> events() {
+    std::lock_guard lock(mu_);
+    return events_;
+  }
+  int comments() {
+    std::lock_guard lock(mu_);
+    return comments_;
+  }
+  bool done() {
+    std::lock_guard lock(mu_);
+    return done_;
+  }
+  std::string error() {
+    std::lock_guard lock(mu_);
+    return error_;
+  }
+  int status() {
+    std::lock_guard lock(mu_);
+    return status_;
+  }
+  std::string content_type() {
+    std::lock_guard lock(mu_);
+    return content_type_;
+  }
+  bool Has(std::string_view event, std::string_view phase = "", std::string_view name = "") {
+    for (const auto& e : events()) {
+      if (e.event != event) continue;
+      if (name.empty() && phase.empty()) return true;
+      auto j = ParseJson(e.data);
+      if (!j.ok()) continue;
+      if (!name.empty() && GetString(*j, "name") != name) continue;
+      if (!phase.empty() && GetString((*j)["status"], "phase") != phase) continue;
+      return true;
+    }
+    return false;
+  }
+
+ private:
+  std::mutex mu_;
+  std::vector<Event> events_;
+  int comments_ = 0;
+  bool stop_ = false, done_ = false;
+  int status_ = 0;
+  std::string error_, content_type_;
+  std::thread thread_;
+};
+
+class ApiFixture : public engine::testing::EngineFixture {
+ protected:
+  void SetUp() override {
+    EngineFixture::SetUp();
+    StartCluster();
+    OpenStore();
+    engine::EngineOptions eo = DefaultOptions();
+    InstallReconcileMetrics(metrics_, eo);
+    StartEngine(eo);
+    InstallStateMetrics(metrics_, *engine_, *store_);
+    instance::InstanceOptions io;
+    io.ns = kNs;
+    io.access = instance::Access::kProxy;
+    instance_ = std::make_unique<instance::InstanceOps>(client_, io);
+    config_ = eo.config;
+    StartApi();
+  }
+  void TearDown() override {
+    if (api_) api_->Stop();
+    api_.reset();
+    EngineFixture::TearDown();
+  }
+
+  void StartApi() {
+    ApiOptions o;
+    o.token = kToken;
+    o.keepalive = milliseconds(100);
+    o.workers = 4;
+    ApiDeps d;
+    d.store = store_.get();
+    d.intents = &engine_->intents();
+    d.config = &config_;
+    d.instance = instance_.get();
+    d.metrics = &metrics_;
+    d.ready = [this]() -> Status {
+      if (!ready_) return Unavailable("engine caches not synced");
+      return Status::Ok();
+    };
+    auto s = ApiServer::Start(o, d);
+    ASSERT_TRUE(s.ok()) << s.error().ToString();
+    api_ = std::move(*s);
+  }
+
+  net::HttpResponse Do(const std::string& method, const std::string& target,
+                       const std::string& body = "", std::string content_type = "application/json",
+                       std::string authorization = std::string("Bearer ") + kToken) {
+    net::HttpClient::Options o;
+    o.port = api_->port();
+    o.timeout = seconds(30);
+    auto client = net::HttpClient::Create(o);
+    net::Headers h;
+    if (!authorization.empty()) h.Set("Authorization", authorization);
+    if (!body.empty() && !content_type.empty()) h.Set("Content-Type", content_type);
+    auto r = client->Request(method, target, body, h);
+    EXPECT_TRUE(r.ok()) << method << " " << target << ": " << r.error().ToString();
+    return r.ok() ? *r : net::HttpResponse{0, {}, ""};
+  }
+  static Json Body(const net::HttpResponse& r) {
+    auto j = ParseJson(r.body);
+    EXPECT_TRUE(j.ok()) << r.body;
+    return j.ok() ? *j : Json();
+  }
+  // Asserts an error answer: status, reason, field ("" = absent) and a message fragment.
+  static void ExpectError(const net::HttpResponse& r, int status, std::string_view reason,
+                          std::string_view field, std::string_view message_part) {
+    EXPECT_EQ(r.status, status) << r.body;
+    Json j = Body(r);
+    ASSERT_TRUE(j.contains("error")) << r.body;
+    const Json& e = j["error"];
+    EXPECT_EQ(e["code"], status) << r.body;
+    EXPECT_EQ(GetString(e, "reason"), reason) << r.body;
+    if (field.empty()) {
+      EXPECT_FALSE(e.contains("field")) << r.body;
+    } else {
+      EXPECT_EQ(GetString(e, "field"), field) << r.body;
+    }
+    EXPECT_NE(GetString(e, "message").find(message_part), std::string::npos) << r.body;
+    EXPECT_EQ(r.headers.Get("Content-Type"), "application/json");
+  }
+
+  static std::string SpecBody(const std::string& image = "flowfuse/node-red:4.0",
+                              bool start = false, const std::string& team = "t1") {
+    Json spec = Spec(image);
+    spec["team"] = team;
+    Json b = {{"spec", spec}};
+    if (start) b["start"] = true;
+    return DumpJson(b);
+  }
+
+  // Everything a refused request must leave alone: every project's intent (the engine's status
+  // writes, which go on concurrently, are not part of it), its operations and credentials.
+  std::string StoreState() {
+    std::string out;
+    auto all = store_->ListProjects({});
+    EXPECT_TRUE(all.ok());
+    for (const auto& r : *all) {
+      out += r.id + " " + r.name + " " + r.team + " g" + std::to_string(r.generation) + " e" +
+             std::to_string(r.restart_epoch) + " " + std::string(store::ToString(r.desired)) + " " +
+             r.spec_json + "\n";
+      auto h = store_->ListHistory(r.id, 0, 0);
+      EXPECT_TRUE(h.ok());
+      for (const auto& e : *h) {
+        if (e.kind == "operation") out += "  " + std::to_string(e.seq) + " " + e.summary + "\n";
+      }
+      auto c = store_->ListCredentials(r.id);
+      EXPECT_TRUE(c.ok());
+      for (const auto& cr : *c)
+        out += "  " + cr.id + " " + std::string(store::ToString(cr.state)) + "\n";
+    }
+    return out;
+  }
+
+  MetricsRegistry metrics_;
+  engine::EngineConfig config_;
+  std::unique_ptr<instance::InstanceOps> instance_;
+  std::unique_ptr<ApiServer> api_;
+  std::atomic<bool> ready_{true};
+};
+
+}  // namespace steward::api::testing

@@ -1,0 +1,83 @@
+// The engine's and the store's metrics (docs/api.md, /metrics).
+#include <map>
+
+#include "api/api_server.h"
+#include "engine/model/project.h"
+
+namespace steward::api {
+namespace {
+
+std::string_view ResultName(engine::WorkResult::Kind k) {
+  switch (k) {
+    case engine::WorkResult::Kind::kOk:
+      return "ok";
+    case engine::WorkResult::Kind::kRequeueAfter:
+      return "requeue";
+    case engine::WorkResult::Kind::kError:
+      return "error";
+    case engine::WorkResult::Kind::kTerminal:
+      return "terminal";
+  }
+  return "error";
+}
+
+}  // namespace
+
+void InstallReconcileMetrics(MetricsRegistry& registry, engine::EngineOptions& options) {
+  auto& duration = registry.Histogram("steward_reconcile_duration_seconds",
+                                      "Time one reconcile run took, by result.",
+                                      DefaultLatencyBuckets(), {"result"});
+  auto& total =
+      registry.Counter("steward_reconciles_total", "Reconcile runs, by result.", {"result"});
+  // Every result is exposed from the start (a zero is information too).
+  for (auto k : {engine::WorkResult::Kind::kOk, engine::WorkResult::Kind::kRequeueAfter,
+                 engine::WorkResult::Kind::kError, engine::WorkResult::Kind::kTerminal}) {
+    total.Add({std::string(ResultName(k))}, 0);
+  }
+  auto previous = std::move(options.on_reconcile);
+  options.on_reconcile = [&duration, &total, previous](engine::WorkResult::Kind kind,
+                                                       std::chrono::nanoseconds took) {
+    const std::string result(ResultName(kind));
+    duration.Observe({result}, std::chrono::duration<double>(took).count());
+    total.Add({result});
+    if (previous) previous(kind, took);
+  };
+}
+
+void InstallStateMetrics(MetricsRegistry& registry, engine::Engine& engine, store::Store& store) {
+  auto& depth = registry.Gauge("steward_workqueue_depth", "Projects waiting in the work queue.");
+  auto& writes = registry.Counter("steward_kube_writes_total",
+                                  "Create, update and delete requests the engine sent.");
+  auto& orphans = registry.Gauge("steward_orphans",
+                                 "Labelled objects in the namespace that belong to no project.");
+  auto& projects = registry.Gauge("steward_projects", "Stored projects, by phase.", {"phase"});
+  auto last_writes = std::make_shared<std::pair<std::mutex, uint64_t>>();
+  registry.OnCollect([&, last_writes] {
+    engine::EngineStats s = engine.stats();
+    depth.Set({}, static_cast<double>(s.queue_depth));
+    orphans.Set({}, static_cast<double>(s.orphans.size()));
+    {
+      // The engine counts; the counter follows it by the difference since the last scrape.
+      std::lock_guard lock(last_writes->first);
+      if (s.writes > last_writes->second) {
+        writes.Add({}, static_cast<double>(s.writes - last_writes->second));
+        last_writes->second = s.writes;
+      } else if (last_writes->second == 0) {
+        writes.Add({}, 0);
+      }
+    }
+    std::map<LabelValues, double> by_phase;
+    for (int p = 0; p <= static_cast<int>(engine::Phase::kFailed); ++p) {
+      by_phase[{std::string(engine::ToString(static_cast<engine::Phase>(p)))}] = 0;
+    }
+    auto all = store.ListProjects({});
+    if (all.ok()) {
+      for (const auto& r : *all) {
+        by_phase[{r.phase.empty() ? std::string("Pending") : r.phase}] += 1;
+      }
+      projects.Replace(std::move(by_phase));
+    }
+  });
+}
+
+}  // namespace steward::api

@@ -1,0 +1,344 @@
+// Project routes: create/update, the lifecycle operations, get, list, history, credential check.
+#include <algorithm>
+#include <charconv>
+
+#include "api/api_internal.h"
+#include "engine/model/project.h"
+#include "engine/reconciler/intents.h"
+
+namespace steward::api {
+namespace {
+
+std::string LowerTrim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+// application/json, optionally with charset=utf-8 (quoted or not).
+bool IsJsonContentType(std::string_view ct) {
+  size_t semi = ct.find(';');
+  if (LowerTrim(ct.substr(0, semi)) != "application/json") return false;
+  while (semi != std::string_view::npos) {
+    std::string_view rest = ct.substr(semi + 1);
+    size_t next = rest.find(';');
+    std::string param = LowerTrim(rest.substr(0, next));
+    if (!param.empty() && param != "charset=utf-8" && param != "charset=\"utf-8\"") return false;
+    semi = next == std::string_view::npos ? next : semi + 1 + next;
+  }
+  return true;
+}
+
+// The first unknown key of `obj` (with `prefix`), or "".
+std::string UnknownField(const Json& obj, std::initializer_list<std::string_view> allowed) {
+  for (auto it = obj.begin(); it != obj.end(); ++it) {
+    if (std::find(allowed.begin(), allowed.end(), it.key()) == allowed.end()) return it.key();
+  }
+  return "";
+}
+
+// Integer query parameter in [min, max]; `fallback` when absent.
+std::optional<int64_t> IntParam(const net::HttpRequest& req, std::string_view name, int64_t min,
+                                int64_t max, int64_t fallback, ApiError* error) {
+  if (!req.HasQuery(name)) return fallback;
+  std::string_view v = req.Query(name);
+  int64_t out = 0;
+  auto [ptr, ec] = std::from_chars(v.data(), v.data() + v.size(), out);
+  if (v.empty() || ec != std::errc() || ptr != v.data() + v.size() || out < min || out > max) {
+    *error = BadArgument(std::string(name),
+                         std::string(name) + ": must be an integer between " + std::to_string(min) +
+                             " and " + std::to_string(max) + " (got \"" + std::string(v) + "\")");
+    return std::nullopt;
+  }
+  return out;
+}
+
+Json HistoryJson(const store::HistoryEntry& h) {
+  Json detail = nullptr;
+  if (!h.detail_json.empty()) {
+    if (auto j = ParseJson(h.detail_json); j.ok()) detail = std::move(*j);
+  }
+  return Json{{"seq", h.seq},         {"at", FormatTimeMs(h.at_ms)},
+              {"kind", h.kind},       {"generation", h.generation},
+              {"summary", h.summary}, {"detail", std::move(detail)}};
+}
+
+}  // namespace
+
+std::optional<Json> Server::ReadJsonBody(const CallPtr& call, bool required) {
+  const net::HttpRequest& req = call->request;
+  if (req.body.empty()) {
+    if (!required) return Json::object();
+    ReplyError(call,
+               MakeError(400, "MalformedJson", "the body is empty; a JSON object is expected"));
+    return std::nullopt;
+  }
+  std::string_view ct = req.headers.Get("Content-Type");
+  if (!IsJsonContentType(ct)) {
+    ReplyError(call, MakeError(415, "UnsupportedMediaType",
+                               "the body must be application/json (got Content-Type \"" +
+                                   std::string(ct) + "\")"));
+    return std::nullopt;
+  }
+  auto parsed = ParseJson(req.body);
+  if (!parsed.ok()) {
+    ReplyError(
+        call, MakeError(400, "MalformedJson", "the body is not JSON: " + parsed.error().message()));
+    return std::nullopt;
+  }
+  if (!parsed->is_object()) {
+    ReplyError(call, BadArgument("", "the body must be a JSON object"));
+    return std::nullopt;
+  }
+  return std::move(*parsed);
+}
+
+bool Server::ReadWait(const CallPtr& call, std::optional<std::chrono::milliseconds>* wait) {
+  if (!call->request.HasQuery("wait")) return true;
+  std::string_view v = call->request.Query("wait");
+  auto d = ParseWaitDuration(v);
+  if (!d || *d > options_.max_wait) {
+    ReplyError(call, BadArgument("wait",
+                                 "wait: must be a duration such as 30s, 2m, 1500ms or a "
+                                 "number of seconds, at most " +
+                                     std::to_string(options_.max_wait.count()) + "ms (got \"" +
+                                     std::string(v) + "\")"));
+    return false;
+  }
+  *wait = *d;
+  return true;
+}
+
+void Server::HandlePut(const CallPtr& call) {
+  const std::string& name = call->params[0];
+  if (Status s = engine::ValidateProjectName(name); !s.ok()) {
+    ReplyError(call, BadArgument("name", "name: " + s.message()));
+    return;
+  }
+  std::optional<std::chrono::milliseconds> wait;
+  if (!ReadWait(call, &wait)) return;
+  auto body = ReadJsonBody(call, true);
+  if (!body) return;
+  if (std::string k = UnknownField(*body, {"spec", "id", "start"}); !k.empty()) {
+    ReplyError(call, BadArgument(k, k + ": unknown field"));
+    return;
+  }
+  if (!body->contains("spec") || (*body)["spec"].is_null()) {
+    ReplyError(call, BadArgument("spec", "spec: is required"));
+    return;
+  }
+  if (!(*body)["spec"].is_object()) {
+    ReplyError(call, BadArgument("spec", "spec: must be an object"));
+    return;
+  }
+  std::string id;
+  if (body->contains("id") && !(*body)["id"].is_null()) {
+    if (!(*body)["id"].is_string()) {
+      ReplyError(call, BadArgument("id", "id: must be a string"));
+      return;
+    }
+    id = (*body)["id"].get<std::string>();
+    if (Status s = engine::ValidateProjectId(id); !s.ok()) {
+      ReplyError(call, BadArgument("id", "id: " + s.message()));
+      return;
+    }
+  }
+  bool start = false;
+  if (body->contains("start") && !(*body)["start"].is_null()) {
+    if (!(*body)["start"].is_boolean()) {
+      ReplyError(call, BadArgument("start", "start: must be a boolean"));
+      return;
+    }
+    start = (*body)["start"].get<bool>();
+  }
+  auto put = deps_.intents->Put(name, (*body)["spec"], id, start);
+  if (!put.ok()) {
+    ReplyError(call, FromStatus(put.error()));
+    return;
+  }
+  const int status = put->created ? 201 : 200;
+  AnswerOrWait(call, put->record, status, status, wait, false);
+}
+
+void Server::HandleOperation(const CallPtr& call, OpFn op) {
+  std::optional<std::chrono::milliseconds> wait;
+  if (!ReadWait(call, &wait)) return;
+  auto body = ReadJsonBody(call, false);
+  if (!body) return;
+  if (std::string k = UnknownField(*body, {}); !k.empty()) {
+    ReplyError(call, BadArgument(k, k + ": unknown field (this operation takes no body)"));
+    return;
+  }
+  auto rec = (deps_.intents->*op)(call->params[0]);
+  if (!rec.ok()) {
+    ReplyError(call, FromStatus(rec.error()));
+    return;
+  }
+  AnswerOrWait(call, *rec, 202, 200, wait, op == &engine::Intents::Delete);
+}
+
+void Server::HandleStart(const CallPtr& call) { HandleOperation(call, &engine::Intents::Start); }
+void Server::HandleSuspend(const CallPtr& call) {
+  HandleOperation(call, &engine::Intents::Suspend);
+}
+void Server::HandleRestart(const CallPtr& call) {
+  HandleOperation(call, &engine::Intents::Restart);
+}
+void Server::HandleRotate(const CallPtr& call) { HandleOperation(call, &engine::Intents::Rotate); }
+void Server::HandleDelete(const CallPtr& call) { HandleOperation(call, &engine::Intents::Delete); }
+
+void Server::HandleGet(const CallPtr& call) {
+  auto rec = deps_.intents->Find(call->params[0]);
+  if (!rec.ok()) {
+    ReplyError(call, FromStatus(rec.error()));
+    return;
+  }
+  Reply(call, 200, ProjectJson(*rec));
+}
+
+void Server::HandleList(const CallPtr& call) {
+  const net::HttpRequest& req = call->request;
+  store::ListFilter filter;
+  if (req.HasQuery("team")) filter.team = std::string(req.Query("team"));
+  bool pending = false;
+  if (req.HasQuery("phase")) {
+    std::string_view p = req.Query("phase");
+    if (!engine::ParsePhase(p)) {
+      ReplyError(call, BadArgument("phase", "phase: unknown phase \"" + std::string(p) +
+                                                "\" (Pending, Provisioning, Running, Updating, "
+                                                "Degraded, Suspending, Suspended, Deleting, "
+                                                "Failed)"));
+      return;
+    }
+    filter.phase = std::string(p);
+    pending = p == "Pending";
+  }
+  if (req.HasQuery("desiredState")) {
+    std::string_view d = req.Query("desiredState");
+    auto parsed = store::ParseDesiredState(d);
+    if (!parsed) {
+      ReplyError(call, BadArgument("desiredState",
+                                   "desiredState: must be running, suspended or "
+                                   "deleted (got \"" +
+                                       std::string(d) + "\")"));
+      return;
+    }
+    filter.desired = *parsed;
+  }
+  ApiError error;
+  auto limit = IntParam(req, "limit", 1, 1000, 500, &error);
+  if (!limit) {
+    ReplyError(call, error);
+    return;
+  }
+  if (req.HasQuery("continue") && !req.Query("continue").empty()) {
+    auto after = DecodeContinue(req.Query("continue"));
+    if (!after) {
+      ReplyError(call, BadArgument("continue", "continue: not a token this server issued"));
+      return;
+    }
+    filter.after_id = *after;
+  }
+  // One more than a page tells whether another page follows.
+  filter.limit = static_cast<int>(*limit) + 1;
+  auto items = deps_.store->ListProjects(filter);
+  if (!items.ok()) {
+    ReplyError(call, FromStatus(items.error()));
+    return;
+  }
+  if (pending) {
+    // A project the engine has not written a status for yet is Pending too (phase column "").
+    filter.phase = "";
+    auto unwritten = deps_.store->ListProjects(filter);
+    if (!unwritten.ok()) {
+      ReplyError(call, FromStatus(unwritten.error()));
+      return;
+    }
+    items->insert(items->end(), unwritten->begin(), unwritten->end());
+    std::sort(items->begin(), items->end(),
+              [](const auto& a, const auto& b) { return a.id < b.id; });
+  }
+  std::string next;
+  if (items->size() > static_cast<size_t>(*limit)) {
+    items->resize(static_cast<size_t>(*limit));
+    next = EncodeContinue(items->back().id);
+  }
+  Json out = Json::array();
+  for (const auto& r : *items) out.push_back(ProjectJson(r));
+  Reply(call, 200, Json{{"items", std::move(out)}, {"continue", next}});
+}
+
+void Server::HandleHistory(const CallPtr& call) {
+  ApiError error;
+  auto limit = IntParam(call->request, "limit", 1, 1000, 100, &error);
+  if (!limit) {
+    ReplyError(call, error);
+    return;
+  }
+  auto after = IntParam(call->request, "after", 0, INT64_MAX, 0, &error);
+  if (!after) {
+    ReplyError(call, error);
+    return;
+  }
+  std::string id;
+  auto rec = deps_.intents->Find(call->params[0]);
+  if (rec.ok()) {
+    id = rec->id;
+  } else if (rec.error().code() != StatusCode::kNotFound) {
+    ReplyError(call, FromStatus(rec.error()));
+    return;
+  } else {
+    // A purged project's history stays reachable by its id.
+    auto any = deps_.store->ListHistory(call->params[0], 0, 1);
+    if (!any.ok()) {
+      ReplyError(call, FromStatus(any.error()));
+      return;
+    }
+    if (any->empty()) {
+      ReplyError(call, FromStatus(rec.error()));
+      return;
+    }
+    id = call->params[0];
+  }
+  auto entries = deps_.store->ListHistory(id, *after, static_cast<int>(*limit));
+  if (!entries.ok()) {
+    ReplyError(call, FromStatus(entries.error()));
+    return;
+  }
+  Json items = Json::array();
+  for (const auto& h : *entries) items.push_back(HistoryJson(h));
+  Reply(call, 200, Json{{"items", std::move(items)}});
+}
+
+void Server::HandleCredentialCheck(const CallPtr& call) {
+  auto body = ReadJsonBody(call, true);
+  if (!body) return;
+  if (std::string k = UnknownField(*body, {"token"}); !k.empty()) {
+    ReplyError(call, BadArgument(k, k + ": unknown field"));
+    return;
+  }
+  if (!body->contains("token") || !(*body)["token"].is_string() ||
+      (*body)["token"].get<std::string>().empty()) {
+    ReplyError(call, BadArgument("token", "token: must be a non-empty string"));
+    return;
+  }
+  auto check = deps_.intents->CheckCredential((*body)["token"].get<std::string>());
+  if (!check.ok()) {
+    ReplyError(call, FromStatus(check.error()));
+    return;
+  }
+  if (check->valid) {
+    Reply(call, 200,
+          Json{{"valid", true},
+               {"projectId", check->project_id},
+               {"project", check->project_name},
+               {"state", check->state}});
+  } else {
+    Reply(call, 200,
+          Json{{"valid", false}, {"state", check->state.empty() ? "unknown" : check->state}});
+  }
+}
+
+}  // namespace steward::api

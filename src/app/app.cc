@@ -1,0 +1,381 @@
+#include "app/app.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+#include <sstream>
+
+#include "api/api_server.h"
+#include "common/log.h"
+#include "engine/reconciler/http_prober.h"
+#include "engine/reconciler/intents.h"
+#include "instance/instance_ops.h"
+#include "kube/client/client.h"
+#include "kube/config/credentials.h"
+#include "kube/config/in_cluster.h"
+#include "kube/config/kubeconfig.h"
+#include "kube/transport/transport.h"
+
+namespace steward::app {
+namespace {
+
+namespace fs = std::filesystem;
+
+Status WithPrefix(const Status& st, const std::string& prefix) {
+  return Status(st.code(), prefix + st.message());
+}
+
+// Splits a listen address the configuration parser already checked ("HOST:PORT", "[v6]:PORT").
+Status SplitListen(const std::string& text, const std::string& key, std::string* host,
+                   uint16_t* port) {
+  size_t colon = text.rfind(':');
+  if (colon == std::string::npos || colon == 0 || colon + 1 == text.size()) {
+    return InvalidArgument(key + ": expected HOST:PORT (got \"" + text + "\")");
+  }
+  *host = text.substr(0, colon);
+  if (host->front() == '[' && host->back() == ']') *host = host->substr(1, host->size() - 2);
+  unsigned long value = 0;
+  for (char c : text.substr(colon + 1)) {
+    if (c < '0' || c > '9' || value > 65535) {
+      return InvalidArgument(key + ": expected HOST:PORT (got \"" + text + "\")");
+    }
+    value = value * 10 + static_cast<unsigned long>(c - '0');
+  }
+  if (value > 65535) return InvalidArgument(key + ": port out of range (got \"" + text + "\")");
+  *port = static_cast<uint16_t>(value);
+  return Status::Ok();
+}
+
+// The URL a client on this host uses for a server bound to `host`: wildcard addresses are
+// reached over loopback.
+std::string UrlHost(const std::string& host) {
+  if (host.empty() || host == "0.0.0.0") return "127.0.0.1";
+  if (host == "::") return "[::1]";
+  return host.find(':') != std::string::npos ? "[" + host + "]" : host;
+}
+
+Status EnsureDirectory(const std::string& dir, const std::string& key) {
+  std::error_code ec;
+  if (fs::exists(dir, ec) && !fs::is_directory(dir, ec)) {
+    return FailedPrecondition(key + " " + dir + ": exists and is not a directory");
+  }
+  fs::create_directories(dir, ec);
+  if (ec) return FailedPrecondition(key + " " + dir + ": " + ec.message());
+  return Status::Ok();
+}
+
+StatusOr<std::string> ReadToken(const std::string& path, const std::string& key) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    return FailedPrecondition(key + " " + path + ": cannot read: " + std::strerror(errno));
+  }
+  std::ostringstream text;
+  text << in.rdbuf();
+  std::string token = text.str();
+  while (!token.empty() && (token.back() == '\n' || token.back() == '\r' || token.back() == ' ' ||
+                            token.back() == '\t')) {
+    token.pop_back();
+  }
+  if (token.empty()) return FailedPrecondition(key + " " + path + ": the file is empty");
+  if (token.find_first_of(" \t\r\n") != std::string::npos) {
+    return FailedPrecondition(key + " " + path + ": the token must be one line without spaces");
+  }
+  return token;
+}
+
+// Reads the configured token file, or the default one, creating the default with a new random
+// token (mode 0600) when absent. A configured file is never created: a typo in its path must
+// not silently produce a token nobody knows.
+StatusOr<std::string> LoadOrCreateToken(const std::string& path, bool configured) {
+  const std::string key = configured ? "apiTokenFile" : "API token file";
+  if (configured || fs::exists(path)) {
+    ASSIGN_OR_RETURN(std::string token, ReadToken(path, key));
+    struct stat st {};
+    if (stat(path.c_str(), &st) == 0 && (st.st_mode & 077) != 0) {
+      LOG_WARN("{} {} is readable by others (mode {:o}); chmod 600 it", key, path,
+               st.st_mode & 0777);
+    }
+    return token;
+  }
+  const std::string token = engine::NewToken();
+  int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  if (fd < 0) return FailedPrecondition(key + " " + path + ": cannot create: " + strerror(errno));
+  const std::string line = token + "\n";
+  bool ok = write(fd, line.data(), line.size()) == static_cast<ssize_t>(line.size());
+  ok = fsync(fd) == 0 && ok;
+  ok = close(fd) == 0 && ok;
+  if (!ok) {
+    unlink(path.c_str());
+    return FailedPrecondition(key + " " + path + ": cannot write: " + strerror(errno));
+  }
+  LOG_INFO("created API token file {}", path);
+  return token;
+}
+
+// How Steward reaches the embedded cluster: its URL, CA and token, as a kubeconfig would say.
+kube::RestConfig RestConfigFor(const cluster::EmbeddedCluster& cluster) {
+  kube::RestConfig config;
+  config.server = cluster.api_url();
+  config.ca_pem = cluster.ca_pem();
+  kube::Credentials credentials;
+  credentials.bearer_token = cluster.token();
+  config.credentials = kube::MakeStaticCredentialProvider(credentials, "embedded cluster token");
+  config.source = "embedded cluster " + cluster.api_url();
+  return config;
+}
+
+class AppImpl final : public App {
+ public:
+  explicit AppImpl(ServeConfig config) : config_(std::move(config)) {}
+  ~AppImpl() override { Stop(); }
+
+  Status Init();
+
+  std::string api_url() const override { return api_url_; }
+  std::string api_token() const override { return token_; }
+  std::string api_token_file() const override { return token_file_; }
+  cluster::EmbeddedCluster* embedded_cluster() override { return cluster_.get(); }
+  store::Store& store() override { return *store_; }
+  engine::Engine& engine() override { return *engine_; }
+  MetricsRegistry& metrics() override { return *metrics_; }
+
+  void Stop() override {
+    std::lock_guard lock(stop_mu_);
+    if (api_) api_->Stop();
+    if (engine_) engine_->Stop();
+    if (cluster_) cluster_->Stop();
+  }
+
+ private:
+  // The configuration of a kubeconfig or in-cluster source; an empty one for kEmbedded.
+  StatusOr<kube::RestConfig> LoadRestConfig();
+  Status StartCluster(kube::RestConfig rest);
+  Status OpenStore();
+  Status StartEngine();
+  Status StartApi();
+
+  ServeConfig config_;
+  std::mutex stop_mu_;
+  std::string token_, token_file_, api_url_;
+  bool in_cluster_ = false;
+  // Declared in start order: destroyed in reverse, after Stop().
+  std::unique_ptr<cluster::EmbeddedCluster> cluster_;
+  std::shared_ptr<kube::Client> client_;
+  std::unique_ptr<store::Store> store_;
+  std::unique_ptr<MetricsRegistry> metrics_;
+  std::unique_ptr<engine::Engine> engine_;
+  std::unique_ptr<instance::InstanceOps> instance_;
+  std::unique_ptr<api::ApiServer> api_;
+};
+
+Status AppImpl::Init() {
+  spdlog::set_level(spdlog::level::from_str(config_.log_level));
+  if (config_.data_dir.empty()) return InvalidArgument("dataDir: must not be empty");
+  // Cheap, local checks first, so a configuration mistake does not start a cluster.
+  const std::string& db = config_.database;
+  if (db.rfind("postgres://", 0) == 0 || db.rfind("postgresql://", 0) == 0) {
+    return Unimplemented(
+        "database: the PostgreSQL store is not built yet; use sqlite:PATH or leave database "
+        "empty for " +
+        (fs::path(config_.data_dir) / "steward.db").string());
+  }
+  if (!db.empty() && (db.rfind("sqlite:", 0) != 0 || db.size() == 7)) {
+    return InvalidArgument("database: must be sqlite:PATH or postgres://... (got \"" +
+                           db.substr(0, 64) + "\")");
+  }
+  RETURN_IF_ERROR(EnsureDirectory(config_.data_dir, "dataDir"));
+  // A kubeconfig or service account that cannot be read is refused before anything is written.
+  StatusOr<kube::RestConfig> rest = LoadRestConfig();
+  if (!rest.ok()) return rest.error();
+  token_file_ = config_.api_token_file.empty() ? (fs::path(config_.data_dir) / "api-token").string()
+                                               : config_.api_token_file;
+  ASSIGN_OR_RETURN(token_, LoadOrCreateToken(token_file_, !config_.api_token_file.empty()));
+
+  RETURN_IF_ERROR(StartCluster(std::move(*rest)));
+  RETURN_IF_ERROR(OpenStore());
+  RETURN_IF_ERROR(StartEngine());
+  return StartApi();
+}
+
+StatusOr<kube::RestConfig> AppImpl::LoadRestConfig() {
+  StatusOr<kube::RestConfig> rest = kube::RestConfig{};
+  if (config_.cluster == ClusterSource::kInCluster) {
+    rest = kube::LoadInCluster(kube::InClusterSources::FromEnvironment());
+  } else if (config_.cluster == ClusterSource::kKubeconfig) {
+    rest = kube::LoadKubeconfig(
+        kube::KubeconfigSourcesFromEnvironment(config_.kubeconfig, config_.context));
+  }
+  if (!rest.ok()) return WithPrefix(rest.error(), "kubernetes: ");
+  return rest;
+}
+
+Status AppImpl::StartCluster(kube::RestConfig rest) {
+  in_cluster_ = config_.cluster == ClusterSource::kInCluster;
+  if (config_.cluster == ClusterSource::kEmbedded) {
+    cluster::EmbeddedCluster::Options o;
+    auto profile = cluster::LoadProfile(config_.embedded_profile);
+    if (!profile.ok()) {
+      return InvalidArgument("kubernetes.embedded.profile: " + profile.error().message());
+    }
+    o.profile = *profile;
+    RETURN_IF_ERROR(SplitListen(config_.embedded_listen, "kubernetes.embedded.listen", &o.api_host,
+                                &o.api_port));
+    RETURN_IF_ERROR(SplitListen(config_.ingress_listen, "kubernetes.embedded.ingressListen",
+                                &o.ingress_host, &o.ingress_port));
+    o.seed = config_.seed;
+    o.data_dir = (fs::path(config_.data_dir) / "cluster").string();
+    RETURN_IF_ERROR(EnsureDirectory(o.data_dir, "embedded cluster data dir"));
+    auto cluster = cluster::EmbeddedCluster::Start(o);
+    if (!cluster.ok()) return WithPrefix(cluster.error(), "embedded cluster: ");
+    cluster_ = std::move(*cluster);
+    if (!config_.kubeconfig_out.empty()) {
+      Status st = cluster_->WriteKubeconfig(config_.kubeconfig_out);
+      if (!st.ok()) return WithPrefix(st, "kubernetes.embedded.kubeconfigOut: ");
+    }
+    rest = RestConfigFor(*cluster_);
+  }
+  auto transport = kube::Transport::Create(rest, {});
+  if (!transport.ok()) return WithPrefix(transport.error(), "kubernetes: " + rest.source + ": ");
+  client_ = std::make_shared<kube::Client>(*transport);
+  if (!cluster_) {
+    // Fail fast and say why: otherwise an unreachable server or refused credentials surface
+    // only as informers that never sync (engine.syncTimeout later).
+    kube::TransportRequest version;
+    version.method = "GET";
+    version.target = "/version";
+    version.timeout = std::chrono::seconds(10);
+    auto answer = (*transport)->Do(version);
+    const std::string where = "kubernetes: " + rest.server + " (" + rest.source + "): ";
+    if (!answer.ok()) return Unavailable(where + answer.error().message());
+    if (answer->status == 401 || answer->status == 403) {
+      return Status(
+          answer->status == 401 ? StatusCode::kUnauthenticated : StatusCode::kPermissionDenied,
+          where + "GET /version answered " + std::to_string(answer->status) +
+              ": the credentials are refused");
+    }
+    if (answer->status != 200) {
+      return Unavailable(where + "GET /version answered " + std::to_string(answer->status));
+    }
+  }
+  LOG_INFO("kubernetes: {} ({})", rest.server, rest.source);
+
+  if (cluster_) {
+    // The embedded cluster is ours and starts empty: give the engine its namespace. A real
+    // cluster's namespace is the operator's to create (with the RBAC that goes with it).
+    const std::string& ns = config_.engine.namespace_name;
+    Json body = {{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", ns}}}};
+    if (auto r = client_->Create(kube::ResourceType::Namespace(), "", body);
+        !r.ok() && !r.error().IsAlreadyExists()) {
+      return Status(StatusCode::kUnavailable,
+                    "embedded cluster: creating namespace " + ns + ": " + r.error().ToString());
+    }
+  }
+  return Status::Ok();
+}
+
+Status AppImpl::OpenStore() {
+  store::SqliteOptions so;
+  so.path = config_.database.empty() ? (fs::path(config_.data_dir) / "steward.db").string()
+                                     : config_.database.substr(7);
+  auto store = store::OpenSqliteStore(so);
+  if (!store.ok()) return WithPrefix(store.error(), "database: ");
+  store_ = std::move(*store);
+  return Status::Ok();
+}
+
+Status AppImpl::StartEngine() {
+  metrics_ = std::make_unique<MetricsRegistry>();
+  engine::EngineOptions eo;
+  eo.config = config_.engine;
+  if (cluster_) {
+    // Project URLs must be reachable through the embedded ingress listener: its port goes
+    // into the URL unless the configuration names one, and probes go to the listener.
+    if (eo.config.url_port == 0 && eo.config.url_scheme == "http") {
+      eo.config.url_port = cluster_->ingress_port();
+    }
+    if (eo.config.http_probe && eo.config.http_probe_address.empty()) {
+      eo.config.http_probe_address = "127.0.0.1:" + std::to_string(cluster_->ingress_port());
+    }
+  }
+  if (eo.config.http_probe) {
+    engine::HttpProberOptions po;
+    po.address = eo.config.http_probe_address;
+    po.timeout = std::chrono::milliseconds(eo.config.http_probe_timeout_ms);
+    eo.prober = engine::MakeHttpProber(po);
+  }
+  api::InstallReconcileMetrics(*metrics_, eo);
+  auto engine = engine::Engine::Create(std::move(eo), client_, *store_);
+  if (!engine.ok()) return WithPrefix(engine.error(), "engine: ");
+  engine_ = std::move(*engine);
+  if (Status st = engine_->Start(); !st.ok()) {
+    // A sync that never completes is what an unreachable cluster or missing RBAC looks like.
+    return WithPrefix(st, "engine: ");
+  }
+  api::InstallStateMetrics(*metrics_, *engine_, *store_);
+  return Status::Ok();
+}
+
+Status AppImpl::StartApi() {
+  instance::InstanceOptions io;
+  io.ns = config_.engine.namespace_name;
+  io.timeout = config_.instance_timeout;
+  switch (config_.instance_access) {
+    case InstanceAccess::kDirect:
+      io.access = instance::Access::kDirect;
+      break;
+    case InstanceAccess::kProxy:
+      io.access = instance::Access::kProxy;
+      break;
+    case InstanceAccess::kAuto:
+      io.access = in_cluster_ ? instance::Access::kDirect : instance::Access::kProxy;
+      break;
+  }
+  instance_ = std::make_unique<instance::InstanceOps>(client_, io);
+
+  api::ApiOptions ao;
+  RETURN_IF_ERROR(SplitListen(config_.listen, "listen", &ao.http.host, &ao.http.port));
+  ao.token = token_;
+  ao.workers = config_.api_workers;
+  api::ApiDeps deps;
+  deps.store = store_.get();
+  deps.intents = &engine_->intents();
+  deps.config = &engine_->options().config;
+  deps.instance = instance_.get();
+  deps.metrics = metrics_.get();
+  engine::Engine* engine = engine_.get();
+  store::Store* store = store_.get();
+  deps.ready = [engine, store]() -> Status {
+    if (!engine->stats().started) return Unavailable("the engine is not running");
+    store::ListFilter one;
+    one.limit = 1;
+    if (auto r = store->ListProjects(one); !r.ok()) {
+      return Unavailable("store: " + r.error().message());
+    }
+    return Status::Ok();
+  };
+  const std::string host = ao.http.host;
+  auto server = api::ApiServer::Start(std::move(ao), std::move(deps));
+  if (!server.ok()) return WithPrefix(server.error(), "listen " + config_.listen + ": ");
+  api_ = std::move(*server);
+  api_url_ = "http://" + UrlHost(host) + ":" + std::to_string(api_->port());
+  return Status::Ok();
+}
+
+}  // namespace
+
+StatusOr<std::unique_ptr<App>> App::Start(ServeConfig config) {
+  auto app = std::make_unique<AppImpl>(std::move(config));
+  if (Status st = app->Init(); !st.ok()) {
+    app->Stop();
+    return st;
+  }
+  return std::unique_ptr<App>(std::move(app));
+}
+
+}  // namespace steward::app

@@ -1,0 +1,93 @@
+// App: Steward assembled. Configuration (a YAML file, then command-line overrides) picks the
+// cluster (kubeconfig, in-cluster service account, or an embedded cluster in this process), the
+// store (SQLite in the data dir), the engine and the API server, and starts them in that order.
+// `steward serve` runs one; `steward demo` runs one with the embedded cluster and demo projects.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "cluster/embedded_cluster.h"
+#include "common/json.h"
+#include "common/metrics.h"
+#include "common/status.h"
+#include "engine/model/project.h"
+#include "engine/reconciler/engine.h"
+#include "store/store.h"
+
+namespace steward::app {
+
+enum class ClusterSource { kKubeconfig, kInCluster, kEmbedded };
+enum class InstanceAccess { kAuto, kDirect, kProxy };  // auto: direct when in-cluster
+
+// The configuration file's shape (YAML or JSON, camelCase keys; unknown keys are refused, naming
+// the key with its path; null = absent). docs/operations.md is the reference:
+//   listen, dataDir, database, apiTokenFile, apiWorkers, logLevel,
+//   kubernetes: {source: kubeconfig|in-cluster|embedded, kubeconfig, context,
+//                embedded: {profile, listen, ingressListen, seed, kubeconfigOut}},
+//   instance: {access: auto|direct|proxy, timeout},
+//   engine: {...}  (engine::ParseEngineConfig, errors named "engine.<field>")
+// Most fields have a command-line flag of `steward serve` that wins over the file.
+struct ServeConfig {
+  std::string listen = "127.0.0.1:8080";  // the API's address; port 0 picks one
+  std::string data_dir = "steward-data";  // store, API token, embedded cluster state
+  std::string database;                   // "" = sqlite:<data_dir>/steward.db; "sqlite:PATH"
+  std::string api_token_file;             // "" = <data_dir>/api-token, created 0600 if absent
+  int api_workers = 8;
+  std::string log_level = "info";
+
+  ClusterSource cluster = ClusterSource::kKubeconfig;
+  std::string kubeconfig;  // "" = $KUBECONFIG or ~/.kube/config
+  std::string context;     // "" = current-context
+  // Embedded cluster (cluster = kEmbedded).
+  std::string embedded_profile = "realistic";  // instant | realistic | hostile | FILE
+  std::string embedded_listen = "127.0.0.1:0";
+  std::string ingress_listen = "127.0.0.1:0";
+  uint64_t seed = 1;
+  std::string kubeconfig_out;  // write a kubeconfig for the embedded cluster here
+
+  InstanceAccess instance_access = InstanceAccess::kAuto;
+  std::chrono::milliseconds instance_timeout{5000};
+
+  engine::EngineConfig engine;  // the `engine:` section (ParseEngineConfig)
+};
+
+// Parses a configuration document (YAML or JSON). kInvalidArgument naming the key
+// ("kubernetes.profile: ...") for unknown keys, wrong types or bad values.
+StatusOr<ServeConfig> ParseServeConfig(std::string_view text);
+// Reads and parses a file; errors are prefixed "config file PATH: " (kNotFound when absent).
+StatusOr<ServeConfig> LoadServeConfig(const std::string& path);
+
+// A duration value of the configuration: "500ms", "5s", "2m", "1h", or a bare integer (JSON
+// number or string) of seconds. kInvalidArgument naming `path` otherwise.
+StatusOr<std::chrono::milliseconds> ParseDuration(const Json& j, std::string_view path);
+
+class App {
+ public:
+  // Starts everything; on failure stops what was started and returns why (kInvalidArgument for
+  // configuration, kUnavailable for an unreachable cluster, ...). Order: local checks (database
+  // kind — postgres:// is kUnimplemented —, data dir created, kubeconfig / service account
+  // read; kFailedPrecondition naming the path), the API token (api_token_file must exist and
+  // hold one non-empty word; the default <data_dir>/api-token is created 0600 with a random
+  // 64-hex token when absent), the cluster (embedded: state in <data_dir>/cluster, the engine's
+  // namespace created; real: GET /version must answer), the store, the engine (started, caches
+  // synced), the API server. With an embedded cluster engine.urlPort 0 becomes the ingress
+  // listener's port (http) and HTTP probes go to that listener.
+  static StatusOr<std::unique_ptr<App>> Start(ServeConfig config);
+  virtual ~App() = default;
+
+  virtual std::string api_url() const = 0;  // http://host:port
+  virtual std::string api_token() const = 0;
+  virtual std::string api_token_file() const = 0;
+  virtual cluster::EmbeddedCluster* embedded_cluster() = 0;  // null unless embedded
+  virtual store::Store& store() = 0;
+  virtual engine::Engine& engine() = 0;
+  virtual MetricsRegistry& metrics() = 0;
+  // Stops the API, then the engine, then the embedded cluster. Idempotent.
+  virtual void Stop() = 0;
+};
+
+}  // namespace steward::app

@@ -1,0 +1,300 @@
+// App against the embedded cluster (instant profile) in a temporary data dir: what starts,
+// what it serves, what it keeps in the data dir, and the configurations it refuses.
+#include "app/app.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "cluster/embedded_cluster.h"
+#include "common/json.h"
+#include "engine/model/project.h"
+#include "net/http_client.h"
+#include "test_support/eventually.h"
+
+namespace steward::app {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+using ::testing::MatchesRegex;
+using ::testing::Not;
+using ::testing::StartsWith;
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+uint16_t PortOf(const std::string& url) {
+  return static_cast<uint16_t>(std::stoi(url.substr(url.rfind(':') + 1)));
+}
+
+class AppTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string tmpl = (fs::temp_directory_path() / "app-test-XXXXXX").string();
+    ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
+    dir_ = tmpl;
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  // Embedded, instant profile, everything on free loopback ports, state under dir_/data.
+  ServeConfig Embedded() const {
+    ServeConfig c;
+    c.listen = "127.0.0.1:0";
+    c.data_dir = dir_ + "/data";
+    c.cluster = ClusterSource::kEmbedded;
+    c.embedded_profile = "instant";
+    c.log_level = "warn";
+    c.engine.workers = 2;
+    return c;
+  }
+
+  static StatusOr<net::HttpResponse> Call(const App& app, const std::string& method,
+                                          const std::string& target, const std::string& body = "",
+                                          bool with_token = true) {
+    net::HttpClient::Options o;
+    o.port = PortOf(app.api_url());
+    if (with_token) o.bearer_token = app.api_token();
+    net::Headers headers;
+    if (!body.empty()) headers.Set("Content-Type", "application/json");
+    return net::HttpClient::Create(o)->Request(method, target, body, headers);
+  }
+
+  std::string dir_;
+};
+
+TEST_F(AppTest, EmbeddedClusterServesTheApiAndRunsAProject) {
+  auto app = App::Start(Embedded());
+  ASSERT_TRUE(app.ok()) << app.error().ToString();
+  EXPECT_THAT((*app)->api_url(), MatchesRegex(R"(http://127\.0\.0\.1:[0-9]+)"));
+  ASSERT_NE((*app)->embedded_cluster(), nullptr);
+  EXPECT_EQ((*app)->store().Describe(), "sqlite:" + dir_ + "/data/steward.db");
+  EXPECT_TRUE(fs::is_directory(dir_ + "/data/cluster"));
+
+  auto healthz = Call(**app, "GET", "/healthz", "", /*with_token=*/false);
+  ASSERT_TRUE(healthz.ok()) << healthz.error().ToString();
+  EXPECT_EQ(healthz->status, 200);
+  auto readyz = Call(**app, "GET", "/readyz", "", false);
+  ASSERT_TRUE(readyz.ok());
+  EXPECT_EQ(readyz->status, 200) << readyz->body;
+  auto anonymous = Call(**app, "GET", "/v1/projects", "", false);
+  ASSERT_TRUE(anonymous.ok());
+  EXPECT_EQ(anonymous->status, 401);
+
+  // A project put through the API runs, with its URL on the embedded ingress listener's port.
+  const std::string spec = R"({"spec": {"team": "t"}, "start": true})";
+  auto put = Call(**app, "PUT", "/v1/projects/alpha", spec);
+  ASSERT_TRUE(put.ok()) << put.error().ToString();
+  ASSERT_EQ(put->status, 201) << put->body;
+  const std::string want_url =
+      "http://alpha.localhost:" + std::to_string((*app)->embedded_cluster()->ingress_port()) + "/";
+  store::Store& store = (*app)->store();
+  EXPECT_TRUE(test_support::Eventually(
+      [&] {
+        auto r = store.GetProjectByName("alpha");
+        if (!r.ok() || r->phase != "Running") return false;
+        auto status = engine::ParseProjectStatus(*ParseJson(r->status_json));
+        return status.ok() && status->url == want_url;
+      },
+      std::chrono::seconds(20)))
+      << store.GetProjectByName("alpha")->status_json;
+
+  auto metrics = Call(**app, "GET", "/metrics", "", false);
+  ASSERT_TRUE(metrics.ok());
+  EXPECT_EQ(metrics->status, 200);
+  EXPECT_THAT(metrics->body, HasSubstr("steward_reconciles_total"));
+  EXPECT_THAT(metrics->body, HasSubstr("steward_workqueue_depth"));
+
+  const uint16_t port = PortOf((*app)->api_url());
+  (*app)->Stop();
+  (*app)->Stop();  // idempotent
+  net::HttpClient::Options o;
+  o.port = port;
+  o.timeout = std::chrono::seconds(2);
+  EXPECT_FALSE(net::HttpClient::Create(o)->Request("GET", "/healthz").ok());
+}
+
+TEST_F(AppTest, TokenFileIsCreated0600AndReusedOnTheNextStart) {
+  std::string token;
+  {
+    auto app = App::Start(Embedded());
+    ASSERT_TRUE(app.ok()) << app.error().ToString();
+    EXPECT_EQ((*app)->api_token_file(), dir_ + "/data/api-token");
+    token = (*app)->api_token();
+    EXPECT_THAT(token, MatchesRegex("[0-9a-f]{64}"));
+    struct stat st {};
+    ASSERT_EQ(stat((*app)->api_token_file().c_str(), &st), 0);
+    EXPECT_EQ(st.st_mode & 0777, 0600u);
+    EXPECT_EQ(ReadFile((*app)->api_token_file()), token + "\n");
+  }
+  auto again = App::Start(Embedded());
+  ASSERT_TRUE(again.ok()) << again.error().ToString();
+  EXPECT_EQ((*again)->api_token(), token);
+  auto list = Call(**again, "GET", "/v1/projects");
+  ASSERT_TRUE(list.ok());
+  EXPECT_EQ(list->status, 200) << list->body;
+}
+
+TEST_F(AppTest, ConfiguredTokenFileIsReadTrimmedAndNeverCreated) {
+  ServeConfig c = Embedded();
+  c.api_token_file = dir_ + "/token";
+  std::ofstream(c.api_token_file) << "s3cret\n";
+  auto app = App::Start(c);
+  ASSERT_TRUE(app.ok()) << app.error().ToString();
+  EXPECT_EQ((*app)->api_token(), "s3cret");
+  EXPECT_EQ((*app)->api_token_file(), c.api_token_file);
+  EXPECT_FALSE(fs::exists(dir_ + "/data/api-token"));
+  (*app)->Stop();
+
+  c.api_token_file = dir_ + "/absent-token";
+  auto absent = App::Start(c);
+  ASSERT_FALSE(absent.ok());
+  EXPECT_EQ(absent.error().code(), StatusCode::kFailedPrecondition);
+  EXPECT_THAT(absent.error().message(), StartsWith("apiTokenFile " + c.api_token_file + ": "));
+  EXPECT_FALSE(fs::exists(c.api_token_file));
+}
+
+TEST_F(AppTest, EmptyOrMultiWordTokenFileIsRefused) {
+  ServeConfig c = Embedded();
+  c.api_token_file = dir_ + "/token";
+  std::ofstream(c.api_token_file) << "\n  \n";
+  auto empty = App::Start(c);
+  ASSERT_FALSE(empty.ok());
+  EXPECT_EQ(empty.error().code(), StatusCode::kFailedPrecondition);
+  EXPECT_EQ(empty.error().message(), "apiTokenFile " + c.api_token_file + ": the file is empty");
+
+  std::ofstream(c.api_token_file) << "two words\n";
+  auto spaced = App::Start(c);
+  ASSERT_FALSE(spaced.ok());
+  EXPECT_THAT(spaced.error().message(), HasSubstr("one line without spaces"));
+}
+
+TEST_F(AppTest, PostgresDatabaseIsRefusedBeforeAnythingStarts) {
+  ServeConfig c = Embedded();
+  c.database = "postgres://steward:pw@db/steward";
+  auto app = App::Start(c);
+  ASSERT_FALSE(app.ok());
+  EXPECT_EQ(app.error().code(), StatusCode::kUnimplemented);
+  EXPECT_THAT(app.error().message(), StartsWith("database: the PostgreSQL store is not built yet"));
+  EXPECT_THAT(app.error().message(), Not(HasSubstr("pw")));  // no credentials in errors
+  EXPECT_FALSE(fs::exists(c.data_dir));
+}
+
+TEST_F(AppTest, SqliteDatabasePathIsUsed) {
+  ServeConfig c = Embedded();
+  c.database = "sqlite:" + dir_ + "/elsewhere.db";
+  auto app = App::Start(c);
+  ASSERT_TRUE(app.ok()) << app.error().ToString();
+  EXPECT_EQ((*app)->store().Describe(), "sqlite:" + dir_ + "/elsewhere.db");
+  EXPECT_FALSE(fs::exists(dir_ + "/data/steward.db"));
+}
+
+TEST_F(AppTest, BrokenKubeconfigIsRefusedNamingTheFile) {
+  ServeConfig c = Embedded();
+  c.cluster = ClusterSource::kKubeconfig;
+  c.kubeconfig = dir_ + "/no-such-kubeconfig";
+  auto missing = App::Start(c);
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.error().code(), StatusCode::kNotFound);
+  EXPECT_THAT(missing.error().message(), StartsWith("kubernetes: kubeconfig " + c.kubeconfig));
+  EXPECT_FALSE(fs::exists(c.data_dir + "/api-token"));  // refused before anything is written
+
+  c.kubeconfig = dir_ + "/garbage-kubeconfig";
+  std::ofstream(c.kubeconfig) << "clusters: [unclosed\n";
+  auto garbage = App::Start(c);
+  ASSERT_FALSE(garbage.ok());
+  EXPECT_THAT(garbage.error().message(), StartsWith("kubernetes: "));
+  EXPECT_THAT(garbage.error().message(), HasSubstr(c.kubeconfig));
+}
+
+TEST_F(AppTest, KubeconfigSourceReachesTheClusterItNames) {
+  cluster::EmbeddedCluster::Options o;
+  o.profile = *cluster::BuiltinProfile("instant");
+  auto cluster = cluster::EmbeddedCluster::Start(o);
+  ASSERT_TRUE(cluster.ok()) << cluster.error().ToString();
+  ServeConfig c = Embedded();
+  c.cluster = ClusterSource::kKubeconfig;
+  c.kubeconfig = dir_ + "/kubeconfig";
+  ASSERT_TRUE((*cluster)->WriteKubeconfig(c.kubeconfig).ok());
+  {
+    auto app = App::Start(c);
+    ASSERT_TRUE(app.ok()) << app.error().ToString();
+    EXPECT_EQ((*app)->embedded_cluster(), nullptr);
+    auto readyz = Call(**app, "GET", "/readyz", "", false);
+    ASSERT_TRUE(readyz.ok());
+    EXPECT_EQ(readyz->status, 200) << readyz->body;
+  }
+  // The same kubeconfig once the server is gone: refused at once, naming the server.
+  const std::string server = (*cluster)->api_url();
+  (*cluster)->Stop();
+  auto app = App::Start(c);
+  ASSERT_FALSE(app.ok());
+  EXPECT_EQ(app.error().code(), StatusCode::kUnavailable) << app.error().ToString();
+  EXPECT_THAT(app.error().message(), StartsWith("kubernetes: " + server + " (kubeconfig "));
+}
+
+TEST_F(AppTest, UnknownProfileIsNamed) {
+  ServeConfig c = Embedded();
+  c.embedded_profile = "no-such-profile";
+  auto app = App::Start(c);
+  ASSERT_FALSE(app.ok());
+  EXPECT_EQ(app.error().code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(app.error().message(), StartsWith("kubernetes.embedded.profile: "));
+  EXPECT_THAT(app.error().message(), HasSubstr("no-such-profile"));
+}
+
+TEST_F(AppTest, DataDirThatIsAFileIsNamed) {
+  ServeConfig c = Embedded();
+  c.data_dir = dir_ + "/file";
+  std::ofstream(c.data_dir) << "x";
+  auto app = App::Start(c);
+  ASSERT_FALSE(app.ok());
+  EXPECT_EQ(app.error().code(), StatusCode::kFailedPrecondition);
+  EXPECT_EQ(app.error().message(), "dataDir " + c.data_dir + ": exists and is not a directory");
+}
+
+TEST_F(AppTest, ListenAddressInUseIsNamedAndTheClusterIsStopped) {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  ASSERT_GE(fd, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  ASSERT_EQ(listen(fd, 1), 0);
+  socklen_t len = sizeof addr;
+  ASSERT_EQ(getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len), 0);
+  ServeConfig c = Embedded();
+  c.listen = "127.0.0.1:" + std::to_string(ntohs(addr.sin_port));
+  auto app = App::Start(c);
+  close(fd);
+  ASSERT_FALSE(app.ok());
+  EXPECT_THAT(app.error().message(), StartsWith("listen " + c.listen + ": "));
+  // Everything started before the API was stopped again: a second start succeeds on the same
+  // data dir (the store and the cluster's state are free).
+  c.listen = "127.0.0.1:0";
+  auto second = App::Start(c);
+  EXPECT_TRUE(second.ok()) << second.error().ToString();
+}
+
+TEST_F(AppTest, EmbeddedKubeconfigIsWrittenWhenAsked) {
+  ServeConfig c = Embedded();
+  c.kubeconfig_out = dir_ + "/kubeconfig";
+  auto app = App::Start(c);
+  ASSERT_TRUE(app.ok()) << app.error().ToString();
+  EXPECT_THAT(ReadFile(c.kubeconfig_out), HasSubstr((*app)->embedded_cluster()->api_url()));
+}
+
+}  // namespace
+}  // namespace steward::app

@@ -1,0 +1,288 @@
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "app/app.h"
+
+namespace steward::app {
+namespace {
+
+using std::chrono::milliseconds;
+using ::testing::HasSubstr;
+using ::testing::StartsWith;
+
+// The error a document gets; fails the test when it parses.
+Status ErrorOf(const std::string& text) {
+  auto c = ParseServeConfig(text);
+  EXPECT_FALSE(c.ok()) << "parsed: " << text;
+  return c.ok() ? Status::Ok() : c.error();
+}
+
+// kInvalidArgument whose message starts with "<path>: " and contains `what`.
+void ExpectInvalid(const std::string& text, const std::string& path, const std::string& what) {
+  Status st = ErrorOf(text);
+  EXPECT_EQ(st.code(), StatusCode::kInvalidArgument) << st.ToString();
+  EXPECT_THAT(st.message(), StartsWith(path + ": ")) << text;
+  EXPECT_THAT(st.message(), HasSubstr(what)) << text;
+}
+
+TEST(ServeConfigTest, EmptyDocumentGivesEveryDefault) {
+  for (const char* text : {"", "{}", "# only a comment\n"}) {
+    auto c = ParseServeConfig(text);
+    ASSERT_TRUE(c.ok()) << text << ": " << c.error().ToString();
+    const ServeConfig d;
+    EXPECT_EQ(c->listen, "127.0.0.1:8080");
+    EXPECT_EQ(c->data_dir, "steward-data");
+    EXPECT_EQ(c->database, "");
+    EXPECT_EQ(c->api_token_file, "");
+    EXPECT_EQ(c->api_workers, 8);
+    EXPECT_EQ(c->log_level, "info");
+    EXPECT_EQ(c->cluster, ClusterSource::kKubeconfig);
+    EXPECT_EQ(c->kubeconfig, "");
+    EXPECT_EQ(c->context, "");
+    EXPECT_EQ(c->embedded_profile, "realistic");
+    EXPECT_EQ(c->embedded_listen, "127.0.0.1:0");
+    EXPECT_EQ(c->ingress_listen, "127.0.0.1:0");
+    EXPECT_EQ(c->seed, 1u);
+    EXPECT_EQ(c->kubeconfig_out, "");
+    EXPECT_EQ(c->instance_access, InstanceAccess::kAuto);
+    EXPECT_EQ(c->instance_timeout, milliseconds(5000));
+    EXPECT_EQ(c->engine, engine::EngineConfig{});
+    EXPECT_EQ(c->engine, d.engine);
+  }
+}
+
+TEST(ServeConfigTest, EveryKeyIsRead) {
+  auto c = ParseServeConfig(R"(
+listen: "0.0.0.0:9090"
+dataDir: /var/lib/steward
+database: sqlite:/data/s.db
+apiTokenFile: /etc/steward/token
+apiWorkers: 3
+logLevel: debug
+kubernetes:
+  source: embedded
+  kubeconfig: /k/config
+  context: dev
+  embedded:
+    profile: instant
+    listen: "127.0.0.1:6443"
+    ingressListen: "[::1]:8081"
+    seed: 4294967297
+    kubeconfigOut: /tmp/kc
+instance:
+  access: direct
+  timeout: 1500ms
+engine:
+  namespace: projects
+  domain: example.com
+  workers: 4
+)");
+  ASSERT_TRUE(c.ok()) << c.error().ToString();
+  EXPECT_EQ(c->listen, "0.0.0.0:9090");
+  EXPECT_EQ(c->data_dir, "/var/lib/steward");
+  EXPECT_EQ(c->database, "sqlite:/data/s.db");
+  EXPECT_EQ(c->api_token_file, "/etc/steward/token");
+  EXPECT_EQ(c->api_workers, 3);
+  EXPECT_EQ(c->log_level, "debug");
+  EXPECT_EQ(c->cluster, ClusterSource::kEmbedded);
+  EXPECT_EQ(c->kubeconfig, "/k/config");
+  EXPECT_EQ(c->context, "dev");
+  EXPECT_EQ(c->embedded_profile, "instant");
+  EXPECT_EQ(c->embedded_listen, "127.0.0.1:6443");
+  EXPECT_EQ(c->ingress_listen, "[::1]:8081");
+  EXPECT_EQ(c->seed, 4294967297ull);
+  EXPECT_EQ(c->kubeconfig_out, "/tmp/kc");
+  EXPECT_EQ(c->instance_access, InstanceAccess::kDirect);
+  EXPECT_EQ(c->instance_timeout, milliseconds(1500));
+  EXPECT_EQ(c->engine.namespace_name, "projects");
+  EXPECT_EQ(c->engine.domain, "example.com");
+  EXPECT_EQ(c->engine.workers, 4);
+}
+
+TEST(ServeConfigTest, JsonIsAcceptedToo) {
+  auto c = ParseServeConfig(
+      R"({"listen": "127.0.0.1:0", "kubernetes": {"source": "in-cluster"},
+          "instance": {"access": "proxy"}})");
+  ASSERT_TRUE(c.ok()) << c.error().ToString();
+  EXPECT_EQ(c->listen, "127.0.0.1:0");
+  EXPECT_EQ(c->cluster, ClusterSource::kInCluster);
+  EXPECT_EQ(c->instance_access, InstanceAccess::kProxy);
+}
+
+TEST(ServeConfigTest, EachSourceAndAccessValueMaps) {
+  EXPECT_EQ(ParseServeConfig("kubernetes: {source: kubeconfig}")->cluster,
+            ClusterSource::kKubeconfig);
+  EXPECT_EQ(ParseServeConfig("kubernetes: {source: in-cluster}")->cluster,
+            ClusterSource::kInCluster);
+  EXPECT_EQ(ParseServeConfig("kubernetes: {source: embedded}")->cluster, ClusterSource::kEmbedded);
+  EXPECT_EQ(ParseServeConfig("instance: {access: auto}")->instance_access, InstanceAccess::kAuto);
+  EXPECT_EQ(ParseServeConfig("instance: {access: proxy}")->instance_access, InstanceAccess::kProxy);
+}
+
+TEST(ServeConfigTest, NullSectionsAndValuesKeepDefaults) {
+  auto c = ParseServeConfig("kubernetes:\ninstance:\nengine:\nlisten:\n");
+  ASSERT_TRUE(c.ok()) << c.error().ToString();
+  EXPECT_EQ(c->listen, "127.0.0.1:8080");
+  EXPECT_EQ(c->cluster, ClusterSource::kKubeconfig);
+  EXPECT_EQ(c->engine, engine::EngineConfig{});
+}
+
+TEST(ServeConfigTest, PostgresDatabaseParsesAndIsRefusedOnlyAtStart) {
+  EXPECT_TRUE(ParseServeConfig("database: postgres://u@h/db").ok());
+  EXPECT_TRUE(ParseServeConfig("database: postgresql://u@h/db").ok());
+}
+
+TEST(ServeConfigTest, UnknownKeysAreNamedWithTheirPath) {
+  ExpectInvalid("listn: x", "listn", "unknown key");
+  ExpectInvalid("kubernetes: {profile: instant}", "kubernetes.profile", "unknown key");
+  ExpectInvalid("kubernetes: {embedded: {port: 1}}", "kubernetes.embedded.port", "unknown key");
+  ExpectInvalid("instance: {retries: 2}", "instance.retries", "unknown key");
+  // The engine section names its own fields the same way.
+  ExpectInvalid("engine: {namespacee: x}", "engine.namespacee", "unknown field");
+}
+
+TEST(ServeConfigTest, WrongTypesAreNamed) {
+  ExpectInvalid("listen: 8080", "listen", "must be a string (got integer)");
+  ExpectInvalid("dataDir: [a]", "dataDir", "must be a string (got array)");
+  ExpectInvalid("database: true", "database", "must be a string (got boolean)");
+  ExpectInvalid("apiTokenFile: {a: 1}", "apiTokenFile", "must be a string (got object)");
+  ExpectInvalid("apiWorkers: \"4\"", "apiWorkers", "must be an integer (got string)");
+  ExpectInvalid("apiWorkers: 2.5", "apiWorkers", "must be an integer (got number)");
+  ExpectInvalid("logLevel: 3", "logLevel", "must be a string (got integer)");
+  ExpectInvalid("kubernetes: 3", "kubernetes", "must be a mapping (got integer)");
+  ExpectInvalid("kubernetes: {kubeconfig: 1}", "kubernetes.kubeconfig", "must be a string");
+  ExpectInvalid("kubernetes: {context: [x]}", "kubernetes.context", "must be a string");
+  ExpectInvalid("kubernetes: {embedded: true}", "kubernetes.embedded",
+                "must be a mapping (got boolean)");
+  ExpectInvalid("kubernetes: {embedded: {seed: \"7\"}}", "kubernetes.embedded.seed",
+                "must be a non-negative integer (got string)");
+  ExpectInvalid("kubernetes: {embedded: {seed: -1}}", "kubernetes.embedded.seed",
+                "must be a non-negative integer (got -1)");
+  ExpectInvalid("kubernetes: {embedded: {profile: 1}}", "kubernetes.embedded.profile",
+                "must be a string");
+  ExpectInvalid("kubernetes: {embedded: {kubeconfigOut: 1}}", "kubernetes.embedded.kubeconfigOut",
+                "must be a string");
+  ExpectInvalid("instance: [1]", "instance", "must be a mapping (got array)");
+  ExpectInvalid("instance: {timeout: true}", "instance.timeout", "must be a duration");
+  ExpectInvalid("engine: 5", "engine", "");
+  ExpectInvalid("[1, 2]", "config", "must be a mapping (got array)");
+}
+
+TEST(ServeConfigTest, BadValuesAreNamed) {
+  ExpectInvalid("dataDir: \"\"", "dataDir", "must not be empty");
+  ExpectInvalid("apiWorkers: 0", "apiWorkers", "must be between 1 and 256 (got 0)");
+  ExpectInvalid("apiWorkers: 257", "apiWorkers", "must be between 1 and 256 (got 257)");
+  ExpectInvalid("logLevel: verbose", "logLevel", "must be one of trace, debug, info");
+  ExpectInvalid("database: mysql://x", "database", "must be sqlite:PATH or postgres://");
+  ExpectInvalid("database: \"sqlite:\"", "database", "must be sqlite:PATH");
+  ExpectInvalid("kubernetes: {source: minikube}", "kubernetes.source",
+                "must be one of kubeconfig, in-cluster, embedded (got \"minikube\")");
+  ExpectInvalid("kubernetes: {source: in-cluster, kubeconfig: /x}", "kubernetes.kubeconfig",
+                "not used with source: in-cluster");
+  ExpectInvalid("kubernetes: {source: in-cluster, context: dev}", "kubernetes.context",
+                "not used with source: in-cluster");
+  ExpectInvalid("kubernetes: {embedded: {profile: \"\"}}", "kubernetes.embedded.profile",
+                "must not be empty");
+  ExpectInvalid("instance: {access: sideways}", "instance.access",
+                "must be one of auto, direct, proxy");
+}
+
+TEST(ServeConfigTest, ListenAddressesAreChecked) {
+  for (const char* bad :
+       {"8080", ":8080", "host:", "host:port", "host:70000", "::1:80", "[::1:80", "host:123456"}) {
+    ExpectInvalid(std::string("listen: \"") + bad + "\"", "listen", "expected HOST:PORT");
+  }
+  ExpectInvalid("kubernetes: {embedded: {listen: nohost}}", "kubernetes.embedded.listen",
+                "expected HOST:PORT");
+  ExpectInvalid("kubernetes: {embedded: {ingressListen: \"h:x\"}}",
+                "kubernetes.embedded.ingressListen", "expected HOST:PORT");
+  for (const char* good : {"127.0.0.1:0", "0.0.0.0:65535", "[::]:80", "localhost:8080"}) {
+    auto c = ParseServeConfig(std::string("listen: \"") + good + "\"");
+    ASSERT_TRUE(c.ok()) << good << ": " << c.error().ToString();
+    EXPECT_EQ(c->listen, good);
+  }
+}
+
+TEST(ServeConfigTest, Durations) {
+  struct Case {
+    const char* text;
+    milliseconds want;
+  } cases[] = {{"250ms", milliseconds(250)},
+               {"5s", milliseconds(5000)},
+               {"2m", milliseconds(120000)},
+               {"7", milliseconds(7000)}};
+  for (const auto& c : cases) {
+    auto config = ParseServeConfig(std::string("instance: {timeout: \"") + c.text + "\"}");
+    ASSERT_TRUE(config.ok()) << c.text << ": " << config.error().ToString();
+    EXPECT_EQ(config->instance_timeout, c.want) << c.text;
+  }
+  auto bare = ParseServeConfig("instance: {timeout: 3}");
+  ASSERT_TRUE(bare.ok());
+  EXPECT_EQ(bare->instance_timeout, milliseconds(3000));
+
+  for (const char* bad : {"5 s", "5sec", "-5s", "s", "1.5s", "", "10d", "9999999999s"}) {
+    ExpectInvalid(std::string("instance: {timeout: \"") + bad + "\"}", "instance.timeout",
+                  "must be a duration");
+  }
+  ExpectInvalid("instance: {timeout: 0ms}", "instance.timeout", "must be between 1ms and 10m");
+  ExpectInvalid("instance: {timeout: 11m}", "instance.timeout", "must be between 1ms and 10m");
+  ExpectInvalid("instance: {timeout: -3}", "instance.timeout", "must be a non-negative duration");
+}
+
+TEST(ServeConfigTest, EngineSectionErrorsAreNamedUnderEngine) {
+  ExpectInvalid("engine: {namespace: Not_A_Label}", "engine.namespace", "");
+  ExpectInvalid("engine: {workers: 0}", "engine.workers", "");
+  ExpectInvalid("engine: {urlScheme: ftp}", "engine.urlScheme", "");
+  ExpectInvalid("engine: {defaultStack: {memory: 64}}", "engine.defaultStack.memory", "");
+}
+
+TEST(ServeConfigTest, MalformedYamlIsInvalidArgument) {
+  Status st = ErrorOf("listen: [unclosed\n");
+  EXPECT_EQ(st.code(), StatusCode::kInvalidArgument) << st.ToString();
+  EXPECT_THAT(st.message(), HasSubstr("line")) << st.ToString();
+}
+
+class LoadServeConfigTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string tmpl = (std::filesystem::temp_directory_path() / "config-test-XXXXXX").string();
+    ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
+    dir_ = tmpl;
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  std::string dir_;
+};
+
+TEST_F(LoadServeConfigTest, ReadsAFile) {
+  const std::string path = dir_ + "/steward.yaml";
+  std::ofstream(path) << "apiWorkers: 2\nengine:\n  domain: example.org\n";
+  auto c = LoadServeConfig(path);
+  ASSERT_TRUE(c.ok()) << c.error().ToString();
+  EXPECT_EQ(c->api_workers, 2);
+  EXPECT_EQ(c->engine.domain, "example.org");
+}
+
+TEST_F(LoadServeConfigTest, MissingFileIsNotFoundNamingIt) {
+  auto c = LoadServeConfig(dir_ + "/absent.yaml");
+  ASSERT_FALSE(c.ok());
+  EXPECT_EQ(c.error().code(), StatusCode::kNotFound);
+  EXPECT_THAT(c.error().message(), HasSubstr(dir_ + "/absent.yaml"));
+}
+
+TEST_F(LoadServeConfigTest, ParseErrorsNameTheFileAndTheKey) {
+  const std::string path = dir_ + "/bad.yaml";
+  std::ofstream(path) << "instance:\n  acces: direct\n";
+  auto c = LoadServeConfig(path);
+  ASSERT_FALSE(c.ok());
+  EXPECT_EQ(c.error().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(c.error().message(), "config file " + path + ": instance.acces: unknown key");
+}
+
+}  // namespace
+}  // namespace steward::app

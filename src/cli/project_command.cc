@@ -1,0 +1,725 @@
+// `steward project ...`: the command-line client of Steward's REST API (docs/api.md).
+//
+// `--wait` follows a mutating verb through the watch stream: the stream is open (its initial
+// `sync` seen) before the request goes out, so every transition after the commit is delivered;
+// the wait ends when the project is "done" with the generation the request answered (api.md).
+#include <cinttypes>
+#include <condition_variable>
+#include <cstdio>
+#include <cstdlib>
+#include <deque>
+#include <fstream>
+#include <memory>
+#include <mutex>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <tuple>
+#include <vector>
+
+#include "cli/api_client.h"
+#include "cli/commands.h"
+#include "common/json.h"
+#include "common/time_util.h"
+#include "common/yaml.h"
+#include "net/http.h"
+
+namespace steward::cli {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+constexpr int kExitRefused = 1;
+constexpr int kExitUsage = 2;
+
+struct GlobalFlags {
+  std::string server;
+  std::string token;
+  std::string token_file;
+  std::string ca_file;
+  bool insecure = false;
+  std::string timeout = "60s";
+};
+
+struct CreateFlags {
+  std::string team, image, hostname, storage, spec_file;
+  int cpu = 0, memory = 0, replicas = 0;
+  std::vector<std::string> env;
+  bool start = false;
+};
+
+struct CommandFlags {
+  GlobalFlags global;
+  std::string name;
+  std::string output;
+  std::string wait;  // "" = no wait
+  CreateFlags create;
+  std::string team, phase, desired;  // list filters
+};
+
+int Fail(const std::string& message, int code) {
+  std::fflush(stdout);
+  std::fprintf(stderr, "steward: %s\n", message.c_str());
+  return code;
+}
+
+// Refusals answered by the API exit 1; no answer at all (connection, timeout) exits 2.
+int FailCall(const ApiClient& client, const Status& status) {
+  return Fail(status.message(), client.last_error().http_status != 0 ? kExitRefused : kExitUsage);
+}
+
+std::string Trim(std::string s) {
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.pop_back();
+  size_t i = 0;
+  while (i < s.size() && std::isspace(static_cast<unsigned char>(s[i]))) ++i;
+  return s.substr(i);
+}
+
+StatusOr<std::string> ReadWholeFile(const std::string& path, const std::string& what) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return InvalidArgument(what + ": cannot read " + path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+StatusOr<ApiClientOptions> ClientOptions(const GlobalFlags& flags) {
+  ApiClientOptions options;
+  options.server = flags.server;
+  if (options.server.empty()) {
+    const char* env = std::getenv("STEWARD_SERVER");
+    options.server = env != nullptr && *env != '\0' ? env : "http://127.0.0.1:8080";
+  }
+  if (!flags.token.empty()) {
+    options.token = flags.token;
+  } else if (!flags.token_file.empty()) {
+    ASSIGN_OR_RETURN(std::string text, ReadWholeFile(flags.token_file, "--token-file"));
+    options.token = Trim(text);
+    if (options.token.empty())
+      return InvalidArgument("--token-file: " + flags.token_file + " is empty");
+  } else if (const char* env = std::getenv("STEWARD_TOKEN"); env != nullptr && *env != '\0') {
+    options.token = env;
+  } else {
+    return InvalidArgument(
+        "no API token: pass --token-file FILE (steward serve prints its path) or --token, or set "
+        "STEWARD_TOKEN");
+  }
+  if (!flags.ca_file.empty()) {
+    ASSIGN_OR_RETURN(options.ca_pem, ReadWholeFile(flags.ca_file, "--ca-file"));
+  }
+  options.insecure_skip_verify = flags.insecure;
+  auto timeout = ParseDuration(flags.timeout);
+  if (!timeout.ok()) return InvalidArgument("--request-timeout: " + timeout.error().message());
+  options.timeout = *timeout;
+  return options;
+}
+
+std::string ProjectPath(const std::string& name) {
+  return "/v1/projects/" + net::PercentEncode(name);
+}
+
+int64_t GetInt(const Json& j, const char* key) {
+  auto it = j.find(key);
+  return it != j.end() && it->is_number_integer() ? it->get<int64_t>() : 0;
+}
+
+std::string StatusField(const Json& project, const char* key) {
+  auto it = project.find("status");
+  return it != project.end() && it->is_object() ? GetString(*it, key) : std::string();
+}
+
+int64_t ObservedGeneration(const Json& project) {
+  auto it = project.find("status");
+  return it != project.end() && it->is_object() ? GetInt(*it, "observedGeneration") : 0;
+}
+
+std::string Age(const Json& project) {
+  auto created = ParseRfc3339(GetString(project, "createdAt"));
+  if (!created) return "-";
+  return HumanDuration(std::chrono::duration_cast<std::chrono::seconds>(
+      std::chrono::system_clock::now() - *created));
+}
+
+std::string OrDash(const std::string& s) { return s.empty() ? "-" : s; }
+
+std::string Pad(const std::string& s, size_t width) {
+  return s.size() >= width ? s : s + std::string(width - s.size(), ' ');
+}
+
+// A JSON value as table text: strings bare, numbers of milliseconds since the epoch as RFC 3339.
+std::string TimeText(const Json& v) {
+  if (v.is_string()) return v.get<std::string>();
+  if (v.is_number_integer()) {
+    // "...:19.001000Z" → "...:19.001Z": the API's times have millisecond precision.
+    std::string t = FormatRfc3339Micro(SystemTime(std::chrono::milliseconds(v.get<int64_t>())));
+    if (t.size() > 4 && t.ends_with("000Z")) t.replace(t.size() - 4, 4, "Z");
+    return t;
+  }
+  if (v.is_null()) return "-";
+  return DumpJson(v);
+}
+
+void PrintTable(const std::vector<std::vector<std::string>>& rows) {
+  std::vector<size_t> widths;
+  for (const auto& row : rows) {
+    if (widths.size() < row.size()) widths.resize(row.size(), 0);
+    for (size_t i = 0; i < row.size(); ++i) widths[i] = std::max(widths[i], row[i].size());
+  }
+  for (const auto& row : rows) {
+    std::string line;
+    for (size_t i = 0; i < row.size(); ++i) {
+      line += row[i];
+      if (i + 1 < row.size()) line += std::string(widths[i] - row[i].size() + 3, ' ');
+    }
+    std::printf("%s\n", line.c_str());
+  }
+  std::fflush(stdout);
+}
+
+std::vector<std::string> ProjectHeader(bool wide) {
+  std::vector<std::string> h = {"NAME", "PHASE", "DESIRED", "GENERATION", "URL", "AGE"};
+  if (wide) h.insert(h.end(), {"ID", "TEAM", "OBSERVED", "REASON", "MESSAGE"});
+  return h;
+}
+
+std::vector<std::string> ProjectRow(const Json& p, bool wide) {
+  std::vector<std::string> row = {GetString(p, "name"),
+                                  OrDash(StatusField(p, "phase")),
+                                  OrDash(GetString(p, "desiredState")),
+                                  std::to_string(GetInt(p, "generation")),
+                                  OrDash(StatusField(p, "url")),
+                                  Age(p)};
+  if (wide) {
+    row.insert(row.end(),
+               {GetString(p, "id"), GetString(p, "team"), std::to_string(ObservedGeneration(p)),
+                OrDash(StatusField(p, "reason")), OrDash(StatusField(p, "message"))});
+  }
+  return row;
+}
+
+Status CheckOutput(const std::string& output, std::initializer_list<const char*> allowed) {
+  if (output.empty()) return Status::Ok();
+  for (const char* a : allowed) {
+    if (output == a) return Status::Ok();
+  }
+  std::string list;
+  for (const char* a : allowed) list += (list.empty() ? "" : ", ") + std::string(a);
+  return InvalidArgument("-o: unknown output format \"" + output + "\" (one of " + list + ")");
+}
+
+// ---- waiting -------------------------------------------------------------------------------
+
+// The watch stream, read on its own thread (HttpClient is blocking) into a queue.
+struct WatchState {
+  std::mutex mu;
+  std::condition_variable cv;
+  std::deque<WatchEvent> events;
+  bool synced = false;
+  bool ended = false;
+  bool stop = false;
+  Status end_status;
+  bool end_answered = false;  // the stream ended with an API error answer
+  std::unique_ptr<ApiClient> client;
+};
+
+// Opens the stream and waits for its `sync` event. The reader thread is detached once the wait
+// is over: it holds only the shared state and ends with the process (a blocking read cannot be
+// interrupted from outside the HttpClient).
+StatusOr<std::shared_ptr<WatchState>> OpenWatch(const ApiClientOptions& options,
+                                                const std::string& query,
+                                                std::chrono::milliseconds duration,
+                                                bool* answered) {
+  auto state = std::make_shared<WatchState>();
+  ASSIGN_OR_RETURN(state->client, ApiClient::Create(options));
+  std::chrono::milliseconds stream_timeout = duration + std::chrono::seconds(30);
+  std::thread([state, query, stream_timeout] {
+    Status s = state->client->Watch(
+        query,
+        [&state](const WatchEvent& event) {
+          std::lock_guard<std::mutex> lock(state->mu);
+          if (event.event == "sync") {
+            state->synced = true;
+          } else {
+            state->events.push_back(event);
+          }
+          state->cv.notify_all();
+          return !state->stop;
+        },
+        stream_timeout);
+    std::lock_guard<std::mutex> lock(state->mu);
+    state->ended = true;
+    state->end_status = s;
+    state->end_answered = state->client->last_error().http_status != 0;
+    state->cv.notify_all();
+  }).detach();
+  std::unique_lock<std::mutex> lock(state->mu);
+  bool ready =
+      state->cv.wait_for(lock, options.timeout, [&] { return state->synced || state->ended; });
+  if (!ready) {
+    state->stop = true;
+    *answered = false;
+    return Status(StatusCode::kDeadlineExceeded,
+                  "the watch stream of " + options.server + " sent no sync event in time");
+  }
+  if (!state->synced) {
+    *answered = state->end_answered;
+    return Status(state->end_status.code(), "cannot watch: " + state->end_status.message());
+  }
+  return state;
+}
+
+bool Done(const Json& p, int64_t generation) {
+  if (ObservedGeneration(p) < generation) return false;
+  std::string phase = StatusField(p, "phase");
+  std::string desired = GetString(p, "desiredState");
+  return phase == "Failed" || (phase == "Running" && desired == "running") ||
+         (phase == "Suspended" && desired == "suspended");
+}
+
+class StepPrinter {
+ public:
+  explicit StepPrinter(Clock::time_point start) : start_(start) {}
+  void Print(const Json& p) {
+    auto key = std::make_tuple(StatusField(p, "phase"), StatusField(p, "reason"),
+                               StatusField(p, "message"));
+    if (printed_ && key == last_) return;
+    printed_ = true;
+    last_ = key;
+    Line(std::get<0>(key), std::get<1>(key), std::get<2>(key));
+  }
+  void Line(const std::string& phase, const std::string& reason, const std::string& message) {
+    double secs = std::chrono::duration<double>(Clock::now() - start_).count();
+    char head[64];
+    std::snprintf(head, sizeof head, "%6.1fs  ", secs);
+    std::string line = head + Pad(phase, 13) + " " + Pad(reason, 22) + " " + message;
+    while (line.ends_with(' ')) line.pop_back();
+    std::printf("%s\n", line.c_str());
+    std::fflush(stdout);
+  }
+
+ private:
+  Clock::time_point start_;
+  bool printed_ = false;
+  std::tuple<std::string, std::string, std::string> last_;
+};
+
+std::string HumanSeconds(std::chrono::milliseconds d) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1fs", static_cast<double>(d.count()) / 1000.0);
+  return buf;
+}
+
+// Follows the project until it is done with `answer`'s generation (or purged, for delete).
+int FollowUntilDone(WatchState& watch, const Json& answer, bool deleting, Clock::time_point start,
+                    std::chrono::milliseconds duration) {
+  const std::string id = GetString(answer, "id");
+  const std::string name = GetString(answer, "name");
+  const int64_t generation = GetInt(answer, "generation");
+  StepPrinter steps(start);
+  Json latest = answer;
+  steps.Print(answer);
+  auto deadline = start + duration;
+  auto finish = [&](const Json& p) {
+    std::string phase = StatusField(p, "phase");
+    double secs = std::chrono::duration<double>(Clock::now() - start).count();
+    if (phase == "Failed") {
+      return Fail(name + " failed at generation " + std::to_string(generation) + ": " +
+                      StatusField(p, "reason") + ": " + StatusField(p, "message"),
+                  kExitRefused);
+    }
+    std::string url = StatusField(p, "url");
+    std::printf("%s is %s at generation %" PRId64 " after %.1fs%s\n", name.c_str(), phase.c_str(),
+                generation, secs, url.empty() || phase != "Running" ? "" : (": " + url).c_str());
+    std::fflush(stdout);
+    return 0;
+  };
+  if (!deleting && Done(answer, generation)) return finish(answer);
+  std::unique_lock<std::mutex> lock(watch.mu);
+  while (true) {
+    while (!watch.events.empty()) {
+      WatchEvent event = std::move(watch.events.front());
+      watch.events.pop_front();
+      const Json& data = event.data;
+      if (!data.is_object()) continue;
+      bool ours = (!id.empty() && GetString(data, "id") == id) ||
+                  (id.empty() && GetString(data, "name") == name);
+      if (!ours) continue;
+      if (event.event == "deleted") {
+        watch.stop = true;
+        lock.unlock();
+        if (!deleting) return Fail(name + " was deleted while waiting", kExitRefused);
+        steps.Line("purged", "", "");
+        std::printf("%s is deleted (purged) after %.1fs\n", name.c_str(),
+                    std::chrono::duration<double>(Clock::now() - start).count());
+        std::fflush(stdout);
+        return 0;
+      }
+      if (event.event != "project" || GetInt(data, "generation") < generation) continue;
+      latest = data;
+      steps.Print(data);
+      if (Done(data, generation) && (!deleting || StatusField(data, "phase") == "Failed")) {
+        watch.stop = true;
+        lock.unlock();
+        return finish(data);
+      }
+    }
+    if (watch.ended) {
+      watch.stop = true;
+      Status s = watch.end_status;
+      lock.unlock();
+      return Fail("the watch stream ended before " + name + " was done: " + s.message(),
+                  kExitUsage);
+    }
+    if (watch.cv.wait_until(lock, deadline) == std::cv_status::timeout && watch.events.empty() &&
+        !watch.ended) {
+      watch.stop = true;
+      lock.unlock();
+      std::string want = deleting                                           ? "purged"
+                         : GetString(latest, "desiredState") == "suspended" ? "Suspended"
+                                                                            : "Running";
+      return Fail("timed out after " + HumanSeconds(duration) + " waiting for " + name + " to be " +
+                      want + " at generation " + std::to_string(generation) + " (now " +
+                      OrDash(StatusField(latest, "phase")) + " at observed generation " +
+                      std::to_string(ObservedGeneration(latest)) + ": " +
+                      OrDash(StatusField(latest, "reason")) + ": " +
+                      OrDash(StatusField(latest, "message")) + ")",
+                  kExitRefused);
+    }
+  }
+}
+
+// Sends a mutating request, with --wait following it through the watch stream.
+int Mutate(const CommandFlags& flags, const std::string& verb, const std::string& watch_query,
+           const std::function<StatusOr<Json>(ApiClient&)>& request) {
+  auto options = ClientOptions(flags.global);
+  if (!options.ok()) return Fail(options.error().message(), kExitUsage);
+  auto client = ApiClient::Create(*options);
+  if (!client.ok()) return Fail(client.error().message(), kExitUsage);
+  std::shared_ptr<WatchState> watch;
+  std::chrono::milliseconds duration{0};
+  if (!flags.wait.empty()) {
+    auto d = ParseDuration(flags.wait);
+    if (!d.ok()) return Fail("--wait: " + d.error().message(), kExitUsage);
+    duration = *d;
+    bool answered = false;
+    auto opened = OpenWatch(*options, watch_query, duration, &answered);
+    if (!opened.ok()) {
+      return Fail(opened.error().message(), answered ? kExitRefused : kExitUsage);
+    }
+    watch = *opened;
+  }
+  auto start = Clock::now();
+  auto answer = request(**client);
+  if (!answer.ok()) {
+    if (watch) {
+      std::lock_guard<std::mutex> lock(watch->mu);
+      watch->stop = true;
+    }
+    return FailCall(**client, answer.error());
+  }
+  const std::string name = GetString(*answer, "name");
+  std::printf("%s: %s accepted (generation %" PRId64 ", desired %s)\n", name.c_str(), verb.c_str(),
+              GetInt(*answer, "generation"), GetString(*answer, "desiredState").c_str());
+  std::fflush(stdout);
+  if (!watch) return 0;
+  return FollowUntilDone(*watch, *answer, verb == "delete", start, duration);
+}
+
+// ---- verbs ---------------------------------------------------------------------------------
+
+StatusOr<Json> BuildSpec(const CreateFlags& f) {
+  if (!f.spec_file.empty()) {
+    ASSIGN_OR_RETURN(std::string text, ReadWholeFile(f.spec_file, "--spec-file"));
+    auto spec = ParseYaml(text);
+    if (!spec.ok())
+      return InvalidArgument("--spec-file " + f.spec_file + ": " + spec.error().message());
+    if (!spec->is_object()) {
+      return InvalidArgument("--spec-file " + f.spec_file + ": the spec must be an object");
+    }
+    return std::move(spec).value();
+  }
+  if (f.team.empty()) return InvalidArgument("--team is required (or use --spec-file)");
+  if (f.image.empty()) return InvalidArgument("--image is required (or use --spec-file)");
+  Json spec = {{"team", f.team}, {"stack", {{"image", f.image}}}};
+  if (f.cpu != 0) spec["stack"]["cpu"] = f.cpu;
+  if (f.memory != 0) spec["stack"]["memory"] = f.memory;
+  if (!f.env.empty()) {
+    Json env = Json::object();
+    for (const auto& kv : f.env) {
+      size_t eq = kv.find('=');
+      if (eq == std::string::npos || eq == 0) {
+        return InvalidArgument("--env: \"" + kv + "\" is not NAME=VALUE");
+      }
+      env[kv.substr(0, eq)] = kv.substr(eq + 1);
+    }
+    spec["stack"]["env"] = env;
+  }
+  if (f.replicas != 0) spec["replicas"] = f.replicas;
+  if (!f.hostname.empty()) spec["customHostname"] = f.hostname;
+  if (!f.storage.empty()) spec["storage"] = {{"size", f.storage}};
+  return spec;
+}
+
+int RunCreate(const CommandFlags& flags) {
+  auto spec = BuildSpec(flags.create);
+  if (!spec.ok()) return Fail(spec.error().message(), kExitUsage);
+  Json body = {{"spec", *spec}};
+  if (flags.create.start) body["start"] = true;
+  // The project has no id yet: follow its team's stream and pick it out by name.
+  std::string team = spec->contains("team") && (*spec)["team"].is_string()
+                         ? (*spec)["team"].get<std::string>()
+                         : std::string();
+  std::string query = team.empty() ? "" : "team=" + net::PercentEncode(team);
+  return Mutate(flags, "create", query,
+                [&](ApiClient& c) { return c.Put(ProjectPath(flags.name), body); });
+}
+
+int RunAction(const CommandFlags& flags, const std::string& verb) {
+  std::string query = "project=" + net::PercentEncode(flags.name);
+  return Mutate(flags, verb, query, [&](ApiClient& c) -> StatusOr<Json> {
+    if (verb == "delete") return c.Delete(ProjectPath(flags.name));
+    std::string action = verb == "rotate" ? "rotate-credentials" : verb;
+    return c.Post(ProjectPath(flags.name) + "/" + action);
+  });
+}
+
+// Runs a read-only call and hands its answer to `print`.
+int Read(const CommandFlags& flags, const std::function<StatusOr<Json>(ApiClient&)>& call,
+         const std::function<void(const Json&)>& print) {
+  auto options = ClientOptions(flags.global);
+  if (!options.ok()) return Fail(options.error().message(), kExitUsage);
+  auto client = ApiClient::Create(*options);
+  if (!client.ok()) return Fail(client.error().message(), kExitUsage);
+  auto answer = call(**client);
+  if (!answer.ok()) return FailCall(**client, answer.error());
+  print(*answer);
+  return 0;
+}
+
+void PrintStructured(const Json& j, const std::string& output) {
+  std::string text = output == "yaml" ? ToYaml(j) : j.dump(2);
+  std::printf("%s%s", text.c_str(), text.ends_with('\n') ? "" : "\n");
+  std::fflush(stdout);
+}
+
+int RunGet(const CommandFlags& flags) {
+  if (Status s = CheckOutput(flags.output, {"json", "yaml", "wide"}); !s.ok()) {
+    return Fail(s.message(), kExitUsage);
+  }
+  return Read(
+      flags, [&](ApiClient& c) { return c.Get(ProjectPath(flags.name)); },
+      [&](const Json& p) {
+        if (flags.output == "json" || flags.output == "yaml")
+          return PrintStructured(p, flags.output);
+        bool wide = flags.output == "wide";
+        PrintTable({ProjectHeader(wide), ProjectRow(p, wide)});
+        if (!wide) {
+          std::string reason = StatusField(p, "reason");
+          std::string message = StatusField(p, "message");
+          if (!reason.empty() || !message.empty()) {
+            std::printf("%s: %s\n", OrDash(reason).c_str(), OrDash(message).c_str());
+            std::fflush(stdout);
+          }
+        }
+      });
+}
+
+int RunList(const CommandFlags& flags) {
+  if (Status s = CheckOutput(flags.output, {"json", "yaml", "wide"}); !s.ok()) {
+    return Fail(s.message(), kExitUsage);
+  }
+  std::string query;
+  auto add = [&](const char* key, const std::string& value) {
+    if (value.empty()) return;
+    query += (query.empty() ? "?" : "&") + std::string(key) + "=" + net::PercentEncode(value);
+  };
+  add("team", flags.team);
+  add("phase", flags.phase);
+  add("desiredState", flags.desired);
+  return Read(
+      flags,
+      [&](ApiClient& c) -> StatusOr<Json> {
+        Json items = Json::array();
+        std::string token;
+        do {
+          std::string target = "/v1/projects" + query;
+          if (!token.empty()) {
+            target +=
+                (query.empty() ? "?" : "&") + std::string("continue=") + net::PercentEncode(token);
+          }
+          ASSIGN_OR_RETURN(Json page, c.Get(target));
+          if (page.contains("items") && page["items"].is_array()) {
+            for (auto& item : page["items"]) items.push_back(std::move(item));
+          }
+          token = GetString(page, "continue");
+        } while (!token.empty());
+        return Json{{"items", std::move(items)}};
+      },
+      [&](const Json& list) {
+        if (flags.output == "json" || flags.output == "yaml") {
+          return PrintStructured(list, flags.output);
+        }
+        if (list["items"].empty()) {
+          std::fprintf(stderr, "No projects found.\n");
+          return;
+        }
+        bool wide = flags.output == "wide";
+        std::vector<std::vector<std::string>> rows = {ProjectHeader(wide)};
+        for (const auto& p : list["items"]) rows.push_back(ProjectRow(p, wide));
+        PrintTable(rows);
+      });
+}
+
+int RunLogs(const CommandFlags& flags) {
+  if (Status s = CheckOutput(flags.output, {"json"}); !s.ok()) return Fail(s.message(), kExitUsage);
+  return Read(
+      flags, [&](ApiClient& c) { return c.Get(ProjectPath(flags.name) + "/logs"); },
+      [&](const Json& logs) {
+        if (flags.output == "json") return PrintStructured(logs, "json");
+        const Json* items = FindPath(logs, "items");
+        if (items == nullptr || !items->is_array()) return;
+        for (const auto& line : *items) {
+          const Json* ts = FindPath(line, "ts");
+          const Json* level = FindPath(line, "level");
+          std::string level_text = level == nullptr     ? "-"
+                                   : level->is_string() ? level->get<std::string>()
+                                                        : DumpJson(*level);
+          std::printf("%s  %-5s  %s  %s\n", ts != nullptr ? TimeText(*ts).c_str() : "-",
+                      level_text.c_str(), OrDash(GetString(line, "pod")).c_str(),
+                      GetString(line, "msg").c_str());
+        }
+        std::fflush(stdout);
+      });
+}
+
+int RunHistory(const CommandFlags& flags) {
+  if (Status s = CheckOutput(flags.output, {"json"}); !s.ok()) return Fail(s.message(), kExitUsage);
+  return Read(
+      flags,
+      [&](ApiClient& c) -> StatusOr<Json> {
+        Json items = Json::array();
+        std::string after;
+        constexpr int kPage = 1000;
+        while (true) {
+          std::string target = ProjectPath(flags.name) + "/history?limit=" + std::to_string(kPage);
+          if (!after.empty()) target += "&after=" + after;
+          ASSIGN_OR_RETURN(Json page, c.Get(target));
+          const Json* got = FindPath(page, "items");
+          if (got == nullptr || !got->is_array() || got->empty()) break;
+          for (const auto& item : *got) items.push_back(item);
+          if (got->size() < static_cast<size_t>(kPage)) break;
+          const Json* seq = FindPath(got->back(), "seq");
+          if (seq == nullptr) break;
+          after = seq->is_string() ? seq->get<std::string>() : DumpJson(*seq);
+        }
+        return Json{{"items", std::move(items)}};
+      },
+      [&](const Json& history) {
+        if (flags.output == "json") return PrintStructured(history, "json");
+        std::vector<std::vector<std::string>> rows = {
+            {"SEQ", "AT", "KIND", "GENERATION", "SUMMARY"}};
+        for (const auto& h : history["items"]) {
+          auto text = [&](const char* key) {
+            const Json* v = FindPath(h, key);
+            if (v == nullptr || v->is_null()) return std::string("-");
+            return v->is_string() ? v->get<std::string>() : DumpJson(*v);
+          };
+          const Json* at = FindPath(h, "at");
+          rows.push_back({text("seq"), at != nullptr ? TimeText(*at) : std::string("-"),
+                          text("kind"), text("generation"), text("summary")});
+        }
+        PrintTable(rows);
+      });
+}
+
+void AddGlobalFlags(CLI::App& cmd, GlobalFlags& g) {
+  cmd.add_option("--server", g.server,
+                 "Steward API URL (default $STEWARD_SERVER or http://127.0.0.1:8080)");
+  auto* token_file = cmd.add_option("--token-file", g.token_file, "File holding the API token");
+  cmd.add_option("--token", g.token, "The API token (default $STEWARD_TOKEN)")
+      ->excludes(token_file);
+  cmd.add_option("--ca-file", g.ca_file, "PEM CA bundle to verify an https server");
+  cmd.add_flag("--insecure-skip-tls-verify", g.insecure, "Do not verify the server's certificate");
+  cmd.add_option("--request-timeout", g.timeout, "Time allowed for each request")
+      ->capture_default_str();
+}
+
+CLI::App* AddVerb(CLI::App& project, const std::string& verb, const std::string& help,
+                  const std::shared_ptr<CommandFlags>& flags, bool needs_name) {
+  auto* cmd = project.add_subcommand(verb, help);
+  AddGlobalFlags(*cmd, flags->global);
+  if (needs_name) cmd->add_option("NAME", flags->name, "Project name or id")->required();
+  return cmd;
+}
+
+void AddWait(CLI::App& cmd, CommandFlags& flags) {
+  cmd.add_option(
+         "--wait", flags.wait,
+         "Follow the project until it is done (Running/Suspended/purged) or DURATION "
+         "passes (default 5m; give it after NAME, or as --wait=DURATION); exit 1 if it fails or "
+         "times out")
+      ->expected(0, 1)
+      ->default_str("5m");
+}
+
+}  // namespace
+
+void AddProjectCommand(CLI::App& app) {
+  auto* project = app.add_subcommand("project", "Manage projects through the Steward API");
+  project->require_subcommand(1);
+  auto flags = std::make_shared<CommandFlags>();
+
+  auto* create =
+      AddVerb(*project, "create", "Create a project (suspended unless --start)", flags, true);
+  CreateFlags& c = flags->create;
+  auto* spec_file =
+      create->add_option("--spec-file", c.spec_file, "JSON or YAML file holding the whole spec");
+  for (auto* o : {create->add_option("--team", c.team, "Team owning the project"),
+                  create->add_option("--image", c.image, "Node-RED stack image"),
+                  create->add_option("--cpu", c.cpu, "CPU in hundredths of a core"),
+                  create->add_option("--memory", c.memory, "Memory in MB"),
+                  create->add_option("--replicas", c.replicas, "Number of instances"),
+                  create->add_option("--hostname", c.hostname, "Custom hostname"),
+                  create->add_option("--storage", c.storage, "Persistent storage size (e.g. 1Gi)"),
+                  create->add_option("--env", c.env, "Environment variable NAME=VALUE")}) {
+    o->excludes(spec_file);
+  }
+  create->add_flag("--start", c.start, "Start the project once created");
+  AddWait(*create, *flags);
+  create->callback([flags] { SetExitCode(RunCreate(*flags)); });
+
+  const std::vector<std::pair<std::string, std::string>> actions = {
+      {"start", "Start a project"},
+      {"suspend", "Suspend a project (its storage and credentials are kept)"},
+      {"restart", "Restart a running project's instances"},
+      {"rotate", "Rotate a project's credentials"},
+      {"delete", "Delete a project and everything it owns"}};
+  for (const auto& [verb, help] : actions) {
+    auto* cmd = AddVerb(*project, verb, help, flags, true);
+    AddWait(*cmd, *flags);
+    cmd->callback([flags, verb = verb] { SetExitCode(RunAction(*flags, verb)); });
+  }
+
+  auto* get = AddVerb(*project, "get", "Show a project", flags, true);
+  get->add_option("-o,--output", flags->output, "Output format: json, yaml or wide");
+  get->callback([flags] { SetExitCode(RunGet(*flags)); });
+
+  auto* list = AddVerb(*project, "list", "List projects", flags, false);
+  list->add_option("--team", flags->team, "Only this team's projects");
+  list->add_option("--phase", flags->phase, "Only projects in this phase (e.g. Running)");
+  list->add_option("--desired", flags->desired,
+                   "Only this desired state (running|suspended|deleted)");
+  list->add_option("-o,--output", flags->output, "Output format: json, yaml or wide");
+  list->callback([flags] { SetExitCode(RunList(*flags)); });
+
+  auto* logs = AddVerb(*project, "logs", "Print a running project's launcher logs", flags, true);
+  logs->add_option("-o,--output", flags->output, "Output format: json");
+  logs->callback([flags] { SetExitCode(RunLogs(*flags)); });
+
+  auto* history =
+      AddVerb(*project, "history", "List a project's operations and phase changes", flags, true);
+  history->add_option("-o,--output", flags->output, "Output format: json");
+  history->callback([flags] { SetExitCode(RunHistory(*flags)); });
+}
+
+}  // namespace steward::cli

@@ -1,0 +1,624 @@
+// `steward project ...` against `steward serve --embedded-cluster instant`, both run as a user
+// runs them: a project's whole life through the CLI (with --wait following each transition),
+// reads and filters, bad input named, and the exit codes scripts depend on. Also `steward serve`'s
+// own configuration errors, and the CLI's API client (stream parser, error mapping, duration
+// syntax) against a stand-in server.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <functional>
+#include <mutex>
+#include <regex>
+#include <sstream>
+
+#include "cli/api_client.h"
+#include "common/json.h"
+#include "net/http_server.h"
+#include "process.h"
+
+namespace steward::e2e {
+namespace {
+
+using std::chrono::seconds;
+using ::testing::Contains;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+// ECMAScript regex search (gtest's ContainsRegex is POSIX, without \n or \S).
+bool Matches(const std::string& text, const std::string& re) {
+  return std::regex_search(text, std::regex(re));
+}
+
+std::string Describe(const RunResult& r) {
+  return "exit " + std::to_string(r.exit_code) + "\nstdout:\n" + r.out + "\nstderr:\n" + r.err;
+}
+
+void WriteFile(const std::string& path, const std::string& text) {
+  std::ofstream out(path);
+  out << text;
+}
+
+// One step line of --wait: "   3.2s  Provisioning  WaitingForEndpoints  ...".
+struct Step {
+  double secs;
+  std::string phase;
+};
+
+std::vector<Step> Steps(const std::string& out) {
+  std::vector<Step> steps;
+  std::regex re(R"(^ *([0-9]+\.[0-9])s  (\S+))");
+  std::istringstream in(out);
+  std::string line;
+  while (std::getline(in, line)) {
+    std::smatch m;
+    if (std::regex_search(line, m, re)) steps.push_back({std::stod(m[1]), m[2]});
+  }
+  return steps;
+}
+
+// A port nothing listens on: bound, then closed.
+uint16_t ClosedPort() {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = 0;
+  bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
+  socklen_t len = sizeof addr;
+  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  close(fd);
+  return ntohs(addr.sin_port);
+}
+
+class ProjectCliTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = new TempDir();
+    serve_ = new BackgroundProcess({StewardBinary(), "serve", "--embedded-cluster", "instant",
+                                    "--data-dir", dir_->path() + "/data", "--listen", "127.0.0.1:0",
+                                    "--log-level", "warn", "--kubeconfig-out",
+                                    dir_->path() + "/kubeconfig"});
+    auto api = serve_->WaitForLine("  API ", seconds(60));
+    auto token = serve_->WaitForLine("  API token ", seconds(10));
+    ASSERT_TRUE(api && token) << serve_->output();
+    std::smatch m;
+    ASSERT_TRUE(std::regex_search(*api, m, std::regex(R"((https?://\S+))"))) << *api;
+    server_ = m[1];
+    ASSERT_TRUE(std::regex_search(*token, m, std::regex(R"(API token +(\S+))"))) << *token;
+    token_file_ = m[1];
+  }
+  static void TearDownTestSuite() {
+    delete serve_;
+    serve_ = nullptr;
+    delete dir_;
+    dir_ = nullptr;
+  }
+
+  // `env -i` keeps STEWARD_SERVER / STEWARD_TOKEN of the test's own environment out.
+  static RunResult Cli(const std::vector<std::string>& args, const std::vector<std::string>& auth,
+                       const std::vector<std::string>& env = {}) {
+    std::vector<std::string> argv = {"/usr/bin/env", "-i", "PATH=/usr/bin:/bin"};
+    argv.insert(argv.end(), env.begin(), env.end());
+    argv.push_back(StewardBinary());
+    argv.push_back("project");
+    argv.insert(argv.end(), args.begin(), args.end());
+    argv.insert(argv.end(), auth.begin(), auth.end());
+    return ::steward::e2e::Run(argv, "", seconds(90));
+  }
+  // With the server and token of the running `steward serve`.
+  static RunResult Cli(const std::vector<std::string>& args) {
+    return Cli(args, {"--server", server_, "--token-file", token_file_});
+  }
+
+  static TempDir* dir_;
+  static BackgroundProcess* serve_;
+  static std::string server_;
+  static std::string token_file_;
+};
+TempDir* ProjectCliTest::dir_ = nullptr;
+BackgroundProcess* ProjectCliTest::serve_ = nullptr;
+std::string ProjectCliTest::server_;
+std::string ProjectCliTest::token_file_;
+
+TEST_F(ProjectCliTest, WholeLifeThroughTheCli) {
+  // create --start --wait: the steps in order, from the accepted state to Running.
+  RunResult create = Cli({"create", "alpha", "--team", "team-a", "--image", "nodered/node-red:4.0",
+                          "--memory", "256", "--env", "GREETING=hi", "--start", "--wait", "60s"});
+  ASSERT_EQ(create.exit_code, 0) << Describe(create);
+  EXPECT_THAT(create.out, HasSubstr("alpha: create accepted (generation 1, desired running)"));
+  auto steps = Steps(create.out);
+  ASSERT_GE(steps.size(), 2u) << create.out;
+  EXPECT_EQ(steps.front().phase, "Pending") << create.out;
+  EXPECT_EQ(steps.back().phase, "Running") << create.out;
+  for (size_t i = 1; i < steps.size(); ++i) {
+    EXPECT_LE(steps[i - 1].secs, steps[i].secs) << create.out;
+    EXPECT_NE(steps[i].phase, "Failed") << create.out;
+  }
+  EXPECT_PRED2(Matches, create.out, R"(\n +[0-9.]+s  Provisioning +[A-Za-z]+ )");
+  EXPECT_PRED2(Matches, create.out, R"(alpha is Running at generation 1 after [0-9.]+s: http)");
+
+  RunResult get = Cli({"get", "alpha"});
+  ASSERT_EQ(get.exit_code, 0) << Describe(get);
+  EXPECT_PRED2(Matches, get.out, "NAME +PHASE +DESIRED +GENERATION +URL +AGE\n");
+  EXPECT_PRED2(Matches, get.out, R"(\nalpha +Running +running +1 +http://alpha\.\S+ +[0-9]+s\n)");
+
+  RunResult json = Cli({"get", "alpha", "-o", "json"});
+  ASSERT_EQ(json.exit_code, 0) << Describe(json);
+  auto parsed = ParseJson(json.out);
+  ASSERT_TRUE(parsed.ok()) << json.out;
+  EXPECT_EQ((*parsed)["status"]["phase"], "Running");
+  EXPECT_EQ((*parsed)["spec"]["stack"]["memory"], 256);
+  EXPECT_EQ((*parsed)["spec"]["stack"]["env"]["GREETING"], "hi");
+  const std::string id = (*parsed)["id"];
+
+  // A second project, created suspended, in another team.
+  RunResult beta = Cli({"create", "beta", "--team", "team-b", "--image", "nodered/node-red:4.0"});
+  ASSERT_EQ(beta.exit_code, 0) << Describe(beta);
+  EXPECT_THAT(beta.out, HasSubstr("beta: create accepted (generation 1, desired suspended)"));
+
+  RunResult all = Cli({"list"});
+  ASSERT_EQ(all.exit_code, 0) << Describe(all);
+  EXPECT_PRED2(Matches, all.out, R"(\nalpha +Running +running )");
+  EXPECT_PRED2(Matches, all.out, R"(\nbeta +\S+ +suspended )");
+  RunResult team_b = Cli({"list", "--team", "team-b"});
+  ASSERT_EQ(team_b.exit_code, 0) << Describe(team_b);
+  EXPECT_THAT(team_b.out, HasSubstr("beta"));
+  EXPECT_THAT(team_b.out, Not(HasSubstr("alpha")));
+  RunResult running = Cli({"list", "--phase", "Running", "-o", "json"});
+  ASSERT_EQ(running.exit_code, 0) << Describe(running);
+  auto running_json = ParseJson(running.out);
+  ASSERT_TRUE(running_json.ok()) << running.out;
+  std::vector<std::string> running_names;
+  for (const auto& p : (*running_json)["items"]) {
+    EXPECT_EQ(p["status"]["phase"], "Running");
+    running_names.push_back(p["name"]);
+  }
+  EXPECT_THAT(running_names, Contains("alpha"));
+  EXPECT_THAT(running_names, Not(Contains("beta")));
+  RunResult suspended = Cli({"list", "--desired", "suspended"});
+  ASSERT_EQ(suspended.exit_code, 0) << Describe(suspended);
+  EXPECT_THAT(suspended.out, HasSubstr("beta"));
+  EXPECT_THAT(suspended.out, Not(HasSubstr("alpha")));
+  RunResult none = Cli({"list", "--team", "no-such-team"});
+  EXPECT_EQ(none.exit_code, 0) << Describe(none);
+  EXPECT_THAT(none.err, HasSubstr("No projects found."));
+  RunResult bad_phase = Cli({"list", "--desired", "sideways"});
+  EXPECT_EQ(bad_phase.exit_code, 1) << Describe(bad_phase);
+  EXPECT_THAT(bad_phase.err, HasSubstr("steward: InvalidArgument: "));
+
+  // Restart needs desired running: the API's refusal, exit 1.
+  RunResult refused = Cli({"restart", "beta"});
+  EXPECT_EQ(refused.exit_code, 1) << Describe(refused);
+  EXPECT_THAT(refused.err, HasSubstr("steward: Conflict: "));
+
+  RunResult suspend = Cli({"suspend", "alpha", "--wait"});
+  ASSERT_EQ(suspend.exit_code, 0) << Describe(suspend);
+  EXPECT_THAT(suspend.out, HasSubstr("alpha: suspend accepted (generation 2, desired suspended)"));
+  EXPECT_EQ(Steps(suspend.out).back().phase, "Suspended") << suspend.out;
+  EXPECT_THAT(suspend.out, HasSubstr("alpha is Suspended at generation 2"));
+  RunResult after_suspend = Cli({"get", "alpha"});
+  EXPECT_PRED2(Matches, after_suspend.out, R"(\nalpha +Suspended +suspended +2 )");
+
+  // Logs need a running instance.
+  RunResult no_logs = Cli({"logs", "alpha"});
+  EXPECT_EQ(no_logs.exit_code, 1) << Describe(no_logs);
+  EXPECT_THAT(no_logs.err, HasSubstr("steward: ProjectNotRunning: "));
+
+  RunResult start = Cli({"start", "alpha", "--wait", "60s"});
+  ASSERT_EQ(start.exit_code, 0) << Describe(start);
+  EXPECT_EQ(Steps(start.out).back().phase, "Running") << start.out;
+  EXPECT_THAT(start.out, HasSubstr("alpha is Running at generation 3"));
+
+  // Start of a running project changes nothing: done at once with the same generation.
+  RunResult again = Cli({"start", "alpha", "--wait", "60s"});
+  ASSERT_EQ(again.exit_code, 0) << Describe(again);
+  EXPECT_THAT(again.out, HasSubstr("alpha is Running at generation 3"));
+  EXPECT_EQ(Steps(again.out).size(), 1u) << again.out;
+
+  RunResult restart = Cli({"restart", "alpha", "--wait", "60s"});
+  ASSERT_EQ(restart.exit_code, 0) << Describe(restart);
+  EXPECT_THAT(restart.out, HasSubstr("alpha is Running at generation 4"));
+
+  RunResult rotate = Cli({"rotate", "alpha", "--wait", "60s"});
+  ASSERT_EQ(rotate.exit_code, 0) << Describe(rotate);
+  EXPECT_THAT(rotate.out, HasSubstr("alpha is Running at generation 5"));
+
+  RunResult logs = Cli({"logs", "alpha"});
+  ASSERT_EQ(logs.exit_code, 0) << Describe(logs);
+  EXPECT_PRED2(Matches, logs.out, R"((^|\n)\S+  [a-z]+ +alpha-\S+  \S.*\n)") << logs.out;
+
+  RunResult history = Cli({"history", "alpha", "-o", "json"});
+  ASSERT_EQ(history.exit_code, 0) << Describe(history);
+  auto history_json = ParseJson(history.out);
+  ASSERT_TRUE(history_json.ok()) << history.out;
+  std::vector<std::string> operations;
+  int64_t last_seq = -1;
+  for (const auto& h : (*history_json)["items"]) {
+    EXPECT_GT(h["seq"].get<int64_t>(), last_seq);
+    last_seq = h["seq"].get<int64_t>();
+    if (h["kind"] == "operation") operations.push_back(h["summary"]);
+  }
+  EXPECT_THAT(operations, ElementsAre("create+start", "suspend", "start", "restart", "rotate"));
+  RunResult history_table = Cli({"history", "alpha"});
+  ASSERT_EQ(history_table.exit_code, 0) << Describe(history_table);
+  EXPECT_PRED2(Matches, history_table.out, "SEQ +AT +KIND +GENERATION +SUMMARY\n");
+  EXPECT_PRED2(Matches, history_table.out, R"(\n[0-9]+ +\S+ +operation +4 +restart)");
+
+  RunResult del = Cli({"delete", "alpha", "--wait", "60s"});
+  ASSERT_EQ(del.exit_code, 0) << Describe(del);
+  EXPECT_EQ(Steps(del.out).back().phase, "purged") << del.out;
+  EXPECT_THAT(del.out, HasSubstr("alpha is deleted (purged)"));
+
+  RunResult gone = Cli({"get", "alpha"});
+  EXPECT_EQ(gone.exit_code, 1) << Describe(gone);
+  EXPECT_THAT(gone.err, HasSubstr("steward: NotFound: "));
+  // History stays reachable by id, with the purge at its end.
+  RunResult tomb = Cli({"history", id});
+  ASSERT_EQ(tomb.exit_code, 0) << Describe(tomb);
+  EXPECT_PRED2(Matches, tomb.out, R"(\n[0-9]+ +\S+ +purged )");
+
+  RunResult del_beta = Cli({"delete", "beta", "--wait", "60s"});
+  EXPECT_EQ(del_beta.exit_code, 0) << Describe(del_beta);
+}
+
+TEST_F(ProjectCliTest, SpecFileCreatesAndNamesAnUnknownField) {
+  std::string good = dir_->path() + "/good.yaml";
+  WriteFile(good, "team: team-c\nstack:\n  image: nodered/node-red:4.0\n  cpu: 20\nreplicas: 2\n");
+  RunResult created = Cli({"create", "gamma", "--spec-file", good});
+  ASSERT_EQ(created.exit_code, 0) << Describe(created);
+  RunResult json = Cli({"get", "gamma", "-o", "yaml"});
+  ASSERT_EQ(json.exit_code, 0) << Describe(json);
+  EXPECT_PRED2(Matches, json.out, R"(\n +replicas: 2\n)");
+
+  std::string bad = dir_->path() + "/bad.json";
+  WriteFile(bad, R"({"team": "team-c", "stack": {"image": "nodered/node-red:4.0"}, "colour": 1})");
+  RunResult refused = Cli({"create", "delta", "--spec-file", bad});
+  EXPECT_EQ(refused.exit_code, 1) << Describe(refused);
+  EXPECT_THAT(refused.err, HasSubstr("steward: InvalidArgument: "));
+  EXPECT_THAT(refused.err, HasSubstr("spec.colour"));
+  EXPECT_EQ(Cli({"get", "delta"}).exit_code, 1);  // a refused request changes nothing
+
+  RunResult bad_memory =
+      Cli({"create", "delta", "--team", "t", "--image", "nodered/node-red:4.0", "--memory", "64"});
+  EXPECT_EQ(bad_memory.exit_code, 1) << Describe(bad_memory);
+  EXPECT_THAT(bad_memory.err, HasSubstr("spec.stack.memory"));
+
+  RunResult missing = Cli({"create", "delta", "--spec-file", dir_->path() + "/nope.yaml"});
+  EXPECT_EQ(missing.exit_code, 2) << Describe(missing);
+  EXPECT_THAT(missing.err, HasSubstr("nope.yaml"));
+
+  RunResult both = Cli({"create", "delta", "--spec-file", good, "--team", "x"});
+  EXPECT_EQ(both.exit_code, 2) << Describe(both);
+  EXPECT_THAT(both.err, HasSubstr("excludes"));
+
+  RunResult no_name = Cli({"get"});
+  EXPECT_EQ(no_name.exit_code, 2) << Describe(no_name);
+  EXPECT_THAT(no_name.err, HasSubstr("NAME"));
+  RunResult bad_output = Cli({"get", "gamma", "-o", "xml"});
+  EXPECT_EQ(bad_output.exit_code, 2) << Describe(bad_output);
+  EXPECT_THAT(bad_output.err, HasSubstr("steward: -o: unknown output format \"xml\""));
+  RunResult bad_wait = Cli({"start", "gamma", "--wait=soon"});
+  EXPECT_EQ(bad_wait.exit_code, 2) << Describe(bad_wait);
+  EXPECT_THAT(bad_wait.err, HasSubstr("--wait: \"soon\" is not a duration"));
+  RunResult bad_env = Cli({"create", "delta", "--team", "t", "--image", "i", "--env", "NOEQUALS"});
+  EXPECT_EQ(bad_env.exit_code, 2) << Describe(bad_env);
+  EXPECT_THAT(bad_env.err, HasSubstr("--env: \"NOEQUALS\" is not NAME=VALUE"));
+}
+
+TEST_F(ProjectCliTest, InvalidNameIsRefusedNamingTheName) {
+  RunResult r = Cli(
+      {"create", "Not_A_Name", "--team", "team-a", "--image", "nodered/node-red:4.0", "--wait"});
+  EXPECT_EQ(r.exit_code, 1) << Describe(r);
+  EXPECT_THAT(r.err, HasSubstr("steward: InvalidArgument: "));
+  EXPECT_THAT(r.err, HasSubstr("name"));
+  EXPECT_EQ(r.out, "");
+}
+
+TEST_F(ProjectCliTest, WaitTimesOutWithTheStateItReached) {
+  // The embedded cluster fails to pull *.invalid images: the project cannot become Running.
+  RunResult r = Cli({"create", "stuck", "--team", "team-d", "--image", "registry.invalid/x:1",
+                     "--start", "--wait", "2s"});
+  EXPECT_EQ(r.exit_code, 1) << Describe(r);
+  EXPECT_THAT(r.err, HasSubstr("steward: timed out after 2.0s waiting for stuck to be Running at "
+                               "generation 1 (now "));
+  EXPECT_GE(r.elapsed, seconds(2));
+  EXPECT_EQ(Cli({"delete", "stuck", "--wait", "60s"}).exit_code, 0);
+}
+
+TEST_F(ProjectCliTest, FailedProjectEndsTheWaitWithExitOne) {
+  // A Deployment of that name that Steward does not own: the engine refuses to touch it.
+  RunResult taken =
+      ::steward::e2e::Run({"kubectl", "--kubeconfig", dir_->path() + "/kubeconfig", "-n", "steward",
+                           "create", "deployment", "taken", "--image=nginx"},
+                          "", seconds(60));
+  ASSERT_EQ(taken.exit_code, 0) << Describe(taken);
+  RunResult r = Cli({"create", "taken", "--team", "team-e", "--image", "nodered/node-red:4.0",
+                     "--start", "--wait", "60s"});
+  EXPECT_EQ(r.exit_code, 1) << Describe(r);
+  EXPECT_EQ(Steps(r.out).back().phase, "Failed") << r.out;
+  EXPECT_THAT(r.err,
+              HasSubstr("steward: taken failed at generation 1: NameTaken: Deployment taken"));
+  EXPECT_LT(r.elapsed, seconds(30));
+  EXPECT_EQ(Cli({"delete", "taken", "--wait", "60s"}).exit_code, 0);
+}
+
+TEST_F(ProjectCliTest, WrongTokenIsUnauthorized) {
+  RunResult r = Cli({"list"}, {"--server", server_, "--token", "not-the-token"});
+  EXPECT_EQ(r.exit_code, 1) << Describe(r);
+  EXPECT_THAT(r.err, HasSubstr("steward: Unauthorized: "));
+  // --wait opens the watch first: refused there, and nothing is sent.
+  RunResult w =
+      Cli({"create", "epsilon", "--team", "t", "--image", "nodered/node-red:4.0", "--wait"},
+          {"--server", server_, "--token", "not-the-token"});
+  EXPECT_EQ(w.exit_code, 1) << Describe(w);
+  EXPECT_THAT(w.err, HasSubstr("Unauthorized"));
+  EXPECT_EQ(Cli({"get", "epsilon"}).exit_code, 1);
+}
+
+TEST_F(ProjectCliTest, ServerAndTokenFromTheEnvironment) {
+  std::ifstream in(token_file_);
+  std::string token;
+  std::getline(in, token);
+  RunResult r = Cli({"list"}, {}, {"STEWARD_SERVER=" + server_, "STEWARD_TOKEN=" + token});
+  EXPECT_EQ(r.exit_code, 0) << Describe(r);
+  RunResult none = Cli({"list"}, {"--server", server_});
+  EXPECT_EQ(none.exit_code, 2) << Describe(none);
+  EXPECT_THAT(none.err, HasSubstr("no API token"));
+}
+
+TEST_F(ProjectCliTest, UnreachableServerExitsTwo) {
+  std::string url = "http://127.0.0.1:" + std::to_string(ClosedPort());
+  RunResult r = Cli({"get", "alpha"}, {"--server", url, "--token", "x"});
+  EXPECT_EQ(r.exit_code, 2) << Describe(r);
+  EXPECT_THAT(r.err, HasSubstr("steward: cannot reach the Steward API at " + url + ": "));
+  RunResult w = Cli({"start", "alpha", "--wait"}, {"--server", url, "--token", "x"});
+  EXPECT_EQ(w.exit_code, 2) << Describe(w);
+  EXPECT_THAT(w.err, HasSubstr("cannot reach the Steward API at " + url));
+  RunResult bad_url = Cli({"list"}, {"--server", "ftp://example", "--token", "x"});
+  EXPECT_EQ(bad_url.exit_code, 2) << Describe(bad_url);
+  EXPECT_THAT(bad_url.err, HasSubstr("--server"));
+}
+
+TEST(ServeConfigTest, UnknownKeyInTheConfigFileExitsTwoNamingTheKey) {
+  TempDir dir;
+  std::string config = dir.path() + "/steward.yaml";
+  WriteFile(config, "listen: 127.0.0.1:0\nlistenn: 127.0.0.1:0\n");
+  RunResult r = ::steward::e2e::Run(
+      {StewardBinary(), "serve", "--config", config, "--data-dir", dir.path() + "/data"}, "",
+      seconds(30));
+  EXPECT_EQ(r.exit_code, 2) << Describe(r);
+  EXPECT_THAT(r.err, HasSubstr("listenn"));
+}
+
+TEST(ServeConfigTest, MissingConfigFileExitsTwo) {
+  TempDir dir;
+  RunResult r =
+      ::steward::e2e::Run({StewardBinary(), "serve", "--config", dir.path() + "/absent.yaml",
+                           "--data-dir", dir.path() + "/data"},
+                          "", seconds(30));
+  EXPECT_EQ(r.exit_code, 2) << Describe(r);
+  EXPECT_THAT(r.err, HasSubstr("absent.yaml"));
+}
+
+// The client's pieces that need no server.
+
+TEST(CliSseParserTest, SplitsEventsAcrossChunksAndSkipsComments) {
+  cli::SseParser parser;
+  std::vector<cli::WatchEvent> got;
+  Status status;
+  auto collect = [&](const cli::WatchEvent& e) {
+    got.push_back(e);
+    return true;
+  };
+  EXPECT_TRUE(parser.Feed(": keep-alive\n\nevent: project\nid: 4", collect, &status));
+  EXPECT_TRUE(got.empty());
+  EXPECT_TRUE(parser.Feed("2\r\ndata: {\"name\":\ndata: \"a\"}\n\nevent: sync\ndata: {}\n\n",
+                          collect, &status));
+  ASSERT_TRUE(status.ok()) << status.ToString();
+  ASSERT_EQ(got.size(), 2u);
+  EXPECT_EQ(got[0].event, "project");
+  EXPECT_EQ(got[0].id, "42");
+  EXPECT_EQ(got[0].data["name"], "a");
+  EXPECT_EQ(got[1].event, "sync");
+}
+
+TEST(CliSseParserTest, StopsWhenAskedAndNamesBadData) {
+  cli::SseParser parser;
+  Status status;
+  int seen = 0;
+  EXPECT_FALSE(parser.Feed(
+      "data: 1\n\ndata: 2\n\n", [&](const cli::WatchEvent&) { return ++seen < 1; }, &status));
+  EXPECT_EQ(seen, 1);
+  cli::SseParser bad;
+  EXPECT_FALSE(bad.Feed(
+      "event: project\nid: 7\ndata: {oops\n\n", [](const cli::WatchEvent&) { return true; },
+      &status));
+  EXPECT_EQ(status.code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(status.message(), HasSubstr("watch event project id 7"));
+}
+
+TEST(CliParseDurationTest, AcceptsTheApiSyntaxOnly) {
+  EXPECT_EQ(*cli::ParseDuration("30s"), std::chrono::milliseconds(30000));
+  EXPECT_EQ(*cli::ParseDuration("2m"), std::chrono::milliseconds(120000));
+  EXPECT_EQ(*cli::ParseDuration("1500ms"), std::chrono::milliseconds(1500));
+  EXPECT_EQ(*cli::ParseDuration("1.5"), std::chrono::milliseconds(1500));
+  EXPECT_EQ(*cli::ParseDuration("1h"), std::chrono::milliseconds(3600000));
+  for (const char* bad : {"", "s", "0", "-1s", "5x", "abc", "1e400"}) {
+    auto d = cli::ParseDuration(bad);
+    ASSERT_FALSE(d.ok()) << bad;
+    EXPECT_EQ(d.error().code(), StatusCode::kInvalidArgument);
+    EXPECT_THAT(d.error().message(), HasSubstr("is not a duration"));
+  }
+}
+
+TEST(CliApiClientTest, RefusesServerUrlsItCannotUse) {
+  for (const char* bad : {"127.0.0.1:8080", "http://", "http://host:port", "http://h/api",
+                          "http://h:0", "http://[::1"}) {
+    cli::ApiClientOptions o;
+    o.server = bad;
+    auto c = cli::ApiClient::Create(o);
+    ASSERT_FALSE(c.ok()) << bad;
+    EXPECT_THAT(c.error().message(), HasSubstr("--server")) << bad;
+  }
+  cli::ApiClientOptions o;
+  o.server = "https://[::1]:8443/";
+  auto c = cli::ApiClient::Create(o);
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ((*c)->server(), "https://[::1]:8443");
+}
+
+// A stand-in API server: answers every request with `respond`, records what it was sent.
+class FakeApi : public net::Handler {
+ public:
+  using Responder =
+      std::function<void(const net::HttpRequest&, std::shared_ptr<net::ResponseWriter>)>;
+  explicit FakeApi(Responder respond) : respond_(std::move(respond)) {
+    server_ = std::move(net::HttpServer::Start({}, *this).value());
+  }
+  ~FakeApi() override { server_->Stop(); }
+  void Handle(net::HttpRequest request, std::shared_ptr<net::ResponseWriter> writer) override {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      requests_.push_back(request);
+    }
+    respond_(request, std::move(writer));
+  }
+  std::string url() const { return "http://127.0.0.1:" + std::to_string(server_->port()); }
+  std::vector<net::HttpRequest> requests() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return requests_;
+  }
+
+ private:
+  Responder respond_;
+  std::mutex mu_;
+  std::vector<net::HttpRequest> requests_;
+  std::unique_ptr<net::HttpServer> server_;
+};
+
+std::unique_ptr<cli::ApiClient> ClientFor(const FakeApi& api) {
+  cli::ApiClientOptions o;
+  o.server = api.url();
+  o.token = "tok";
+  o.timeout = std::chrono::seconds(10);
+  return std::move(cli::ApiClient::Create(o).value());
+}
+
+net::HttpResponse Answer(int status, std::string body) {
+  net::HttpResponse r;
+  r.status = status;
+  r.headers.Set("Content-Type", "application/json");
+  r.body = std::move(body);
+  return r;
+}
+
+TEST(CliApiClientTest, SendsTokenAndJsonAndDecodesTheAnswer) {
+  FakeApi api([](const net::HttpRequest&, std::shared_ptr<net::ResponseWriter> w) {
+    w->Send(Answer(201, R"({"name": "a", "generation": 1})"));
+  });
+  auto client = ClientFor(api);
+  auto answer = client->Put("/v1/projects/a", Json{{"spec", {{"team", "t"}}}});
+  ASSERT_TRUE(answer.ok()) << answer.error().ToString();
+  EXPECT_EQ((*answer)["generation"], 1);
+  auto seen = api.requests();
+  ASSERT_EQ(seen.size(), 1u);
+  EXPECT_EQ(seen[0].method, "PUT");
+  EXPECT_EQ(seen[0].path, "/v1/projects/a");
+  EXPECT_EQ(seen[0].headers.Get("Authorization"), "Bearer tok");
+  EXPECT_EQ(seen[0].headers.Get("Content-Type"), "application/json");
+  EXPECT_EQ(ParseJson(seen[0].body).value()["spec"]["team"], "t");
+}
+
+TEST(CliApiClientTest, MapsErrorBodiesToReasonAndMessage) {
+  FakeApi api([](const net::HttpRequest& r, std::shared_ptr<net::ResponseWriter> w) {
+    if (r.path == "/conflict") {
+      w->Send(Answer(409, R"({"error": {"code": 409, "reason": "Conflict", "message": )"
+                          R"("project a is being deleted"}})"));
+    } else if (r.path == "/field") {
+      w->Send(Answer(400, R"({"error": {"code": 400, "reason": "InvalidArgument", "message": )"
+                          R"("spec.foo: unknown field", "field": "spec.foo"}})"));
+    } else {
+      net::HttpResponse plain;
+      plain.status = 502;
+      plain.body = "upstream broke\n";
+      w->Send(plain);
+    }
+  });
+  auto client = ClientFor(api);
+  auto conflict = client->Post("/conflict");
+  ASSERT_FALSE(conflict.ok());
+  EXPECT_EQ(conflict.error().code(), StatusCode::kFailedPrecondition);
+  EXPECT_EQ(conflict.error().message(), "Conflict: project a is being deleted");
+  EXPECT_EQ(client->last_error().http_status, 409);
+  auto field = client->Get("/field");
+  ASSERT_FALSE(field.ok());
+  EXPECT_EQ(field.error().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(client->last_error().field, "spec.foo");
+  auto plain = client->Get("/other");
+  ASSERT_FALSE(plain.ok());
+  EXPECT_EQ(plain.error().code(), StatusCode::kInternal);
+  EXPECT_EQ(plain.error().message(), "HTTP502: upstream broke");
+}
+
+TEST(CliApiClientTest, WatchDeliversEventsInOrderAndStopsWhenAsked) {
+  FakeApi api([](const net::HttpRequest& r, std::shared_ptr<net::ResponseWriter> w) {
+    if (r.headers.Get("Authorization") != "Bearer tok") {
+      w->Send(Answer(401, R"({"error": {"code": 401, "reason": "Unauthorized", "message": )"
+                          R"("bad token"}})"));
+      return;
+    }
+    net::Headers h;
+    h.Set("Content-Type", "text/event-stream");
+    w->BeginStream(200, std::move(h));
+    w->Write(": keep-alive\n\nevent: project\nid: 1\nda");
+    w->Write("ta: {\"name\": \"a\"}\n\nevent: sync\ndata: {\"projects\": 1}\n\n");
+    if (r.Query("end") == "1") {
+      w->End();
+      return;
+    }
+    // Left open: the client must stop by itself.
+    w->OnClose([w] {});
+  });
+  auto client = ClientFor(api);
+  std::vector<std::string> seen;
+  Status s = client->Watch(
+      "team=t",
+      [&](const cli::WatchEvent& e) {
+        seen.push_back(e.event + "/" + e.id + "/" + GetString(e.data, "name"));
+        return e.event != "sync";
+      },
+      std::chrono::seconds(10));
+  EXPECT_TRUE(s.ok()) << s.ToString();
+  EXPECT_THAT(seen, ElementsAre("project/1/a", "sync//"));
+  EXPECT_EQ(api.requests().back().target, "/v1/watch?team=t");
+
+  seen.clear();
+  Status ended = client->Watch(
+      "end=1",
+      [&](const cli::WatchEvent& e) {
+        seen.push_back(e.event);
+        return true;
+      },
+      std::chrono::seconds(10));
+  EXPECT_EQ(ended.code(), StatusCode::kUnavailable) << ended.ToString();
+  EXPECT_THAT(ended.message(), HasSubstr("ended"));
+  EXPECT_THAT(seen, ElementsAre("project", "sync"));
+
+  cli::ApiClientOptions o;
+  o.server = api.url();
+  o.token = "wrong";
+  auto stranger = std::move(cli::ApiClient::Create(o).value());
+  Status refused = stranger->Watch(
+      "", [](const cli::WatchEvent&) { return true; }, std::chrono::seconds(10));
+  EXPECT_EQ(refused.code(), StatusCode::kUnauthenticated);
+  EXPECT_EQ(refused.message(), "Unauthorized: bad token");
+  EXPECT_EQ(stranger->last_error().http_status, 401);
+}
+
+}  // namespace
+}  // namespace steward::e2e
