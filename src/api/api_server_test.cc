@@ -344,7 +344,17 @@ TEST_F(ApiTest, WatchSnapshotAndProjectFilter) {
       EXPECT_EQ(Body(net::HttpResponse{200, {}, e.data})["name"], "p2");
     }
   }
-  ExpectError(Do("GET", "/v1/watch?project=nope"), 404, "NotFound", "", "nope");
+  // A name that does not exist yet: an empty snapshot, then the project once it is created.
+  Watcher later(api_->port(), "/v1/watch?project=p3");
+  ASSERT_TRUE(Eventually([&] { return later.Has("sync"); }));
+  EXPECT_EQ(later.events().front().data, "{\"projects\":0}");
+  ASSERT_EQ(Do("PUT", "/v1/projects/p3", SpecBody()).status, 201);
+  ASSERT_TRUE(Eventually([&] { return later.Has("project"); }));
+  for (const auto& e : later.events()) {
+    if (e.event == "project") {
+      EXPECT_EQ(Body(net::HttpResponse{200, {}, e.data})["name"], "p3");
+    }
+  }
   ExpectError(Do("GET", "/v1/watch?initial=maybe"), 400, "InvalidArgument", "initial", "maybe");
 }
 

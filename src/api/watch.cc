@@ -37,14 +37,7 @@ void Server::HandleWatch(const CallPtr& call) {
   auto s = std::make_shared<Stream>();
   s->call = call;
   s->team = std::string(req.Query("team"));
-  if (req.HasQuery("project")) {
-    auto rec = deps_.intents->Find(req.Query("project"));
-    if (!rec.ok()) {
-      ReplyError(call, FromStatus(rec.error()));
-      return;
-    }
-    s->project_id = rec->id;
-  }
+  s->project = std::string(req.Query("project"));
   s->initial = initial;
   s->live = !initial;
   {
@@ -79,8 +72,8 @@ void Server::HandleWatch(const CallPtr& call) {
   store::ListFilter filter;
   if (!s->team.empty()) filter.team = s->team;
   std::vector<store::ProjectRecord> snapshot;
-  if (!s->project_id.empty()) {
-    auto rec = deps_.store->GetProject(s->project_id);
+  if (!s->project.empty()) {
+    auto rec = deps_.intents->Find(s->project);
     if (rec.ok() && (s->team.empty() || rec->team == s->team)) snapshot.push_back(*rec);
   } else {
     auto all = deps_.store->ListProjects(filter);
@@ -108,7 +101,10 @@ void Server::HandleWatch(const CallPtr& call) {
 void Server::DeliverToStream(const std::shared_ptr<Stream>& s, const store::ProjectChange& change,
                              const std::string& team_of_deleted, int64_t deleted_version,
                              const std::string& name_of_deleted) {
-  if (!s->project_id.empty() && s->project_id != change.project_id) return;
+  if (!s->project.empty() && s->project != change.project_id) {
+    const std::string& name = change.record ? change.record->name : name_of_deleted;
+    if (name != s->project) return;
+  }
   if (!s->team.empty()) {
     const std::string& team = change.record ? change.record->team : team_of_deleted;
     if (team != s->team) return;

@@ -39,6 +39,7 @@ struct DemoFlags {
   int projects = 3;
   std::string listen = "127.0.0.1:0";
   std::string ingress_listen = "127.0.0.1:0";
+  std::string api_listen = "127.0.0.1:0";
   std::string kubeconfig_out;
   bool exit_when_running = false;
   int timeout_seconds = 120;
@@ -199,7 +200,7 @@ int RunDemo(const DemoFlags& flags) {
   if (!profile.ok()) return Fail("--profile: " + profile.status().message());
 
   app::ServeConfig config;
-  config.listen = "127.0.0.1:0";
+  config.listen = flags.api_listen;
   config.data_dir = flags.data_dir;
   if (config.data_dir.empty()) {
     std::string tmpl = (std::filesystem::temp_directory_path() / "steward-demo-XXXXXX").string();
@@ -317,6 +318,10 @@ int RunDemo(const DemoFlags& flags) {
       }
       std::printf("API:        curl -H \"Authorization: Bearer $(cat %s)\" %s/v1/projects\n",
                   app.api_token_file().c_str(), app.api_url().c_str());
+      std::printf(
+          "CLI:        export STEWARD_SERVER=%s STEWARD_TOKEN_FILE=%s\n"
+          "            steward project list\n",
+          app.api_url().c_str(), app.api_token_file().c_str());
       if (!flags.exit_when_running) std::printf("Stop:       Ctrl-C\n");
       std::printf("State is kept in %s (run again with --data-dir %s to adopt it)\n",
                   config.data_dir.c_str(), config.data_dir.c_str());
@@ -366,6 +371,8 @@ void AddDemoCommand(CLI::App& app) {
       ->check(CLI::Range(1, 100));
   cmd->add_option("--listen", flags->listen, "API server address HOST:PORT (port 0: any free)")
       ->capture_default_str();
+  cmd->add_option("--api-listen", flags->api_listen,
+                  "Steward's REST API address HOST:PORT (port 0: any free)");
   cmd->add_option("--ingress-listen", flags->ingress_listen,
                   "Ingress listener address HOST:PORT (port 0: any free)")
       ->capture_default_str();

@@ -92,17 +92,24 @@ StatusOr<ApiClientOptions> ClientOptions(const GlobalFlags& flags) {
   }
   if (!flags.token.empty()) {
     options.token = flags.token;
-  } else if (!flags.token_file.empty()) {
-    ASSIGN_OR_RETURN(std::string text, ReadWholeFile(flags.token_file, "--token-file"));
-    options.token = Trim(text);
-    if (options.token.empty())
-      return InvalidArgument("--token-file: " + flags.token_file + " is empty");
-  } else if (const char* env = std::getenv("STEWARD_TOKEN"); env != nullptr && *env != '\0') {
+  } else if (const char* env = std::getenv("STEWARD_TOKEN");
+             flags.token_file.empty() && env != nullptr && *env != '\0') {
     options.token = env;
   } else {
-    return InvalidArgument(
-        "no API token: pass --token-file FILE (steward serve prints its path) or --token, or set "
-        "STEWARD_TOKEN");
+    std::string file = flags.token_file;
+    std::string what = "--token-file";
+    if (const char* f = std::getenv("STEWARD_TOKEN_FILE"); file.empty() && f != nullptr) {
+      file = f;
+      what = "$STEWARD_TOKEN_FILE";
+    }
+    if (file.empty()) {
+      return InvalidArgument(
+          "no API token: pass --token-file FILE (steward serve prints its path) or --token, or "
+          "set STEWARD_TOKEN or STEWARD_TOKEN_FILE");
+    }
+    ASSIGN_OR_RETURN(std::string text, ReadWholeFile(file, what));
+    options.token = Trim(text);
+    if (options.token.empty()) return InvalidArgument(what + ": " + file + " is empty");
   }
   if (!flags.ca_file.empty()) {
     ASSIGN_OR_RETURN(options.ca_pem, ReadWholeFile(flags.ca_file, "--ca-file"));
@@ -465,11 +472,8 @@ int RunCreate(const CommandFlags& flags) {
   if (!spec.ok()) return Fail(spec.error().message(), kExitUsage);
   Json body = {{"spec", *spec}};
   if (flags.create.start) body["start"] = true;
-  // The project has no id yet: follow its team's stream and pick it out by name.
-  std::string team = spec->contains("team") && (*spec)["team"].is_string()
-                         ? (*spec)["team"].get<std::string>()
-                         : std::string();
-  std::string query = team.empty() ? "" : "team=" + net::PercentEncode(team);
+  // The stream is opened before the project exists; the server filters by name.
+  std::string query = "project=" + net::PercentEncode(flags.name);
   return Mutate(flags, "create", query,
                 [&](ApiClient& c) { return c.Put(ProjectPath(flags.name), body); });
 }
@@ -635,7 +639,8 @@ int RunHistory(const CommandFlags& flags) {
 void AddGlobalFlags(CLI::App& cmd, GlobalFlags& g) {
   cmd.add_option("--server", g.server,
                  "Steward API URL (default $STEWARD_SERVER or http://127.0.0.1:8080)");
-  auto* token_file = cmd.add_option("--token-file", g.token_file, "File holding the API token");
+  auto* token_file = cmd.add_option("--token-file", g.token_file,
+                                    "File holding the API token (default $STEWARD_TOKEN_FILE)");
   cmd.add_option("--token", g.token, "The API token (default $STEWARD_TOKEN)")
       ->excludes(token_file);
   cmd.add_option("--ca-file", g.ca_file, "PEM CA bundle to verify an https server");
