@@ -33,13 +33,13 @@ echo "== tests (ASan+UBSan)"
 (cd build-asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
   ctest -j"$jobs" --timeout 600)
 
-# TSan: the modules whose concurrency is their job (HTTP server, storage and its watchers,
-# controllers and their work queue, ingress indexes, the Kubernetes client's transport, watches
-# and informers, the store and its listeners, the engine: work queue and whole lifecycle).
-tsan_tests=(steward_net_test steward_cluster_storage_test steward_cluster_controllers_test
-            steward_cluster_ingress_test steward_kube_transport_test steward_kube_client_test
+# TSan: the modules whose concurrency is their job (HTTP server, the Kubernetes client's
+# transport, watches and informers, the store and its listeners, the engine's work queue and its
+# whole lifecycle, the API's waiters and watch streams). The embedded cluster (storage watchers,
+# controllers, ingress) runs in-process under TSan inside the engine and API tests.
+tsan_tests=(steward_net_test steward_kube_transport_test steward_kube_client_test
             steward_kube_informer_test steward_engine_workqueue_test steward_store_test
-            steward_engine_reconciler_test)
+            steward_engine_reconciler_test steward_api_test)
 echo "== TSan build"
 NINJA_ARGS="-j$jobs ${tsan_tests[*]}" STEWARD_SANITIZE=thread scripts/build.sh build-tsan
 echo "== tests (TSan)"

@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "api/api_server.h"
+#include "common/host_port.h"
 #include "common/log.h"
 #include "engine/reconciler/http_prober.h"
 #include "engine/reconciler/intents.h"
@@ -31,24 +32,12 @@ Status WithPrefix(const Status& st, const std::string& prefix) {
   return Status(st.code(), prefix + st.message());
 }
 
-// Splits a listen address the configuration parser already checked ("HOST:PORT", "[v6]:PORT").
+// Splits a listen address (the configuration parser already checked it).
 Status SplitListen(const std::string& text, const std::string& key, std::string* host,
                    uint16_t* port) {
-  size_t colon = text.rfind(':');
-  if (colon == std::string::npos || colon == 0 || colon + 1 == text.size()) {
+  if (!SplitHostPort(text, host, port)) {
     return InvalidArgument(key + ": expected HOST:PORT (got \"" + text + "\")");
   }
-  *host = text.substr(0, colon);
-  if (host->front() == '[' && host->back() == ']') *host = host->substr(1, host->size() - 2);
-  unsigned long value = 0;
-  for (char c : text.substr(colon + 1)) {
-    if (c < '0' || c > '9' || value > 65535) {
-      return InvalidArgument(key + ": expected HOST:PORT (got \"" + text + "\")");
-    }
-    value = value * 10 + static_cast<unsigned long>(c - '0');
-  }
-  if (value > 65535) return InvalidArgument(key + ": port out of range (got \"" + text + "\")");
-  *port = static_cast<uint16_t>(value);
   return Status::Ok();
 }
 

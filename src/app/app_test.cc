@@ -4,8 +4,6 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -19,6 +17,7 @@
 #include "engine/model/project.h"
 #include "net/http_client.h"
 #include "test_support/eventually.h"
+#include "test_support/held_port.h"
 
 namespace steward::app {
 namespace {
@@ -266,19 +265,14 @@ TEST_F(AppTest, DataDirThatIsAFileIsNamed) {
 }
 
 TEST_F(AppTest, ListenAddressInUseIsNamedAndTheClusterIsStopped) {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  ASSERT_GE(fd, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ASSERT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
-  ASSERT_EQ(listen(fd, 1), 0);
-  socklen_t len = sizeof addr;
-  ASSERT_EQ(getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len), 0);
   ServeConfig c = Embedded();
-  c.listen = "127.0.0.1:" + std::to_string(ntohs(addr.sin_port));
-  auto app = App::Start(c);
-  close(fd);
+  StatusOr<std::unique_ptr<App>> app = InvalidArgument("not started");
+  {
+    test_support::HeldPort taken;
+    ASSERT_NE(taken.port(), 0);
+    c.listen = taken.address();
+    app = App::Start(c);
+  }
   ASSERT_FALSE(app.ok());
   EXPECT_THAT(app.error().message(), StartsWith("listen " + c.listen + ": "));
   // Everything started before the API was stopped again: a second start succeeds on the same

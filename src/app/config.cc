@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "app/app.h"
+#include "common/host_port.h"
 #include "common/yaml.h"
 
 namespace steward::app {
@@ -113,22 +114,11 @@ class Section {
 
 // HOST:PORT or [v6]:PORT with a port in 0..65535 (0 = any free port).
 Status CheckListen(std::string_view text, std::string_view path) {
-  auto bad = [&] {
+  std::string host;
+  uint16_t port = 0;
+  if (!SplitHostPort(std::string(text), &host, &port)) {
     return Invalid(path, "expected HOST:PORT (got \"" + std::string(text) + "\")");
-  };
-  size_t colon = text.rfind(':');
-  if (colon == std::string_view::npos || colon == 0 || colon + 1 == text.size()) return bad();
-  std::string_view host = text.substr(0, colon);
-  std::string_view port = text.substr(colon + 1);
-  if (host.front() == '[' && (host.size() < 3 || host.back() != ']')) return bad();
-  if (host.front() != '[' && host.find(':') != std::string_view::npos) return bad();
-  if (port.size() > 5) return bad();
-  int value = 0;
-  for (char c : port) {
-    if (c < '0' || c > '9') return bad();
-    value = value * 10 + (c - '0');
   }
-  if (value > 65535) return bad();
   return Status::Ok();
 }
 

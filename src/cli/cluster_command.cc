@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "cli/commands.h"
-#include "cli/host_port.h"
 #include "cluster/embedded_cluster.h"
+#include "common/host_port.h"
 #include "common/log.h"
 
 namespace steward::cli {

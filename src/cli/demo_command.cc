@@ -19,8 +19,8 @@
 
 #include "app/app.h"
 #include "cli/commands.h"
-#include "cli/host_port.h"
 #include "cluster/embedded_cluster.h"
+#include "common/host_port.h"
 #include "common/json.h"
 #include "common/log.h"
 #include "engine/model/project.h"

@@ -9,7 +9,7 @@
 
 #include "app/app.h"
 #include "cli/commands.h"
-#include "cli/host_port.h"
+#include "common/host_port.h"
 #include "common/log.h"
 #include "engine/model/project.h"
 

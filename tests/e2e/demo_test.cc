@@ -2,9 +2,7 @@
 // runs it — projects reach Running, their URLs answer, a second run adopts them, errors are named.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-#include <netinet/in.h>
 #include <signal.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -13,6 +11,7 @@
 #include <regex>
 
 #include "process.h"
+#include "test_support/held_port.h"
 
 namespace steward::e2e {
 namespace {
@@ -150,22 +149,14 @@ TEST(DemoTest, DataDirThatIsAFileIsNamedWithExitTwo) {
 }
 
 TEST(DemoTest, IngressPortInUseIsNamedWithExitTwo) {
-  // Hold a listening socket so the port is taken for the whole run.
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  ASSERT_GE(fd, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ASSERT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
-  ASSERT_EQ(listen(fd, 1), 0);
-  socklen_t len = sizeof addr;
-  ASSERT_EQ(getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len), 0);
-  const std::string port = std::to_string(ntohs(addr.sin_port));
+  // The port stays taken for the whole run.
+  test_support::HeldPort taken;
+  ASSERT_NE(taken.port(), 0);
+  const std::string port = std::to_string(taken.port());
   TempDir dir;
   RunResult r = RunDemo({"--profile", "instant", "--exit-when-running", "--data-dir", dir.path(),
-                         "--ingress-listen", "127.0.0.1:" + port},
+                         "--ingress-listen", taken.address()},
                         seconds(30));
-  close(fd);
   EXPECT_EQ(r.exit_code, 2) << Describe(r);
   EXPECT_THAT(r.err, HasSubstr("steward demo: "));
   EXPECT_THAT(r.err, HasSubstr(port));

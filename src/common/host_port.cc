@@ -1,13 +1,16 @@
-#include "cli/host_port.h"
+#include "common/host_port.h"
 
-namespace steward::cli {
+namespace steward {
 
 bool SplitHostPort(const std::string& text, std::string* host, uint16_t* port) {
   size_t colon = text.rfind(':');
   if (colon == std::string::npos || colon == 0) return false;
   *host = text.substr(0, colon);
-  if (host->size() > 2 && host->front() == '[' && host->back() == ']') {
+  if (host->front() == '[') {
+    if (host->size() < 3 || host->back() != ']') return false;
     *host = host->substr(1, host->size() - 2);
+  } else if (host->find(':') != std::string::npos) {
+    return false;
   }
   std::string p = text.substr(colon + 1);
   if (p.empty() || p.size() > 5 || p.find_first_not_of("0123456789") != std::string::npos) {
@@ -19,4 +22,4 @@ bool SplitHostPort(const std::string& text, std::string* host, uint16_t* port) {
   return true;
 }
 
-}  // namespace steward::cli
+}  // namespace steward
