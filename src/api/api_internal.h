@@ -123,7 +123,7 @@ struct Stream {
   // Filter: a change matches when its project's id or name equals this ("" = every project).
   // A name that does not exist yet is fine: the stream then shows the project once created.
   std::string project;
-  std::string team;        // filter; "" = every team
+  std::string team;  // filter; "" = every team
   std::mutex mu;
   bool initial = false;  // began with a snapshot of the current projects
   bool live = false;     // false while the initial snapshot is being written
