@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <mutex>
+#include <optional>
 #include <sstream>
 
 #include "api/api_server.h"
@@ -76,6 +77,18 @@ StatusOr<std::string> ReadToken(const std::string& path, const std::string& key)
     return FailedPrecondition(key + " " + path + ": the token must be one line without spaces");
   }
   return token;
+}
+
+// A PEM file of the API's TLS configuration.
+StatusOr<std::string> ReadPem(const std::string& path, const std::string& key) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return FailedPrecondition(key + " " + path + ": cannot read: " + std::strerror(errno));
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (text.str().find("-----BEGIN ") == std::string::npos) {
+    return InvalidArgument(key + " " + path + ": not a PEM file");
+  }
+  return text.str();
 }
 
 // Reads the configured token file, or the default one, creating the default with a new random
@@ -153,6 +166,7 @@ class AppImpl final : public App {
   std::mutex stop_mu_;
   std::string token_, token_file_, api_url_;
   bool in_cluster_ = false;
+  std::optional<net::TlsConfig> tls_;  // the API's, read before anything starts
   // Declared in start order: destroyed in reverse, after Stop().
   std::unique_ptr<cluster::EmbeddedCluster> cluster_;
   std::shared_ptr<kube::Client> client_;
@@ -177,6 +191,15 @@ Status AppImpl::Init() {
   if (!db.empty() && (db.rfind("sqlite:", 0) != 0 || db.size() == 7)) {
     return InvalidArgument("database: must be sqlite:PATH or postgres://... (got \"" +
                            db.substr(0, 64) + "\")");
+  }
+  if (config_.tls_cert_file.empty() != config_.tls_key_file.empty()) {
+    return InvalidArgument("tls: certFile and keyFile go together");
+  }
+  if (!config_.tls_cert_file.empty()) {
+    net::TlsConfig tls;
+    ASSIGN_OR_RETURN(tls.cert_chain_pem, ReadPem(config_.tls_cert_file, "tls.certFile"));
+    ASSIGN_OR_RETURN(tls.private_key_pem, ReadPem(config_.tls_key_file, "tls.keyFile"));
+    tls_ = std::move(tls);
   }
   RETURN_IF_ERROR(EnsureDirectory(config_.data_dir, "dataDir"));
   // A kubeconfig or service account that cannot be read is refused before anything is written.
@@ -331,6 +354,8 @@ Status AppImpl::StartApi() {
   RETURN_IF_ERROR(SplitListen(config_.listen, "listen", &ao.http.host, &ao.http.port));
   ao.token = token_;
   ao.workers = config_.api_workers;
+  ao.http.tls = tls_;
+  const bool https = ao.http.tls.has_value();
   api::ApiDeps deps;
   deps.store = store_.get();
   deps.intents = &engine_->intents();
@@ -350,9 +375,16 @@ Status AppImpl::StartApi() {
   };
   const std::string host = ao.http.host;
   auto server = api::ApiServer::Start(std::move(ao), std::move(deps));
-  if (!server.ok()) return WithPrefix(server.error(), "listen " + config_.listen + ": ");
+  if (!server.ok()) {
+    if (https && server.error().code() == StatusCode::kInvalidArgument) {
+      return WithPrefix(server.error(), "tls.certFile " + config_.tls_cert_file + ", tls.keyFile " +
+                                            config_.tls_key_file + ": ");
+    }
+    return WithPrefix(server.error(), "listen " + config_.listen + ": ");
+  }
   api_ = std::move(*server);
-  api_url_ = "http://" + UrlHost(host) + ":" + std::to_string(api_->port());
+  api_url_ = std::string(https ? "https://" : "http://") + UrlHost(host) + ":" +
+             std::to_string(api_->port());
   return Status::Ok();
 }
 

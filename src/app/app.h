@@ -37,6 +37,10 @@ struct ServeConfig {
   std::string database;                   // "" = sqlite:<data_dir>/steward.db; "sqlite:PATH"
   std::string api_token_file;             // "" = <data_dir>/api-token, created 0600 if absent
   int api_workers = 8;
+  // The API over HTTPS: PEM files of the serving certificate (then intermediates) and its key.
+  // Both or neither; read at start.
+  std::string tls_cert_file;
+  std::string tls_key_file;
   std::string log_level = "info";
 
   ClusterSource cluster = ClusterSource::kKubeconfig;

@@ -16,6 +16,7 @@
 #include "common/json.h"
 #include "engine/model/project.h"
 #include "net/http_client.h"
+#include "net/tls_certs.h"
 #include "test_support/eventually.h"
 #include "test_support/held_port.h"
 
@@ -288,6 +289,64 @@ TEST_F(AppTest, EmbeddedKubeconfigIsWrittenWhenAsked) {
   auto app = App::Start(c);
   ASSERT_TRUE(app.ok()) << app.error().ToString();
   EXPECT_THAT(ReadFile(c.kubeconfig_out), HasSubstr((*app)->embedded_cluster()->api_url()));
+}
+
+TEST_F(AppTest, ApiServesHttpsWithTheConfiguredCertificate) {
+  auto ca = net::GenerateCa("test-ca");
+  ASSERT_TRUE(ca.ok());
+  auto serving = net::GenerateServingCert(*ca, "steward", {"localhost"}, {"127.0.0.1"});
+  ASSERT_TRUE(serving.ok());
+  ServeConfig c = Embedded();
+  c.tls_cert_file = dir_ + "/tls.crt";
+  c.tls_key_file = dir_ + "/tls.key";
+  std::ofstream(c.tls_cert_file) << serving->cert_pem;
+  std::ofstream(c.tls_key_file) << serving->key_pem;
+  auto app = App::Start(c);
+  ASSERT_TRUE(app.ok()) << app.error().ToString();
+  EXPECT_THAT((*app)->api_url(), MatchesRegex(R"(https://127\.0\.0\.1:[0-9]+)"));
+  net::HttpClient::Options o;
+  o.port = PortOf((*app)->api_url());
+  o.tls = true;
+  o.ca_pem = ca->cert_pem;
+  o.bearer_token = (*app)->api_token();
+  auto r = net::HttpClient::Create(o)->Request("GET", "/v1/projects");
+  ASSERT_TRUE(r.ok()) << r.error().ToString();
+  EXPECT_EQ(r->status, 200) << r->body;
+  // Plain HTTP is not answered as HTTP on that port.
+  net::HttpClient::Options plain = o;
+  plain.tls = false;
+  auto p = net::HttpClient::Create(plain)->Request("GET", "/healthz");
+  EXPECT_FALSE(p.ok() && p->status == 200);
+}
+
+TEST_F(AppTest, UnusableTlsFilesAreNamedBeforeAnythingStarts) {
+  auto ca = net::GenerateCa("test-ca");
+  ASSERT_TRUE(ca.ok());
+  auto one = net::GenerateServingCert(*ca, "one", {"localhost"}, {"127.0.0.1"});
+  auto other = net::GenerateServingCert(*ca, "other", {"localhost"}, {"127.0.0.1"});
+  ASSERT_TRUE(one.ok() && other.ok());
+  ServeConfig c = Embedded();
+  c.tls_cert_file = dir_ + "/missing.crt";
+  c.tls_key_file = dir_ + "/tls.key";
+  std::ofstream(c.tls_key_file) << one->key_pem;
+  auto missing = App::Start(c);
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.error().code(), StatusCode::kFailedPrecondition);
+  EXPECT_THAT(missing.error().message(), StartsWith("tls.certFile " + c.tls_cert_file + ": "));
+  EXPECT_FALSE(fs::exists(dir_ + "/data/cluster")) << "nothing may start before the check";
+
+  c.tls_cert_file = dir_ + "/tls.crt";
+  std::ofstream(c.tls_cert_file) << "not a certificate\n";
+  auto garbage = App::Start(c);
+  ASSERT_FALSE(garbage.ok());
+  EXPECT_EQ(garbage.error().message(), "tls.certFile " + c.tls_cert_file + ": not a PEM file");
+
+  std::ofstream(c.tls_cert_file) << other->cert_pem;  // the key is one's, the cert other's
+  auto mismatched = App::Start(c);
+  ASSERT_FALSE(mismatched.ok());
+  EXPECT_EQ(mismatched.error().code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(mismatched.error().message(), StartsWith("tls.certFile " + c.tls_cert_file));
+  EXPECT_THAT(mismatched.error().message(), HasSubstr("private key"));
 }
 
 }  // namespace

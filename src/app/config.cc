@@ -171,6 +171,19 @@ Status ParseKubernetes(const Json* j, ServeConfig* out) {
   return ParseEmbedded(s.Find("embedded"), out);
 }
 
+Status ParseTls(const Json* j, ServeConfig* out) {
+  ASSIGN_OR_RETURN(Section s, Section::Of(j, "tls"));
+  RETURN_IF_ERROR(s.OnlyKnown({"certFile", "keyFile"}));
+  RETURN_IF_ERROR(s.String("certFile", &out->tls_cert_file));
+  RETURN_IF_ERROR(s.String("keyFile", &out->tls_key_file));
+  if (out->tls_cert_file.empty() != out->tls_key_file.empty()) {
+    return Invalid(
+        s.PathOf(out->tls_cert_file.empty() ? "certFile" : "keyFile"),
+        "required with " + s.PathOf(out->tls_cert_file.empty() ? "keyFile" : "certFile"));
+  }
+  return Status::Ok();
+}
+
 Status ParseInstance(const Json* j, ServeConfig* out) {
   ASSIGN_OR_RETURN(Section s, Section::Of(j, "instance"));
   RETURN_IF_ERROR(s.OnlyKnown({"access", "timeout"}));
@@ -229,7 +242,7 @@ StatusOr<ServeConfig> ParseServeConfig(std::string_view text) {
   ServeConfig config;
   ASSIGN_OR_RETURN(Section s, Section::Of(&doc, ""));
   RETURN_IF_ERROR(s.OnlyKnown({"listen", "dataDir", "database", "apiTokenFile", "apiWorkers",
-                               "logLevel", "kubernetes", "instance", "engine"}));
+                               "logLevel", "tls", "kubernetes", "instance", "engine"}));
   RETURN_IF_ERROR(s.String("listen", &config.listen));
   RETURN_IF_ERROR(CheckListen(config.listen, "listen"));
   RETURN_IF_ERROR(s.NonEmptyString("dataDir", &config.data_dir));
@@ -241,6 +254,7 @@ StatusOr<ServeConfig> ParseServeConfig(std::string_view text) {
   RETURN_IF_ERROR(s.OneOf("logLevel",
                           {"trace", "debug", "info", "warn", "error", "critical", "off"},
                           &config.log_level));
+  RETURN_IF_ERROR(ParseTls(s.Find("tls"), &config));
   RETURN_IF_ERROR(ParseKubernetes(s.Find("kubernetes"), &config));
   RETURN_IF_ERROR(ParseInstance(s.Find("instance"), &config));
   const Json* engine = s.Find("engine");

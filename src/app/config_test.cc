@@ -147,6 +147,22 @@ TEST(ServeConfigTest, UnknownKeysAreNamedWithTheirPath) {
   ExpectInvalid("engine: {namespacee: x}", "engine.namespacee", "unknown field");
 }
 
+TEST(ServeConfigTest, TlsFilesGoTogether) {
+  auto both = ParseServeConfig("tls: {certFile: /etc/s/tls.crt, keyFile: /etc/s/tls.key}\n");
+  ASSERT_TRUE(both.ok()) << both.error().ToString();
+  EXPECT_EQ(both->tls_cert_file, "/etc/s/tls.crt");
+  EXPECT_EQ(both->tls_key_file, "/etc/s/tls.key");
+  auto cert_only = ParseServeConfig("tls: {certFile: /etc/s/tls.crt}\n");
+  ASSERT_FALSE(cert_only.ok());
+  EXPECT_EQ(cert_only.error().message(), "tls.keyFile: required with tls.certFile");
+  auto key_only = ParseServeConfig("tls: {keyFile: /etc/s/tls.key}\n");
+  ASSERT_FALSE(key_only.ok());
+  EXPECT_EQ(key_only.error().message(), "tls.certFile: required with tls.keyFile");
+  auto unknown = ParseServeConfig("tls: {caFile: x}\n");
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_THAT(unknown.error().message(), HasSubstr("tls.caFile"));
+}
+
 TEST(ServeConfigTest, WrongTypesAreNamed) {
   ExpectInvalid("listen: 8080", "listen", "must be a string (got integer)");
   ExpectInvalid("dataDir: [a]", "dataDir", "must be a string (got array)");

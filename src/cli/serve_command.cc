@@ -21,6 +21,7 @@ namespace {
 struct ServeFlags {
   std::string config_file;
   std::string listen, data_dir, database, api_token_file;
+  std::string tls_cert_file, tls_key_file;
   int workers = 0;
   std::string namespace_name, domain;
   std::string kubeconfig, context;
@@ -32,9 +33,9 @@ struct ServeFlags {
 };
 
 struct ServeOptions {
-  CLI::Option *listen, *data_dir, *database, *api_token_file, *workers, *namespace_name, *domain,
-      *kubeconfig, *context, *in_cluster, *embedded, *ingress_listen, *kubeconfig_out,
-      *instance_access, *log_level;
+  CLI::Option *listen, *data_dir, *database, *api_token_file, *tls_cert_file, *tls_key_file,
+      *workers, *namespace_name, *domain, *kubeconfig, *context, *in_cluster, *embedded,
+      *ingress_listen, *kubeconfig_out, *instance_access, *log_level;
 };
 
 int Fail(const std::string& message) {
@@ -110,6 +111,13 @@ StatusOr<app::ServeConfig> BuildConfig(const ServeFlags& f, const ServeOptions& 
                                                        : app::InstanceAccess::kAuto;
   }
   if (Given(o.log_level)) c.log_level = f.log_level;
+  if (Given(o.tls_cert_file)) c.tls_cert_file = f.tls_cert_file;
+  if (Given(o.tls_key_file)) c.tls_key_file = f.tls_key_file;
+  if (c.tls_cert_file.empty() != c.tls_key_file.empty()) {
+    return InvalidArgument(c.tls_cert_file.empty()
+                               ? "--tls-key-file: needs --tls-cert-file (or tls.certFile)"
+                               : "--tls-cert-file: needs --tls-key-file (or tls.keyFile)");
+  }
   return c;
 }
 
@@ -192,6 +200,10 @@ void AddServeCommand(CLI::App& app) {
       "File holding the API bearer token (default: <data-dir>/api-token, created 0600)");
   o.workers = cmd->add_option("--workers", flags->workers, "Engine workers (engine.workers)")
                   ->check(CLI::Range(1, 256));
+  o.tls_cert_file = cmd->add_option("--tls-cert-file", flags->tls_cert_file,
+                                    "Serve the API over HTTPS with this PEM certificate chain");
+  o.tls_key_file =
+      cmd->add_option("--tls-key-file", flags->tls_key_file, "The certificate's PEM private key");
   o.namespace_name = cmd->add_option("--namespace,-n", flags->namespace_name,
                                      "Namespace of the projects' objects (engine.namespace)");
   o.domain = cmd->add_option("--domain", flags->domain,

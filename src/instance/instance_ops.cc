@@ -193,8 +193,14 @@ std::vector<InstanceOps::Reply> InstanceOps::CallAll(const std::vector<Pod>& pod
 
 StatusOr<Json> InstanceOps::Info(const std::string& service) const {
   ASSIGN_OR_RETURN(std::vector<Pod> pods, ReadyPods(service));
-  const Pod& pod = pods.front();
-  Reply reply = Call(pod, "GET", "/flowforge/info", "");
+  // The first pod (by name) that can be reached answers: an HA project stays answerable while
+  // one of its pods is going away (the endpoints may lag the pod's deletion).
+  size_t i = 0;
+  Reply reply = Call(pods[0], "GET", "/flowforge/info", "");
+  while (reply.failure.code() == StatusCode::kUnavailable && i + 1 < pods.size()) {
+    reply = Call(pods[++i], "GET", "/flowforge/info", "");
+  }
+  const Pod& pod = pods[i];
   if (!reply.failure.ok()) return reply.failure;
   if (!Is2xx(reply.status)) {
     return Aborted("pod " + pod.name + ": GET /flowforge/info answered HTTP " +

@@ -9,7 +9,8 @@
 //
 // The pods are the ready endpoints of the project's Service (EndpointSlices labelled
 // kubernetes.io/service-name=<service>, one list request per call); a project with no ready
-// endpoint answers kFailedPrecondition ("no ready pod"). Info asks one pod; Logs and Command
+// endpoint answers kFailedPrecondition ("no ready pod"). Info asks one pod (the next one when a
+// pod cannot be reached); Logs and Command
 // ask every ready pod (an HA project has several), concurrently, each bounded by the timeout.
 //
 // Pods are taken in name order (deduplicated across slices); an endpoint counts as ready unless
@@ -67,9 +68,9 @@ class InstanceOps {
   InstanceOps(std::shared_ptr<kube::Client> client, InstanceOptions options);
 
   // `service` is the project's Service name (manifests::NamesFor(id, name).service).
-  // GET /flowforge/info from one ready pod (the first by name). kFailedPrecondition: no ready
-  // pod; kUnavailable: unreachable; kAborted: the launcher answered an HTTP error or a body that
-  // is not a JSON object (message says which).
+  // GET /flowforge/info from one ready pod: the first by name that can be reached.
+  // kFailedPrecondition: no ready pod; kUnavailable: no pod could be reached; kAborted: the
+  // launcher answered an HTTP error or a body that is not a JSON object (message says which).
   StatusOr<Json> Info(const std::string& service) const;
   // GET /flowforge/logs from every ready pod; each must answer a JSON array of objects. Entries
   // {ts, level, msg, ...} gain "pod" (overwriting any) and are merged and sorted by numeric ts

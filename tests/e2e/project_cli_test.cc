@@ -9,6 +9,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <mutex>
@@ -17,6 +18,7 @@
 
 #include "cli/api_client.h"
 #include "common/json.h"
+#include "net/http_client.h"
 #include "net/http_server.h"
 #include "process.h"
 
@@ -81,8 +83,8 @@ class ProjectCliTest : public ::testing::Test {
     dir_ = new TempDir();
     serve_ = new BackgroundProcess({StewardBinary(), "serve", "--embedded-cluster", "instant",
                                     "--data-dir", dir_->path() + "/data", "--listen", "127.0.0.1:0",
-                                    "--log-level", "warn", "--kubeconfig-out",
-                                    dir_->path() + "/kubeconfig"});
+                                    "--log-level", "warn", "--namespace", "steward",
+                                    "--kubeconfig-out", dir_->path() + "/kubeconfig"});
     auto api = serve_->WaitForLine("  API ", seconds(60));
     auto token = serve_->WaitForLine("  API token ", seconds(10));
     ASSERT_TRUE(api && token) << serve_->output();
@@ -124,6 +126,86 @@ TempDir* ProjectCliTest::dir_ = nullptr;
 BackgroundProcess* ProjectCliTest::serve_ = nullptr;
 std::string ProjectCliTest::server_;
 std::string ProjectCliTest::token_file_;
+
+// Raw HTTP against the running `steward serve`: each class of bad input is answered with its
+// code, reason and a message naming the problem, and nothing changes in the store (the project
+// list and history) or in the cluster (no object in the namespace).
+TEST_F(ProjectCliTest, BadRequestsToServeAreRefusedAndChangeNothing) {
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(server_, m, std::regex(R"(^http://([^:/]+):([0-9]+)$)")))
+      << server_;
+  std::ifstream token_in(token_file_);
+  std::string token;
+  token_in >> token;
+  net::HttpClient::Options o;
+  o.host = m[1];
+  o.port = static_cast<uint16_t>(std::stoi(m[2]));
+  o.bearer_token = token;
+  auto http = net::HttpClient::Create(o);
+  auto call = [&](const std::string& method, const std::string& target, const std::string& body,
+                  const std::string& content_type = "application/json") {
+    net::Headers h;
+    if (!content_type.empty()) h.Set("Content-Type", content_type);
+    auto r = http->Request(method, target, body, h);
+    EXPECT_TRUE(r.ok()) << r.error().ToString();
+    return r.ok() ? *r : net::HttpResponse{};
+  };
+  // A project name no other test uses, so the checks below see only this test's effect.
+  const std::string good =
+      R"({"spec":{"team":"bad-input","stack":{"image":"nodered/node-red:4.0"}}})";
+  auto before = call("GET", "/v1/projects?team=bad-input", "", "");
+  ASSERT_EQ(before.status, 200) << before.body;
+
+  struct Case {
+    std::string what, method, target, body, content_type;
+    int code;
+    std::string reason, named;
+  };
+  const std::vector<Case> cases = {
+      {"malformed JSON", "PUT", "/v1/projects/zeta", R"({"spec": {)", "application/json", 400,
+       "MalformedJson", "not JSON"},
+      {"unknown top-level field", "PUT", "/v1/projects/zeta",
+       R"({"spec":{"team":"bad-input","stack":{"image":"i"}},"colour":"red"})", "application/json",
+       400, "InvalidArgument", "colour"},
+      {"unknown spec field", "PUT", "/v1/projects/zeta",
+       R"({"spec":{"team":"bad-input","stack":{"image":"i"},"colour":"red"}})", "application/json",
+       400, "InvalidArgument", "spec.colour"},
+      {"invalid name", "PUT", "/v1/projects/Not_A_Name", good, "application/json", 400,
+       "InvalidArgument", "name"},
+      {"oversized body", "PUT", "/v1/projects/zeta",
+       R"({"spec":{"team":"bad-input","stack":{"image":"i"}},"pad":")" +
+           std::string(1536 * 1024, 'x') + "\"}",
+       "application/json", 413, "BodyTooLarge", "1048576"},
+      {"wrong content type", "PUT", "/v1/projects/zeta", good, "text/plain", 415,
+       "UnsupportedMediaType", "text/plain"},
+      {"unknown project", "POST", "/v1/projects/no-such-project/start", "", "", 404, "NotFound",
+       "no-such-project"},
+      {"bad wait", "PUT", "/v1/projects/zeta?wait=forever", good, "application/json", 400,
+       "InvalidArgument", "wait"},
+  };
+  for (const Case& c : cases) {
+    auto r = call(c.method, c.target, c.body, c.content_type);
+    EXPECT_EQ(r.status, c.code) << c.what << ": " << r.body;
+    auto j = ParseJson(r.body);
+    ASSERT_TRUE(j.ok()) << c.what << ": " << r.body;
+    EXPECT_EQ(GetString((*j)["error"], "reason"), c.reason) << c.what << ": " << r.body;
+    EXPECT_THAT(GetString((*j)["error"], "message"), HasSubstr(c.named))
+        << c.what << ": " << r.body;
+    // The server closes the connection after an oversized body; start a fresh one.
+    if (c.code == 413) http = net::HttpClient::Create(o);
+  }
+
+  auto after = call("GET", "/v1/projects?team=bad-input", "", "");
+  EXPECT_EQ(after.body, before.body);
+  EXPECT_EQ(call("GET", "/v1/projects/zeta", "", "").status, 404);
+  EXPECT_EQ(call("GET", "/v1/projects/zeta/history", "", "").status, 404);
+  RunResult objects = ::steward::e2e::Run(
+      {"kubectl", "--kubeconfig", dir_->path() + "/kubeconfig", "-n", "steward", "get",
+       "deployments,services,ingresses,secrets", "-l", "steward.io/project", "-o", "name"});
+  ASSERT_EQ(objects.exit_code, 0) << Describe(objects);
+  // Other tests' projects may exist; none of them is called zeta.
+  EXPECT_THAT(objects.out, Not(HasSubstr("zeta"))) << objects.out;
+}
 
 TEST_F(ProjectCliTest, WholeLifeThroughTheCli) {
   // create --start --wait: the steps in order, from the accepted state to Running.
@@ -403,6 +485,17 @@ TEST(ServeConfigTest, MissingConfigFileExitsTwo) {
                           "", seconds(30));
   EXPECT_EQ(r.exit_code, 2) << Describe(r);
   EXPECT_THAT(r.err, HasSubstr("absent.yaml"));
+}
+
+TEST(ServeConfigTest, TlsCertificateWithoutKeyExitsTwoNamingTheFlag) {
+  TempDir dir;
+  RunResult r =
+      ::steward::e2e::Run({StewardBinary(), "serve", "--embedded-cluster", "instant", "--data-dir",
+                           dir.path() + "/data", "--tls-cert-file", dir.path() + "/tls.crt"},
+                          "", seconds(30));
+  EXPECT_EQ(r.exit_code, 2) << Describe(r);
+  EXPECT_THAT(r.err, HasSubstr("--tls-cert-file: needs --tls-key-file"));
+  EXPECT_FALSE(std::filesystem::exists(dir.path() + "/data")) << "nothing may start";
 }
 
 // The client's pieces that need no server.
