@@ -55,6 +55,7 @@ struct CommandFlags {
   std::string wait;  // "" = no wait
   CreateFlags create;
   std::string team, phase, desired;  // list filters
+  std::string flows_action;          // start | stop | restart
 };
 
 int Fail(const std::string& message, int code) {
@@ -596,6 +597,36 @@ int RunLogs(const CommandFlags& flags) {
       });
 }
 
+int RunInfo(const CommandFlags& flags) {
+  if (Status s = CheckOutput(flags.output, {"json", "yaml"}); !s.ok()) {
+    return Fail(s.message(), kExitUsage);
+  }
+  return Read(
+      flags, [&](ApiClient& c) { return c.Get(ProjectPath(flags.name) + "/instance"); },
+      [&](const Json& answer) {
+        const Json* instance = FindPath(answer, "instance");
+        PrintStructured(instance != nullptr ? *instance : answer,
+                        flags.output.empty() ? "yaml" : flags.output);
+      });
+}
+
+int RunFlows(const CommandFlags& flags) {
+  return Read(
+      flags,
+      [&](ApiClient& c) {
+        return c.Post(ProjectPath(flags.name) + "/flows/" + flags.flows_action);
+      },
+      [&](const Json& answer) {
+        const Json* pods = FindPath(answer, "pods");
+        if (pods == nullptr || !pods->is_array()) return;
+        for (const auto& p : *pods) {
+          std::printf("%s: flows %s: HTTP %d\n", GetString(p, "pod").c_str(),
+                      flags.flows_action.c_str(), p.value("status", 0));
+        }
+        std::fflush(stdout);
+      });
+}
+
 int RunHistory(const CommandFlags& flags) {
   if (Status s = CheckOutput(flags.output, {"json"}); !s.ok()) return Fail(s.message(), kExitUsage);
   return Read(
@@ -720,6 +751,20 @@ void AddProjectCommand(CLI::App& app) {
   auto* logs = AddVerb(*project, "logs", "Print a running project's launcher logs", flags, true);
   logs->add_option("-o,--output", flags->output, "Output format: json");
   logs->callback([flags] { SetExitCode(RunLogs(*flags)); });
+
+  auto* info = AddVerb(*project, "info",
+                       "Print a running instance's launcher info (state, versions)", flags, true);
+  info->add_option("-o,--output", flags->output, "Output format: yaml (default) or json");
+  info->callback([flags] { SetExitCode(RunInfo(*flags)); });
+
+  auto* flows =
+      project->add_subcommand("flows", "Start, stop or restart a running project's flows");
+  AddGlobalFlags(*flows, flags->global);
+  flows->add_option("ACTION", flags->flows_action, "start, stop or restart")
+      ->required()
+      ->check(CLI::IsMember({"start", "stop", "restart"}));
+  flows->add_option("NAME", flags->name, "Project name or id")->required();
+  flows->callback([flags] { SetExitCode(RunFlows(*flags)); });
 
   auto* history =
       AddVerb(*project, "history", "List a project's operations and phase changes", flags, true);

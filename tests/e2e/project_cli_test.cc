@@ -314,6 +314,25 @@ TEST_F(ProjectCliTest, WholeLifeThroughTheCli) {
   ASSERT_EQ(logs.exit_code, 0) << Describe(logs);
   EXPECT_PRED2(Matches, logs.out, R"((^|\n)\S+  [a-z]+ +alpha-\S+  \S.*\n)") << logs.out;
 
+  // Instance info and flow commands through the launcher's admin port.
+  RunResult info = Cli({"info", "alpha", "-o", "json"});
+  ASSERT_EQ(info.exit_code, 0) << Describe(info);
+  auto info_json = ParseJson(info.out);
+  ASSERT_TRUE(info_json.ok()) << info.out;
+  EXPECT_EQ(GetString(*info_json, "state"), "running") << info.out;
+  RunResult stop_flows = Cli({"flows", "stop", "alpha"});
+  ASSERT_EQ(stop_flows.exit_code, 0) << Describe(stop_flows);
+  EXPECT_PRED2(Matches, stop_flows.out, R"(^alpha-\S+: flows stop: HTTP 200\n$)");
+  RunResult stopped = Cli({"info", "alpha", "-o", "json"});
+  auto stopped_json = ParseJson(stopped.out);
+  ASSERT_TRUE(stopped_json.ok()) << Describe(stopped);
+  EXPECT_EQ(GetString(*stopped_json, "state"), "stopped") << stopped.out;
+  RunResult start_flows = Cli({"flows", "start", "alpha"});
+  ASSERT_EQ(start_flows.exit_code, 0) << Describe(start_flows);
+  RunResult bad_action = Cli({"flows", "pause", "alpha"});
+  EXPECT_EQ(bad_action.exit_code, 2) << Describe(bad_action);
+  EXPECT_THAT(bad_action.err, HasSubstr("pause"));
+
   RunResult history = Cli({"history", "alpha", "-o", "json"});
   ASSERT_EQ(history.exit_code, 0) << Describe(history);
   auto history_json = ParseJson(history.out);
