@@ -64,6 +64,8 @@ ApiError BadArgument(std::string field, std::string message);  // 400 InvalidArg
 ApiError FromStatus(const Status& status);
 // The leading dotted path of "spec.stack.memory: must be ..." ("" when the message has none).
 std::string FieldOfMessage(std::string_view message);
+// ASCII lower case (header values: schemes, media types).
+std::string AsciiLower(std::string_view s);
 Json ErrorJson(const ApiError& e);
 
 // "30s", "2m", "1500ms", "1.5" (seconds). nullopt when malformed or negative.

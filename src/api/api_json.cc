@@ -1,4 +1,5 @@
 // Error mapping, value parsing and the project representation (docs/api.md).
+#include <cctype>
 #include <cmath>
 #include <cstdlib>
 #include <ctime>
@@ -57,6 +58,12 @@ std::string FieldOfMessage(std::string_view message) {
     }
   }
   return "";
+}
+
+std::string AsciiLower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
 }
 
 ApiError FromStatus(const Status& status) {

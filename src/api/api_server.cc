@@ -27,12 +27,6 @@ bool ConstantTimeEquals(std::string_view a, std::string_view b) {
   return diff == 0 && !b.empty();
 }
 
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
 }  // namespace
 
 StatusOr<std::unique_ptr<ApiServer>> ApiServer::Start(ApiOptions options, ApiDeps deps) {
@@ -201,7 +195,8 @@ const Route* Server::Match(std::string_view path, std::vector<std::string>* para
 bool Server::Authorized(const net::HttpRequest& request) const {
   std::string_view h = request.headers.Get("Authorization");
   constexpr std::string_view kScheme = "bearer ";
-  if (h.size() <= kScheme.size() || Lower(h.substr(0, kScheme.size())) != kScheme) return false;
+  if (h.size() <= kScheme.size() || AsciiLower(h.substr(0, kScheme.size())) != kScheme)
+    return false;
   std::string_view token = h.substr(kScheme.size());
   while (!token.empty() && token.front() == ' ') token.remove_prefix(1);
   while (!token.empty() && token.back() == ' ') token.remove_suffix(1);

@@ -60,14 +60,19 @@ Status EnsureDirectory(const std::string& dir, const std::string& key) {
   return Status::Ok();
 }
 
-StatusOr<std::string> ReadToken(const std::string& path, const std::string& key) {
+// The whole file; errors name the configuration key and the path.
+StatusOr<std::string> ReadConfiguredFile(const std::string& path, const std::string& key) {
   std::ifstream in(path, std::ios::binary);
   if (!in) {
     return FailedPrecondition(key + " " + path + ": cannot read: " + std::strerror(errno));
   }
   std::ostringstream text;
   text << in.rdbuf();
-  std::string token = text.str();
+  return text.str();
+}
+
+StatusOr<std::string> ReadToken(const std::string& path, const std::string& key) {
+  ASSIGN_OR_RETURN(std::string token, ReadConfiguredFile(path, key));
   while (!token.empty() && (token.back() == '\n' || token.back() == '\r' || token.back() == ' ' ||
                             token.back() == '\t')) {
     token.pop_back();
@@ -81,14 +86,11 @@ StatusOr<std::string> ReadToken(const std::string& path, const std::string& key)
 
 // A PEM file of the API's TLS configuration.
 StatusOr<std::string> ReadPem(const std::string& path, const std::string& key) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return FailedPrecondition(key + " " + path + ": cannot read: " + std::strerror(errno));
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (text.str().find("-----BEGIN ") == std::string::npos) {
+  ASSIGN_OR_RETURN(std::string text, ReadConfiguredFile(path, key));
+  if (text.find("-----BEGIN ") == std::string::npos) {
     return InvalidArgument(key + " " + path + ": not a PEM file");
   }
-  return text.str();
+  return text;
 }
 
 // Reads the configured token file, or the default one, creating the default with a new random
