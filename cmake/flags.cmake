@@ -10,17 +10,31 @@ target_compile_definitions(steward_flags INTERFACE
   BOOST_BEAST_USE_STD_STRING_VIEW)
 
 set(STEWARD_SANITIZE "" CACHE STRING "Sanitizers: '' | address,undefined | thread")
-if(STEWARD_SANITIZE)
-  target_compile_options(steward_flags INTERFACE -fsanitize=${STEWARD_SANITIZE}
+# The libFuzzer build (STEWARD_FUZZ, fuzz/) needs a sanitizer: ASan+UBSan unless one is chosen.
+set(steward_sanitize "${STEWARD_SANITIZE}")
+if(STEWARD_FUZZ AND NOT steward_sanitize)
+  set(steward_sanitize address,undefined)
+endif()
+if(steward_sanitize)
+  target_compile_options(steward_flags INTERFACE -fsanitize=${steward_sanitize}
     -fno-omit-frame-pointer -fno-sanitize-recover=all)
-  if(STEWARD_SANITIZE STREQUAL "thread")
-    # GCC 12 warns that TSan does not model atomic_thread_fence (used inside Asio).
-    target_compile_options(steward_flags INTERFACE -Wno-tsan)
+  if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
+    if(steward_sanitize STREQUAL "thread")
+      # GCC 12 warns that TSan does not model atomic_thread_fence (used inside Asio).
+      target_compile_options(steward_flags INTERFACE -Wno-tsan)
+    endif()
+    # GCC 12 reports maybe-uninitialized false positives inside libstdc++ (std::regex,
+    # std::function) once sanitizer instrumentation is on; the release build keeps the warning.
+    target_compile_options(steward_flags INTERFACE -Wno-maybe-uninitialized)
   endif()
-  # GCC 12 reports maybe-uninitialized false positives inside libstdc++ (std::regex,
-  # std::function) once sanitizer instrumentation is on; the release build keeps the warning.
-  target_compile_options(steward_flags INTERFACE -Wno-maybe-uninitialized)
-  target_link_options(steward_flags INTERFACE -fsanitize=${STEWARD_SANITIZE})
+  target_link_options(steward_flags INTERFACE -fsanitize=${steward_sanitize})
+endif()
+
+# STEWARD_FUZZ: every target gets libFuzzer's coverage instrumentation (so the libraries, tests
+# and fuzzers share one build); only the fuzzer executables link libFuzzer itself
+# (-fsanitize=fuzzer in fuzz/CMakeLists.txt).
+if(STEWARD_FUZZ)
+  target_compile_options(steward_flags INTERFACE -fsanitize=fuzzer-no-link)
 endif()
 
 # steward_library(NAME SRCS ... DEPS ...): a module library with its sources.
@@ -39,7 +53,12 @@ function(steward_test name)
   if(NOT A_LABELS)
     set(A_LABELS unit)
   endif()
-  if(A_LABELS STREQUAL "e2e")
+  if(A_LABELS STREQUAL "torture")
+    # Torture runs start the steward binary and take minutes, mostly waiting: a high COST makes
+    # ctest start them first, so they overlap the CPU-bound tests instead of trailing them.
+    gtest_discover_tests(${name} DISCOVERY_TIMEOUT 60 PROPERTIES LABELS "${A_LABELS}"
+      ENVIRONMENT "STEWARD_BINARY=$<TARGET_FILE:steward>" COST 100000 TIMEOUT 1500)
+  elseif(A_LABELS STREQUAL "e2e")
     # End-to-end tests start the steward binary.
     gtest_discover_tests(${name} DISCOVERY_TIMEOUT 60 PROPERTIES LABELS "${A_LABELS}"
       ENVIRONMENT "STEWARD_BINARY=$<TARGET_FILE:steward>")

@@ -10,6 +10,7 @@ packages=(
   libsqlite3-dev libpq-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   clang clang-format
+  libclang-rt-14-dev  # libFuzzer and the sanitizer runtimes for clang (scripts/fuzz.sh)
   wrk  # load generator for bench/cluster_bench (docs/benchmarks.md)
 )
 

@@ -27,6 +27,10 @@ void AddProjectCommand(CLI::App& app);
 // clean stop, 2 when it cannot start (configuration, cluster, store, listen address).
 void AddServeCommand(CLI::App& app);
 
+// `steward torture`: the torture run with its invariant oracle (docs/torture.md); exit 0 when
+// no violation was found, 1 when some were, 2 when the run could not start.
+void AddTortureCommand(CLI::App& app);
+
 // The exit code recorded by the command that ran.
 int ExitCode();
 void SetExitCode(int code);

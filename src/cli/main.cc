@@ -10,6 +10,7 @@ int main(int argc, char** argv) {
   steward::cli::AddCheckCommand(app);
   steward::cli::AddDemoCommand(app);
   steward::cli::AddServeCommand(app);
+  steward::cli::AddTortureCommand(app);
   steward::cli::AddProjectCommand(app);
   try {
     app.parse(argc, argv);

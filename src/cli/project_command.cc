@@ -17,8 +17,8 @@
 #include <tuple>
 #include <vector>
 
-#include "cli/api_client.h"
 #include "cli/commands.h"
+#include "client/api_client.h"
 #include "common/json.h"
 #include "common/time_util.h"
 #include "common/yaml.h"
@@ -26,6 +26,11 @@
 
 namespace steward::cli {
 namespace {
+
+using client::ApiClient;
+using client::ApiClientOptions;
+using client::ParseDuration;
+using client::WatchEvent;
 
 using Clock = std::chrono::steady_clock;
 

@@ -43,8 +43,18 @@ class ExcessiveAliasing : public std::exception {
   const char* what() const noexcept override { return "excessive aliasing"; }
 };
 
-Json NodeToJson(const YAML::Node& node, NodeBudget& budget) {
+// An alias may refer to the node that contains it ("a: &a [*a]"), a cycle the node budget alone
+// would follow 10000 levels deep, overflowing the stack first. No real document nests this deep.
+constexpr int kMaxDepth = 1000;
+
+class TooDeep : public std::exception {
+ public:
+  const char* what() const noexcept override { return "too deep"; }
+};
+
+Json NodeToJson(const YAML::Node& node, NodeBudget& budget, int depth = 0) {
   if (budget.left == 0) throw ExcessiveAliasing();
+  if (depth > kMaxDepth) throw TooDeep();
   --budget.left;
   switch (node.Type()) {
     case YAML::NodeType::Null:
@@ -54,13 +64,13 @@ Json NodeToJson(const YAML::Node& node, NodeBudget& budget) {
       return ScalarToJson(node);
     case YAML::NodeType::Sequence: {
       Json arr = Json::array();
-      for (const auto& item : node) arr.push_back(NodeToJson(item, budget));
+      for (const auto& item : node) arr.push_back(NodeToJson(item, budget, depth + 1));
       return arr;
     }
     case YAML::NodeType::Map: {
       Json obj = Json::object();
       for (const auto& kv : node) {
-        obj[kv.first.as<std::string>()] = NodeToJson(kv.second, budget);
+        obj[kv.first.as<std::string>()] = NodeToJson(kv.second, budget, depth + 1);
       }
       return obj;
     }
@@ -93,6 +103,8 @@ void EmitJson(YAML::Emitter& out, const Json& v) {
 
 constexpr const char* kExcessiveAliasing =
     "malformed YAML: document contains excessive aliasing (expands to too many nodes)";
+constexpr const char* kTooDeep =
+    "malformed YAML: nested more than 1000 levels deep (or an alias refers to its own node)";
 
 StatusOr<Json> ParseYaml(std::string_view text) {
   try {
@@ -101,6 +113,8 @@ StatusOr<Json> ParseYaml(std::string_view text) {
     return NodeToJson(node, budget);
   } catch (const ExcessiveAliasing&) {
     return InvalidArgument(kExcessiveAliasing);
+  } catch (const TooDeep&) {
+    return InvalidArgument(kTooDeep);
   } catch (const YAML::Exception& e) {
     return InvalidArgument("malformed YAML at line " + std::to_string(e.mark.line + 1) + ": " +
                            e.msg);
@@ -118,6 +132,8 @@ StatusOr<std::vector<Json>> ParseYamlDocuments(std::string_view text) {
     return docs;
   } catch (const ExcessiveAliasing&) {
     return InvalidArgument(kExcessiveAliasing);
+  } catch (const TooDeep&) {
+    return InvalidArgument(kTooDeep);
   } catch (const YAML::Exception& e) {
     return InvalidArgument("malformed YAML at line " + std::to_string(e.mark.line + 1) + ": " +
                            e.msg);

@@ -47,6 +47,30 @@ TEST(YamlTest, AliasBombIsRefusedNotExpanded) {
   EXPECT_NE(docs.error().message().find("excessive aliasing"), std::string::npos);
 }
 
+// Found by fuzz/serve_config_fuzzer (corpus entry self_alias): an alias inside the node it names
+// is a cycle; converting it recursed until the stack overflowed.
+TEST(YamlTest, SelfReferentialAliasIsRefusedNotFollowed) {
+  for (const char* y : {"a: &a [*a]\n", "&m {k: *m}\n", "x: &x {y: [1, {z: *x}]}\n"}) {
+    auto j = ParseYaml(y);
+    ASSERT_FALSE(j.ok()) << y;
+    EXPECT_EQ(j.error().code(), StatusCode::kInvalidArgument);
+    EXPECT_NE(j.error().message().find("nested more than 1000 levels"), std::string::npos)
+        << j.error().message();
+    auto docs = ParseYamlDocuments(std::string("a: 1\n---\n") + y);
+    ASSERT_FALSE(docs.ok()) << y;
+    EXPECT_EQ(docs.error().code(), StatusCode::kInvalidArgument);
+  }
+}
+
+TEST(YamlTest, DeepButAcyclicNestingStillParses) {
+  const std::string y = "v: " + std::string(200, '[') + "1" + std::string(200, ']') + "\n";
+  auto j = ParseYaml(y);
+  ASSERT_TRUE(j.ok()) << j.error().ToString();
+  const Json* v = &(*j)["v"];
+  for (int i = 0; i < 200; ++i) v = &(*v)[0];
+  EXPECT_EQ(*v, 1);
+}
+
 TEST(YamlTest, LargeDocumentWithoutAliasesIsWithinBudget) {
   std::string y = "items:\n";
   for (int i = 0; i < 20000; ++i) y += "- {name: n" + std::to_string(i) + ", v: 1}\n";

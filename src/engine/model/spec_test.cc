@@ -107,6 +107,26 @@ TEST(ParseProjectSpecTest, ErrorsUseTheGivenPathPrefix) {
                         "unknown field"));
 }
 
+// Found by fuzz/api_request_fuzzer: an unknown key that is not an identifier was joined into the
+// path as is ("spec.stac{: unknown field", "spec.x: y: unknown field"), so the API's error
+// "field" came out empty or wrong, and a huge key was echoed whole.
+TEST(ParseProjectSpecTest, UnknownFieldsThatAreNotIdentifiersAreQuoted) {
+  EXPECT_EQ(ParseProjectSpec(J(R"({"team":"t","stac{":{"cpu":1}})")).error(),
+            InvalidArgument(R"(spec["stac{"]: unknown field)"));
+  EXPECT_EQ(ParseProjectSpec(J(R"({"team":"t","stack":{"x: y":1}})")).error(),
+            InvalidArgument(R"(spec.stack["x: y"]: unknown field)"));
+  EXPECT_EQ(ParseProjectSpec(J(R"({"team":"t","1x":1})")).error(),
+            InvalidArgument(R"(spec["1x"]: unknown field)"));
+  Json long_key = J(R"({"team":"t"})");
+  long_key[std::string(10000, 'k') + "."] = 1;
+  auto r = ParseProjectSpec(long_key);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().message(), "spec[\"" + std::string(80, 'k') + "...\"]: unknown field");
+  // Identifiers keep the dotted form.
+  EXPECT_EQ(ParseProjectSpec(J(R"({"team":"t","Foo_2":1})")).error(),
+            InvalidArgument("spec.Foo_2: unknown field"));
+}
+
 TEST(ParseProjectSpecTest, UnknownNestedFieldMessageIsExact) {
   auto r = ParseProjectSpec(J(R"({"team":"t","stack":{"image":"nr","foo":1}})"));
   ASSERT_FALSE(r.ok());

@@ -282,7 +282,13 @@ Status Fields::OnlyKnown(std::initializer_list<std::string_view> known) const {
   for (auto it = obj_->begin(); it != obj_->end(); ++it) {
     bool found = false;
     for (std::string_view k : known) found = found || k == it.key();
-    if (!found) return Invalid(Join(path_, it.key()), "unknown field");
+    if (found) continue;
+    // A key that is not an identifier ("x: y", "a.b", 10 KB of text) is quoted and cut short,
+    // so the message's leading path stays the field (the API's "field") and stays small.
+    const std::string& key = it.key();
+    bool identifier = !key.empty() && !IsDigit(key[0]);
+    for (char c : key) identifier = identifier && (IsAlnum(c) || c == '_');
+    return Invalid(identifier ? Join(path_, key) : KeyPath(path_, key), "unknown field");
   }
   return Status::Ok();
 }

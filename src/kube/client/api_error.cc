@@ -1,5 +1,6 @@
 #include "kube/client/api_error.h"
 
+#include <algorithm>
 #include <charconv>
 #include <utility>
 
@@ -58,6 +59,13 @@ constexpr HttpReason kHttpReasons[] = {
 };
 
 constexpr size_t kBodySnippetBytes = 200;
+// A server may ask for any wait; anything longer than a day is read as a day, so the conversion
+// to milliseconds cannot overflow.
+constexpr int64_t kMaxRetryAfterSeconds = 24 * 3600;
+
+Millis RetryAfter(int64_t seconds) {
+  return Millis(std::min(seconds, kMaxRetryAfterSeconds) * 1000);
+}
 
 std::optional<StatusCode> CodeForReason(std::string_view reason) {
   for (const auto& rc : kReasonCodes) {
@@ -162,7 +170,9 @@ ApiError ApiErrorFromStatusObject(const Json& status, int http_status_fallback) 
     return e;
   }
   const Json* code = FindPath(status, "code");
-  if (code != nullptr && code->is_number_integer() && code->get<int64_t>() > 0) {
+  // Only an HTTP status (three digits) fills in; a larger number would not fit an int.
+  if (code != nullptr && code->is_number_integer() && code->get<int64_t>() > 0 &&
+      code->get<int64_t>() <= 999) {
     e.http_status = code->get<int>();
   }
   e.reason = GetString(status, "reason");
@@ -179,7 +189,7 @@ ApiError ApiErrorFromStatusObject(const Json& status, int http_status_fallback) 
     }
     const Json* retry = FindPath(*details, "retryAfterSeconds");
     if (retry != nullptr && retry->is_number_integer() && retry->get<int64_t>() >= 0) {
-      e.retry_after = Millis(retry->get<int64_t>() * 1000);
+      e.retry_after = RetryAfter(retry->get<int64_t>());
     }
   }
   e.code = StatusCodeForReason(e.reason, e.http_status);
@@ -208,7 +218,7 @@ ApiError ApiErrorFromResponse(int http_status, std::string_view body, const net:
   }
   if (headers.Has("Retry-After")) {
     if (auto seconds = ParseSeconds(headers.Get("Retry-After"))) {
-      e.retry_after = Millis(*seconds * 1000);
+      e.retry_after = RetryAfter(*seconds);
     }
   }
   return e;

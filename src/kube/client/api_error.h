@@ -38,6 +38,7 @@ struct ApiError {
   std::string kind;                         // Status.details.kind ("deployments")
   std::string name;                         // Status.details.name
   std::optional<Millis> retry_after;        // Retry-After header or details.retryAfterSeconds
+                                            // (capped at a day)
   // Refused by the client before anything was sent (bad arguments, e.g. Update without a
   // resourceVersion); http_status is 0 but this is not a transport failure.
   bool local = false;

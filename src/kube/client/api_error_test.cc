@@ -158,6 +158,34 @@ TEST(ApiErrorTest, RetryAfterFromTheHeaderOrTheDetails) {
   EXPECT_EQ(*ApiErrorFromResponse(429, DumpJson(status), bad).retry_after, Millis(7000));
 }
 
+// Found by fuzz/kube_status_fuzzer (corpus entry huge_numbers): seconds * 1000 overflowed
+// int64 (undefined behaviour) and a `code` beyond int range became a negative HTTP status.
+TEST(ApiErrorTest, HugeRetryAfterAndCodeAreBoundedNotOverflowed) {
+  const std::string body =
+      R"({"kind":"Status","code":2147483648,"reason":"","details":{"retryAfterSeconds":)"
+      R"(9223372036854775807}})";
+  ApiError from_details = ApiErrorFromStatusObject(*ParseJson(body));
+  EXPECT_EQ(from_details.http_status, 0);
+  EXPECT_EQ(from_details.code, StatusCode::kInternal);
+  ASSERT_TRUE(from_details.retry_after.has_value());
+  EXPECT_EQ(*from_details.retry_after, Millis(24 * 3600 * 1000));
+
+  ApiError from_response = ApiErrorFromResponse(410, body, {});
+  EXPECT_EQ(from_response.http_status, 410);
+  EXPECT_EQ(from_response.code, StatusCode::kOutOfRange);
+  EXPECT_EQ(*from_response.retry_after, Millis(24 * 3600 * 1000));
+
+  net::Headers headers;
+  headers.Add("Retry-After", "9223372036854775807");
+  ApiError from_header = ApiErrorFromResponse(503, "", headers);
+  ASSERT_TRUE(from_header.retry_after.has_value());
+  EXPECT_EQ(*from_header.retry_after, Millis(24 * 3600 * 1000));
+  // Within the cap nothing changes.
+  headers = {};
+  headers.Add("Retry-After", "86399");
+  EXPECT_EQ(*ApiErrorFromResponse(503, "", headers).retry_after, Millis(86399000));
+}
+
 TEST(ApiErrorTest, NonStatusBodyGivesTheHttpReasonAndTheStartOfTheBody) {
   std::string html =
       "<html>\n<head><title>502 Bad Gateway</title></head>\n" + std::string(1000, 'x') + "</html>";

@@ -1,10 +1,10 @@
-#include "cli/api_client.h"
+#include "client/api_client.h"
 
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
 
-namespace steward::cli {
+namespace steward::client {
 namespace {
 
 StatusCode CodeForHttpStatus(int status) {
@@ -271,4 +271,4 @@ StatusOr<std::chrono::milliseconds> ParseDuration(std::string_view text) {
   return std::chrono::milliseconds(static_cast<int64_t>(std::llround(value * unit_ms)));
 }
 
-}  // namespace steward::cli
+}  // namespace steward::client

@@ -1,4 +1,5 @@
-// ApiClient: a small client of Steward's REST API (docs/api.md) for `steward project ...`.
+// ApiClient: a small client of Steward's REST API (docs/api.md), used by `steward project ...`,
+// `steward torture` and the end-to-end tests.
 //
 // Calls return the decoded JSON answer of a 2xx response. An error answer of the API
 // ({"error": {code, reason, message, field}}) becomes a Status whose code follows the HTTP status
@@ -20,7 +21,7 @@
 #include "common/status.h"
 #include "net/http_client.h"
 
-namespace steward::cli {
+namespace steward::client {
 
 struct ApiClientOptions {
   std::string server = "http://127.0.0.1:8080";  // http:// or https://, host[:port], no path
@@ -105,4 +106,4 @@ class SseParser {
 // with kInvalidArgument for anything else, zero or a negative value.
 StatusOr<std::chrono::milliseconds> ParseDuration(std::string_view text);
 
-}  // namespace steward::cli
+}  // namespace steward::client

@@ -1,0 +1,120 @@
+// The REST API's request parsing and validation: what PUT /v1/projects/{name} does with its path
+// segment and body before anything reaches the store (ValidateProjectName, the body's top-level
+// fields, engine::ParseProjectSpec and the canonical spec the store keeps), the error mapping to
+// an answer (FromStatus / FieldOfMessage), plus ?wait= (ParseWaitDuration) and ?continue=
+// (DecodeContinue).
+//
+// Input: line 1 the project name, line 2 the ?wait= value, line 3 the ?continue= token, the rest
+// the request body.
+#include <algorithm>
+#include <chrono>
+#include <string>
+
+#include "api/api_internal.h"
+#include "engine/model/project.h"
+#include "fuzz_util.h"
+
+namespace steward::api {
+namespace {
+
+using fuzz::AsView;
+using fuzz::TakeLine;
+
+// An error answer must be well formed: a 4xx/5xx status, and a field that is a leading path of
+// the message ("spec.stack.cpu: ...").
+void CheckError(const Status& status, const char* where) {
+  FUZZ_CHECK(!status.ok());
+  ApiError e = FromStatus(status);
+  FUZZ_CHECK(e.status >= 400 && e.status < 600);
+  if (status.code() == StatusCode::kInvalidArgument) {
+    FUZZ_CHECK(e.status == 400);
+    FUZZ_CHECK_MSG(e.field.empty() || status.message().starts_with(e.field + ":"),
+                   std::string(where) + ": " + status.message());
+  }
+  std::string body = DumpJson(ErrorJson(e));
+  FUZZ_CHECK(!body.empty());
+}
+
+void FuzzWait(std::string_view v) {
+  auto d = ParseWaitDuration(v);
+  if (!d) return;
+  FUZZ_CHECK_MSG(d->count() >= 0 && d->count() <= 1'000'000'000'000, std::string(v));
+  // Its millisecond form parses back to the same duration.
+  auto again = ParseWaitDuration(std::to_string(d->count()) + "ms");
+  FUZZ_CHECK_MSG(again && *again == *d, std::string(v));
+}
+
+void FuzzContinue(std::string_view token) {
+  auto id = DecodeContinue(token);
+  if (!id) return;
+  FUZZ_CHECK_MSG(engine::ValidateProjectId(*id).ok(), *id);
+  auto again = DecodeContinue(EncodeContinue(*id));
+  FUZZ_CHECK_MSG(again && *again == *id, *id);
+}
+
+void FuzzBody(std::string_view name, std::string_view text) {
+  Status name_ok = engine::ValidateProjectName(name);
+  if (!name_ok.ok()) CheckError(name_ok, "name");
+
+  auto parsed = ParseJson(text);
+  if (!parsed.ok()) {
+    CheckError(parsed.status(), "body");
+    return;
+  }
+  const Json& body = *parsed;
+  if (!body.is_object()) return;
+  for (const auto& [key, value] : body.items()) {
+    if (key != "spec" && key != "id" && key != "start") return;  // unknown field: 400
+  }
+  auto id = body.find("id");
+  if (id != body.end() && id->is_string()) {
+    Status s = engine::ValidateProjectId(id->get<std::string>());
+    if (!s.ok()) CheckError(s, "id");
+  }
+  auto spec_json = body.find("spec");
+  if (spec_json == body.end() || !spec_json->is_object()) return;
+
+  auto spec = engine::ParseProjectSpec(*spec_json, "spec");
+  if (!spec.ok()) {
+    CheckError(spec.status(), "spec");
+    // Every spec error names a field under spec (docs/api.md: "field" in the answer), unless a
+    // map key quoted in the path holds a quote itself (spec.labels["a"]b"]: FieldOfMessage
+    // cannot tell where such a key ends).
+    const std::string m = spec.status().message();
+    const std::string path = m.substr(0, m.find(": "));
+    FUZZ_CHECK_MSG(
+        FieldOfMessage(m).starts_with("spec") || std::count(path.begin(), path.end(), '"') > 2, m);
+    return;
+  }
+  // What the store keeps: canonical JSON that parses back to the same spec and re-serialises
+  // byte for byte (the API compares it to decide whether a PUT changed anything).
+  const std::string canonical = DumpJson(engine::ToJson(*spec));
+  auto reparsed_json = ParseJson(canonical);
+  FUZZ_CHECK_MSG(reparsed_json.ok(), canonical);
+  auto reparsed = engine::ParseProjectSpec(*reparsed_json, "spec");
+  FUZZ_CHECK_MSG(reparsed.ok(), canonical + " -> " + reparsed.status().message());
+  FUZZ_CHECK_MSG(*reparsed == *spec, canonical);
+  FUZZ_CHECK_MSG(DumpJson(engine::ToJson(*reparsed)) == canonical, canonical);
+
+  if (name_ok.ok()) {
+    engine::ResolvedSpec r = engine::Resolve(engine::EngineConfig{}, name, *spec);
+    FUZZ_CHECK(!r.spec.stack.image.empty());
+    FUZZ_CHECK(r.spec.stack.cpu > 0 && r.spec.stack.memory_mb > 0);
+    FUZZ_CHECK(r.host.starts_with(std::string(name) + "."));
+  }
+}
+
+}  // namespace
+}  // namespace steward::api
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  std::string_view in = steward::fuzz::AsView(data, size);
+  std::string_view name = steward::fuzz::TakeLine(in);
+  std::string_view wait = steward::fuzz::TakeLine(in);
+  std::string_view token = steward::fuzz::TakeLine(in);
+  steward::api::FuzzWait(wait);
+  steward::api::FuzzContinue(token);
+  steward::api::FuzzContinue(name);
+  steward::api::FuzzBody(name, in);
+  return 0;
+}

@@ -1,0 +1,271 @@
+#include "torture/oracle.h"
+
+#include <map>
+
+#include "common/base64.h"
+#include "engine/manifests/manifests.h"
+#include "net/http_client.h"
+
+namespace steward::torture {
+namespace {
+
+using kube::ResourceType;
+
+int64_t IntAt(const Json& obj, std::string_view path) {
+  const Json* v = FindPath(obj, path);
+  return v != nullptr && v->is_number_integer() ? v->get<int64_t>() : 0;
+}
+
+bool Terminating(const Json& obj) {
+  const Json* ts = FindPath(obj, "metadata.deletionTimestamp");
+  return ts != nullptr && !ts->is_null();
+}
+
+std::string LabelOf(const Json& obj, std::string_view key) {
+  const Json* labels = FindPath(obj, "metadata.labels");
+  return labels != nullptr && labels->is_object() ? GetString(*labels, key) : "";
+}
+
+// A failed read: kInconclusive when the cluster did not answer, else the error as shown.
+CheckResult ReadFailed(const std::string& what, const kube::ApiError& error) {
+  if (error.http_status == 0 && !error.local) {
+    return {Verdict::kInconclusive, what + ": cluster unreachable: " + error.message};
+  }
+  return {Verdict::kViolated, what + ": " + std::to_string(error.http_status) + " " + error.reason +
+                                  " " + error.message};
+}
+
+// "http://name.localhost:8080/x" → "name.localhost".
+std::string HostOfUrl(const std::string& url) {
+  std::string rest = url;
+  if (auto p = rest.find("://"); p != std::string::npos) rest = rest.substr(p + 3);
+  if (auto p = rest.find('/'); p != std::string::npos) rest = rest.substr(0, p);
+  if (auto p = rest.find(':'); p != std::string::npos) rest = rest.substr(0, p);
+  return rest;
+}
+
+}  // namespace
+
+std::optional<Claim> Claim::FromProject(const Json& project) {
+  if (!project.is_object()) return std::nullopt;
+  const Json& status = project.value("status", Json::object());
+  const std::string phase = GetString(status, "phase");
+  if (phase != "Running" && phase != "Suspended") return std::nullopt;
+  Claim c;
+  c.generation = IntAt(project, "generation");
+  if (IntAt(status, "observedGeneration") < c.generation) return std::nullopt;
+  c.name = GetString(project, "name");
+  c.id = GetString(project, "id");
+  c.phase = phase;
+  if (const Json* image = FindPath(project, "spec.stack.image"); image && image->is_string()) {
+    c.image = image->get<std::string>();
+  }
+  c.restart_epoch = IntAt(project, "restartEpoch");
+  c.url = GetString(status, "url");
+  const Json* custom = FindPath(project, "spec.customHostname");
+  c.custom_hostname =
+      custom != nullptr && custom->is_string() && !custom->get<std::string>().empty();
+  return c;
+}
+
+std::string Claim::Describe() const {
+  return phase + " at generation " + std::to_string(generation) + " (id " + id + ", image " +
+         image + ", restart epoch " + std::to_string(restart_epoch) + ")";
+}
+
+Oracle::Oracle(std::shared_ptr<kube::Client> kube, Options options)
+    : kube_(std::move(kube)), options_(std::move(options)) {}
+
+CheckResult Oracle::CheckRunning(const Claim& claim) const {
+  const auto names = engine::NamesFor(claim.id, claim.name);
+  const std::string& ns = options_.ns;
+
+  auto deployment = kube_->Get(ResourceType::Deployment(), ns, names.deployment);
+  if (!deployment.ok()) return ReadFailed("Deployment " + names.deployment, deployment.error());
+  const Json& d = *deployment;
+  std::vector<std::string> wrong;
+  if (Terminating(d)) wrong.push_back("terminating");
+  if (LabelOf(d, engine::kProjectLabel) != claim.id) {
+    wrong.push_back("belongs to project " + LabelOf(d, engine::kProjectLabel));
+  }
+  const int64_t replicas = IntAt(d, "spec.replicas");
+  const int64_t generation = IntAt(d, "metadata.generation");
+  const int64_t observed = IntAt(d, "status.observedGeneration");
+  if (observed < generation) {
+    wrong.push_back("observedGeneration " + std::to_string(observed) + " < generation " +
+                    std::to_string(generation));
+  }
+  for (const char* field : {"updatedReplicas", "readyReplicas", "availableReplicas"}) {
+    const int64_t n = IntAt(d, std::string("status.") + field);
+    if (n < replicas) {
+      wrong.push_back(std::string(field) + " " + std::to_string(n) + " of " +
+                      std::to_string(replicas));
+    }
+  }
+  if (replicas < 1) wrong.push_back("spec.replicas " + std::to_string(replicas));
+  const Json* containers = FindPath(d, "spec.template.spec.containers");
+  const std::string image = containers != nullptr && containers->is_array() && !containers->empty()
+                                ? GetString((*containers)[0], "image")
+                                : "";
+  if (image != claim.image) wrong.push_back("image " + image);
+  const Json* annotations = FindPath(d, "spec.template.metadata.annotations");
+  const std::string epoch =
+      annotations != nullptr ? GetString(*annotations, engine::kRestartAnnotation) : "";
+  if (epoch != std::to_string(claim.restart_epoch)) {
+    wrong.push_back("pod template restart epoch '" + epoch + "'");
+  }
+  if (!wrong.empty()) {
+    std::string s = "Deployment " + names.deployment + ":";
+    for (const auto& w : wrong) s += " " + w + ";";
+    return {Verdict::kViolated, s};
+  }
+
+  auto service = kube_->Get(ResourceType::Service(), ns, names.service);
+  if (!service.ok()) return ReadFailed("Service " + names.service, service.error());
+  if (Terminating(*service))
+    return {Verdict::kViolated, "Service " + names.service + " terminating"};
+
+  kube::ListOptions by_service;
+  by_service.label_selector = "kubernetes.io/service-name=" + names.service;
+  auto slices = kube_->List(ResourceType::EndpointSlice(), ns, by_service);
+  if (!slices.ok()) return ReadFailed("EndpointSlices of " + names.service, slices.error());
+  int ready = 0;
+  for (const Json& slice : slices->items) {
+    const Json* endpoints = FindPath(slice, "endpoints");
+    if (endpoints == nullptr || !endpoints->is_array()) continue;
+    for (const Json& e : *endpoints) {
+      const Json* r = FindPath(e, "conditions.ready");
+      if (r != nullptr && r->is_boolean() && r->get<bool>()) ++ready;
+    }
+  }
+  if (ready == 0) return {Verdict::kViolated, "Service " + names.service + ": no ready endpoint"};
+
+  auto ingress = kube_->Get(ResourceType::Ingress(), ns, names.ingress);
+  if (!ingress.ok()) return ReadFailed("Ingress " + names.ingress, ingress.error());
+  if (Terminating(*ingress))
+    return {Verdict::kViolated, "Ingress " + names.ingress + " terminating"};
+  const Json* lb = FindPath(*ingress, "status.loadBalancer.ingress");
+  if (lb == nullptr || !lb->is_array() || lb->empty()) {
+    return {Verdict::kViolated, "Ingress " + names.ingress + ": no address"};
+  }
+
+  // Through the ingress listener, as a user opening the URL would.
+  const std::string host = HostOfUrl(claim.url);
+  if (host.empty()) return {Verdict::kViolated, "status.url '" + claim.url + "' has no host"};
+  net::HttpClient::Options http;
+  http.host = options_.ingress_host;
+  http.port = options_.ingress_port;
+  http.timeout = std::chrono::seconds(10);
+  auto client = net::HttpClient::Create(http);
+  net::Headers headers;
+  headers.Set("Host", host);
+  headers.Set("Accept", "application/json");
+  auto answer = client->Request("GET", "/", "", headers);
+  if (!answer.ok()) {
+    return {Verdict::kInconclusive, "ingress listener unreachable: " + answer.error().ToString()};
+  }
+  if (answer->status != 200) {
+    return {Verdict::kViolated, "GET http://" + host +
+                                    "/ through the ingress: " + std::to_string(answer->status) +
+                                    " " + answer->body.substr(0, 200)};
+  }
+  auto body = ParseJson(answer->body);
+  if (!body.ok())
+    return {Verdict::kViolated, "ingress answer is not JSON: " + answer->body.substr(0, 200)};
+  const std::string pod_name = GetString(*body, "pod");
+  if (GetString(*body, "image") != claim.image) {
+    return {Verdict::kViolated,
+            "ingress reached pod " + pod_name + " running image " + GetString(*body, "image")};
+  }
+  auto pod = kube_->Get(ResourceType::Pod(), ns, pod_name);
+  if (!pod.ok()) {
+    if (pod.error().IsNotFound())
+      return {Verdict::kViolated, "ingress reached pod " + pod_name + " which does not exist"};
+    return ReadFailed("Pod " + pod_name, pod.error());
+  }
+  if (LabelOf(*pod, engine::kProjectLabel) != claim.id) {
+    return {Verdict::kViolated, "ingress reached pod " + pod_name + " of project '" +
+                                    LabelOf(*pod, engine::kProjectLabel) + "'"};
+  }
+  return {};
+}
+
+CheckResult Oracle::CheckSuspended(const Claim& claim) const {
+  const auto names = engine::NamesFor(claim.id, claim.name);
+  struct Want {
+    const ResourceType* type;
+    std::string name;
+  };
+  const Want wants[] = {{&ResourceType::Deployment(), names.deployment},
+                        {&ResourceType::Service(), names.service},
+                        {&ResourceType::Ingress(), names.ingress},
+                        {&ResourceType::Ingress(), names.custom_ingress}};
+  std::string present;
+  for (const Want& w : wants) {
+    auto got = kube_->Get(*w.type, options_.ns, w.name);
+    if (got.ok()) {
+      present += " " + w.type->kind + " " + w.name + (Terminating(*got) ? " (terminating)" : "") +
+                 " of project '" + LabelOf(*got, engine::kProjectLabel) + "';";
+      continue;
+    }
+    if (!got.error().IsNotFound()) return ReadFailed(w.type->kind + " " + w.name, got.error());
+  }
+  if (!present.empty()) return {Verdict::kViolated, "still present:" + present};
+  return {};
+}
+
+ScanResult Oracle::ScanLabelled() const {
+  ScanResult result;
+  kube::ListOptions options;
+  options.label_selector =
+      std::string(engine::kManagedByLabel) + "=" + std::string(engine::kManagedByValue);
+  for (const ResourceType* type :
+       {&ResourceType::Deployment(), &ResourceType::Service(), &ResourceType::Ingress(),
+        &ResourceType::Secret(), &ResourceType::PersistentVolumeClaim()}) {
+    auto list = kube_->ListAll(*type, options_.ns, options);
+    if (!list.ok()) {
+      result.verdict = Verdict::kInconclusive;
+      result.error = "listing " + type->resource + ": " + list.error().message;
+      return result;
+    }
+    for (const Json& item : list->items) {
+      result.objects.push_back({type->kind, GetString(item["metadata"], "name"),
+                                GetString(item["metadata"], "uid"),
+                                LabelOf(item, engine::kProjectLabel), Terminating(item)});
+    }
+  }
+  return result;
+}
+
+std::vector<std::string> Oracle::Duplicates(const std::vector<LabelledObject>& objects) {
+  std::map<std::pair<std::string, std::string>, std::vector<std::string>> by;
+  for (const auto& o : objects) by[{o.project_id, o.kind}].push_back(o.name);
+  std::vector<std::string> out;
+  for (const auto& [key, names] : by) {
+    const size_t allowed = key.second == "Ingress" ? 2 : 1;
+    if (names.size() <= allowed) continue;
+    std::string s = "project " + key.first + " has " + std::to_string(names.size()) + " " +
+                    key.second + " objects:";
+    for (const auto& n : names) s += " " + n;
+    out.push_back(s);
+  }
+  return out;
+}
+
+std::optional<std::string> Oracle::SecretToken(const std::string& name,
+                                               const std::string& id) const {
+  const auto names = engine::NamesFor(id, name);
+  auto secret = kube_->Get(ResourceType::Secret(), options_.ns, names.secret);
+  if (!secret.ok()) {
+    if (secret.error().IsNotFound()) return std::string();
+    if (secret.error().http_status == 0) return std::nullopt;
+    return std::string();
+  }
+  if (Terminating(*secret) || LabelOf(*secret, engine::kProjectLabel) != id) return std::string();
+  const Json* data = FindPath(*secret, "data");
+  if (data == nullptr || !data->is_object()) return std::string();
+  auto token = Base64Decode(GetString(*data, "FORGE_PROJECT_TOKEN"));
+  return token.value_or("");
+}
+
+}  // namespace steward::torture

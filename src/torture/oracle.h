@@ -1,0 +1,95 @@
+// The oracle of a torture run: checks what Steward claims against what the cluster shows, from
+// its own Kubernetes client and its own HTTP requests (DESIGN.md §3, issue 6):
+//   Running   → the Deployment is ready at the claimed generation (observed, every replica
+//               updated, ready and available, the claimed image and restart epoch), the Service
+//               has a ready endpoint, the Ingress has its address, and a request through the
+//               ingress listener reaches one of the project's pods running the claimed image;
+//   Suspended → none of Deployment, Service, Ingress, custom-hostname Ingress exists
+//               (terminating counts as existing);
+// and scans for objects with Steward's labels that belong to no project, or that a project has
+// more of than it should.
+//
+// A check answers kInconclusive when the cluster could not be asked (connection refused during
+// a cluster restart): that is neither proof nor violation. Whether a failed check is a violation
+// or a claim the project has since moved past (superseded) is the caller's decision: it asks
+// Steward for the project's current generation after the check. Thread-safe (the client is).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "common/json.h"
+#include "kube/client/client.h"
+
+namespace steward::torture {
+
+// What Steward said about a project: a phase reached at a generation.
+struct Claim {
+  std::string name;
+  std::string id;
+  int64_t generation = 0;
+  std::string phase;  // "Running" | "Suspended"
+  std::string image;  // spec.stack.image at that generation
+  int64_t restart_epoch = 0;
+  std::string url;  // status.url
+  bool custom_hostname = false;
+
+  // Reads a project as the REST API returns it. nullopt unless the project is done at its
+  // generation (observedGeneration >= generation) with phase Running or Suspended.
+  static std::optional<Claim> FromProject(const Json& project);
+  std::string Describe() const;  // "Running at generation 4 (image …, restart epoch 1)"
+};
+
+enum class Verdict { kHolds, kViolated, kInconclusive };
+
+struct CheckResult {
+  Verdict verdict = Verdict::kHolds;
+  std::string showed;  // what the cluster showed, for the report (empty when it holds)
+};
+
+// One object with Steward's labels, as a scan saw it.
+struct LabelledObject {
+  std::string kind;  // "Deployment", ...
+  std::string name;
+  std::string uid;
+  std::string project_id;  // the steward.io/project label
+  bool terminating = false;
+};
+
+struct ScanResult {
+  Verdict verdict = Verdict::kHolds;  // kInconclusive when a list failed
+  std::vector<LabelledObject> objects;
+  std::string error;
+};
+
+class Oracle {
+ public:
+  struct Options {
+    std::string ns = "default";
+    std::string ingress_host = "127.0.0.1";
+    uint16_t ingress_port = 0;
+  };
+
+  Oracle(std::shared_ptr<kube::Client> kube, Options options);
+
+  CheckResult CheckRunning(const Claim& claim) const;
+  CheckResult CheckSuspended(const Claim& claim) const;
+  // Every Deployment, Service, Ingress, Secret and PVC with app.kubernetes.io/managed-by=steward.
+  ScanResult ScanLabelled() const;
+  // Objects of a project beyond what one project may have (1 Deployment, Service, Secret, PVC;
+  // 2 Ingresses), each described; empty when none.
+  static std::vector<std::string> Duplicates(const std::vector<LabelledObject>& objects);
+  // The credential token in a project's Secret (FORGE_PROJECT_TOKEN, decoded), "" when the
+  // Secret does not exist or is terminating; nullopt when the cluster could not be asked.
+  std::optional<std::string> SecretToken(const std::string& name, const std::string& id) const;
+
+ private:
+  std::shared_ptr<kube::Client> kube_;
+  Options options_;
+};
+
+}  // namespace steward::torture

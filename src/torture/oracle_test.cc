@@ -1,0 +1,244 @@
+// The oracle must catch what it claims to catch: each test builds the cluster state a broken
+// Steward would leave (objects rendered exactly as the engine renders them, then altered) and
+// checks the verdict and what the report shows.
+#include "torture/oracle.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "cluster/embedded_cluster.h"
+#include "engine/manifests/manifests.h"
+#include "engine/reconciler/engine_test_support.h"
+#include "kube/test_support/embedded.h"
+#include "test_support/eventually.h"
+
+namespace steward::torture {
+namespace {
+
+using kube::ResourceType;
+using test_support::Eventually;
+using ::testing::HasSubstr;
+
+constexpr char kNs[] = "default";
+constexpr char kImage[] = "nodered/node-red:4.0";
+
+class OracleTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    cluster::EmbeddedCluster::Options o;
+    o.profile = engine::testing::QuickProfile();
+    auto c = cluster::EmbeddedCluster::Start(o);
+    ASSERT_TRUE(c.ok()) << c.error().ToString();
+    cluster_ = std::move(*c);
+    kube_ = kube::test_support::ClientFor(*cluster_);
+    oracle_ = std::make_unique<Oracle>(kube_,
+                                       Oracle::Options{kNs, "127.0.0.1", cluster_->ingress_port()});
+  }
+
+  // The objects the engine renders for project `name` (id "p-<name>").
+  engine::Manifests Render(const std::string& name, const std::string& image,
+                           int64_t restart_epoch = 0) {
+    engine::ProjectSpec spec;
+    spec.team = "t";
+    spec.stack.image = image;
+    engine::RenderInput in;
+    in.id = "p-" + name;
+    in.name = name;
+    in.config = &config_;
+    in.resolved = engine::Resolve(config_, name, spec);
+    in.restart_epoch = restart_epoch;
+    in.credential = {"c-1", "token-" + name};
+    return engine::Render(in);
+  }
+
+  void Create(const ResourceType& type, const Json& object) {
+    auto r = kube_->Create(type, kNs, object);
+    ASSERT_TRUE(r.ok()) << r.error().message;
+  }
+
+  // Creates Secret, Deployment, Service and Ingress, and waits until the cluster shows them
+  // ready (the Deployment available, an endpoint ready, the Ingress addressed).
+  void Provision(const engine::Manifests& m) {
+    Create(ResourceType::Secret(), m.secret);
+    Create(ResourceType::Deployment(), m.deployment);
+    Create(ResourceType::Service(), m.service);
+    Create(ResourceType::Ingress(), m.ingress);
+    ASSERT_TRUE(Eventually([&] {
+      Claim c = ClaimFor(m, "Running", kImage);
+      return oracle_->CheckRunning(c).verdict == Verdict::kHolds;
+    }));
+  }
+
+  Claim ClaimFor(const engine::Manifests& m, const std::string& phase, const std::string& image,
+                 int64_t restart_epoch = 0) {
+    Claim c;
+    c.name = m.names.deployment;
+    c.id = "p-" + c.name;
+    c.generation = 1;
+    c.phase = phase;
+    c.image = image;
+    c.restart_epoch = restart_epoch;
+    c.url = "http://" + c.name + ".localhost";
+    return c;
+  }
+
+  engine::EngineConfig config_;
+  std::unique_ptr<cluster::EmbeddedCluster> cluster_;
+  std::shared_ptr<kube::Client> kube_;
+  std::unique_ptr<Oracle> oracle_;
+};
+
+TEST_F(OracleTest, RunningHoldsOnlyWhenEveryObjectIsReadyAndTheIngressReachesAPod) {
+  auto m = Render("alpha", kImage);
+  Provision(m);
+  EXPECT_EQ(oracle_->CheckRunning(ClaimFor(m, "Running", kImage)).verdict, Verdict::kHolds);
+
+  // A claim about another image or restart epoch than the Deployment runs is false.
+  auto other_image = oracle_->CheckRunning(ClaimFor(m, "Running", "nodered/node-red:3.1"));
+  EXPECT_EQ(other_image.verdict, Verdict::kViolated);
+  EXPECT_THAT(other_image.showed, HasSubstr("image nodered/node-red:4.0"));
+  auto other_epoch = oracle_->CheckRunning(ClaimFor(m, "Running", kImage, 2));
+  EXPECT_EQ(other_epoch.verdict, Verdict::kViolated);
+  EXPECT_THAT(other_epoch.showed, HasSubstr("restart epoch"));
+
+  // The URL host must route to this project's pods: a host no Ingress serves is a 404.
+  Claim wrong_url = ClaimFor(m, "Running", kImage);
+  wrong_url.url = "http://nobody.localhost";
+  auto routed = oracle_->CheckRunning(wrong_url);
+  EXPECT_EQ(routed.verdict, Verdict::kViolated);
+  EXPECT_THAT(routed.showed, HasSubstr("404"));
+}
+
+TEST_F(OracleTest, RunningIsViolatedWhileTheRolloutIsUnfinishedOrAnObjectIsMissing) {
+  // Nothing exists yet.
+  auto m = Render("beta", kImage);
+  auto none = oracle_->CheckRunning(ClaimFor(m, "Running", kImage));
+  EXPECT_EQ(none.verdict, Verdict::kViolated);
+  EXPECT_THAT(none.showed, HasSubstr("Deployment beta: 404"));
+
+  // The Deployment exists but no pod is ready yet: checked before the cluster could make one.
+  Create(ResourceType::Secret(), m.secret);
+  Create(ResourceType::Deployment(), m.deployment);
+  auto early = oracle_->CheckRunning(ClaimFor(m, "Running", kImage));
+  EXPECT_EQ(early.verdict, Verdict::kViolated);
+  EXPECT_THAT(early.showed, HasSubstr("Deployment beta"));
+
+  // Deployment ready, but no Service: the claim is still false.
+  ASSERT_TRUE(Eventually([&] {
+    auto r = oracle_->CheckRunning(ClaimFor(m, "Running", kImage));
+    return r.showed.find("Service beta: 404") != std::string::npos;
+  }));
+  Create(ResourceType::Service(), m.service);
+  ASSERT_TRUE(Eventually([&] {
+    auto r = oracle_->CheckRunning(ClaimFor(m, "Running", kImage));
+    return r.showed.find("Ingress beta: 404") != std::string::npos;
+  }));
+  Create(ResourceType::Ingress(), m.ingress);
+  EXPECT_TRUE(Eventually([&] {
+    return oracle_->CheckRunning(ClaimFor(m, "Running", kImage)).verdict == Verdict::kHolds;
+  }));
+}
+
+TEST_F(OracleTest, SuspendedIsViolatedWhileAnythingButSecretAndPvcExistsTerminatingIncluded) {
+  auto m = Render("gamma", kImage);
+  Provision(m);
+  auto all = oracle_->CheckSuspended(ClaimFor(m, "Suspended", kImage));
+  EXPECT_EQ(all.verdict, Verdict::kViolated);
+  EXPECT_THAT(all.showed, HasSubstr("Deployment gamma"));
+  EXPECT_THAT(all.showed, HasSubstr("Service gamma"));
+  EXPECT_THAT(all.showed, HasSubstr("Ingress gamma"));
+
+  // Deleting the Service: it keeps its load-balancer finalizer for a while, and terminating
+  // counts as existing.
+  ASSERT_TRUE(kube_->Delete(ResourceType::Ingress(), kNs, "gamma").ok());
+  ASSERT_TRUE(kube_->Delete(ResourceType::Deployment(), kNs, "gamma").ok());
+  ASSERT_TRUE(kube_->Delete(ResourceType::Service(), kNs, "gamma").ok());
+  auto svc = kube_->Get(ResourceType::Service(), kNs, "gamma");
+  if (svc.ok()) {
+    auto terminating = oracle_->CheckSuspended(ClaimFor(m, "Suspended", kImage));
+    EXPECT_EQ(terminating.verdict, Verdict::kViolated);
+    EXPECT_THAT(terminating.showed, HasSubstr("(terminating)"));
+  }
+  EXPECT_TRUE(Eventually([&] {
+    return oracle_->CheckSuspended(ClaimFor(m, "Suspended", kImage)).verdict == Verdict::kHolds;
+  }));
+  // The Secret stays through a suspension, and the check allows it.
+  EXPECT_TRUE(kube_->Get(ResourceType::Secret(), kNs, m.names.secret).ok());
+}
+
+TEST_F(OracleTest, ScanFindsLabelledObjectsAndTheSecretToken) {
+  auto m = Render("delta", kImage);
+  Create(ResourceType::Secret(), m.secret);
+  Create(ResourceType::Service(), m.service);
+  Json unlabelled = {{"metadata", {{"name", "someone-else"}}},
+                     {"spec", {{"ports", Json::array({{{"port", 80}}})}}}};
+  Create(ResourceType::Service(), unlabelled);
+
+  auto scan = oracle_->ScanLabelled();
+  ASSERT_EQ(scan.verdict, Verdict::kHolds) << scan.error;
+  std::vector<std::string> seen;
+  for (const auto& o : scan.objects) seen.push_back(o.kind + "/" + o.name + "/" + o.project_id);
+  EXPECT_THAT(seen, ::testing::UnorderedElementsAre("Secret/delta-credentials/p-delta",
+                                                    "Service/delta/p-delta"));
+
+  EXPECT_EQ(oracle_->SecretToken("delta", "p-delta"), std::optional<std::string>("token-delta"));
+  // Another project's id (a re-created project) or no Secret at all: no token.
+  EXPECT_EQ(oracle_->SecretToken("delta", "p-other"), std::optional<std::string>(""));
+  EXPECT_EQ(oracle_->SecretToken("nobody", "p-nobody"), std::optional<std::string>(""));
+}
+
+TEST_F(OracleTest, AnUnreachableClusterIsInconclusiveNotAVerdict) {
+  auto m = Render("eps", kImage);
+  cluster_->Stop();
+  EXPECT_EQ(oracle_->CheckSuspended(ClaimFor(m, "Suspended", kImage)).verdict,
+            Verdict::kInconclusive);
+  EXPECT_EQ(oracle_->CheckRunning(ClaimFor(m, "Running", kImage)).verdict, Verdict::kInconclusive);
+  EXPECT_EQ(oracle_->ScanLabelled().verdict, Verdict::kInconclusive);
+  EXPECT_EQ(oracle_->SecretToken("eps", "p-eps"), std::nullopt);
+}
+
+TEST(OracleDuplicatesTest, OneOfEachKindAndTwoIngressesPerProject) {
+  std::vector<LabelledObject> ok = {{"Deployment", "a", "u1", "p-a", false},
+                                    {"Ingress", "a", "u2", "p-a", false},
+                                    {"Ingress", "a-custom", "u3", "p-a", false},
+                                    {"Deployment", "b", "u4", "p-b", false}};
+  EXPECT_TRUE(Oracle::Duplicates(ok).empty());
+  ok.push_back({"Deployment", "a-copy", "u5", "p-a", false});
+  ok.push_back({"Ingress", "a-extra", "u6", "p-a", false});
+  auto d = Oracle::Duplicates(ok);
+  ASSERT_EQ(d.size(), 2u);
+  EXPECT_EQ(d[0], "project p-a has 2 Deployment objects: a a-copy");
+  EXPECT_EQ(d[1], "project p-a has 3 Ingress objects: a a-custom a-extra");
+}
+
+TEST(ClaimTest, OnlyAPhaseReachedAtTheCurrentGenerationIsAClaim) {
+  Json p = {
+      {"id", "p-1"},
+      {"name", "a"},
+      {"generation", 3},
+      {"restartEpoch", 2},
+      {"spec", {{"stack", {{"image", "img:1"}}}, {"customHostname", "a.example.com"}}},
+      {"status", {{"phase", "Running"}, {"observedGeneration", 3}, {"url", "http://a.localhost"}}}};
+  auto c = Claim::FromProject(p);
+  ASSERT_TRUE(c.has_value());
+  EXPECT_EQ(c->id, "p-1");
+  EXPECT_EQ(c->generation, 3);
+  EXPECT_EQ(c->image, "img:1");
+  EXPECT_EQ(c->restart_epoch, 2);
+  EXPECT_TRUE(c->custom_hostname);
+  EXPECT_EQ(c->Describe(), "Running at generation 3 (id p-1, image img:1, restart epoch 2)");
+
+  Json stale = p;
+  stale["status"]["observedGeneration"] = 2;  // Running, but for an older generation
+  EXPECT_FALSE(Claim::FromProject(stale).has_value());
+  Json updating = p;
+  updating["status"]["phase"] = "Updating";
+  EXPECT_FALSE(Claim::FromProject(updating).has_value());
+  Json suspended = p;
+  suspended["status"]["phase"] = "Suspended";
+  EXPECT_EQ(Claim::FromProject(suspended)->phase, "Suspended");
+  EXPECT_FALSE(Claim::FromProject(Json::array()).has_value());
+}
+
+}  // namespace
+}  // namespace steward::torture

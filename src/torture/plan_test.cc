@@ -1,0 +1,69 @@
+#include "torture/plan.h"
+
+#include <gtest/gtest.h>
+
+#include <set>
+
+namespace steward::torture {
+namespace {
+
+std::string Render(const std::vector<PlannedOp>& plan) {
+  std::string s;
+  for (const auto& op : plan) {
+    s += std::string(OpName(op.kind)) + "/" + std::to_string(op.gap.count()) + "/" +
+         (op.wait ? "w" : "") + (op.overlap ? "o" : "") + (op.start ? "s" : "") + op.image + " ";
+  }
+  return s;
+}
+
+TEST(PlanTest, TheSameSeedReplaysTheSameSequenceAndOtherSeedsDiffer) {
+  PlanOptions o;
+  EXPECT_EQ(Render(PlanProject(7, 3, o)), Render(PlanProject(7, 3, o)));
+  EXPECT_NE(Render(PlanProject(7, 3, o)), Render(PlanProject(8, 3, o)));
+  EXPECT_NE(Render(PlanProject(7, 3, o)), Render(PlanProject(7, 4, o)));
+}
+
+TEST(PlanTest, SequencesStartWithACreateAndRecreateAfterEachDelete) {
+  PlanOptions o;
+  o.ops = 200;
+  std::set<OpKind> kinds;
+  int overlaps = 0, waits = 0, failing = 0;
+  for (int project = 0; project < 20; ++project) {
+    auto plan = PlanProject(1, project, o);
+    ASSERT_EQ(plan.size(), 200u);
+    EXPECT_EQ(plan.front().kind, OpKind::kCreate);
+    for (size_t i = 0; i < plan.size(); ++i) {
+      const auto& op = plan[i];
+      kinds.insert(op.kind);
+      if (i > 0 && plan[i - 1].kind == OpKind::kDelete) {
+        EXPECT_EQ(op.kind, OpKind::kCreate) << "op " << i << " of project " << project;
+      }
+      EXPECT_LE(op.gap.count(), o.max_gap_ms);
+      EXPECT_FALSE(op.overlap && op.wait);
+      EXPECT_FALSE(op.overlap && op.kind == OpKind::kCreate);
+      if (op.kind == OpKind::kCreate || op.kind == OpKind::kChangeStack) {
+        EXPECT_FALSE(op.image.empty());
+        if (op.image == kFailingImage) ++failing;
+      } else {
+        EXPECT_TRUE(op.image.empty());
+      }
+      overlaps += op.overlap;
+      waits += op.wait;
+    }
+  }
+  EXPECT_EQ(kinds.size(), 7u);  // every kind of operation occurs
+  // 4000 operations: the configured shares, loosely.
+  EXPECT_GT(waits, 1600);
+  EXPECT_LT(waits, 2400);
+  EXPECT_GT(overlaps, 100);
+  EXPECT_GT(failing, 20);
+}
+
+TEST(PlanTest, ProjectNamesAreValidAndOrdered) {
+  EXPECT_EQ(ProjectName(7), "t-0007");
+  EXPECT_EQ(ProjectName(12345), "t-12345");
+  EXPECT_LT(ProjectName(9), ProjectName(10));
+}
+
+}  // namespace
+}  // namespace steward::torture

@@ -1,0 +1,873 @@
+#include "torture/torture.h"
+
+#include <signal.h>
+#include <stdlib.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <deque>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <random>
+#include <set>
+#include <thread>
+
+#include "client/api_client.h"
+#include "kube/config/kubeconfig.h"
+#include "kube/transport/transport.h"
+#include "net/http_client.h"
+#include "torture/child_process.h"
+#include "torture/oracle.h"
+
+namespace steward::torture {
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+
+constexpr char kNamespace[] = "default";
+constexpr char kTeam[] = "torture";
+// A request with no answer (the server was killed) is sent again until this passes.
+constexpr seconds kNoAnswerDeadline{180};
+constexpr char kWaitQuery[] = "wait=30s";
+
+// A 2xx answer, as the driver recorded it.
+struct Answer {
+  std::string op;
+  std::string id;
+  std::string created_at;  // RFC 3339 with milliseconds: orders incarnations of a name
+  int64_t generation = 0;  // INT64_MAX for a purge answer ({"deleted": true})
+  std::string desired;     // running | suspended | deleted
+  std::string image;
+};
+
+bool After(const Answer& a, const Answer& b) {
+  if (a.created_at != b.created_at) return a.created_at > b.created_at;
+  return a.generation > b.generation;
+}
+
+// Everything the run shares between threads. One mutex: contention is negligible next to the
+// HTTP round trips every caller makes.
+class Record {
+ public:
+  Record(std::ostream& out, uint64_t seed, std::string replay)
+      : out_(out), seed_(seed), replay_(std::move(replay)), start_(Clock::now()) {}
+
+  double Elapsed() const { return std::chrono::duration<double>(Clock::now() - start_).count(); }
+
+  void Violation(const std::string& project, const std::string& check, const std::string& said,
+                 const std::string& showed) {
+    char t[32];
+    std::snprintf(t, sizeof t, "%.3f", Elapsed());
+    std::string line = "VIOLATION t+" + std::string(t) + "s project " + project + " [" + check +
+                       "] Steward said: " + said + " | cluster showed: " + showed + " | seed " +
+                       std::to_string(seed_);
+    std::lock_guard lock(mu_);
+    out_ << line << "\n" << std::flush;
+    report_.violations.push_back(line);
+  }
+
+  void Log(const std::string& line) {
+    char t[32];
+    std::snprintf(t, sizeof t, "%.3f", Elapsed());
+    std::lock_guard lock(mu_);
+    out_ << "[t+" << t << "s] " << line << "\n" << std::flush;
+  }
+
+  void AddAnswer(const std::string& name, Answer a) {
+    std::lock_guard lock(mu_);
+    if (a.generation == INT64_MAX && a.created_at.empty()) {
+      // A purge answer carries no createdAt: take it from the incarnation's other answers.
+      for (const auto& other : answers_[name]) {
+        if (other.id == a.id && !other.created_at.empty()) a.created_at = other.created_at;
+      }
+    }
+    answers_[name].push_back(std::move(a));
+  }
+  std::map<std::string, std::vector<Answer>> Answers() {
+    std::lock_guard lock(mu_);
+    return answers_;
+  }
+  // Requests that may give a project a new credential (create, rotate), retries included.
+  void CountCredentialOp(const std::string& name) {
+    std::lock_guard lock(mu_);
+    ++credential_ops_[name];
+  }
+  int CredentialOps(const std::string& name) {
+    std::lock_guard lock(mu_);
+    return credential_ops_[name];
+  }
+  // A token seen in a project's Secret.
+  void SeeToken(const std::string& name, const std::string& token) {
+    std::lock_guard lock(mu_);
+    tokens_[name].insert(token);
+  }
+  std::map<std::string, std::set<std::string>> Tokens() {
+    std::lock_guard lock(mu_);
+    return tokens_;
+  }
+
+  template <typename F>
+  void Update(F f) {
+    std::lock_guard lock(mu_);
+    f(report_);
+  }
+  TortureReport Report() {
+    std::lock_guard lock(mu_);
+    report_.seconds = Elapsed();
+    return report_;
+  }
+  const std::string& replay() const { return replay_; }
+
+ private:
+  std::ostream& out_;
+  const uint64_t seed_;
+  const std::string replay_;
+  const Clock::time_point start_;
+  std::mutex mu_;
+  TortureReport report_;
+  std::map<std::string, std::vector<Answer>> answers_;
+  std::map<std::string, int> credential_ops_;
+  std::map<std::string, std::set<std::string>> tokens_;
+};
+
+// `steward cluster` and `steward serve`, each a child process that can be killed and started
+// again on the same ports and data dir.
+class Processes {
+ public:
+  Processes(const TortureOptions& options, std::string dir) : options_(options), dir_(dir) {}
+
+  Status Init() {
+    for (uint16_t* port : {&cluster_port_, &ingress_port_, &api_port_}) {
+      ASSIGN_OR_RETURN(*port, PickFreePort());
+    }
+    return Status::Ok();
+  }
+
+  Status StartCluster() {
+    std::vector<std::string> argv = {options_.steward_binary,
+                                     "cluster",
+                                     "--listen",
+                                     "127.0.0.1:" + std::to_string(cluster_port_),
+                                     "--ingress-listen",
+                                     "127.0.0.1:" + std::to_string(ingress_port_),
+                                     "--profile",
+                                     options_.profile,
+                                     "--seed",
+                                     std::to_string(options_.seed),
+                                     "--data-dir",
+                                     dir_ + "/cluster",
+                                     "--kubeconfig-out",
+                                     kubeconfig(),
+                                     "--log-level",
+                                     "warn"};
+    for (const auto& s : options_.profile_sets) {
+      argv.push_back("--set");
+      argv.push_back(s);
+    }
+    RETURN_IF_ERROR(cluster_.Start(argv, dir_ + "/cluster.log"));
+    // Ready when its kubeconfig works: the same test a client would make.
+    const auto deadline = Clock::now() + seconds(90);
+    Status last = Unavailable("not started");
+    while (Clock::now() < deadline) {
+      if (!cluster_.Running())
+        return Unavailable("steward cluster exited; see " + dir_ + "/cluster.log");
+      auto client = KubeClient();
+      if (client.ok()) {
+        auto ns = (*client)->Get(kube::ResourceType::Namespace(), "", kNamespace);
+        if (ns.ok()) return Status::Ok();
+        last = Unavailable(ns.error().message);
+      } else {
+        last = client.error();
+      }
+      std::this_thread::sleep_for(milliseconds(100));
+    }
+    return Unavailable("steward cluster did not become ready: " + last.message());
+  }
+
+  Status StartSteward() {
+    // A failing image shows as Failed once the Deployment's progress deadline passes: 15 s
+    // here rather than Kubernetes' 600 s default, so a run with failing images can quiesce.
+    const std::string config = dir_ + "/steward.yaml";
+    {
+      std::ofstream f(config);
+      f << "engine:\n  progressDeadlineSeconds: " << options_.progress_deadline_seconds << "\n";
+    }
+    std::vector<std::string> argv = {options_.steward_binary,
+                                     "serve",
+                                     "--config",
+                                     config,
+                                     "--listen",
+                                     "127.0.0.1:" + std::to_string(api_port_),
+                                     "--data-dir",
+                                     dir_ + "/steward",
+                                     "--kubeconfig",
+                                     kubeconfig(),
+                                     "--namespace",
+                                     kNamespace,
+                                     "--domain",
+                                     "localhost",
+                                     "--log-level",
+                                     options_.steward_log_level};
+    RETURN_IF_ERROR(steward_.Start(argv, dir_ + "/steward.log"));
+    net::HttpClient::Options http;
+    http.port = api_port_;
+    http.timeout = seconds(5);
+    const auto deadline = Clock::now() + seconds(120);
+    while (Clock::now() < deadline) {
+      if (!steward_.Running())
+        return Unavailable("steward serve exited; see " + dir_ + "/steward.log");
+      auto client = net::HttpClient::Create(http);
+      auto r = client->Request("GET", "/readyz");
+      if (r.ok() && r->status == 200) {
+        // Read once, before any other thread runs; a restart keeps the same token.
+        if (!token_.empty()) return Status::Ok();
+        std::ifstream in(dir_ + "/steward/api-token");
+        std::getline(in, token_);
+        if (!token_.empty()) return Status::Ok();
+      }
+      std::this_thread::sleep_for(milliseconds(100));
+    }
+    return Unavailable("steward serve did not become ready; see " + dir_ + "/steward.log");
+  }
+
+  void KillSteward() { steward_.Stop(SIGKILL); }
+  void StopSteward() { steward_.Stop(SIGTERM, seconds(20)); }
+  void KillCluster() { cluster_.Stop(SIGKILL); }
+  void StopAll() {
+    steward_.Stop(SIGTERM, seconds(20));
+    cluster_.Stop(SIGTERM, seconds(20));
+  }
+
+  StatusOr<std::shared_ptr<kube::Client>> KubeClient() const {
+    kube::KubeconfigSources sources;
+    sources.explicit_path = kubeconfig();
+    ASSIGN_OR_RETURN(auto config, kube::LoadKubeconfig(sources));
+    kube::TransportOptions transport;
+    transport.qps = 0;  // the oracle is not rate limited: it must not lag behind Steward
+    transport.max_retries = 8;
+    ASSIGN_OR_RETURN(auto t, kube::Transport::Create(config, transport));
+    return std::make_shared<kube::Client>(t);
+  }
+
+  StatusOr<std::unique_ptr<client::ApiClient>> Api() const {
+    client::ApiClientOptions o;
+    o.server = "http://127.0.0.1:" + std::to_string(api_port_);
+    o.token = token_;
+    o.timeout = seconds(90);
+    return client::ApiClient::Create(o);
+  }
+
+  std::string kubeconfig() const { return dir_ + "/kubeconfig"; }
+  uint16_t ingress_port() const { return ingress_port_; }
+
+ private:
+  const TortureOptions& options_;
+  const std::string dir_;
+  uint16_t cluster_port_ = 0, ingress_port_ = 0, api_port_ = 0;
+  std::string token_;  // written once before any other thread starts
+  ChildProcess cluster_, steward_;
+};
+
+std::string ProjectPath(const std::string& name) { return "/v1/projects/" + name; }
+
+Json SpecFor(const std::string& image) {
+  return Json{{"team", kTeam}, {"stack", {{"image", image}}}};
+}
+
+// Sends one planned operation and records the answer; re-sends while there is no answer.
+void Execute(client::ApiClient& api, const std::string& name, const PlannedOp& op, Record& rec) {
+  std::string method = "POST", target = ProjectPath(name);
+  Json body = Json::object();
+  switch (op.kind) {
+    case OpKind::kCreate:
+    case OpKind::kChangeStack:
+      method = "PUT";
+      body = Json{{"spec", SpecFor(op.image)}};
+      if (op.kind == OpKind::kCreate) body["start"] = op.start;
+      break;
+    case OpKind::kStart:
+      target += "/start";
+      break;
+    case OpKind::kSuspend:
+      target += "/suspend";
+      break;
+    case OpKind::kRestart:
+      target += "/restart";
+      break;
+    case OpKind::kRotate:
+      target += "/rotate-credentials";
+      break;
+    case OpKind::kDelete:
+      method = "DELETE";
+      break;
+  }
+  if (op.wait) target += std::string("?") + kWaitQuery;
+  const std::string op_name(OpName(op.kind));
+  const auto deadline = Clock::now() + kNoAnswerDeadline;
+  bool recreate_waited = false;
+  while (true) {
+    if (op.kind == OpKind::kCreate || op.kind == OpKind::kChangeStack ||
+        op.kind == OpKind::kRotate) {
+      rec.CountCredentialOp(name);
+    }
+    rec.Update([](TortureReport& r) { ++r.ops_sent; });
+    auto answer = api.Call(method, target, method == "DELETE" ? nullptr : &body);
+    if (answer.ok()) {
+      rec.Update([](TortureReport& r) { ++r.ops_answered; });
+      Answer a;
+      a.op = op_name;
+      a.id = GetString(*answer, "id");
+      if (answer->value("deleted", false)) {
+        a.generation = INT64_MAX;
+        a.desired = "deleted";
+      } else {
+        a.created_at = GetString(*answer, "createdAt");
+        a.generation = answer->value("generation", int64_t{0});
+        a.desired = GetString(*answer, "desiredState");
+        if (const Json* image = FindPath(*answer, "spec.stack.image");
+            image && image->is_string()) {
+          a.image = image->get<std::string>();
+        }
+      }
+      rec.AddAnswer(name, std::move(a));
+      return;
+    }
+    const int code = api.last_error().http_status;
+    if (code == 0) {
+      rec.Update([](TortureReport& r) { ++r.ops_no_answer; });
+      if (Clock::now() > deadline) {
+        rec.Violation(
+            name, "availability",
+            op_name + " got no answer for " + std::to_string(kNoAnswerDeadline.count()) + " s",
+            answer.error().ToString());
+        return;
+      }
+      std::this_thread::sleep_for(milliseconds(300));
+      continue;
+    }
+    if (code == 409 && op.kind == OpKind::kCreate && !recreate_waited) {
+      // The previous incarnation is still being deleted: create again once it is purged.
+      recreate_waited = true;
+      const auto until = Clock::now() + seconds(120);
+      while (Clock::now() < until) {
+        auto got = api.Get(ProjectPath(name));
+        if (!got.ok() && api.last_error().http_status == 404) break;
+        std::this_thread::sleep_for(milliseconds(500));
+      }
+      continue;
+    }
+    if (code == 404 || code == 409) {
+      rec.Update([](TortureReport& r) { ++r.ops_refused; });
+      return;
+    }
+    rec.Violation(name, "api",
+                  op_name + " answered " + std::to_string(code) + " " + api.last_error().reason +
+                      ": " + api.last_error().message,
+                  "(a valid request)");
+    return;
+  }
+}
+
+void DriveProject(const Processes& procs, const TortureOptions& options, int index, Record& rec) {
+  const std::string name = ProjectName(index);
+  auto plan = PlanProject(options.seed, index, options.plan);
+  auto api = procs.Api();
+  if (!api.ok()) {
+    rec.Violation(name, "setup", "API client", api.error().ToString());
+    return;
+  }
+  std::vector<std::thread> overlapping;
+  for (const PlannedOp& op : plan) {
+    // The gap is the workload's pacing (think time), not synchronisation.
+    std::this_thread::sleep_for(op.gap);
+    if (op.overlap) {
+      overlapping.emplace_back([&procs, &rec, name, op] {
+        auto own = procs.Api();
+        if (own.ok()) Execute(**own, name, op, rec);
+      });
+      continue;
+    }
+    Execute(**api, name, op, rec);
+  }
+  for (auto& t : overlapping) t.join();
+}
+
+// Watches Steward's claims and checks each against the cluster while the run goes on; scans for
+// orphans, duplicates and credentials.
+class Monitor {
+ public:
+  Monitor(const Processes& procs, const TortureOptions& options, Oracle& oracle, Record& rec)
+      : procs_(procs), options_(options), oracle_(oracle), rec_(rec) {}
+
+  void Start() {
+    threads_.emplace_back([this] { WatchLoop(); });
+    for (int i = 0; i < 4; ++i) threads_.emplace_back([this] { CheckLoop(); });
+    threads_.emplace_back([this] { ScanLoop(); });
+  }
+
+  // Waits until every queued claim has been checked (bounded), then stops every thread;
+  // `unblock` ends the watch stream the watching thread may be blocked in (stops Steward).
+  void Stop(const std::function<void()>& unblock) {
+    {
+      std::unique_lock lock(mu_);
+      idle_cv_.wait_for(lock, seconds(120), [&] { return queue_.empty() && busy_ == 0; });
+      stop_ = true;
+    }
+    cv_.notify_all();
+    unblock();
+    for (auto& t : threads_) t.join();
+  }
+
+  // Checks one claim; on failure decides violation or superseded by asking Steward again.
+  void CheckClaim(const Claim& claim, bool allow_superseded) {
+    CheckResult result;
+    const auto deadline = Clock::now() + seconds(90);
+    while (true) {
+      result =
+          claim.phase == "Running" ? oracle_.CheckRunning(claim) : oracle_.CheckSuspended(claim);
+      if (result.verdict != Verdict::kInconclusive || Clock::now() > deadline || stopping()) break;
+      std::this_thread::sleep_for(milliseconds(500));
+    }
+    rec_.Update([](TortureReport& r) { ++r.claims_checked; });
+    if (result.verdict == Verdict::kHolds) {
+      rec_.Update([](TortureReport& r) { ++r.claims_held; });
+      return;
+    }
+    if (result.verdict == Verdict::kInconclusive) {
+      rec_.Update([](TortureReport& r) { ++r.claims_inconclusive; });
+      return;
+    }
+    if (allow_superseded) {
+      // Read after the cluster was: a newer accepted intent (a higher generation, a deletion, a
+      // new incarnation) means Steward may already be changing what the claim was about.
+      auto api = procs_.Api();
+      const auto until = Clock::now() + seconds(60);
+      while (api.ok() && Clock::now() < until) {
+        auto now = (*api)->Get(ProjectPath(claim.name));
+        const int code = (*api)->last_error().http_status;
+        if (now.ok() || code == 404) {
+          const bool moved = !now.ok() || GetString(*now, "id") != claim.id ||
+                             now->value("generation", int64_t{0}) > claim.generation;
+          if (moved) {
+            rec_.Update([](TortureReport& r) { ++r.claims_superseded; });
+            return;
+          }
+          break;
+        }
+        std::this_thread::sleep_for(milliseconds(500));
+      }
+    }
+    rec_.Violation(claim.name, claim.phase, claim.Describe(), result.showed);
+  }
+
+ private:
+  bool stopping() {
+    std::lock_guard lock(mu_);
+    return stop_;
+  }
+
+  void WatchLoop() {
+    std::map<std::string, std::string> last;  // id → "generation/phase" last queued
+    while (!stopping()) {
+      auto api = procs_.Api();
+      if (!api.ok()) return;
+      auto st = (*api)->Watch(
+          "initial=true",
+          [&](const client::WatchEvent& event) {
+            if (stopping()) return false;
+            if (event.event != "project") return true;
+            auto claim = Claim::FromProject(event.data);
+            if (!claim) return true;
+            std::string key = std::to_string(claim->generation) + "/" + claim->phase;
+            if (last[claim->id] == key) return true;
+            last[claim->id] = key;
+            {
+              std::lock_guard lock(mu_);
+              queue_.push_back(*claim);
+            }
+            cv_.notify_one();
+            return true;
+          },
+          seconds(60));
+      (void)st;  // the stream ends when Steward is killed or at the timeout: reconnect
+      if (!stopping()) std::this_thread::sleep_for(milliseconds(200));
+    }
+  }
+
+  void CheckLoop() {
+    while (true) {
+      Claim claim;
+      {
+        std::unique_lock lock(mu_);
+        cv_.wait(lock, [&] { return stop_ || !queue_.empty(); });
+        if (queue_.empty()) return;
+        claim = std::move(queue_.front());
+        queue_.pop_front();
+        ++busy_;
+      }
+      CheckClaim(claim, true);
+      {
+        std::lock_guard lock(mu_);
+        --busy_;
+      }
+      idle_cv_.notify_all();
+    }
+  }
+
+  // Steward's projects: id → name (every page); nullopt when Steward did not answer.
+  std::optional<std::map<std::string, std::string>> ListProjects() {
+    auto api = procs_.Api();
+    if (!api.ok()) return std::nullopt;
+    std::map<std::string, std::string> out;
+    std::string token;
+    do {
+      auto page = (*api)->Get("/v1/projects?limit=1000" +
+                              (token.empty() ? std::string() : "&continue=" + token));
+      if (!page.ok()) return std::nullopt;
+      for (const Json& p : page->value("items", Json::array())) {
+        out[GetString(p, "id")] = GetString(p, "name");
+      }
+      token = GetString(*page, "continue");
+    } while (!token.empty());
+    return out;
+  }
+
+  void ScanLoop() {
+    std::map<std::string, Clock::time_point> orphan_since;  // uid → first seen orphaned
+    std::set<std::string> reported;
+    std::mt19937_64 rng(options_.seed ^ 0x5ca11ab1e);
+    while (true) {
+      {
+        std::unique_lock lock(mu_);
+        if (cv_.wait_for(lock, seconds(2), [&] { return stop_; })) return;
+      }
+      // The cluster first, then Steward: an object created after the list cannot belong to a
+      // project Steward had not accepted yet.
+      auto scan = oracle_.ScanLabelled();
+      if (scan.verdict != Verdict::kHolds) continue;
+      auto projects = ListProjects();
+      if (!projects) continue;
+      rec_.Update([](TortureReport& r) { ++r.scans; });
+      const auto now = Clock::now();
+      std::set<std::string> seen;
+      for (const auto& o : scan.objects) {
+        if (projects->count(o.project_id)) continue;
+        seen.insert(o.uid);
+        auto [it, fresh] = orphan_since.emplace(o.uid, now);
+        if (!fresh && now - it->second > options_.orphan_grace && reported.insert(o.uid).second) {
+          rec_.Violation(
+              "(none: " + o.project_id + ")", "orphan", "no project with id " + o.project_id,
+              o.kind + " " + o.name + (o.terminating ? " (terminating)" : "") + " for more than " +
+                  std::to_string(options_.orphan_grace.count()) + " s");
+        }
+      }
+      std::erase_if(orphan_since, [&](const auto& kv) { return !seen.count(kv.first); });
+      for (const auto& d : Oracle::Duplicates(scan.objects)) {
+        if (reported.insert(d).second) rec_.Violation("(scan)", "duplicate", "one of each", d);
+      }
+      CheckCredentials(scan.objects, *projects, rng);
+    }
+  }
+
+  // A sample of the Secrets: their token must be accepted by Steward's credential check.
+  void CheckCredentials(const std::vector<LabelledObject>& objects,
+                        const std::map<std::string, std::string>& projects, std::mt19937_64& rng) {
+    std::vector<const LabelledObject*> secrets;
+    for (const auto& o : objects) {
+      if (o.kind == "Secret" && !o.terminating && projects.count(o.project_id))
+        secrets.push_back(&o);
+    }
+    std::shuffle(secrets.begin(), secrets.end(), rng);
+    if (secrets.size() > 40) secrets.resize(40);
+    auto api = procs_.Api();
+    if (!api.ok()) return;
+    for (const LabelledObject* s : secrets) {
+      const std::string& name = projects.at(s->project_id);
+      auto token = oracle_.SecretToken(name, s->project_id);
+      if (!token || token->empty()) continue;
+      rec_.SeeToken(name, *token);
+      auto check = (*api)->Post("/v1/credentials/check", Json{{"token", *token}});
+      if (!check.ok()) continue;  // Steward restarting
+      rec_.Update([](TortureReport& r) { ++r.credential_checks; });
+      if (check->value("valid", false) && GetString(*check, "projectId") == s->project_id) continue;
+      // Rotated or deleted in between: the Secret no longer holds that token.
+      auto again = oracle_.SecretToken(name, s->project_id);
+      if (!again || *again != *token) continue;
+      rec_.Violation(name, "credentials", "credential check: " + DumpJson(*check),
+                     "Secret " + s->name + " holds that token");
+    }
+  }
+
+  const Processes& procs_;
+  const TortureOptions& options_;
+  Oracle& oracle_;
+  Record& rec_;
+  std::mutex mu_;
+  std::condition_variable cv_, idle_cv_;
+  std::deque<Claim> queue_;
+  int busy_ = 0;
+  bool stop_ = false;
+  std::vector<std::thread> threads_;
+};
+
+// Kills Steward and/or the cluster at random moments until the configured counts are reached.
+void Chaos(Processes& procs, const TortureOptions& options, Record& rec,
+           std::atomic<bool>& failed) {
+  std::mt19937_64 rng(options.seed * 7919 + 17);
+  auto uniform_ms = [&](int lo, int hi) {
+    return milliseconds(lo + static_cast<int>(rng() % static_cast<uint64_t>(hi - lo + 1)));
+  };
+  int kills = 0, restarts = 0;
+  while (kills < options.kill_steward || restarts < options.restart_cluster) {
+    std::this_thread::sleep_for(uniform_ms(2000, 8000));
+    const bool kill_steward =
+        kills < options.kill_steward && (restarts >= options.restart_cluster || rng() % 2 == 0);
+    if (kill_steward) {
+      ++kills;
+      rec.Log("SIGKILL steward (" + std::to_string(kills) + "/" +
+              std::to_string(options.kill_steward) + ")");
+      procs.KillSteward();
+      std::this_thread::sleep_for(uniform_ms(0, 1000));
+      if (Status st = procs.StartSteward(); !st.ok()) {
+        rec.Violation("(steward)", "restart", "steward serve after SIGKILL", st.ToString());
+        failed = true;
+        return;
+      }
+      rec.Update([](TortureReport& r) { ++r.steward_kills; });
+    } else {
+      ++restarts;
+      rec.Log("SIGKILL cluster (" + std::to_string(restarts) + "/" +
+              std::to_string(options.restart_cluster) + ")");
+      procs.KillCluster();
+      std::this_thread::sleep_for(uniform_ms(500, 2000));
+      if (Status st = procs.StartCluster(); !st.ok()) {
+        rec.Violation("(cluster)", "restart", "steward cluster after SIGKILL", st.ToString());
+        failed = true;
+        return;
+      }
+      rec.Update([](TortureReport& r) { ++r.cluster_restarts; });
+    }
+  }
+}
+
+// What a project should end as, from the last answer it got (by incarnation, then generation).
+struct Expectation {
+  Answer last;
+  std::string phase;  // Running | Failed | Suspended | "" (deleted: no project)
+};
+
+std::map<std::string, Expectation> Expectations(
+    const std::map<std::string, std::vector<Answer>>& all) {
+  std::map<std::string, Expectation> out;
+  for (const auto& [name, answers] : all) {
+    if (answers.empty()) continue;
+    const Answer* last = &answers.front();
+    for (const auto& a : answers) {
+      if (After(a, *last)) last = &a;
+    }
+    Expectation e{*last, ""};
+    if (last->desired == "running") e.phase = last->image == kFailingImage ? "Failed" : "Running";
+    if (last->desired == "suspended") e.phase = "Suspended";
+    out[name] = e;
+  }
+  return out;
+}
+
+// "" when the project is as expected, else what Steward shows.
+std::string Mismatch(client::ApiClient& api, const std::string& name, const Expectation& e) {
+  auto got = api.Get(ProjectPath(name));
+  if (e.phase.empty()) {
+    if (!got.ok() && api.last_error().http_status == 404) return "";
+    return got.ok() ? "still exists: desired " + GetString(*got, "desiredState") + ", phase " +
+                          GetString((*got)["status"], "phase")
+                    : got.error().ToString();
+  }
+  if (!got.ok()) return got.error().ToString();
+  const Json& status = (*got)["status"];
+  const std::string phase = GetString(status, "phase");
+  const int64_t observed = status.value("observedGeneration", int64_t{0});
+  const int64_t generation = got->value("generation", int64_t{0});
+  if (GetString(*got, "id") == e.last.id && phase == e.phase && observed >= generation &&
+      generation >= e.last.generation) {
+    return "";
+  }
+  return "id " + GetString(*got, "id") + ", generation " + std::to_string(generation) + ", phase " +
+         phase + " (" + GetString(status, "reason") + ") at observedGeneration " +
+         std::to_string(observed);
+}
+
+void FinalChecks(Processes& procs, Oracle& oracle, Monitor& monitor, Record& rec,
+                 const std::map<std::string, Expectation>& expected) {
+  auto api_or = procs.Api();
+  if (!api_or.ok()) return;
+  client::ApiClient& api = **api_or;
+  std::set<std::string> ids;
+  for (const auto& [name, e] : expected) {
+    if (e.phase.empty()) continue;
+    auto got = api.Get(ProjectPath(name));
+    if (!got.ok()) continue;  // reported by the quiesce check
+    ids.insert(GetString(*got, "id"));
+    if (auto claim = Claim::FromProject(*got)) monitor.CheckClaim(*claim, false);
+  }
+  // Nothing left over: every labelled object belongs to a project that exists.
+  auto scan = oracle.ScanLabelled();
+  if (scan.verdict != Verdict::kHolds) {
+    rec.Violation("(scan)", "leftovers", "final scan", scan.error);
+  } else {
+    for (const auto& o : scan.objects) {
+      if (!ids.count(o.project_id)) {
+        rec.Violation("(none: " + o.project_id + ")", "leftovers", "no such project after quiesce",
+                      o.kind + " " + o.name + (o.terminating ? " (terminating)" : ""));
+      }
+    }
+    for (const auto& d : Oracle::Duplicates(scan.objects)) {
+      rec.Violation("(scan)", "duplicate", "one of each", d);
+    }
+  }
+  // Every answered operation is in the project's history (durable before the answer).
+  auto answers = rec.Answers();
+  for (const auto& [name, list] : answers) {
+    std::map<std::string, std::set<int64_t>> answered;  // id → generations
+    for (const auto& a : list) {
+      if (a.generation != INT64_MAX && !a.id.empty()) answered[a.id].insert(a.generation);
+    }
+    for (const auto& [id, generations] : answered) {
+      auto history = api.Get(ProjectPath(id) + "/history?limit=1000");
+      if (!history.ok()) {
+        rec.Violation(name, "durability", "history of " + id, history.error().ToString());
+        continue;
+      }
+      std::set<int64_t> recorded;
+      for (const Json& h : history->value("items", Json::array())) {
+        if (GetString(h, "kind") == "operation") recorded.insert(h.value("generation", int64_t{0}));
+      }
+      for (int64_t g : generations) {
+        if (!recorded.count(g)) {
+          rec.Violation(name, "durability",
+                        "answered 2xx at generation " + std::to_string(g) + " (id " + id + ")",
+                        "no operation with that generation in the history");
+        }
+      }
+    }
+  }
+  // No credential changed without a request that may change it.
+  auto tokens = rec.Tokens();
+  for (const auto& [name, seen] : tokens) {
+    const int allowed = rec.CredentialOps(name);
+    if (static_cast<int>(seen.size()) > allowed) {
+      rec.Violation(name, "credentials", std::to_string(allowed) + " create/rotate requests",
+                    std::to_string(seen.size()) + " distinct tokens in the Secret");
+    }
+  }
+}
+
+std::string ReplayCommand(const TortureOptions& o) {
+  std::string s = "steward torture --seed " + std::to_string(o.seed) + " --projects " +
+                  std::to_string(o.projects) + " --ops " + std::to_string(o.plan.ops) +
+                  " --clients " + std::to_string(o.clients) + " --max-gap-ms " +
+                  std::to_string(o.plan.max_gap_ms) + " --profile " + o.profile;
+  if (o.kill_steward > 0) s += " --kill-steward " + std::to_string(o.kill_steward);
+  if (o.restart_cluster > 0) s += " --restart-cluster " + std::to_string(o.restart_cluster);
+  for (const auto& set : o.profile_sets) s += " --set " + set;
+  return s;
+}
+
+}  // namespace
+
+StatusOr<TortureReport> RunTorture(const TortureOptions& options, std::ostream& out) {
+  if (options.projects < 1 || options.plan.ops < 1) {
+    return InvalidArgument("projects and ops must be at least 1");
+  }
+  if (options.clients < 1) return InvalidArgument("clients must be at least 1");
+  if (access(options.steward_binary.c_str(), X_OK) != 0) {
+    return InvalidArgument("steward binary " + options.steward_binary + " is not executable");
+  }
+  std::string dir = options.work_dir;
+  if (dir.empty()) {
+    std::string templ = (fs::temp_directory_path() / "steward-torture-XXXXXX").string();
+    if (mkdtemp(templ.data()) == nullptr) return Internal("mkdtemp failed");
+    dir = templ;
+  }
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) return Internal("creating " + dir + ": " + ec.message());
+
+  Record rec(out, options.seed, ReplayCommand(options));
+  rec.Log("torture: " + rec.replay() + " (work dir " + dir + ")");
+  Processes procs(options, dir);
+  RETURN_IF_ERROR(procs.Init());
+  RETURN_IF_ERROR(procs.StartCluster());
+  RETURN_IF_ERROR(procs.StartSteward());
+  auto kube = procs.KubeClient();
+  if (!kube.ok()) return kube.error();
+  Oracle oracle(*kube, {kNamespace, "127.0.0.1", procs.ingress_port()});
+  rec.Log("cluster and steward ready; driving " + std::to_string(options.projects) +
+          " projects x " + std::to_string(options.plan.ops) + " operations");
+
+  Monitor monitor(procs, options, oracle, rec);
+  monitor.Start();
+  std::atomic<int> next{0};
+  std::vector<std::thread> drivers;
+  for (int c = 0; c < std::min(options.clients, options.projects); ++c) {
+    drivers.emplace_back([&] {
+      for (int i = next++; i < options.projects; i = next++) DriveProject(procs, options, i, rec);
+    });
+  }
+  // On this thread: the children's parent-death signal fires when the thread that forked them
+  // exits, so every (re)start happens on the thread that lives for the whole run.
+  std::atomic<bool> chaos_failed{false};
+  Chaos(procs, options, rec, chaos_failed);
+  for (auto& t : drivers) t.join();
+  rec.Log("every operation sent");
+
+  // Quiesce: every project reaches its last requested state.
+  const auto expected = Expectations(rec.Answers());
+  if (!chaos_failed) {
+    auto api = procs.Api();
+    std::map<std::string, std::string> pending;
+    const auto deadline = Clock::now() + options.quiesce_timeout;
+    do {
+      pending.clear();
+      for (const auto& [name, e] : expected) {
+        std::string m = Mismatch(**api, name, e);
+        if (!m.empty()) pending[name] = m;
+      }
+      if (pending.empty()) break;
+      std::this_thread::sleep_for(seconds(1));
+    } while (Clock::now() < deadline);
+    for (const auto& [name, m] : pending) {
+      const auto& e = expected.at(name);
+      rec.Violation(name, "quiesce",
+                    "last answered: " + e.last.op + " (desired " + e.last.desired + ", image " +
+                        e.last.image + ") → expected " + (e.phase.empty() ? "gone" : e.phase),
+                    "after " + std::to_string(options.quiesce_timeout.count()) + " s: " + m);
+    }
+    rec.Log("quiesced (" + std::to_string(expected.size()) + " projects, " +
+            std::to_string(pending.size()) + " not in their last requested state)");
+    FinalChecks(procs, oracle, monitor, rec, expected);
+  }
+  monitor.Stop([&] { procs.StopSteward(); });
+  procs.StopAll();
+
+  TortureReport report = rec.Report();
+  report.work_dir = dir;
+  out << "torture: " << report.ops_sent << " requests (" << report.ops_answered << " 2xx, "
+      << report.ops_refused << " refused 404/409, " << report.ops_no_answer << " no answer), "
+      << report.claims_checked << " claims checked (" << report.claims_held << " held, "
+      << report.claims_superseded << " superseded, " << report.claims_inconclusive
+      << " inconclusive), " << report.scans << " scans, " << report.credential_checks
+      << " credential checks, " << report.steward_kills << " steward kills, "
+      << report.cluster_restarts << " cluster restarts, " << static_cast<int>(report.seconds)
+      << " s\n";
+  out << "violations: " << report.violations.size() << "\n";
+  if (!report.violations.empty()) out << "replay: " << rec.replay() << "\n";
+  return report;
+}
+
+}  // namespace steward::torture

@@ -1,0 +1,62 @@
+// A torture run (issue 6, docs/torture.md): P projects, each driven by a seeded random sequence
+// of operations (plan.h) through Steward's REST API, against `steward cluster` with a hostile
+// profile, both run as child processes of this one; an oracle (oracle.h) checks every claim
+// Steward makes while it runs, then everything once more after the run quiesces. Optionally
+// Steward is killed with SIGKILL at random moments and started again on the same data dir, and
+// the cluster process is killed and restarted on its data dir while Steward keeps running.
+//
+// Every violation is printed to `out` as it is found: the time, the project, what Steward said,
+// what the cluster showed, and the seed that replays the run.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "torture/plan.h"
+
+namespace steward::torture {
+
+struct TortureOptions {
+  std::string steward_binary;  // the `steward` executable run as cluster and server
+  std::string work_dir;        // data dirs and logs; created; "" = a new temp dir
+  uint64_t seed = 1;
+  int projects = 30;
+  PlanOptions plan;
+  int clients = 32;  // concurrent driver threads (projects run one per thread at a time)
+  std::string profile = "hostile";
+  std::vector<std::string> profile_sets;  // `--set FIELD=VALUE` for the cluster
+  int kill_steward = 0;                   // times Steward is SIGKILLed and started again
+  int restart_cluster = 0;                // times the cluster process is SIGKILLed and restarted
+  std::chrono::seconds quiesce_timeout{300};
+  std::chrono::seconds orphan_grace{30};
+  std::string steward_log_level = "info";
+  int progress_deadline_seconds = 15;  // Steward's engine.progressDeadlineSeconds
+};
+
+struct TortureReport {
+  std::string work_dir;
+  int64_t ops_sent = 0;        // requests sent, retries included
+  int64_t ops_answered = 0;    // 2xx answers
+  int64_t ops_refused = 0;     // 404/409 answers (a restart of a suspended project, ...)
+  int64_t ops_no_answer = 0;   // requests that got no answer (server killed) and were re-sent
+  int64_t claims_checked = 0;  // Running/Suspended claims checked while the run went on
+  int64_t claims_held = 0;
+  int64_t claims_superseded = 0;  // failed, but the project had moved to a newer generation
+  int64_t claims_inconclusive = 0;
+  int64_t scans = 0;
+  int64_t credential_checks = 0;
+  int steward_kills = 0;
+  int cluster_restarts = 0;
+  double seconds = 0;
+  std::vector<std::string> violations;
+};
+
+// Runs the whole torture. Fails (without a report) only when the run could not be set up
+// (binary missing, cluster or Steward did not start); violations are in the report.
+StatusOr<TortureReport> RunTorture(const TortureOptions& options, std::ostream& out);
+
+}  // namespace steward::torture
