@@ -68,8 +68,6 @@ std::string FieldOfMessage(std::string_view message);
 std::string AsciiLower(std::string_view s);
 Json ErrorJson(const ApiError& e);
 
-// "30s", "2m", "1500ms", "1.5" (seconds). nullopt when malformed or negative.
-std::optional<std::chrono::milliseconds> ParseWaitDuration(std::string_view s);
 // Opaque page tokens: the last id of the page.
 std::string EncodeContinue(std::string_view last_id);
 std::optional<std::string> DecodeContinue(std::string_view token);

@@ -90,33 +90,6 @@ Json ErrorJson(const ApiError& e) {
   return Json{{"error", std::move(err)}};
 }
 
-std::optional<std::chrono::milliseconds> ParseWaitDuration(std::string_view s) {
-  double scale_ms = 1000;  // a bare number is seconds
-  std::string_view number = s;
-  if (s.ends_with("ms")) {
-    scale_ms = 1;
-    number = s.substr(0, s.size() - 2);
-  } else if (s.ends_with("s")) {
-    number = s.substr(0, s.size() - 1);
-  } else if (s.ends_with("m")) {
-    scale_ms = 60000;
-    number = s.substr(0, s.size() - 1);
-  }
-  if (number.empty() || number.size() > 20) return std::nullopt;
-  int dots = 0;
-  for (char c : number) {
-    if (c == '.') {
-      ++dots;
-    } else if (c < '0' || c > '9') {
-      return std::nullopt;
-    }
-  }
-  if (dots > 1 || number.front() == '.' || number.back() == '.') return std::nullopt;
-  double v = std::strtod(std::string(number).c_str(), nullptr) * scale_ms;
-  if (!std::isfinite(v) || v > 1e12) return std::nullopt;
-  return std::chrono::milliseconds(static_cast<int64_t>(std::llround(v)));
-}
-
 std::string EncodeContinue(std::string_view last_id) {
   std::string b = Base64Encode("v1:" + std::string(last_id));
   // URL-safe alphabet without padding, so the token needs no escaping in a query string.

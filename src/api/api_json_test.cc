@@ -35,20 +35,6 @@ TEST(FromStatusTest, Codes) {
             (Json{{"error", {{"code", 404}, {"reason", "NotFound"}, {"message", "m"}}}}));
 }
 
-TEST(ParseWaitDurationTest, Forms) {
-  using std::chrono::milliseconds;
-  EXPECT_EQ(ParseWaitDuration("30s"), milliseconds(30000));
-  EXPECT_EQ(ParseWaitDuration("2m"), milliseconds(120000));
-  EXPECT_EQ(ParseWaitDuration("1500ms"), milliseconds(1500));
-  EXPECT_EQ(ParseWaitDuration("12"), milliseconds(12000));
-  EXPECT_EQ(ParseWaitDuration("1.5"), milliseconds(1500));
-  EXPECT_EQ(ParseWaitDuration("0"), milliseconds(0));
-  for (const char* bad : {"", "s", "ms", "-1s", "1h", "1.2.3s", ".5s", "5.s", "abc", "1e3", " 1s",
-                          "99999999999999999999999s"}) {
-    EXPECT_EQ(ParseWaitDuration(bad), std::nullopt) << bad;
-  }
-}
-
 TEST(ContinueTokenTest, RoundTripsAndRefusesGarbage) {
   std::string t = EncodeContinue("p-3f2a9c0d");
   EXPECT_EQ(t.find_first_of("+/="), std::string::npos);

@@ -3,6 +3,7 @@
 #include <charconv>
 
 #include "api/api_internal.h"
+#include "common/duration.h"
 #include "engine/model/project.h"
 #include "engine/reconciler/intents.h"
 
@@ -96,13 +97,12 @@ std::optional<Json> Server::ReadJsonBody(const CallPtr& call, bool required) {
 bool Server::ReadWait(const CallPtr& call, std::optional<std::chrono::milliseconds>* wait) {
   if (!call->request.HasQuery("wait")) return true;
   std::string_view v = call->request.Query("wait");
-  auto d = ParseWaitDuration(v);
+  auto d = ParseDuration(v);
   if (!d || *d > options_.max_wait) {
-    ReplyError(call, BadArgument("wait",
-                                 "wait: must be a duration such as 30s, 2m, 1500ms or a "
-                                 "number of seconds, at most " +
-                                     std::to_string(options_.max_wait.count()) + "ms (got \"" +
-                                     std::string(v) + "\")"));
+    ReplyError(call,
+               BadArgument("wait", "wait: must be a duration " + std::string(kDurationForms) +
+                                       ", at most " + std::to_string(options_.max_wait.count()) +
+                                       "ms (got \"" + std::string(v) + "\")"));
     return false;
   }
   *wait = *d;

@@ -65,8 +65,8 @@ StatusOr<ServeConfig> ParseServeConfig(std::string_view text);
 // Reads and parses a file; errors are prefixed "config file PATH: " (kNotFound when absent).
 StatusOr<ServeConfig> LoadServeConfig(const std::string& path);
 
-// A duration value of the configuration: "500ms", "5s", "2m", "1h", or a bare integer (JSON
-// number or string) of seconds. kInvalidArgument naming `path` otherwise.
+// A duration value of the configuration: a string in common/duration.h's syntax ("500ms",
+// "1.5s", "2m", "1h", "7") or a JSON integer of seconds. kInvalidArgument naming `path` otherwise.
 StatusOr<std::chrono::milliseconds> ParseDuration(const Json& j, std::string_view path);
 
 class App {

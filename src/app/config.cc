@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "app/app.h"
+#include "common/duration.h"
 #include "common/host_port.h"
 #include "common/yaml.h"
 
@@ -217,24 +218,16 @@ StatusOr<std::chrono::milliseconds> ParseDuration(const Json& j, std::string_vie
     return std::chrono::milliseconds(j.get<int64_t>() * 1000);
   }
   if (!j.is_string()) {
-    return Invalid(path, "must be a duration such as \"500ms\", \"5s\" or \"2m\" (got " +
+    return Invalid(path, "must be a duration " + std::string(kDurationForms) + " (got " +
                              std::string(TypeName(j)) + ")");
   }
   const std::string s = j.get<std::string>();
-  auto bad = [&] {
-    return Invalid(path, "must be a duration such as \"500ms\", \"5s\" or \"2m\" (got \"" +
+  auto d = steward::ParseDuration(s);
+  if (!d) {
+    return Invalid(path, "must be a duration " + std::string(kDurationForms) + " (got \"" +
                              s.substr(0, 64) + "\")");
-  };
-  size_t digits = 0;
-  while (digits < s.size() && s[digits] >= '0' && s[digits] <= '9') ++digits;
-  if (digits == 0 || digits > 9) return bad();
-  const int64_t n = std::stoll(s.substr(0, digits));
-  const std::string unit = s.substr(digits);
-  if (unit == "ms") return std::chrono::milliseconds(n);
-  if (unit == "s" || unit.empty()) return std::chrono::milliseconds(n * 1000);
-  if (unit == "m") return std::chrono::milliseconds(n * 60 * 1000);
-  if (unit == "h") return std::chrono::milliseconds(n * 3600 * 1000);
-  return bad();
+  }
+  return *d;
 }
 
 StatusOr<ServeConfig> ParseServeConfig(std::string_view text) {

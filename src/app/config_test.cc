@@ -232,7 +232,8 @@ TEST(ServeConfigTest, Durations) {
   } cases[] = {{"250ms", milliseconds(250)},
                {"5s", milliseconds(5000)},
                {"2m", milliseconds(120000)},
-               {"7", milliseconds(7000)}};
+               {"7", milliseconds(7000)},
+               {"1.5s", milliseconds(1500)}};
   for (const auto& c : cases) {
     auto config = ParseServeConfig(std::string("instance: {timeout: \"") + c.text + "\"}");
     ASSERT_TRUE(config.ok()) << c.text << ": " << config.error().ToString();
@@ -242,7 +243,7 @@ TEST(ServeConfigTest, Durations) {
   ASSERT_TRUE(bare.ok());
   EXPECT_EQ(bare->instance_timeout, milliseconds(3000));
 
-  for (const char* bad : {"5 s", "5sec", "-5s", "s", "1.5s", "", "10d", "9999999999s"}) {
+  for (const char* bad : {"5 s", "5sec", "-5s", "s", "1.5.0s", "", "10d", "9999999999s"}) {
     ExpectInvalid(std::string("instance: {timeout: \"") + bad + "\"}", "instance.timeout",
                   "must be a duration");
   }

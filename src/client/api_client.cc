@@ -4,6 +4,8 @@
 #include <cmath>
 #include <cstdlib>
 
+#include "common/duration.h"
+
 namespace steward::client {
 namespace {
 
@@ -247,28 +249,12 @@ bool SseParser::Feed(std::string_view chunk, const std::function<bool(const Watc
 }
 
 StatusOr<std::chrono::milliseconds> ParseDuration(std::string_view text) {
-  std::string_view number = text;
-  double unit_ms = 1000;
-  if (text.ends_with("ms")) {
-    number.remove_suffix(2);
-    unit_ms = 1;
-  } else if (text.ends_with('s')) {
-    number.remove_suffix(1);
-  } else if (text.ends_with('m')) {
-    number.remove_suffix(1);
-    unit_ms = 60000;
-  } else if (text.ends_with('h')) {
-    number.remove_suffix(1);
-    unit_ms = 3600000;
+  auto d = steward::ParseDuration(text);
+  if (!d || d->count() <= 0) {
+    return InvalidArgument("\"" + std::string(text) + "\" is not a duration (" +
+                           std::string(kDurationForms) + ", above zero)");
   }
-  double value = 0;
-  auto [end, ec] = std::from_chars(number.data(), number.data() + number.size(), value);
-  if (number.empty() || ec != std::errc() || end != number.data() + number.size() ||
-      !std::isfinite(value) || value <= 0) {
-    return InvalidArgument("\"" + std::string(text) +
-                           "\" is not a duration (like 30s, 2m, 1500ms or a number of seconds)");
-  }
-  return std::chrono::milliseconds(static_cast<int64_t>(std::llround(value * unit_ms)));
+  return *d;
 }
 
 }  // namespace steward::client

@@ -398,6 +398,22 @@ void DriveProject(const Processes& procs, const TortureOptions& options, int ind
   for (auto& t : overlapping) t.join();
 }
 
+// Steward's projects: id → name (every page); nullopt when Steward did not answer.
+std::optional<std::map<std::string, std::string>> ListProjects(client::ApiClient& api) {
+  std::map<std::string, std::string> out;
+  std::string token;
+  do {
+    auto page =
+        api.Get("/v1/projects?limit=1000" + (token.empty() ? std::string() : "&continue=" + token));
+    if (!page.ok()) return std::nullopt;
+    for (const Json& p : page->value("items", Json::array())) {
+      out[GetString(p, "id")] = GetString(p, "name");
+    }
+    token = GetString(*page, "continue");
+  } while (!token.empty());
+  return out;
+}
+
 // Watches Steward's claims and checks each against the cluster while the run goes on; scans for
 // orphans, duplicates and credentials.
 class Monitor {
@@ -520,24 +536,6 @@ class Monitor {
     }
   }
 
-  // Steward's projects: id → name (every page); nullopt when Steward did not answer.
-  std::optional<std::map<std::string, std::string>> ListProjects() {
-    auto api = procs_.Api();
-    if (!api.ok()) return std::nullopt;
-    std::map<std::string, std::string> out;
-    std::string token;
-    do {
-      auto page = (*api)->Get("/v1/projects?limit=1000" +
-                              (token.empty() ? std::string() : "&continue=" + token));
-      if (!page.ok()) return std::nullopt;
-      for (const Json& p : page->value("items", Json::array())) {
-        out[GetString(p, "id")] = GetString(p, "name");
-      }
-      token = GetString(*page, "continue");
-    } while (!token.empty());
-    return out;
-  }
-
   void ScanLoop() {
     std::map<std::string, Clock::time_point> orphan_since;  // uid → first seen orphaned
     std::set<std::string> reported;
@@ -551,7 +549,9 @@ class Monitor {
       // project Steward had not accepted yet.
       auto scan = oracle_.ScanLabelled();
       if (scan.verdict != Verdict::kHolds) continue;
-      auto projects = ListProjects();
+      auto api = procs_.Api();
+      if (!api.ok()) continue;
+      auto projects = ListProjects(**api);
       if (!projects) continue;
       rec_.Update([](TortureReport& r) { ++r.scans; });
       const auto now = Clock::now();
@@ -707,19 +707,21 @@ void FinalChecks(Processes& procs, Oracle& oracle, Monitor& monitor, Record& rec
   auto api_or = procs.Api();
   if (!api_or.ok()) return;
   client::ApiClient& api = **api_or;
-  std::set<std::string> ids;
   for (const auto& [name, e] : expected) {
     if (e.phase.empty()) continue;
     auto got = api.Get(ProjectPath(name));
     if (!got.ok()) continue;  // reported by the quiesce check
-    ids.insert(GetString(*got, "id"));
     if (auto claim = Claim::FromProject(*got)) monitor.CheckClaim(*claim, false);
   }
-  // Nothing left over: every labelled object belongs to a project that exists.
+  // Nothing left over: every labelled object belongs to a project that exists. (A project that
+  // exists but should not is the quiesce check's violation.)
   auto scan = oracle.ScanLabelled();
-  if (scan.verdict != Verdict::kHolds) {
-    rec.Violation("(scan)", "leftovers", "final scan", scan.error);
+  auto projects = ListProjects(api);
+  if (scan.verdict != Verdict::kHolds || !projects) {
+    rec.Violation("(scan)", "leftovers", "final scan", projects ? scan.error : "listing projects");
   } else {
+    std::set<std::string> ids;
+    for (const auto& [id, name] : *projects) ids.insert(id);
     for (const auto& o : scan.objects) {
       if (!ids.count(o.project_id)) {
         rec.Violation("(none: " + o.project_id + ")", "leftovers", "no such project after quiesce",
