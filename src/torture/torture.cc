@@ -702,17 +702,35 @@ std::string Mismatch(client::ApiClient& api, const std::string& name, const Expe
          std::to_string(observed);
 }
 
+// Runs fn(client, i) for every i < n on 16 threads, each with its own API client.
+void ForEachParallel(const Processes& procs, size_t n,
+                     const std::function<void(client::ApiClient&, size_t)>& fn) {
+  std::atomic<size_t> next{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 16; ++t) {
+    threads.emplace_back([&] {
+      auto api = procs.Api();
+      if (!api.ok()) return;
+      for (size_t i = next++; i < n; i = next++) fn(**api, i);
+    });
+  }
+  for (auto& t : threads) t.join();
+}
+
 void FinalChecks(Processes& procs, Oracle& oracle, Monitor& monitor, Record& rec,
                  const std::map<std::string, Expectation>& expected) {
   auto api_or = procs.Api();
   if (!api_or.ok()) return;
   client::ApiClient& api = **api_or;
+  std::vector<std::string> names;
   for (const auto& [name, e] : expected) {
-    if (e.phase.empty()) continue;
-    auto got = api.Get(ProjectPath(name));
-    if (!got.ok()) continue;  // reported by the quiesce check
-    if (auto claim = Claim::FromProject(*got)) monitor.CheckClaim(*claim, false);
+    if (!e.phase.empty()) names.push_back(name);
   }
+  ForEachParallel(procs, names.size(), [&](client::ApiClient& own, size_t i) {
+    auto got = own.Get(ProjectPath(names[i]));
+    if (!got.ok()) return;  // reported by the quiesce check
+    if (auto claim = Claim::FromProject(*got)) monitor.CheckClaim(*claim, false);
+  });
   // Nothing left over: every labelled object belongs to a project that exists. (A project that
   // exists but should not is the quiesce check's violation.)
   auto scan = oracle.ScanLabelled();
@@ -733,31 +751,41 @@ void FinalChecks(Processes& procs, Oracle& oracle, Monitor& monitor, Record& rec
     }
   }
   // Every answered operation is in the project's history (durable before the answer).
-  auto answers = rec.Answers();
-  for (const auto& [name, list] : answers) {
-    std::map<std::string, std::set<int64_t>> answered;  // id → generations
+  struct Incarnation {
+    std::string name, id;
+    std::set<int64_t> generations;  // answered
+  };
+  std::map<std::string, Incarnation> incarnations;  // by id
+  for (const auto& [name, list] : rec.Answers()) {
     for (const auto& a : list) {
-      if (a.generation != INT64_MAX && !a.id.empty()) answered[a.id].insert(a.generation);
-    }
-    for (const auto& [id, generations] : answered) {
-      auto history = api.Get(ProjectPath(id) + "/history?limit=1000");
-      if (!history.ok()) {
-        rec.Violation(name, "durability", "history of " + id, history.error().ToString());
-        continue;
-      }
-      std::set<int64_t> recorded;
-      for (const Json& h : history->value("items", Json::array())) {
-        if (GetString(h, "kind") == "operation") recorded.insert(h.value("generation", int64_t{0}));
-      }
-      for (int64_t g : generations) {
-        if (!recorded.count(g)) {
-          rec.Violation(name, "durability",
-                        "answered 2xx at generation " + std::to_string(g) + " (id " + id + ")",
-                        "no operation with that generation in the history");
-        }
-      }
+      if (a.generation == INT64_MAX || a.id.empty()) continue;
+      auto& inc = incarnations[a.id];
+      inc.name = name;
+      inc.id = a.id;
+      inc.generations.insert(a.generation);
     }
   }
+  std::vector<const Incarnation*> all;
+  for (const auto& [id, inc] : incarnations) all.push_back(&inc);
+  ForEachParallel(procs, all.size(), [&](client::ApiClient& own, size_t i) {
+    const Incarnation& inc = *all[i];
+    auto history = own.Get(ProjectPath(inc.id) + "/history?limit=1000");
+    if (!history.ok()) {
+      rec.Violation(inc.name, "durability", "history of " + inc.id, history.error().ToString());
+      return;
+    }
+    std::set<int64_t> recorded;
+    for (const Json& h : history->value("items", Json::array())) {
+      if (GetString(h, "kind") == "operation") recorded.insert(h.value("generation", int64_t{0}));
+    }
+    for (int64_t g : inc.generations) {
+      if (!recorded.count(g)) {
+        rec.Violation(inc.name, "durability",
+                      "answered 2xx at generation " + std::to_string(g) + " (id " + inc.id + ")",
+                      "no operation with that generation in the history");
+      }
+    }
+  });
   // No credential changed without a request that may change it.
   auto tokens = rec.Tokens();
   for (const auto& [name, seen] : tokens) {

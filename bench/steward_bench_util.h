@@ -1,0 +1,132 @@
+// Helpers shared by the benchmarks that run Steward's engine or the whole app against the
+// embedded cluster (restart_bench, scale_bench, api_bench): the cluster's request counters by
+// verb and resource, a peak-RSS sampler, the benchmark project spec, profiles at their means,
+// flag parsing and a temporary directory.
+//
+// For bench/ only. RequestCounts functions are pure; PeakRssSampler is thread-safe; the rest
+// is for the main thread.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <unordered_set>
+#include <vector>
+
+#include "bench_util.h"
+#include "cluster/profile/profile.h"
+#include "common/json.h"
+#include "store/store.h"
+
+namespace steward::bench {
+
+// ---- apiserver_request_total, parsed from the embedded cluster's metrics text ----------------
+
+struct RequestKey {
+  std::string verb, resource, subresource, code;  // resource is "name.group" ("pods", ...)
+  auto operator<=>(const RequestKey&) const = default;
+};
+using RequestCounts = std::map<RequestKey, long>;
+
+// Parses RequestLog::MetricsText().
+RequestCounts ParseRequests(const std::string& metrics);
+// after − before, entries that differ only.
+RequestCounts Diff(const RequestCounts& after, const RequestCounts& before);
+long CountAll(const RequestCounts& c);
+long CountVerb(const RequestCounts& c, const std::string& verb);
+// create + update + patch + delete + deletecollection.
+long CountWrites(const RequestCounts& c);
+// Prints one line per (verb, resource[/subresource]) with its count, then non-2xx answers.
+void PrintRequests(const RequestCounts& counts, const char* indent);
+
+// ---- memory ---------------------------------------------------------------------------------
+
+// Samples RssBytes() every `period` on its own thread and keeps the largest value seen since
+// construction or the last Reset(). Thread-safe.
+class PeakRssSampler {
+ public:
+  explicit PeakRssSampler(std::chrono::milliseconds period = std::chrono::milliseconds(5));
+  ~PeakRssSampler();
+  PeakRssSampler(const PeakRssSampler&) = delete;
+  PeakRssSampler& operator=(const PeakRssSampler&) = delete;
+
+  void Reset();
+  size_t peak() const;
+
+ private:
+  std::chrono::milliseconds period_;
+  std::atomic<bool> stop_{false};
+  std::atomic<size_t> peak_{0};
+  std::thread thread_;
+};
+
+double MiB(size_t bytes);
+
+// ---- the store ------------------------------------------------------------------------------
+
+// Listens to a store: which projects committed phase Running (any generation) and when the
+// k-th did, and how many commits there were. Thread-safe.
+class RunningCounter {
+ public:
+  explicit RunningCounter(store::Store& store);
+  ~RunningCounter();
+  RunningCounter(const RunningCounter&) = delete;
+  RunningCounter& operator=(const RunningCounter&) = delete;
+
+  // Waits until at least `n` projects are Running; false after `timeout`.
+  bool WaitRunning(size_t n, std::chrono::milliseconds timeout);
+  size_t running() const;
+  long commits() const;
+  // When each project first committed Running, in order.
+  std::vector<BenchClock::time_point> running_times() const;
+
+ private:
+  store::Store& store_;
+  int handle_ = 0;
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  std::unordered_set<std::string> running_;
+  std::vector<BenchClock::time_point> times_;
+  long commits_ = 0;
+};
+
+// ---- set-up ---------------------------------------------------------------------------------
+
+// The project spec every engine benchmark uses (engine_bench's): one replica of
+// flowfuse/node-red:4.0, 10 % CPU, 256 MB.
+Json BenchProjectSpec();
+
+// `base` with every delay at its mean (fixed + jitter/2, jitter 0) and no faults, so that a
+// bound computed from it is one number. The name gets "-mean" appended.
+cluster::Profile MeanProfile(cluster::Profile base);
+
+// The profile's critical path of one start (docs/benchmarks.md, "The lower bound"), without the
+// engine's round trips: 4 controller + pod_scheduling + pod_start + pod_ready + endpoints +
+// load_balancer, using fixed delays (call on a MeanProfile for the mean). In ms.
+double StartPathMs(const cluster::Profile& p);
+
+// A fresh directory under /tmp ("" on failure, printed). RemoveTree deletes it.
+std::string MakeTempDir(const std::string& prefix);
+void RemoveTree(const std::string& dir);
+
+// "--name value" flags: Parse fills `values` (every name must be in `known`); false (with a
+// message naming the flag) on an unknown name or a missing value. "--help" prints `usage`.
+struct FlagSet {
+  std::map<std::string, std::string> values;
+  bool help = false;
+  bool Parse(int argc, char** argv, const std::vector<std::string>& known);
+  std::string Get(const std::string& name, const std::string& fallback) const;
+  long GetInt(const std::string& name, long fallback) const;
+  double GetDouble(const std::string& name, double fallback) const;
+};
+
+// The command line as typed ("build-bench/bench/x --projects 10"), for the summary.
+std::string CommandLine(int argc, char** argv);
+
+}  // namespace steward::bench
