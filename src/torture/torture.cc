@@ -3,6 +3,7 @@
 #include <signal.h>
 #include <stdlib.h>
 
+#include <algorithm>
 #include <atomic>
 #include <condition_variable>
 #include <deque>
@@ -423,7 +424,9 @@ class Monitor {
 
   void Start() {
     threads_.emplace_back([this] { WatchLoop(); });
-    for (int i = 0; i < 4; ++i) threads_.emplace_back([this] { CheckLoop(); });
+    // Enough checkers that a claim is checked while it is current: one per 4 projects (4..128).
+    const int checkers = std::clamp(options_.projects / 4, 4, 128);
+    for (int i = 0; i < checkers; ++i) threads_.emplace_back([this] { CheckLoop(); });
     threads_.emplace_back([this] { ScanLoop(); });
   }
 
