@@ -233,14 +233,8 @@ class Server final : public ApiServer, public net::Handler {
   std::mutex wait_mu_;
   std::multimap<std::string, std::shared_ptr<Waiter>> waiters_;  // by project id
 
-  // What the listener knows of each project (for deletion events: name, team, last version).
-  struct Known {
-    std::string name, team;
-    int64_t version = 0;
-  };
   std::mutex streams_mu_;
   std::vector<std::shared_ptr<Stream>> streams_;
-  std::map<std::string, Known> known_;
 };
 
 }  // namespace steward::api

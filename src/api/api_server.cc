@@ -99,15 +99,6 @@ Status Server::Init() {
     std::lock_guard lock(listener_mu_);
     if (--listener_active_ == 0) listener_cv_.notify_all();
   });
-  auto all = deps_.store->ListProjects({});
-  if (all.ok()) {
-    std::lock_guard lock(streams_mu_);
-    for (const auto& r : *all) {
-      auto [it, inserted] = known_.try_emplace(r.id, Known{r.name, r.team, r.version});
-      if (!inserted && it->second.version < r.version)
-        it->second = Known{r.name, r.team, r.version};
-    }
-  }
   scheduler_->Schedule(options_.keepalive, [this] { KeepAlive(); });
 
   net::HttpServer::Options http = options_.http;
@@ -413,20 +404,13 @@ void Server::OnChange(const store::ProjectChange& change) {
   std::vector<std::shared_ptr<Stream>> streams;
   std::string deleted_team, deleted_name;
   int64_t deleted_version = 0;
+  if (change.purged) {
+    deleted_team = change.purged->team;
+    deleted_name = change.purged->name;
+    deleted_version = change.purged->version + 1;
+  }
   {
     std::lock_guard lock(streams_mu_);
-    if (change.record) {
-      known_[change.project_id] =
-          Known{change.record->name, change.record->team, change.record->version};
-    } else {
-      auto it = known_.find(change.project_id);
-      if (it != known_.end()) {
-        deleted_team = it->second.team;
-        deleted_name = it->second.name;
-        deleted_version = it->second.version + 1;
-        known_.erase(it);
-      }
-    }
     streams = streams_;
   }
   for (const auto& s : streams) {

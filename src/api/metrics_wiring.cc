@@ -70,10 +70,10 @@ void InstallStateMetrics(MetricsRegistry& registry, engine::Engine& engine, stor
     for (int p = 0; p <= static_cast<int>(engine::Phase::kFailed); ++p) {
       by_phase[{std::string(engine::ToString(static_cast<engine::Phase>(p)))}] = 0;
     }
-    auto all = store.ListProjects({});
-    if (all.ok()) {
-      for (const auto& r : *all) {
-        by_phase[{r.phase.empty() ? std::string("Pending") : r.phase}] += 1;
+    auto counts = store.CountByPhase();
+    if (counts.ok()) {
+      for (const auto& [phase, n] : *counts) {
+        by_phase[{phase.empty() ? std::string("Pending") : phase}] += static_cast<double>(n);
       }
       projects.Replace(std::move(by_phase));
     }

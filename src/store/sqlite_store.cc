@@ -285,6 +285,7 @@ class SqliteStore final : public Store {
                                         const Mutation& extra) override;
   StatusOr<ProjectRecord> MutateProject(std::string_view id, const MutateFn& fn) override;
   Status PurgeProject(std::string_view id, const HistoryEntry& tombstone) override;
+  StatusOr<std::map<std::string, int64_t>> CountByPhase() override;
   StatusOr<std::vector<Credential>> ListCredentials(std::string_view project_id) override {
     std::lock_guard lock(mu_);
     return LoadCredentials(project_id);
@@ -573,6 +574,15 @@ StatusOr<ProjectRecord> SqliteStore::MutateProject(std::string_view id, const Mu
   return result;
 }
 
+StatusOr<std::map<std::string, int64_t>> SqliteStore::CountByPhase() {
+  std::lock_guard lock(mu_);
+  Statement s(db_.handle, "SELECT phase, COUNT(*) FROM projects GROUP BY phase");
+  std::map<std::string, int64_t> out;
+  while (s.Step()) out[s.Text(0)] = s.Int(1);
+  RETURN_IF_ERROR(db_.Check(s, "count projects by phase"));
+  return out;
+}
+
 Status SqliteStore::PurgeProject(std::string_view id, const HistoryEntry& tombstone) {
   ProjectChange change;
   uint64_t ticket = 0;
@@ -580,7 +590,7 @@ Status SqliteStore::PurgeProject(std::string_view id, const HistoryEntry& tombst
     std::lock_guard lock(mu_);
     Transaction tx(db_);
     RETURN_IF_ERROR(tx.Begin());
-    RETURN_IF_ERROR(LoadProject("id", id).status());
+    ASSIGN_OR_RETURN(change.purged, LoadProject("id", id));
     for (const char* sql :
          {"DELETE FROM credentials WHERE project_id = ?", "DELETE FROM projects WHERE id = ?"}) {
       Statement s(db_.handle, sql);

@@ -287,6 +287,9 @@ TEST_F(SqliteStoreTest, ListFiltersAndPages) {
     return r.ok() ? Ids(*r) : std::vector<std::string>{"error"};
   };
   EXPECT_THAT(list({}), ElementsAre("a1", "a2", "a3", "a4", "a5"));
+  auto counts = store.CountByPhase();
+  ASSERT_TRUE(counts.ok());
+  EXPECT_EQ(*counts, (std::map<std::string, int64_t>{{"", 1}, {"Pending", 1}, {"Running", 3}}));
   EXPECT_THAT(list({.team = "x"}), ElementsAre("a1", "a3", "a4"));
   EXPECT_THAT(list({.team = "z"}), IsEmpty());
   EXPECT_THAT(list({.phase = "Running"}), ElementsAre("a1", "a2", "a4"));
@@ -634,6 +637,10 @@ TEST_F(SqliteStoreTest, PurgeKeepsHistoryWithTombstoneAndDropsCredentials) {
   ASSERT_EQ(changes.size(), 1u);
   EXPECT_EQ(changes[0].project_id, "p1");
   EXPECT_FALSE(changes[0].record.has_value());
+  // The purged record, so a listener can name what went (the API's deletion events).
+  ASSERT_TRUE(changes[0].purged.has_value());
+  EXPECT_EQ(changes[0].purged->name, "alpha");
+  EXPECT_EQ(changes[0].purged->version, 1);
   ASSERT_EQ(changes[0].history.size(), 1u);
   EXPECT_EQ(changes[0].history[0].seq, history->back().seq);
 

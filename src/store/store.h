@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -89,10 +90,12 @@ struct ListFilter {
   int limit = 0;         // 0: no limit
 };
 
-// A change committed to one project: the record after the commit, or nullopt when purged.
+// A change committed to one project: the record after the commit, or nullopt when purged (then
+// `purged` holds the record as it was, so listeners can name what went).
 struct ProjectChange {
   std::string project_id;
   std::optional<ProjectRecord> record;
+  std::optional<ProjectRecord> purged;
   std::vector<HistoryEntry> history;  // appended by this commit
 };
 using Listener = std::function<void(const ProjectChange&)>;
@@ -104,6 +107,9 @@ class Store {
   virtual StatusOr<ProjectRecord> GetProject(std::string_view id) = 0;  // kNotFound
   virtual StatusOr<ProjectRecord> GetProjectByName(std::string_view name) = 0;
   virtual StatusOr<std::vector<ProjectRecord>> ListProjects(const ListFilter& filter) = 0;
+  // Projects per phase ("" for those the engine has not written a status for), without reading
+  // any record: for metrics.
+  virtual StatusOr<std::map<std::string, int64_t>> CountByPhase() = 0;
 
   // Inserts a new project with its first credentials and history, atomically. `record.version`,
   // created/updated times are set by the store. kAlreadyExists when the id or name is taken.
@@ -123,7 +129,7 @@ class Store {
   virtual StatusOr<ProjectRecord> MutateProject(std::string_view id, const MutateFn& fn) = 0;
 
   // Removes the project and its credentials; its history stays, ending with `tombstone`
-  // (kind "purged"). kNotFound when absent.
+  // (kind "purged"). kNotFound when absent. Listeners get the removed record in `purged`.
   virtual Status PurgeProject(std::string_view id, const HistoryEntry& tombstone) = 0;
 
   virtual StatusOr<std::vector<Credential>> ListCredentials(std::string_view project_id) = 0;
