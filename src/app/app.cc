@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "api/api_server.h"
+#include "common/file.h"
 #include "common/host_port.h"
 #include "common/log.h"
 #include "engine/reconciler/http_prober.h"
@@ -62,13 +63,9 @@ Status EnsureDirectory(const std::string& dir, const std::string& key) {
 
 // The whole file; errors name the configuration key and the path.
 StatusOr<std::string> ReadConfiguredFile(const std::string& path, const std::string& key) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    return FailedPrecondition(key + " " + path + ": cannot read: " + std::strerror(errno));
-  }
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
+  auto text = ReadSmallFile(path);
+  if (!text.ok()) return FailedPrecondition(key + " " + text.error().message());
+  return text;
 }
 
 StatusOr<std::string> ReadToken(const std::string& path, const std::string& key) {

@@ -19,6 +19,7 @@
 
 #include "cli/commands.h"
 #include "client/api_client.h"
+#include "common/file.h"
 #include "common/json.h"
 #include "common/time_util.h"
 #include "common/yaml.h"
@@ -82,11 +83,9 @@ std::string Trim(std::string s) {
 }
 
 StatusOr<std::string> ReadWholeFile(const std::string& path, const std::string& what) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return InvalidArgument(what + ": cannot read " + path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+  auto text = ReadSmallFile(path);
+  if (!text.ok()) return InvalidArgument(what + ": " + text.error().message());
+  return text;
 }
 
 StatusOr<ApiClientOptions> ClientOptions(const GlobalFlags& flags) {

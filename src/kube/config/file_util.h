@@ -6,14 +6,14 @@
 #include <string>
 #include <string_view>
 
+#include "common/file.h"
 #include "common/status.h"
 
 namespace steward::kube::config_internal {
 
-// Reads a whole regular file of at most `max_bytes`. Errors name the path and the cause:
-// kNotFound when it does not exist, kFailedPrecondition for anything else (permission denied,
-// a directory, too large, read error).
-StatusOr<std::string> ReadSmallFile(const std::string& path, size_t max_bytes = 16u << 20);
+// From common/file.h (one file reader for all of Steward).
+using ::steward::ErrnoText;
+using ::steward::ReadSmallFile;
 
 // True when `path` names an existing file system entry (of any type).
 bool PathExists(const std::string& path);
@@ -27,8 +27,5 @@ std::string ResolveAgainst(const std::string& base_dir, const std::string& path)
 
 // `s` without leading and trailing ASCII whitespace.
 std::string TrimWhitespace(std::string_view s);
-
-// "No such file or directory" for an errno value (thread-safe strerror).
-std::string ErrnoText(int err);
 
 }  // namespace steward::kube::config_internal
