@@ -74,6 +74,22 @@ Status WriteFile(const fs::path& path, const std::string& content, bool secret) 
   return Status::Ok();
 }
 
+// The seed of a run over stored objects. A restart must not replay the random stream of an
+// earlier run: uids (and generated names) would repeat those of objects that still exist, and
+// every uid check (GC owner references, preconditions, clients' "same name, new uid") would
+// then mistake one object for another. The stored revision differs between any two runs that
+// created objects, and keeps a run reproducible from its seed and data dir.
+uint64_t RunSeed(uint64_t seed, uint64_t stored_revision) {
+  if (stored_revision == 0) return seed;
+  auto mix = [](uint64_t x) {  // splitmix64's finalizer
+    x += 0x9e3779b97f4a7c15ULL;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+    return x ^ (x >> 31);
+  };
+  return mix(seed ^ mix(stored_revision));
+}
+
 std::string RandomToken(Random& random) {
   std::string t;
   for (int i = 0; i < 4; ++i) t += random.AlnumSuffix(8);
@@ -188,6 +204,8 @@ StatusOr<std::unique_ptr<EmbeddedCluster>> EmbeddedCluster::Start(const Options&
     storage_options.persist_path = (fs::path(options.data_dir) / "cluster.db").string();
   }
   ASSIGN_OR_RETURN(p->storage, Storage::Open(storage_options));
+  const uint64_t run_seed = RunSeed(options.seed, p->storage->CurrentRevision());
+  if (run_seed != options.seed) p->random = std::make_unique<Random>(run_seed);
   p->api = std::make_unique<ObjectApi>(*p->storage, RealClock::Get(), *p->random);
   Parts* raw = p.get();
   p->api->AddAdmissionHook(
@@ -202,8 +220,7 @@ StatusOr<std::unique_ptr<EmbeddedCluster>> EmbeddedCluster::Start(const Options&
   if (!options.audit_log.empty()) RETURN_IF_ERROR(p->log->OpenAuditLog(options.audit_log));
 
   if (options.controllers) {
-    p->controllers =
-        std::make_unique<ControllerManager>(*p->api, options.profile, options.seed + 2);
+    p->controllers = std::make_unique<ControllerManager>(*p->api, options.profile, run_seed + 2);
     RETURN_IF_ERROR(p->controllers->Start());
   }
 

@@ -32,6 +32,9 @@ class EmbeddedCluster {
     // Persistent state (objects, revision counter, CA, token); empty keeps state in memory.
     std::string data_dir;
     Profile profile;
+    // Seeds every random choice (uids, generated names, delays). A start over a data dir that
+    // already holds objects mixes in the stored revision, so a restarted cluster never hands
+    // out the uids or names of an earlier run again.
     uint64_t seed = 1;
     std::string audit_log;  // path; empty: no audit log
     // Bearer token required by the API; empty: generated (and kept in data_dir if given).

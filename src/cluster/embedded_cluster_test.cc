@@ -6,6 +6,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <thread>
 
 #include "common/yaml.h"
@@ -367,6 +368,78 @@ TEST_F(EmbeddedClusterTest, DataDirKeepsObjectsIdentityAndRevisions) {
   EXPECT_EQ(cluster_->storage().CurrentRevision(), revision);
   auto cm = Client()->Request("GET", "/api/v1/namespaces/default/configmaps/cm");
   EXPECT_EQ(cm->status, 200);
+  cluster_->Stop();
+  cluster_.reset();
+  std::filesystem::remove_all(dir);
+}
+
+// Restarts over one data dir must not replay the uids of an earlier run: two objects with one
+// uid made the garbage collector wait forever on a Foreground deletion (a "dependent" that was
+// really another Deployment's ReplicaSet) after the cluster was killed and started again.
+TEST_F(EmbeddedClusterTest, RestartOnDataDirNeverRepeatsUidsAndForegroundDeletionCompletes) {
+  std::string dir =
+      (std::filesystem::temp_directory_path() / ("steward-ec-uid-" + std::to_string(::getpid())))
+          .string();
+  std::filesystem::remove_all(dir);
+  const ResourceType& deployments = *FindGroupResource("deployments.apps");
+  auto deployment = [](const std::string& name) {
+    return Json{
+        {"apiVersion", "apps/v1"},
+        {"kind", "Deployment"},
+        {"metadata", {{"name", name}}},
+        {"spec",
+         {{"replicas", 1},
+          {"selector", {{"matchLabels", {{"app", name}}}}},
+          {"template",
+           {{"metadata", {{"labels", {{"app", name}}}}},
+            {"spec", {{"containers", Json::array({{{"name", "web"}, {"image", "nginx"}}})}}}}}}}};
+  };
+  auto count = [&](const std::string& gr, const std::string& label) {
+    ListOptions opts;
+    opts.label_selector = label;
+    auto list = cluster_->api().List(*FindGroupResource(gr), "default", opts);
+    return list.ok() ? (*list)["items"].size() : size_t{999};
+  };
+  auto running = [&](const std::string& app) {
+    return Eventually([&] {
+      ListOptions opts;
+      opts.label_selector = "app=" + app;
+      auto pods = cluster_->api().List(*FindGroupResource("pods"), "default", opts);
+      if (!pods.ok() || (*pods)["items"].size() != 1) return false;
+      return GetString((*pods)["items"][0]["status"], "phase") == "Running";
+    });
+  };
+  Start({}, dir);  // the first run only creates the cluster's own objects
+  cluster_->Stop();
+  cluster_.reset();
+  // Two runs that do the same thing: before the fix both drew the same random stream.
+  for (const char* name : {"d1", "d2"}) {
+    Start({}, dir);
+    ASSERT_TRUE(cluster_->api().Create(deployments, "default", deployment(name)).ok());
+    ASSERT_TRUE(running(name)) << name;
+    cluster_->Stop();
+    cluster_.reset();
+  }
+  Start({}, dir);
+  std::map<std::string, std::string> owner_of_uid;
+  for (const char* gr : {"namespaces", "deployments.apps", "replicasets.apps", "pods"}) {
+    for (const auto& rec : cluster_->storage().List(gr, "").items) {
+      Json obj = rec.Parse();
+      std::string uid = GetString(obj["metadata"], "uid");
+      std::string who = std::string(gr) + " " + rec.ns + "/" + rec.name;
+      auto [it, fresh] = owner_of_uid.emplace(uid, who);
+      EXPECT_TRUE(fresh) << "uid " << uid << " of " << who << " is also " << it->second;
+    }
+  }
+  DeleteOptions foreground;
+  foreground.propagation_policy = "Foreground";
+  ASSERT_TRUE(cluster_->api().Delete(deployments, "default", "d1", foreground).ok());
+  ASSERT_TRUE(Eventually([&] {
+    return !cluster_->api().Get(deployments, "default", "d1").ok() &&
+           count("replicasets.apps", "app=d1") == 0 && count("pods", "app=d1") == 0;
+  }));
+  EXPECT_EQ(count("replicasets.apps", "app=d2"), 1u);
+  EXPECT_EQ(count("pods", "app=d2"), 1u);
   cluster_->Stop();
   cluster_.reset();
   std::filesystem::remove_all(dir);

@@ -35,8 +35,11 @@ class ClusterTest : public ::testing::Test {
     if (manager_) manager_->Stop();
   }
 
-  void StartCluster(Profile profile = InstantProfile()) {
-    auto storage = Storage::Open({});
+  // `persist_path` (a SQLite file) keeps the objects for RestartCluster(); empty: memory only.
+  void StartCluster(Profile profile = InstantProfile(), std::string persist_path = "") {
+    Storage::Options options;
+    options.persist_path = std::move(persist_path);
+    auto storage = Storage::Open(options);
     ASSERT_TRUE(storage.ok()) << storage.status().ToString();
     storage_ = std::move(*storage);
     api_ = std::make_unique<ObjectApi>(*storage_, RealClock::Get(), random_);
@@ -46,9 +49,35 @@ class ClusterTest : public ::testing::Test {
           Json{{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", ns}}}});
       ASSERT_TRUE(r.ok()) << r.error().message;
     }
+    StartControllers(std::move(profile));
+  }
+
+  void StartControllers(Profile profile = InstantProfile()) {
     manager_ = std::make_unique<ControllerManager>(*api_, std::move(profile), 1234);
     Status st = manager_->Start();
     ASSERT_TRUE(st.ok()) << st.ToString();
+  }
+
+  // Stops the controllers (dropping their pending work and in-memory state), as a crash of
+  // the control plane does; the objects stay.
+  void StopControllers() {
+    if (manager_) manager_->Stop();
+    manager_.reset();
+  }
+
+  // A control plane restart: the controllers are stopped, the store is closed and opened again
+  // from `persist_path` (as StartCluster() was given), and new controllers start on it.
+  void RestartCluster(const std::string& persist_path, Profile profile = InstantProfile()) {
+    StopControllers();
+    api_.reset();
+    storage_.reset();
+    Storage::Options options;
+    options.persist_path = persist_path;
+    auto storage = Storage::Open(options);
+    ASSERT_TRUE(storage.ok()) << storage.status().ToString();
+    storage_ = std::move(*storage);
+    api_ = std::make_unique<ObjectApi>(*storage_, RealClock::Get(), random_);
+    StartControllers(std::move(profile));
   }
 
   static const ResourceType& Type(std::string_view gr) { return *FindGroupResource(gr); }
