@@ -1,7 +1,7 @@
 // The REST API's request parsing and validation: what PUT /v1/projects/{name} does with its path
 // segment and body before anything reaches the store (ValidateProjectName, the body's top-level
 // fields, engine::ParseProjectSpec and the canonical spec the store keeps), the error mapping to
-// an answer (FromStatus / FieldOfMessage), plus ?wait= (ParseWaitDuration) and ?continue=
+// an answer (FromStatus / FieldOfMessage), plus ?wait= (ParseDuration) and ?continue=
 // (DecodeContinue).
 //
 // Input: line 1 the project name, line 2 the ?wait= value, line 3 the ?continue= token, the rest
@@ -11,6 +11,7 @@
 #include <string>
 
 #include "api/api_internal.h"
+#include "common/duration.h"
 #include "engine/model/project.h"
 #include "fuzz_util.h"
 
@@ -36,11 +37,11 @@ void CheckError(const Status& status, const char* where) {
 }
 
 void FuzzWait(std::string_view v) {
-  auto d = ParseWaitDuration(v);
+  auto d = ParseDuration(v);
   if (!d) return;
   FUZZ_CHECK_MSG(d->count() >= 0 && d->count() <= 1'000'000'000'000, std::string(v));
   // Its millisecond form parses back to the same duration.
-  auto again = ParseWaitDuration(std::to_string(d->count()) + "ms");
+  auto again = ParseDuration(std::to_string(d->count()) + "ms");
   FUZZ_CHECK_MSG(again && *again == *d, std::string(v));
 }
 

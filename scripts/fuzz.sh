@@ -6,7 +6,9 @@
 #
 # Usage: scripts/fuzz.sh [--seconds N] [TARGET...]
 #   N defaults to 60; TARGET is a fuzz/<TARGET>_fuzzer.cc name (default: all of them).
-# Environment: FUZZ_BUILD_DIR (default build-fuzz), JOBS (ninja -j, default nproc).
+# Environment: FUZZ_BUILD_DIR (default build-fuzz), JOBS (ninja -j, default nproc). A
+#   FUZZ_BUILD_DIR already configured with -DSTEWARD_FUZZ=ON (say CI's clang ASan+UBSan build of
+#   everything) is used as it is; the fuzzers are then usually built already (ninja does nothing).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -16,7 +18,7 @@ while [ $# -gt 0 ]; do
   case "$1" in
     --seconds) seconds=${2:?--seconds needs a value}; shift 2 ;;
     --seconds=*) seconds=${1#--seconds=}; shift ;;
-    -h|--help) sed -n '2,9p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,11p' "$0"; exit 0 ;;
     -*) echo "fuzz: unknown option $1" >&2; exit 2 ;;
     *) targets+=("$1"); shift ;;
   esac
@@ -48,11 +50,17 @@ scripts/setup.sh
 
 dir=${FUZZ_BUILD_DIR:-build-fuzz}
 jobs=${JOBS:-$(nproc)}
-echo "== configure $dir (clang, STEWARD_FUZZ=ON)"
-# -O1 with line tables: what the sanitizers recommend, and the quickest to compile.
-CC=clang CXX=clang++ cmake -S . -B "$dir" -G Ninja -DSTEWARD_FUZZ=ON \
-  -DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g1" \
-  -DSTEWARD_WERROR="${STEWARD_WERROR:-ON}" >/dev/null
+if grep -qx 'STEWARD_FUZZ:BOOL=ON' "$dir/CMakeCache.txt" 2>/dev/null; then
+  # An existing fuzz-enabled build (CI's clang ASan+UBSan build): reuse it as configured.
+  echo "== reuse $dir (configured with STEWARD_FUZZ=ON)"
+else
+  echo "== configure $dir (clang, STEWARD_FUZZ=ON, fuzzers only)"
+  # -O1 with line tables: what the sanitizers recommend, and the quickest to compile.
+  CC=clang CXX=clang++ cmake -S . -B "$dir" -G Ninja -DSTEWARD_FUZZ=ON \
+    -DSTEWARD_TESTS=OFF -DSTEWARD_BENCH=OFF -DSTEWARD_E2E=OFF \
+    -DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g1" \
+    -DSTEWARD_WERROR="${STEWARD_WERROR:-ON}" >/dev/null
+fi
 echo "== build ${targets[*]}"
 ninja -C "$dir" -j"$jobs" $(printf '%s_fuzzer ' "${targets[@]}")
 

@@ -11,6 +11,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   clang clang-format
   libclang-rt-14-dev  # libFuzzer and the sanitizer runtimes for clang (scripts/fuzz.sh)
+  llvm  # llvm-symbolizer: file:line in clang's sanitizer reports
   wrk  # load generator for bench/cluster_bench (docs/benchmarks.md)
 )
 

@@ -3,7 +3,9 @@
 //
 // GCC 12 reports false -Wmaybe-uninitialized positives inside Beast's parser when sanitizers
 // change inlining; this file holds only library code, so that warning is off here.
+#if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 
 #include <boost/asio/impl/src.hpp>
 #include <boost/asio/ssl/impl/src.hpp>

@@ -36,7 +36,8 @@ class ChildProcess {
   pid_t pid_ = -1;
 };
 
-// A TCP port on 127.0.0.1 that was free a moment ago (bound to port 0, then released).
+// A TCP port on 127.0.0.1 that was free a moment ago, outside the ephemeral range, never the
+// same twice in a process.
 StatusOr<uint16_t> PickFreePort();
 
 }  // namespace steward::torture

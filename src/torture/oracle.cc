@@ -63,8 +63,7 @@ std::optional<Claim> Claim::FromProject(const Json& project) {
   c.restart_epoch = IntAt(project, "restartEpoch");
   c.url = GetString(status, "url");
   const Json* custom = FindPath(project, "spec.customHostname");
-  c.custom_hostname =
-      custom != nullptr && custom->is_string() && !custom->get<std::string>().empty();
+  if (custom != nullptr && custom->is_string()) c.custom_hostname = custom->get<std::string>();
   return c;
 }
 
@@ -124,6 +123,10 @@ CheckResult Oracle::CheckRunning(const Claim& claim) const {
   if (!service.ok()) return ReadFailed("Service " + names.service, service.error());
   if (Terminating(*service))
     return {Verdict::kViolated, "Service " + names.service + " terminating"};
+  if (LabelOf(*service, engine::kProjectLabel) != claim.id) {
+    return {Verdict::kViolated, "Service " + names.service + " belongs to project '" +
+                                    LabelOf(*service, engine::kProjectLabel) + "'"};
+  }
 
   kube::ListOptions by_service;
   by_service.label_selector = "kubernetes.io/service-name=" + names.service;
@@ -140,17 +143,30 @@ CheckResult Oracle::CheckRunning(const Claim& claim) const {
   }
   if (ready == 0) return {Verdict::kViolated, "Service " + names.service + ": no ready endpoint"};
 
-  auto ingress = kube_->Get(ResourceType::Ingress(), ns, names.ingress);
-  if (!ingress.ok()) return ReadFailed("Ingress " + names.ingress, ingress.error());
-  if (Terminating(*ingress))
-    return {Verdict::kViolated, "Ingress " + names.ingress + " terminating"};
+  if (auto r = CheckIngress(claim, names.ingress, HostOfUrl(claim.url));
+      r.verdict != Verdict::kHolds) {
+    return r;
+  }
+  if (!claim.custom_hostname.empty()) {
+    return CheckIngress(claim, names.custom_ingress, claim.custom_hostname);
+  }
+  return {};
+}
+
+// The Ingress `name` exists, has its address, and `GET /` with `host` through the ingress
+// listener reaches a pod of the claimed project running the claimed image.
+CheckResult Oracle::CheckIngress(const Claim& claim, const std::string& name,
+                                 const std::string& host) const {
+  const std::string& ns = options_.ns;
+  auto ingress = kube_->Get(ResourceType::Ingress(), ns, name);
+  if (!ingress.ok()) return ReadFailed("Ingress " + name, ingress.error());
+  if (Terminating(*ingress)) return {Verdict::kViolated, "Ingress " + name + " terminating"};
   const Json* lb = FindPath(*ingress, "status.loadBalancer.ingress");
   if (lb == nullptr || !lb->is_array() || lb->empty()) {
-    return {Verdict::kViolated, "Ingress " + names.ingress + ": no address"};
+    return {Verdict::kViolated, "Ingress " + name + ": no address"};
   }
 
   // Through the ingress listener, as a user opening the URL would.
-  const std::string host = HostOfUrl(claim.url);
   if (host.empty()) return {Verdict::kViolated, "status.url '" + claim.url + "' has no host"};
   net::HttpClient::Options http;
   http.host = options_.ingress_host;

@@ -2,8 +2,10 @@
 // its own Kubernetes client and its own HTTP requests (DESIGN.md §3, issue 6):
 //   Running   → the Deployment is ready at the claimed generation (observed, every replica
 //               updated, ready and available, the claimed image and restart epoch), the Service
-//               has a ready endpoint, the Ingress has its address, and a request through the
-//               ingress listener reaches one of the project's pods running the claimed image;
+//               (of this project) has a ready endpoint, the Ingress — and the custom-hostname
+//               Ingress when the spec has one — has its address, and a request through the
+//               ingress listener with each host reaches one of the project's pods running the
+//               claimed image;
 //   Suspended → none of Deployment, Service, Ingress, custom-hostname Ingress exists
 //               (terminating counts as existing);
 // and scans for objects with Steward's labels that belong to no project, or that a project has
@@ -35,8 +37,8 @@ struct Claim {
   std::string phase;  // "Running" | "Suspended"
   std::string image;  // spec.stack.image at that generation
   int64_t restart_epoch = 0;
-  std::string url;  // status.url
-  bool custom_hostname = false;
+  std::string url;              // status.url
+  std::string custom_hostname;  // spec.customHostname, "" when none
 
   // Reads a project as the REST API returns it. nullopt unless the project is done at its
   // generation (observedGeneration >= generation) with phase Running or Suspended.
@@ -88,6 +90,9 @@ class Oracle {
   std::optional<std::string> SecretToken(const std::string& name, const std::string& id) const;
 
  private:
+  CheckResult CheckIngress(const Claim& claim, const std::string& name,
+                           const std::string& host) const;
+
   std::shared_ptr<kube::Client> kube_;
   Options options_;
 };

@@ -37,10 +37,11 @@ class OracleTest : public ::testing::Test {
 
   // The objects the engine renders for project `name` (id "p-<name>").
   engine::Manifests Render(const std::string& name, const std::string& image,
-                           int64_t restart_epoch = 0) {
+                           int64_t restart_epoch = 0, const std::string& custom_hostname = "") {
     engine::ProjectSpec spec;
     spec.team = "t";
     spec.stack.image = image;
+    spec.custom_hostname = custom_hostname;
     engine::RenderInput in;
     in.id = "p-" + name;
     in.name = name;
@@ -107,6 +108,25 @@ TEST_F(OracleTest, RunningHoldsOnlyWhenEveryObjectIsReadyAndTheIngressReachesAPo
   auto routed = oracle_->CheckRunning(wrong_url);
   EXPECT_EQ(routed.verdict, Verdict::kViolated);
   EXPECT_THAT(routed.showed, HasSubstr("404"));
+}
+
+TEST_F(OracleTest, RunningWithACustomHostnameNeedsTheSecondIngressRoutingToThePods) {
+  auto m = Render("zeta", kImage, 0, "zeta.example.localhost");
+  ASSERT_TRUE(m.custom_ingress.has_value());
+  Provision(m);
+  Claim claim = ClaimFor(m, "Running", kImage);
+  claim.custom_hostname = "zeta.example.localhost";
+  auto missing = oracle_->CheckRunning(claim);
+  EXPECT_EQ(missing.verdict, Verdict::kViolated);
+  EXPECT_THAT(missing.showed, HasSubstr("Ingress zeta-custom: 404"));
+
+  Create(ResourceType::Ingress(), *m.custom_ingress);
+  EXPECT_TRUE(Eventually([&] { return oracle_->CheckRunning(claim).verdict == Verdict::kHolds; }));
+  // A custom host no Ingress serves is not reached.
+  claim.custom_hostname = "other.example.localhost";
+  auto wrong = oracle_->CheckRunning(claim);
+  EXPECT_EQ(wrong.verdict, Verdict::kViolated);
+  EXPECT_THAT(wrong.showed, HasSubstr("other.example.localhost"));
 }
 
 TEST_F(OracleTest, RunningIsViolatedWhileTheRolloutIsUnfinishedOrAnObjectIsMissing) {
@@ -225,7 +245,7 @@ TEST(ClaimTest, OnlyAPhaseReachedAtTheCurrentGenerationIsAClaim) {
   EXPECT_EQ(c->generation, 3);
   EXPECT_EQ(c->image, "img:1");
   EXPECT_EQ(c->restart_epoch, 2);
-  EXPECT_TRUE(c->custom_hostname);
+  EXPECT_EQ(c->custom_hostname, "a.example.com");
   EXPECT_EQ(c->Describe(), "Running at generation 3 (id p-1, image img:1, restart epoch 2)");
 
   Json stale = p;

@@ -17,6 +17,7 @@
 #include <thread>
 
 #include "client/api_client.h"
+#include "common/time_util.h"
 #include "kube/config/kubeconfig.h"
 #include "kube/transport/transport.h"
 #include "net/http_client.h"
@@ -90,6 +91,16 @@ class Record {
     }
     answers_[name].push_back(std::move(a));
   }
+  // The id of the latest incarnation this name was answered for.
+  std::optional<std::string> LastId(const std::string& name) {
+    std::lock_guard lock(mu_);
+    const Answer* last = nullptr;
+    for (const auto& a : answers_[name]) {
+      if (!a.created_at.empty() && (last == nullptr || After(a, *last))) last = &a;
+    }
+    if (last == nullptr) return std::nullopt;
+    return last->id;
+  }
   std::map<std::string, std::vector<Answer>> Answers() {
     std::lock_guard lock(mu_);
     return answers_;
@@ -143,10 +154,14 @@ class Processes {
  public:
   Processes(const TortureOptions& options, std::string dir) : options_(options), dir_(dir) {}
 
-  Status Init() {
-    for (uint16_t* port : {&cluster_port_, &ingress_port_, &api_port_}) {
-      ASSIGN_OR_RETURN(*port, PickFreePort());
-    }
+  // Picks the cluster's ports (again) before its first start.
+  Status PickClusterPorts() {
+    ASSIGN_OR_RETURN(cluster_port_, PickFreePort());
+    ASSIGN_OR_RETURN(ingress_port_, PickFreePort());
+    return Status::Ok();
+  }
+  Status PickApiPort() {
+    ASSIGN_OR_RETURN(api_port_, PickFreePort());
     return Status::Ok();
   }
 
@@ -277,19 +292,25 @@ class Processes {
 
 std::string ProjectPath(const std::string& name) { return "/v1/projects/" + name; }
 
-Json SpecFor(const std::string& image) {
-  return Json{{"team", kTeam}, {"stack", {{"image", image}}}};
+// The spec a project is created and changed with. By project index, a third of the projects
+// also have a custom hostname (a second Ingress) and a quarter a PVC (so a Recreate rollout).
+Json SpecFor(const std::string& name, int index, const std::string& image) {
+  Json spec = {{"team", kTeam}, {"stack", {{"image", image}}}};
+  if (index % 3 == 0) spec["customHostname"] = name + ".custom.localhost";
+  if (index % 4 == 1) spec["storage"] = {{"size", "1Gi"}};
+  return spec;
 }
 
 // Sends one planned operation and records the answer; re-sends while there is no answer.
-void Execute(client::ApiClient& api, const std::string& name, const PlannedOp& op, Record& rec) {
+void Execute(client::ApiClient& api, const std::string& name, int index, const PlannedOp& op,
+             Record& rec) {
   std::string method = "POST", target = ProjectPath(name);
   Json body = Json::object();
   switch (op.kind) {
     case OpKind::kCreate:
     case OpKind::kChangeStack:
       method = "PUT";
-      body = Json{{"spec", SpecFor(op.image)}};
+      body = Json{{"spec", SpecFor(name, index, op.image)}};
       if (op.kind == OpKind::kCreate) body["start"] = op.start;
       break;
     case OpKind::kStart:
@@ -312,6 +333,7 @@ void Execute(client::ApiClient& api, const std::string& name, const PlannedOp& o
   const std::string op_name(OpName(op.kind));
   const auto deadline = Clock::now() + kNoAnswerDeadline;
   bool recreate_waited = false;
+  bool unanswered = false;  // an earlier attempt got no answer: it may have been applied
   while (true) {
     if (op.kind == OpKind::kCreate || op.kind == OpKind::kChangeStack ||
         op.kind == OpKind::kRotate) {
@@ -341,6 +363,7 @@ void Execute(client::ApiClient& api, const std::string& name, const PlannedOp& o
     }
     const int code = api.last_error().http_status;
     if (code == 0) {
+      unanswered = true;
       rec.Update([](TortureReport& r) { ++r.ops_no_answer; });
       if (Clock::now() > deadline) {
         rec.Violation(
@@ -362,6 +385,19 @@ void Execute(client::ApiClient& api, const std::string& name, const PlannedOp& o
         std::this_thread::sleep_for(milliseconds(500));
       }
       continue;
+    }
+    if (code == 404 && op.kind == OpKind::kDelete && unanswered) {
+      // The unanswered attempt deleted it (and the project was purged since): a delete answer
+      // for the incarnation this name had.
+      if (auto id = rec.LastId(name)) {
+        Answer a;
+        a.op = op_name;
+        a.id = *id;
+        a.generation = INT64_MAX;
+        a.desired = "deleted";
+        rec.AddAnswer(name, std::move(a));
+      }
+      return;
     }
     if (code == 404 || code == 409) {
       rec.Update([](TortureReport& r) { ++r.ops_refused; });
@@ -388,15 +424,21 @@ void DriveProject(const Processes& procs, const TortureOptions& options, int ind
     // The gap is the workload's pacing (think time), not synchronisation.
     std::this_thread::sleep_for(op.gap);
     if (op.overlap) {
-      overlapping.emplace_back([&procs, &rec, name, op] {
+      overlapping.emplace_back([&procs, &rec, name, index, op] {
         auto own = procs.Api();
-        if (own.ok()) Execute(**own, name, op, rec);
+        if (own.ok()) Execute(**own, name, index, op, rec);
       });
       continue;
     }
-    Execute(**api, name, op, rec);
+    Execute(**api, name, index, op, rec);
   }
   for (auto& t : overlapping) t.join();
+}
+
+int64_t WallMs() {
+  return std::chrono::duration_cast<milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
 }
 
 // Steward's projects: id → name (every page); nullopt when Steward did not answer.
@@ -410,9 +452,28 @@ std::optional<std::map<std::string, std::string>> ListProjects(client::ApiClient
     for (const Json& p : page->value("items", Json::array())) {
       out[GetString(p, "id")] = GetString(p, "name");
     }
-    token = GetString(*page, "continue");
+    std::string next = GetString(*page, "continue");
+    if (!next.empty() && next == token) return std::nullopt;  // a token that does not advance
+    token = std::move(next);
   } while (!token.empty());
   return out;
+}
+
+// A project's whole history (every page, also after a purge); nullopt when Steward did not
+// answer or the pages do not advance.
+std::optional<std::vector<Json>> ReadHistory(client::ApiClient& api, const std::string& id) {
+  std::vector<Json> out;
+  int64_t after = 0;
+  while (true) {
+    auto page = api.Get(ProjectPath(id) + "/history?limit=1000&after=" + std::to_string(after));
+    if (!page.ok()) return std::nullopt;
+    const Json items = page->value("items", Json::array());
+    for (const Json& h : items) out.push_back(h);
+    if (items.size() < 1000) return out;
+    const int64_t last = items.back().value("seq", int64_t{0});
+    if (last <= after) return std::nullopt;
+    after = last;
+  }
 }
 
 // Watches Steward's claims and checks each against the cluster while the run goes on; scans for
@@ -437,6 +498,7 @@ class Monitor {
       std::unique_lock lock(mu_);
       idle_cv_.wait_for(lock, seconds(120), [&] { return queue_.empty() && busy_ == 0; });
       stop_ = true;
+      queue_.clear();  // what is left after the wait is not checked (nor reported)
     }
     cv_.notify_all();
     unblock();
@@ -446,10 +508,12 @@ class Monitor {
   // Checks one claim; on failure decides violation or superseded by asking Steward again.
   void CheckClaim(const Claim& claim, bool allow_superseded) {
     CheckResult result;
+    int64_t read_end_ms = 0;
     const auto deadline = Clock::now() + seconds(90);
     while (true) {
       result =
           claim.phase == "Running" ? oracle_.CheckRunning(claim) : oracle_.CheckSuspended(claim);
+      read_end_ms = WallMs();
       if (result.verdict != Verdict::kInconclusive || Clock::now() > deadline || stopping()) break;
       std::this_thread::sleep_for(milliseconds(500));
     }
@@ -463,23 +527,37 @@ class Monitor {
       return;
     }
     if (allow_superseded) {
-      // Read after the cluster was: a newer accepted intent (a higher generation, a deletion, a
-      // new incarnation) means Steward may already be changing what the claim was about.
+      // Excused only when Steward had accepted a newer intent (a higher generation: any
+      // operation, a deletion) before the cluster read ended, by the history's own times:
+      // Steward may then already have been changing what the claim was about.
+      std::optional<int64_t> newer_at;
+      bool asked = false;
       auto api = procs_.Api();
       const auto until = Clock::now() + seconds(60);
-      while (api.ok() && Clock::now() < until) {
-        auto now = (*api)->Get(ProjectPath(claim.name));
-        const int code = (*api)->last_error().http_status;
-        if (now.ok() || code == 404) {
-          const bool moved = !now.ok() || GetString(*now, "id") != claim.id ||
-                             now->value("generation", int64_t{0}) > claim.generation;
-          if (moved) {
-            rec_.Update([](TortureReport& r) { ++r.claims_superseded; });
-            return;
-          }
-          break;
+      while (api.ok() && Clock::now() < until && !asked) {
+        auto history = ReadHistory(**api, claim.id);
+        if (!history) {
+          std::this_thread::sleep_for(milliseconds(500));
+          continue;
         }
-        std::this_thread::sleep_for(milliseconds(500));
+        asked = true;
+        for (const Json& h : *history) {
+          if (GetString(h, "kind") != "operation") continue;
+          if (h.value("generation", int64_t{0}) <= claim.generation) continue;
+          auto at = ParseRfc3339(GetString(h, "at"));
+          if (!at) continue;
+          const int64_t ms =
+              std::chrono::duration_cast<milliseconds>(at->time_since_epoch()).count();
+          if (!newer_at || ms < *newer_at) newer_at = ms;
+        }
+      }
+      if (!asked) {
+        rec_.Update([](TortureReport& r) { ++r.claims_inconclusive; });
+        return;
+      }
+      if (newer_at && *newer_at <= read_end_ms) {
+        rec_.Update([](TortureReport& r) { ++r.claims_superseded; });
+        return;
       }
     }
     rec_.Violation(claim.name, claim.phase, claim.Describe(), result.showed);
@@ -501,11 +579,17 @@ class Monitor {
           [&](const client::WatchEvent& event) {
             if (stopping()) return false;
             if (event.event != "project") return true;
+            // Every event moves `last`, so Running@G → Updating → Running@G is checked again.
+            const std::string id = GetString(event.data, "id");
+            const std::string key =
+                std::to_string(event.data.value("generation", int64_t{0})) + "/" +
+                GetString(event.data.value("status", Json::object()), "phase") + "/" +
+                std::to_string(event.data.value("status", Json::object())
+                                   .value("observedGeneration", int64_t{0}));
+            if (last[id] == key) return true;
+            last[id] = key;
             auto claim = Claim::FromProject(event.data);
             if (!claim) return true;
-            std::string key = std::to_string(claim->generation) + "/" + claim->phase;
-            if (last[claim->id] == key) return true;
-            last[claim->id] = key;
             {
               std::lock_guard lock(mu_);
               queue_.push_back(*claim);
@@ -772,13 +856,14 @@ void FinalChecks(Processes& procs, Oracle& oracle, Monitor& monitor, Record& rec
   for (const auto& [id, inc] : incarnations) all.push_back(&inc);
   ForEachParallel(procs, all.size(), [&](client::ApiClient& own, size_t i) {
     const Incarnation& inc = *all[i];
-    auto history = own.Get(ProjectPath(inc.id) + "/history?limit=1000");
-    if (!history.ok()) {
-      rec.Violation(inc.name, "durability", "history of " + inc.id, history.error().ToString());
+    auto history = ReadHistory(own, inc.id);
+    if (!history) {
+      rec.Violation(inc.name, "durability", "history of " + inc.id,
+                    "Steward did not answer: " + own.last_error().message);
       return;
     }
     std::set<int64_t> recorded;
-    for (const Json& h : history->value("items", Json::array())) {
+    for (const Json& h : *history) {
       if (GetString(h, "kind") == "operation") recorded.insert(h.value("generation", int64_t{0}));
     }
     for (int64_t g : inc.generations) {
@@ -834,9 +919,20 @@ StatusOr<TortureReport> RunTorture(const TortureOptions& options, std::ostream& 
   Record rec(out, options.seed, ReplayCommand(options));
   rec.Log("torture: " + rec.replay() + " (work dir " + dir + ")");
   Processes procs(options, dir);
-  RETURN_IF_ERROR(procs.Init());
-  RETURN_IF_ERROR(procs.StartCluster());
-  RETURN_IF_ERROR(procs.StartSteward());
+  // A port picked free can be taken by another process before the child binds it: the first
+  // start may try other ports (restarts keep theirs: clients know them).
+  for (int attempt = 1;; ++attempt) {
+    RETURN_IF_ERROR(procs.PickClusterPorts());
+    Status st = procs.StartCluster();
+    if (st.ok()) break;
+    if (attempt == 3) return st;
+  }
+  for (int attempt = 1;; ++attempt) {
+    RETURN_IF_ERROR(procs.PickApiPort());
+    Status st = procs.StartSteward();
+    if (st.ok()) break;
+    if (attempt == 3) return st;
+  }
   auto kube = procs.KubeClient();
   if (!kube.ok()) return kube.error();
   Oracle oracle(*kube, {kNamespace, "127.0.0.1", procs.ingress_port()});
@@ -863,17 +959,24 @@ StatusOr<TortureReport> RunTorture(const TortureOptions& options, std::ostream& 
   const auto expected = Expectations(rec.Answers());
   if (!chaos_failed) {
     auto api = procs.Api();
+    if (!api.ok()) return api.error();
+    // Every project is asked until it matches; only those not yet matching are asked again.
     std::map<std::string, std::string> pending;
+    for (const auto& [name, e] : expected) pending[name] = "not asked yet";
     const auto deadline = Clock::now() + options.quiesce_timeout;
-    do {
-      pending.clear();
-      for (const auto& [name, e] : expected) {
-        std::string m = Mismatch(**api, name, e);
-        if (!m.empty()) pending[name] = m;
+    while (!pending.empty()) {
+      for (auto it = pending.begin(); it != pending.end() && Clock::now() < deadline;) {
+        std::string m = Mismatch(**api, it->first, expected.at(it->first));
+        if (m.empty()) {
+          it = pending.erase(it);
+        } else {
+          it->second = std::move(m);
+          ++it;
+        }
       }
-      if (pending.empty()) break;
+      if (pending.empty() || Clock::now() >= deadline) break;
       std::this_thread::sleep_for(seconds(1));
-    } while (Clock::now() < deadline);
+    }
     for (const auto& [name, m] : pending) {
       const auto& e = expected.at(name);
       rec.Violation(name, "quiesce",
@@ -888,6 +991,13 @@ StatusOr<TortureReport> RunTorture(const TortureOptions& options, std::ostream& 
   monitor.Stop([&] { procs.StopSteward(); });
   procs.StopAll();
 
+  // An oracle that checked nothing proves nothing.
+  TortureReport counts = rec.Report();
+  if (!chaos_failed && (counts.claims_held == 0 || counts.scans == 0)) {
+    rec.Violation("(oracle)", "coverage", "claims held and scans must be > 0",
+                  std::to_string(counts.claims_held) + " claims held, " +
+                      std::to_string(counts.scans) + " scans");
+  }
   TortureReport report = rec.Report();
   report.work_dir = dir;
   out << "torture: " << report.ops_sent << " requests (" << report.ops_answered << " 2xx, "

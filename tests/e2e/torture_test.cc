@@ -15,7 +15,6 @@ namespace steward::e2e {
 namespace {
 
 using std::chrono::minutes;
-using ::testing::ContainsRegex;
 using ::testing::HasSubstr;
 
 std::string Seed(const char* fallback) {
@@ -50,7 +49,7 @@ TEST(TortureTest, SmallRunKeepsEveryInvariant) {
   EXPECT_GT(Count(r.out, "held"), 30) << Describe(r);
   EXPECT_GT(Count(r.out, "scans"), 0) << Describe(r);
   EXPECT_GT(Count(r.out, "credential checks"), 0) << Describe(r);
-  EXPECT_THAT(r.out, ContainsRegex("\\(\\d+ 2xx")) << Describe(r);
+  EXPECT_GT(Count(r.out, "2xx"), 300) << Describe(r);
 }
 
 TEST(TortureTest, StewardKilledTenTimesLosesNoAnsweredOperation) {
@@ -59,7 +58,11 @@ TEST(TortureTest, StewardKilledTenTimesLosesNoAnsweredOperation) {
   ASSERT_EQ(r.exit_code, 0) << Describe(r);
   EXPECT_THAT(r.out, HasSubstr("violations: 0")) << Describe(r);
   EXPECT_EQ(Count(r.out, "steward kills"), 10) << Describe(r);
-  EXPECT_GT(Count(r.out, "held"), 0) << Describe(r);
+  EXPECT_GT(Count(r.out, "held"), 30) << Describe(r);
+  EXPECT_GT(Count(r.out, "scans"), 0) << Describe(r);
+  EXPECT_GT(Count(r.out, "credential checks"), 0) << Describe(r);
+  // Requests were cut by the kills and sent again.
+  EXPECT_GT(Count(r.out, "no answer"), 0) << Describe(r);
 }
 
 TEST(TortureTest, ClusterProcessRestartedWhileStewardKeepsRunning) {
@@ -68,7 +71,9 @@ TEST(TortureTest, ClusterProcessRestartedWhileStewardKeepsRunning) {
   ASSERT_EQ(r.exit_code, 0) << Describe(r);
   EXPECT_THAT(r.out, HasSubstr("violations: 0")) << Describe(r);
   EXPECT_EQ(Count(r.out, "cluster restarts"), 3) << Describe(r);
-  EXPECT_GT(Count(r.out, "held"), 0) << Describe(r);
+  EXPECT_GT(Count(r.out, "held"), 20) << Describe(r);
+  EXPECT_GT(Count(r.out, "scans"), 0) << Describe(r);
+  EXPECT_GT(Count(r.out, "credential checks"), 0) << Describe(r);
 }
 
 TEST(TortureTest, BadFlagsAreUsageErrors) {

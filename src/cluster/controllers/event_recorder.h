@@ -57,7 +57,6 @@ class EventRecorder {
 
   ObjectApi& api_;
   const ResourceType& events_type_;
-  uint64_t seq_ = 0;
   // id ("ns/name") -> event.
   std::unordered_map<std::string, Tracked> events_;
   std::unordered_map<std::string, std::string> by_dedup_;  // dedup key -> id

@@ -436,7 +436,10 @@ TEST(StorageTest, ListAtMatchesASnapshotTakenThenUnderRandomWrites) {
       ASSERT_TRUE(at.ok()) << at.status().ToString();
       std::vector<std::string> want;
       for (const auto& rec : snap.items) {
-        if (after && std::tie(rec.ns, rec.name) <= std::tie(after->ns, after->name)) continue;
+        if (after && std::pair<std::string_view, std::string_view>(rec.ns, rec.name) <=
+                         std::pair(after->ns, after->name)) {
+          continue;
+        }
         want.push_back(rec.ns + "/" + rec.name + "@" + std::to_string(rec.revision) + " " +
                        *rec.json + " " + std::to_string(rec.labels->size()));
       }

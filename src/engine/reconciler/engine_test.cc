@@ -234,8 +234,6 @@ TEST_F(LifecycleTest, TwentyConcurrentOperationsEndInTheLastIntent) {
   const std::string id = put->record.id;
   std::atomic<int> next{0};
   std::vector<std::thread> threads;
-  std::mutex mu;
-  std::vector<std::pair<int64_t, std::string>> committed;  // generation → operation
   for (int t = 0; t < 4; ++t) {
     threads.emplace_back([&, t] {
       std::mt19937 rng(t);
