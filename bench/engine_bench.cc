@@ -42,6 +42,7 @@
 #include "engine/reconciler/engine.h"
 #include "kube/client/client.h"
 #include "kube/test_support/embedded.h"
+#include "steward_bench_util.h"
 #include "store/store.h"
 
 namespace steward::bench {
@@ -262,77 +263,9 @@ class PhaseLog {
   std::map<std::string, int> commits_;
 };
 
-// ---------------------------------------------------------------------------------------------
-// apiserver_request_total, parsed from the cluster's metrics text.
-
-struct RequestKey {
-  std::string verb, resource, subresource, code;
-  auto operator<=>(const RequestKey&) const = default;
-};
-using RequestCounts = std::map<RequestKey, long>;
-
-// The value of label `name` in one exposition line ("resource" must not match "subresource").
-std::string LabelValue(const std::string& line, const std::string& name) {
-  for (const char* before : {"{", ","}) {
-    const std::string needle = before + name + "=\"";
-    size_t at = line.find(needle);
-    if (at == std::string::npos) continue;
-    at += needle.size();
-    size_t end = line.find('"', at);
-    return end == std::string::npos ? "" : line.substr(at, end - at);
-  }
-  return "";
-}
-
-RequestCounts ParseRequests(const std::string& metrics) {
-  RequestCounts out;
-  size_t pos = 0;
-  while (pos < metrics.size()) {
-    size_t eol = metrics.find('\n', pos);
-    if (eol == std::string::npos) eol = metrics.size();
-    std::string line = metrics.substr(pos, eol - pos);
-    pos = eol + 1;
-    if (line.rfind("apiserver_request_total{", 0) != 0) continue;
-    RequestKey k;
-    k.verb = LabelValue(line, "verb");
-    std::transform(k.verb.begin(), k.verb.end(), k.verb.begin(), ::tolower);
-    std::string group = LabelValue(line, "group");
-    k.resource = LabelValue(line, "resource");
-    if (k.resource.empty()) k.resource = "(non-resource)";
-    if (!group.empty()) k.resource += "." + group;
-    k.subresource = LabelValue(line, "subresource");
-    k.code = LabelValue(line, "code");
-    size_t space = line.rfind(' ');
-    out[k] += std::atol(line.c_str() + space + 1);
-  }
-  return out;
-}
-
-RequestCounts Diff(const RequestCounts& after, const RequestCounts& before) {
-  RequestCounts out;
-  for (const auto& [k, n] : after) {
-    auto it = before.find(k);
-    long d = n - (it == before.end() ? 0 : it->second);
-    if (d != 0) out[k] = d;
-  }
-  return out;
-}
-
-long CountAll(const RequestCounts& c) {
-  long n = 0;
-  for (const auto& [k, v] : c) n += v;
-  return n;
-}
+// apiserver_request_total parsing and counting: steward_bench_util.h.
 
 bool IsInformerVerb(const std::string& verb) { return verb == "list" || verb == "watch"; }
-
-long CountVerb(const RequestCounts& c, const std::string& verb) {
-  long n = 0;
-  for (const auto& [k, v] : c) {
-    if (k.verb == verb) n += v;
-  }
-  return n;
-}
 
 // Prints requests other than list/watch as a resource × verb table, then list and watch.
 void PrintRequestTable(const RequestCounts& counts, const char* indent) {
