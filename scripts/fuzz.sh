@@ -6,7 +6,8 @@
 #
 # Usage: scripts/fuzz.sh [--seconds N] [TARGET...]
 #   N defaults to 60; TARGET is a fuzz/<TARGET>_fuzzer.cc name (default: all of them).
-# Environment: FUZZ_BUILD_DIR (default build-fuzz), JOBS (ninja -j, default nproc). A
+# Environment: FUZZ_BUILD_DIR (default build-fuzz), JOBS (ninja -j, default nproc), FUZZ_SEED
+#   (libFuzzer's -seed: the same binary then explores the same inputs; CI sets it). A
 #   FUZZ_BUILD_DIR already configured with -DSTEWARD_FUZZ=ON (say CI's clang ASan+UBSan build of
 #   everything) is used as it is; the fuzzers are then usually built already (ninja does nothing).
 set -euo pipefail
@@ -104,7 +105,7 @@ for t in "${targets[@]}"; do
   echo "== $t: fuzz for ${seconds}s"
   cp -n "$seeds"/* "$scratch"/ 2>/dev/null || true
   set +e
-  "$bin" -max_total_time="$seconds" -max_len="$(max_len_of "$t")" -timeout=25 \
+  "$bin" -max_total_time="$seconds" -max_len="$(max_len_of "$t")" -timeout=25 ${FUZZ_SEED:+-seed=$FUZZ_SEED} \
     -print_final_stats=1 -artifact_prefix="$artifacts/" "$scratch" >>"$log" 2>&1
   rc=$?
   set -e

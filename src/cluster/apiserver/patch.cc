@@ -293,7 +293,7 @@ StatusOr<Json> MergeList(Json original, const Json& patch, const FieldInfo& fiel
     }
     if (*d == "delete") {
       auto key = item.find(mk);
-      if (key == item.end()) return NoMergeKey(path, item, mk);
+      if (key == item.end() || key->is_null()) return NoMergeKey(path, item, mk);
       Json kept = Json::array();
       for (Json& o : original) {
         if (!(o.is_object() && KeyOf(o, mk) == *key)) kept.push_back(std::move(o));
@@ -321,8 +321,10 @@ StatusOr<Json> MergeList(Json original, const Json& patch, const FieldInfo& fiel
 
   const Json server_order = original;
   for (const Json& item : plain) {
+    // A null key names no element (and would be dropped from the merged element, which a second
+    // application could then not find): as absent.
     auto key = item.find(mk);
-    if (key == item.end()) return NoMergeKey(path, item, mk);
+    if (key == item.end() || key->is_null()) return NoMergeKey(path, item, mk);
     bool found = false;
     for (Json& o : original) {
       if (!o.is_object()) return SmpError(path, "list element is not an object: " + DumpJson(o));

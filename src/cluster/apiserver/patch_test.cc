@@ -520,6 +520,11 @@ TEST(StrategicMergePatchTest, Errors) {
       {R"({"spec": {"template": {"spec": {"containers": [{"image": "x"}]}}}})",
        "spec.template.spec.containers: map: {\"image\":\"x\"} does not contain declared merge "
        "key: name"},
+      // Found by the cluster_patch fuzzer: a null merge key was merged as a new element without
+      // a name, so the same patch applied twice added it twice.
+      {R"({"spec": {"template": {"spec": {"containers": [{"image": "x", "name": null}]}}}})",
+       "spec.template.spec.containers: map: {\"image\":\"x\",\"name\":null} does not contain "
+       "declared merge key: name"},
       {R"({"spec": {"template": {"spec": {"containers": [{"$patch": "delete"}]}}}})",
        "spec.template.spec.containers: map: {\"$patch\":\"delete\"} does not contain declared "
        "merge key: name"},
