@@ -9,8 +9,6 @@ namespace {
 
 using controllers::Kubelet;
 
-DelaySpec Fixed(int ms) { return {std::chrono::milliseconds(ms), std::chrono::milliseconds(0)}; }
-
 class KubeletTest : public ClusterTest {};
 
 TEST_F(KubeletTest, PodGoesThroughScheduledStartedReadyWithDelays) {

@@ -11,35 +11,6 @@
 namespace steward::cluster::testing {
 namespace {
 
-DelaySpec Fixed(int ms) { return {std::chrono::milliseconds(ms), std::chrono::milliseconds(0)}; }
-
-Json IngressObj(const std::string& name) {
-  return Json{
-      {"apiVersion", "networking.k8s.io/v1"},
-      {"kind", "Ingress"},
-      {"metadata", {{"name", name}}},
-      {"spec",
-       {{"rules",
-         Json::array(
-             {{{"host", name + ".example.com"},
-               {"http",
-                {{"paths",
-                  Json::array(
-                      {{{"path", "/"},
-                        {"pathType", "Prefix"},
-                        {"backend",
-                         {{"service", {{"name", "web"}, {"port", {{"number", 80}}}}}}}}})}}}}})}}}};
-}
-
-Json PvcObj(const std::string& name) {
-  return Json{{"apiVersion", "v1"},
-              {"kind", "PersistentVolumeClaim"},
-              {"metadata", {{"name", name}}},
-              {"spec",
-               {{"accessModes", Json::array({"ReadWriteOnce"})},
-                {"resources", {{"requests", {{"storage", "1Gi"}}}}}}}};
-}
-
 class RestartTest : public ClusterTest {
  protected:
   void SetUp() override {

@@ -29,6 +29,40 @@ inline Profile InstantProfile() {
   return p.ok() ? *p : Profile{};
 }
 
+// A delay without jitter.
+inline DelaySpec Fixed(int ms) {
+  return {std::chrono::milliseconds(ms), std::chrono::milliseconds(0)};
+}
+
+// An Ingress routing NAME.example.com/ to Service "web" port 80.
+inline Json IngressObj(const std::string& name) {
+  return Json{
+      {"apiVersion", "networking.k8s.io/v1"},
+      {"kind", "Ingress"},
+      {"metadata", {{"name", name}}},
+      {"spec",
+       {{"rules",
+         Json::array(
+             {{{"host", name + ".example.com"},
+               {"http",
+                {{"paths",
+                  Json::array(
+                      {{{"path", "/"},
+                        {"pathType", "Prefix"},
+                        {"backend",
+                         {{"service", {{"name", "web"}, {"port", {{"number", 80}}}}}}}}})}}}}})}}}};
+}
+
+// A 1Gi ReadWriteOnce claim.
+inline Json PvcObj(const std::string& name) {
+  return Json{{"apiVersion", "v1"},
+              {"kind", "PersistentVolumeClaim"},
+              {"metadata", {{"name", name}}},
+              {"spec",
+               {{"accessModes", Json::array({"ReadWriteOnce"})},
+                {"resources", {{"requests", {{"storage", "1Gi"}}}}}}}};
+}
+
 class ClusterTest : public ::testing::Test {
  protected:
   void TearDown() override {
