@@ -97,12 +97,28 @@ using CallPtr = std::shared_ptr<Call>;
 class Server;
 using HandlerFn = void (Server::*)(const CallPtr&);
 
+// One method of a route: its handler and the query parameters it takes (any other, or one given
+// twice, is answered 400 naming it).
+struct Method {
+  HandlerFn fn = nullptr;
+  std::vector<std::string> params;
+};
+
 struct Route {
   std::string pattern;  // "/v1/projects/{project}/start"
   std::vector<std::string> segments;
-  std::map<std::string, HandlerFn> methods;  // "GET" → handler
-  bool open = false;                         // no authentication
+  std::map<std::string, Method> methods;  // "GET" → handler
+  bool open = false;                      // no authentication
 };
+
+// The path of a request target as sent (before '?' or '#', authority of an absolute form
+// skipped), split at '/' and each segment percent-decoded. nullopt when a segment decodes to
+// something holding '/' (an escaped "%2F"): such a path cannot name a route segment.
+std::optional<std::vector<std::string>> PathSegments(std::string_view target);
+// The first problem with `query` for a method taking `allowed`: an unknown or repeated
+// parameter; nullopt when there is none.
+std::optional<ApiError> CheckQuery(const std::vector<std::pair<std::string, std::string>>& query,
+                                   const std::vector<std::string>& allowed);
 
 // A pending ?wait=.
 struct Waiter {
@@ -143,8 +159,12 @@ class Server final : public ApiServer, public net::Handler {
   ~Server() override;
   Status Init();
   uint16_t port() const override;
+  uint16_t probe_port() const override;
   void Stop() override;
+  // Requests of the main listener.
   void Handle(net::HttpRequest request, std::shared_ptr<net::ResponseWriter> writer) override;
+  // Requests of either listener: `probe` for the probe listener (open routes only).
+  void Dispatch(net::HttpRequest request, std::shared_ptr<net::ResponseWriter> writer, bool probe);
 
   // Answers (each records the request metrics; later answers to the same call are ignored).
   void Reply(const CallPtr& call, int status, const Json& body, net::Headers headers = {});
@@ -207,7 +227,8 @@ class Server final : public ApiServer, public net::Handler {
   void KeepAlive();
   void DropStream(const std::shared_ptr<Stream>& s);
 
-  const Route* Match(std::string_view path, std::vector<std::string>* params) const;
+  // The route whose pattern has these segments (parameters captured), or nullptr.
+  const Route* Match(const std::vector<std::string>& segs, std::vector<std::string>* params) const;
   bool Authorized(const net::HttpRequest& request) const;
 
   ApiOptions options_;
@@ -216,6 +237,8 @@ class Server final : public ApiServer, public net::Handler {
   std::unique_ptr<TaskPool> pool_;
   std::unique_ptr<Scheduler> scheduler_;
   std::unique_ptr<net::HttpServer> http_;
+  std::unique_ptr<net::Handler> probe_handler_;
+  std::unique_ptr<net::HttpServer> probe_http_;
   CounterFamily* requests_total_ = nullptr;
   HistogramFamily* request_duration_ = nullptr;
 

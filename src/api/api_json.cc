@@ -1,4 +1,5 @@
 // Error mapping, value parsing and the project representation (docs/api.md).
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <cstdlib>
@@ -7,6 +8,7 @@
 #include "api/api_internal.h"
 #include "common/base64.h"
 #include "engine/model/project.h"
+#include "engine/reconciler/intents.h"
 
 namespace steward::api {
 
@@ -58,6 +60,49 @@ std::string FieldOfMessage(std::string_view message) {
     }
   }
   return "";
+}
+
+std::optional<std::vector<std::string>> PathSegments(std::string_view target) {
+  for (std::string_view scheme : {"http://", "https://"}) {
+    if (target.size() >= scheme.size() && AsciiLower(target.substr(0, scheme.size())) == scheme) {
+      target.remove_prefix(scheme.size());
+      size_t slash = target.find_first_of("/?#");
+      target = slash == std::string_view::npos ? std::string_view("/") : target.substr(slash);
+      break;
+    }
+  }
+  target = target.substr(0, target.find_first_of("?#"));
+  if (target.empty()) target = "/";
+  std::vector<std::string> out;
+  size_t i = 0;
+  while (i <= target.size()) {
+    size_t j = target.find('/', i);
+    if (j == std::string_view::npos) j = target.size();
+    std::string segment = net::PercentDecode(target.substr(i, j - i));
+    if (segment.find('/') != std::string::npos) return std::nullopt;
+    out.push_back(std::move(segment));
+    i = j + 1;
+  }
+  return out;
+}
+
+std::optional<ApiError> CheckQuery(const std::vector<std::pair<std::string, std::string>>& query,
+                                   const std::vector<std::string>& allowed) {
+  for (size_t i = 0; i < query.size(); ++i) {
+    const std::string& name = query[i].first;
+    if (std::find(allowed.begin(), allowed.end(), name) == allowed.end()) {
+      std::string list;
+      for (const auto& a : allowed) list += (list.empty() ? "" : ", ") + a;
+      return BadArgument(name, "unknown query parameter \"" + name + "\" (this route takes " +
+                                   (list.empty() ? std::string("none") : list) + ")");
+    }
+    for (size_t k = 0; k < i; ++k) {
+      if (query[k].first == name) {
+        return BadArgument(name, "query parameter \"" + name + "\" is given more than once");
+      }
+    }
+  }
+  return std::nullopt;
 }
 
 std::string AsciiLower(std::string_view s) {
@@ -142,17 +187,13 @@ std::string FormatTimeMs(int64_t ms) {
 std::string PhaseOf(const store::ProjectRecord& r) { return r.phase.empty() ? "Pending" : r.phase; }
 
 Json StatusJson(const store::ProjectRecord& r) {
+  std::optional<engine::ProjectStatus> stored;
   if (!r.status_json.empty()) {
-    auto j = ParseJson(r.status_json);
-    if (j.ok()) {
-      auto s = engine::ParseProjectStatus(*j);
-      if (s.ok()) return engine::ToJson(*s);
+    if (auto j = ParseJson(r.status_json); j.ok()) {
+      if (auto s = engine::ParseProjectStatus(*j); s.ok()) stored = std::move(*s);
     }
   }
-  engine::ProjectStatus s;
-  s.phase = engine::Phase::kPending;
-  s.reason = "Accepted";
-  return engine::ToJson(s);
+  return engine::ToJson(engine::PresentStatus(stored, engine::IntentOf(r.desired), r.generation));
 }
 
 Json ProjectJson(const store::ProjectRecord& r) {

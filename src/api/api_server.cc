@@ -21,6 +21,18 @@ std::vector<std::string> Split(std::string_view path) {
   return out;
 }
 
+// The probe listener's requests, routed as probes.
+class ProbeHandler final : public net::Handler {
+ public:
+  explicit ProbeHandler(Server& server) : server_(server) {}
+  void Handle(net::HttpRequest request, std::shared_ptr<net::ResponseWriter> writer) override {
+    server_.Dispatch(std::move(request), std::move(writer), /*probe=*/true);
+  }
+
+ private:
+  Server& server_;
+};
+
 bool ConstantTimeEquals(std::string_view a, std::string_view b) {
   unsigned char diff = a.size() == b.size() ? 0 : 1;
   for (size_t i = 0; i < a.size(); ++i) diff |= a[i] ^ b[i % std::max<size_t>(b.size(), 1)];
@@ -41,8 +53,7 @@ StatusOr<std::unique_ptr<ApiServer>> ApiServer::Start(ApiOptions options, ApiDep
 
 Server::Server(ApiOptions options, ApiDeps deps)
     : options_(std::move(options)), deps_(std::move(deps)) {
-  auto add = [this](std::string pattern, std::map<std::string, HandlerFn> methods,
-                    bool open = false) {
+  auto add = [this](std::string pattern, std::map<std::string, Method> methods, bool open = false) {
     Route r;
     r.segments = Split(pattern);
     r.pattern = std::move(pattern);
@@ -50,26 +61,28 @@ Server::Server(ApiOptions options, ApiDeps deps)
     r.open = open;
     routes_.push_back(std::move(r));
   };
-  add("/healthz", {{"GET", &Server::HandleHealthz}, {"HEAD", &Server::HandleHealthz}}, true);
-  add("/readyz", {{"GET", &Server::HandleReadyz}, {"HEAD", &Server::HandleReadyz}}, true);
-  add("/metrics", {{"GET", &Server::HandleMetrics}, {"HEAD", &Server::HandleMetrics}}, true);
-  add("/v1/projects", {{"GET", &Server::HandleList}});
-  add("/v1/projects/{project}", {{"GET", &Server::HandleGet},
-                                 {"PUT", &Server::HandlePut},
-                                 {"DELETE", &Server::HandleDelete}});
-  add("/v1/projects/{project}/start", {{"POST", &Server::HandleStart}});
-  add("/v1/projects/{project}/suspend", {{"POST", &Server::HandleSuspend}});
-  add("/v1/projects/{project}/restart", {{"POST", &Server::HandleRestart}});
-  add("/v1/projects/{project}/rotate-credentials", {{"POST", &Server::HandleRotate}});
-  add("/v1/projects/{project}/history", {{"GET", &Server::HandleHistory}});
-  add("/v1/projects/{project}/instance", {{"GET", &Server::HandleInstanceInfo}});
-  add("/v1/projects/{project}/logs", {{"GET", &Server::HandleInstanceLogs}});
-  add("/v1/projects/{project}/flows/start", {{"POST", &Server::HandleFlowsStart}});
-  add("/v1/projects/{project}/flows/stop", {{"POST", &Server::HandleFlowsStop}});
-  add("/v1/projects/{project}/flows/restart", {{"POST", &Server::HandleFlowsRestart}});
-  add("/v1/projects/{project}/logout", {{"POST", &Server::HandleLogout}});
-  add("/v1/credentials/check", {{"POST", &Server::HandleCredentialCheck}});
-  add("/v1/watch", {{"GET", &Server::HandleWatch}});
+  const std::vector<std::string> wait = {"wait"};
+  add("/healthz", {{"GET", {&Server::HandleHealthz}}, {"HEAD", {&Server::HandleHealthz}}}, true);
+  add("/readyz", {{"GET", {&Server::HandleReadyz}}, {"HEAD", {&Server::HandleReadyz}}}, true);
+  add("/metrics", {{"GET", {&Server::HandleMetrics}}, {"HEAD", {&Server::HandleMetrics}}}, true);
+  add("/v1/projects",
+      {{"GET", {&Server::HandleList, {"team", "phase", "desiredState", "limit", "continue"}}}});
+  add("/v1/projects/{project}", {{"GET", {&Server::HandleGet}},
+                                 {"PUT", {&Server::HandlePut, wait}},
+                                 {"DELETE", {&Server::HandleDelete, wait}}});
+  add("/v1/projects/{project}/start", {{"POST", {&Server::HandleStart, wait}}});
+  add("/v1/projects/{project}/suspend", {{"POST", {&Server::HandleSuspend, wait}}});
+  add("/v1/projects/{project}/restart", {{"POST", {&Server::HandleRestart, wait}}});
+  add("/v1/projects/{project}/rotate-credentials", {{"POST", {&Server::HandleRotate, wait}}});
+  add("/v1/projects/{project}/history", {{"GET", {&Server::HandleHistory, {"limit", "after"}}}});
+  add("/v1/projects/{project}/instance", {{"GET", {&Server::HandleInstanceInfo}}});
+  add("/v1/projects/{project}/logs", {{"GET", {&Server::HandleInstanceLogs}}});
+  add("/v1/projects/{project}/flows/start", {{"POST", {&Server::HandleFlowsStart}}});
+  add("/v1/projects/{project}/flows/stop", {{"POST", {&Server::HandleFlowsStop}}});
+  add("/v1/projects/{project}/flows/restart", {{"POST", {&Server::HandleFlowsRestart}}});
+  add("/v1/projects/{project}/logout", {{"POST", {&Server::HandleLogout}}});
+  add("/v1/credentials/check", {{"POST", {&Server::HandleCredentialCheck}}});
+  add("/v1/watch", {{"GET", {&Server::HandleWatch, {"project", "team", "initial"}}}});
 }
 
 Server::~Server() { Stop(); }
@@ -111,10 +124,24 @@ Status Server::Init() {
   }
   http_ = std::move(*started);
   LOG_INFO("api: serving on {}:{}", http.host, http_->port());
+  if (options_.probe_http) {
+    probe_handler_ = std::make_unique<ProbeHandler>(*this);
+    net::HttpServer::Options probe = *options_.probe_http;
+    probe.max_body_bytes = std::min<size_t>(probe.max_body_bytes, 64 * 1024);
+    auto probe_started = net::HttpServer::Start(probe, *probe_handler_);
+    if (!probe_started.ok()) {
+      Stop();
+      return Status(probe_started.error().code(),
+                    "probe listener: " + probe_started.error().message());
+    }
+    probe_http_ = std::move(*probe_started);
+    LOG_INFO("api: /healthz, /readyz and /metrics on {}:{}", probe.host, probe_http_->port());
+  }
   return Status::Ok();
 }
 
 uint16_t Server::port() const { return http_ ? http_->port() : 0; }
+uint16_t Server::probe_port() const { return probe_http_ ? probe_http_->port() : 0; }
 
 void Server::Stop() {
   std::lock_guard stop_lock(stop_mu_);
@@ -157,11 +184,12 @@ void Server::Stop() {
     for (auto& [id, w] : waiters_) waiters.push_back(w);
   }
   for (auto& w : waiters) FinishWaiter(w, false);
+  if (probe_http_) probe_http_->Stop();
   if (http_) http_->Stop();
 }
 
-const Route* Server::Match(std::string_view path, std::vector<std::string>* params) const {
-  std::vector<std::string> segs = Split(path);
+const Route* Server::Match(const std::vector<std::string>& segs,
+                           std::vector<std::string>* params) const {
   for (const Route& r : routes_) {
     if (r.segments.size() != segs.size()) continue;
     std::vector<std::string> p;
@@ -195,17 +223,28 @@ bool Server::Authorized(const net::HttpRequest& request) const {
 }
 
 void Server::Handle(net::HttpRequest request, std::shared_ptr<net::ResponseWriter> writer) {
+  Dispatch(std::move(request), std::move(writer), /*probe=*/false);
+}
+
+void Server::Dispatch(net::HttpRequest request, std::shared_ptr<net::ResponseWriter> writer,
+                      bool probe) {
   auto call = std::make_shared<Call>();
   call->request = std::move(request);
   call->writer = std::move(writer);
   const std::string& path = call->request.path;
-  const Route* route = Match(path, &call->params);
+  // Routing works on the path as sent: "/v1/projects/a%2Fhistory" is not the history of "a".
+  std::optional<std::vector<std::string>> segments = PathSegments(call->request.target);
+  const Route* route = segments ? Match(*segments, &call->params) : nullptr;
+  // With a probe listener, the open routes live there and only there.
+  if (route != nullptr && (probe ? !route->open : (route->open && probe_http_ != nullptr))) {
+    route = nullptr;
+  }
   call->route = route ? route->pattern : "other";
   if (stopping_) {
     ReplyError(call, MakeError(503, "Unavailable", "the server is stopping"));
     return;
   }
-  const bool api_path = path == "/v1" || path.starts_with("/v1/");
+  const bool api_path = !probe && (path == "/v1" || path.starts_with("/v1/"));
   if ((route == nullptr && api_path) || (route != nullptr && !route->open)) {
     if (!Authorized(call->request)) {
       net::Headers h;
@@ -219,8 +258,18 @@ void Server::Handle(net::HttpRequest request, std::shared_ptr<net::ResponseWrite
       return;
     }
   }
+  if (!segments) {
+    ReplyError(
+        call,
+        MakeError(400, "BadPath",
+                  "a path segment must not contain an escaped '/' (%2F): " +
+                      std::string(call->request.target.substr(0, call->request.target.find('?')))));
+    return;
+  }
   if (route == nullptr) {
-    ReplyError(call, MakeError(404, "NotFound", "no such path: " + path));
+    ReplyError(call, MakeError(404, "NotFound",
+                               probe ? "this listener serves /healthz, /readyz and /metrics only"
+                                     : "no such path: " + path));
     return;
   }
   auto it = route->methods.find(call->request.method);
@@ -242,7 +291,11 @@ void Server::Handle(net::HttpRequest request, std::shared_ptr<net::ResponseWrite
                          "the body is over " + std::to_string(options_.max_body_bytes) + " bytes"));
     return;
   }
-  HandlerFn fn = it->second;
+  if (auto bad = CheckQuery(call->request.query, it->second.params)) {
+    ReplyError(call, *bad);
+    return;
+  }
+  HandlerFn fn = it->second.fn;
   if (!pool_->Post([this, call, fn] { (this->*fn)(call); })) {
     ReplyError(call, MakeError(503, "Unavailable", "the server is stopping"));
   }

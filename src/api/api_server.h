@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "common/metrics.h"
@@ -33,6 +34,10 @@ struct ApiOptions {
   std::chrono::milliseconds max_wait{600000};  // the largest ?wait= accepted
   std::chrono::milliseconds keepalive{15000};  // watch-stream comment interval
   int workers = 8;                             // threads for blocking work
+  // When set, /healthz, /readyz and /metrics are served on this second listener only (no token
+  // there, as on the main one), and the main listener answers them 404: probes and scrapes can
+  // then reach a port the API's clients cannot, and the API's port shows nothing unauthenticated.
+  std::optional<net::HttpServer::Options> probe_http;
 };
 
 struct ApiDeps {
@@ -49,6 +54,8 @@ class ApiServer {
   static StatusOr<std::unique_ptr<ApiServer>> Start(ApiOptions options, ApiDeps deps);
   virtual ~ApiServer() = default;
   virtual uint16_t port() const = 0;
+  // The probe listener's port; 0 when there is none.
+  virtual uint16_t probe_port() const = 0;
   virtual void Stop() = 0;
 };
 

@@ -459,6 +459,118 @@ TEST_F(ApiTest, RefusedRequestsChangeNothing) {
             200);
 }
 
+// Issue 13, findings 4 and 5: unknown or repeated query parameters, and a path that only names a
+// route once decoded.
+TEST_F(ApiTest, QueryParametersAndEscapedSlashesAreCheckedBeforeAnythingHappens) {
+  ASSERT_EQ(Do("PUT", "/v1/projects/alpha", SpecBody()).status, 201);
+  const std::string before = StoreState();
+  const uint64_t writes = ClusterWrites();
+  ExpectError(Do("POST", "/v1/projects/alpha/start?wiat=5s"), 400, "InvalidArgument", "wiat",
+              "unknown query parameter \"wiat\" (this route takes wait)");
+  ExpectError(Do("POST", "/v1/projects/alpha/start?wait=1s&wait=2s"), 400, "InvalidArgument",
+              "wait", "given more than once");
+  ExpectError(Do("PUT", "/v1/projects/alpha?dryRun=true", SpecBody("flowfuse/node-red:4.1")), 400,
+              "InvalidArgument", "dryRun", "unknown query parameter");
+  ExpectError(Do("GET", "/v1/projects/alpha?wait=1s"), 400, "InvalidArgument", "wait",
+              "this route takes none");
+  ExpectError(Do("GET", "/v1/projects?limit=1&limit=2"), 400, "InvalidArgument", "limit",
+              "more than once");
+  ExpectError(Do("GET", "/v1/projects?phase=Running&phases=Failed"), 400, "InvalidArgument",
+              "phases", "team, phase, desiredState, limit, continue");
+  ExpectError(Do("GET", "/healthz?verbose", "", "", ""), 400, "InvalidArgument", "verbose",
+              "unknown query parameter");
+  // "%2F" inside a segment is not a separator: no route is reached through it.
+  ExpectError(Do("GET", "/v1/projects/alpha%2fhistory"), 400, "BadPath", "", "%2F");
+  ExpectError(Do("DELETE", "/v1/projects/alpha%2Fstart"), 400, "BadPath", "", "escaped");
+  // Still authentication first.
+  EXPECT_EQ(Do("GET", "/v1/projects/alpha%2fhistory", "", "", "").status, 401);
+  // Other escapes decode as before.
+  EXPECT_EQ(Do("GET", "/v1/projects/%61lpha").status, 200);
+  EXPECT_EQ(StoreState(), before);
+  EXPECT_EQ(ClusterWrites(), writes);
+}
+
+// Issue 13, finding 7: a custom hostname may not be another project's host.
+TEST_F(ApiTest, HostnamesAreUniqueAcrossProjects) {
+  Json spec = Spec();
+  spec["customHostname"] = "flows.example.com";
+  ASSERT_EQ(Do("PUT", "/v1/projects/alpha", DumpJson(Json{{"spec", spec}})).status, 201);
+  const std::string before = StoreState();
+  auto thief = Do("PUT", "/v1/projects/thief", DumpJson(Json{{"spec", spec}, {"start", true}}));
+  ExpectError(thief, 409, "Conflict", "", "hostname \"flows.example.com\" is already in use");
+  EXPECT_EQ(thief.body.find("alpha"), std::string::npos) << thief.body;
+  Json squat = Spec();
+  squat["customHostname"] = "alpha." + config_.domain;
+  ExpectError(Do("PUT", "/v1/projects/thief", DumpJson(Json{{"spec", squat}})), 400,
+              "InvalidArgument", "spec.customHostname", "reserved for project names");
+  EXPECT_EQ(StoreState(), before);
+}
+
+// Issue 13, finding 15: no answer says Running for a generation the engine has not reached.
+TEST_F(ApiTest, AnAcceptedIntentIsNeverReportedAsTheOldPhase) {
+  auto put = Do("PUT", "/v1/projects/alpha?wait=20s", SpecBody("flowfuse/node-red:4.0", true));
+  ASSERT_EQ(put.status, 201) << put.body;
+  ASSERT_EQ(Body(put)["status"]["phase"], "Running");
+  engine_->Stop();  // nothing acts on what follows
+  Watcher watch(api_->port(), "/v1/watch?project=alpha&initial=false");
+  ASSERT_TRUE(Eventually([&] { return ServerTestPeer::Streams(*api_) == 1; }));
+  auto suspend = Do("POST", "/v1/projects/alpha/suspend");
+  ASSERT_EQ(suspend.status, 202);
+  Json s = Body(suspend);
+  EXPECT_EQ(s["generation"], 2);
+  EXPECT_EQ(s["status"]["phase"], "Suspending");
+  EXPECT_EQ(s["status"]["reason"], "Accepted");
+  EXPECT_EQ(s["status"]["observedGeneration"], 1);
+  EXPECT_EQ(Body(Do("GET", "/v1/projects/alpha"))["status"]["phase"], "Suspending");
+  EXPECT_TRUE(Body(Do("GET", "/v1/projects?phase=Running"))["items"].empty());
+  EXPECT_EQ(Body(Do("GET", "/v1/projects?phase=Suspending"))["items"].size(), 1u);
+  // A stack change on top: still nothing the engine reached.
+  auto start = Do("PUT", "/v1/projects/alpha", SpecBody("flowfuse/node-red:4.1", true));
+  ASSERT_EQ(start.status, 200) << start.body;
+  EXPECT_EQ(Body(start)["status"]["phase"], "Updating");
+  ASSERT_TRUE(Eventually([&] { return watch.Has("project", "Updating", "alpha"); }));
+  EXPECT_TRUE(watch.Has("project", "Suspending", "alpha"));
+  EXPECT_FALSE(watch.Has("project", "Running", "alpha"));
+  watch.Stop();
+}
+
+// docs/security.md: the open routes can live on a listener of their own.
+TEST_F(ApiTest, AProbeListenerTakesTheOpenRoutesOffTheApiPort) {
+  // A second API server over the same engine, with its own registry and a probe listener.
+  MetricsRegistry registry;
+  ApiOptions o;
+  o.token = kToken;
+  o.workers = 2;
+  o.probe_http = net::HttpServer::Options{};
+  ApiDeps d;
+  d.store = store_.get();
+  d.intents = &engine_->intents();
+  d.config = &config_;
+  d.metrics = &registry;
+  auto started = ApiServer::Start(o, d);
+  ASSERT_TRUE(started.ok()) << started.error().ToString();
+  std::unique_ptr<ApiServer> api = std::move(*started);
+  const uint16_t port = api->port();
+  const uint16_t probe = api->probe_port();
+  ASSERT_NE(probe, 0);
+  ASSERT_NE(probe, port);
+  EXPECT_EQ(api_->probe_port(), 0);
+  EXPECT_EQ(Do("GET", "/healthz", "", "", "", probe).status, 200);
+  EXPECT_EQ(Do("GET", "/readyz", "", "", "", probe).status, 200);
+  auto m = Do("GET", "/metrics", "", "", "", probe);
+  EXPECT_EQ(m.status, 200);
+  EXPECT_NE(m.body.find("steward_api_requests_total"), std::string::npos) << m.body;
+  // Not on the API's port any more, with or without a token.
+  ExpectError(Do("GET", "/metrics", "", "", "", port), 404, "NotFound", "", "/metrics");
+  ExpectError(Do("GET", "/healthz", "", "", std::string("Bearer ") + kToken, port), 404, "NotFound",
+              "", "/healthz");
+  // And the API is not on the probe port, even with the token.
+  ExpectError(Do("GET", "/v1/projects", "", "", std::string("Bearer ") + kToken, probe), 404,
+              "NotFound", "", "serves /healthz, /readyz and /metrics only");
+  EXPECT_EQ(Do("GET", "/v1/projects", "", "", std::string("Bearer ") + kToken, port).status, 200);
+  api->Stop();
+}
+
 TEST_F(ApiTest, OperationsOnADeletingProjectConflict) {
   engine_->Stop();  // the deletion stays pending
   ASSERT_EQ(Do("PUT", "/v1/projects/alpha", SpecBody()).status, 201);

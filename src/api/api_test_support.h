@@ -201,9 +201,10 @@ class ApiFixture : public engine::testing::EngineFixture {
 
   net::HttpResponse Do(const std::string& method, const std::string& target,
                        const std::string& body = "", std::string content_type = "application/json",
-                       std::string authorization = std::string("Bearer ") + kToken) {
+                       std::string authorization = std::string("Bearer ") + kToken,
+                       uint16_t port = 0) {
     net::HttpClient::Options o;
-    o.port = api_->port();
+    o.port = port != 0 ? port : api_->port();
     o.timeout = seconds(30);
     auto client = net::HttpClient::Create(o);
     net::Headers h;

@@ -139,6 +139,7 @@ class AppImpl final : public App {
   Status Init();
 
   std::string api_url() const override { return api_url_; }
+  std::string probe_url() const override { return probe_url_; }
   std::string api_token() const override { return token_; }
   std::string api_token_file() const override { return token_file_; }
   cluster::EmbeddedCluster* embedded_cluster() override { return cluster_.get(); }
@@ -163,7 +164,7 @@ class AppImpl final : public App {
 
   ServeConfig config_;
   std::mutex stop_mu_;
-  std::string token_, token_file_, api_url_;
+  std::string token_, token_file_, api_url_, probe_url_;
   bool in_cluster_ = false;
   std::optional<net::TlsConfig> tls_;  // the API's, read before anything starts
   // Declared in start order: destroyed in reverse, after Stop().
@@ -353,6 +354,13 @@ Status AppImpl::StartApi() {
   RETURN_IF_ERROR(SplitListen(config_.listen, "listen", &ao.http.host, &ao.http.port));
   ao.token = token_;
   ao.workers = config_.api_workers;
+  std::string probe_host;
+  if (!config_.probe_listen.empty()) {
+    net::HttpServer::Options probe;
+    RETURN_IF_ERROR(SplitListen(config_.probe_listen, "probeListen", &probe.host, &probe.port));
+    probe_host = probe.host;
+    ao.probe_http = probe;
+  }
   ao.http.tls = tls_;
   const bool https = ao.http.tls.has_value();
   api::ApiDeps deps;
@@ -384,6 +392,9 @@ Status AppImpl::StartApi() {
   api_ = std::move(*server);
   api_url_ = std::string(https ? "https://" : "http://") + UrlHost(host) + ":" +
              std::to_string(api_->port());
+  if (api_->probe_port() != 0) {
+    probe_url_ = "http://" + UrlHost(probe_host) + ":" + std::to_string(api_->probe_port());
+  }
   return Status::Ok();
 }
 

@@ -33,6 +33,8 @@ enum class InstanceAccess { kAuto, kDirect, kProxy };  // auto: direct when in-c
 // Most fields have a command-line flag of `steward serve` that wins over the file.
 struct ServeConfig {
   std::string listen = "127.0.0.1:8080";  // the API's address; port 0 picks one
+  // "" = /healthz, /readyz and /metrics on `listen`; else only on this HOST:PORT (plain HTTP).
+  std::string probe_listen;
   std::string data_dir = "steward-data";  // store, API token, embedded cluster state
   std::string database;                   // "" = sqlite:<data_dir>/steward.db; "sqlite:PATH"
   std::string api_token_file;             // "" = <data_dir>/api-token, created 0600 if absent
@@ -83,7 +85,8 @@ class App {
   static StatusOr<std::unique_ptr<App>> Start(ServeConfig config);
   virtual ~App() = default;
 
-  virtual std::string api_url() const = 0;  // http://host:port
+  virtual std::string api_url() const = 0;    // http://host:port
+  virtual std::string probe_url() const = 0;  // http://host:port; "" without probeListen
   virtual std::string api_token() const = 0;
   virtual std::string api_token_file() const = 0;
   virtual cluster::EmbeddedCluster* embedded_cluster() = 0;  // null unless embedded

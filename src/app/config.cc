@@ -234,10 +234,15 @@ StatusOr<ServeConfig> ParseServeConfig(std::string_view text) {
   ASSIGN_OR_RETURN(Json doc, ParseYaml(text));
   ServeConfig config;
   ASSIGN_OR_RETURN(Section s, Section::Of(&doc, ""));
-  RETURN_IF_ERROR(s.OnlyKnown({"listen", "dataDir", "database", "apiTokenFile", "apiWorkers",
-                               "logLevel", "tls", "kubernetes", "instance", "engine"}));
+  RETURN_IF_ERROR(
+      s.OnlyKnown({"listen", "probeListen", "dataDir", "database", "apiTokenFile", "apiWorkers",
+                   "logLevel", "tls", "kubernetes", "instance", "engine"}));
   RETURN_IF_ERROR(s.String("listen", &config.listen));
   RETURN_IF_ERROR(CheckListen(config.listen, "listen"));
+  RETURN_IF_ERROR(s.String("probeListen", &config.probe_listen));
+  if (!config.probe_listen.empty()) {
+    RETURN_IF_ERROR(CheckListen(config.probe_listen, "probeListen"));
+  }
   RETURN_IF_ERROR(s.NonEmptyString("dataDir", &config.data_dir));
   RETURN_IF_ERROR(ParseDatabase(s, &config.database));
   RETURN_IF_ERROR(s.String("apiTokenFile", &config.api_token_file));

@@ -115,6 +115,15 @@ TEST(ServeConfigTest, JsonIsAcceptedToo) {
   EXPECT_EQ(c->instance_access, InstanceAccess::kProxy);
 }
 
+TEST(ServeConfigTest, ProbeListenIsAnAddressOrAbsent) {
+  EXPECT_EQ(ParseServeConfig("listen: 127.0.0.1:0")->probe_listen, "");
+  EXPECT_EQ(ParseServeConfig("probeListen: 0.0.0.0:9102")->probe_listen, "0.0.0.0:9102");
+  auto bad = ParseServeConfig("probeListen: nine");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(bad.error().message().find("probeListen"), std::string::npos) << bad.error().message();
+}
+
 TEST(ServeConfigTest, EachSourceAndAccessValueMaps) {
   EXPECT_EQ(ParseServeConfig("kubernetes: {source: kubeconfig}")->cluster,
             ClusterSource::kKubeconfig);

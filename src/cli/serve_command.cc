@@ -20,7 +20,7 @@ namespace {
 // (the matching CLI::Option counted it).
 struct ServeFlags {
   std::string config_file;
-  std::string listen, data_dir, database, api_token_file;
+  std::string listen, probe_listen, data_dir, database, api_token_file;
   std::string tls_cert_file, tls_key_file;
   int workers = 0;
   std::string namespace_name, domain;
@@ -33,9 +33,9 @@ struct ServeFlags {
 };
 
 struct ServeOptions {
-  CLI::Option *listen, *data_dir, *database, *api_token_file, *tls_cert_file, *tls_key_file,
-      *workers, *namespace_name, *domain, *kubeconfig, *context, *in_cluster, *embedded,
-      *ingress_listen, *kubeconfig_out, *instance_access, *log_level;
+  CLI::Option *listen, *probe_listen, *data_dir, *database, *api_token_file, *tls_cert_file,
+      *tls_key_file, *workers, *namespace_name, *domain, *kubeconfig, *context, *in_cluster,
+      *embedded, *ingress_listen, *kubeconfig_out, *instance_access, *log_level;
 };
 
 int Fail(const std::string& message) {
@@ -59,6 +59,12 @@ StatusOr<app::ServeConfig> BuildConfig(const ServeFlags& f, const ServeOptions& 
       return InvalidArgument("--listen: expected HOST:PORT, got \"" + f.listen + "\"");
     }
     c.listen = f.listen;
+  }
+  if (Given(o.probe_listen)) {
+    if (!SplitHostPort(f.probe_listen, &host, &port)) {
+      return InvalidArgument("--probe-listen: expected HOST:PORT, got \"" + f.probe_listen + "\"");
+    }
+    c.probe_listen = f.probe_listen;
   }
   if (Given(o.data_dir)) {
     if (f.data_dir.empty()) return InvalidArgument("--data-dir: must not be empty");
@@ -157,6 +163,9 @@ int RunServe(const ServeFlags& flags, const ServeOptions& options) {
   if (!app.ok()) return Fail(app.error().message());
   std::printf("Steward serving\n");
   std::printf("  API         %s\n", (*app)->api_url().c_str());
+  if (!(*app)->probe_url().empty()) {
+    std::printf("  probes      %s (/healthz, /readyz, /metrics)\n", (*app)->probe_url().c_str());
+  }
   std::printf("  API token   %s\n", (*app)->api_token_file().c_str());
   std::printf("  Cluster     %s\n", DescribeCluster(*config, **app).c_str());
   std::printf("  Namespace   %s\n", (*app)->engine().options().config.namespace_name.c_str());
@@ -190,6 +199,9 @@ void AddServeCommand(CLI::App& app) {
   ServeOptions& o = *options;
   o.listen = cmd->add_option("--listen", flags->listen,
                              "API address HOST:PORT (port 0: any free; default 127.0.0.1:8080)");
+  o.probe_listen = cmd->add_option(
+      "--probe-listen", flags->probe_listen,
+      "Serve /healthz, /readyz and /metrics on this HOST:PORT only, not on --listen");
   o.data_dir = cmd->add_option(
       "--data-dir", flags->data_dir,
       "Store, API token and embedded cluster state (created if absent; default steward-data)");

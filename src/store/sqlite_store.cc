@@ -63,6 +63,14 @@ CREATE TABLE history (
 );
 CREATE INDEX history_project ON history (project_id, seq);
 )sql",
+    // 2: hostnames are unique across projects (issue 13: one tenant must not take another's host).
+    R"sql(
+CREATE TABLE hostnames (
+  host TEXT PRIMARY KEY NOT NULL,
+  project_id TEXT NOT NULL
+);
+CREATE INDEX hostnames_project ON hostnames (project_id);
+)sql",
 };
 constexpr int64_t kLatestVersion = std::size(kMigrations);
 
@@ -472,6 +480,26 @@ StatusOr<std::vector<HistoryEntry>> SqliteStore::WriteExtra(const std::string& p
       return AlreadyExists("credential id \"" + c.id + "\" belongs to another project");
     }
   }
+  if (extra.hostnames) {
+    for (const std::string& host : *extra.hostnames) {
+      Statement held(db_.handle, "SELECT project_id FROM hostnames WHERE host = ?");
+      held.Bind(host);
+      if (held.Step() && held.Text(0) != project_id) {
+        return AlreadyExists("hostname \"" + host + "\" is already in use");
+      }
+      RETURN_IF_ERROR(db_.Check(held, "check hostname"));
+    }
+    Statement clear(db_.handle, "DELETE FROM hostnames WHERE project_id = ?");
+    clear.Bind(project_id).Step();
+    RETURN_IF_ERROR(db_.Check(clear, "release hostnames"));
+    for (const std::string& host : *extra.hostnames) {
+      Statement claim(db_.handle,
+                      "INSERT INTO hostnames (host, project_id) VALUES (?, ?) "
+                      "ON CONFLICT (host) DO NOTHING");
+      claim.Bind(host).Bind(project_id).Step();
+      RETURN_IF_ERROR(db_.Check(claim, "claim hostname"));
+    }
+  }
   std::vector<HistoryEntry> appended;
   for (HistoryEntry h : extra.history) {
     if (h.kind.empty()) return InvalidArgument("history entry: kind is required");
@@ -552,7 +580,8 @@ StatusOr<ProjectRecord> SqliteStore::MutateProject(std::string_view id, const Mu
       return InvalidArgument("project \"" + before.id + "\": the id cannot change (to \"" +
                              after.id + "\")");
     }
-    if (SameIntentAndStatus(after, before) && extra.credentials.empty() && extra.history.empty()) {
+    if (SameIntentAndStatus(after, before) && extra.credentials.empty() && extra.history.empty() &&
+        !extra.hostnames) {
       return before;
     }
     if (after.name != before.name) {
@@ -592,7 +621,8 @@ Status SqliteStore::PurgeProject(std::string_view id, const HistoryEntry& tombst
     RETURN_IF_ERROR(tx.Begin());
     ASSIGN_OR_RETURN(change.purged, LoadProject("id", id));
     for (const char* sql :
-         {"DELETE FROM credentials WHERE project_id = ?", "DELETE FROM projects WHERE id = ?"}) {
+         {"DELETE FROM credentials WHERE project_id = ?",
+          "DELETE FROM hostnames WHERE project_id = ?", "DELETE FROM projects WHERE id = ?"}) {
       Statement s(db_.handle, sql);
       s.Bind(id).Step();
       RETURN_IF_ERROR(db_.Check(s, "purge project"));

@@ -800,8 +800,9 @@ TEST_F(SqliteStoreTest, ReopenKeepsDataAndDoesNotReapplyMigrations) {
   extra.history.push_back(Entry("operation", "create", 1));
   MustCreate(Project("p1", "alpha"), extra);
   ASSERT_TRUE(store.MutateProject("p1", SetGeneration(3)).ok());
-  std::string applied = RawQuery(path_, "SELECT applied_ms FROM schema_migrations");
-  EXPECT_EQ(applied, std::to_string(kT0));
+  std::string applied =
+      RawQuery(path_, "SELECT group_concat(applied_ms) FROM schema_migrations ORDER BY version");
+  EXPECT_EQ(applied, std::to_string(kT0) + "," + std::to_string(kT0));
   store_.reset();
 
   clock_.Advance(std::chrono::hours(1));
@@ -812,8 +813,10 @@ TEST_F(SqliteStoreTest, ReopenKeepsDataAndDoesNotReapplyMigrations) {
   EXPECT_EQ(got->version, 2);
   EXPECT_EQ(reopened.FindCredentialByToken("tok-1")->id, "c-1");
   EXPECT_EQ(reopened.ListHistory("p1", 0, 0)->size(), 1u);
-  EXPECT_EQ(RawQuery(path_, "SELECT count(*) FROM schema_migrations"), "1");
-  EXPECT_EQ(RawQuery(path_, "SELECT applied_ms FROM schema_migrations"), applied);
+  EXPECT_EQ(RawQuery(path_, "SELECT count(*) FROM schema_migrations"), "2");
+  EXPECT_EQ(
+      RawQuery(path_, "SELECT group_concat(applied_ms) FROM schema_migrations ORDER BY version"),
+      applied);
   EXPECT_EQ(RawQuery(path_, "PRAGMA journal_mode"), "wal");
   EXPECT_EQ(RawQuery(path_, "PRAGMA application_id"), std::to_string(0x53545744));
   // New seqs continue after the old ones.
@@ -836,7 +839,7 @@ TEST_F(SqliteStoreTest, RefusesNewerSchema) {
   auto r = OpenSqliteStore(Options());
   EXPECT_EQ(r.status().code(), StatusCode::kFailedPrecondition);
   EXPECT_EQ(r.status().message(),
-            path_ + ": schema version 7 is newer than this Steward (knows up to 1)");
+            path_ + ": schema version 7 is newer than this Steward (knows up to 2)");
 }
 
 TEST_F(SqliteStoreTest, RefusesAFileThatIsNotSqlite) {
@@ -956,6 +959,71 @@ TEST_F(SqliteStoreTest, CommittedChangeSurvivesSigkill) {
   EXPECT_EQ(got->desired, DesiredState::kRunning);
   EXPECT_EQ(got->version, 2);
   EXPECT_THAT(Summaries(*store.ListHistory("p1", 0, 0)), ElementsAre("start"));
+}
+
+}  // namespace
+}  // namespace steward::store
+
+namespace steward::store {
+namespace {
+
+Mutation Hosts(std::vector<std::string> hosts) {
+  Mutation m;
+  m.hostnames = std::move(hosts);
+  return m;
+}
+
+Store::MutateFn ClaimHosts(std::vector<std::string> hosts) {
+  return [hosts](ProjectRecord&, const std::vector<Credential>&, Mutation& m) {
+    m.hostnames = hosts;
+    return Status::Ok();
+  };
+}
+
+// Issue 13, finding 7: one project could take another's hostname.
+TEST_F(SqliteStoreTest, AHostnameIsHeldByOneProjectAtATime) {
+  Store& store = Open();
+  MustCreate(Project("p1", "alpha"), Hosts({"alpha.localhost", "flows.example.com"}));
+  // Another project asking for one of them: refused, nothing of it written, the holder unnamed.
+  auto thief =
+      store.CreateProject(Project("p2", "thief"), Hosts({"thief.localhost", "flows.example.com"}));
+  ASSERT_EQ(thief.status().code(), StatusCode::kAlreadyExists);
+  EXPECT_EQ(thief.status().message(), "hostname \"flows.example.com\" is already in use");
+  EXPECT_EQ(store.GetProject("p2").status().code(), StatusCode::kNotFound);
+  MustCreate(Project("p2", "thief"), Hosts({"thief.localhost"}));
+  auto taken = store.MutateProject("p2", ClaimHosts({"thief.localhost", "alpha.localhost"}));
+  ASSERT_EQ(taken.status().code(), StatusCode::kAlreadyExists);
+  EXPECT_EQ(taken.status().message(), "hostname \"alpha.localhost\" is already in use");
+  EXPECT_EQ(store.GetProject("p2")->version, 1);
+  // The holder itself may claim its hostnames again.
+  ASSERT_TRUE(store.MutateProject("p1", ClaimHosts({"alpha.localhost", "flows.example.com"})).ok());
+}
+
+TEST_F(SqliteStoreTest, HostnamesAreReleasedByReplacementAndByPurge) {
+  Store& store = Open();
+  MustCreate(Project("p1", "alpha"), Hosts({"alpha.localhost", "flows.example.com"}));
+  MustCreate(Project("p2", "beta"), Hosts({"beta.localhost"}));
+  // p1 drops its custom hostname: p2 may take it.
+  ASSERT_TRUE(store.MutateProject("p1", ClaimHosts({"alpha.localhost"})).ok());
+  ASSERT_TRUE(store.MutateProject("p2", ClaimHosts({"beta.localhost", "flows.example.com"})).ok());
+  // Purging p2 releases both of its hostnames.
+  HistoryEntry tombstone = Entry("purged", "deleted", 2);
+  ASSERT_TRUE(store.PurgeProject("p2", tombstone).ok());
+  MustCreate(Project("p3", "gamma"), Hosts({"beta.localhost", "flows.example.com"}));
+  EXPECT_EQ(RawQuery(path_, "SELECT count(*) FROM hostnames"), "3");
+}
+
+TEST_F(SqliteStoreTest, AVersionOneDatabaseGainsTheHostnamesTable) {
+  Open();
+  MustCreate(Project("p1", "alpha"));
+  store_.reset();
+  // As a Steward of schema 1 left it.
+  RawExec(path_, "DROP TABLE hostnames; DELETE FROM schema_migrations WHERE version = 2");
+  Store& reopened = Open();
+  EXPECT_EQ(RawQuery(path_, "SELECT count(*) FROM schema_migrations"), "2");
+  ASSERT_TRUE(reopened.MutateProject("p1", ClaimHosts({"alpha.localhost"})).ok());
+  EXPECT_EQ(RawQuery(path_, "SELECT project_id FROM hostnames WHERE host = 'alpha.localhost'"),
+            "p1");
 }
 
 }  // namespace

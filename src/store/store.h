@@ -80,6 +80,11 @@ struct HistoryEntry {
 struct Mutation {
   std::vector<Credential> credentials;  // inserted, or replaced when the id exists
   std::vector<HistoryEntry> history;    // appended
+  // When set: the hostnames this project answers on, replacing the ones it held. A hostname is
+  // held by one project at most: one held by another project fails the whole transaction with
+  // kAlreadyExists `hostname "<h>" is already in use` (which never names the holder). Released
+  // when the project is purged.
+  std::optional<std::vector<std::string>> hostnames;
 };
 
 struct ListFilter {

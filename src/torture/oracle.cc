@@ -67,6 +67,21 @@ std::optional<Claim> Claim::FromProject(const Json& project) {
   return c;
 }
 
+std::string StaleClaim(const Json& project) {
+  if (!project.is_object()) return "";
+  const Json& status = project.value("status", Json::object());
+  const std::string phase = GetString(status, "phase");
+  const int64_t generation = IntAt(project, "generation");
+  const int64_t observed = IntAt(status, "observedGeneration");
+  if (observed >= generation) return "";
+  const std::string desired = GetString(project, "desiredState");
+  if (phase == "Running" || (phase == "Suspended" && desired != "suspended")) {
+    return phase + " for generation " + std::to_string(generation) + " (desired " + desired +
+           ") while observedGeneration is " + std::to_string(observed);
+  }
+  return "";
+}
+
 std::string Claim::Describe() const {
   return phase + " at generation " + std::to_string(generation) + " (id " + id + ", image " +
          image + ", restart epoch " + std::to_string(restart_epoch) + ")";

@@ -46,6 +46,11 @@ struct Claim {
   std::string Describe() const;  // "Running at generation 4 (image …, restart epoch 1)"
 };
 
+// A project as the REST API shows it that claims a state for a generation it has not reached:
+// Running (or Suspended while the project is to run or be deleted) with observedGeneration below
+// its generation. Steward must never say so (issue 13); the text describes it, "" when fine.
+std::string StaleClaim(const Json& project);
+
 enum class Verdict { kHolds, kViolated, kInconclusive };
 
 struct CheckResult {

@@ -260,5 +260,24 @@ TEST(ClaimTest, OnlyAPhaseReachedAtTheCurrentGenerationIsAClaim) {
   EXPECT_FALSE(Claim::FromProject(Json::array()).has_value());
 }
 
+TEST(ClaimTest, APhaseShownForAGenerationNotReachedIsAStaleClaim) {
+  Json p = {{"name", "a"},
+            {"generation", 4},
+            {"desiredState", "suspended"},
+            {"status", {{"phase", "Running"}, {"observedGeneration", 3}}}};
+  EXPECT_EQ(StaleClaim(p),
+            "Running for generation 4 (desired suspended) while observedGeneration is 3");
+  p["status"]["phase"] = "Suspending";
+  EXPECT_EQ(StaleClaim(p), "");
+  // Suspended stays true while the project is to stay suspended; not once it is to run.
+  p["status"]["phase"] = "Suspended";
+  EXPECT_EQ(StaleClaim(p), "");
+  p["desiredState"] = "running";
+  EXPECT_NE(StaleClaim(p), "");
+  p["status"]["observedGeneration"] = 4;
+  EXPECT_EQ(StaleClaim(p), "");
+  EXPECT_EQ(StaleClaim(Json::array()), "");
+}
+
 }  // namespace
 }  // namespace steward::torture

@@ -588,6 +588,11 @@ class Monitor {
                                    .value("observedGeneration", int64_t{0}));
             if (last[id] == key) return true;
             last[id] = key;
+            if (std::string stale = StaleClaim(event.data); !stale.empty()) {
+              rec_.Violation(GetString(event.data, "name"), "stale phase", stale,
+                             "(not asked: no generation may be claimed before it is reached)");
+              return true;
+            }
             auto claim = Claim::FromProject(event.data);
             if (!claim) return true;
             {

@@ -40,7 +40,11 @@ Status CheckTimeZone(std::string_view tz, std::string_view path) {
 
 Status ParseCustomHostname(const Json& j, std::string path, CustomHostnameConfig* out) {
   ASSIGN_OR_RETURN(Fields f, Fields::Of(j, std::move(path)));
-  RETURN_IF_ERROR(f.OnlyKnown({"ingressClass", "ingressAnnotations", "certManagerIssuer"}));
+  RETURN_IF_ERROR(
+      f.OnlyKnown({"allowedDomains", "ingressClass", "ingressAnnotations", "certManagerIssuer"}));
+  std::optional<std::vector<std::string>> domains;
+  RETURN_IF_ERROR(f.NameList("allowedDomains", &domains));
+  if (domains) out->allowed_domains = std::move(*domains);
   RETURN_IF_ERROR(OptionalName(f, "ingressClass", &out->ingress_class));
   RETURN_IF_ERROR(f.Map("ingressAnnotations", &out->ingress_annotations));
   RETURN_IF_ERROR(

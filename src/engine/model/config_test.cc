@@ -297,5 +297,15 @@ TEST(ParseEngineConfigTest, AcceptsBoundaryValues) {
   EXPECT_EQ(low->workers, 1);
 }
 
+TEST(ParseEngineConfigTest, CustomHostnameAllowedDomains) {
+  auto c =
+      ParseEngineConfig(*ParseJson(R"({"customHostname":{"allowedDomains":["a.com","b.org"]}})"));
+  ASSERT_TRUE(c.ok()) << c.error().ToString();
+  EXPECT_EQ(c->custom_hostname.allowed_domains, (std::vector<std::string>{"a.com", "b.org"}));
+  EXPECT_TRUE(IsInvalid(
+      ParseEngineConfig(*ParseJson(R"({"customHostname":{"allowedDomains":["A_B"]}})")).status(),
+      "engine.customHostname.allowedDomains[0]", "DNS-1123"));
+}
+
 }  // namespace
 }  // namespace steward::engine

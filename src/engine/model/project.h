@@ -86,6 +86,9 @@ struct CustomHostnameConfig {
   std::string ingress_class;
   StringMap ingress_annotations;
   std::string cert_manager_issuer;  // "" = no TLS unless cert-manager.io/* annotations
+  // Domains a project's custom hostname may use: the hostname equals one of them or ends with
+  // "." + one of them. Empty: any domain (the reserved names of CheckCustomHostnamePolicy aside).
+  std::vector<std::string> allowed_domains;
 
   bool operator==(const CustomHostnameConfig&) const = default;
 };
@@ -217,5 +220,30 @@ Json ToJson(const ProjectStatus& status);
 // values); unknown fields are ignored so an older Steward can read a newer one's status; wrong
 // types are kInvalidArgument naming the field under "status".
 StatusOr<ProjectStatus> ParseProjectStatus(const Json& j);
+
+// What the project's owner asked for (the store's desired state, in the engine's terms).
+enum class Intent { kRun, kSuspend, kDelete };
+
+// The status a reader is shown (API answers, the watch stream, the store's phase column) for a
+// project whose intent is `intent` at `generation`, given the engine's last written status
+// (nullopt: none yet). A status written for an older generation never passes for the current
+// one: Running, Updating or Degraded become Updating; Failed, Provisioning or Suspend* with
+// intent kRun become Provisioning; anything but Suspended becomes Suspending for kSuspend;
+// everything becomes Deleting for kDelete — each with reason "Accepted" and a message naming
+// both generations. A Suspended status stays as it is for kSuspend (nothing runs until the
+// engine acts). observedGeneration, url and conditions are kept: they are what was observed.
+// No status at all: Pending / Accepted.
+// The hostnames a project answers on (lower case): <name>.<domain>, and its custom hostname if
+// any. Unique across projects: the store refuses a second project claiming one of them.
+std::vector<std::string> ProjectHostnames(const EngineConfig& config, std::string_view name,
+                                          const ProjectSpec& spec);
+// The operator's policy for custom hostnames: never the platform domain itself, the forge URL's
+// host, or a name of the form <label>.<domain> (the shape of a generated project host, so of some
+// other project's name); and within customHostname.allowedDomains when that is set.
+// kInvalidArgument "spec.customHostname: ..." otherwise.
+Status CheckCustomHostnamePolicy(const EngineConfig& config, const ProjectSpec& spec);
+
+ProjectStatus PresentStatus(const std::optional<ProjectStatus>& stored, Intent intent,
+                            int64_t generation);
 
 }  // namespace steward::engine

@@ -93,3 +93,44 @@ StatusOr<ProjectStatus> ParseProjectStatus(const Json& j) {
 }
 
 }  // namespace steward::engine
+
+namespace steward::engine {
+
+ProjectStatus PresentStatus(const std::optional<ProjectStatus>& stored, Intent intent,
+                            int64_t generation) {
+  if (!stored) {
+    ProjectStatus s;
+    s.phase = Phase::kPending;
+    s.reason = "Accepted";
+    s.message = "generation " + std::to_string(generation) + " accepted; waiting for the engine";
+    return s;
+  }
+  if (stored->observed_generation >= generation) return *stored;
+  const Phase was = stored->phase;
+  Phase now = was;
+  switch (intent) {
+    case Intent::kRun:
+      now = (was == Phase::kRunning || was == Phase::kUpdating || was == Phase::kDegraded)
+                ? Phase::kUpdating
+                : (was == Phase::kPending ? Phase::kPending : Phase::kProvisioning);
+      break;
+    case Intent::kSuspend:
+      // Nothing runs while the engine has not acted: a Suspended project stays truly suspended.
+      now = was == Phase::kSuspended ? Phase::kSuspended : Phase::kSuspending;
+      break;
+    case Intent::kDelete:
+      now = Phase::kDeleting;
+      break;
+  }
+  if (now == was && was == Phase::kSuspended) return *stored;
+  ProjectStatus s = *stored;
+  s.phase = now;
+  s.reason = "Accepted";
+  s.message = "generation " + std::to_string(generation) +
+              " accepted; waiting for the engine (last observed at generation " +
+              std::to_string(stored->observed_generation) + ": " + std::string(ToString(was)) +
+              (stored->reason.empty() ? "" : ", " + stored->reason) + ")";
+  return s;
+}
+
+}  // namespace steward::engine

@@ -95,5 +95,62 @@ TEST(ProjectStatusTest, BadInputNamesTheField) {
                 "status.conditions[0].ready", "must be a boolean"));
 }
 
+// Issue 13, finding 15: what a reader is shown between an accepted intent and the engine's status.
+ProjectStatus Observed(Phase phase, int64_t generation) {
+  ProjectStatus s;
+  s.phase = phase;
+  s.reason = std::string(ToString(phase));
+  s.observed_generation = generation;
+  s.url = "http://a.localhost";
+  s.conditions = {{"Deployment", true, "Ready", "1/1"}};
+  return s;
+}
+
+TEST(PresentStatusTest, AStatusForTheCurrentGenerationIsShownAsItIs) {
+  const ProjectStatus running = Observed(Phase::kRunning, 3);
+  EXPECT_EQ(PresentStatus(running, Intent::kRun, 3), running);
+  EXPECT_EQ(PresentStatus(running, Intent::kSuspend, 2), running);
+}
+
+TEST(PresentStatusTest, AnOlderGenerationNeverPassesForTheCurrentOne) {
+  struct Case {
+    Phase was;
+    Intent intent;
+    Phase shown;
+  };
+  const Case cases[] = {
+      {Phase::kRunning, Intent::kRun, Phase::kUpdating},
+      {Phase::kDegraded, Intent::kRun, Phase::kUpdating},
+      {Phase::kUpdating, Intent::kRun, Phase::kUpdating},
+      {Phase::kFailed, Intent::kRun, Phase::kProvisioning},
+      {Phase::kSuspended, Intent::kRun, Phase::kProvisioning},
+      {Phase::kSuspending, Intent::kRun, Phase::kProvisioning},
+      {Phase::kRunning, Intent::kSuspend, Phase::kSuspending},
+      {Phase::kFailed, Intent::kSuspend, Phase::kSuspending},
+      {Phase::kRunning, Intent::kDelete, Phase::kDeleting},
+      {Phase::kSuspended, Intent::kDelete, Phase::kDeleting},
+  };
+  for (const Case& c : cases) {
+    const ProjectStatus shown = PresentStatus(Observed(c.was, 3), c.intent, 4);
+    EXPECT_EQ(shown.phase, c.shown) << ToString(c.was);
+    EXPECT_EQ(shown.reason, "Accepted");
+    EXPECT_EQ(shown.message,
+              "generation 4 accepted; waiting for the engine (last observed at "
+              "generation 3: " +
+                  std::string(ToString(c.was)) + ", " + std::string(ToString(c.was)) + ")");
+    // What was observed is kept.
+    EXPECT_EQ(shown.observed_generation, 3);
+    EXPECT_EQ(shown.url, "http://a.localhost");
+    EXPECT_EQ(shown.conditions.size(), 1u);
+  }
+  // Suspended stays Suspended while the project is to stay suspended (a spec change).
+  EXPECT_EQ(PresentStatus(Observed(Phase::kSuspended, 3), Intent::kSuspend, 4),
+            Observed(Phase::kSuspended, 3));
+  // No status at all.
+  const ProjectStatus none = PresentStatus(std::nullopt, Intent::kRun, 1);
+  EXPECT_EQ(none.phase, Phase::kPending);
+  EXPECT_EQ(none.reason, "Accepted");
+}
+
 }  // namespace
 }  // namespace steward::engine

@@ -53,6 +53,24 @@ store::Credential NewCredential(const std::string& project_id, store::Credential
   return c;
 }
 
+// The phase column readers see once a new generation is accepted, before the engine has written
+// a status for it (issue 13: a reader must never be told Running for a generation not reached).
+void MarkAccepted(ProjectRecord& r) {
+  std::optional<ProjectStatus> stored;
+  if (!r.status_json.empty()) {
+    if (auto j = ParseJson(r.status_json); j.ok()) {
+      if (auto s = ParseProjectStatus(*j); s.ok()) stored = std::move(*s);
+    }
+  }
+  if (!stored) return;  // "" already reads as Pending
+  r.phase = std::string(ToString(PresentStatus(stored, IntentOf(r.desired), r.generation).phase));
+}
+
+const EngineConfig& DefaultConfig() {
+  static const EngineConfig config;
+  return config;
+}
+
 Status RefuseIfDeleting(const ProjectRecord& r) {
   if (r.desired == DesiredState::kDeleted) {
     return FailedPrecondition("project " + r.name + " is being deleted");
@@ -65,8 +83,22 @@ Status RefuseIfDeleting(const ProjectRecord& r) {
 std::string NewToken() { return RandomHex(32); }
 std::string NewCredentialId() { return "c-" + RandomHex(8); }
 
-Intents::Intents(store::Store& store, Enqueue enqueue)
-    : store_(store), enqueue_(std::move(enqueue)) {}
+Intent IntentOf(store::DesiredState desired) {
+  switch (desired) {
+    case DesiredState::kRunning:
+      return Intent::kRun;
+    case DesiredState::kSuspended:
+      return Intent::kSuspend;
+    case DesiredState::kDeleted:
+      return Intent::kDelete;
+  }
+  return Intent::kSuspend;
+}
+
+Intents::Intents(store::Store& store, Enqueue enqueue, const EngineConfig* config)
+    : store_(store),
+      enqueue_(std::move(enqueue)),
+      config_(config != nullptr ? *config : DefaultConfig()) {}
 
 void Intents::Notify(const std::string& id) const {
   if (enqueue_) enqueue_(id);
@@ -86,51 +118,71 @@ StatusOr<Intents::PutResult> Intents::Put(std::string_view name, const Json& spe
                                           std::string_view id, bool start) {
   RETURN_IF_ERROR(ValidateProjectName(name));
   ASSIGN_OR_RETURN(ProjectSpec spec, ParseProjectSpec(spec_json, "spec"));
+  RETURN_IF_ERROR(CheckCustomHostnamePolicy(config_, spec));
   const std::string canonical = DumpJson(ToJson(spec));
+  const std::vector<std::string> hostnames = ProjectHostnames(config_, name, spec);
 
-  auto existing = store_.GetProjectByName(name);
-  if (existing.ok()) {
-    if (!id.empty() && id != existing->id) {
-      return AlreadyExists("project name " + std::string(name) + " is taken by project " +
-                           existing->id);
+  // Read, then write: when the record went away (a purge) or appeared (another create) in
+  // between, the write says so and the decision is made again on what is there now.
+  constexpr int kAttempts = 5;
+  for (int attempt = 1;; ++attempt) {
+    const bool last = attempt == kAttempts;
+    auto existing = store_.GetProjectByName(name);
+    if (existing.ok()) {
+      if (!id.empty() && id != existing->id) {
+        return AlreadyExists("project name " + std::string(name) + " is taken by project " +
+                             existing->id);
+      }
+      bool changed = false;
+      auto rec = store_.MutateProject(
+          existing->id, [&](ProjectRecord& r, const auto&, store::Mutation& m) -> Status {
+            // A purge and a create of the same name in between: another project now.
+            if (r.name != name) return NotFound("project " + std::string(name) + " not found");
+            RETURN_IF_ERROR(RefuseIfDeleting(r));
+            const bool want_start = start && r.desired != DesiredState::kRunning;
+            if (r.spec_json == canonical && !want_start) return Status::Ok();
+            changed = true;
+            r.spec_json = canonical;
+            r.team = spec.team;
+            if (want_start) r.desired = DesiredState::kRunning;
+            ++r.generation;
+            MarkAccepted(r);
+            m.hostnames = hostnames;
+            m.history.push_back(
+                Operation(want_start ? "update+start" : "update", r.generation, ToJson(spec)));
+            return Status::Ok();
+          });
+      if (!rec.ok() && rec.error().code() == StatusCode::kNotFound && !last) continue;
+      if (!rec.ok()) return rec.error();
+      if (changed) Notify(rec->id);
+      return PutResult{std::move(*rec), false, changed};
     }
-    bool changed = false;
-    ASSIGN_OR_RETURN(
-        ProjectRecord rec,
-        store_.MutateProject(
-            existing->id, [&](ProjectRecord& r, const auto&, store::Mutation& m) -> Status {
-              RETURN_IF_ERROR(RefuseIfDeleting(r));
-              const bool want_start = start && r.desired != DesiredState::kRunning;
-              if (r.spec_json == canonical && !want_start) return Status::Ok();
-              changed = true;
-              r.spec_json = canonical;
-              r.team = spec.team;
-              if (want_start) r.desired = DesiredState::kRunning;
-              ++r.generation;
-              m.history.push_back(
-                  Operation(want_start ? "update+start" : "update", r.generation, ToJson(spec)));
-              return Status::Ok();
-            }));
-    if (changed) Notify(rec.id);
-    return PutResult{std::move(rec), false, changed};
-  }
-  if (existing.error().code() != StatusCode::kNotFound) return existing.error();
+    if (existing.error().code() != StatusCode::kNotFound) return existing.error();
 
-  ProjectRecord rec;
-  rec.id = id.empty() ? NewProjectId() : std::string(id);
-  RETURN_IF_ERROR(ValidateProjectId(rec.id));
-  rec.name = std::string(name);
-  rec.team = spec.team;
-  rec.spec_json = canonical;
-  rec.desired = start ? DesiredState::kRunning : DesiredState::kSuspended;
-  rec.generation = 1;
-  store::Mutation m;
-  // The first credentials are active at once: no instance holds any other.
-  m.credentials.push_back(NewCredential(rec.id, store::CredentialState::kActive));
-  m.history.push_back(Operation(start ? "create+start" : "create", 1, ToJson(spec)));
-  ASSIGN_OR_RETURN(ProjectRecord created, store_.CreateProject(rec, m));
-  Notify(created.id);
-  return PutResult{std::move(created), true, true};
+    ProjectRecord rec;
+    rec.id = id.empty() ? NewProjectId() : std::string(id);
+    RETURN_IF_ERROR(ValidateProjectId(rec.id));
+    rec.name = std::string(name);
+    rec.team = spec.team;
+    rec.spec_json = canonical;
+    rec.desired = start ? DesiredState::kRunning : DesiredState::kSuspended;
+    rec.generation = 1;
+    store::Mutation m;
+    // The first credentials are active at once: no instance holds any other.
+    m.credentials.push_back(NewCredential(rec.id, store::CredentialState::kActive));
+    m.history.push_back(Operation(start ? "create+start" : "create", 1, ToJson(spec)));
+    m.hostnames = hostnames;
+    auto created = store_.CreateProject(rec, m);
+    if (!created.ok() && created.error().code() == StatusCode::kAlreadyExists && !last) {
+      // Another create of this name won the race: this one becomes an update of it. (Any other
+      // clash — the id, a hostname — is reported as it is.)
+      auto now = store_.GetProjectByName(name);
+      if (now.ok() && (id.empty() || now->id == id)) continue;
+    }
+    if (!created.ok()) return created.error();
+    Notify(created->id);
+    return PutResult{std::move(*created), true, true};
+  }
 }
 
 StatusOr<ProjectRecord> Intents::SetDesired(std::string_view id_or_name, DesiredState d,
@@ -145,6 +197,7 @@ StatusOr<ProjectRecord> Intents::SetDesired(std::string_view id_or_name, Desired
                          changed = true;
                          r.desired = d;
                          ++r.generation;
+                         MarkAccepted(r);
                          m.history.push_back(Operation(std::string(operation), r.generation));
                          return Status::Ok();
                        }));
@@ -174,6 +227,7 @@ StatusOr<ProjectRecord> Intents::Restart(std::string_view id_or_name) {
             }
             ++r.restart_epoch;
             ++r.generation;
+            MarkAccepted(r);
             m.history.push_back(Operation("restart", r.generation));
             return Status::Ok();
           }));
@@ -195,6 +249,7 @@ StatusOr<ProjectRecord> Intents::Rotate(std::string_view id_or_name) {
             (void)creds;
             store::Credential fresh = NewCredential(r.id, store::CredentialState::kPending);
             ++r.generation;
+            MarkAccepted(r);
             m.history.push_back(Operation("rotate", r.generation, Json{{"pending", fresh.id}}));
             m.credentials.push_back(std::move(fresh));
             return Status::Ok();

@@ -31,12 +31,17 @@ class Intents {
  public:
   using Enqueue = std::function<void(const std::string& project_id)>;
   // `enqueue` is called after each commit that changed something (may be empty in tests).
-  Intents(store::Store& store, Enqueue enqueue);
+  // `config` (domain, custom-hostname policy) must outlive this; nullptr: the defaults.
+  Intents(store::Store& store, Enqueue enqueue, const EngineConfig* config = nullptr);
 
   // Creates the project (desired: suspended unless `start`) or replaces its spec. Idempotent: the
   // same spec again changes nothing and keeps the generation. `id` empty: generated on create,
   // ignored on update (the name finds the project). kInvalidArgument naming the field for a bad
-  // name or spec.
+  // name or spec (also a custom hostname the operator's policy refuses); kAlreadyExists when
+  // one of the project's hostnames (<name>.<domain>, its custom hostname) is another project's;
+  // kFailedPrecondition while the project is being deleted. A project purged or created by
+  // someone else between this call's read and its write is decided again (create or update),
+  // so a create-or-update never answers kNotFound.
   struct PutResult {
     store::ProjectRecord record;
     bool created = false;
@@ -68,7 +73,11 @@ class Intents {
 
   store::Store& store_;
   Enqueue enqueue_;
+  const EngineConfig& config_;
 };
+
+// The engine's name for a stored desired state.
+Intent IntentOf(store::DesiredState desired);
 
 // 32 random bytes from the OS CSPRNG, hex encoded; and credential ids "c-<16 hex>".
 std::string NewToken();

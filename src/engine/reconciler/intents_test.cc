@@ -12,6 +12,7 @@
 #include <mutex>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "engine/model/test_util.h"
@@ -468,6 +469,195 @@ TEST_F(IntentsTest, WithoutAnEnqueueCallbackOperationsStillCommit) {
   ASSERT_TRUE(put.ok());
   ASSERT_TRUE(bare.Restart("alpha").ok());
   EXPECT_EQ(store_->GetProject(put->record.id)->generation, 2);
+}
+
+// ---- hostnames (issue 13, finding 7) ----
+
+Json SpecWithHost(const std::string& host) {
+  Json spec = Json{{"team", "t1"}, {"stack", {{"image", "flowfuse/node-red:4.0"}}}};
+  spec["customHostname"] = host;
+  return spec;
+}
+
+TEST_F(IntentsTest, AHostnameOfAnotherProjectIsRefusedWithoutNamingIt) {
+  Create("alpha");
+  ASSERT_TRUE(intents_->Put("beta", SpecWithHost("flows.example.com")).ok());
+  // Another project's custom hostname.
+  auto taken = intents_->Put("thief", SpecWithHost("flows.example.com"));
+  ASSERT_EQ(taken.status().code(), StatusCode::kAlreadyExists);
+  EXPECT_EQ(taken.status().message(), "hostname \"flows.example.com\" is already in use");
+  // A project named after another's custom hostname's first label cannot squat on it either:
+  // create "flows" under a domain where that is its generated host.
+  EngineConfig config;
+  config.domain = "example.com";
+  Intents other_domain(*store_, nullptr, &config);
+  auto squat = other_domain.Put("flows", Spec());
+  ASSERT_EQ(squat.status().code(), StatusCode::kAlreadyExists);
+  EXPECT_EQ(squat.status().message(), "hostname \"flows.example.com\" is already in use");
+  EXPECT_EQ(ProjectCount(), 2u);
+  // An existing project changing to a taken hostname: refused, its spec unchanged.
+  auto before = *intents_->Find("alpha");
+  auto change = intents_->Put("alpha", SpecWithHost("flows.example.com"));
+  ASSERT_EQ(change.status().code(), StatusCode::kAlreadyExists);
+  EXPECT_EQ(intents_->Find("alpha")->version, before.version);
+  // Released when beta gives it up.
+  ASSERT_TRUE(intents_->Put("beta", Spec()).ok());
+  EXPECT_TRUE(intents_->Put("alpha", SpecWithHost("flows.example.com")).ok());
+}
+
+TEST_F(IntentsTest, CustomHostnamesFollowTheOperatorsPolicy) {
+  Create("alpha");
+  // The shape of a generated host (the demo's domain is localhost), even one no project has yet.
+  EXPECT_TRUE(IsInvalid(intents_->Put("thief", SpecWithHost("alpha.localhost")).status(),
+                        "spec.customHostname", "reserved for project names"));
+  EXPECT_TRUE(IsInvalid(intents_->Put("thief", SpecWithHost("future.localhost")).status(),
+                        "spec.customHostname", "reserved for project names"));
+  EXPECT_TRUE(IsInvalid(intents_->Put("thief", SpecWithHost("localhost.localhost")).status(),
+                        "spec.customHostname", "reserved"));
+  // Deeper names under the domain, and other domains, are fine by default.
+  EXPECT_TRUE(intents_->Put("p1", SpecWithHost("p1.custom.localhost")).ok());
+  EXPECT_TRUE(intents_->Put("p2", SpecWithHost("nodered.customer.com")).ok());
+  // With allowedDomains only those.
+  EngineConfig config;
+  config.custom_hostname.allowed_domains = {"customers.example.com"};
+  config.forge_url = "https://forge.customers.example.com/";
+  Intents strict(*store_, nullptr, &config);
+  EXPECT_TRUE(IsInvalid(strict.Put("p3", SpecWithHost("nodered.other.com")).status(),
+                        "spec.customHostname", "allowedDomains: customers.example.com"));
+  EXPECT_TRUE(IsInvalid(strict.Put("p3", SpecWithHost("forge.customers.example.com")).status(),
+                        "spec.customHostname", "the platform's own host"));
+  EXPECT_TRUE(strict.Put("p3", SpecWithHost("a.customers.example.com")).ok());
+  EXPECT_TRUE(strict.Put("p4", SpecWithHost("customers.example.com")).ok());
+  EXPECT_EQ(ProjectCount(), 5u);
+}
+
+// ---- create-or-update racing a purge (issue 13, finding 8) ----
+
+// A store that runs `before_mutate` once, just before the next MutateProject: the moment another
+// thread's purge or create can land between Put's read and its write.
+class RacingStore final : public store::Store {
+ public:
+  explicit RacingStore(store::Store& inner) : inner_(inner) {}
+  std::function<void()> before_mutate;
+  std::function<void()> before_create;
+
+  StatusOr<store::ProjectRecord> GetProject(std::string_view id) override {
+    return inner_.GetProject(id);
+  }
+  StatusOr<store::ProjectRecord> GetProjectByName(std::string_view name) override {
+    return inner_.GetProjectByName(name);
+  }
+  StatusOr<std::vector<store::ProjectRecord>> ListProjects(const store::ListFilter& f) override {
+    return inner_.ListProjects(f);
+  }
+  StatusOr<std::map<std::string, int64_t>> CountByPhase() override { return inner_.CountByPhase(); }
+  StatusOr<store::ProjectRecord> CreateProject(const store::ProjectRecord& r,
+                                               const store::Mutation& m) override {
+    if (auto hook = std::exchange(before_create, nullptr)) hook();
+    return inner_.CreateProject(r, m);
+  }
+  StatusOr<store::ProjectRecord> MutateProject(std::string_view id, const MutateFn& fn) override {
+    if (auto hook = std::exchange(before_mutate, nullptr)) hook();
+    return inner_.MutateProject(id, fn);
+  }
+  Status PurgeProject(std::string_view id, const store::HistoryEntry& tombstone) override {
+    return inner_.PurgeProject(id, tombstone);
+  }
+  StatusOr<std::vector<store::Credential>> ListCredentials(std::string_view id) override {
+    return inner_.ListCredentials(id);
+  }
+  StatusOr<store::Credential> FindCredentialByToken(std::string_view token) override {
+    return inner_.FindCredentialByToken(token);
+  }
+  StatusOr<std::vector<store::HistoryEntry>> ListHistory(std::string_view id, int64_t after,
+                                                         int limit) override {
+    return inner_.ListHistory(id, after, limit);
+  }
+  int AddListener(store::Listener l) override { return inner_.AddListener(std::move(l)); }
+  void RemoveListener(int handle) override { inner_.RemoveListener(handle); }
+  std::string Describe() const override { return inner_.Describe(); }
+
+ private:
+  store::Store& inner_;
+};
+
+TEST_F(IntentsTest, PutThatLosesItsProjectToAPurgeCreatesItAgain) {
+  const store::ProjectRecord old = Create("alpha", true);
+  ASSERT_TRUE(intents_->Delete("alpha").ok());
+  RacingStore racing(*store_);
+  Intents intents(racing, nullptr);
+  // The engine purges the record after Put has read it and before Put writes.
+  racing.before_mutate = [&] {
+    store::HistoryEntry tombstone;
+    tombstone.kind = "purged";
+    ASSERT_TRUE(store_->PurgeProject(old.id, tombstone).ok());
+  };
+  auto put = intents.Put("alpha", Spec("flowfuse/node-red:4.1"), "", true);
+  ASSERT_TRUE(put.ok()) << put.error().ToString();
+  EXPECT_TRUE(put->created);
+  EXPECT_NE(put->record.id, old.id);
+  EXPECT_EQ(put->record.generation, 1);
+  EXPECT_EQ(racing.before_mutate, nullptr);  // the race did happen
+}
+
+TEST_F(IntentsTest, PutOnAProjectBeingDeletedIsFailedPreconditionNeverNotFound) {
+  Create("alpha", true);
+  ASSERT_TRUE(intents_->Delete("alpha").ok());
+  auto put = intents_->Put("alpha", Spec("flowfuse/node-red:4.1"));
+  ASSERT_EQ(put.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_THAT(put.status().message(), HasSubstr("being deleted"));
+}
+
+TEST_F(IntentsTest, PutThatLosesACreateRaceUpdatesTheWinner) {
+  RacingStore racing(*store_);
+  Intents intents(racing, nullptr);
+  // Put reads "absent"; another create of the name lands before Put's own create.
+  std::string winner;
+  racing.before_create = [&] {
+    auto other = intents_->Put("alpha", Spec("flowfuse/node-red:4.0"));
+    ASSERT_TRUE(other.ok());
+    winner = other->record.id;
+  };
+  auto put = intents.Put("alpha", Spec("flowfuse/node-red:4.1"));
+  ASSERT_TRUE(put.ok()) << put.error().ToString();
+  EXPECT_FALSE(put->created);
+  EXPECT_TRUE(put->changed);
+  EXPECT_EQ(put->record.id, winner);
+  EXPECT_EQ(put->record.generation, 2);
+  EXPECT_EQ(ProjectCount(), 1u);
+}
+
+// ---- the phase a reader sees right after an intent (issue 13, finding 15) ----
+
+TEST_F(IntentsTest, AnAcceptedIntentNeverLeavesRunningInThePhaseColumn) {
+  const store::ProjectRecord rec = Create("alpha", true);
+  // The engine's status at generation 1: Running.
+  ASSERT_TRUE(store_
+                  ->MutateProject(rec.id,
+                                  [](store::ProjectRecord& r, const auto&, store::Mutation&) {
+                                    ProjectStatus s;
+                                    s.phase = Phase::kRunning;
+                                    s.reason = "Running";
+                                    s.observed_generation = r.generation;
+                                    r.status_json = DumpJson(ToJson(s));
+                                    r.phase = "Running";
+                                    r.observed_generation = r.generation;
+                                    return Status::Ok();
+                                  })
+                  .ok());
+  auto restarted = intents_->Restart("alpha");
+  ASSERT_TRUE(restarted.ok());
+  EXPECT_EQ(restarted->phase, "Updating");
+  auto suspended = intents_->Suspend("alpha");
+  ASSERT_TRUE(suspended.ok());
+  EXPECT_EQ(suspended->phase, "Suspending");
+  EXPECT_EQ(store_->CountByPhase()->count("Running"), 0u);
+  auto deleted = intents_->Delete("alpha");
+  ASSERT_TRUE(deleted.ok());
+  EXPECT_EQ(deleted->phase, "Deleting");
+  // What was observed stays as it was.
+  EXPECT_EQ(deleted->observed_generation, 1);
+  EXPECT_THAT(deleted->status_json, HasSubstr("\"Running\""));
 }
 
 }  // namespace

@@ -1,0 +1,69 @@
+// Project hostnames and the custom-hostname policy.
+#include <algorithm>
+
+#include "engine/model/project.h"
+#include "engine/model/validation.h"
+
+namespace steward::engine {
+namespace {
+
+std::string Lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) {
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+  }
+  return out;
+}
+
+bool UnderDomain(std::string_view host, std::string_view domain) {
+  return host == domain || (host.size() > domain.size() && host.ends_with(domain) &&
+                            host[host.size() - domain.size() - 1] == '.');
+}
+
+// The host of an http(s) URL: between "://" and the next ':', '/', '?' or '#'.
+std::string UrlHost(std::string_view url) {
+  size_t start = url.find("://");
+  if (start == std::string_view::npos) return "";
+  url.remove_prefix(start + 3);
+  return Lower(url.substr(0, url.find_first_of(":/?#")));
+}
+
+}  // namespace
+
+std::vector<std::string> ProjectHostnames(const EngineConfig& config, std::string_view name,
+                                          const ProjectSpec& spec) {
+  std::vector<std::string> out{Lower(std::string(name) + "." + config.domain)};
+  if (!spec.custom_hostname.empty()) {
+    std::string custom = Lower(spec.custom_hostname);
+    if (custom != out[0]) out.push_back(std::move(custom));
+  }
+  return out;
+}
+
+Status CheckCustomHostnamePolicy(const EngineConfig& config, const ProjectSpec& spec) {
+  if (spec.custom_hostname.empty()) return Status::Ok();
+  const std::string host = Lower(spec.custom_hostname);
+  const std::string domain = Lower(config.domain);
+  constexpr std::string_view kPath = "spec.customHostname";
+  if (host == domain || host == UrlHost(config.forge_url)) {
+    return internal::Invalid(kPath, "\"" + host + "\" is the platform's own host");
+  }
+  if (UnderDomain(host, domain) && host.find('.') == host.size() - domain.size() - 1) {
+    return internal::Invalid(kPath, "\"" + host + "\" has the form <name>." + domain +
+                                        ", which is reserved for project names");
+  }
+  const auto& allowed = config.custom_hostname.allowed_domains;
+  if (!allowed.empty() && std::none_of(allowed.begin(), allowed.end(), [&](const auto& d) {
+        return UnderDomain(host, Lower(d));
+      })) {
+    std::string list;
+    for (const auto& d : allowed) list += (list.empty() ? "" : ", ") + d;
+    return internal::Invalid(kPath, "\"" + host +
+                                        "\" is not within the domains the operator allows "
+                                        "(engine.customHostname.allowedDomains: " +
+                                        list + ")");
+  }
+  return Status::Ok();
+}
+
+}  // namespace steward::engine
