@@ -294,6 +294,9 @@ class SqliteStore final : public Store {
   StatusOr<ProjectRecord> MutateProject(std::string_view id, const MutateFn& fn) override;
   Status PurgeProject(std::string_view id, const HistoryEntry& tombstone) override;
   StatusOr<std::map<std::string, int64_t>> CountByPhase() override;
+  StatusOr<std::vector<ProjectRecord>> ListProjectsWithoutHostnames() override;
+  StatusOr<std::map<std::string, std::string>> ClaimHostnames(
+      const std::map<std::string, std::vector<std::string>>& by_project) override;
   StatusOr<std::vector<Credential>> ListCredentials(std::string_view project_id) override {
     std::lock_guard lock(mu_);
     return LoadCredentials(project_id);
@@ -601,6 +604,46 @@ StatusOr<ProjectRecord> SqliteStore::MutateProject(std::string_view id, const Mu
   ProjectRecord result = *change.record;
   Deliver(ticket, std::move(change));
   return result;
+}
+
+StatusOr<std::vector<ProjectRecord>> SqliteStore::ListProjectsWithoutHostnames() {
+  std::lock_guard lock(mu_);
+  Statement s(db_.handle, std::string("SELECT ") + kProjectColumns +
+                              " FROM projects WHERE NOT EXISTS (SELECT 1 FROM hostnames WHERE "
+                              "hostnames.project_id = projects.id) ORDER BY id");
+  std::vector<ProjectRecord> out;
+  while (s.Step()) out.push_back(ReadProject(s));
+  RETURN_IF_ERROR(db_.Check(s, "list projects without hostnames"));
+  return out;
+}
+
+StatusOr<std::map<std::string, std::string>> SqliteStore::ClaimHostnames(
+    const std::map<std::string, std::vector<std::string>>& by_project) {
+  std::map<std::string, std::string> skipped;
+  std::lock_guard lock(mu_);
+  Transaction tx(db_);
+  RETURN_IF_ERROR(tx.Begin());
+  for (const auto& [id, hosts] : by_project) {
+    Statement exists(db_.handle, "SELECT 1 FROM projects WHERE id = ?");
+    exists.Bind(id);
+    const bool found = exists.Step();
+    RETURN_IF_ERROR(db_.Check(exists, "check project id"));
+    if (!found) continue;
+    for (const std::string& host : hosts) {
+      Statement held(db_.handle, "SELECT project_id FROM hostnames WHERE host = ?");
+      held.Bind(host);
+      if (held.Step()) {
+        if (held.Text(0) != id) skipped[host] = held.Text(0);
+        continue;
+      }
+      RETURN_IF_ERROR(db_.Check(held, "check hostname"));
+      Statement claim(db_.handle, "INSERT INTO hostnames (host, project_id) VALUES (?, ?)");
+      claim.Bind(host).Bind(id).Step();
+      RETURN_IF_ERROR(db_.Check(claim, "claim hostname"));
+    }
+  }
+  RETURN_IF_ERROR(tx.Commit());
+  return skipped;
 }
 
 StatusOr<std::map<std::string, int64_t>> SqliteStore::CountByPhase() {

@@ -119,6 +119,7 @@ Status Engine::Start() {
                       std::to_string(d.options.sync_timeout.count()) + " ms (namespace " +
                       d.options.config.namespace_name + ")");
   }
+  RETURN_IF_ERROR(d.intents.ClaimUnclaimedHostnames().status());
   // Every stored project, then every project named by a labelled object (orphans among them).
   std::string after;
   for (;;) {

@@ -2,8 +2,12 @@
 
 #include <openssl/rand.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <map>
 #include <utility>
+
+#include "common/log.h"
 
 namespace steward::engine {
 namespace {
@@ -256,6 +260,36 @@ StatusOr<ProjectRecord> Intents::Rotate(std::string_view id_or_name) {
           }));
   Notify(rec.id);
   return rec;
+}
+
+StatusOr<int> Intents::ClaimUnclaimedHostnames() {
+  ASSIGN_OR_RETURN(std::vector<ProjectRecord> unclaimed, store_.ListProjectsWithoutHostnames());
+  if (unclaimed.empty()) return 0;
+  std::map<std::string, std::vector<std::string>> claims;
+  std::map<std::string, std::string> names;
+  for (const ProjectRecord& r : unclaimed) {
+    auto j = ParseJson(r.spec_json);
+    auto spec = j.ok() ? ParseProjectSpec(*j) : StatusOr<ProjectSpec>(j.error());
+    // A spec that does not parse any more still owns its generated host.
+    claims[r.id] = ProjectHostnames(config_, r.name, spec.ok() ? *spec : ProjectSpec{});
+    names[r.id] = r.name;
+  }
+  ASSIGN_OR_RETURN(auto skipped, store_.ClaimHostnames(claims));
+  for (const auto& [host, holder] : skipped) {
+    std::string claimant;
+    for (const auto& [id, hosts] : claims) {
+      if (std::find(hosts.begin(), hosts.end(), host) != hosts.end() && id != holder) {
+        claimant = names[id];
+      }
+    }
+    LOG_ERROR(
+        "hostname {} is used by two projects: kept by project {}, not claimed for project {}; "
+        "change the custom hostname of one of them",
+        host, holder, claimant);
+  }
+  LOG_INFO("claimed the hostnames of {} projects stored before hostnames were unique",
+           unclaimed.size());
+  return static_cast<int>(unclaimed.size());
 }
 
 StatusOr<CredentialCheck> Intents::CheckCredential(std::string_view token) {

@@ -64,6 +64,12 @@ class Intents {
   StatusOr<store::ProjectRecord> Delete(std::string_view id_or_name);
 
   StatusOr<store::ProjectRecord> Find(std::string_view id_or_name);
+
+  // Claims the hostnames of projects that hold none (stored by a Steward from before hostnames
+  // were claimed), in one transaction. A hostname another project already holds stays that
+  // project's and is logged loudly naming both: the operator has to change one of them. Returns
+  // the number of projects that were given hostnames. Run once at engine start.
+  StatusOr<int> ClaimUnclaimedHostnames();
   StatusOr<CredentialCheck> CheckCredential(std::string_view token);
 
  private:

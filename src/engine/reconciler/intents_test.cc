@@ -4,6 +4,7 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <sqlite3.h>
 #include <stdlib.h>
 
 #include <filesystem>
@@ -573,6 +574,13 @@ class RacingStore final : public store::Store {
                                                          int limit) override {
     return inner_.ListHistory(id, after, limit);
   }
+  StatusOr<std::vector<store::ProjectRecord>> ListProjectsWithoutHostnames() override {
+    return inner_.ListProjectsWithoutHostnames();
+  }
+  StatusOr<std::map<std::string, std::string>> ClaimHostnames(
+      const std::map<std::string, std::vector<std::string>>& claims) override {
+    return inner_.ClaimHostnames(claims);
+  }
   int AddListener(store::Listener l) override { return inner_.AddListener(std::move(l)); }
   void RemoveListener(int handle) override { inner_.RemoveListener(handle); }
   std::string Describe() const override { return inner_.Describe(); }
@@ -658,6 +666,41 @@ TEST_F(IntentsTest, AnAcceptedIntentNeverLeavesRunningInThePhaseColumn) {
   // What was observed stays as it was.
   EXPECT_EQ(deleted->observed_generation, 1);
   EXPECT_THAT(deleted->status_json, HasSubstr("\"Running\""));
+}
+
+// Projects stored before hostnames were claimed (schema 1) get theirs at engine start; a clash
+// between two of them keeps the first holder and leaves the other unclaimed (logged).
+TEST_F(IntentsTest, ProjectsWithoutHostnamesClaimThemOnce) {
+  Create("alpha");
+  ASSERT_TRUE(intents_->Put("beta", SpecWithHost("flows.example.com")).ok());
+  ASSERT_TRUE(intents_->Put("gamma", SpecWithHost("other.example.com")).ok());
+  // As a schema-1 Steward left them: nothing claimed, and gamma now wants beta's custom host.
+  {
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open((dir_ + "/steward.db").c_str(), &db), SQLITE_OK);
+    ASSERT_EQ(sqlite3_exec(db,
+                           "DELETE FROM hostnames; UPDATE projects SET spec_json = "
+                           "replace(spec_json, 'other.example.com', 'flows.example.com')",
+                           nullptr, nullptr, nullptr),
+              SQLITE_OK);
+    sqlite3_close(db);
+  }
+  EXPECT_EQ(store_->ListProjectsWithoutHostnames()->size(), 3u);
+  const int64_t beta_version = intents_->Find("beta")->version;
+  auto claimed = intents_->ClaimUnclaimedHostnames();
+  ASSERT_TRUE(claimed.ok()) << claimed.error().ToString();
+  EXPECT_EQ(*claimed, 3);
+  EXPECT_TRUE(store_->ListProjectsWithoutHostnames()->empty());
+  EXPECT_EQ(*intents_->ClaimUnclaimedHostnames(), 0);
+  // No record was written for it.
+  EXPECT_EQ(intents_->Find("beta")->version, beta_version);
+  // Held now: a new project cannot take them.
+  EXPECT_EQ(intents_->Put("delta", SpecWithHost("flows.example.com")).status().code(),
+            StatusCode::kAlreadyExists);
+  EngineConfig config;
+  config.domain = "example.com";
+  Intents other_domain(*store_, nullptr, &config);
+  EXPECT_EQ(other_domain.Put("flows", Spec()).status().code(), StatusCode::kAlreadyExists);
 }
 
 }  // namespace
