@@ -3,12 +3,15 @@
 // reads and filters, bad input named, and the exit codes scripts depend on. Also `steward serve`'s
 // own configuration errors, and the CLI's API client (stream parser, error mapping, duration
 // syntax) against a stand-in server.
+#include <arpa/inet.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -182,6 +185,31 @@ TEST_F(ProjectCliTest, BadRequestsToServeAreRefusedAndChangeNothing) {
        "no-such-project"},
       {"bad wait", "PUT", "/v1/projects/zeta?wait=forever", good, "application/json", 400,
        "InvalidArgument", "wait"},
+      // Issue 13.
+      {"deep nesting", "PUT", "/v1/projects/zeta",
+       R"({"spec":{"team":"bad-input","stack":{"image":"i"},"podSecurityContext":{"a":)" +
+           std::string(80000, '[') + std::string(80000, ']') + "}}}",
+       "application/json", 400, "MalformedJson", "nest"},
+      {"duplicate key", "PUT", "/v1/projects/zeta",
+       R"({"spec":{"team":"bad-input","stack":{"image":"i"}},"spec":{"team":"b"}})",
+       "application/json", 400, "MalformedJson", "duplicate"},
+      {"unknown query parameter", "PUT", "/v1/projects/zeta?wiat=5s", good, "application/json", 400,
+       "InvalidArgument", "wiat"},
+      {"repeated query parameter", "PUT", "/v1/projects/zeta?wait=1s&wait=2s", good,
+       "application/json", 400, "InvalidArgument", "more than once"},
+      {"escaped slash in a segment", "GET", "/v1/projects/zeta%2fhistory", "", "", 400, "BadPath",
+       "%2F"},
+      {"field the cluster would prune", "PUT", "/v1/projects/zeta",
+       R"({"start":true,"spec":{"team":"bad-input","stack":{"image":"i"},)"
+       R"("containerSecurityContext":{"bogus":true}}})",
+       "application/json", 400, "InvalidArgument", "spec.containerSecurityContext.bogus"},
+      {"privileged container", "PUT", "/v1/projects/zeta",
+       R"({"spec":{"team":"bad-input","stack":{"image":"i"},)"
+       R"("containerSecurityContext":{"privileged":true}}})",
+       "application/json", 400, "InvalidArgument", "privileged"},
+      {"custom hostname of the form <name>.<domain>", "PUT", "/v1/projects/zeta",
+       R"({"spec":{"team":"bad-input","stack":{"image":"i"},"customHostname":"alpha.localhost"}})",
+       "application/json", 400, "InvalidArgument", "reserved for project names"},
   };
   for (const Case& c : cases) {
     auto r = call(c.method, c.target, c.body, c.content_type);
@@ -205,6 +233,135 @@ TEST_F(ProjectCliTest, BadRequestsToServeAreRefusedAndChangeNothing) {
   ASSERT_EQ(objects.exit_code, 0) << Describe(objects);
   // Other tests' projects may exist; none of them is called zeta.
   EXPECT_THAT(objects.out, Not(HasSubstr("zeta"))) << objects.out;
+}
+
+// Sends `bytes` on a fresh connection to the server, half-closes after `hold_open` is false,
+// and returns everything the server sent until it closed (or the deadline passed).
+std::string RawExchange(const std::string& host, uint16_t port, const std::string& bytes,
+                        std::chrono::milliseconds deadline = std::chrono::seconds(20),
+                        const std::function<bool(const std::string&)>& on_data = nullptr) {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(port);
+  inet_pton(AF_INET, host.c_str(), &addr.sin_addr);
+  if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+    close(fd);
+    return "<connect failed>";
+  }
+  timeval tv{1, 0};
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  size_t sent = 0;
+  while (sent < bytes.size()) {
+    ssize_t n = send(fd, bytes.data() + sent, bytes.size() - sent, MSG_NOSIGNAL);
+    if (n <= 0) break;
+    sent += static_cast<size_t>(n);
+  }
+  std::string out;
+  const auto until = std::chrono::steady_clock::now() + deadline;
+  char buf[4096];
+  while (std::chrono::steady_clock::now() < until) {
+    ssize_t n = recv(fd, buf, sizeof buf, 0);
+    if (n == 0) break;
+    if (n > 0) {
+      out.append(buf, static_cast<size_t>(n));
+      if (on_data && !on_data(out)) break;
+    }
+  }
+  close(fd);
+  return out;
+}
+
+// Protocol-level abuse against the running `steward serve`: the server answers each with a
+// clear error, keeps serving, and nothing changes.
+TEST_F(ProjectCliTest, HostileHttpIsRefusedAndTheServerGoesOn) {
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(server_, m, std::regex(R"(^http://([^:/]+):([0-9]+)$)")));
+  const std::string host = m[1];
+  const uint16_t port = static_cast<uint16_t>(std::stoi(m[2]));
+  std::ifstream token_in(token_file_);
+  std::string token;
+  token_in >> token;
+  ASSERT_EQ(Cli({"create", "eta-hostile", "--team", "bad-input-2", "--image",
+                 "nodered/node-red:4.0", "--hostname", "eta.example.com"})
+                .exit_code,
+            0);
+  const std::string auth = "Authorization: Bearer " + token + "\r\n";
+  auto healthy = [&] {
+    return RawExchange(host, port, "GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        .starts_with("HTTP/1.1 200");
+  };
+
+  // A 70,000-byte header value (this killed the process before).
+  std::string r = RawExchange(
+      host, port,
+      "GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: " + std::string(70000, 'a') + "\r\n\r\n");
+  EXPECT_TRUE(r.starts_with("HTTP/1.1 431")) << r.substr(0, 200);
+  EXPECT_TRUE(healthy());
+
+  // A smuggled DELETE behind an unknown transfer coding is never executed.
+  const std::string smuggled =
+      "DELETE /v1/projects/eta-hostile HTTP/1.1\r\nHost: x\r\n" + auth + "\r\n";
+  for (const std::string te : {"xchunked", "chunked, gzip", "gzip, chunked"}) {
+    r = RawExchange(
+        host, port,
+        "POST /healthz HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: " + te + "\r\n\r\n" + smuggled);
+    EXPECT_TRUE(r.starts_with("HTTP/1.1 400") || r.starts_with("HTTP/1.1 501")) << te << ": " << r;
+    EXPECT_EQ(r.find("HTTP/1.1", 8), std::string::npos) << te << ": a second answer: " << r;
+  }
+  // Transfer-Encoding with Content-Length.
+  r = RawExchange(host, port,
+                  "POST /healthz HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\n"
+                  "Transfer-Encoding: chunked\r\n\r\n0\r\n\r\n" +
+                      smuggled);
+  EXPECT_TRUE(r.starts_with("HTTP/1.1 400")) << r;
+  auto still = Cli({"get", "eta-hostile", "-o", "json"});
+  ASSERT_EQ(still.exit_code, 0) << Describe(still);
+  EXPECT_THAT(still.out, HasSubstr("\"desiredState\": \"suspended\"")) << still.out;
+
+  // Expect: 100-continue is answered before the body is sent.
+  r = RawExchange(host, port,
+                  "PUT /v1/projects/eta-hostile HTTP/1.1\r\nHost: x\r\n" + auth +
+                      "Content-Type: application/json\r\nContent-Length: 2\r\n"
+                      "Expect: 100-continue\r\n\r\n",
+                  std::chrono::seconds(5),
+                  [](const std::string& got) { return got.find("\r\n\r\n") == std::string::npos; });
+  EXPECT_TRUE(r.starts_with("HTTP/1.1 100")) << r;
+  // ... or refused at once when the body is too large.
+  r = RawExchange(host, port,
+                  "PUT /v1/projects/eta-hostile HTTP/1.1\r\nHost: x\r\n" + auth +
+                      "Content-Type: application/json\r\nContent-Length: 50000000\r\n"
+                      "Expect: 100-continue\r\n\r\n");
+  EXPECT_TRUE(r.starts_with("HTTP/1.1 413")) << r;
+
+  // Random methods do not grow /metrics.
+  auto series = [&] {
+    std::string text =
+        RawExchange(host, port, "GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+    return std::count(text.begin(), text.end(), '\n');
+  };
+  for (int i = 0; i < 20; ++i) {
+    RawExchange(
+        host, port,
+        "M" + std::to_string(i) + "X /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+  }
+  series();  // the scrape's own series exist from here on
+  const auto lines = series();
+  for (int i = 20; i < 60; ++i) {
+    RawExchange(
+        host, port,
+        "M" + std::to_string(i) + "X /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+  }
+  EXPECT_EQ(series(), lines);
+
+  // Another project's custom hostname: 409, the holder not named.
+  auto thief = Cli({"create", "thief-hostile", "--team", "bad-input-2", "--image",
+                    "nodered/node-red:4.0", "--hostname", "eta.example.com"});
+  EXPECT_EQ(thief.exit_code, 1) << Describe(thief);
+  EXPECT_THAT(thief.err, HasSubstr("hostname \"eta.example.com\" is already in use"));
+  EXPECT_THAT(thief.err, Not(HasSubstr("eta-hostile")));
+  EXPECT_EQ(Cli({"get", "thief-hostile"}).exit_code, 1);
+  EXPECT_TRUE(healthy());
 }
 
 TEST_F(ProjectCliTest, WholeLifeThroughTheCli) {
