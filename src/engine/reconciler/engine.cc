@@ -37,9 +37,12 @@ struct Engine::Impl {
         store(s),
         clock(options.clock != nullptr ? *options.clock : real_clock),
         observer(clock, options.expectation_timeout, options.config.namespace_name),
-        intents(s, [this](const std::string& id) {
-          if (queue) queue->Add(id);
-        }) {}
+        intents(
+            s,
+            [this](const std::string& id) {
+              if (queue) queue->Add(id);
+            },
+            options.config.policy) {}
 
   // The project an object belongs to: its label, or for an EndpointSlice its Service's label.
   std::string ProjectOf(const ResourceType& type, const kube::ObjectRef& obj) {

@@ -65,8 +65,8 @@ Status RefuseIfDeleting(const ProjectRecord& r) {
 std::string NewToken() { return RandomHex(32); }
 std::string NewCredentialId() { return "c-" + RandomHex(8); }
 
-Intents::Intents(store::Store& store, Enqueue enqueue)
-    : store_(store), enqueue_(std::move(enqueue)) {}
+Intents::Intents(store::Store& store, Enqueue enqueue, SpecPolicy policy)
+    : store_(store), enqueue_(std::move(enqueue)), policy_(std::move(policy)) {}
 
 void Intents::Notify(const std::string& id) const {
   if (enqueue_) enqueue_(id);
@@ -86,6 +86,7 @@ StatusOr<Intents::PutResult> Intents::Put(std::string_view name, const Json& spe
                                           std::string_view id, bool start) {
   RETURN_IF_ERROR(ValidateProjectName(name));
   ASSIGN_OR_RETURN(ProjectSpec spec, ParseProjectSpec(spec_json, "spec"));
+  RETURN_IF_ERROR(CheckSpecPolicy(policy_, spec, "spec"));
   const std::string canonical = DumpJson(ToJson(spec));
 
   auto existing = store_.GetProjectByName(name);

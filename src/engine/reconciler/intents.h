@@ -31,7 +31,8 @@ class Intents {
  public:
   using Enqueue = std::function<void(const std::string& project_id)>;
   // `enqueue` is called after each commit that changed something (may be empty in tests).
-  Intents(store::Store& store, Enqueue enqueue);
+  // `policy` (the engine config's) is enforced on every Put: kInvalidArgument naming the field.
+  Intents(store::Store& store, Enqueue enqueue, SpecPolicy policy = {});
 
   // Creates the project (desired: suspended unless `start`) or replaces its spec. Idempotent: the
   // same spec again changes nothing and keeps the generation. `id` empty: generated on create,
@@ -68,6 +69,7 @@ class Intents {
 
   store::Store& store_;
   Enqueue enqueue_;
+  const SpecPolicy policy_;
 };
 
 // 32 random bytes from the OS CSPRNG, hex encoded; and credential ids "c-<16 hex>".
