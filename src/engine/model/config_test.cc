@@ -316,9 +316,6 @@ TEST(ParseEngineConfigTest, AcceptsBoundaryValues) {
   EXPECT_EQ(low->workers, 1);
 }
 
-}  // namespace
-}  // namespace steward::engine
-
 TEST(ParseEngineConfigTest, PolicyAndStepTimeout) {
   auto defaults = ParseEngineConfig(Json());
   ASSERT_TRUE(defaults.ok());
@@ -341,3 +338,6 @@ TEST(ParseEngineConfigTest, FlowFuseSecurityContextsPass) {
       "fsGroup":1000},"containerSecurityContext":{"allowPrivilegeEscalation":false}})"));
   ASSERT_TRUE(r.ok()) << r.error().ToString();
 }
+
+}  // namespace
+}  // namespace steward::engine

@@ -47,6 +47,27 @@ std::string Annotation(const Json& obj, std::string_view key) {
   return it != v->end() && it->is_string() ? it->get<std::string>() : "";
 }
 
+// What a write of ours determines in an object: its SpecHash (status excluded) without the
+// annotations other parties own (*.kubernetes.io/, kept on update), so a controller's status or
+// revision bookkeeping does not count as a change of the object.
+std::string OwnContentHash(const Json& obj) {
+  Json copy = obj;
+  auto meta = copy.find("metadata");
+  if (meta != copy.end() && meta->is_object()) {
+    auto annotations = meta->find("annotations");
+    if (annotations != meta->end() && annotations->is_object()) {
+      for (auto it = annotations->begin(); it != annotations->end();) {
+        if (it.key().find("kubernetes.io/") != std::string::npos) {
+          it = annotations->erase(it);
+        } else {
+          ++it;
+        }
+      }
+    }
+  }
+  return SpecHash(copy);
+}
+
 int64_t WallMs(const Clock& clock) {
   return std::chrono::duration_cast<Millis>(clock.WallNow().time_since_epoch()).count();
 }
@@ -240,8 +261,7 @@ struct Reconciler::Run {
     std::string message = type.kind + " " + name + ": the API server did not keep " + where +
                           " as written (it dropped or changed the field: one this cluster does "
                           "not know, or an admission webhook); change the spec or the cluster";
-    r.RememberUnpersisted(rec, type.kind + "/" + name,
-                          GetString(answer["metadata"], "resourceVersion"), message);
+    r.RememberUnpersisted(rec, type.kind + "/" + name, OwnContentHash(answer), message);
     return Outcome::Failed("NotPersisted", std::move(message));
   }
 
@@ -504,16 +524,16 @@ std::optional<std::string> Reconciler::KnownUnpersisted(const ProjectRecord& rec
     return std::nullopt;
   }
   const bool unchanged =
-      view.stale || (view.object && view.object->resource_version() == it->second.resource_version);
+      view.stale || (view.object && OwnContentHash(view.object->Parse()) == it->second.content);
   if (!unchanged) return std::nullopt;
   return it->second.message;
 }
 
 void Reconciler::RememberUnpersisted(const ProjectRecord& rec, std::string object,
-                                     std::string resource_version, std::string message) {
+                                     std::string content, std::string message) {
   std::lock_guard lock(memo_mu_);
-  unpersisted_[rec.id] = Unpersisted{rec.generation, std::move(object), std::move(resource_version),
-                                     std::move(message)};
+  unpersisted_[rec.id] =
+      Unpersisted{rec.generation, std::move(object), std::move(content), std::move(message)};
 }
 
 bool Reconciler::WaitedTooLong(const ProjectRecord& rec, const std::optional<std::string>& key) {

@@ -55,13 +55,14 @@ class Reconciler {
  private:
   WorkResult ReconcileUnknown(const std::string& project_id);
 
-  // A write whose answer did not hold what was written (NotPersisted): while the object is still
-  // at the answer's resourceVersion (or the cache has not caught up) at the same generation, the
-  // same failure is reported without writing again. Returns its message.
+  // A write whose answer did not hold what was written (NotPersisted): while the object still has
+  // the answer's content (status and others' *.kubernetes.io/ annotations aside), or the cache
+  // has not caught up, at the same generation, the same failure is reported without writing
+  // again. Returns its message.
   std::optional<std::string> KnownUnpersisted(const store::ProjectRecord& rec,
                                               const std::string& object, const View& view);
-  void RememberUnpersisted(const store::ProjectRecord& rec, std::string object,
-                           std::string resource_version, std::string message);
+  void RememberUnpersisted(const store::ProjectRecord& rec, std::string object, std::string content,
+                           std::string message);
   // Bounded waits: true when the project has waited on `key` (resource, reason, message) at
   // this generation for longer than config.step_timeout_seconds. Any other key restarts the
   // clock; nullopt forgets the project's wait.
@@ -84,7 +85,7 @@ class Reconciler {
 
   struct Unpersisted {
     int64_t generation = 0;
-    std::string object, resource_version, message;
+    std::string object, content, message;
   };
   struct Waiting {
     int64_t generation = 0;
