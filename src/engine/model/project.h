@@ -56,7 +56,12 @@ struct StorageSpec {
 // annotations (and ingress.annotations) total at most 256 KiB; className, storageClass,
 // privateCA and imagePullSecrets entries are DNS-1123 subdomains, except that className: "" and
 // privateCA: "" are accepted and mean "explicitly none" (cluster default class / no CA),
-// overriding the config. Set optionals (even empty) are kept through ToJson.
+// overriding the config. tolerations, probes and the two security contexts are checked against
+// the Kubernetes Go types (kube/schema: core.Toleration, core.Probe, core.PodSecurityContext,
+// core.SecurityContext): unknown fields and wrong value types are refused
+// ("spec.podSecurityContext.a: unknown field"), since a cluster would prune or refuse them. The
+// operator's SpecPolicy is checked separately (CheckSpecPolicy). Set optionals (even empty) are
+// kept through ToJson.
 struct ProjectSpec {
   std::string team;  // required, 1..63 chars [A-Za-z0-9_-]
   Stack stack;
