@@ -389,6 +389,41 @@ TEST_F(ApiTest, CredentialCheckAcceptsActiveAndRefusesRevokedAfterRotate) {
               "InvalidArgument", "extra", "unknown field");
 }
 
+// Finding 6 of the hardening issue: a spec object the cluster would prune (an unknown field in
+// a security context) used to be accepted and leave the project waiting for ever to observe its
+// own write. It is refused up front, naming the field, and nothing is stored or written.
+TEST_F(ApiTest, SpecFieldsTheClusterWouldPruneAreRefused) {
+  const std::string before = StoreState();
+  const uint64_t writes = ClusterWrites();
+  Json bad = Spec();
+  bad["podSecurityContext"] = Json{{"a", 1}};
+  ExpectError(Do("PUT", "/v1/projects/alpha", DumpJson(Json{{"spec", bad}, {"start", true}})), 400,
+              "InvalidArgument", "spec.podSecurityContext.a", "unknown field");
+  bad = Spec();
+  bad["containerSecurityContext"] = Json{{"bogus", true}};
+  ExpectError(
+      Do("PUT", "/v1/projects/alpha?wait=20s", DumpJson(Json{{"spec", bad}, {"start", true}})), 400,
+      "InvalidArgument", "spec.containerSecurityContext.bogus", "unknown field");
+  bad = Spec();
+  bad["podSecurityContext"] = Json{{"runAsUser", "1000"}};
+  ExpectError(Do("PUT", "/v1/projects/alpha", DumpJson(Json{{"spec", bad}, {"start", true}})), 400,
+              "InvalidArgument", "spec.podSecurityContext.runAsUser", "must be an integer");
+  // The operator's policy (defaults: no privileged containers, no root).
+  bad = Spec();
+  bad["containerSecurityContext"] = Json{{"privileged", true}};
+  ExpectError(Do("PUT", "/v1/projects/alpha", DumpJson(Json{{"spec", bad}, {"start", true}})), 400,
+              "InvalidArgument", "spec.containerSecurityContext.privileged",
+              "engine.policy.allowPrivileged");
+  bad = Spec();
+  bad["podSecurityContext"] = Json{{"runAsUser", 0}};
+  ExpectError(Do("PUT", "/v1/projects/alpha", DumpJson(Json{{"spec", bad}, {"start", true}})), 400,
+              "InvalidArgument", "spec.podSecurityContext.runAsUser",
+              "engine.policy.allowRunAsRoot");
+  EXPECT_EQ(Do("GET", "/v1/projects/alpha").status, 404);
+  EXPECT_EQ(StoreState(), before);
+  EXPECT_EQ(ClusterWrites(), writes);
+}
+
 TEST_F(ApiTest, RefusedRequestsChangeNothing) {
   auto put = Do("PUT", "/v1/projects/alpha?wait=20s", SpecBody());
   ASSERT_EQ(put.status, 201) << put.body;

@@ -8,15 +8,15 @@
 #include <set>
 #include <utility>
 
-#include "cluster/apiserver/kube_types.h"
+#include "kube/schema/kube_types.h"
 
 namespace steward::cluster {
 
 namespace {
 
-using kube::Field;
-using kube::Message;
-using kube::ValueKind;
+using kube::schema::Field;
+using kube::schema::Message;
+using kube::schema::ValueKind;
 
 // What a JSON value is expected to be, for the walkers below.
 struct Shape {
@@ -155,8 +155,8 @@ std::string GoQuote(std::string_view s) {
 }
 
 const Message* RootMessage(const ResourceType& rt, Subresource sub) {
-  if (sub == Subresource::kScale) return kube::FindMessage("autoscaling.Scale");
-  return kube::MessageForKind(rt.ApiVersion(), rt.kind);
+  if (sub == Subresource::kScale) return kube::schema::FindMessage("autoscaling.Scale");
+  return kube::schema::MessageForKind(rt.ApiVersion(), rt.kind);
 }
 
 // Records problems once each, worded as the API server words them.

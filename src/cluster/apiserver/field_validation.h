@@ -4,8 +4,8 @@
 //   - unknown fields: a JSON key the Go struct does not have ("spec.foo",
 //     "spec.template.spec.containers[0].imagePullPolcy"); map-valued fields (labels, data,
 //     nodeSelector, resources.limits, ...) accept any key; RawExtension/FieldsV1 values are not
-//     looked into. Known fields come from kube_types.h (complete for the served kinds), so a
-//     field real Kubernetes accepts is never reported.
+//     looked into. Known fields come from kube/schema/kube_types.h (complete for the served kinds),
+//     so a field real Kubernetes accepts is never reported.
 //   - duplicate fields: a key given twice in one JSON object, maps included (needs the raw
 //     text). A key both unknown and duplicated is reported once, as unknown.
 //

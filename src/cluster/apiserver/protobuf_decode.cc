@@ -13,9 +13,9 @@ namespace steward::cluster {
 
 namespace {
 
-using kube::Field;
-using kube::Message;
-using kube::ValueKind;
+using kube::schema::Field;
+using kube::schema::Message;
+using kube::schema::ValueKind;
 
 constexpr std::string_view kMagic("k8s\0", 4);
 // Deeper nesting than any Kubernetes object has; bounds the recursion on hostile input.
@@ -411,7 +411,7 @@ Status DecodeInto(const Message& message, std::string_view bytes, Json& out, int
 
 }  // namespace
 
-StatusOr<Json> DecodeProtobufMessage(const kube::Message& message, std::string_view bytes) {
+StatusOr<Json> DecodeProtobufMessage(const kube::schema::Message& message, std::string_view bytes) {
   Json out = Json::object();
   Status s = DecodeInto(message, bytes, out, 0);
   if (!s.ok()) return s;
@@ -463,9 +463,9 @@ StatusOr<Json> DecodeKubernetesProtobuf(std::string_view body) {
   if (!encoding.empty()) {
     return InvalidArgument("unsupported protobuf content encoding \"" + encoding + "\"");
   }
-  const kube::Message* message = kube::MessageForKind(api_version, kind);
+  const kube::schema::Message* message = kube::schema::MessageForKind(api_version, kind);
   if (message == nullptr && kind == "DeleteOptions")
-    message = kube::FindMessage("meta.DeleteOptions");
+    message = kube::schema::FindMessage("meta.DeleteOptions");
   if (message == nullptr) {
     return InvalidArgument("no kind \"" + kind + "\" is registered for version \"" + api_version +
                            "\"");

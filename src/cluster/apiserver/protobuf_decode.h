@@ -5,7 +5,7 @@
 //
 // Wire format: the 4-byte magic "k8s\0", then a runtime.Unknown message {typeMeta{apiVersion,
 // kind}, raw, contentEncoding, contentType} whose `raw` is the object's gogo-protobuf message
-// (k8s.io/api generated.proto). Field numbers and types come from kube_types.h.
+// (k8s.io/api generated.proto). Field numbers and types come from kube/schema/kube_types.h.
 //
 // The JSON is what encoding/json would produce from the decoded Go object: value fields (not
 // pointers) that hold their zero value are omitted (omitempty), pointer fields are kept even
@@ -19,9 +19,9 @@
 
 #include <string_view>
 
-#include "cluster/apiserver/kube_types.h"
 #include "common/json.h"
 #include "common/status.h"
+#include "kube/schema/kube_types.h"
 
 namespace steward::cluster {
 
@@ -33,6 +33,6 @@ inline constexpr std::string_view kProtobufMediaType = "application/vnd.kubernet
 StatusOr<Json> DecodeKubernetesProtobuf(std::string_view body);
 
 // Decodes the bytes of one message (no envelope) of the given type into JSON.
-StatusOr<Json> DecodeProtobufMessage(const kube::Message& message, std::string_view bytes);
+StatusOr<Json> DecodeProtobufMessage(const kube::schema::Message& message, std::string_view bytes);
 
 }  // namespace steward::cluster

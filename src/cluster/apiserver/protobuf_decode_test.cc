@@ -110,7 +110,7 @@ TEST(ProtobufDecodeTest, TimesIntOrStringAndNegativeNumbers) {
 }
 
 TEST(ProtobufDecodeTest, PackedAndUnpackedRepeatedScalars) {
-  const kube::Message* ctx = kube::FindMessage("core.PodSecurityContext");
+  const kube::schema::Message* ctx = kube::schema::FindMessage("core.PodSecurityContext");
   ASSERT_NE(ctx, nullptr);
   std::string packed = Bytes(4, Varint(1000) + Varint(2000));
   std::string unpacked = Int(4, 1000) + Int(4, 2000);

@@ -330,14 +330,19 @@ bool IsZeroValue(const Json& j) {
   return false;
 }
 
-bool Matches(const Json& desired, const Json& live) {
+// Appends to `where` the path (".key", "[i]") of the first place `live` differs.
+bool Matches(const Json& desired, const Json& live, std::string* where) {
   if (desired.is_object()) {
     if (!live.is_object()) return live.is_null() && desired.empty();
     for (const auto& [key, value] : desired.items()) {
       auto it = live.find(key);
       if (it == live.end()) {
-        if (!IsZeroValue(value)) return false;
-      } else if (!Matches(value, *it)) {
+        if (!IsZeroValue(value)) {
+          *where += "." + key;
+          return false;
+        }
+      } else if (!Matches(value, *it, where)) {
+        *where = "." + key + *where;
         return false;
       }
     }
@@ -347,7 +352,10 @@ bool Matches(const Json& desired, const Json& live) {
     if (!live.is_array()) return live.is_null() && desired.empty();
     if (desired.size() != live.size()) return false;
     for (size_t i = 0; i < desired.size(); ++i) {
-      if (!Matches(desired[i], live[i])) return false;
+      if (!Matches(desired[i], live[i], where)) {
+        *where = "[" + std::to_string(i) + "]" + *where;
+        return false;
+      }
     }
     return true;
   }
@@ -425,26 +433,33 @@ std::string SpecHash(const Json& object) {
   return Sha256Hex(DumpJson(copy));
 }
 
-bool LiveMatchesDesired(const Json& desired, const Json& live) {
-  if (!desired.is_object() || !live.is_object()) return false;
+std::string FirstMismatch(const Json& desired, const Json& live) {
+  if (!desired.is_object() || !live.is_object()) return "(the object)";
   for (const auto& [key, value] : desired.items()) {
     if (key == "status") continue;
     const Json& live_value = FieldOr(live, key);
+    std::string where;
     if (key == "metadata") {
       for (const char* field : {"labels", "annotations"}) {
-        if (!Matches(FieldOr(value, field), FieldOr(live_value, field))) return false;
+        if (!Matches(FieldOr(value, field), FieldOr(live_value, field), &where)) {
+          return "metadata." + std::string(field) + where;
+        }
       }
     } else if (key == "data" && GetString(desired, "kind") == "Secret") {
       // Extra keys in a credentials Secret are not harmless defaults: compare exactly.
       const Json empty = Json::object();
       const Json& d = value.is_null() ? empty : value;
       const Json& l = live_value.is_null() ? empty : live_value;
-      if (d != l) return false;
-    } else if (!Matches(value, live_value)) {
-      return false;
+      if (d != l) return "data";
+    } else if (!Matches(value, live_value, &where)) {
+      return key + where;
     }
   }
-  return true;
+  return "";
+}
+
+bool LiveMatchesDesired(const Json& desired, const Json& live) {
+  return FirstMismatch(desired, live).empty();
 }
 
 }  // namespace steward::engine

@@ -96,5 +96,8 @@ std::string SpecHash(const Json& object);
 // also matches an absent field, as servers omit those. A Secret's `data` must be equal exactly
 // (no extra keys). Used with the hash to find drift made behind Steward's back.
 bool LiveMatchesDesired(const Json& desired, const Json& live);
+// Where LiveMatchesDesired finds the first difference, as a path
+// ("spec.template.spec.securityContext.a", "spec.tolerations[0]"); "" when it matches.
+std::string FirstMismatch(const Json& desired, const Json& live);
 
 }  // namespace steward::engine

@@ -65,6 +65,27 @@ Status ParseStorageDefaults(const Json& j, std::string path, StorageDefaults* ou
   return internal::ParseStorage(rest, f.path(), /*size_required=*/false, &out->spec);
 }
 
+Status ParsePolicy(const Json& j, std::string path, SpecPolicy* out) {
+  ASSIGN_OR_RETURN(Fields f, Fields::Of(j, std::move(path)));
+  RETURN_IF_ERROR(f.OnlyKnown({"allowPrivileged", "allowRunAsRoot", "allowedAnnotationPrefixes"}));
+  RETURN_IF_ERROR(f.Bool("allowPrivileged", &out->allow_privileged));
+  RETURN_IF_ERROR(f.Bool("allowRunAsRoot", &out->allow_run_as_root));
+  if (const Json* v = f.Find("allowedAnnotationPrefixes")) {
+    const std::string p = f.PathOf("allowedAnnotationPrefixes");
+    if (!v->is_array()) {
+      return Invalid(p, "must be an array of strings, got " + std::string(internal::TypeName(*v)));
+    }
+    std::vector<std::string> prefixes;
+    for (size_t i = 0; i < v->size(); ++i) {
+      ASSIGN_OR_RETURN(std::string prefix, internal::AsString((*v)[i], internal::IndexPath(p, i)));
+      if (prefix.empty()) return Invalid(internal::IndexPath(p, i), "must not be empty");
+      prefixes.push_back(std::move(prefix));
+    }
+    out->annotation_prefixes = std::move(prefixes);
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 StatusOr<EngineConfig> ParseEngineConfig(const Json& j, std::string_view path) {
@@ -97,7 +118,9 @@ StatusOr<EngineConfig> ParseEngineConfig(const Json& j, std::string_view path) {
                                "httpProbeAddress",
                                "httpProbeTimeoutMs",
                                "removeOrphans",
-                               "workers"}));
+                               "workers",
+                               "stepTimeoutSeconds",
+                               "policy"}));
   EngineConfig c;
   RETURN_IF_ERROR(f.String("namespace", &c.namespace_name));
   if (!IsDns1123Label(c.namespace_name)) {
@@ -135,16 +158,28 @@ StatusOr<EngineConfig> ParseEngineConfig(const Json& j, std::string_view path) {
 
   std::optional<Json> tolerations;
   RETURN_IF_ERROR(f.ObjectArray("tolerations", &tolerations));
-  if (tolerations) c.tolerations = std::move(*tolerations);
+  if (tolerations) {
+    RETURN_IF_ERROR(
+        internal::CheckKubeArray(*tolerations, "core.Toleration", f.PathOf("tolerations")));
+    c.tolerations = std::move(*tolerations);
+  }
   if (const Json* probes = f.Find("probes")) {
     RETURN_IF_ERROR(internal::ParseProbes(*probes, f.PathOf("probes"), &c.liveness_probe,
                                           &c.readiness_probe, &c.startup_probe));
   }
   std::optional<Json> pod_sc, container_sc;
   RETURN_IF_ERROR(f.Object("podSecurityContext", &pod_sc));
-  if (pod_sc) c.pod_security_context = std::move(*pod_sc);
+  if (pod_sc) {
+    RETURN_IF_ERROR(internal::CheckKubeObject(*pod_sc, "core.PodSecurityContext",
+                                              f.PathOf("podSecurityContext")));
+    c.pod_security_context = std::move(*pod_sc);
+  }
   RETURN_IF_ERROR(f.Object("containerSecurityContext", &container_sc));
-  if (container_sc) c.container_security_context = std::move(*container_sc);
+  if (container_sc) {
+    RETURN_IF_ERROR(internal::CheckKubeObject(*container_sc, "core.SecurityContext",
+                                              f.PathOf("containerSecurityContext")));
+    c.container_security_context = std::move(*container_sc);
+  }
   std::optional<std::vector<std::string>> pull_secrets;
   RETURN_IF_ERROR(f.NameList("imagePullSecrets", &pull_secrets));
   if (pull_secrets) c.image_pull_secrets = std::move(*pull_secrets);
@@ -163,6 +198,10 @@ StatusOr<EngineConfig> ParseEngineConfig(const Json& j, std::string_view path) {
   RETURN_IF_ERROR(f.Int("httpProbeTimeoutMs", 1, 60000, &c.http_probe_timeout_ms));
   RETURN_IF_ERROR(f.Bool("removeOrphans", &c.remove_orphans));
   RETURN_IF_ERROR(f.Int("workers", 1, 256, &c.workers));
+  RETURN_IF_ERROR(f.Int("stepTimeoutSeconds", 1, 86400, &c.step_timeout_seconds));
+  if (const Json* policy = f.Find("policy")) {
+    RETURN_IF_ERROR(ParsePolicy(*policy, f.PathOf("policy"), &c.policy));
+  }
   return c;
 }
 

@@ -275,6 +275,25 @@ const BadConfig kBadConfigs[] = {
      "between 1 and 60000"},
     {"RemoveOrphansString", R"({"removeOrphans":"no"})", "engine.removeOrphans",
      "must be a boolean"},
+    {"PodSecurityContextUnknown", R"({"podSecurityContext":{"runAsUsr":1000}})",
+     "engine.podSecurityContext.runAsUsr", "unknown field"},
+    {"ContainerSecurityContextWrongType",
+     R"({"containerSecurityContext":{"allowPrivilegeEscalation":"false"}})",
+     "engine.containerSecurityContext.allowPrivilegeEscalation", "must be a boolean"},
+    {"TolerationUnknown", R"({"tolerations":[{"keys":"x"}]})", "engine.tolerations[0].keys",
+     "unknown field"},
+    {"ProbeUnknown", R"({"probes":{"livenessProbe":{"exec":{"cmd":["x"]}}}})",
+     "engine.probes.livenessProbe.exec.cmd", "unknown field"},
+    {"StepTimeoutZero", R"({"stepTimeoutSeconds":0})", "engine.stepTimeoutSeconds",
+     "between 1 and 86400"},
+    {"PolicyUnknown", R"({"policy":{"allowRoot":true}})", "engine.policy.allowRoot",
+     "unknown field"},
+    {"PolicyNotBool", R"({"policy":{"allowPrivileged":"yes"}})", "engine.policy.allowPrivileged",
+     "must be a boolean"},
+    {"PolicyPrefixesNotArray", R"({"policy":{"allowedAnnotationPrefixes":"a/"}})",
+     "engine.policy.allowedAnnotationPrefixes", "must be an array of strings"},
+    {"PolicyPrefixEmpty", R"({"policy":{"allowedAnnotationPrefixes":["a/",""]}})",
+     "engine.policy.allowedAnnotationPrefixes[1]", "must not be empty"},
     {"WorkersZero", R"({"workers":0})", "engine.workers", "between 1 and 256 (got 0)"},
     {"WorkersTooMany", R"({"workers":257})", "engine.workers", "between 1 and 256"},
 };
@@ -305,6 +324,29 @@ TEST(ParseEngineConfigTest, CustomHostnameAllowedDomains) {
   EXPECT_TRUE(IsInvalid(
       ParseEngineConfig(*ParseJson(R"({"customHostname":{"allowedDomains":["A_B"]}})")).status(),
       "engine.customHostname.allowedDomains[0]", "DNS-1123"));
+}
+
+TEST(ParseEngineConfigTest, PolicyAndStepTimeout) {
+  auto defaults = ParseEngineConfig(Json());
+  ASSERT_TRUE(defaults.ok());
+  EXPECT_FALSE(defaults->policy.allow_privileged);
+  EXPECT_FALSE(defaults->policy.allow_run_as_root);
+  EXPECT_FALSE(defaults->policy.annotation_prefixes.has_value());
+  EXPECT_EQ(defaults->step_timeout_seconds, 900);
+  auto r = ParseEngineConfig(J(R"({"stepTimeoutSeconds":60,"policy":{"allowPrivileged":true,
+      "allowRunAsRoot":true,"allowedAnnotationPrefixes":["example.com/"]}})"));
+  ASSERT_TRUE(r.ok()) << r.error().ToString();
+  EXPECT_EQ(r->step_timeout_seconds, 60);
+  EXPECT_TRUE(r->policy.allow_privileged);
+  EXPECT_TRUE(r->policy.allow_run_as_root);
+  EXPECT_EQ(r->policy.annotation_prefixes, std::vector<std::string>{"example.com/"});
+}
+
+// The defaults FlowFuse's driver-k8s renders (templates.js) pass the stricter schema.
+TEST(ParseEngineConfigTest, FlowFuseSecurityContextsPass) {
+  auto r = ParseEngineConfig(J(R"({"podSecurityContext":{"runAsUser":1000,"runAsGroup":1000,
+      "fsGroup":1000},"containerSecurityContext":{"allowPrivilegeEscalation":false}})"));
+  ASSERT_TRUE(r.ok()) << r.error().ToString();
 }
 
 }  // namespace

@@ -56,7 +56,12 @@ struct StorageSpec {
 // annotations (and ingress.annotations) total at most 256 KiB; className, storageClass,
 // privateCA and imagePullSecrets entries are DNS-1123 subdomains, except that className: "" and
 // privateCA: "" are accepted and mean "explicitly none" (cluster default class / no CA),
-// overriding the config. Set optionals (even empty) are kept through ToJson.
+// overriding the config. tolerations, probes and the two security contexts are checked against
+// the Kubernetes Go types (kube/schema: core.Toleration, core.Probe, core.PodSecurityContext,
+// core.SecurityContext): unknown fields and wrong value types are refused
+// ("spec.podSecurityContext.a: unknown field"), since a cluster would prune or refuse them. The
+// operator's SpecPolicy is checked separately (CheckSpecPolicy). Set optionals (even empty) are
+// kept through ToJson.
 struct ProjectSpec {
   std::string team;  // required, 1..63 chars [A-Za-z0-9_-]
   Stack stack;
@@ -100,6 +105,32 @@ struct StorageDefaults {
   bool operator==(const StorageDefaults&) const = default;
 };
 
+// What the operator lets a project's spec ask for (config section engine.policy). The defaults
+// refuse privileged containers and running as root; FlowFuse's own settings (pod runAsUser /
+// runAsGroup / fsGroup 1000, allowPrivilegeEscalation: false; on OpenShift empty contexts) pass.
+// The policy applies to what a spec sets, not to the operator's own config defaults.
+struct SpecPolicy {
+  // false refuses, in spec.containerSecurityContext: privileged: true,
+  // allowPrivilegeEscalation: true, capabilities.add beyond the Pod Security Standards'
+  // baseline set (AUDIT_WRITE CHOWN DAC_OVERRIDE FOWNER FSETID KILL MKNOD NET_BIND_SERVICE
+  // SETFCAP SETGID SETPCAP SETUID SYS_CHROOT), procMount: Unmasked, windowsOptions.hostProcess:
+  // true; and at pod or container level seccompProfile / appArmorProfile type Unconfined.
+  bool allow_privileged = false;  // allowPrivileged
+  // false refuses runAsUser: 0 and runAsNonRoot: false at pod or container level. A spec that
+  // sets neither runs as its image's user (FlowFuse's node-red image: uid 1000).
+  bool allow_run_as_root = false;  // allowRunAsRoot
+  // nullopt: any annotation key (beyond the reserved prefixes). Else every key of
+  // spec.annotations and spec.ingress.annotations must start with one of these ([] refuses all).
+  std::optional<std::vector<std::string>> annotation_prefixes;  // allowedAnnotationPrefixes
+
+  bool operator==(const SpecPolicy&) const = default;
+};
+
+// kInvalidArgument "<path>.<field>: <why> (refused by engine.policy.<key>)" for the first thing
+// in `spec` the policy refuses; `path` as ParseProjectSpec's.
+Status CheckSpecPolicy(const SpecPolicy& policy, const ProjectSpec& spec,
+                       std::string_view path = "spec");
+
 // Cluster-wide options: Steward's config file, section "engine" (YAML or JSON; same names in
 // camelCase: namespace, domain, urlScheme, urlPort, forgeUrl, ingressClass, ...).
 struct EngineConfig {
@@ -134,6 +165,11 @@ struct EngineConfig {
   int http_probe_timeout_ms = 2000;
   bool remove_orphans = false;  // delete labelled objects that belong to no project
   int workers = 8;
+  SpecPolicy policy;  // what a spec may ask for
+  // How long one step may wait for the cluster (an object to become ready or gone, a write to
+  // be observed) before the project is reported Failed with the step's reason (docs/lifecycle.md
+  // "Bounded waits"); the engine keeps watching and recovers when the cluster moves.
+  int step_timeout_seconds = 900;
 
   bool operator==(const EngineConfig&) const = default;
 };
@@ -145,7 +181,8 @@ struct EngineConfig {
 // label, domain a DNS-1123 subdomain, urlScheme http|https, urlPort 0..65535, forgeUrl an
 // http(s) URL, serviceType ClusterIP|NodePort, ingressClass / certManagerIssuer / privateCA /
 // serviceAccount "" or a DNS-1123 subdomain, httpProbeAddress "" or host:port, workers 1..256,
-// progressDeadlineSeconds 1..86400, httpProbeTimeoutMs 1..60000. nodeSelector keys are not
+// progressDeadlineSeconds 1..86400, httpProbeTimeoutMs 1..60000, stepTimeoutSeconds 1..86400,
+// policy {allowPrivileged, allowRunAsRoot, allowedAnnotationPrefixes}. nodeSelector keys are not
 // reserved (they select node labels, not labels Steward sets).
 StatusOr<EngineConfig> ParseEngineConfig(const Json& j, std::string_view path = "engine");
 

@@ -89,12 +89,25 @@ StatusOr<ProjectSpec> ParseProjectSpec(const Json& j, std::string_view path) {
   RETURN_IF_ERROR(internal::CheckLabels(spec.node_selector, f.PathOf("nodeSelector"), false));
 
   RETURN_IF_ERROR(f.ObjectArray("tolerations", &spec.tolerations));
+  if (spec.tolerations) {
+    RETURN_IF_ERROR(
+        internal::CheckKubeArray(*spec.tolerations, "core.Toleration", f.PathOf("tolerations")));
+  }
   if (const Json* probes = f.Find("probes")) {
     RETURN_IF_ERROR(internal::ParseProbes(*probes, f.PathOf("probes"), &spec.liveness_probe,
                                           &spec.readiness_probe, &spec.startup_probe));
   }
   RETURN_IF_ERROR(f.Object("podSecurityContext", &spec.pod_security_context));
+  if (spec.pod_security_context) {
+    RETURN_IF_ERROR(internal::CheckKubeObject(*spec.pod_security_context, "core.PodSecurityContext",
+                                              f.PathOf("podSecurityContext")));
+  }
   RETURN_IF_ERROR(f.Object("containerSecurityContext", &spec.container_security_context));
+  if (spec.container_security_context) {
+    RETURN_IF_ERROR(internal::CheckKubeObject(*spec.container_security_context,
+                                              "core.SecurityContext",
+                                              f.PathOf("containerSecurityContext")));
+  }
   RETURN_IF_ERROR(f.NameList("imagePullSecrets", &spec.image_pull_secrets));
   if (f.Find("privateCA") != nullptr) {
     std::string ca;

@@ -378,6 +378,46 @@ const BadSpec kBadSpecs[] = {
      "must be an object, got array"},
     {"ContainerSecurityContextNotObject", Team(R"("containerSecurityContext":"x")"),
      "spec.containerSecurityContext", "must be an object, got string"},
+    // Kubernetes objects passed through are checked against the Go types (kube/schema): a field
+    // the cluster would prune, or a value it could not decode, is refused here.
+    {"PodSecurityContextUnknownField", Team(R"("podSecurityContext":{"a":1})"),
+     "spec.podSecurityContext.a", "unknown field"},
+    {"ContainerSecurityContextUnknownField", Team(R"("containerSecurityContext":{"bogus":true})"),
+     "spec.containerSecurityContext.bogus", "unknown field"},
+    {"PodSecurityContextNestedUnknown",
+     Team(R"("podSecurityContext":{"seccompProfile":{"type":"RuntimeDefault","kind":"x"}})"),
+     "spec.podSecurityContext.seccompProfile.kind", "unknown field"},
+    {"PodSecurityContextWrongType", Team(R"("podSecurityContext":{"runAsUser":"1000"})"),
+     "spec.podSecurityContext.runAsUser", "must be an integer (int64), got string"},
+    {"PodSecurityContextFloat", Team(R"("podSecurityContext":{"fsGroup":1.5})"),
+     "spec.podSecurityContext.fsGroup", "must be an integer (int64), got number"},
+    {"ContainerSecurityContextWrongBool",
+     Team(R"("containerSecurityContext":{"readOnlyRootFilesystem":"yes"})"),
+     "spec.containerSecurityContext.readOnlyRootFilesystem", "must be a boolean, got string"},
+    {"ContainerCapabilitiesNotArray",
+     Team(R"("containerSecurityContext":{"capabilities":{"drop":"ALL"}})"),
+     "spec.containerSecurityContext.capabilities.drop", "must be an array, got string"},
+    {"PodSecurityContextSysctlUnknown",
+     Team(R"("podSecurityContext":{"sysctls":[{"name":"a","value":"1","x":2}]})"),
+     "spec.podSecurityContext.sysctls[0].x", "unknown field"},
+    {"PodSecurityContextOddKey", Team(R"("podSecurityContext":{"a.b":1})"),
+     R"(spec.podSecurityContext["a.b"])", "unknown field"},
+    {"TolerationUnknownField",
+     Team(R"("tolerations":[{"key":"x"},{"key":"y","efect":"NoSchedule"}])"),
+     "spec.tolerations[1].efect", "unknown field"},
+    {"TolerationSecondsString", Team(R"("tolerations":[{"key":"x","tolerationSeconds":"60"}])"),
+     "spec.tolerations[0].tolerationSeconds", "must be an integer (int64), got string"},
+    {"ProbeUnknownField",
+     Team(R"("probes":{"livenessProbe":{"httpGet":{"port":1880},"periodSecond":5}})"),
+     "spec.probes.livenessProbe.periodSecond", "unknown field"},
+    {"ProbeHandlerUnknownField",
+     Team(R"("probes":{"readinessProbe":{"httpGet":{"port":1880,"paht":"/"}}})"),
+     "spec.probes.readinessProbe.httpGet.paht", "unknown field"},
+    {"ProbePortWrongType", Team(R"("probes":{"readinessProbe":{"tcpSocket":{"port":true}}})"),
+     "spec.probes.readinessProbe.tcpSocket.port", "must be an integer or a string, got boolean"},
+    {"ProbeInt32OutOfRange",
+     Team(R"("probes":{"readinessProbe":{"tcpSocket":{"port":1},"periodSeconds":4294967296}})"),
+     "spec.probes.readinessProbe.periodSeconds", "out of range for int32"},
     {"PullSecretsNotArray", Team(R"("imagePullSecrets":"regcred")"), "spec.imagePullSecrets",
      "must be an array"},
     {"PullSecretNotString", Team(R"("imagePullSecrets":[{"name":"x"}])"),
@@ -392,6 +432,24 @@ INSTANTIATE_TEST_SUITE_P(Rules, BadSpecTest, ::testing::ValuesIn(kBadSpecs),
                          [](const ::testing::TestParamInfo<BadSpec>& i) {
                            return std::string(i.param.name);
                          });
+
+// Every field of the Go types is accepted, inline ones (Probe's handler) included, and null
+// means absent.
+TEST(SpecSchemaTest, RealKubernetesFieldsPass) {
+  auto r = ParseProjectSpec(J(R"({"team":"t",
+      "podSecurityContext":{"runAsUser":1000,"runAsGroup":1000,"fsGroup":1000,"runAsNonRoot":true,
+          "fsGroupChangePolicy":"OnRootMismatch","supplementalGroups":[4,5],
+          "seccompProfile":{"type":"RuntimeDefault"},"sysctls":[{"name":"a","value":"1"}],
+          "seLinuxOptions":{"level":"s0:c1"},"windowsOptions":null},
+      "containerSecurityContext":{"allowPrivilegeEscalation":false,"readOnlyRootFilesystem":true,
+          "capabilities":{"drop":["ALL"],"add":["NET_BIND_SERVICE"]},"runAsUser":1000},
+      "tolerations":[{"key":"k","operator":"Exists","effect":"NoExecute","tolerationSeconds":30}],
+      "probes":{"livenessProbe":{"httpGet":{"path":"/","port":"web","scheme":"HTTP",
+          "httpHeaders":[{"name":"X","value":"y"}]},"initialDelaySeconds":5,"periodSeconds":10,
+          "timeoutSeconds":2,"failureThreshold":3,"terminationGracePeriodSeconds":30},
+          "startupProbe":{"grpc":{"port":1880,"service":"s"}}}})"));
+  ASSERT_TRUE(r.ok()) << r.error().ToString();
+}
 
 TEST(SpecToJsonTest, MinimalSpecIsJustTheTeam) {
   ProjectSpec s;

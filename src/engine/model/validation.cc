@@ -2,8 +2,11 @@
 
 #include <array>
 #include <cstdint>
+#include <cstdlib>
 #include <limits>
 #include <string>
+
+#include "kube/schema/schema_check.h"
 
 namespace steward::engine::internal {
 namespace {
@@ -161,6 +164,7 @@ Status CheckProbe(const Json& probe, std::string_view path) {
   if (!probe.is_object()) {
     return Invalid(path, "must be an object, got " + std::string(TypeName(probe)));
   }
+  RETURN_IF_ERROR(CheckKubeObject(probe, "core.Probe", path));
   constexpr std::array<std::string_view, 4> kHandlers = {"httpGet", "tcpSocket", "exec", "grpc"};
   int handlers = 0;
   for (std::string_view h : kHandlers) {
@@ -482,6 +486,30 @@ Status CheckQuantity(std::string_view q, std::string_view path) {
   if (!ok) return Invalid(path, Quote(q) + rule);
   if (!nonzero) return Invalid(path, "must be greater than zero");
   return Status::Ok();
+}
+
+namespace {
+
+Status FromMismatch(const std::optional<kube::schema::Mismatch>& m) {
+  if (!m) return Status::Ok();
+  return Invalid(m->path, m->what);
+}
+
+const kube::schema::Message& MessageNamed(std::string_view type) {
+  const kube::schema::Message* m = kube::schema::FindMessage(type);
+  // The names are literals in this module; a wrong one is a programming error every test hits.
+  if (m == nullptr) std::abort();
+  return *m;
+}
+
+}  // namespace
+
+Status CheckKubeObject(const Json& v, std::string_view type, std::string_view path) {
+  return FromMismatch(kube::schema::CheckValue(MessageNamed(type), v, std::string(path)));
+}
+
+Status CheckKubeArray(const Json& v, std::string_view type, std::string_view path) {
+  return FromMismatch(kube::schema::CheckArray(MessageNamed(type), v, std::string(path)));
 }
 
 Status CheckEnv(const StringMap& env, std::string_view path) {

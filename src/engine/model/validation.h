@@ -64,6 +64,11 @@ class Fields {
 Status CheckSubdomain(std::string_view s, std::string_view path, bool allow_empty);
 Status CheckImage(std::string_view ref, std::string_view path);
 Status CheckQuantity(std::string_view q, std::string_view path);
+// A Kubernetes object the spec or config passes through to a manifest, checked against the Go
+// type `type` of kube/schema ("core.PodSecurityContext"): unknown fields and wrong value types
+// are refused (a cluster would prune or refuse them). CheckKubeArray: an array of them.
+Status CheckKubeObject(const Json& v, std::string_view type, std::string_view path);
+Status CheckKubeArray(const Json& v, std::string_view type, std::string_view path);
 Status CheckEnv(const StringMap& env, std::string_view path);
 // Label keys (qualified names) and values; reserved prefixes refused when `refuse_reserved`.
 Status CheckLabels(const StringMap& labels, std::string_view path, bool refuse_reserved);

@@ -122,6 +122,7 @@ StatusOr<Intents::PutResult> Intents::Put(std::string_view name, const Json& spe
                                           std::string_view id, bool start) {
   RETURN_IF_ERROR(ValidateProjectName(name));
   ASSIGN_OR_RETURN(ProjectSpec spec, ParseProjectSpec(spec_json, "spec"));
+  RETURN_IF_ERROR(CheckSpecPolicy(config_.policy, spec, "spec"));
   RETURN_IF_ERROR(CheckCustomHostnamePolicy(config_, spec));
   const std::string canonical = DumpJson(ToJson(spec));
   const std::vector<std::string> hostnames = ProjectHostnames(config_, name, spec);

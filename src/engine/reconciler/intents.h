@@ -31,7 +31,8 @@ class Intents {
  public:
   using Enqueue = std::function<void(const std::string& project_id)>;
   // `enqueue` is called after each commit that changed something (may be empty in tests).
-  // `config` (domain, custom-hostname policy) must outlive this; nullptr: the defaults.
+  // `config` (domain, custom-hostname policy, engine.policy enforced on every Put) must outlive
+  // this; nullptr: the defaults.
   Intents(store::Store& store, Enqueue enqueue, const EngineConfig* config = nullptr);
 
   // Creates the project (desired: suspended unless `start`) or replaces its spec. Idempotent: the

@@ -705,3 +705,31 @@ TEST_F(IntentsTest, ProjectsWithoutHostnamesClaimThemOnce) {
 
 }  // namespace
 }  // namespace steward::engine
+
+namespace steward::engine {
+namespace {
+
+// The operator's policy is enforced on Put: refused naming the field and the key, nothing
+// stored; an operator that allows it gets the spec stored.
+TEST_F(IntentsTest, PutEnforcesTheSpecPolicy) {
+  Json privileged = Spec();
+  privileged["containerSecurityContext"] = Json{{"privileged", true}};
+  privileged["podSecurityContext"] = Json{{"runAsUser", 0}};
+  auto refused = intents_->Put("alpha", privileged, "", true);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_TRUE(IsInvalid(refused.error(), "spec.containerSecurityContext.privileged",
+                        "engine.policy.allowPrivileged"));
+  EXPECT_EQ(intents_->Find("alpha").error().code(), StatusCode::kNotFound);
+  EXPECT_TRUE(Enqueued().empty());
+
+  EngineConfig open;
+  open.policy.allow_privileged = true;
+  open.policy.allow_run_as_root = true;
+  Intents permissive(*store_, {}, &open);
+  auto accepted = permissive.Put("alpha", privileged, "", true);
+  ASSERT_TRUE(accepted.ok()) << accepted.error().ToString();
+  EXPECT_THAT(accepted->record.spec_json, HasSubstr("\"privileged\":true"));
+}
+
+}  // namespace
+}  // namespace steward::engine

@@ -60,7 +60,10 @@ View Observer::Get(const kube::ResourceType& type, std::string_view name) {
   switch (e.kind) {
     case Kind::kExists:
       met = obj && obj->uid() == e.value;
-      if (!met && !expired) view.stale = true;
+      if (!met && !expired) {
+        view.stale = true;
+        if (!obj) view.created_uid = e.value;
+      }
       break;
     case Kind::kUpdated:
       met = !obj || obj->resource_version() != e.value;

@@ -26,6 +26,9 @@ struct View {
   kube::ObjectRef object;  // null: absent (or known gone)
   bool stale = false;      // the cache has not caught up with our write yet: wait
   bool terminating = false;
+  // While a create is not yet in the cache (stale, object null): the uid the create answered
+  // with, so that a delete need not wait for the watch.
+  std::string created_uid;
 };
 
 class Observer {

@@ -47,6 +47,27 @@ std::string Annotation(const Json& obj, std::string_view key) {
   return it != v->end() && it->is_string() ? it->get<std::string>() : "";
 }
 
+// What a write of ours determines in an object: its SpecHash (status excluded) without the
+// annotations other parties own (*.kubernetes.io/, kept on update), so a controller's status or
+// revision bookkeeping does not count as a change of the object.
+std::string OwnContentHash(const Json& obj) {
+  Json copy = obj;
+  auto meta = copy.find("metadata");
+  if (meta != copy.end() && meta->is_object()) {
+    auto annotations = meta->find("annotations");
+    if (annotations != meta->end() && annotations->is_object()) {
+      for (auto it = annotations->begin(); it != annotations->end();) {
+        if (it.key().find("kubernetes.io/") != std::string::npos) {
+          it = annotations->erase(it);
+        } else {
+          ++it;
+        }
+      }
+    }
+  }
+  return SpecHash(copy);
+}
+
 int64_t WallMs(const Clock& clock) {
   return std::chrono::duration_cast<Millis>(clock.WallNow().time_since_epoch()).count();
 }
@@ -159,19 +180,24 @@ struct Reconciler::Run {
     const std::string name = NameOf(desired);
     const std::string what = type.kind + " " + name;
     View view = r.observer_.Get(type, name);
+    if (auto known = r.KnownUnpersisted(rec, type.kind + "/" + name, view)) {
+      return {Outcome::Failed("NotPersisted", *known), {}};
+    }
     if (view.stale) {
       return {Outcome::Wait("ObservingWrite", what + ": waiting for the watch to show it"), {}};
     }
     Json live;
     if (!view.object) {
       if (auto crash = Hook("before", "create", type, name)) return {*crash, {}};
-      auto created =
-          r.client_->Create(type, ns, desired, {.field_manager = r.options_.field_manager});
+      auto created = r.client_->Create(
+          type, ns, desired,
+          {.field_manager = r.options_.field_manager, .field_validation = "Strict"});
       ++r.writes_;
       if (auto crash = Hook("after", "create", type, name)) return {*crash, {}};
       if (created.ok()) {
         created_object = true;
         r.observer_.ExpectExists(type, name, GetString((*created)["metadata"], "uid"));
+        if (auto lost = NotPersisted(type, name, desired, *created)) return {*lost, {}};
         return {Outcome::Done(), std::move(*created)};
       }
       const kube::ApiError& e = created.error();
@@ -209,15 +235,34 @@ struct Reconciler::Run {
     }
     const std::string old_rv = GetString(live["metadata"], "resourceVersion");
     if (auto crash = Hook("before", "update", type, name)) return {*crash, {}};
-    auto updated = r.client_->Update(type, UpdateBody(type, desired, live),
-                                     {.field_manager = r.options_.field_manager});
+    auto updated = r.client_->Update(
+        type, UpdateBody(type, desired, live),
+        {.field_manager = r.options_.field_manager, .field_validation = "Strict"});
     ++r.writes_;
     if (auto crash = Hook("after", "update", type, name)) return {*crash, {}};
     if (!updated.ok()) return {Classify(updated.error(), "update " + what), {}};
     // Our hash on it but other content: changed behind our back. Else our intent moved on.
     (same_hash ? drift : rolling) = true;
-    r.observer_.ExpectUpdated(type, name, old_rv);
+    // An update that changed nothing keeps the resourceVersion: there is no event to wait for.
+    if (GetString((*updated)["metadata"], "resourceVersion") != old_rv) {
+      r.observer_.ExpectUpdated(type, name, old_rv);
+    }
+    if (auto lost = NotPersisted(type, name, desired, *updated)) return {*lost, {}};
     return {Outcome::Done(), std::move(*updated)};
+  }
+
+  // The answer of our own write must hold what we wrote: a server that drops a field (one it
+  // does not know, when it ignores fieldValidation) or an admission webhook that changes one
+  // would otherwise have the engine rewrite the object, and wait to observe it, for ever.
+  std::optional<Outcome> NotPersisted(const ResourceType& type, const std::string& name,
+                                      const Json& desired, const Json& answer) {
+    const std::string where = FirstMismatch(desired, answer);
+    if (where.empty()) return std::nullopt;
+    std::string message = type.kind + " " + name + ": the API server did not keep " + where +
+                          " as written (it dropped or changed the field: one this cluster does "
+                          "not know, or an admission webhook); change the spec or the cluster";
+    r.RememberUnpersisted(rec, type.kind + "/" + name, OwnContentHash(answer), message);
+    return Outcome::Failed("NotPersisted", std::move(message));
   }
 
   // Makes the object named `name` gone: delete with a uid precondition, then wait until the
@@ -226,14 +271,21 @@ struct Reconciler::Run {
                      std::string propagation = "") {
     const std::string what = type.kind + " " + name;
     View view = r.observer_.Get(type, name);
-    if (view.stale) return Outcome::Wait("ObservingWrite", what + ": waiting for the watch");
-    if (!view.object) return Outcome::Done();
-    if (view.object->label(kProjectLabel) != rec.id) return Outcome::Done();  // not ours
+    // A write the cache has not shown yet does not hold a delete up: the uid precondition is
+    // all a delete needs, and the cached copy (or the create's answer) has it.
+    std::string uid;
+    if (view.object) {
+      if (view.object->label(kProjectLabel) != rec.id) return Outcome::Done();  // not ours
+      uid = view.object->uid();
+    } else {
+      uid = view.created_uid;
+    }
+    if (uid.empty()) return Outcome::Done();
     if (view.terminating) {
       return Outcome::Wait("Terminating", what + " is terminating; waiting for it to be gone");
     }
     kube::DeleteOptions options;
-    options.precondition_uid = view.object->uid();
+    options.precondition_uid = uid;
     options.propagation_policy = std::move(propagation);
     if (auto crash = Hook("before", "delete", type, name)) return *crash;
     auto deleted = r.client_->Delete(type, ns, name, options);
@@ -241,16 +293,16 @@ struct Reconciler::Run {
     if (auto crash = Hook("after", "delete", type, name)) return *crash;
     if (!deleted.ok()) {
       if (deleted.error().IsNotFound()) {
-        r.observer_.ExpectGone(type, name, view.object->uid());
+        r.observer_.ExpectGone(type, name, uid);
         return Outcome::Done();
       }
       return Classify(deleted.error(), "delete " + what);
     }
     if (deleted->gone) {
-      r.observer_.ExpectGone(type, name, view.object->uid());
+      r.observer_.ExpectGone(type, name, uid);
       return Outcome::Done();
     }
-    r.observer_.ExpectTerminating(type, name, view.object->uid());
+    r.observer_.ExpectTerminating(type, name, uid);
     return Outcome::Wait("Terminating", what + " is terminating; waiting for it to be gone");
   }
 
@@ -462,6 +514,69 @@ Reconciler::Reconciler(const EngineOptions& options, std::shared_ptr<kube::Clien
       observer_(observer),
       clock_(clock) {}
 
+std::optional<std::string> Reconciler::KnownUnpersisted(const ProjectRecord& rec,
+                                                        const std::string& object,
+                                                        const View& view) {
+  std::lock_guard lock(memo_mu_);
+  auto it = unpersisted_.find(rec.id);
+  if (it == unpersisted_.end() || it->second.generation != rec.generation ||
+      it->second.object != object) {
+    return std::nullopt;
+  }
+  const bool unchanged =
+      view.stale || (view.object && OwnContentHash(view.object->Parse()) == it->second.content);
+  if (!unchanged) return std::nullopt;
+  return it->second.message;
+}
+
+void Reconciler::RememberUnpersisted(const ProjectRecord& rec, std::string object,
+                                     std::string content, std::string message) {
+  std::lock_guard lock(memo_mu_);
+  unpersisted_[rec.id] =
+      Unpersisted{rec.generation, std::move(object), std::move(content), std::move(message)};
+}
+
+bool Reconciler::WaitedTooLong(const ProjectRecord& rec, const std::optional<std::string>& key) {
+  std::lock_guard lock(memo_mu_);
+  if (!key) {
+    waiting_.erase(rec.id);
+    return false;
+  }
+  auto [it, inserted] = waiting_.try_emplace(rec.id);
+  Waiting& w = it->second;
+  if (inserted || w.generation != rec.generation || w.key != *key) {
+    w = Waiting{rec.generation, *key, clock_.Now()};
+    return false;
+  }
+  return clock_.Now() - w.since > std::chrono::seconds(options_.config.step_timeout_seconds);
+}
+
+bool Reconciler::BoundWait(const ProjectRecord& rec, Run& run, Outcome* outcome) {
+  if (outcome->kind != Outcome::Kind::kFailed || outcome->reason != "NotPersisted") {
+    std::lock_guard lock(memo_mu_);
+    unpersisted_.erase(rec.id);
+  }
+  if (outcome->kind != Outcome::Kind::kWait) {
+    WaitedTooLong(rec, std::nullopt);
+    return false;
+  }
+  const std::string resource = run.conditions.empty() ? "" : run.conditions.back().resource;
+  if (!WaitedTooLong(rec, resource + "\n" + outcome->reason + "\n" + outcome->message)) {
+    return false;
+  }
+  *outcome = Outcome::Failed(outcome->reason,
+                             outcome->message + " (no progress for more than " +
+                                 std::to_string(options_.config.step_timeout_seconds) +
+                                 " s: engine.stepTimeoutSeconds; still watching the cluster)");
+  return true;
+}
+
+void Reconciler::Forget(const std::string& project_id) {
+  std::lock_guard lock(memo_mu_);
+  unpersisted_.erase(project_id);
+  waiting_.erase(project_id);
+}
+
 std::vector<Orphan> Reconciler::orphans() const {
   std::lock_guard lock(orphans_mu_);
   return orphans_;
@@ -520,13 +635,19 @@ WorkResult Reconciler::Reconcile(const std::string& project_id) {
   ProjectStatus status;
   status.observed_generation = rec.generation;
   Outcome outcome;
+  bool bounded = false;  // a wait past config.step_timeout_seconds, reported as Failed
   const ObjectNames names = NamesFor(rec.id, rec.name);
 
   auto spec_json = ParseJson(rec.spec_json);
   auto spec =
       spec_json.ok() ? ParseProjectSpec(*spec_json) : StatusOr<ProjectSpec>(spec_json.error());
+  Status policy = spec.ok() ? CheckSpecPolicy(options_.config.policy, *spec) : Status::Ok();
   if (!spec.ok() && rec.desired == DesiredState::kRunning) {
     outcome = Outcome::Failed("InvalidSpec", spec.error().message());
+    status.phase = Phase::kFailed;
+  } else if (!policy.ok() && rec.desired == DesiredState::kRunning) {
+    // Stored before the operator tightened engine.policy: not rendered until the spec changes.
+    outcome = Outcome::Failed("PolicyViolation", policy.message());
     status.phase = Phase::kFailed;
   } else if (rec.desired == DesiredState::kRunning) {
     run.spec = *spec;
@@ -548,6 +669,7 @@ WorkResult Reconciler::Reconcile(const std::string& project_id) {
       const Manifests m = Render(in);
       outcome = run.Provision(m, *creds);
     }
+    bounded = BoundWait(rec, run, &outcome);
     switch (outcome.kind) {
       case Outcome::Kind::kDone:
         status.phase = Phase::kRunning;
@@ -562,6 +684,7 @@ WorkResult Reconciler::Reconcile(const std::string& project_id) {
   } else {
     outcome = run.Teardown(names);
     if (outcome.done() && rec.desired == DesiredState::kDeleted) outcome = run.Remove(names);
+    bounded = BoundWait(rec, run, &outcome);
     const bool deleting = rec.desired == DesiredState::kDeleted;
     if (outcome.done()) {
       status.phase = deleting ? Phase::kDeleting : Phase::kSuspended;
@@ -570,6 +693,7 @@ WorkResult Reconciler::Reconcile(const std::string& project_id) {
     }
     if (outcome.kind == Outcome::Kind::kFailed) status.phase = Phase::kFailed;
     if (outcome.done() && deleting) {
+      Forget(rec.id);
       store::HistoryEntry tombstone;
       tombstone.kind = "purged";
       tombstone.generation = rec.generation;
@@ -617,6 +741,7 @@ WorkResult Reconciler::Reconcile(const std::string& project_id) {
     return WorkResult::Error(written.error());
   }
 
+  if (bounded) return WorkResult::RequeueAfter(options_.recheck);  // still watching
   switch (outcome.kind) {
     case Outcome::Kind::kDone:
       return WorkResult::Ok();

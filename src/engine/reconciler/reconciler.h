@@ -20,8 +20,10 @@
 #pragma once
 
 #include <atomic>
+#include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -53,6 +55,23 @@ class Reconciler {
  private:
   WorkResult ReconcileUnknown(const std::string& project_id);
 
+  // A write whose answer did not hold what was written (NotPersisted): while the object still has
+  // the answer's content (status and others' *.kubernetes.io/ annotations aside), or the cache
+  // has not caught up, at the same generation, the same failure is reported without writing
+  // again. Returns its message.
+  std::optional<std::string> KnownUnpersisted(const store::ProjectRecord& rec,
+                                              const std::string& object, const View& view);
+  void RememberUnpersisted(const store::ProjectRecord& rec, std::string object, std::string content,
+                           std::string message);
+  // Bounded waits: true when the project has waited on `key` (resource, reason, message) at
+  // this generation for longer than config.step_timeout_seconds. Any other key restarts the
+  // clock; nullopt forgets the project's wait.
+  bool WaitedTooLong(const store::ProjectRecord& rec, const std::optional<std::string>& key);
+  // Applies the bound to a run's outcome: a wait that made no progress for too long becomes
+  // Failed with its reason (true returned: the run still requeues to keep watching).
+  bool BoundWait(const store::ProjectRecord& rec, Run& run, Outcome* outcome);
+  void Forget(const std::string& project_id);
+
   const EngineOptions& options_;
   std::shared_ptr<kube::Client> client_;
   store::Store& store_;
@@ -63,6 +82,19 @@ class Reconciler {
   mutable std::mutex orphans_mu_;
   std::vector<Orphan> orphans_;
   std::set<std::string> reported_orphans_;
+
+  struct Unpersisted {
+    int64_t generation = 0;
+    std::string object, content, message;
+  };
+  struct Waiting {
+    int64_t generation = 0;
+    std::string key;
+    SteadyTime since;
+  };
+  std::mutex memo_mu_;
+  std::map<std::string, Unpersisted> unpersisted_;  // by project id
+  std::map<std::string, Waiting> waiting_;          // by project id
 };
 
 }  // namespace steward::engine

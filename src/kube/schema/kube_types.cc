@@ -1,4 +1,4 @@
-#include "cluster/apiserver/kube_types.h"
+#include "kube/schema/kube_types.h"
 
 #include <cstdio>
 #include <cstdlib>
@@ -6,7 +6,7 @@
 #include <memory>
 #include <sstream>
 
-namespace steward::cluster::kube {
+namespace steward::kube::schema {
 
 namespace {
 
@@ -1167,4 +1167,4 @@ std::vector<const Message*> AllMessages() {
   return out;
 }
 
-}  // namespace steward::cluster::kube
+}  // namespace steward::kube::schema

@@ -1,12 +1,14 @@
-// The field layout of the Kubernetes v1.32 API types the embedded cluster serves: for every
-// message reachable from the served kinds (plus autoscaling/v1 Scale and meta/v1
+// The field layout of the Kubernetes v1.32 API types Steward works with: for every message
+// reachable from the kinds the embedded cluster serves (plus autoscaling/v1 Scale and meta/v1
 // DeleteOptions), each field's protobuf number, JSON name, value type, and whether the Go field
-// is a pointer.
+// is a pointer. A leaf library (common only): the one source of truth for the schema, shared by
+// the embedded cluster and the engine, which must not depend on each other.
 //
 // The table is generated (tools/gen_kube_types.py) from the protobuf descriptors compiled into
 // kubectl v1.32, so it is complete for those messages: unlike the hand-written OpenAPI schemas
-// it leaves no field out. Two users: the protobuf request decoder (wire numbers to JSON) and
-// server-side field validation (which JSON keys a Go struct would know).
+// it leaves no field out. Users: the cluster's protobuf request decoder (wire numbers to JSON)
+// and server-side field validation (which JSON keys a Go struct would know), and the engine's
+// spec validation (schema_check.h: which fields and value types a Go struct would accept).
 //
 // Everything is built once on first use and immutable afterwards: safe from any thread.
 #pragma once
@@ -15,7 +17,7 @@
 #include <string_view>
 #include <vector>
 
-namespace steward::cluster::kube {
+namespace steward::kube::schema {
 
 enum class ValueKind {
   kString,
@@ -66,4 +68,4 @@ const Message* MessageForKind(std::string_view api_version, std::string_view kin
 // Every message, in name order.
 std::vector<const Message*> AllMessages();
 
-}  // namespace steward::cluster::kube
+}  // namespace steward::kube::schema
