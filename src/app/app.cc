@@ -282,12 +282,15 @@ Status AppImpl::StartCluster(kube::RestConfig rest) {
   if (cluster_) {
     // The embedded cluster is ours and starts empty: give the engine its namespace. A real
     // cluster's namespace is the operator's to create (with the RBAC that goes with it).
+    // Read first: a restart over a data dir then sends the cluster no write at all.
     const std::string& ns = config_.engine.namespace_name;
     Json body = {{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", ns}}}};
-    if (auto r = client_->Create(kube::ResourceType::Namespace(), "", body);
-        !r.ok() && !r.error().IsAlreadyExists()) {
-      return Status(StatusCode::kUnavailable,
-                    "embedded cluster: creating namespace " + ns + ": " + r.error().ToString());
+    if (!client_->Get(kube::ResourceType::Namespace(), "", ns).ok()) {
+      if (auto r = client_->Create(kube::ResourceType::Namespace(), "", body);
+          !r.ok() && !r.error().IsAlreadyExists()) {
+        return Status(StatusCode::kUnavailable,
+                      "embedded cluster: creating namespace " + ns + ": " + r.error().ToString());
+      }
     }
   }
   return Status::Ok();
