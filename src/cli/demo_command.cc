@@ -420,8 +420,8 @@ int RunDemo(const DemoFlags& flags) {
     }
     bool all_running = !summarised;
     for (auto& [name, v] : views) {
-      // A stored status may predate this process (adoption): it counts once the engine has
-      // given it this run's URL, and that URL answers.
+      // A stored status may predate this process (adoption): it counts when it carries this
+      // run's URL (the same as before when the ingress port is remembered) and that URL answers.
       all_running = all_running && v.last.phase == "Running" && v.last.url == url_of(name);
       if (all_running && !v.answered) all_running = v.answered = Answers(port, name);
     }
