@@ -51,13 +51,13 @@ std::string UrlHost(const std::string& host) {
   return host.find(':') != std::string::npos ? "[" + host + "]" : host;
 }
 
-Status EnsureDirectory(const std::string& dir, const std::string& key) {
-  std::error_code ec;
-  if (fs::exists(dir, ec) && !fs::is_directory(dir, ec)) {
-    return FailedPrecondition(key + " " + dir + ": exists and is not a directory");
-  }
-  fs::create_directories(dir, ec);
-  if (ec) return FailedPrecondition(key + " " + dir + ": " + ec.message());
+// The data dir holds the store (instance credentials), the API token and the cluster's keys.
+// An existing one is not chmod'ed: its mode may be the operator's (a volume's root, a group that
+// takes backups), and the files in it are private anyway; a loose one is only named.
+Status EnsurePrivateDirectory(const std::string& dir, const std::string& key) {
+  if (Status st = CreatePrivateDir(dir); !st.ok()) return WithPrefix(st, key + " ");
+  std::string warning = PrivateDirWarning(dir);
+  if (!warning.empty()) LOG_WARN("{} {}", key, warning);
   return Status::Ok();
 }
 
@@ -98,9 +98,13 @@ StatusOr<std::string> LoadOrCreateToken(const std::string& path, bool configured
   if (configured || fs::exists(path)) {
     ASSIGN_OR_RETURN(std::string token, ReadToken(path, key));
     struct stat st {};
-    if (stat(path.c_str(), &st) == 0 && (st.st_mode & 077) != 0) {
+    if (configured && stat(path.c_str(), &st) == 0 && (st.st_mode & 077) != 0) {
+      // The operator's file (perhaps a read-only mounted Secret): named, not changed.
       LOG_WARN("{} {} is readable by others (mode {:o}); chmod 600 it", key, path,
                st.st_mode & 0777);
+    } else if (!configured) {
+      ASSIGN_OR_RETURN(std::string warning, TightenPrivateFile(path));
+      if (!warning.empty()) LOG_WARN("{} {}", key, warning);
     }
     return token;
   }
@@ -201,7 +205,7 @@ Status AppImpl::Init() {
     ASSIGN_OR_RETURN(tls.private_key_pem, ReadPem(config_.tls_key_file, "tls.keyFile"));
     tls_ = std::move(tls);
   }
-  RETURN_IF_ERROR(EnsureDirectory(config_.data_dir, "dataDir"));
+  RETURN_IF_ERROR(EnsurePrivateDirectory(config_.data_dir, "dataDir"));
   // A kubeconfig or service account that cannot be read is refused before anything is written.
   StatusOr<kube::RestConfig> rest = LoadRestConfig();
   if (!rest.ok()) return rest.error();
@@ -242,7 +246,6 @@ Status AppImpl::StartCluster(kube::RestConfig rest) {
                                 &o.ingress_host, &o.ingress_port));
     o.seed = config_.seed;
     o.data_dir = (fs::path(config_.data_dir) / "cluster").string();
-    RETURN_IF_ERROR(EnsureDirectory(o.data_dir, "embedded cluster data dir"));
     auto cluster = cluster::EmbeddedCluster::Start(o);
     if (!cluster.ok()) return WithPrefix(cluster.error(), "embedded cluster: ");
     cluster_ = std::move(*cluster);
@@ -280,12 +283,15 @@ Status AppImpl::StartCluster(kube::RestConfig rest) {
   if (cluster_) {
     // The embedded cluster is ours and starts empty: give the engine its namespace. A real
     // cluster's namespace is the operator's to create (with the RBAC that goes with it).
+    // Read first: a restart over a data dir then sends the cluster no write at all.
     const std::string& ns = config_.engine.namespace_name;
     Json body = {{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", ns}}}};
-    if (auto r = client_->Create(kube::ResourceType::Namespace(), "", body);
-        !r.ok() && !r.error().IsAlreadyExists()) {
-      return Status(StatusCode::kUnavailable,
-                    "embedded cluster: creating namespace " + ns + ": " + r.error().ToString());
+    if (!client_->Get(kube::ResourceType::Namespace(), "", ns).ok()) {
+      if (auto r = client_->Create(kube::ResourceType::Namespace(), "", body);
+          !r.ok() && !r.error().IsAlreadyExists()) {
+        return Status(StatusCode::kUnavailable,
+                      "embedded cluster: creating namespace " + ns + ": " + r.error().ToString());
+      }
     }
   }
   return Status::Ok();

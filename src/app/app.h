@@ -75,13 +75,14 @@ class App {
  public:
   // Starts everything; on failure stops what was started and returns why (kInvalidArgument for
   // configuration, kUnavailable for an unreachable cluster, ...). Order: local checks (database
-  // kind — postgres:// is kUnimplemented —, data dir created, kubeconfig / service account
-  // read; kFailedPrecondition naming the path), the API token (api_token_file must exist and
-  // hold one non-empty word; the default <data_dir>/api-token is created 0600 with a random
-  // 64-hex token when absent), the cluster (embedded: state in <data_dir>/cluster, the engine's
-  // namespace created; real: GET /version must answer), the store, the engine (started, caches
-  // synced), the API server. With an embedded cluster engine.urlPort 0 becomes the ingress
-  // listener's port (http) and HTTP probes go to that listener.
+  // kind — postgres:// is kUnimplemented —, data dir created (0700; an existing one open to
+  // group or others is used with a warning), kubeconfig / service account read;
+  // kFailedPrecondition naming the path), the API token (api_token_file must exist and hold one
+  // non-empty word; the default <data_dir>/api-token is created 0600 with a random 64-hex token
+  // when absent, and tightened to 0600 with a warning when looser), the cluster (embedded: state in
+  // <data_dir>/cluster, the engine's namespace created; real: GET /version must answer), the store,
+  // the engine (started, caches synced), the API server. With an embedded cluster engine.urlPort 0
+  // becomes the ingress listener's port (http) and HTTP probes go to that listener.
   static StatusOr<std::unique_ptr<App>> Start(ServeConfig config);
   virtual ~App() = default;
 

@@ -17,8 +17,10 @@
 #include "engine/model/project.h"
 #include "net/http_client.h"
 #include "net/tls_certs.h"
+#include "test_support/captured_log.h"
 #include "test_support/eventually.h"
 #include "test_support/held_port.h"
+#include "test_support/private_files.h"
 
 namespace steward::app {
 namespace {
@@ -347,6 +349,70 @@ TEST_F(AppTest, UnusableTlsFilesAreNamedBeforeAnythingStarts) {
   EXPECT_EQ(mismatched.error().code(), StatusCode::kInvalidArgument);
   EXPECT_THAT(mismatched.error().message(), StartsWith("tls.certFile " + c.tls_cert_file));
   EXPECT_THAT(mismatched.error().message(), HasSubstr("private key"));
+}
+
+// The store (instance credentials in clear, also in its WAL), the API token, the cluster's
+// objects (Secrets), CA key and token, and the kubeconfig: private whatever the umask.
+TEST_F(AppTest, DataDirAndEverythingInItArePrivateWhateverTheUmask) {
+  test_support::ScopedUmask umask(022);
+  ServeConfig c = Embedded();
+  c.kubeconfig_out = dir_ + "/kubeconfig";
+  auto app = App::Start(c);
+  ASSERT_TRUE(app.ok()) << app.error().ToString();
+  auto put = Call(**app, "PUT", "/v1/projects/alpha", R"({"spec": {"team": "t"}, "start": true})");
+  ASSERT_TRUE(put.ok()) << put.error().ToString();
+  ASSERT_EQ(put->status, 201) << put->body;
+  store::Store& store = (*app)->store();
+  ASSERT_TRUE(test_support::Eventually(
+      [&] {
+        auto r = store.GetProjectByName("alpha");
+        return r.ok() && r->phase == "Running";
+      },
+      std::chrono::seconds(20)));
+  EXPECT_THAT(
+      test_support::EntriesUnder(c.data_dir),
+      ::testing::IsSupersetOf({"steward.db", "steward.db-wal", "steward.db-shm", "api-token",
+                               "cluster", "cluster/cluster.db", "cluster/cluster.db-wal",
+                               "cluster/ca.key", "cluster/token"}));
+  EXPECT_THAT(test_support::NotPrivate(c.data_dir), ::testing::IsEmpty());
+  EXPECT_EQ(test_support::ModeOf(c.kubeconfig_out), 0600);
+  (*app)->Stop();
+  app->reset();
+  EXPECT_THAT(test_support::NotPrivate(c.data_dir), ::testing::IsEmpty());
+}
+
+TEST_F(AppTest, LooseDataDirIsNamedWithTheFixAndItsFilesAreTightened) {
+  test_support::ScopedUmask umask(022);
+  ServeConfig c = Embedded();
+  ASSERT_TRUE(fs::create_directories(c.data_dir));  // 0755, as the umask leaves mkdir -p
+  {
+    test_support::CapturedLog log;
+    auto app = App::Start(c);
+    ASSERT_TRUE(app.ok()) << app.error().ToString();
+    EXPECT_THAT(log.Text(), HasSubstr("warning dataDir " + c.data_dir +
+                                      " is mode 0755: group or others may enter or list this "
+                                      "directory, which holds secrets; fix: chmod 700 " +
+                                      c.data_dir + "\n"));
+  }
+  // The directory is named, not changed; what Steward wrote in it is private.
+  EXPECT_EQ(test_support::ModeOf(c.data_dir), 0755);
+  EXPECT_EQ(test_support::ModeOf(c.data_dir + "/steward.db"), 0600);
+  EXPECT_EQ(test_support::ModeOf(c.data_dir + "/api-token"), 0600);
+
+  // Files an earlier Steward left readable by others are tightened at the next start.
+  for (const char* name : {"steward.db", "api-token", "cluster/cluster.db", "cluster/ca.key"}) {
+    ASSERT_EQ(::chmod((c.data_dir + "/" + name).c_str(), 0644), 0) << name;
+  }
+  ASSERT_EQ(::chmod(c.data_dir.c_str(), 0700), 0);
+  test_support::CapturedLog log;
+  auto again = App::Start(c);
+  ASSERT_TRUE(again.ok()) << again.error().ToString();
+  EXPECT_THAT(test_support::NotPrivate(c.data_dir), ::testing::IsEmpty());
+  EXPECT_THAT(log.Text(), HasSubstr("API token file " + c.data_dir +
+                                    "/api-token was mode 0644, open to group or others; "
+                                    "changed to 0600"));
+  EXPECT_THAT(log.Text(), HasSubstr(c.data_dir + "/steward.db was mode 0644"));
+  EXPECT_THAT(log.Text(), Not(HasSubstr("dataDir")));
 }
 
 }  // namespace

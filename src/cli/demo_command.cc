@@ -1,9 +1,12 @@
 // `steward demo`: Steward as `steward serve --embedded-cluster` runs it (app::App: the embedded
 // cluster, a SQLite store, the engine and the REST API) in one process, with a few projects
 // created and started through the API and their progress shown live.
+#include <netdb.h>
 #include <signal.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <stdlib.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
@@ -16,10 +19,13 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <tuple>
+#include <utility>
 
 #include "app/app.h"
 #include "cli/commands.h"
 #include "cluster/embedded_cluster.h"
+#include "common/file.h"
 #include "common/host_port.h"
 #include "common/json.h"
 #include "common/log.h"
@@ -40,6 +46,8 @@ struct DemoFlags {
   std::string listen = "127.0.0.1:0";
   std::string ingress_listen = "127.0.0.1:0";
   std::string api_listen = "127.0.0.1:0";
+  // Given on the command line: then they win over the addresses the data dir remembers.
+  bool listen_given = false, ingress_listen_given = false, api_listen_given = false;
   std::string kubeconfig_out;
   bool exit_when_running = false;
   int timeout_seconds = 120;
@@ -182,6 +190,110 @@ StatusOr<int> PutProject(const app::App& app, const std::string& name, const Jso
   return r->status;
 }
 
+// The listen addresses of a run, kept in the data dir so that the next run on it serves the same
+// URLs: the ingress port is in every project's URL, hence in its Deployment's environment (a new
+// port would re-roll them all), and the API ports are in the printed hints and the kubeconfig.
+constexpr char kPortsFile[] = "demo-ports.json";
+
+struct ListenAddresses {
+  std::string cluster, api, ingress;  // --listen, --api-listen, --ingress-listen (HOST:PORT)
+};
+
+// What `path` remembers; empty fields for a missing file or key. (A data dir that is not a
+// directory is App's to refuse, by its configuration key.)
+StatusOr<ListenAddresses> ReadRemembered(const std::string& path) {
+  ListenAddresses out;
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) return out;
+  auto text = ReadSmallFile(path);
+  if (!text.ok()) return text.error();
+  auto json = ParseJson(*text);
+  if (!json.ok() || !json->is_object()) {
+    return InvalidArgument(path + ": not a JSON object; remove it to take new ports");
+  }
+  for (auto [key, field] : {std::pair{"listen", &out.cluster}, std::pair{"apiListen", &out.api},
+                            std::pair{"ingressListen", &out.ingress}}) {
+    if (!json->contains(key)) continue;
+    std::string host;
+    uint16_t port = 0;
+    const Json& v = (*json)[key];
+    if (!v.is_string() || !SplitHostPort(v.get<std::string>(), &host, &port)) {
+      return InvalidArgument(path + ": " + key +
+                             " must be \"HOST:PORT\"; remove the file to take "
+                             "new ports");
+    }
+    *field = v.get<std::string>();
+  }
+  return out;
+}
+
+// HOST:PORT as a listen flag takes it (IPv6 hosts in brackets).
+std::string JoinHostPort(const std::string& host, uint16_t port) {
+  return (host.find(':') != std::string::npos ? "[" + host + "]" : host) + ":" +
+         std::to_string(port);
+}
+
+std::string HostOf(const std::string& address) {
+  std::string host;
+  uint16_t port = 0;
+  SplitHostPort(address, &host, &port);
+  return host;
+}
+
+// Whether a server could listen on `address` now (bound as the servers bind: SO_REUSEADDR, so a
+// port the previous run left in TIME_WAIT counts as free).
+bool CanListen(const std::string& address) {
+  std::string host;
+  uint16_t port = 0;
+  if (!SplitHostPort(address, &host, &port)) return false;
+  addrinfo hints{};
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
+  addrinfo* found = nullptr;
+  if (getaddrinfo(host.c_str(), std::to_string(port).c_str(), &hints, &found) != 0) return false;
+  int fd = socket(found->ai_family, found->ai_socktype | SOCK_CLOEXEC, found->ai_protocol);
+  int one = 1;
+  bool ok = fd >= 0 && setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) == 0 &&
+            bind(fd, found->ai_addr, found->ai_addrlen) == 0;
+  if (fd >= 0) close(fd);
+  freeaddrinfo(found);
+  return ok;
+}
+
+// The addresses of this run: a flag given on the command line, else the remembered address,
+// else the flag's default. A remembered ingress port that is taken fails the run (naming it and
+// the way out); a remembered API port that is taken is replaced by a free one, with a warning,
+// since no project carries it.
+StatusOr<ListenAddresses> ChooseAddresses(const DemoFlags& flags, const std::string& ports_file) {
+  ASSIGN_OR_RETURN(ListenAddresses remembered, ReadRemembered(ports_file));
+  ListenAddresses out{flags.listen, flags.api_listen, flags.ingress_listen};
+  if (!flags.ingress_listen_given && !remembered.ingress.empty()) {
+    if (!CanListen(remembered.ingress)) {
+      return FailedPrecondition(
+          "the ingress address " + remembered.ingress + " that " + ports_file +
+          " remembers is in use. The projects' URLs carry its port: taking another one changes "
+          "every project's Deployment. Free the port, or pass --ingress-listen " +
+          JoinHostPort(HostOf(remembered.ingress), 0) + " to take a new one");
+    }
+    out.ingress = remembered.ingress;
+  }
+  for (auto [given, flag, mine, kept] :
+       {std::tuple{flags.listen_given, "--listen", &out.cluster, remembered.cluster},
+        std::tuple{flags.api_listen_given, "--api-listen", &out.api, remembered.api}}) {
+    if (given || kept.empty()) continue;
+    if (CanListen(kept)) {
+      *mine = kept;
+    } else {
+      *mine = JoinHostPort(HostOf(kept), 0);
+      LOG_WARN(
+          "{} {} (remembered in {}) is in use: taking a free port instead; no project "
+          "changes, but the kubeconfig and the printed hints show the new port",
+          flag, kept, ports_file);
+    }
+  }
+  return out;
+}
+
 int RunDemo(const DemoFlags& flags) {
   spdlog::set_default_logger(spdlog::stderr_color_mt("steward"));  // stdout is the live view
   spdlog::set_level(spdlog::level::from_str(flags.log_level));
@@ -200,18 +312,21 @@ int RunDemo(const DemoFlags& flags) {
   if (!profile.ok()) return Fail("--profile: " + profile.status().message());
 
   app::ServeConfig config;
-  config.listen = flags.api_listen;
   config.data_dir = flags.data_dir;
   if (config.data_dir.empty()) {
     std::string tmpl = (std::filesystem::temp_directory_path() / "steward-demo-XXXXXX").string();
     if (mkdtemp(tmpl.data()) == nullptr) return Fail("cannot create a temporary data dir");
     config.data_dir = tmpl;
   }
+  const std::string ports_file = (std::filesystem::path(config.data_dir) / kPortsFile).string();
+  auto addresses = ChooseAddresses(flags, ports_file);
+  if (!addresses.ok()) return Fail(addresses.error().message());
+  config.listen = addresses->api;
   config.log_level = flags.log_level;
   config.cluster = app::ClusterSource::kEmbedded;
   config.embedded_profile = flags.profile;
-  config.embedded_listen = flags.listen;
-  config.ingress_listen = flags.ingress_listen;
+  config.embedded_listen = addresses->cluster;
+  config.ingress_listen = addresses->ingress;
   config.seed = flags.seed;
   config.kubeconfig_out = flags.kubeconfig_out;
   config.engine.namespace_name = "steward";
@@ -232,6 +347,13 @@ int RunDemo(const DemoFlags& flags) {
     if (c.record) queue.Push(FromRecord(*c.record));
   });
   SignalThread signal_thread(signals, queue);
+  const Json remember = {
+      {"listen", JoinHostPort(HostOf(config.embedded_listen), cluster.api_port())},
+      {"apiListen", JoinHostPort(HostOf(config.listen), PortOf(app.api_url()))},
+      {"ingressListen", JoinHostPort(HostOf(config.ingress_listen), port)}};
+  if (Status st = WritePrivateFile(ports_file, DumpJson(remember) + "\n"); !st.ok()) {
+    LOG_WARN("cannot remember the ports ({}): the next run takes new ones", st.message());
+  }
 
   const auto start = SteadyClock::now();  // the live view's times count from here
   std::printf("Steward demo (profile %s, seed %llu)\n", profile->name.c_str(),
@@ -298,8 +420,8 @@ int RunDemo(const DemoFlags& flags) {
     }
     bool all_running = !summarised;
     for (auto& [name, v] : views) {
-      // A stored status may predate this process (adoption): it counts once the engine has
-      // given it this run's URL, and that URL answers.
+      // A stored status may predate this process (adoption): it counts when it carries this
+      // run's URL (the same as before when the ingress port is remembered) and that URL answers.
       all_running = all_running && v.last.phase == "Running" && v.last.url == url_of(name);
       if (all_running && !v.answered) all_running = v.answered = Answers(port, name);
     }
@@ -363,19 +485,24 @@ void AddDemoCommand(CLI::App& app) {
   cmd->add_option("--seed", flags->seed, "Seed for the cluster's random choices")
       ->capture_default_str();
   cmd->add_option("--data-dir", flags->data_dir,
-                  "Keep the store (steward.db), the API token (api-token) and the cluster's state "
-                  "(cluster/) here; a second run adopts them (default: a fresh temporary "
-                  "directory)");
+                  "Keep the store (steward.db), the API token (api-token), the cluster's state "
+                  "(cluster/) and the listen addresses (demo-ports.json) here; a second run "
+                  "adopts them and serves the same URLs (default: a fresh temporary directory)");
   cmd->add_option("--projects", flags->projects, "How many projects (alpha, beta, gamma, ...)")
       ->capture_default_str()
       ->check(CLI::Range(1, 100));
-  cmd->add_option("--listen", flags->listen, "API server address HOST:PORT (port 0: any free)")
-      ->capture_default_str();
-  cmd->add_option("--api-listen", flags->api_listen,
-                  "Steward's REST API address HOST:PORT (port 0: any free)");
-  cmd->add_option("--ingress-listen", flags->ingress_listen,
-                  "Ingress listener address HOST:PORT (port 0: any free)")
-      ->capture_default_str();
+  auto* listen = cmd->add_option("--listen", flags->listen,
+                                 "API server address HOST:PORT (port 0: any free; default: the "
+                                 "one the data dir remembers, else 127.0.0.1:0)");
+  auto* api_listen = cmd->add_option(
+      "--api-listen", flags->api_listen,
+      "Steward's REST API address HOST:PORT (port 0: any free; default: the one the data dir "
+      "remembers, else 127.0.0.1:0)");
+  auto* ingress_listen = cmd->add_option(
+      "--ingress-listen", flags->ingress_listen,
+      "Ingress listener address HOST:PORT (port 0: any free; default: the one the data dir "
+      "remembers, else 127.0.0.1:0). A remembered port that is taken fails the run: the "
+      "projects' URLs carry it");
   cmd->add_option("--kubeconfig-out", flags->kubeconfig_out,
                   "Write a kubeconfig for the embedded cluster to FILE");
   cmd->add_flag("--exit-when-running", flags->exit_when_running,
@@ -387,7 +514,12 @@ void AddDemoCommand(CLI::App& app) {
   cmd->add_option("--log-level", flags->log_level, "trace, debug, info, warn, error (on stderr)")
       ->capture_default_str()
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "critical", "off"}));
-  cmd->callback([flags] { SetExitCode(RunDemo(*flags)); });
+  cmd->callback([flags, listen, api_listen, ingress_listen] {
+    flags->listen_given = listen->count() > 0;
+    flags->api_listen_given = api_listen->count() > 0;
+    flags->ingress_listen_given = ingress_listen->count() > 0;
+    SetExitCode(RunDemo(*flags));
+  });
 }
 
 }  // namespace steward::cli

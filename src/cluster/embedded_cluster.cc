@@ -1,7 +1,5 @@
 #include "cluster/embedded_cluster.h"
 
-#include <sys/stat.h>
-
 #include <atomic>
 #include <filesystem>
 #include <fstream>
@@ -16,6 +14,7 @@
 #include "cluster/ingress/virtual_pods.h"
 #include "common/base64.h"
 #include "common/clock.h"
+#include "common/file.h"
 #include "common/log.h"
 #include "common/random.h"
 #include "common/scheduler.h"
@@ -64,16 +63,6 @@ StatusOr<std::string> ReadFile(const fs::path& path) {
   return ss.str();
 }
 
-Status WriteFile(const fs::path& path, const std::string& content, bool secret) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out) return InvalidArgument("cannot write " + path.string());
-  out << content;
-  out.close();
-  if (!out) return InvalidArgument("cannot write " + path.string());
-  if (secret) ::chmod(path.c_str(), 0600);
-  return Status::Ok();
-}
-
 // The seed of a run over stored objects. A restart must not replay the random stream of an
 // earlier run: uids (and generated names) would repeat those of objects that still exist, and
 // every uid check (GC owner references, preconditions, clients' "same name, new uid") would
@@ -102,13 +91,15 @@ Status LoadIdentity(const EmbeddedCluster::Options& options, Random& random, std
   fs::path dir = options.data_dir;
   bool persistent = !options.data_dir.empty();
   if (persistent && fs::exists(dir / "ca.crt") && fs::exists(dir / "ca.key")) {
+    ASSIGN_OR_RETURN(std::string warning, TightenPrivateFile((dir / "ca.key").string()));
+    if (!warning.empty()) LOG_WARN("embedded cluster CA key {}", warning);
     ASSIGN_OR_RETURN(ca->cert_pem, ReadFile(dir / "ca.crt"));
     ASSIGN_OR_RETURN(ca->key_pem, ReadFile(dir / "ca.key"));
   } else {
     ASSIGN_OR_RETURN(*ca, net::GenerateCa("steward-embedded-cluster-ca"));
     if (persistent) {
-      RETURN_IF_ERROR(WriteFile(dir / "ca.crt", ca->cert_pem, false));
-      RETURN_IF_ERROR(WriteFile(dir / "ca.key", ca->key_pem, true));
+      RETURN_IF_ERROR(WritePrivateFile((dir / "ca.crt").string(), ca->cert_pem));
+      RETURN_IF_ERROR(WritePrivateFile((dir / "ca.key").string(), ca->key_pem));
     }
   }
   if (!options.token.empty()) {
@@ -120,7 +111,7 @@ Status LoadIdentity(const EmbeddedCluster::Options& options, Random& random, std
   } else {
     *token = RandomToken(random);
   }
-  if (persistent) RETURN_IF_ERROR(WriteFile(dir / "token", *token + "\n", true));
+  if (persistent) RETURN_IF_ERROR(WritePrivateFile((dir / "token").string(), *token + "\n"));
   return Status::Ok();
 }
 
@@ -189,11 +180,11 @@ StatusOr<std::unique_ptr<EmbeddedCluster>> EmbeddedCluster::Start(const Options&
   p->ingress_requires_service = options.profile.ingress_requires_service;
   p->random = std::make_unique<Random>(options.seed);
   if (!options.data_dir.empty()) {
-    std::error_code ec;
-    fs::create_directories(options.data_dir, ec);
-    if (ec) {
-      return InvalidArgument("cannot create data dir " + options.data_dir + ": " + ec.message());
+    if (Status st = CreatePrivateDir(options.data_dir); !st.ok()) {
+      return InvalidArgument("cannot create data dir " + st.message());
     }
+    std::string warning = PrivateDirWarning(options.data_dir);
+    if (!warning.empty()) LOG_WARN("embedded cluster data dir {}", warning);
   }
   net::CertAndKey ca;
   RETURN_IF_ERROR(LoadIdentity(options, *p->random, &p->token, &ca));
@@ -362,7 +353,9 @@ std::string EmbeddedCluster::Kubeconfig() const {
 }
 
 Status EmbeddedCluster::WriteKubeconfig(const std::string& path) const {
-  return WriteFile(path, Kubeconfig(), true);
+  Status st = WritePrivateFile(path, Kubeconfig());
+  if (!st.ok()) return InvalidArgument(st.message());
+  return Status::Ok();
 }
 
 void EmbeddedCluster::SetProfile(const Profile& profile) {

@@ -29,7 +29,9 @@ class EmbeddedCluster {
     bool ingress = true;
     std::string ingress_host = "127.0.0.1";
     uint16_t ingress_port = 0;
-    // Persistent state (objects, revision counter, CA, token); empty keeps state in memory.
+    // Persistent state (objects, revision counter, CA, token); empty keeps state in memory. A
+    // directory created here is 0700 and every file in it 0600, whatever the umask; an existing
+    // directory open to group or others is used, with a warning in the log.
     std::string data_dir;
     Profile profile;
     // Seeds every random choice (uids, generated names, delays). A start over a data dir that
@@ -62,7 +64,8 @@ class EmbeddedCluster {
   const std::string& ca_pem() const;
   // A kubeconfig (YAML) with the server URL, CA data and token; context "steward".
   std::string Kubeconfig() const;
-  // Writes Kubeconfig() to `path` (mode 0600). Fails with kInvalidArgument naming the path.
+  // Writes Kubeconfig() to `path` (mode 0600 whatever the umask; an existing file is replaced
+  // atomically, also its mode). Fails with kInvalidArgument naming the path.
   Status WriteKubeconfig(const std::string& path) const;
 
   // Switches delays, faults and the ingress admission switch at run time.

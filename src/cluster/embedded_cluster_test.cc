@@ -11,6 +11,8 @@
 
 #include "common/yaml.h"
 #include "net/http_client.h"
+#include "test_support/captured_log.h"
+#include "test_support/private_files.h"
 
 namespace steward::cluster {
 namespace {
@@ -443,6 +445,62 @@ TEST_F(EmbeddedClusterTest, RestartOnDataDirNeverRepeatsUidsAndForegroundDeletio
   cluster_->Stop();
   cluster_.reset();
   std::filesystem::remove_all(dir);
+}
+
+// The data dir holds Secrets (cluster.db and its WAL), the CA key and the token; the kubeconfig
+// holds the token: private whatever the umask, also when they existed looser before.
+TEST_F(EmbeddedClusterTest, DataDirAndKubeconfigArePrivateWhateverTheUmask) {
+  test_support::ScopedUmask umask(022);
+  const std::string top = (std::filesystem::temp_directory_path() /
+                           ("steward-ec-private-" + std::to_string(::getpid())))
+                              .string();
+  std::filesystem::remove_all(top);
+  const std::string dir = top + "/state/cluster";
+  const std::string kubeconfig = top + "/kubeconfig";
+  {
+    Start({}, dir);
+    constexpr const char* kSecret = R"({"metadata":{"name":"s"},"data":{"k":"c2VjcmV0"}})";
+    ASSERT_EQ(Client()
+                  ->Request("POST", "/api/v1/namespaces/default/secrets", kSecret, JsonHeaders())
+                  ->status,
+              201);
+    ASSERT_TRUE(cluster_->WriteKubeconfig(kubeconfig).ok());
+    EXPECT_THAT(test_support::EntriesUnder(dir),
+                ::testing::IsSupersetOf({"cluster.db", "cluster.db-wal", "cluster.db-shm", "ca.crt",
+                                         "ca.key", "token"}));
+    EXPECT_THAT(test_support::NotPrivate(dir), ::testing::IsEmpty());
+    EXPECT_EQ(test_support::ModeOf(kubeconfig), 0600);
+    EXPECT_EQ(test_support::ModeOf(top + "/state"), 0755);  // a parent, made as mkdir -p does
+    cluster_->Stop();
+    cluster_.reset();
+  }
+  // As an earlier Steward left them: everything readable by others.
+  for (const char* name : {"cluster.db", "ca.crt", "ca.key", "token"}) {
+    ASSERT_EQ(::chmod((dir + "/" + name).c_str(), 0644), 0) << name;
+  }
+  ASSERT_EQ(::chmod(kubeconfig.c_str(), 0644), 0);
+  ASSERT_EQ(::chmod(dir.c_str(), 0755), 0);
+  {
+    test_support::CapturedLog log;
+    spdlog::set_level(spdlog::level::warn);
+    Start({}, dir);
+    EXPECT_THAT(log.Text(), HasSubstr("embedded cluster data dir " + dir +
+                                      " is mode 0755: group or others may enter or list this "
+                                      "directory, which holds secrets; fix: chmod 700 " +
+                                      dir));
+    EXPECT_THAT(log.Text(), HasSubstr(dir + "/cluster.db was mode 0644"));
+  }
+  ASSERT_TRUE(cluster_->WriteKubeconfig(kubeconfig).ok());
+  // The directory is the operator's to change (named above); every file in it is private again.
+  EXPECT_EQ(test_support::ModeOf(dir), 0755);
+  ASSERT_EQ(::chmod(dir.c_str(), 0700), 0);
+  EXPECT_THAT(test_support::NotPrivate(dir), ::testing::ElementsAre(dir + "/ca.crt 0644"));
+  EXPECT_EQ(test_support::ModeOf(kubeconfig), 0600);
+  auto secret = Client()->Request("GET", "/api/v1/namespaces/default/secrets/s");
+  EXPECT_EQ(secret->status, 200);
+  cluster_->Stop();
+  cluster_.reset();
+  std::filesystem::remove_all(top);
 }
 
 }  // namespace

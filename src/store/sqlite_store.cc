@@ -10,6 +10,7 @@
 #include <mutex>
 #include <utility>
 
+#include "common/file.h"
 #include "common/log.h"
 #include "store/store.h"
 
@@ -777,6 +778,8 @@ StatusOr<std::unique_ptr<Store>> OpenSqliteStore(const SqliteOptions& options) {
       return FailedPrecondition(options.path + ": directory " + dir.string() + " does not exist");
     }
   }
+  // The database holds instance credentials, and SQLite gives its -wal/-shm the database's mode.
+  RETURN_IF_ERROR(PrepareSqliteFile(options.path));
   sqlite3* handle = nullptr;
   int rc =
       sqlite3_open_v2(options.path.c_str(), &handle,

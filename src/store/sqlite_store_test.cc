@@ -16,6 +16,7 @@
 #include "common/clock.h"
 #include "store/store.h"
 #include "test_support/eventually.h"
+#include "test_support/private_files.h"
 
 namespace steward::store {
 namespace {
@@ -959,6 +960,35 @@ TEST_F(SqliteStoreTest, CommittedChangeSurvivesSigkill) {
   EXPECT_EQ(got->desired, DesiredState::kRunning);
   EXPECT_EQ(got->version, 2);
   EXPECT_THAT(Summaries(*store.ListHistory("p1", 0, 0)), ElementsAre("start"));
+}
+
+// The database, its -wal and -shm hold instance credentials: private whatever the umask.
+TEST_F(SqliteStoreTest, DatabaseFilesArePrivateWhateverTheUmask) {
+  test_support::ScopedUmask umask(022);
+  Open();
+  Mutation extra;
+  extra.credentials.push_back(Cred("c-1", "secret-token", CredentialState::kActive));
+  MustCreate(Project("p1", "alpha"), extra);
+  // While open, in WAL mode: the companions exist, with the database file's mode.
+  EXPECT_THAT(test_support::EntriesUnder(dir_),
+              ::testing::IsSupersetOf({"steward.db", "steward.db-wal", "steward.db-shm"}));
+  EXPECT_THAT(test_support::NotPrivate(dir_), IsEmpty());
+  store_.reset();
+  EXPECT_THAT(test_support::NotPrivate(dir_), IsEmpty());
+  EXPECT_EQ(test_support::ModeOf(path_), 0600);
+}
+
+TEST_F(SqliteStoreTest, ExistingLooseDatabaseIsTightenedAndKeepsItsData) {
+  test_support::ScopedUmask umask(022);
+  Open();
+  MustCreate(Project("p1", "alpha"));
+  store_.reset();
+  ASSERT_EQ(::chmod(path_.c_str(), 0644), 0);  // as Steward left it before
+  Store& reopened = Open();
+  EXPECT_EQ(test_support::ModeOf(path_), 0600);
+  EXPECT_TRUE(reopened.GetProject("p1").ok());
+  ASSERT_TRUE(reopened.MutateProject("p1", SetGeneration(2)).ok());
+  EXPECT_THAT(test_support::NotPrivate(dir_), IsEmpty());  // -wal and -shm made since
 }
 
 }  // namespace

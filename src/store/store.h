@@ -179,7 +179,9 @@ struct SqliteOptions {
 // Opens (creating when absent) a SQLite store in WAL mode and applies pending schema
 // migrations. Fails (kFailedPrecondition) with a message naming the file when its directory
 // does not exist, it cannot be opened, is not a Steward database, or has a schema newer than
-// this binary knows. The directory is never created.
+// this binary knows. The directory is never created. The file is created with mode 0600 (SQLite
+// gives -wal/-shm the file's mode); an existing file or -wal/-shm/-journal open to group or others
+// loses those bits, with a warning in the log.
 StatusOr<std::unique_ptr<Store>> OpenSqliteStore(const SqliteOptions& options);
 
 }  // namespace steward::store

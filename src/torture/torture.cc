@@ -17,6 +17,7 @@
 #include <thread>
 
 #include "client/api_client.h"
+#include "common/file.h"
 #include "common/time_util.h"
 #include "kube/config/kubeconfig.h"
 #include "kube/transport/transport.h"
@@ -917,9 +918,8 @@ StatusOr<TortureReport> RunTorture(const TortureOptions& options, std::ostream& 
     if (mkdtemp(templ.data()) == nullptr) return Internal("mkdtemp failed");
     dir = templ;
   }
-  std::error_code ec;
-  fs::create_directories(dir, ec);
-  if (ec) return Internal("creating " + dir + ": " + ec.message());
+  // Private: it holds the data dirs, the kubeconfig (the cluster's token) and the logs.
+  if (Status st = CreatePrivateDir(dir); !st.ok()) return Internal("creating " + st.message());
 
   Record rec(out, options.seed, ReplayCommand(options));
   rec.Log("torture: " + rec.replay() + " (work dir " + dir + ")");

@@ -10,8 +10,12 @@
 #include <map>
 #include <regex>
 
+#include "common/json.h"
+#include "net/http_client.h"
 #include "process.h"
+#include "test_support/eventually.h"
 #include "test_support/held_port.h"
+#include "test_support/private_files.h"
 
 namespace steward::e2e {
 namespace {
@@ -19,6 +23,7 @@ namespace {
 using std::chrono::seconds;
 using ::testing::ContainsRegex;
 using ::testing::HasSubstr;
+using ::testing::IsEmpty;
 using ::testing::Not;
 
 std::vector<std::string> DemoArgv(const std::vector<std::string>& args) {
@@ -58,6 +63,81 @@ void ExpectNoErrors(const RunResult& r) {
   EXPECT_THAT(r.err, Not(HasSubstr(" critical "))) << r.err;
   EXPECT_THAT(r.err, Not(HasSubstr("steward demo:"))) << r.err;
   EXPECT_THAT(r.out, Not(HasSubstr("Failed"))) << r.out;
+}
+
+std::string ReadAll(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+// The ports a demo's header printed.
+struct DemoPorts {
+  uint16_t cluster = 0, ingress = 0, api = 0;
+};
+
+DemoPorts PortsIn(const std::string& out) {
+  auto find = [&](const char* re) -> uint16_t {
+    std::smatch m;
+    if (!std::regex_search(out, m, std::regex(re))) return 0;
+    return static_cast<uint16_t>(std::stoi(m[1].str()));
+  };
+  return {find(R"(API server +https://127\.0\.0\.1:([0-9]+))"),
+          find(R"(Ingress +http://127\.0\.0\.1:([0-9]+))"),
+          find(R"(Steward API +http://127\.0\.0\.1:([0-9]+))")};
+}
+
+// GET on the API server of the embedded cluster a demo runs on `data_dir`, with its CA and token.
+HttpAnswer ClusterGet(const std::string& data_dir, uint16_t port, const std::string& path) {
+  net::HttpClient::Options o;
+  o.port = port;
+  o.tls = true;
+  o.ca_pem = ReadAll(data_dir + "/cluster/ca.crt");
+  o.bearer_token = ReadAll(data_dir + "/cluster/token");
+  while (!o.bearer_token.empty() && o.bearer_token.back() == '\n') o.bearer_token.pop_back();
+  auto r = net::HttpClient::Create(o)->Request("GET", path);
+  if (!r.ok()) return {};
+  return {r->status, r->body};
+}
+
+// Every Deployment of the demo's namespace: name → its generation, resourceVersion and template.
+std::map<std::string, std::string> Deployments(const std::string& data_dir, uint16_t port) {
+  std::map<std::string, std::string> out;
+  HttpAnswer a = ClusterGet(data_dir, port, "/apis/apps/v1/namespaces/steward/deployments");
+  auto list = ParseJson(a.body);
+  if (a.status != 200 || !list.ok()) return out;
+  for (const Json& d : (*list)["items"]) {
+    const Json& m = d["metadata"];
+    out[m["name"].get<std::string>()] = "generation " + DumpJson(m["generation"]) +
+                                        " resourceVersion " + DumpJson(m["resourceVersion"]) +
+                                        " template " + DumpJson(d["spec"]["template"]);
+  }
+  return out;
+}
+
+// The API server's apiserver_request_total samples of requests that are not reads (create,
+// update, patch, delete, whatever their answer), with a count above 0.
+std::vector<std::string> NonReadRequests(const std::string& metrics) {
+  std::vector<std::string> out;
+  std::regex re(R"re(apiserver_request_total\{[^}]*verb="([A-Z]+)"\} ([0-9]+))re");
+  for (auto it = std::sregex_iterator(metrics.begin(), metrics.end(), re);
+       it != std::sregex_iterator(); ++it) {
+    const std::string verb = (*it)[1];
+    if (verb != "GET" && verb != "LIST" && verb != "WATCH" && (*it)[2] != "0") {
+      out.push_back(it->str());
+    }
+  }
+  return out;
+}
+
+// The sum of a Prometheus metric's samples over all its label sets.
+double MetricSum(const std::string& text, const std::string& name) {
+  double sum = 0;
+  std::regex re("(^|\n)" + name + R"((\{[^}]*\})? ([0-9.e+-]+))");
+  for (auto it = std::sregex_iterator(text.begin(), text.end(), re); it != std::sregex_iterator();
+       ++it) {
+    sum += std::stod((*it)[3]);
+  }
+  return sum;
 }
 
 TEST(DemoTest, TwoProjectsReachRunningAndASecondRunAdoptsThem) {
@@ -160,6 +240,96 @@ TEST(DemoTest, IngressPortInUseIsNamedWithExitTwo) {
   EXPECT_EQ(r.exit_code, 2) << Describe(r);
   EXPECT_THAT(r.err, HasSubstr("steward demo: "));
   EXPECT_THAT(r.err, HasSubstr(port));
+}
+
+// The project URLs carry the ingress port: a second run on the same data dir must keep it (and
+// the API ports of the printed hints), adopt what runs, and write nothing to the cluster.
+TEST(DemoTest, ASecondRunOnTheSameDataDirKeepsItsPortsAndWritesNothingToTheCluster) {
+  TempDir dir;
+  const std::string state = dir.path() + "/state";
+  const std::vector<std::string> args = {"--profile", "instant",    "--projects",
+                                         "2",         "--data-dir", state};
+  DemoPorts first_ports;
+  std::map<std::string, std::string> before;
+  {
+    BackgroundProcess first(DemoArgv(args));
+    ASSERT_TRUE(first.WaitForLine("Stop:", seconds(60))) << first.output();
+    first_ports = PortsIn(first.output());
+    ASSERT_NE(first_ports.cluster, 0) << first.output();
+    before = Deployments(state, first_ports.cluster);
+    ASSERT_EQ(before.size(), 2u) << first.output();
+    EXPECT_EQ(first.Stop(SIGINT, seconds(10)), 0) << first.output();
+  }
+  EXPECT_EQ(test_support::ModeOf(state + "/demo-ports.json"), 0600);
+
+  BackgroundProcess second(DemoArgv(args));
+  ASSERT_TRUE(second.WaitForLine("Stop:", seconds(60))) << second.output();
+  const std::string out = second.output();
+  EXPECT_THAT(out, HasSubstr("Adopted stored project alpha"));
+  EXPECT_THAT(out, HasSubstr("Adopted stored project beta"));
+  const DemoPorts ports = PortsIn(out);
+  EXPECT_EQ(ports.ingress, first_ports.ingress) << out;
+  EXPECT_EQ(ports.cluster, first_ports.cluster) << out;
+  EXPECT_EQ(ports.api, first_ports.api) << out;
+  EXPECT_EQ(Urls(out)["alpha"], first_ports.ingress) << out;
+
+  // Once the engine's adoption pass is over (every stored project reconciled, nothing queued),
+  // nothing but reads was sent to the cluster: its request counter counts this process only.
+  std::string steward_metrics;
+  ASSERT_TRUE(test_support::Eventually(
+      [&] {
+        steward_metrics = HttpGet(ports.api, "127.0.0.1", "/metrics").body;
+        return MetricSum(steward_metrics, "steward_reconciles_total") >= 2 &&
+               steward_metrics.find("\nsteward_workqueue_depth 0\n") != std::string::npos;
+      },
+      seconds(30)))
+      << steward_metrics;
+  EXPECT_EQ(MetricSum(steward_metrics, "steward_kube_writes_total"), 0) << steward_metrics;
+  HttpAnswer metrics = ClusterGet(state, ports.cluster, "/metrics");
+  ASSERT_EQ(metrics.status, 200) << metrics.body;
+  EXPECT_THAT(metrics.body, ContainsRegex("verb=\"LIST\"\\} [1-9]"));  // it counts this run's
+  EXPECT_THAT(NonReadRequests(metrics.body), IsEmpty()) << metrics.body;
+  EXPECT_EQ(Deployments(state, ports.cluster), before);
+  EXPECT_EQ(second.Stop(SIGINT, seconds(10)), 0) << second.output();
+}
+
+TEST(DemoTest, ARememberedPortThatIsTakenIsNamedAndAFlagWinsOverIt) {
+  TempDir dir;
+  test_support::HeldPort ingress, api;
+  ASSERT_NE(ingress.port(), 0);
+  ASSERT_NE(api.port(), 0);
+  const std::string ports_file = dir.path() + "/demo-ports.json";
+  std::ofstream(ports_file) << DumpJson(Json{{"listen", "127.0.0.1:0"},
+                                             {"apiListen", api.address()},
+                                             {"ingressListen", ingress.address()}});
+  const std::vector<std::string> args = {"--profile",  "instant",   "--exit-when-running",
+                                         "--projects", "1",         "--data-dir",
+                                         dir.path(),   "--timeout", "60"};
+  // The ingress port is in every project's URL: taking another one is the user's decision.
+  RunResult refused = RunDemo(args, seconds(30));
+  EXPECT_EQ(refused.exit_code, 2) << Describe(refused);
+  EXPECT_THAT(refused.err, HasSubstr("steward demo: the ingress address " + ingress.address() +
+                                     " that " + ports_file + " remembers is in use"));
+  EXPECT_THAT(refused.err, HasSubstr("pass --ingress-listen 127.0.0.1:0 to take a new one"));
+  EXPECT_FALSE(std::filesystem::exists(dir.path() + "/steward.db"));  // refused before starting
+
+  // An explicit flag wins; a taken API port is replaced, with a warning.
+  std::vector<std::string> with_flag = args;
+  with_flag.insert(with_flag.end(), {"--ingress-listen", "127.0.0.1:0"});
+  RunResult ran = RunDemo(with_flag, seconds(90));
+  ASSERT_EQ(ran.exit_code, 0) << Describe(ran);
+  EXPECT_THAT(ran.err, HasSubstr("--api-listen " + api.address() + " (remembered in " + ports_file +
+                                 ") is in use: taking a free port instead"));
+  const DemoPorts ports = PortsIn(ran.out);
+  EXPECT_NE(ports.ingress, 0);
+  EXPECT_NE(ports.ingress, ingress.port());
+  EXPECT_NE(ports.api, api.port());
+  // What this run used is what the next one takes.
+  auto remembered = ParseJson(ReadAll(ports_file));
+  ASSERT_TRUE(remembered.ok());
+  EXPECT_EQ((*remembered)["ingressListen"], "127.0.0.1:" + std::to_string(ports.ingress));
+  EXPECT_EQ((*remembered)["apiListen"], "127.0.0.1:" + std::to_string(ports.api));
+  EXPECT_EQ((*remembered)["listen"], "127.0.0.1:" + std::to_string(ports.cluster));
 }
 
 }  // namespace

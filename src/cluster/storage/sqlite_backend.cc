@@ -5,6 +5,8 @@
 #include <string>
 #include <utility>
 
+#include "common/file.h"
+
 namespace steward::cluster {
 namespace {
 
@@ -33,6 +35,10 @@ struct StmtGuard {
 }  // namespace
 
 StatusOr<std::unique_ptr<SqliteBackend>> SqliteBackend::Open(const std::string& path) {
+  // The objects include Secrets, and SQLite gives its -wal/-shm the database's mode.
+  if (Status st = PrepareSqliteFile(path); !st.ok()) {
+    return InvalidArgument("cannot open cluster store " + st.message());
+  }
   sqlite3* db = nullptr;
   int rc = sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr);
   if (rc != SQLITE_OK) {

@@ -15,7 +15,9 @@
 // under the storage lock and must not call back into Storage.
 //
 // Persistence: with a non-empty Options::persist_path every write is also written to a SQLite
-// file, and Open() loads the objects and the revision counter from it.
+// file, and Open() loads the objects and the revision counter from it. The file holds Secrets:
+// it is created with mode 0600 (SQLite gives -wal/-shm its mode), and an existing one open to
+// group or others loses those bits, with a warning in the log.
 #pragma once
 
 #include <chrono>
