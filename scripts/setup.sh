@@ -13,6 +13,7 @@ packages=(
   libclang-rt-14-dev  # libFuzzer and the sanitizer runtimes for clang (scripts/fuzz.sh)
   llvm  # llvm-symbolizer: file:line in clang's sanitizer reports
   wrk  # load generator for bench/cluster_bench (docs/benchmarks.md)
+  ccache  # scripts/build.sh: objects reused across builds and clones
 )
 
 missing=()
