@@ -82,6 +82,16 @@ void RequestFramer::Fail(int status, std::string message) {
 }
 
 size_t RequestFramer::Feed(std::string_view data) {
+  size_t total = 0;
+  while (true) {
+    size_t used = FeedOnce(data.substr(total));
+    total += used;
+    // Beast takes one piece (the start line, a chunk) per call: go on while it progresses.
+    if (state_ != State::kNeedMore || used == 0 || total == data.size()) return total;
+  }
+}
+
+size_t RequestFramer::FeedOnce(std::string_view data) {
   if (state_ == State::kHead) state_ = State::kNeedMore;
   if (state_ != State::kNeedMore || parser_ == nullptr) return 0;
   auto& p = parser_->p;

@@ -76,6 +76,7 @@ class RequestFramer {
  private:
   struct Parser;
 
+  size_t FeedOnce(std::string_view data);
   void Fail(int status, std::string message);
   // Checks the head once Beast has read it; false when refused (state_ is then kError).
   bool AcceptHead();
