@@ -10,6 +10,7 @@
 // rest is what one connection receives.
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "fuzz_util.h"
@@ -146,6 +147,33 @@ Outcome Run(std::string_view bytes, const RequestFramer::Limits& limits, uint32_
 }  // namespace
 }  // namespace steward::net
 
+namespace {
+
+// The last line of `log` (every line ends with '\n') and the rest before it.
+std::pair<std::string, std::string> SplitLast(const std::string& log) {
+  size_t nl = log.size() < 2 ? std::string::npos : log.rfind('\n', log.size() - 2);
+  size_t start = nl == std::string::npos ? 0 : nl + 1;
+  return {log.substr(0, start), log.substr(start)};
+}
+
+// Two runs over the same bytes read the same requests. Their ends may differ in one way only:
+// once Beast has needed more bytes of a head, it waits for the blank line before parsing the
+// fields again, so a malformed head without its end is refused at once when it arrives whole
+// and waits when it trickles in (then the header deadline or the head limit refuses it, 431
+// instead of 400). Either way it is refused, never read as a request.
+void CheckSameReading(const std::string& a, const std::string& b, const char* how) {
+  if (a == b) return;
+  auto [a_rest, a_last] = SplitLast(a);
+  auto [b_rest, b_last] = SplitLast(b);
+  auto refused_or_waiting = [](const std::string& last) {
+    return last == "eof\n" || last.starts_with("error ");
+  };
+  bool ends_ok = refused_or_waiting(a_last) && refused_or_waiting(b_last);
+  FUZZ_CHECK_MSG(a_rest == b_rest && ends_ok, std::string("whole:\n") + a + how + ":\n" + b);
+}
+
+}  // namespace
+
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using steward::net::RequestFramer;
   if (size < 2) return 0;
@@ -159,10 +187,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   auto whole = steward::net::Run(bytes, limits, split_seed, 0);
   // How the bytes arrive must not change what is read from them.
   auto pieces = steward::net::Run(bytes, limits, split_seed, 2);
-  FUZZ_CHECK_MSG(pieces.log == whole.log, "whole:\n" + whole.log + "pieces:\n" + pieces.log);
+  CheckSameReading(whole.log, pieces.log, "pieces");
   if (bytes.size() <= 2048) {
     auto single = steward::net::Run(bytes, limits, split_seed, 1);
-    FUZZ_CHECK_MSG(single.log == whole.log, "whole:\n" + whole.log + "bytes:\n" + single.log);
+    CheckSameReading(whole.log, single.log, "byte by byte");
   }
   return 0;
 }
