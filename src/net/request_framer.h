@@ -88,6 +88,7 @@ class RequestFramer {
   bool head_done_ = false;
   bool expects_continue_ = false;
   bool too_large_ = false;
+  size_t head_bytes_ = 0;  // of the head, taken by Beast so far
   HttpRequest request_;
   Framing framing_;
   std::string remote_address_;

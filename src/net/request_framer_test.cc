@@ -92,5 +92,25 @@ TEST(RequestFramerTest, MalformedHeadWithoutItsEndIsNeverARequest) {
   EXPECT_EQ(Frame(bytes + std::string(300, 'x'), 1, limits), (Lines{"error 431"}));
 }
 
+// Found by the http_request fuzzer (corpus entry head_limit_split_dependent): Beast measures its
+// header limit against the start line and the fields separately, and against what it has been
+// given, so a 263-byte head passed a 256-byte limit when it arrived whole and not byte by byte.
+// The framer holds the whole head (up to its blank line) to the limit, however it arrives.
+TEST(RequestFramerTest, HeadLimitIsExactAndSplitIndependent) {
+  RequestFramer::Limits limits;
+  limits.max_header_bytes = 256;
+  const std::string start = "GET / HTTP/1.1\r\nX-A: ";
+  const std::string end = "\r\n\r\n";
+  const std::string fits = start + std::string(256 - start.size() - end.size(), 'a') + end;
+  const std::string over = start + std::string(257 - start.size() - end.size(), 'a') + end;
+  ASSERT_EQ(fits.size(), 256u);
+  for (size_t piece : {size_t{1000}, size_t{1}, size_t{5}}) {
+    EXPECT_EQ(Frame(fits + "GET /next HTTP/1.1\r\n\r\n", piece, limits),
+              (Lines{"GET / ", "GET /next ", "need-more"}))
+        << piece;
+    EXPECT_EQ(Frame(over, piece, limits), (Lines{"error 431"})) << piece;
+  }
+}
+
 }  // namespace
 }  // namespace steward::net
