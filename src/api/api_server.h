@@ -29,7 +29,7 @@ namespace steward::api {
 struct ApiOptions {
   // Listen address, TLS, I/O threads, connection cap and read deadlines (max_body_bytes is ours).
   net::HttpServer::Options http;
-  std::string token;              // the bearer token every /v1 request must carry; required
+  std::string token;  // the bearer token every /v1 request must carry; required
   size_t max_body_bytes = 1024 * 1024;
   std::chrono::milliseconds max_wait{600000};  // the largest ?wait= accepted
   std::chrono::milliseconds keepalive{15000};  // watch-stream comment interval
