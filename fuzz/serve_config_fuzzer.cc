@@ -24,6 +24,11 @@ void FuzzOne(std::string_view text) {
   FUZZ_CHECK(c.tls_cert_file.empty() == c.tls_key_file.empty());
   FUZZ_CHECK(c.instance_timeout >= std::chrono::milliseconds(1) &&
              c.instance_timeout <= std::chrono::minutes(10));
+  FUZZ_CHECK(c.api_max_connections >= 1 && c.api_max_connections <= 1000000);
+  FUZZ_CHECK(c.api_read_header_timeout >= std::chrono::milliseconds(1) &&
+             c.api_read_header_timeout <= std::chrono::hours(1));
+  FUZZ_CHECK(c.api_read_timeout >= std::chrono::milliseconds(1) &&
+             c.api_read_timeout <= std::chrono::hours(1));
   FUZZ_CHECK(c.engine.workers >= 1 && c.engine.workers <= 256);
   FUZZ_CHECK(c.engine.url_port >= 0 && c.engine.url_port <= 65535);
   // The engine section alone, as JSON, parses to the same configuration.

@@ -28,8 +28,9 @@
 namespace steward::api {
 
 struct ApiOptions {
-  net::HttpServer::Options http;  // listen address, TLS, I/O threads (max_body_bytes is ours)
-  std::string token;              // the bearer token every /v1 request must carry; required
+  // Listen address, TLS, I/O threads, connection cap and read deadlines (max_body_bytes is ours).
+  net::HttpServer::Options http;
+  std::string token;  // the bearer token every /v1 request must carry; required
   size_t max_body_bytes = 1024 * 1024;
   std::chrono::milliseconds max_wait{600000};  // the largest ?wait= accepted
   std::chrono::milliseconds keepalive{15000};  // watch-stream comment interval

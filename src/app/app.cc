@@ -368,6 +368,9 @@ Status AppImpl::StartApi() {
     ao.probe_http = probe;
   }
   ao.http.tls = tls_;
+  ao.http.max_connections = config_.api_max_connections;
+  ao.http.read_header_timeout = config_.api_read_header_timeout;
+  ao.http.read_timeout = config_.api_read_timeout;
   const bool https = ao.http.tls.has_value();
   api::ApiDeps deps;
   deps.store = store_.get();

@@ -26,6 +26,7 @@ enum class InstanceAccess { kAuto, kDirect, kProxy };  // auto: direct when in-c
 // The configuration file's shape (YAML or JSON, camelCase keys; unknown keys are refused, naming
 // the key with its path; null = absent). docs/operations.md is the reference:
 //   listen, dataDir, database, apiTokenFile, apiWorkers, logLevel,
+//   api: {maxConnections, readHeaderTimeout, readTimeout}  (the API's HTTP limits),
 //   kubernetes: {source: kubeconfig|in-cluster|embedded, kubeconfig, context,
 //                embedded: {profile, listen, ingressListen, seed, kubeconfigOut}},
 //   instance: {access: auto|direct|proxy, timeout},
@@ -44,6 +45,10 @@ struct ServeConfig {
   std::string tls_cert_file;
   std::string tls_key_file;
   std::string log_level = "info";
+  // The API's HTTP limits (net::HttpServer::Options; the `api:` section).
+  size_t api_max_connections = 512;
+  std::chrono::milliseconds api_read_header_timeout{10000};
+  std::chrono::milliseconds api_read_timeout{60000};
 
   ClusterSource cluster = ClusterSource::kKubeconfig;
   std::string kubeconfig;  // "" = $KUBECONFIG or ~/.kube/config

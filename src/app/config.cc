@@ -185,6 +185,36 @@ Status ParseTls(const Json* j, ServeConfig* out) {
   return Status::Ok();
 }
 
+// A duration key of `s` within [lo, hi]; left as it is when absent.
+Status BoundedDuration(const Section& s, std::string_view name, std::chrono::milliseconds lo,
+                       std::chrono::milliseconds hi, std::string_view range,
+                       std::chrono::milliseconds* out) {
+  const Json* t = s.Find(name);
+  if (t == nullptr) return Status::Ok();
+  auto d = ParseDuration(*t, s.PathOf(name));
+  if (!d.ok()) return d.status();
+  if (*d < lo || *d > hi) {
+    return Invalid(s.PathOf(name),
+                   "must be between " + std::string(range) + " (got " + t->dump() + ")");
+  }
+  *out = *d;
+  return Status::Ok();
+}
+
+Status ParseApi(const Json* j, ServeConfig* out) {
+  ASSIGN_OR_RETURN(Section s, Section::Of(j, "api"));
+  RETURN_IF_ERROR(s.OnlyKnown({"maxConnections", "readHeaderTimeout", "readTimeout"}));
+  int64_t max_connections = static_cast<int64_t>(out->api_max_connections);
+  RETURN_IF_ERROR(s.Int("maxConnections", 1, 1000000, &max_connections));
+  out->api_max_connections = static_cast<size_t>(max_connections);
+  RETURN_IF_ERROR(BoundedDuration(s, "readHeaderTimeout", std::chrono::milliseconds(1),
+                                  std::chrono::hours(1), "1ms and 1h",
+                                  &out->api_read_header_timeout));
+  RETURN_IF_ERROR(BoundedDuration(s, "readTimeout", std::chrono::milliseconds(1),
+                                  std::chrono::hours(1), "1ms and 1h", &out->api_read_timeout));
+  return Status::Ok();
+}
+
 Status ParseInstance(const Json* j, ServeConfig* out) {
   ASSIGN_OR_RETURN(Section s, Section::Of(j, "instance"));
   RETURN_IF_ERROR(s.OnlyKnown({"access", "timeout"}));
@@ -236,7 +266,7 @@ StatusOr<ServeConfig> ParseServeConfig(std::string_view text) {
   ASSIGN_OR_RETURN(Section s, Section::Of(&doc, ""));
   RETURN_IF_ERROR(
       s.OnlyKnown({"listen", "probeListen", "dataDir", "database", "apiTokenFile", "apiWorkers",
-                   "logLevel", "tls", "kubernetes", "instance", "engine"}));
+                   "logLevel", "api", "tls", "kubernetes", "instance", "engine"}));
   RETURN_IF_ERROR(s.String("listen", &config.listen));
   RETURN_IF_ERROR(CheckListen(config.listen, "listen"));
   RETURN_IF_ERROR(s.String("probeListen", &config.probe_listen));
@@ -252,6 +282,7 @@ StatusOr<ServeConfig> ParseServeConfig(std::string_view text) {
   RETURN_IF_ERROR(s.OneOf("logLevel",
                           {"trace", "debug", "info", "warn", "error", "critical", "off"},
                           &config.log_level));
+  RETURN_IF_ERROR(ParseApi(s.Find("api"), &config));
   RETURN_IF_ERROR(ParseTls(s.Find("tls"), &config));
   RETURN_IF_ERROR(ParseKubernetes(s.Find("kubernetes"), &config));
   RETURN_IF_ERROR(ParseInstance(s.Find("instance"), &config));

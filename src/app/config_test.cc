@@ -261,6 +261,28 @@ TEST(ServeConfigTest, Durations) {
   ExpectInvalid("instance: {timeout: -3}", "instance.timeout", "must be a non-negative duration");
 }
 
+TEST(ServeConfigTest, ApiHttpLimits) {
+  auto d = ParseServeConfig("");
+  ASSERT_TRUE(d.ok());
+  EXPECT_EQ(d->api_max_connections, 512u);
+  EXPECT_EQ(d->api_read_header_timeout, milliseconds(10000));
+  EXPECT_EQ(d->api_read_timeout, milliseconds(60000));
+  auto c = ParseServeConfig(
+      "api:\n  maxConnections: 2000\n  readHeaderTimeout: 5s\n  readTimeout: 2m\n");
+  ASSERT_TRUE(c.ok()) << c.error().ToString();
+  EXPECT_EQ(c->api_max_connections, 2000u);
+  EXPECT_EQ(c->api_read_header_timeout, milliseconds(5000));
+  EXPECT_EQ(c->api_read_timeout, milliseconds(120000));
+  ExpectInvalid("api: {maxConnections: 0}", "api.maxConnections", "must be between 1 and");
+  ExpectInvalid("api: {maxConnections: \"many\"}", "api.maxConnections", "must be an integer");
+  ExpectInvalid("api: {readHeaderTimeout: 0s}", "api.readHeaderTimeout",
+                "must be between 1ms and 1h");
+  ExpectInvalid("api: {readTimeout: 2h}", "api.readTimeout", "must be between 1ms and 1h");
+  ExpectInvalid("api: {readTimeout: soon}", "api.readTimeout", "must be a duration");
+  ExpectInvalid("api: {idleTimeout: 1s}", "api.idleTimeout", "unknown key");
+  ExpectInvalid("api: 3", "api", "must be a mapping");
+}
+
 TEST(ServeConfigTest, EngineSectionErrorsAreNamedUnderEngine) {
   ExpectInvalid("engine: {namespace: Not_A_Label}", "engine.namespace", "");
   ExpectInvalid("engine: {workers: 0}", "engine.workers", "");

@@ -9,6 +9,7 @@
 
 #include "app/app.h"
 #include "cli/commands.h"
+#include "common/duration.h"
 #include "common/host_port.h"
 #include "common/log.h"
 #include "engine/model/project.h"
@@ -30,12 +31,15 @@ struct ServeFlags {
   std::string ingress_listen, kubeconfig_out;
   std::string instance_access;
   std::string log_level;
+  int64_t api_max_connections = 0;
+  std::string api_read_header_timeout, api_read_timeout;
 };
 
 struct ServeOptions {
   CLI::Option *listen, *probe_listen, *data_dir, *database, *api_token_file, *tls_cert_file,
       *tls_key_file, *workers, *namespace_name, *domain, *kubeconfig, *context, *in_cluster,
-      *embedded, *ingress_listen, *kubeconfig_out, *instance_access, *log_level;
+      *embedded, *ingress_listen, *kubeconfig_out, *instance_access, *log_level,
+      *api_max_connections, *api_read_header_timeout, *api_read_timeout;
 };
 
 int Fail(const std::string& message) {
@@ -44,6 +48,18 @@ int Fail(const std::string& message) {
 }
 
 bool Given(const CLI::Option* o) { return o->count() > 0; }
+
+// A duration flag within the range the configuration file allows for the same key.
+Status DurationFlag(std::string_view flag, const std::string& text,
+                    std::chrono::milliseconds* out) {
+  auto d = ParseDuration(text);
+  if (!d || *d < std::chrono::milliseconds(1) || *d > std::chrono::hours(1)) {
+    return InvalidArgument(std::string(flag) + ": expected a duration between 1ms and 1h " +
+                           std::string(kDurationForms) + ", got \"" + text.substr(0, 64) + "\"");
+  }
+  *out = *d;
+  return Status::Ok();
+}
 
 // The configuration: the file (or the defaults), then every given flag over it. Flag values are
 // checked here, with the flag named, since they bypass the file's parser.
@@ -117,6 +133,20 @@ StatusOr<app::ServeConfig> BuildConfig(const ServeFlags& f, const ServeOptions& 
                                                        : app::InstanceAccess::kAuto;
   }
   if (Given(o.log_level)) c.log_level = f.log_level;
+  if (Given(o.api_max_connections)) {
+    if (f.api_max_connections < 1 || f.api_max_connections > 1000000) {
+      return InvalidArgument("--api-max-connections: must be between 1 and 1000000, got " +
+                             std::to_string(f.api_max_connections));
+    }
+    c.api_max_connections = static_cast<size_t>(f.api_max_connections);
+  }
+  if (Given(o.api_read_header_timeout)) {
+    RETURN_IF_ERROR(DurationFlag("--api-read-header-timeout", f.api_read_header_timeout,
+                                 &c.api_read_header_timeout));
+  }
+  if (Given(o.api_read_timeout)) {
+    RETURN_IF_ERROR(DurationFlag("--api-read-timeout", f.api_read_timeout, &c.api_read_timeout));
+  }
   if (Given(o.tls_cert_file)) c.tls_cert_file = f.tls_cert_file;
   if (Given(o.tls_key_file)) c.tls_key_file = f.tls_key_file;
   if (c.tls_cert_file.empty() != c.tls_key_file.empty()) {
@@ -212,6 +242,16 @@ void AddServeCommand(CLI::App& app) {
       "File holding the API bearer token (default: <data-dir>/api-token, created 0600)");
   o.workers = cmd->add_option("--workers", flags->workers, "Engine workers (engine.workers)")
                   ->check(CLI::Range(1, 256));
+  o.api_max_connections = cmd->add_option("--api-max-connections", flags->api_max_connections,
+                                          "Open API connections at most; more are refused with 503 "
+                                          "(api.maxConnections, default 512)");
+  o.api_read_header_timeout =
+      cmd->add_option("--api-read-header-timeout", flags->api_read_header_timeout,
+                      "A request's head must arrive within this (api.readHeaderTimeout, "
+                      "default 10s)");
+  o.api_read_timeout =
+      cmd->add_option("--api-read-timeout", flags->api_read_timeout,
+                      "A whole request must arrive within this (api.readTimeout, default 60s)");
   o.tls_cert_file = cmd->add_option("--tls-cert-file", flags->tls_cert_file,
                                     "Serve the API over HTTPS with this PEM certificate chain");
   o.tls_key_file =

@@ -1,8 +1,12 @@
 // The embedded cluster over the wire: HTTPS, the token, faults, watches, persistence.
 #include "cluster/embedded_cluster.h"
 
+#include <arpa/inet.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -62,6 +66,64 @@ class EmbeddedClusterTest : public ::testing::Test {
 };
 
 constexpr const char* kConfigMap = R"({"metadata":{"name":"cm"},"data":{"k":"v"}})";
+
+// Sends `request` on a fresh plain TCP connection and returns everything until the server
+// closes it (10 s at most).
+std::string RawExchange(uint16_t port, const std::string& request) {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  timeval tv{10, 0};
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(port);
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  std::string out;
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0 &&
+      ::send(fd, request.data(), request.size(), MSG_NOSIGNAL) ==
+          static_cast<ssize_t>(request.size())) {
+    char buf[4096];
+    ssize_t n;
+    while ((n = ::recv(fd, buf, sizeof buf, 0)) > 0) out.append(buf, static_cast<size_t>(n));
+  }
+  ::close(fd);
+  return out;
+}
+
+// Regression (issue 13, finding 9), through the cluster's API server: a POST whose
+// Transfer-Encoding the server did not read as chunked was taken as bodyless, and the
+// authenticated DELETE after it ran as a second request.
+TEST(EmbeddedClusterSmugglingTest, AnUnknownTransferEncodingDoesNotRunTheBytesAfterIt) {
+  EmbeddedCluster::Options o;
+  o.tls = false;  // the same HTTP server as over TLS; plain lets the test write raw bytes
+  o.ingress = false;
+  o.controllers = false;
+  auto started = EmbeddedCluster::Start(o);
+  ASSERT_TRUE(started.ok()) << started.status().ToString();
+  auto cluster = std::move(started).value();
+  net::HttpClient::Options co;
+  co.port = cluster->api_port();
+  co.bearer_token = cluster->token();
+  auto client = net::HttpClient::Create(co);
+  net::Headers json;
+  json.Add("Content-Type", "application/json");
+  auto created = client->Request("POST", "/api/v1/namespaces/default/configmaps",
+                                 R"({"metadata":{"name":"cm"},"data":{"k":"v"}})", json);
+  ASSERT_TRUE(created.ok()) << created.status().ToString();
+  ASSERT_EQ(created->status, 201) << created->body;
+
+  const std::string auth = "Authorization: Bearer " + cluster->token() + "\r\n";
+  std::string reply =
+      RawExchange(cluster->api_port(),
+                  "POST /api/v1/namespaces/default/configmaps HTTP/1.1\r\nHost: x\r\n" + auth +
+                      "Content-Type: application/json\r\nTransfer-Encoding: xchunked\r\n\r\n"
+                      "DELETE /api/v1/namespaces/default/configmaps/cm HTTP/1.1\r\nHost: x\r\n" +
+                      auth + "\r\n");
+  EXPECT_THAT(reply, ::testing::StartsWith("HTTP/1.1 400 Bad Request\r\n"));
+  EXPECT_EQ(reply.find("HTTP/1.1", 1), std::string::npos) << "a second response: " << reply;
+  auto still = client->Request("GET", "/api/v1/namespaces/default/configmaps/cm");
+  ASSERT_TRUE(still.ok()) << still.status().ToString();
+  EXPECT_EQ(still->status, 200) << "the smuggled DELETE ran: " << still->body;
+}
 
 TEST_F(EmbeddedClusterTest, ServesHttpsWithTheTokenAndRefusesOthers) {
   Start();

@@ -2,6 +2,7 @@
 
 #include <openssl/ssl.h>
 
+#include <algorithm>
 #include <atomic>
 #include <boost/asio/dispatch.hpp>
 #include <boost/asio/executor_work_guard.hpp>
@@ -14,11 +15,7 @@
 #include <boost/asio/strand.hpp>
 #include <boost/asio/write.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
-#include <boost/beast/http/error.hpp>
-#include <boost/beast/http/parser.hpp>
-#include <boost/beast/http/read.hpp>
 #include <boost/beast/http/status.hpp>
-#include <boost/beast/http/string_body.hpp>
 #include <condition_variable>
 #include <exception>
 #include <mutex>
@@ -28,6 +25,7 @@
 #include <vector>
 
 #include "common/log.h"
+#include "net/request_framer.h"
 
 namespace steward::net {
 namespace {
@@ -45,8 +43,6 @@ constexpr size_t kMaxQueuedBytes = 64u << 20;
 constexpr size_t kPeekSize = 4096;
 // Bodies larger than this are written from their own buffer instead of being copied.
 constexpr size_t kCopyBodyLimit = 16u << 10;
-// Go's http.Server default, which the Kubernetes API server keeps.
-constexpr uint32_t kHeaderLimit = 1u << 20;
 // How long a closing connection drains what the peer still sends, so that the peer reads the
 // final response instead of a reset.
 constexpr auto kLingerTime = std::chrono::seconds(2);
@@ -317,8 +313,10 @@ class SessionOwner {
 
 struct SessionConfig {
   Handler* handler;
-  size_t max_body_bytes;
+  RequestFramer::Limits limits;
   Clock::duration idle_timeout;
+  Clock::duration read_header_timeout;
+  Clock::duration read_timeout;
 };
 
 template <bool kTls>
@@ -332,7 +330,8 @@ class Session final : public SessionBase, public std::enable_shared_from_this<Se
         config_(config),
         stream_(MakeStream(std::move(socket), ssl_ctx)),
         executor_(stream_.get_executor()),
-        timer_(executor_) {}
+        timer_(executor_),
+        framer_(config.limits) {}
 
   // Runs the connection; the owner has registered it.
   void Start() {
@@ -384,7 +383,12 @@ class Session final : public SessionBase, public std::enable_shared_from_this<Se
                                        : peer.address().to_string();
       remote_ += ":" + std::to_string(peer.port());
     }
-    deadline_ = Clock::now() + config_.idle_timeout;
+    framer_.SetPeer(remote_, kTls);
+    // The first request's head is due read_header_timeout after the connection's start (the
+    // TLS handshake included), as with Go's ReadHeaderTimeout.
+    request_start_ = Clock::now();
+    deadline_ = *request_start_ +
+                std::min({config_.idle_timeout, config_.read_header_timeout, config_.read_timeout});
     ArmTimer(deadline_);
     if constexpr (kTls) {
       phase_ = Phase::kStarting;
@@ -422,8 +426,12 @@ class Session final : public SessionBase, public std::enable_shared_from_this<Se
     if (ec == asio::error::operation_aborted || closed_ || generation != timer_generation_) return;
     Clock::time_point now = Clock::now();
     if (now >= deadline_) {
-      CloseNow(false);
-      return;
+      if (phase_ != Phase::kReadingRequest || !request_bytes_) {
+        CloseNow(false);
+        return;
+      }
+      // A request that did not arrive in time (a slow or stalled client).
+      Fail(408, "request timeout");
     }
     ArmTimer(deadline_ == Clock::time_point::max() ? now + config_.idle_timeout : deadline_);
   }
@@ -431,68 +439,110 @@ class Session final : public SessionBase, public std::enable_shared_from_this<Se
   void StartReadRequest() {
     phase_ = Phase::kReadingRequest;
     if (buffer_.size() == 0 && buffer_.capacity() > 64 * 1024) buffer_.shrink_to_fit();
-    parser_.emplace();
-    parser_->body_limit(config_.max_body_bytes);
-    parser_->header_limit(kHeaderLimit);
-    reading_ = true;
-    http::async_read(
-        stream_, buffer_, *parser_,
-        [self = this->shared_from_this()](error_code ec, size_t) { self->OnRequestRead(ec); });
+    framer_.Begin();
+    framer_active_ = true;
+    request_bytes_ = false;
+    Advance();
   }
 
-  void OnRequestRead(error_code ec) {
-    reading_ = false;
-    if (closed_) return;
-    // body_limit is only raised once the header has been parsed (the message holds it, even
-    // when the parser has not marked the header done because the Content-Length is too big).
-    if (ec == http::error::body_limit) {
-      Dispatch(/*too_large=*/true);
-      return;
+  // Parses what has been read; reads more when the request is incomplete. The session reads
+  // itself (instead of http::async_read) so that nothing Beast throws escapes into io_context
+  // and so that the head can be checked before the body is read.
+  void Advance() {
+    try {
+      AdvanceUnguarded();
+    } catch (const std::exception& e) {
+      LOG_ERROR("HTTP connection {}: {}", remote_, e.what());
+      CloseNow(true);
+    } catch (...) {
+      LOG_ERROR("HTTP connection {}: unknown exception", remote_);
+      CloseNow(true);
     }
-    if (ec) {
-      bool protocol_error =
-          ec.category() == http::make_error_code(http::error::bad_target).category() &&
-          ec != http::error::end_of_stream && ec != http::error::partial_message;
-      if (!protocol_error) {
-        CloseNow(false);
-        return;
-      }
-      phase_ = Phase::kHandling;
-      deadline_ = Clock::time_point::max();
-      parser_.reset();
-      if (ec == http::error::header_limit) {
-        Enqueue(SimpleResponse(431, "request header fields too large\n"), WriteKind::kEndClose);
-      } else {
-        Enqueue(SimpleResponse(400, "malformed HTTP request: " + ec.message() + "\n"),
-                WriteKind::kEndClose);
-      }
-      return;
-    }
-    Dispatch(/*too_large=*/false);
   }
 
-  void Dispatch(bool too_large) {
-    auto& msg = parser_->get();
-    HttpRequest request;
-    request.method = std::string(msg.method_string());
-    request.target = std::string(msg.target());
-    ParseTarget(request.target, &request.path, &request.query);
-    for (const auto& field : msg) {
-      request.headers.Add(std::string(field.name_string()), std::string(field.value()));
+  void AdvanceUnguarded() {
+    while (!closed_) {
+      auto data = buffer_.data();
+      std::string_view bytes(static_cast<const char*>(data.data()), data.size());
+      if (!request_bytes_ && !bytes.empty()) {
+        request_bytes_ = true;
+        if (!request_start_) request_start_ = Clock::now();
+        SetDeadline(*request_start_ + std::min(config_.read_header_timeout, config_.read_timeout));
+      }
+      buffer_.consume(framer_.Feed(bytes));
+      switch (framer_.state()) {
+        case RequestFramer::State::kNeedMore:
+          if (!reading_) StartPeek();
+          return;
+        case RequestFramer::State::kHead:
+          if (!OnHead()) return;
+          break;
+        case RequestFramer::State::kComplete:
+          Dispatch();
+          return;
+        case RequestFramer::State::kBodyTooLarge:
+          Dispatch();
+          return;
+        case RequestFramer::State::kError:
+          Fail(framer_.error_status(), framer_.error_message());
+          return;
+      }
     }
-    if (!too_large) request.body = std::move(msg.body());
-    request.remote_address = remote_;
-    request.tls = kTls;
-    request.body_too_large = too_large;
-    RequestInfo info;
-    info.head = msg.method() == http::verb::head;
-    info.http10 = msg.version() < 11;
-    // The rest of an oversized body is still on the wire: the connection cannot be reused.
-    info.keep_alive = msg.keep_alive() && !too_large && !owner_->stopping();
-    parser_.reset();
+  }
 
+  // The head is in and acceptable; false when the request was answered from it.
+  bool OnHead() {
+    SetDeadline(*request_start_ + config_.read_timeout);
+    std::optional<HttpResponse> refusal;
+    try {
+      refusal = config_.handler->CheckHead(framer_.head());
+    } catch (const std::exception& e) {
+      LOG_ERROR("HTTP handler threw in CheckHead: {}", e.what());
+      CloseNow(true);
+      return false;
+    }
+    if (refusal) {
+      const auto& f = framer_.framing();
+      RequestInfo info;
+      info.head = f.head_method;
+      info.http10 = f.http10;
+      // An unread body is still on the wire: the connection cannot be reused.
+      info.keep_alive = f.keep_alive && !framer_.body_follows() && !owner_->stopping();
+      EndRead();
+      auto writer = std::make_shared<Writer>(this->shared_from_this(), info);
+      writer_ = writer;
+      writer->Send(std::move(*refusal));
+      return false;
+    }
+    if (framer_.expects_continue()) {
+      Enqueue(std::string("HTTP/1.1 100 Continue\r\n\r\n"), WriteKind::kPart);
+    }
+    return true;
+  }
+
+  // The request is read (or refused): no further byte is parsed until the response is done.
+  void EndRead() {
+    framer_active_ = false;
+    request_bytes_ = false;
+    request_start_.reset();
     phase_ = Phase::kHandling;
     deadline_ = Clock::time_point::max();
+  }
+
+  // Refuses the request in progress and closes the connection after the answer.
+  void Fail(int status, const std::string& message) {
+    EndRead();
+    Enqueue(SimpleResponse(status, message + "\n"), WriteKind::kEndClose);
+  }
+
+  void Dispatch() {
+    HttpRequest request = framer_.TakeRequest();
+    const auto& f = framer_.framing();
+    RequestInfo info;
+    info.head = f.head_method;
+    info.http10 = f.http10;
+    info.keep_alive = f.keep_alive && !owner_->stopping();
+    EndRead();
     auto writer = std::make_shared<Writer>(this->shared_from_this(), info);
     writer_ = writer;
     try {
@@ -527,7 +577,11 @@ class Session final : public SessionBase, public std::enable_shared_from_this<Se
     buffer_.commit(n);
     switch (phase_) {
       case Phase::kReadingRequest:
-        StartReadRequest();
+        if (framer_active_) {
+          Advance();
+        } else {
+          StartReadRequest();
+        }
         break;
       case Phase::kLingering:
         buffer_.consume(buffer_.size());
@@ -604,6 +658,7 @@ class Session final : public SessionBase, public std::enable_shared_from_this<Se
     WriteKind kind = *end_kind_;
     end_kind_.reset();
     writer_.reset();
+    request_start_.reset();
     if (kind == WriteKind::kEndClose || owner_->stopping()) {
       GracefulClose();
       return;
@@ -650,7 +705,11 @@ class Session final : public SessionBase, public std::enable_shared_from_this<Se
   Clock::time_point deadline_ = Clock::time_point::max();
   std::string remote_;
   beast::flat_buffer buffer_;
-  std::optional<http::request_parser<http::string_body>> parser_;
+  RequestFramer framer_;
+  bool framer_active_ = false;  // the framer holds the request being read
+  bool request_bytes_ = false;  // a byte of that request has arrived
+  // When the request being read started (its first byte; the first: the connection's start).
+  std::optional<Clock::time_point> request_start_;
   std::weak_ptr<Writer> writer_;  // the writer of the response in progress
   std::vector<std::string> queue_;
   std::vector<std::string> inflight_;
@@ -682,8 +741,10 @@ class ServerImpl final : public HttpServer, public SessionOwner {
         acceptor_(asio::make_strand(ioc_)),
         accept_retry_(acceptor_.get_executor()) {
     config_.handler = &handler;
-    config_.max_body_bytes = options.max_body_bytes;
+    config_.limits.max_body_bytes = options.max_body_bytes;
     config_.idle_timeout = options.idle_timeout;
+    config_.read_header_timeout = options.read_header_timeout;
+    config_.read_timeout = options.read_timeout;
   }
 
   ~ServerImpl() override { Stop(); }
@@ -715,7 +776,7 @@ class ServerImpl final : public HttpServer, public SessionOwner {
     work_.emplace(ioc_.get_executor());
     asio::post(acceptor_.get_executor(), [this] { DoAccept(); });
     for (int i = 0; i < std::max(1, options_.threads); ++i) {
-      threads_.emplace_back([this] { ioc_.run(); });
+      threads_.emplace_back([this] { Run(); });
     }
     return Status::Ok();
   }
@@ -790,6 +851,21 @@ class ServerImpl final : public HttpServer, public SessionOwner {
     return Status::Ok();
   }
 
+  // An I/O thread. Sessions catch what they raise; this is the last line of defence, so that
+  // one exception cannot end the process or stop the thread.
+  void Run() {
+    while (true) {
+      try {
+        ioc_.run();
+        return;
+      } catch (const std::exception& e) {
+        LOG_ERROR("HTTP server: uncaught exception on an I/O thread: {}", e.what());
+      } catch (...) {
+        LOG_ERROR("HTTP server: uncaught exception on an I/O thread");
+      }
+    }
+  }
+
   // Runs on the acceptor's strand.
   void DoAccept() {
     acceptor_.async_accept(asio::make_strand(ioc_), [this](error_code ec, tcp::socket socket) {
@@ -810,12 +886,53 @@ class ServerImpl final : public HttpServer, public SessionOwner {
     }
     error_code ignored;
     socket.set_option(tcp::no_delay(true), ignored);
+    if (AtCapacity()) {
+      Refuse(std::move(socket));
+      DoAccept();
+      return;
+    }
     if (ssl_ctx_) {
       StartSession<true>(std::move(socket));
     } else {
       StartSession<false>(std::move(socket));
     }
     DoAccept();
+  }
+
+  bool AtCapacity() const {
+    std::lock_guard lock(mu_);
+    return sessions_.size() >= options_.max_connections;
+  }
+
+  // Over the connection cap: a short answer without blocking, then close. Over TLS the client
+  // sees a failed handshake instead; either way it learns quickly.
+  void Refuse(tcp::socket socket) {
+    static const std::string kBusy = [] {
+      std::string out;
+      AppendStatusLine(out, 503);
+      out +=
+          "Content-Type: text/plain; charset=utf-8\r\nContent-Length: 21\r\nRetry-After: "
+          "1\r\nConnection: close\r\n\r\ntoo many connections\n";
+      return out;
+    }();
+    if (refused_++ % 1000 == 0) {
+      LOG_WARN("HTTP server on port {}: at {} connections; refusing new ones ({} so far)", port_,
+               options_.max_connections, refused_);
+    }
+    error_code ignored;
+    socket.non_blocking(true, ignored);
+    if (!ssl_ctx_) {
+      // Read what the request already sent, so that closing does not turn into a reset that
+      // destroys the answer before the client reads it.
+      char sink[4096];
+      for (int i = 0; i < 16; ++i) {
+        error_code ec;
+        if (socket.read_some(asio::buffer(sink), ec) == 0 || ec) break;
+      }
+      socket.write_some(asio::buffer(kBusy), ignored);
+    }
+    socket.shutdown(tcp::socket::shutdown_send, ignored);
+    socket.close(ignored);
   }
 
   template <bool kTls>
@@ -838,6 +955,7 @@ class ServerImpl final : public HttpServer, public SessionOwner {
   tcp::acceptor acceptor_;
   asio::steady_timer accept_retry_;
   uint16_t port_ = 0;
+  uint64_t refused_ = 0;  // on the acceptor's strand
 
   mutable std::mutex mu_;
   std::condition_variable drained_;

@@ -6,6 +6,19 @@
 // once or later, from any thread. A connection handles one request at a time (no pipelining);
 // the next request is read only after the previous response has been fully written.
 //
+// Framing (RFC 9112, see net/request_framer.h): a request whose length is ambiguous (odd
+// Transfer-Encoding, Transfer-Encoding with Content-Length, differing Content-Lengths) is refused
+// with 400 or 501 and its connection closed; "Expect: 100-continue" is answered with
+// "100 Continue" before the body is read (or the refusal at once: 417 for another expectation,
+// the handler's answer with body_too_large when the Content-Length is over the limit, a
+// Handler::CheckHead refusal); a head over 1 MiB, or with one field over 64 KiB, gets 431.
+//
+// Limits: at most Options::max_connections connections are open; one beyond gets a short 503 and
+// is closed at once. A request's head must arrive within read_header_timeout and the whole
+// request within read_timeout, both from its first byte (the first request: from the
+// connection's start); otherwise the client gets 408 and the connection is closed. Waiting for
+// the next request (and for the first byte of the first) is bounded by idle_timeout.
+//
 // Lifecycle: Start() binds and starts serving; Stop() (idempotent, also run by the destructor)
 // stops accepting, closes every connection (writers see closed() == true and their OnClose
 // callbacks run) and joins the I/O threads. The Handler must outlive the server.
@@ -52,6 +65,16 @@ class Handler {
  public:
   virtual ~Handler() = default;
   virtual void Handle(HttpRequest request, std::shared_ptr<ResponseWriter> writer) = 0;
+  // Called once a request's head has been read, before its body is (and before "100 Continue"
+  // is sent): returning a response refuses the request from its head alone (say 401 for a
+  // missing token): it is sent instead of calling Handle, and the connection is closed when a
+  // body follows (it is never read). `head` has an empty body. Not called for a request whose
+  // Content-Length is over the body limit (Handle gets it with body_too_large). Runs on an I/O
+  // thread and must not block. The default accepts every head.
+  virtual std::optional<HttpResponse> CheckHead(const HttpRequest& head) {
+    (void)head;
+    return std::nullopt;
+  }
 };
 
 struct TlsConfig {
@@ -69,6 +92,14 @@ class HttpServer {
     int threads = 2;
     // Idle keep-alive connections are closed after this long.
     std::chrono::seconds idle_timeout{120};
+    // Open connections at most (lingering closes included). 512 stays well below the usual
+    // soft open-file limit of 1024, leaving descriptors for the store, the cluster client and
+    // the other listeners of the process when a flood reaches the cap; raise both together.
+    size_t max_connections = 512;
+    // A request's head must be complete this long after its first byte (Go's ReadHeaderTimeout).
+    std::chrono::milliseconds read_header_timeout{std::chrono::seconds(10)};
+    // The whole request (head and body) must be read this long after its first byte.
+    std::chrono::milliseconds read_timeout{std::chrono::seconds(60)};
   };
 
   // Binds and starts serving. Fails with kUnavailable (address in use, bad host) or

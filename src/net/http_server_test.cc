@@ -118,6 +118,20 @@ class RawConnection {
     }
     return out;
   }
+  // Reads until `marker` has arrived (or the peer closes, or 10 s pass); returns all read.
+  std::string ReadUntil(std::string_view marker) {
+    std::string out;
+    char c;
+    while (out.find(marker) == std::string::npos) {
+      if (::recv(fd_, &c, 1, 0) != 1) break;
+      out += c;
+    }
+    return out;
+  }
+  // Like Send, but reports a failure (the peer closed) instead of failing the test.
+  bool TrySend(std::string_view data) {
+    return ::send(fd_, data.data(), data.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(data.size());
+  }
   // True when the peer closed the connection (recv returns 0) within 10 s.
   bool WaitForEof() {
     char buf[256];
@@ -639,6 +653,312 @@ TEST(HttpServerTest, StartFailsOnAPortInUse) {
   auto second = HttpServer::Start(options, handler);
   ASSERT_FALSE(second.ok());
   EXPECT_EQ(second.error().code(), StatusCode::kUnavailable);
+}
+
+// A handler that records every request it is given, for tests that must prove that bytes were
+// NOT run as a request.
+class RecordingHandler : public Handler {
+ public:
+  void Handle(HttpRequest request, std::shared_ptr<ResponseWriter> writer) override {
+    {
+      std::lock_guard lock(mu_);
+      seen_.push_back(request.method + " " + request.path +
+                      (request.body_too_large ? " too-large" : "") + " body=" + request.body);
+    }
+    HttpResponse response;
+    response.status = request.body_too_large ? 413 : 200;
+    response.body = "handled " + request.path;
+    writer->Send(std::move(response));
+  }
+  std::vector<std::string> seen() {
+    std::lock_guard lock(mu_);
+    return seen_;
+  }
+
+ private:
+  std::mutex mu_;
+  std::vector<std::string> seen_;
+};
+
+std::string StatusLine(std::string_view reply) {
+  return std::string(reply.substr(0, reply.find("\r\n")));
+}
+
+// Regression (issue 13, finding 1): Beast throws length_error for a field value over 64 KiB;
+// the throw used to escape io_context::run and end the process.
+TEST(HttpServerTest, HeaderFieldOver64KiBGets431AndTheServerSurvives) {
+  RecordingHandler handler;
+  auto server = StartServer(handler);
+  ASSERT_TRUE(server);
+  {
+    RawConnection raw(server->port());
+    ASSERT_TRUE(raw.connected());
+    raw.Send("GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: " + std::string(70000, 'a') + "\r\n\r\n");
+    std::string reply = raw.ReadToEof();  // returns only because the server closes
+    EXPECT_EQ(StatusLine(reply), "HTTP/1.1 431 Request Header Fields Too Large") << reply;
+  }
+  {
+    // 65,000 bytes is still a valid field.
+    RawConnection raw(server->port());
+    raw.Send("GET /fine HTTP/1.1\r\nHost: x\r\nConnection: close\r\nX-Big: " +
+             std::string(65000, 'a') + "\r\n\r\n");
+    EXPECT_EQ(StatusLine(raw.ReadToEof()), "HTTP/1.1 200 OK");
+  }
+  {
+    // A field name over the limit throws as well.
+    RawConnection raw(server->port());
+    raw.Send("GET /name HTTP/1.1\r\nHost: x\r\n" + std::string(70000, 'n') + ": v\r\n\r\n");
+    EXPECT_EQ(StatusLine(raw.ReadToEof()), "HTTP/1.1 431 Request Header Fields Too Large");
+  }
+  auto client = MakeClient(server->port());
+  auto after = client->Request("GET", "/after");
+  ASSERT_TRUE(after.ok()) << after.error().ToString();
+  EXPECT_EQ(after->status, 200);
+  EXPECT_EQ(handler.seen(), (std::vector<std::string>{"GET /fine body=", "GET /after body="}));
+}
+
+TEST(HttpServerTest, HeadOverOneMiBGets431) {
+  RecordingHandler handler;
+  auto server = StartServer(handler);
+  ASSERT_TRUE(server);
+  RawConnection raw(server->port());
+  std::string head = "GET / HTTP/1.1\r\nHost: x\r\n";
+  for (int i = 0; i < 20; ++i) {
+    head += "X-F" + std::to_string(i) + ": " + std::string(60000, 'v') + "\r\n";
+  }
+  // The server may answer and close before it has read everything.
+  raw.TrySend(head + "\r\n");
+  EXPECT_EQ(StatusLine(raw.ReadToEof()), "HTTP/1.1 431 Request Header Fields Too Large");
+  EXPECT_TRUE(handler.seen().empty());
+}
+
+struct SmugglingCase {
+  std::string name;
+  std::string framing;  // the head's framing fields (and version line)
+  std::string body;     // what follows the head before the smuggled request
+  std::string status;
+};
+
+// Regression (issue 13, finding 9): a Transfer-Encoding Beast does not read as chunked made
+// the request bodyless, so the bytes after it ran as a second (smuggled) request. Every
+// ambiguous framing is refused, the connection closed, and nothing after it is run.
+TEST(HttpServerTest, AmbiguousFramingIsRefusedAndNothingIsSmuggled) {
+  const std::string smuggled = "DELETE /smuggled HTTP/1.1\r\nHost: x\r\n\r\n";
+  const std::vector<SmugglingCase> cases = {
+      {"unknown coding", "HTTP/1.1\r\nTransfer-Encoding: xchunked", "", "400 Bad Request"},
+      {"chunked not final", "HTTP/1.1\r\nTransfer-Encoding: chunked, gzip", "", "400 Bad Request"},
+      {"gzip then chunked", "HTTP/1.1\r\nTransfer-Encoding: gzip, chunked", "0\r\n\r\n",
+       "501 Not Implemented"},
+      {"gzip field, chunked field",
+       "HTTP/1.1\r\nTransfer-Encoding: gzip\r\nTransfer-Encoding: chunked", "0\r\n\r\n",
+       "501 Not Implemented"},
+      {"chunked twice", "HTTP/1.1\r\nTransfer-Encoding: chunked, chunked", "0\r\n\r\n",
+       "400 Bad Request"},
+      {"empty coding", "HTTP/1.1\r\nTransfer-Encoding: ", "", "400 Bad Request"},
+      {"TE then CL", "HTTP/1.1\r\nTransfer-Encoding: gzip\r\nContent-Length: 0", "",
+       "400 Bad Request"},
+      {"CL then TE", "HTTP/1.1\r\nContent-Length: 5\r\nTransfer-Encoding: chunked", "0\r\n\r\n",
+       "400 Bad Request"},
+      {"TE in HTTP/1.0", "HTTP/1.0\r\nTransfer-Encoding: chunked", "0\r\n\r\n", "400 Bad Request"},
+      {"differing CL", "HTTP/1.1\r\nContent-Length: 0\r\nContent-Length: 5", "", "400 Bad Request"},
+      {"CL list", "HTTP/1.1\r\nContent-Length: 0, 5", "", "400 Bad Request"},
+  };
+  RecordingHandler handler;
+  auto server = StartServer(handler);
+  ASSERT_TRUE(server);
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.name);
+    RawConnection raw(server->port());
+    ASSERT_TRUE(raw.connected());
+    raw.TrySend("POST /first " + c.framing + "\r\nHost: x\r\n\r\n" + c.body + smuggled);
+    std::string reply = raw.ReadToEof();
+    EXPECT_EQ(StatusLine(reply), "HTTP/1.1 " + c.status) << reply;
+    EXPECT_EQ(reply.find("HTTP/1.1", 1), std::string::npos) << "a second response: " << reply;
+  }
+  EXPECT_TRUE(handler.seen().empty()) << handler.seen().front();
+  // Identical repeated Content-Length values are one length (RFC 9110 §8.6), and a chunked body
+  // is read as one.
+  RawConnection raw(server->port());
+  raw.Send(
+      "POST /same HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nContent-Length: 2\r\n\r\nok"
+      "POST /chunked HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: Chunked\r\nConnection: close\r\n"
+      "\r\n3\r\nabc\r\n0\r\n\r\n");
+  std::string reply = raw.ReadToEof();
+  EXPECT_EQ(StatusLine(reply), "HTTP/1.1 200 OK") << reply;
+  EXPECT_EQ(handler.seen(),
+            (std::vector<std::string>{"POST /same body=ok", "POST /chunked body=abc"}));
+}
+
+// Regression (issue 13, finding 11): "Expect: 100-continue" was never answered, so clients
+// waited (curl 1 s) before sending the body.
+TEST(HttpServerTest, ExpectContinueIsAnsweredBeforeTheBody) {
+  RecordingHandler handler;
+  auto server = StartServer(handler);
+  ASSERT_TRUE(server);
+  RawConnection raw(server->port());
+  raw.Send("PUT /x HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nExpect: 100-Continue\r\n\r\n");
+  EXPECT_EQ(raw.ReadUntil("\r\n\r\n"), "HTTP/1.1 100 Continue\r\n\r\n");
+  EXPECT_TRUE(handler.seen().empty());  // the body is not there yet
+  raw.Send("hello");
+  std::string reply = raw.ReadUntil("handled /x");
+  EXPECT_EQ(StatusLine(reply), "HTTP/1.1 200 OK") << reply;
+  // A bodyless request with the expectation gets no 100 (nothing to continue with), and the
+  // connection stays usable.
+  raw.Send("GET /y HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nConnection: close\r\n\r\n");
+  reply = raw.ReadToEof();
+  EXPECT_EQ(StatusLine(reply), "HTTP/1.1 200 OK") << reply;
+  EXPECT_EQ(reply.find("100 Continue"), std::string::npos) << reply;
+  EXPECT_EQ(handler.seen(), (std::vector<std::string>{"PUT /x body=hello", "GET /y body="}));
+}
+
+TEST(HttpServerTest, ExpectWithAnOversizedBodyIsAnsweredAtOnceWithoutContinue) {
+  RecordingHandler handler;
+  HttpServer::Options options;
+  options.max_body_bytes = 1024;
+  auto server = StartServer(handler, options);
+  ASSERT_TRUE(server);
+  RawConnection raw(server->port());
+  raw.Send("PUT /big HTTP/1.1\r\nHost: x\r\nContent-Length: 5000\r\nExpect: 100-continue\r\n\r\n");
+  std::string reply = raw.ReadToEof();  // the body is never sent: the answer comes at once
+  EXPECT_EQ(StatusLine(reply), "HTTP/1.1 413 Payload Too Large") << reply;
+  EXPECT_EQ(reply.find("100 Continue"), std::string::npos) << reply;
+  EXPECT_EQ(handler.seen(), (std::vector<std::string>{"PUT /big too-large body="}));
+}
+
+TEST(HttpServerTest, UnknownExpectationGets417) {
+  RecordingHandler handler;
+  auto server = StartServer(handler);
+  ASSERT_TRUE(server);
+  RawConnection raw(server->port());
+  raw.Send("PUT /x HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nExpect: 200-ok\r\n\r\n");
+  std::string reply = raw.ReadToEof();
+  EXPECT_EQ(StatusLine(reply), "HTTP/1.1 417 Expectation Failed") << reply;
+  EXPECT_TRUE(handler.seen().empty());
+}
+
+// A handler that refuses requests without a token from their head alone.
+class TokenHandler : public RecordingHandler {
+ public:
+  std::optional<HttpResponse> CheckHead(const HttpRequest& head) override {
+    if (head.headers.Has("Authorization")) return std::nullopt;
+    HttpResponse response;
+    response.status = 401;
+    response.body = "no token";
+    return response;
+  }
+};
+
+TEST(HttpServerTest, CheckHeadRefusesBeforeTheBodyIsRead) {
+  TokenHandler handler;
+  auto server = StartServer(handler);
+  ASSERT_TRUE(server);
+  {
+    // Refused with the expectation: no 100 Continue, the body is never read, the connection
+    // closes.
+    RawConnection raw(server->port());
+    raw.Send("PUT /x HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nExpect: 100-continue\r\n\r\n");
+    std::string reply = raw.ReadToEof();
+    EXPECT_EQ(StatusLine(reply), "HTTP/1.1 401 Unauthorized") << reply;
+    EXPECT_EQ(reply.find("100 Continue"), std::string::npos) << reply;
+  }
+  {
+    // A bodyless refused request leaves the connection usable.
+    RawConnection raw(server->port());
+    raw.Send("GET /a HTTP/1.1\r\nHost: x\r\n\r\n");
+    EXPECT_EQ(StatusLine(raw.ReadUntil("no token")), "HTTP/1.1 401 Unauthorized");
+    raw.Send("GET /b HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer t\r\nConnection: close\r\n\r\n");
+    EXPECT_EQ(StatusLine(raw.ReadToEof()), "HTTP/1.1 200 OK");
+  }
+  EXPECT_EQ(handler.seen(), (std::vector<std::string>{"GET /b body="}));
+}
+
+// Regression (issue 13, finding 12): a request head trickling in byte by byte held its
+// connection for the whole idle timeout (120 s).
+TEST(HttpServerTest, TricklingHeadIsCutAtTheHeaderDeadline) {
+  RecordingHandler handler;
+  HttpServer::Options options;
+  options.read_header_timeout = 300ms;
+  auto server = StartServer(handler, options);
+  ASSERT_TRUE(server);
+  RawConnection raw(server->port());
+  ASSERT_TRUE(raw.connected());
+  // The client: one byte of header every 20 ms, for as long as the server takes them.
+  std::atomic<bool> done{false};
+  std::thread trickler([&] {
+    raw.TrySend("GET / HTTP/1.1\r\nHost: x\r\n");
+    while (!done.load() && raw.TrySend("X")) std::this_thread::sleep_for(20ms);
+  });
+  std::string reply = raw.ReadToEof();  // 10 s at most; the server closes after 300 ms
+  done = true;
+  trickler.join();
+  EXPECT_EQ(StatusLine(reply), "HTTP/1.1 408 Request Timeout") << reply;
+  EXPECT_TRUE(WaitUntil([&] { return server->connection_count() == 0; }));
+  EXPECT_TRUE(handler.seen().empty());
+}
+
+TEST(HttpServerTest, SlowBodyIsCutAtTheReadDeadline) {
+  RecordingHandler handler;
+  HttpServer::Options options;
+  options.read_timeout = 300ms;
+  auto server = StartServer(handler, options);
+  ASSERT_TRUE(server);
+  RawConnection raw(server->port());
+  raw.Send("PUT /x HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\nonly part of it");
+  std::string reply = raw.ReadToEof();
+  EXPECT_EQ(StatusLine(reply), "HTTP/1.1 408 Request Timeout") << reply;
+  EXPECT_TRUE(handler.seen().empty());
+}
+
+TEST(HttpServerTest, TheHeaderDeadlineRestartsWithEachRequest) {
+  RecordingHandler handler;
+  HttpServer::Options options;
+  options.read_header_timeout = 500ms;
+  auto server = StartServer(handler, options);
+  ASSERT_TRUE(server);
+  auto client = MakeClient(server->port());
+  // Requests on one keep-alive connection, beyond the header deadline in total.
+  auto start = std::chrono::steady_clock::now();
+  int n = 0;
+  while (std::chrono::steady_clock::now() - start < 1500ms) {
+    auto response = client->Request("GET", "/r");
+    ASSERT_TRUE(response.ok()) << response.error().ToString();
+    ASSERT_EQ(response->status, 200);
+    ++n;
+    std::this_thread::sleep_for(50ms);  // paces the loop; nothing waits on it
+  }
+  EXPECT_EQ(handler.seen().size(), static_cast<size_t>(n));
+  EXPECT_EQ(server->connection_count(), 1u);
+}
+
+// Regression (issue 13, finding 12): connections were bounded only by the open-file limit.
+TEST(HttpServerTest, ConnectionCapRefusesTheNextAndAcceptsAgainAfterOneCloses) {
+  RecordingHandler handler;
+  HttpServer::Options options;
+  options.max_connections = 2;
+  auto server = StartServer(handler, options);
+  ASSERT_TRUE(server);
+  auto first = std::make_unique<RawConnection>(server->port());
+  RawConnection second(server->port());
+  ASSERT_TRUE(first->connected() && second.connected());
+  ASSERT_TRUE(WaitUntil([&] { return server->connection_count() == 2; }));
+  {
+    RawConnection third(server->port());
+    std::string reply = third.ReadToEof();  // at once, not after any timeout
+    EXPECT_EQ(StatusLine(reply), "HTTP/1.1 503 Service Unavailable") << reply;
+    EXPECT_NE(reply.find("Connection: close"), std::string::npos) << reply;
+  }
+  // The established ones keep working.
+  first->Send("GET /one HTTP/1.1\r\nHost: x\r\n\r\n");
+  EXPECT_EQ(StatusLine(first->ReadUntil("handled /one")), "HTTP/1.1 200 OK");
+  second.Send("GET /two HTTP/1.1\r\nHost: x\r\n\r\n");
+  EXPECT_EQ(StatusLine(second.ReadUntil("handled /two")), "HTTP/1.1 200 OK");
+  first.reset();
+  ASSERT_TRUE(WaitUntil([&] { return server->connection_count() == 1; }));
+  RawConnection fourth(server->port());
+  fourth.Send("GET /four HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+  EXPECT_EQ(StatusLine(fourth.ReadToEof()), "HTTP/1.1 200 OK");
+  EXPECT_EQ(handler.seen(),
+            (std::vector<std::string>{"GET /one body=", "GET /two body=", "GET /four body="}));
 }
 
 // TLS
