@@ -163,6 +163,8 @@ class Server final : public ApiServer, public net::Handler {
   void Stop() override;
   // Requests of the main listener.
   void Handle(net::HttpRequest request, std::shared_ptr<net::ResponseWriter> writer) override;
+  // Refuses a request without the token from its head alone (main listener).
+  std::optional<net::HttpResponse> CheckHead(const net::HttpRequest& head) override;
   // Requests of either listener: `probe` for the probe listener (open routes only).
   void Dispatch(net::HttpRequest request, std::shared_ptr<net::ResponseWriter> writer, bool probe);
 
@@ -229,6 +231,14 @@ class Server final : public ApiServer, public net::Handler {
 
   // The route whose pattern has these segments (parameters captured), or nullptr.
   const Route* Match(const std::vector<std::string>& segs, std::vector<std::string>* params) const;
+  // The route a request of this listener reaches (nullptr: none); `segments` nullopt for a path
+  // with an escaped '/'.
+  const Route* Resolve(const net::HttpRequest& request, bool probe,
+                       std::optional<std::vector<std::string>>* segments,
+                       std::vector<std::string>* params) const;
+  // The 401 a request gets before anything else; nullopt when no token is needed or it is valid.
+  std::optional<ApiError> AuthError(const net::HttpRequest& request, const Route* route,
+                                    bool probe) const;
   bool Authorized(const net::HttpRequest& request) const;
 
   ApiOptions options_;

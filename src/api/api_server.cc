@@ -226,37 +226,67 @@ void Server::Handle(net::HttpRequest request, std::shared_ptr<net::ResponseWrite
   Dispatch(std::move(request), std::move(writer), /*probe=*/false);
 }
 
+const Route* Server::Resolve(const net::HttpRequest& request, bool probe,
+                             std::optional<std::vector<std::string>>* segments,
+                             std::vector<std::string>* params) const {
+  // Routing works on the path as sent: "/v1/projects/a%2Fhistory" is not the history of "a".
+  *segments = PathSegments(request.target);
+  const Route* route = *segments ? Match(**segments, params) : nullptr;
+  // With a probe listener, the open routes live there and only there.
+  if (route != nullptr && (probe ? !route->open : (route->open && probe_http_ != nullptr))) {
+    route = nullptr;
+  }
+  return route;
+}
+
+std::optional<ApiError> Server::AuthError(const net::HttpRequest& request, const Route* route,
+                                          bool probe) const {
+  const bool api_path = !probe && (request.path == "/v1" || request.path.starts_with("/v1/"));
+  if (!((route == nullptr && api_path) || (route != nullptr && !route->open))) return std::nullopt;
+  if (Authorized(request)) return std::nullopt;
+  return MakeError(401, "Unauthorized",
+                   request.headers.Has("Authorization")
+                       ? "the bearer token is not valid"
+                       : "an Authorization: Bearer <token> header is required");
+}
+
+std::optional<net::HttpResponse> Server::CheckHead(const net::HttpRequest& head) {
+  // A request without the token is refused before its body is read (or "100 Continue" sent).
+  std::optional<std::vector<std::string>> segments;
+  std::vector<std::string> params;
+  const Route* route = Resolve(head, /*probe=*/false, &segments, &params);
+  auto refused = AuthError(head, route, /*probe=*/false);
+  if (!refused) return std::nullopt;
+  Call call;
+  call.request.method = head.method;
+  call.route = route ? route->pattern : "other";
+  RecordMetrics(call, refused->status);
+  net::HttpResponse r;
+  r.status = refused->status;
+  r.headers.Set("WWW-Authenticate", "Bearer realm=\"steward\"");
+  r.headers.Set("Content-Type", "application/json");
+  r.body = DumpJson(ErrorJson(*refused)) + "\n";
+  return r;
+}
+
 void Server::Dispatch(net::HttpRequest request, std::shared_ptr<net::ResponseWriter> writer,
                       bool probe) {
   auto call = std::make_shared<Call>();
   call->request = std::move(request);
   call->writer = std::move(writer);
   const std::string& path = call->request.path;
-  // Routing works on the path as sent: "/v1/projects/a%2Fhistory" is not the history of "a".
-  std::optional<std::vector<std::string>> segments = PathSegments(call->request.target);
-  const Route* route = segments ? Match(*segments, &call->params) : nullptr;
-  // With a probe listener, the open routes live there and only there.
-  if (route != nullptr && (probe ? !route->open : (route->open && probe_http_ != nullptr))) {
-    route = nullptr;
-  }
+  std::optional<std::vector<std::string>> segments;
+  const Route* route = Resolve(call->request, probe, &segments, &call->params);
   call->route = route ? route->pattern : "other";
   if (stopping_) {
     ReplyError(call, MakeError(503, "Unavailable", "the server is stopping"));
     return;
   }
-  const bool api_path = !probe && (path == "/v1" || path.starts_with("/v1/"));
-  if ((route == nullptr && api_path) || (route != nullptr && !route->open)) {
-    if (!Authorized(call->request)) {
-      net::Headers h;
-      h.Set("WWW-Authenticate", "Bearer realm=\"steward\"");
-      bool present = call->request.headers.Has("Authorization");
-      ReplyError(call,
-                 MakeError(401, "Unauthorized",
-                           present ? "the bearer token is not valid"
-                                   : "an Authorization: Bearer <token> header is required"),
-                 std::move(h));
-      return;
-    }
+  if (auto refused = AuthError(call->request, route, probe)) {
+    net::Headers h;
+    h.Set("WWW-Authenticate", "Bearer realm=\"steward\"");
+    ReplyError(call, *refused, std::move(h));
+    return;
   }
   if (!segments) {
     ReplyError(

@@ -327,7 +327,13 @@ TEST_F(ProjectCliTest, HostileHttpIsRefusedAndTheServerGoesOn) {
                   std::chrono::seconds(5),
                   [](const std::string& got) { return got.find("\r\n\r\n") == std::string::npos; });
   EXPECT_TRUE(r.starts_with("HTTP/1.1 100")) << r;
-  // ... or refused at once when the body is too large.
+  // ... or refused at once, without the body, when the token is missing ...
+  r = RawExchange(host, port,
+                  "PUT /v1/projects/eta-hostile HTTP/1.1\r\nHost: x\r\n"
+                  "Content-Type: application/json\r\nContent-Length: 2\r\n"
+                  "Expect: 100-continue\r\n\r\n");
+  EXPECT_TRUE(r.starts_with("HTTP/1.1 401")) << r;
+  // ... or when the body is too large.
   r = RawExchange(host, port,
                   "PUT /v1/projects/eta-hostile HTTP/1.1\r\nHost: x\r\n" + auth +
                       "Content-Type: application/json\r\nContent-Length: 50000000\r\n"
