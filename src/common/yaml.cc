@@ -1,11 +1,15 @@
 #include "common/yaml.h"
 
+#include <yaml-cpp/depthguard.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <exception>
+#include <string>
+#include <utility>
+#include <vector>
 
 namespace steward {
 
@@ -33,10 +37,7 @@ Json ScalarToJson(const YAML::Node& node) {
 // Aliases let a few bytes of YAML expand into an exponential number of nodes ("billion laughs").
 // Conversion stops when it has produced more nodes than a document of this size could hold
 // without aliases (with generous slack), as go-yaml refuses "excessive aliasing".
-struct NodeBudget {
-  size_t left;
-  explicit NodeBudget(size_t text_size) : left(std::max<size_t>(10000, 4 * text_size)) {}
-};
+size_t NodeBudget(size_t text_size) { return std::max<size_t>(10000, 4 * text_size); }
 
 class ExcessiveAliasing : public std::exception {
  public:
@@ -44,39 +45,83 @@ class ExcessiveAliasing : public std::exception {
 };
 
 // An alias may refer to the node that contains it ("a: &a [*a]"), a cycle the node budget alone
-// would follow 10000 levels deep, overflowing the stack first. No real document nests this deep.
-constexpr int kMaxDepth = 1000;
-
+// would follow 10000 levels deep, overflowing the stack first; kMaxNestingDepth stops it.
+// yaml-cpp refuses deeper text with DeepRecursion ("bad file"): reported as the same limit.
 class TooDeep : public std::exception {
  public:
   const char* what() const noexcept override { return "too deep"; }
 };
 
-Json NodeToJson(const YAML::Node& node, NodeBudget& budget, int depth = 0) {
-  if (budget.left == 0) throw ExcessiveAliasing();
-  if (depth > kMaxDepth) throw TooDeep();
-  --budget.left;
-  switch (node.Type()) {
-    case YAML::NodeType::Null:
-    case YAML::NodeType::Undefined:
-      return nullptr;
-    case YAML::NodeType::Scalar:
-      return ScalarToJson(node);
-    case YAML::NodeType::Sequence: {
-      Json arr = Json::array();
-      for (const auto& item : node) arr.push_back(NodeToJson(item, budget, depth + 1));
-      return arr;
-    }
-    case YAML::NodeType::Map: {
-      Json obj = Json::object();
-      for (const auto& kv : node) {
-        obj[kv.first.as<std::string>()] = NodeToJson(kv.second, budget, depth + 1);
+class DuplicateKey : public std::exception {
+ public:
+  explicit DuplicateKey(std::string message) : message_(std::move(message)) {}
+  const char* what() const noexcept override { return message_.c_str(); }
+
+ private:
+  std::string message_;
+};
+
+// Recursion is bounded by kMaxNestingDepth (yaml-cpp's own parser stops at 498 levels).
+class Converter {
+ public:
+  Converter(size_t text_size, const ParseOptions& options)
+      : budget_(NodeBudget(text_size)), options_(options) {}
+
+  Json Convert(const YAML::Node& node) {
+    if (budget_ == 0) throw ExcessiveAliasing();
+    --budget_;
+    switch (node.Type()) {
+      case YAML::NodeType::Null:
+      case YAML::NodeType::Undefined:
+        return nullptr;
+      case YAML::NodeType::Scalar:
+        return ScalarToJson(node);
+      case YAML::NodeType::Sequence: {
+        if (path_.size() >= static_cast<size_t>(kMaxNestingDepth)) throw TooDeep();
+        Json arr = Json::array();
+        path_.emplace_back();
+        for (const auto& item : node) {
+          path_.back() = "[" + std::to_string(arr.size()) + "]";
+          arr.push_back(Convert(item));
+        }
+        path_.pop_back();
+        return arr;
       }
-      return obj;
+      case YAML::NodeType::Map: {
+        if (path_.size() >= static_cast<size_t>(kMaxNestingDepth)) throw TooDeep();
+        Json obj = Json::object();
+        path_.emplace_back();
+        for (const auto& kv : node) {
+          std::string key = kv.first.as<std::string>();
+          path_.back() = key;
+          if (options_.duplicate_keys == DuplicateKeys::kRefuse && obj.contains(key)) {
+            throw DuplicateKey("duplicate key \"" + Path() + "\" at line " +
+                               std::to_string(kv.first.Mark().line + 1));
+          }
+          obj[std::move(key)] = Convert(kv.second);
+        }
+        path_.pop_back();
+        return obj;
+      }
     }
+    return nullptr;
   }
-  return nullptr;
-}
+
+ private:
+  // "spec.env[0].name"
+  std::string Path() const {
+    std::string out;
+    for (const auto& part : path_) {
+      if (!out.empty() && part[0] != '[') out += '.';
+      out += part;
+    }
+    return out;
+  }
+
+  size_t budget_;
+  const ParseOptions& options_;
+  std::vector<std::string> path_;  // one entry per open sequence (index) or mapping (key)
+};
 
 void EmitJson(YAML::Emitter& out, const Json& v) {
   if (v.is_object()) {
@@ -99,45 +144,52 @@ void EmitJson(YAML::Emitter& out, const Json& v) {
   }
 }
 
-}  // namespace
-
 constexpr const char* kExcessiveAliasing =
     "malformed YAML: document contains excessive aliasing (expands to too many nodes)";
-constexpr const char* kTooDeep =
-    "malformed YAML: nested more than 1000 levels deep (or an alias refers to its own node)";
 
-StatusOr<Json> ParseYaml(std::string_view text) {
+std::string TooDeepMessage() {
+  return "malformed YAML: nested deeper than the limit of " + std::to_string(kMaxNestingDepth) +
+         " levels (or an alias refers to its own node)";
+}
+
+// Runs `fn` (which loads and converts), mapping every library and conversion exception.
+template <typename Fn>
+auto Guard(Fn fn) -> decltype(fn()) {
   try {
-    YAML::Node node = YAML::Load(std::string(text));
-    NodeBudget budget(text.size());
-    return NodeToJson(node, budget);
+    return fn();
   } catch (const ExcessiveAliasing&) {
     return InvalidArgument(kExcessiveAliasing);
   } catch (const TooDeep&) {
-    return InvalidArgument(kTooDeep);
+    return InvalidArgument(TooDeepMessage());
+  } catch (const YAML::DeepRecursion&) {
+    return InvalidArgument(TooDeepMessage());
+  } catch (const DuplicateKey& e) {
+    return InvalidArgument(std::string("malformed YAML: ") + e.what());
   } catch (const YAML::Exception& e) {
     return InvalidArgument("malformed YAML at line " + std::to_string(e.mark.line + 1) + ": " +
                            e.msg);
   }
 }
 
-StatusOr<std::vector<Json>> ParseYamlDocuments(std::string_view text) {
-  try {
+}  // namespace
+
+StatusOr<Json> ParseYaml(std::string_view text, const ParseOptions& options) {
+  return Guard([&]() -> StatusOr<Json> {
+    YAML::Node node = YAML::Load(std::string(text));
+    return Converter(text.size(), options).Convert(node);
+  });
+}
+
+StatusOr<std::vector<Json>> ParseYamlDocuments(std::string_view text, const ParseOptions& options) {
+  return Guard([&]() -> StatusOr<std::vector<Json>> {
     std::vector<Json> docs;
-    NodeBudget budget(text.size());
+    Converter converter(text.size(), options);
     for (const auto& node : YAML::LoadAll(std::string(text))) {
       if (node.IsNull()) continue;
-      docs.push_back(NodeToJson(node, budget));
+      docs.push_back(converter.Convert(node));
     }
     return docs;
-  } catch (const ExcessiveAliasing&) {
-    return InvalidArgument(kExcessiveAliasing);
-  } catch (const TooDeep&) {
-    return InvalidArgument(kTooDeep);
-  } catch (const YAML::Exception& e) {
-    return InvalidArgument("malformed YAML at line " + std::to_string(e.mark.line + 1) + ": " +
-                           e.msg);
-  }
+  });
 }
 
 std::string ToYaml(const Json& value) {

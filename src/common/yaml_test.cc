@@ -54,7 +54,8 @@ TEST(YamlTest, SelfReferentialAliasIsRefusedNotFollowed) {
     auto j = ParseYaml(y);
     ASSERT_FALSE(j.ok()) << y;
     EXPECT_EQ(j.error().code(), StatusCode::kInvalidArgument);
-    EXPECT_NE(j.error().message().find("nested more than 1000 levels"), std::string::npos)
+    EXPECT_NE(j.error().message().find("nested deeper than the limit of 256 levels"),
+              std::string::npos)
         << j.error().message();
     auto docs = ParseYamlDocuments(std::string("a: 1\n---\n") + y);
     ASSERT_FALSE(docs.ok()) << y;
@@ -77,6 +78,72 @@ TEST(YamlTest, LargeDocumentWithoutAliasesIsWithinBudget) {
   auto j = ParseYaml(y);
   ASSERT_TRUE(j.ok()) << j.error().ToString();
   EXPECT_EQ((*j)["items"].size(), 20000u);
+}
+
+std::string FlowSequences(int depth) {
+  return std::string(depth, '[') + "1" + std::string(depth, ']') + "\n";
+}
+
+// key:\n  key:\n    ... 1: mappings in block style, `depth` deep.
+std::string BlockMappings(int depth) {
+  std::string y;
+  for (int i = 0; i < depth; ++i) y += std::string(i, ' ') + "k:" + (i + 1 < depth ? "\n" : " 1\n");
+  return y;
+}
+
+TEST(YamlTest, NestingAtTheLimitIsAcceptedOneMoreIsRefusedNamingTheLimit) {
+  for (auto make : {FlowSequences, BlockMappings}) {
+    auto at = ParseYaml(make(kMaxNestingDepth));
+    ASSERT_TRUE(at.ok()) << at.error().ToString();
+    auto over = ParseYaml(make(kMaxNestingDepth + 1));
+    ASSERT_FALSE(over.ok());
+    EXPECT_EQ(over.error().code(), StatusCode::kInvalidArgument);
+    EXPECT_NE(over.error().message().find("nested deeper than the limit of 256 levels"),
+              std::string::npos)
+        << over.error().message();
+  }
+}
+
+// Regression (hardening finding 2): yaml-cpp's parser stops at 2000 levels on its own, with a
+// message that did not name Steward's limit.
+TEST(YamlTest, EightyThousandLevelsAreRefusedNamingTheLimit) {
+  auto j = ParseYaml("spec: {a: " + FlowSequences(80000) + "}\n");
+  ASSERT_FALSE(j.ok());
+  EXPECT_NE(j.error().message().find("limit of 256 levels"), std::string::npos)
+      << j.error().message();
+}
+
+// Regression (hardening finding 3): a key given twice in one mapping was accepted, last wins.
+TEST(YamlTest, DuplicateKeysAreRefusedNamingPathAndLine) {
+  struct Case {
+    const char* yaml;
+    const char* message;
+  };
+  for (const Case& c : {
+           Case{"spec: {team: a}\nspec: {team: b}\n", "duplicate key \"spec\" at line 2"},
+           Case{"spec:\n  team: a\n  team: b\n", "duplicate key \"spec.team\" at line 3"},
+           Case{"a:\n- x: 1\n- {y: 1, y: 2}\n", "duplicate key \"a[1].y\" at line 3"},
+           Case{"1: a\n\"1\": b\n", "duplicate key \"1\" at line 2"},
+       }) {
+    auto j = ParseYaml(c.yaml);
+    ASSERT_FALSE(j.ok()) << c.yaml;
+    EXPECT_EQ(j.error().code(), StatusCode::kInvalidArgument);
+    EXPECT_EQ(j.error().message(), std::string("malformed YAML: ") + c.message) << c.yaml;
+    auto docs = ParseYamlDocuments(std::string("a: 1\n---\n") + c.yaml);
+    EXPECT_FALSE(docs.ok()) << c.yaml;
+  }
+  auto ok = ParseYaml("a: {k: 1}\nb: {k: 2}\nc: [{k: 1}, {k: 2}]\n");
+  EXPECT_TRUE(ok.ok()) << ok.error().ToString();
+}
+
+TEST(YamlTest, LastWinsOnlyWhenAskedFor) {
+  ParseOptions last_wins{.duplicate_keys = DuplicateKeys::kLastWins};
+  auto j = ParseYaml("spec: {team: a, x: 1}\nspec: {team: b}\n", last_wins);
+  ASSERT_TRUE(j.ok()) << j.error().ToString();
+  EXPECT_EQ(*j, Json::parse(R"({"spec":{"team":"b"}})"));
+  auto docs = ParseYamlDocuments("a: 1\na: 2\n---\nb: 1\nb: 3\n", last_wins);
+  ASSERT_TRUE(docs.ok()) << docs.error().ToString();
+  EXPECT_EQ(docs->at(1), Json::parse(R"({"b":3})"));
 }
 
 }  // namespace
