@@ -88,6 +88,37 @@ TEST_F(ApiTest, HealthReadinessAndMetrics) {
   EXPECT_GE(std::stoll(t.substr(at + writes_prefix.size())), 4);  // secret, dep, svc, ingress
 }
 
+size_t SeriesOf(const std::string& metrics, const std::string& family) {
+  size_t n = 0;
+  const std::string prefix = "\n" + family + "{";
+  for (size_t at = 0; (at = metrics.find(prefix, at)) != std::string::npos; ++at) ++n;
+  return n;
+}
+
+// Regression (hardening finding 10): each unauthenticated request with a new method name added a
+// permanent steward_api_requests_total series (36 KB of /metrics grew to 1 MB after 100
+// requests). The method label now takes its value from a fixed set, "other" for the rest.
+TEST_F(ApiTest, RequestsWithRandomMethodsDoNotGrowTheMetrics) {
+  auto once = [&](int i) {
+    const std::string method = "X" + std::to_string(i) + "Q";
+    EXPECT_NE(Do(method, "/v1/projects", "", "", "").status, 0);
+    EXPECT_NE(Do(method, "/v1/projects/p" + std::to_string(i)).status, 0);
+    EXPECT_NE(Do(method, "/p" + std::to_string(i), "", "", "").status, 0);
+  };
+  once(0);
+  Do("GET", "/metrics", "", "", "");  // counted once served: the next answer shows its series
+  const std::string before = Do("GET", "/metrics", "", "", "").body;
+  for (int i = 1; i <= 100; ++i) once(i);
+  const std::string after = Do("GET", "/metrics", "", "", "").body;
+  for (const char* family :
+       {"steward_api_requests_total", "steward_api_request_duration_seconds_count"}) {
+    EXPECT_EQ(SeriesOf(after, family), SeriesOf(before, family)) << family << "\n" << after;
+  }
+  EXPECT_EQ(after.find("X17Q"), std::string::npos);
+  EXPECT_EQ(after.find("p17"), std::string::npos);
+  EXPECT_NE(after.find("steward_api_requests_total{method=\"other\""), std::string::npos) << after;
+}
+
 TEST_F(ApiTest, AuthenticationIsRequiredOnV1Only) {
   for (const std::string& auth :
        {std::string(""), std::string("Bearer wrong"), std::string("Basic ") + kToken,
@@ -457,6 +488,48 @@ TEST_F(ApiTest, RefusedRequestsChangeNothing) {
   // A charset parameter is accepted.
   EXPECT_EQ(Do("PUT", "/v1/projects/alpha", SpecBody(), "application/json; charset=utf-8").status,
             200);
+}
+
+// {"spec":{"team":"t1","image":...,"podSecurityContext":{"a":[[...]]}}}: `depth` levels in all.
+std::string NestedSpecBody(int depth) {
+  Json spec = Spec();
+  spec["team"] = "t1";
+  spec["podSecurityContext"] = "@";
+  std::string body = DumpJson(Json{{"spec", spec}});
+  const int arrays = depth - 3;  // the body, spec and podSecurityContext
+  body.replace(body.find("\"@\""), 3,
+               "{\"a\":" + std::string(arrays, '[') + std::string(arrays, ']') + "}");
+  return body;
+}
+
+// Regressions (hardening findings 2 and 3): a body nested 80,000 levels deep (200 KB, under the
+// body limit) crashed the server, 60,000 were accepted and stored; a key given twice was accepted
+// with the last value winning. Both are now a 400 naming the limit or the key, storing nothing.
+TEST_F(ApiTest, DeepOrDuplicateKeyBodiesAreRefusedAndStoreNothing) {
+  auto put = Do("PUT", "/v1/projects/alpha", SpecBody());
+  ASSERT_EQ(put.status, 201) << put.body;
+  const std::string before = StoreState();
+
+  for (int depth : {80000, kMaxNestingDepth + 1}) {
+    ExpectError(Do("PUT", "/v1/projects/alpha", NestedSpecBody(depth)), 400, "MalformedJson", "",
+                "nested deeper than the limit of 256 levels");
+    ExpectError(Do("PUT", "/v1/projects/beta", NestedSpecBody(depth)), 400, "MalformedJson", "",
+                "nested deeper than the limit of 256 levels");
+  }
+  ExpectError(Do("PUT", "/v1/projects/alpha", R"({"spec":{"team":"a"},"spec":{"team":"b"}})"), 400,
+              "MalformedJson", "", "duplicate key \"spec\"");
+  ExpectError(Do("PUT", "/v1/projects/beta", R"({"spec":{"team":"a","team":"b"}})"), 400,
+              "MalformedJson", "", "duplicate key \"spec.team\"");
+  ExpectError(Do("POST", "/v1/projects/alpha/start", R"({"wait":1,"wait":2})"), 400,
+              "MalformedJson", "", "duplicate key \"wait\"");
+  EXPECT_EQ(StoreState(), before);
+
+  // At the limit the body is accepted, and the server keeps answering.
+  auto at = Do("PUT", "/v1/projects/alpha", NestedSpecBody(kMaxNestingDepth));
+  EXPECT_EQ(at.status, 200) << at.body;
+  auto got = Do("GET", "/v1/projects/alpha");
+  ASSERT_EQ(got.status, 200);
+  EXPECT_NE(got.body.find(std::string(kMaxNestingDepth - 3, '[')), std::string::npos);
 }
 
 TEST_F(ApiTest, OperationsOnADeletingProjectConflict) {
