@@ -1,6 +1,7 @@
 // The REST front end's handling of resourceVersions: snapshot-consistent paginated lists over
 // HTTP, and reads at a resourceVersion the store has not reached yet (the watch cache's wait and
-// its 504 "Too large resource version").
+// its 504 "Too large resource version"); its input limits (nesting, duplicate fields) and the
+// bounded labels of apiserver_request_total.
 #include "cluster/apiserver/rest_handler.h"
 
 #include <gmock/gmock.h>
