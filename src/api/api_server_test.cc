@@ -27,7 +27,20 @@ namespace {
 
 using test_support::Eventually;
 
-class ApiTest : public ApiFixture {};
+class ApiTest : public ApiFixture {
+ protected:
+  // {"spec":{"team":"t1",...,"podSecurityContext":{"a":[[...]]}}}: `depth` levels in all.
+  static std::string NestedSpecBody(int depth) {
+    Json spec = Spec();
+    spec["team"] = "t1";
+    spec["podSecurityContext"] = "@";
+    std::string body = DumpJson(Json{{"spec", spec}});
+    const int arrays = depth - 3;  // the body, spec and podSecurityContext
+    body.replace(body.find("\"@\""), 3,
+                 "{\"a\":" + std::string(arrays, '[') + std::string(arrays, ']') + "}");
+    return body;
+  }
+};
 
 TEST_F(ApiTest, HealthReadinessAndMetrics) {
   auto h = Do("GET", "/healthz", "", "", "");
@@ -488,18 +501,6 @@ TEST_F(ApiTest, RefusedRequestsChangeNothing) {
   // A charset parameter is accepted.
   EXPECT_EQ(Do("PUT", "/v1/projects/alpha", SpecBody(), "application/json; charset=utf-8").status,
             200);
-}
-
-// {"spec":{"team":"t1","image":...,"podSecurityContext":{"a":[[...]]}}}: `depth` levels in all.
-std::string NestedSpecBody(int depth) {
-  Json spec = Spec();
-  spec["team"] = "t1";
-  spec["podSecurityContext"] = "@";
-  std::string body = DumpJson(Json{{"spec", spec}});
-  const int arrays = depth - 3;  // the body, spec and podSecurityContext
-  body.replace(body.find("\"@\""), 3,
-               "{\"a\":" + std::string(arrays, '[') + std::string(arrays, ']') + "}");
-  return body;
 }
 
 // Regressions (hardening findings 2 and 3): a body nested 80,000 levels deep (200 KB, under the
