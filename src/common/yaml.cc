@@ -37,7 +37,9 @@ Json ScalarToJson(const YAML::Node& node) {
 // Aliases let a few bytes of YAML expand into an exponential number of nodes ("billion laughs").
 // Conversion stops when it has produced more nodes than a document of this size could hold
 // without aliases (with generous slack), as go-yaml refuses "excessive aliasing".
+// The same for bytes: one long scalar behind many aliases expands as much as many nodes do.
 size_t NodeBudget(size_t text_size) { return std::max<size_t>(10000, 4 * text_size); }
+size_t ByteBudget(size_t text_size) { return std::max<size_t>(1 << 20, 16 * text_size); }
 
 class ExcessiveAliasing : public std::exception {
  public:
@@ -65,7 +67,7 @@ class DuplicateKey : public std::exception {
 class Converter {
  public:
   Converter(size_t text_size, const ParseOptions& options)
-      : budget_(NodeBudget(text_size)), options_(options) {}
+      : budget_(NodeBudget(text_size)), bytes_(ByteBudget(text_size)), options_(options) {}
 
   Json Convert(const YAML::Node& node) {
     if (budget_ == 0) throw ExcessiveAliasing();
@@ -75,6 +77,7 @@ class Converter {
       case YAML::NodeType::Undefined:
         return nullptr;
       case YAML::NodeType::Scalar:
+        Spend(node.Scalar().size());
         return ScalarToJson(node);
       case YAML::NodeType::Sequence: {
         if (path_.size() >= static_cast<size_t>(kMaxNestingDepth)) throw TooDeep();
@@ -93,6 +96,7 @@ class Converter {
         path_.emplace_back();
         for (const auto& kv : node) {
           std::string key = kv.first.as<std::string>();
+          Spend(key.size());
           path_.back() = key;
           if (options_.duplicate_keys == DuplicateKeys::kRefuse && obj.contains(key)) {
             throw DuplicateKey("duplicate key \"" + Path() + "\" at line " +
@@ -118,7 +122,13 @@ class Converter {
     return out;
   }
 
+  void Spend(size_t bytes) {
+    if (bytes > bytes_) throw ExcessiveAliasing();
+    bytes_ -= bytes;
+  }
+
   size_t budget_;
+  size_t bytes_;
   const ParseOptions& options_;
   std::vector<std::string> path_;  // one entry per open sequence (index) or mapping (key)
 };

@@ -47,6 +47,29 @@ TEST(YamlTest, AliasBombIsRefusedNotExpanded) {
   EXPECT_NE(docs.error().message().find("excessive aliasing"), std::string::npos);
 }
 
+// Found by fuzz/json_parse_fuzzer (it ran out of memory): few nodes, but each alias copies a
+// long scalar. 8 KB of YAML expanded to gigabytes while the node budget was far from spent;
+// the bytes converted are budgeted too.
+TEST(YamlTest, LongScalarBehindManyAliasesIsRefusedNotExpanded) {
+  std::string y =
+      "s: &s " + std::string(4000, 'x') + "\nl0: &l0 [*s, *s, *s, *s, *s, *s, *s, *s]\n";
+  for (int i = 1; i <= 3; ++i) {
+    std::string prev = "*l" + std::to_string(i - 1);
+    y += "l" + std::to_string(i) + ": &l" + std::to_string(i) + " [";
+    for (int k = 0; k < 8; ++k) y += (k ? ", " : "") + prev;
+    y += "]\n";
+  }
+  // 8^4 = 4096 copies of 4000 bytes (16 MB) from 4.5 KB, in 4700 nodes: within the node budget.
+  auto j = ParseYaml(y);
+  ASSERT_FALSE(j.ok());
+  EXPECT_NE(j.error().message().find("excessive aliasing"), std::string::npos)
+      << j.error().message();
+  // A few copies of a long scalar are fine.
+  auto few = ParseYaml("s: &s " + std::string(4000, 'x') + "\nl: [*s, *s, *s]\n");
+  ASSERT_TRUE(few.ok()) << few.error().ToString();
+  EXPECT_EQ(few->at("l").size(), 3u);
+}
+
 // Found by fuzz/serve_config_fuzzer (corpus entry self_alias): an alias inside the node it names
 // is a cycle; converting it recursed until the stack overflowed.
 TEST(YamlTest, SelfReferentialAliasIsRefusedNotFollowed) {
