@@ -29,6 +29,15 @@ int Depth(const Json& root) {
   return deepest;
 }
 
+bool ValidUtf8(const Json& j) {
+  try {
+    (void)j.dump();  // the strict error handler throws on invalid UTF-8
+    return true;
+  } catch (const Json::type_error&) {
+    return false;
+  }
+}
+
 bool IsDepthError(const Status& s) {
   return s.message().find("nested deeper than the limit of " + std::to_string(kMaxNestingDepth) +
                           " levels") != std::string::npos;
@@ -93,9 +102,13 @@ void FuzzYaml(std::string_view text) {
       const std::string dumped = DumpJson(d);
       auto again = ParseJson(dumped);
       FUZZ_CHECK_MSG(again.ok(), again.status().message() + "\n" + dumped);
-      // Equal up to invalid UTF-8, which ParseYaml keeps and DumpJson replaces: the
-      // serialisation is stable.
-      FUZZ_CHECK_MSG(DumpJson(*again) == dumped, dumped);
+      // Equal, unless a string holds invalid UTF-8: ParseYaml keeps it, DumpJson replaces it.
+      if (ValidUtf8(d)) FUZZ_CHECK_MSG(*again == d, dumped);
+      // Aliases expand: re-parsing the expansion as YAML would cost the fuzzer far more memory
+      // than the input did (the budgets are per input size), so only small results go round.
+      // yaml-cpp's emitter writes invalid UTF-8 it cannot read back: ToYaml is for our own
+      // (valid) documents.
+      if (dumped.size() > 64 * 1024 || !ValidUtf8(d)) continue;
       const std::string yaml = ToYaml(d);
       auto from_yaml = ParseYaml(yaml);
       FUZZ_CHECK_MSG(from_yaml.ok(), from_yaml.status().message() + "\n" + yaml);

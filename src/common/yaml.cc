@@ -1,12 +1,14 @@
 #include "common/yaml.h"
 
 #include <yaml-cpp/depthguard.h>
+#include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <exception>
+#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -53,6 +55,41 @@ class TooDeep : public std::exception {
  public:
   const char* what() const noexcept override { return "too deep"; }
 };
+
+// yaml-cpp 0.7's LoadAll never ends on some malformed streams (a document that starts with ','
+// yields an empty document forever, each one allocated: found by json_parse_fuzzer). Every
+// document but the first needs a 3-byte marker, so a stream has at most size / 3 + 2 of them;
+// a parse without a tree (no allocation per document) checks that before LoadAll runs.
+class StreamDoesNotAdvance : public std::exception {
+ public:
+  const char* what() const noexcept override { return "stream does not advance"; }
+};
+
+class DiscardEvents : public YAML::EventHandler {
+ public:
+  void OnDocumentStart(const YAML::Mark&) override {}
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnAlias(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                const std::string&) override {}
+  void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                       YAML::EmitterStyle::value) override {}
+  void OnSequenceEnd() override {}
+  void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                  YAML::EmitterStyle::value) override {}
+  void OnMapEnd() override {}
+};
+
+void CheckStreamAdvances(const std::string& text) {
+  std::istringstream in(text);
+  YAML::Parser parser(in);
+  DiscardEvents events;
+  const size_t most = text.size() / 3 + 2;
+  for (size_t n = 0; parser.HandleNextDocument(events);) {
+    if (++n > most) throw StreamDoesNotAdvance();
+  }
+}
 
 class DuplicateKey : public std::exception {
  public:
@@ -173,6 +210,9 @@ auto Guard(Fn fn) -> decltype(fn()) {
     return InvalidArgument(TooDeepMessage());
   } catch (const YAML::DeepRecursion&) {
     return InvalidArgument(TooDeepMessage());
+  } catch (const StreamDoesNotAdvance&) {
+    return InvalidArgument(
+        "malformed YAML: the document stream cannot be read (it does not advance)");
   } catch (const DuplicateKey& e) {
     return InvalidArgument(std::string("malformed YAML: ") + e.what());
   } catch (const YAML::Exception& e) {
@@ -192,9 +232,11 @@ StatusOr<Json> ParseYaml(std::string_view text, const ParseOptions& options) {
 
 StatusOr<std::vector<Json>> ParseYamlDocuments(std::string_view text, const ParseOptions& options) {
   return Guard([&]() -> StatusOr<std::vector<Json>> {
+    std::string owned(text);
+    CheckStreamAdvances(owned);
     std::vector<Json> docs;
     Converter converter(text.size(), options);
-    for (const auto& node : YAML::LoadAll(std::string(text))) {
+    for (const auto& node : YAML::LoadAll(owned)) {
       if (node.IsNull()) continue;
       docs.push_back(converter.Convert(node));
     }

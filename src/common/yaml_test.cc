@@ -70,6 +70,19 @@ TEST(YamlTest, LongScalarBehindManyAliasesIsRefusedNotExpanded) {
   EXPECT_EQ(few->at("l").size(), 3u);
 }
 
+// Found by fuzz/json_parse_fuzzer (it ran out of memory): yaml-cpp's LoadAll reads a stream
+// whose document starts with ',' as empty documents without end, allocating each.
+TEST(YamlTest, StreamThatDoesNotAdvanceIsRefusedNotLoadedForever) {
+  for (const char* y : {",", "[1],", "a: 1\n---\n,"}) {
+    auto docs = ParseYamlDocuments(y);
+    ASSERT_FALSE(docs.ok()) << y;
+    EXPECT_EQ(docs.error().code(), StatusCode::kInvalidArgument);
+  }
+  auto docs = ParseYamlDocuments("a: 1\n---\nb: 2\n...\n---\nc: 3\n");
+  ASSERT_TRUE(docs.ok()) << docs.error().ToString();
+  EXPECT_EQ(docs->size(), 3u);
+}
+
 // Found by fuzz/serve_config_fuzzer (corpus entry self_alias): an alias inside the node it names
 // is a cycle; converting it recursed until the stack overflowed.
 TEST(YamlTest, SelfReferentialAliasIsRefusedNotFollowed) {
