@@ -7,7 +7,9 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <cstdint>
 #include <exception>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <utility>
@@ -89,6 +91,42 @@ void CheckStreamAdvances(const std::string& text) {
   for (size_t n = 0; parser.HandleNextDocument(events);) {
     if (++n > most) throw StreamDoesNotAdvance();
   }
+}
+
+// YAML streams are Unicode; Steward reads them as UTF-8 only, as its JSON parser does. yaml-cpp
+// would keep invalid bytes in strings, which no JSON serialisation can carry (DumpJson replaces
+// them, so two different keys could become one).
+std::optional<size_t> InvalidUtf8At(std::string_view s) {
+  size_t i = 0;
+  while (i < s.size()) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    size_t n = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xe ? 3 : (c >> 3) == 0x1e ? 4 : 0;
+    if (n == 0 || i + n > s.size()) return i;
+    uint32_t cp = n == 1 ? c : n == 2 ? (c & 0x1f) : n == 3 ? (c & 0x0f) : (c & 0x07);
+    for (size_t k = 1; k < n; ++k) {
+      const auto cc = static_cast<unsigned char>(s[i + k]);
+      if ((cc & 0xc0) != 0x80) return i;
+      cp = (cp << 6) | (cc & 0x3f);
+    }
+    const bool overlong =
+        (n == 2 && cp < 0x80) || (n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000);
+    if (overlong || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) return i;
+    i += n;
+  }
+  return std::nullopt;
+}
+
+class InvalidUtf8 : public std::exception {
+ public:
+  explicit InvalidUtf8(size_t at) : message_("invalid UTF-8 at byte " + std::to_string(at)) {}
+  const char* what() const noexcept override { return message_.c_str(); }
+
+ private:
+  std::string message_;
+};
+
+void CheckUtf8(std::string_view text) {
+  if (auto at = InvalidUtf8At(text)) throw InvalidUtf8(*at);
 }
 
 class DuplicateKey : public std::exception {
@@ -213,6 +251,8 @@ auto Guard(Fn fn) -> decltype(fn()) {
   } catch (const StreamDoesNotAdvance&) {
     return InvalidArgument(
         "malformed YAML: the document stream cannot be read (it does not advance)");
+  } catch (const InvalidUtf8& e) {
+    return InvalidArgument(std::string("malformed YAML: ") + e.what());
   } catch (const DuplicateKey& e) {
     return InvalidArgument(std::string("malformed YAML: ") + e.what());
   } catch (const YAML::Exception& e) {
@@ -225,6 +265,7 @@ auto Guard(Fn fn) -> decltype(fn()) {
 
 StatusOr<Json> ParseYaml(std::string_view text, const ParseOptions& options) {
   return Guard([&]() -> StatusOr<Json> {
+    CheckUtf8(text);
     YAML::Node node = YAML::Load(std::string(text));
     return Converter(text.size(), options).Convert(node);
   });
@@ -232,6 +273,7 @@ StatusOr<Json> ParseYaml(std::string_view text, const ParseOptions& options) {
 
 StatusOr<std::vector<Json>> ParseYamlDocuments(std::string_view text, const ParseOptions& options) {
   return Guard([&]() -> StatusOr<std::vector<Json>> {
+    CheckUtf8(text);
     std::string owned(text);
     CheckStreamAdvances(owned);
     std::vector<Json> docs;

@@ -83,6 +83,24 @@ TEST(YamlTest, StreamThatDoesNotAdvanceIsRefusedNotLoadedForever) {
   EXPECT_EQ(docs->size(), 3u);
 }
 
+// Found by fuzz/json_parse_fuzzer: invalid UTF-8 was kept in strings and keys, which DumpJson
+// then replaced, so two different keys became the same one.
+TEST(YamlTest, InvalidUtf8IsRefusedNamingTheByte) {
+  for (const std::string& y : {std::string("a: \xa0\n"), std::string("\xa0 k: 1\n\xa1 k: 2\n"),
+                               std::string("a: \xed\xa0\x80\n"), std::string("a: \xc0\xaf\n"),
+                               std::string("a: \xe2\x82\n")}) {
+    auto j = ParseYaml(y);
+    ASSERT_FALSE(j.ok()) << y;
+    EXPECT_EQ(j.error().code(), StatusCode::kInvalidArgument);
+    EXPECT_NE(j.error().message().find("malformed YAML: invalid UTF-8 at byte"), std::string::npos)
+        << j.error().message();
+    EXPECT_FALSE(ParseYamlDocuments(y).ok()) << y;
+  }
+  auto ok = ParseYaml("a: caf\xc3\xa9 \xf0\x9f\x98\x80 \xe2\x82\xac\n");
+  ASSERT_TRUE(ok.ok()) << ok.error().ToString();
+  EXPECT_EQ((*ok)["a"], "caf\xc3\xa9 \xf0\x9f\x98\x80 \xe2\x82\xac");
+}
+
 // Found by fuzz/serve_config_fuzzer (corpus entry self_alias): an alias inside the node it names
 // is a cycle; converting it recursed until the stack overflowed.
 TEST(YamlTest, SelfReferentialAliasIsRefusedNotFollowed) {
