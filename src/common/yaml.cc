@@ -95,13 +95,14 @@ void CheckStreamAdvances(const std::string& text) {
 
 // YAML streams are Unicode; Steward reads them as UTF-8 only, as its JSON parser does. yaml-cpp
 // would keep invalid bytes in strings, which no JSON serialisation can carry (DumpJson replaces
-// them, so two different keys could become one).
+// them, so two different keys could become one). NUL is refused too: YAML does not allow it, and
+// yaml-cpp takes NUL bytes at the start for UTF-16 or UTF-32 text and decodes garbage.
 std::optional<size_t> InvalidUtf8At(std::string_view s) {
   size_t i = 0;
   while (i < s.size()) {
     const auto c = static_cast<unsigned char>(s[i]);
     size_t n = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xe ? 3 : (c >> 3) == 0x1e ? 4 : 0;
-    if (n == 0 || i + n > s.size()) return i;
+    if (n == 0 || c == 0 || i + n > s.size()) return i;
     uint32_t cp = n == 1 ? c : n == 2 ? (c & 0x1f) : n == 3 ? (c & 0x0f) : (c & 0x07);
     for (size_t k = 1; k < n; ++k) {
       const auto cc = static_cast<unsigned char>(s[i + k]);
@@ -118,7 +119,8 @@ std::optional<size_t> InvalidUtf8At(std::string_view s) {
 
 class InvalidUtf8 : public std::exception {
  public:
-  explicit InvalidUtf8(size_t at) : message_("invalid UTF-8 at byte " + std::to_string(at)) {}
+  explicit InvalidUtf8(size_t at)
+      : message_("invalid UTF-8 or NUL at byte " + std::to_string(at)) {}
   const char* what() const noexcept override { return message_.c_str(); }
 
  private:

@@ -13,8 +13,8 @@ namespace steward {
 // Parses one YAML document (JSON is valid YAML) into JSON. Scalars keep YAML 1.1-ish types as
 // Kubernetes' sigs.k8s.io/yaml does for plain scalars: true/false, null/~, integers and floats
 // become JSON values; quoted scalars stay strings. Fails with kInvalidArgument ("malformed YAML:
-// ...") on invalid UTF-8 (naming the byte), on a syntax error (naming the line), on nesting deeper
-// than kMaxNestingDepth (json.h; an alias that refers to its own node nests without end), on
+// ...") on invalid UTF-8 or NUL (naming the byte), on a syntax error (naming the line), on nesting
+// deeper than kMaxNestingDepth (json.h; an alias that refers to its own node nests without end), on
 // aliases that expand to far more nodes than the text holds ("billion laughs") and, unless
 // `options` say kLastWins, on a key given twice in one mapping, naming its path and line
 // (`duplicate key "spec.team" at line 3`). Keys that differ in YAML but not as JSON strings (1 and

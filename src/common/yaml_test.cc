@@ -84,15 +84,17 @@ TEST(YamlTest, StreamThatDoesNotAdvanceIsRefusedNotLoadedForever) {
 }
 
 // Found by fuzz/json_parse_fuzzer: invalid UTF-8 was kept in strings and keys, which DumpJson
-// then replaced, so two different keys became the same one.
+// then replaced, so two different keys became the same one; leading NUL bytes made yaml-cpp
+// decode the text as UTF-32.
 TEST(YamlTest, InvalidUtf8IsRefusedNamingTheByte) {
   for (const std::string& y : {std::string("a: \xa0\n"), std::string("\xa0 k: 1\n\xa1 k: 2\n"),
                                std::string("a: \xed\xa0\x80\n"), std::string("a: \xc0\xaf\n"),
-                               std::string("a: \xe2\x82\n")}) {
+                               std::string("a: \xe2\x82\n"), std::string("\x03\0\0\0[1]", 7)}) {
     auto j = ParseYaml(y);
     ASSERT_FALSE(j.ok()) << y;
     EXPECT_EQ(j.error().code(), StatusCode::kInvalidArgument);
-    EXPECT_NE(j.error().message().find("malformed YAML: invalid UTF-8 at byte"), std::string::npos)
+    EXPECT_NE(j.error().message().find("malformed YAML: invalid UTF-8 or NUL at byte"),
+              std::string::npos)
         << j.error().message();
     EXPECT_FALSE(ParseYamlDocuments(y).ok()) << y;
   }
