@@ -97,12 +97,12 @@ void CheckStreamAdvances(const std::string& text) {
 // would keep invalid bytes in strings, which no JSON serialisation can carry (DumpJson replaces
 // them, so two different keys could become one). NUL is refused too: YAML does not allow it, and
 // yaml-cpp takes NUL bytes at the start for UTF-16 or UTF-32 text and decodes garbage.
-std::optional<size_t> InvalidUtf8At(std::string_view s) {
+std::optional<size_t> InvalidUtf8At(std::string_view s, bool allow_nul = false) {
   size_t i = 0;
   while (i < s.size()) {
     const auto c = static_cast<unsigned char>(s[i]);
     size_t n = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xe ? 3 : (c >> 3) == 0x1e ? 4 : 0;
-    if (n == 0 || c == 0 || i + n > s.size()) return i;
+    if (n == 0 || (c == 0 && !allow_nul) || i + n > s.size()) return i;
     uint32_t cp = n == 1 ? c : n == 2 ? (c & 0x1f) : n == 3 ? (c & 0x0f) : (c & 0x07);
     for (size_t k = 1; k < n; ++k) {
       const auto cc = static_cast<unsigned char>(s[i + k]);
@@ -119,8 +119,7 @@ std::optional<size_t> InvalidUtf8At(std::string_view s) {
 
 class InvalidUtf8 : public std::exception {
  public:
-  explicit InvalidUtf8(size_t at)
-      : message_("invalid UTF-8 or NUL at byte " + std::to_string(at)) {}
+  explicit InvalidUtf8(std::string message) : message_(std::move(message)) {}
   const char* what() const noexcept override { return message_.c_str(); }
 
  private:
@@ -128,7 +127,17 @@ class InvalidUtf8 : public std::exception {
 };
 
 void CheckUtf8(std::string_view text) {
-  if (auto at = InvalidUtf8At(text)) throw InvalidUtf8(*at);
+  if (auto at = InvalidUtf8At(text)) {
+    throw InvalidUtf8("invalid UTF-8 or NUL at byte " + std::to_string(*at));
+  }
+}
+
+// yaml-cpp writes the escape "\N" (U+0085) of a double-quoted scalar as a single byte.
+void CheckScalarUtf8(const std::string& s, const YAML::Mark& mark) {
+  if (InvalidUtf8At(s, /*allow_nul=*/true)) {
+    throw InvalidUtf8("a scalar at line " + std::to_string(mark.line + 1) +
+                      " is not valid UTF-8 once its escapes are decoded");
+  }
 }
 
 class DuplicateKey : public std::exception {
@@ -155,6 +164,7 @@ class Converter {
         return nullptr;
       case YAML::NodeType::Scalar:
         Spend(node.Scalar().size());
+        CheckScalarUtf8(node.Scalar(), node.Mark());
         return ScalarToJson(node);
       case YAML::NodeType::Sequence: {
         if (path_.size() >= static_cast<size_t>(kMaxNestingDepth)) throw TooDeep();
@@ -174,6 +184,7 @@ class Converter {
         for (const auto& kv : node) {
           std::string key = kv.first.as<std::string>();
           Spend(key.size());
+          CheckScalarUtf8(key, kv.first.Mark());
           path_.back() = key;
           if (options_.duplicate_keys == DuplicateKeys::kRefuse && obj.contains(key)) {
             throw DuplicateKey("duplicate key \"" + Path() + "\" at line " +

@@ -98,6 +98,15 @@ TEST(YamlTest, InvalidUtf8IsRefusedNamingTheByte) {
         << j.error().message();
     EXPECT_FALSE(ParseYamlDocuments(y).ok()) << y;
   }
+  // An escape yaml-cpp decodes to a single byte (\N, U+0085).
+  for (const char* y : {"a: \"x\\N\"\n", "\"\\N\": 1\n"}) {
+    auto j = ParseYaml(y);
+    ASSERT_FALSE(j.ok()) << y;
+    EXPECT_NE(j.error().message().find("not valid UTF-8 once its escapes are decoded"),
+              std::string::npos)
+        << j.error().message();
+  }
+  EXPECT_EQ(*ParseYaml("a: \"\\u00e9\\0\"\n"), Json::parse(R"({"a":"\u00e9\u0000"})"));
   auto ok = ParseYaml("a: caf\xc3\xa9 \xf0\x9f\x98\x80 \xe2\x82\xac\n");
   ASSERT_TRUE(ok.ok()) << ok.error().ToString();
   EXPECT_EQ((*ok)["a"], "caf\xc3\xa9 \xf0\x9f\x98\x80 \xe2\x82\xac");
