@@ -331,9 +331,23 @@ void Server::Dispatch(net::HttpRequest request, std::shared_ptr<net::ResponseWri
   }
 }
 
+namespace {
+
+// The method label takes its value from a fixed set: a label copied from the request would let
+// any client, authenticated or not, add series to /metrics without bound.
+std::string MethodLabel(std::string_view method) {
+  for (std::string_view known : {"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"}) {
+    if (method == known) return std::string(known);
+  }
+  return "other";
+}
+
+}  // namespace
+
 void Server::RecordMetrics(const Call& call, int status) {
   if (requests_total_ == nullptr) return;
-  requests_total_->Add({call.request.method, call.route, std::to_string(status)});
+  // route is a pattern or "other"; status is a code this server chose.
+  requests_total_->Add({MethodLabel(call.request.method), call.route, std::to_string(status)});
   std::chrono::duration<double> d = std::chrono::steady_clock::now() - call.start;
   request_duration_->Observe({call.route}, d.count());
 }

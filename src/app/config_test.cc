@@ -8,6 +8,7 @@
 #include <string>
 
 #include "app/app.h"
+#include "common/json.h"
 
 namespace steward::app {
 namespace {
@@ -294,6 +295,44 @@ TEST(ServeConfigTest, MalformedYamlIsInvalidArgument) {
   Status st = ErrorOf("listen: [unclosed\n");
   EXPECT_EQ(st.code(), StatusCode::kInvalidArgument) << st.ToString();
   EXPECT_THAT(st.message(), HasSubstr("line")) << st.ToString();
+}
+
+// Regression (hardening finding 3): a key given twice was accepted, the last value winning.
+TEST(ServeConfigTest, DuplicateKeysAreRefusedNamingTheirPath) {
+  struct Case {
+    std::string text, what;
+  };
+  for (const Case& c : {
+           Case{"listen: 127.0.0.1:1\nlisten: 127.0.0.1:2\n", "duplicate key \"listen\" at line 2"},
+           Case{"engine:\n  workers: 2\n  domain: a.org\n  workers: 3\n",
+                "duplicate key \"engine.workers\" at line 4"},
+           Case{R"({"engine":{"workers":2},"engine":{"workers":3}})", "duplicate key \"engine\""},
+           Case{R"({"instance":{"access":"direct","access":"proxy"}})",
+                "duplicate key \"instance.access\""},
+       }) {
+    Status st = ErrorOf(c.text);
+    EXPECT_EQ(st.code(), StatusCode::kInvalidArgument) << st.ToString();
+    EXPECT_THAT(st.message(), HasSubstr(c.what)) << c.text;
+  }
+}
+
+// Regression (hardening finding 2): nesting is limited as everywhere (docs/api.md, "Input
+// limits"), in YAML and JSON alike, however deep the text goes.
+TEST(ServeConfigTest, NestingDeeperThanTheLimitIsRefusedNamingIt) {
+  auto nested = [](int depth, bool json) {
+    std::string inner = std::string(depth - 2, '[') + std::string(depth - 2, ']');
+    return json ? "{\"engine\":{\"labels\":" + inner + "}}" : "engine: {labels: " + inner + "}\n";
+  };
+  for (bool json : {false, true}) {
+    for (int depth : {kMaxNestingDepth + 1, 80000}) {
+      Status st = ErrorOf(nested(depth, json));
+      EXPECT_EQ(st.code(), StatusCode::kInvalidArgument) << st.ToString();
+      EXPECT_THAT(st.message(), HasSubstr("nested deeper than the limit of 256 levels"))
+          << depth << (json ? " json" : " yaml");
+    }
+    // At the limit the document is read (and then refused for what it says).
+    ExpectInvalid(nested(kMaxNestingDepth, json), "engine.labels", "");
+  }
 }
 
 class LoadServeConfigTest : public ::testing::Test {

@@ -1,15 +1,119 @@
 #include "common/json.h"
 
+#include <utility>
+#include <vector>
+
 namespace steward {
 
-StatusOr<Json> ParseJson(std::string_view text) {
+namespace {
+
+// nlohmann's SAX parser keeps its own explicit stack (it never recurses); this DOM builder on top
+// of it counts depth and sees a key twice while it builds, which nlohmann's builder cannot, so a
+// refused document costs no second pass and nothing recursive ever runs on it.
+class DomBuilder {
+ public:
+  DomBuilder(Json& root, const ParseOptions& options) : root_(root), options_(options) {}
+
+  const std::string& error() const { return error_; }
+
+  bool null() { return Insert(nullptr) != nullptr; }
+  bool boolean(bool v) { return Insert(v) != nullptr; }
+  bool number_integer(Json::number_integer_t v) { return Insert(v) != nullptr; }
+  bool number_unsigned(Json::number_unsigned_t v) { return Insert(v) != nullptr; }
+  bool number_float(Json::number_float_t v, const std::string&) { return Insert(v) != nullptr; }
+  bool string(std::string& v) { return Insert(std::move(v)) != nullptr; }
+  bool binary(Json::binary_t& v) { return Insert(Json::binary(std::move(v))) != nullptr; }
+
+  bool start_object(std::size_t) { return Open(Json::object()); }
+  bool key(std::string& key) {
+    Frame& f = stack_.back();
+    if (options_.duplicate_keys == DuplicateKeys::kRefuse && f.container->contains(key)) {
+      error_ = "duplicate key \"" + PathTo(key) + "\"";
+      return false;
+    }
+    f.key = std::move(key);
+    return true;
+  }
+  bool end_object() {
+    stack_.pop_back();
+    return true;
+  }
+  bool start_array(std::size_t) { return Open(Json::array()); }
+  bool end_array() {
+    stack_.pop_back();
+    return true;
+  }
+  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception& e) {
+    error_ = e.what();
+    return false;
+  }
+
+ private:
+  struct Frame {
+    Json* container;
+    std::string key;  // objects: the key whose value comes next
+  };
+
+  // Pointers into parents stay valid: only the innermost open container ever grows.
+  Json* Insert(Json v) {
+    if (stack_.empty()) {
+      root_ = std::move(v);
+      return &root_;
+    }
+    Frame& f = stack_.back();
+    if (f.container->is_array()) {
+      f.container->push_back(std::move(v));
+      return &f.container->back();
+    }
+    Json& slot = (*f.container)[f.key];
+    slot = std::move(v);
+    return &slot;
+  }
+
+  bool Open(Json empty) {
+    if (stack_.size() >= static_cast<size_t>(kMaxNestingDepth)) {
+      error_ = "nested deeper than the limit of " + std::to_string(kMaxNestingDepth) + " levels";
+      return false;
+    }
+    Json* c = Insert(std::move(empty));
+    stack_.push_back(Frame{c, {}});
+    return true;
+  }
+
+  // "spec.env[0].name": the open containers' keys and indices, then `key`.
+  std::string PathTo(const std::string& key) const {
+    std::string path;
+    for (size_t i = 0; i + 1 < stack_.size(); ++i) {
+      const Frame& f = stack_[i];
+      if (f.container->is_array()) {
+        path += "[" + std::to_string(f.container->size() - 1) + "]";
+      } else {
+        if (!path.empty()) path += '.';
+        path += f.key;
+      }
+    }
+    if (!path.empty()) path += '.';
+    return path + key;
+  }
+
+  Json& root_;
+  const ParseOptions& options_;
+  std::vector<Frame> stack_;
+  std::string error_;
+};
+
+}  // namespace
+
+StatusOr<Json> ParseJson(std::string_view text, const ParseOptions& options) {
+  Json root;
+  DomBuilder builder(root, options);
   try {
-    return Json::parse(text.begin(), text.end());
-  } catch (const Json::parse_error& e) {
-    return InvalidArgument(std::string("malformed JSON: ") + e.what());
+    if (Json::sax_parse(text.begin(), text.end(), &builder)) return root;
   } catch (const std::exception& e) {
     return InvalidArgument(std::string("malformed JSON: ") + e.what());
   }
+  return InvalidArgument("malformed JSON: " +
+                         (builder.error().empty() ? std::string("parse failed") : builder.error()));
 }
 
 std::string DumpJson(const Json& j) {

@@ -3,6 +3,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "test_support/stack.h"
+
 namespace steward::cluster {
 namespace {
 
@@ -15,8 +17,10 @@ const ResourceType& Type(std::string_view api_version, std::string_view kind) {
   return *rt;
 }
 
+// As the API server's callers parse bodies: duplicate keys are the point of these tests, and the
+// last one wins, as Go decodes.
 Json Parse(std::string_view text) {
-  auto j = ParseJson(text);
+  auto j = ParseJson(text, ParseOptions{.duplicate_keys = DuplicateKeys::kLastWins});
   EXPECT_TRUE(j.ok()) << text;
   return j.ok() ? *j : Json();
 }
@@ -393,6 +397,70 @@ TEST(FieldValidationTest, WarningHeadersQuoteEachMessage) {
   FieldProblems p = Check("v1", "ConfigMap", R"({"dat": {}, "data": {"a": "1", "a": "2"}})");
   EXPECT_THAT(WarningHeaders(p), ElementsAre(R"(299 - "unknown field \"dat\"")",
                                              R"(299 - "duplicate field \"data.a\"")"));
+}
+
+// {"a":{"a":...{"a":1}}}: `depth` levels of objects.
+Json DeepObjects(int depth) {
+  std::string text;
+  for (int i = 0; i < depth; ++i) text += "{\"a\":";
+  text += "1" + std::string(depth, '}');
+  return Parse(text);
+}
+
+// Everything the API server does with a body or patch recurses over it somewhere (the scan of
+// the raw text does not, nlohmann's parser does not): at the deepest document ParseJson accepts
+// (hardening finding 2), each must fit a default thread stack. The sanitizer builds run this
+// too, on frames several times larger.
+TEST(FieldValidationTest, EveryCheckSurvivesTheDeepestAcceptedDocument) {
+  bool ran = test_support::RunWithStack(test_support::kDefaultThreadStack, [] {
+    const ResourceType& cm = Type("v1", "ConfigMap");
+    const Json current = Parse(R"({"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c"}})");
+    Json body = current;
+    body["x"] = DeepObjects(kMaxNestingDepth - 1);
+    const std::string raw = DumpJson(body);
+    ASSERT_TRUE(ParseJson(raw).ok());
+    FieldProblems p = CheckFields(cm, raw, body);
+    EXPECT_THAT(p.unknown, ElementsAre("x"));
+    EXPECT_FALSE(StrictDecodingError(cm, body, p).message.empty());
+    Json dropped = body;
+    EXPECT_TRUE(DropUnknownFields(cm, dropped));
+    EXPECT_EQ(dropped, current);
+
+    Json patch = Json::object();
+    patch["x"] = DeepObjects(kMaxNestingDepth - 1);
+    const std::string raw_patch = DumpJson(patch);
+    for (PatchType type : {PatchType::kJsonMerge, PatchType::kStrategicMerge}) {
+      auto patched = type == PatchType::kJsonMerge
+                         ? ApplyMergePatch(current, patch)
+                         : ApplyStrategicMergePatch(current, patch, "ConfigMap");
+      ASSERT_TRUE(patched.ok()) << patched.status().ToString();
+      EXPECT_EQ((*patched)["x"], patch["x"]);
+      FieldProblems pp = CheckPatchFields(cm, type, raw_patch, patch, &*patched, &current);
+      EXPECT_THAT(pp.unknown, ElementsAre("x"));
+      FieldProblems unpatched = CheckPatchFields(cm, type, raw_patch, patch);
+      EXPECT_THAT(unpatched.unknown, ElementsAre("x"));
+      EXPECT_FALSE(StrictPatchError(pp, type == PatchType::kStrategicMerge ? GoMapString(patch)
+                                                                           : DumpJson(*patched))
+                       .message.empty());
+      Json p2 = patch;
+      EXPECT_TRUE(DropUnknownPatchFields(cm, type, p2));
+    }
+    Json ops = Json::array({Json{{"op", "add"}, {"path", "/x"}}});
+    ops[0]["value"] = DeepObjects(kMaxNestingDepth - 2);
+    const std::string raw_ops = DumpJson(ops);
+    ASSERT_TRUE(ParseJson(raw_ops).ok());
+    auto json_patched = ApplyJsonPatch(current, ops);
+    ASSERT_TRUE(json_patched.ok()) << json_patched.status().ToString();
+    EXPECT_EQ((*json_patched)["x"], ops[0]["value"]);
+    FieldProblems jp =
+        CheckPatchFields(cm, PatchType::kJsonPatch, raw_ops, ops, &*json_patched, &current);
+    EXPECT_THAT(jp.unknown, ElementsAre("x"));
+    EXPECT_THAT(CheckPatchFields(cm, PatchType::kJsonPatch, raw_ops, ops).messages,
+                ::testing::Not(IsEmpty()));
+    Json ops2 = ops;
+    DropUnknownPatchFields(cm, PatchType::kJsonPatch, ops2);
+  });
+  EXPECT_TRUE(ran);
 }
 
 }  // namespace

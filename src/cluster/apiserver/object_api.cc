@@ -833,7 +833,7 @@ ApiResult<Json> ObjectApi::Patch(const ResourceType& rt, std::string_view ns, st
     // Server-side apply, approximated: the applied configuration is created when absent and
     // otherwise merged like a strategic merge patch. Field ownership (managedFields) is not
     // tracked, so fields dropped from a later apply stay (see docs/embedded-cluster.md).
-    auto applied = ParseYaml(patch);
+    auto applied = ParseYaml(patch, ParseOptions{.duplicate_keys = DuplicateKeys::kLastWins});
     if (!applied.ok()) return BadRequestError("error decoding YAML: " + applied.status().message());
     if (!applied->is_object())
       return BadRequestError("the applied configuration must be an object");
@@ -853,7 +853,8 @@ ApiResult<Json> ObjectApi::Patch(const ResourceType& rt, std::string_view ns, st
     type = PatchType::kStrategicMerge;
     patch_json = std::move(config);
   } else {
-    auto parsed = ParseJson(patch);
+    // Duplicate keys in a patch: the last wins, as Go decodes (field validation reports them).
+    auto parsed = ParseJson(patch, ParseOptions{.duplicate_keys = DuplicateKeys::kLastWins});
     if (!parsed.ok()) {
       return BadRequestError("error decoding patch: " + parsed.status().message());
     }

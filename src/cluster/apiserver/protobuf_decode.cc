@@ -202,7 +202,8 @@ StatusOr<Json> EmbeddedJson(std::string_view bytes, std::string_view where) {
   auto raw = DecodeField1Bytes(bytes, where);
   if (!raw.ok()) return raw.status();
   if (raw->empty()) return Json();
-  auto parsed = ParseJson(*raw);
+  // As Go decodes a RawExtension: the last of duplicate keys wins.
+  auto parsed = ParseJson(*raw, ParseOptions{.duplicate_keys = DuplicateKeys::kLastWins});
   if (!parsed.ok()) {
     return InvalidArgument("the " + std::string(where) + " in the protobuf data is not JSON");
   }

@@ -1,7 +1,9 @@
 #include "cluster/apiserver/request_log.h"
 
 #include <algorithm>
+#include <set>
 
+#include "cluster/model/resource_types.h"
 #include "common/json.h"
 #include "common/time_util.h"
 
@@ -20,11 +22,57 @@ Status RequestLog::OpenAuditLog(const std::string& path) {
   return Status::Ok();
 }
 
+namespace {
+
+// Every label of apiserver_request_total takes its value from a fixed set ("other" for the
+// rest): the record holds what the request said (an unknown method, group or resource), and a
+// label copied from it would let any client add series to /metrics without bound.
+const std::string kOther = "other";
+
+const std::string& Bounded(const std::set<std::string>& known, const std::string& value) {
+  return known.count(value) != 0 ? value : kOther;
+}
+
+const std::set<std::string>& KnownVerbs() {
+  static const std::set<std::string> verbs = {
+      // Kubernetes verbs, then the lowercased HTTP methods recorded for refused requests.
+      "get",   "list", "watch",   "create", "update", "patch", "delete", "deletecollection",
+      "proxy", "head", "options", "post",   "put"};
+  return verbs;
+}
+
+const std::set<std::string>& KnownGroups() {
+  static const std::set<std::string> groups = [] {
+    std::set<std::string> g = {""};
+    for (const auto& rt : AllResourceTypes()) g.insert(rt.group);
+    return g;
+  }();
+  return groups;
+}
+
+const std::set<std::string>& KnownResources() {
+  static const std::set<std::string> resources = [] {
+    std::set<std::string> r = {""};
+    for (const auto& rt : AllResourceTypes()) r.insert(rt.resource);
+    return r;
+  }();
+  return resources;
+}
+
+const std::set<std::string>& KnownSubresources() {
+  static const std::set<std::string> subresources = {"", "status", "scale", "proxy", "finalize"};
+  return subresources;
+}
+
+}  // namespace
+
 void RequestLog::Record(const RequestRecord& r) {
   std::string line;
   {
     std::lock_guard lock(mu_);
-    ++counts_[{r.verb, r.group, r.resource, r.subresource, r.code}];
+    ++counts_[{Bounded(KnownVerbs(), r.verb), Bounded(KnownGroups(), r.group),
+               Bounded(KnownResources(), r.resource), Bounded(KnownSubresources(), r.subresource),
+               r.code}];
     if (audit_ == nullptr) return;
   }
   Json entry = {{"time", FormatRfc3339Micro(clock_.WallNow())},

@@ -37,6 +37,9 @@ class RequestLog {
   // Appends audit lines to `path` (created if missing). Fails with kInvalidArgument naming the
   // path when it cannot be opened.
   Status OpenAuditLog(const std::string& path);
+  // Writes the audit line (the record as it is) and counts the request. The counter's labels
+  // come from fixed sets: verbs and methods the server knows, the served groups, resources and
+  // subresources; anything else counts as "other", so requests cannot grow /metrics.
   void Record(const RequestRecord& record);
   // Prometheus text exposition of apiserver_request_total (+ the extra lines given).
   std::string MetricsText(const std::string& extra = "") const;

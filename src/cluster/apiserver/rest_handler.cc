@@ -17,6 +17,9 @@ namespace steward::cluster {
 namespace {
 
 constexpr const char* kJsonType = "application/json";
+// Request bodies and patches are decoded as Go decodes them: the last of duplicate keys wins
+// (field validation sees the raw text and reports duplicates).
+const ParseOptions kLastWins{.duplicate_keys = DuplicateKeys::kLastWins};
 
 std::vector<std::string> SplitPath(std::string_view path) {
   std::vector<std::string> parts;
@@ -1003,7 +1006,7 @@ void RestHandler::ServeResource(Request& req) {
     std::string media = Trim(content_type.substr(0, content_type.find(';')));
     auto decode_body = [&](Json* out) -> bool {
       if (media.empty() || media == "application/json" || media == "*/*") {
-        auto parsed = ParseJson(h.body);
+        auto parsed = ParseJson(h.body, kLastWins);
         if (!parsed.ok()) {
           RespondError(r, BadRequestError("the request body is not valid JSON: " +
                                           parsed.status().message()));
@@ -1013,7 +1016,7 @@ void RestHandler::ServeResource(Request& req) {
         return true;
       }
       if (media == "application/yaml" || media == "application/x-yaml") {
-        auto parsed = ParseYaml(h.body);
+        auto parsed = ParseYaml(h.body, kLastWins);
         if (!parsed.ok()) {
           RespondError(r, BadRequestError("the request body is not valid YAML: " +
                                           parsed.status().message()));
@@ -1070,7 +1073,7 @@ void RestHandler::ServeResource(Request& req) {
         return false;
       }
       if (patch_type == PatchType::kApply) return true;
-      auto parsed = ParseJson(*patch);
+      auto parsed = ParseJson(*patch, kLastWins);
       if (!parsed.ok()) return true;
       if (*validation != FieldValidation::kIgnore) {
         auto current = api_.Get(type, r.ns, r.name, sub);

@@ -1,6 +1,7 @@
 // The REST front end's handling of resourceVersions: snapshot-consistent paginated lists over
 // HTTP, and reads at a resourceVersion the store has not reached yet (the watch cache's wait and
-// its 504 "Too large resource version").
+// its 504 "Too large resource version"); its input limits (nesting, duplicate fields) and the
+// bounded labels of apiserver_request_total.
 #include "cluster/apiserver/rest_handler.h"
 
 #include <gmock/gmock.h>
@@ -301,6 +302,165 @@ TEST_F(RestHandlerTest, PlainWatchFromAFutureRevisionWaitsForItsEvents) {
     EXPECT_NE(ev["type"], "ERROR");
     EXPECT_GE(EventRevision(ev), from) << DumpJson(ev);
   }
+}
+
+// ---- input limits and bounded metrics (docs/embedded-cluster.md, "Input limits") ----
+
+// A ConfigMap whose unknown field "x" holds nested arrays: `depth` levels in all.
+std::string DeepConfigMap(const std::string& name, int depth) {
+  const int arrays = depth - 1;  // the object itself
+  return R"({"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":")" + name + R"("},"x":)" +
+         std::string(arrays, '[') + std::string(arrays, ']') + "}";
+}
+
+net::Headers ContentType(const std::string& type) {
+  net::Headers h;
+  h.Set("Content-Type", type);
+  return h;
+}
+
+// Regression (hardening finding 2): a request body nested 80,000 levels deep overflowed the
+// stack of the thread that parsed it. Refused with 400 naming the limit, in JSON and YAML, for
+// writes and patches; nothing is stored.
+TEST_F(RestHandlerTest, BodiesNestedDeeperThanTheLimitAre400NamingIt) {
+  CreateConfigMap("cm");
+  auto client = Client();
+  const std::string collection = "/api/v1/namespaces/default/configmaps";
+  for (int depth : {80000, kMaxNestingDepth + 1}) {
+    for (const char* type : {"application/json", "application/yaml"}) {
+      auto r = client->Request("POST", collection, DeepConfigMap("deep", depth), ContentType(type));
+      ASSERT_TRUE(r.ok()) << r.status().ToString();
+      EXPECT_EQ(r->status, 400) << depth << " " << type;
+      EXPECT_THAT(r->body, ::testing::HasSubstr("nested deeper than the limit of 256 levels"))
+          << type;
+    }
+    auto put = client->Request("PUT", collection + "/cm", DeepConfigMap("cm", depth),
+                               ContentType("application/json"));
+    ASSERT_TRUE(put.ok());
+    EXPECT_EQ(put->status, 400);
+    for (const char* type :
+         {"application/merge-patch+json", "application/strategic-merge-patch+json",
+          "application/apply-patch+yaml"}) {
+      auto p = client->Request("PATCH", collection + "/cm?fieldManager=t",
+                               DeepConfigMap("cm", depth), ContentType(type));
+      ASSERT_TRUE(p.ok());
+      EXPECT_EQ(p->status, 400) << type;
+      EXPECT_THAT(p->body, ::testing::HasSubstr("limit of 256 levels")) << type;
+    }
+  }
+  EXPECT_FALSE(api_->Get(Type("configmaps"), "default", "deep").ok());
+  auto cm = api_->Get(Type("configmaps"), "default", "cm");
+  ASSERT_TRUE(cm.ok());
+  EXPECT_FALSE(cm->contains("x"));
+}
+
+// At the limit everything the server does with a body (strict field validation, dropping unknown
+// fields, each kind of patch, the strict error's rendering of the patched object) runs on it. The
+// sanitizer builds run this too, on their much larger frames.
+TEST_F(RestHandlerTest, BodiesAtTheLimitAreServed) {
+  CreateConfigMap("cm");
+  auto client = Client();
+  const std::string collection = "/api/v1/namespaces/default/configmaps";
+  const std::string at = DeepConfigMap("at", kMaxNestingDepth);
+  auto warned = client->Request("POST", collection, at, ContentType("application/json"));
+  ASSERT_TRUE(warned.ok());
+  EXPECT_EQ(warned->status, 201) << warned->body;
+  EXPECT_THAT(std::string(warned->headers.Get("Warning")), ::testing::HasSubstr("unknown field"));
+  auto strict =
+      client->Request("POST", collection + "?fieldValidation=Strict",
+                      DeepConfigMap("at2", kMaxNestingDepth), ContentType("application/json"));
+  ASSERT_TRUE(strict.ok());
+  EXPECT_EQ(strict->status, 400) << strict->body;
+  EXPECT_THAT(strict->body, ::testing::HasSubstr("unknown field \\\"x\\\""));
+  for (const char* type :
+       {"application/merge-patch+json", "application/strategic-merge-patch+json"}) {
+    for (const char* validation : {"Warn", "Strict"}) {
+      auto p =
+          client->Request("PATCH", collection + "/cm?fieldValidation=" + std::string(validation),
+                          DeepConfigMap("cm", kMaxNestingDepth), ContentType(type));
+      ASSERT_TRUE(p.ok());
+      EXPECT_EQ(p->status, std::string(validation) == "Warn" ? 200 : 422) << type << p->body;
+    }
+  }
+  const int arrays = kMaxNestingDepth - 2;  // the operations array and the operation
+  const std::string json_patch = R"([{"op":"add","path":"/x","value":)" + std::string(arrays, '[') +
+                                 std::string(arrays, ']') + "}]";
+  auto jp = client->Request("PATCH", collection + "/cm", json_patch,
+                            ContentType("application/json-patch+json"));
+  ASSERT_TRUE(jp.ok());
+  EXPECT_EQ(jp->status, 200) << jp->body;
+}
+
+// Regression guard (hardening finding 3): ParseJson now refuses duplicate keys by default; the
+// cluster's bodies keep Go's behaviour, the last one winning, with field validation refusing them
+// under Strict and warning otherwise, as a real API server does.
+TEST_F(RestHandlerTest, DuplicateFieldsWarnAndLastWinsOrFailUnderStrict) {
+  auto client = Client();
+  const std::string collection = "/api/v1/namespaces/default/configmaps";
+  const std::string dup =
+      R"({"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"d"},"data":{"k":"1"},)"
+      R"("data":{"k":"2"}})";
+  auto strict = client->Request("POST", collection + "?fieldValidation=Strict", dup,
+                                ContentType("application/json"));
+  ASSERT_TRUE(strict.ok());
+  EXPECT_EQ(strict->status, 400) << strict->body;
+  EXPECT_THAT(strict->body, ::testing::HasSubstr("duplicate field \\\"data\\\""));
+  auto warned = client->Request("POST", collection, dup, ContentType("application/json"));
+  ASSERT_TRUE(warned.ok());
+  EXPECT_EQ(warned->status, 201) << warned->body;
+  EXPECT_EQ(warned->headers.Get("Warning"), "299 - \"duplicate field \\\"data\\\"\"");
+  auto stored = api_->Get(Type("configmaps"), "default", "d");
+  ASSERT_TRUE(stored.ok());
+  EXPECT_EQ((*stored)["data"]["k"], "2");
+  auto patched = client->Request("PATCH", collection + "/d", R"({"data":{"k":"3","k":"4"}})",
+                                 ContentType("application/merge-patch+json"));
+  ASSERT_TRUE(patched.ok());
+  EXPECT_EQ(patched->status, 200) << patched->body;
+  EXPECT_EQ(Json::parse(patched->body)["data"]["k"], "4");
+}
+
+size_t RequestSeries(const std::string& metrics) {
+  size_t n = 0;
+  for (size_t at = 0; (at = metrics.find("\napiserver_request_total{", at)) != std::string::npos;
+       ++at) {
+    ++n;
+  }
+  return n;
+}
+
+// Regression (hardening finding 10): every request with a new method, group, resource or
+// subresource name added a permanent apiserver_request_total series. Each label now takes its
+// value from a fixed set, "other" for the rest.
+TEST_F(RestHandlerTest, RequestsWithRandomNamesDoNotGrowTheMetrics) {
+  auto client = Client();
+  auto metrics = [&] {
+    auto m = client->Request("GET", "/metrics");
+    EXPECT_TRUE(m.ok());
+    return m.ok() ? m->body : std::string();
+  };
+  // One of each kind first, so that the "other" series exist.
+  auto once = [&](int i) {
+    const std::string r = "r" + std::to_string(i);
+    ASSERT_TRUE(client->Request("M" + std::to_string(i) + "X", "/api/v1/namespaces").ok());
+    ASSERT_TRUE(client->Request("GET", "/api/v1/" + r).ok());
+    ASSERT_TRUE(client->Request("GET", "/apis/g" + r + ".io/v1/" + r).ok());
+    ASSERT_TRUE(client->Request("GET", "/api/v1/namespaces/default/" + r + "/x/" + r).ok());
+    ASSERT_TRUE(client->Request("GET", "/api/v1/namespaces/default/configmaps/x/" + r).ok());
+    ASSERT_TRUE(client->Request("M" + std::to_string(i) + "Y", "/" + r).ok());
+  };
+  once(0);
+  metrics();  // counted once served: the next answer shows its series
+  const std::string before = metrics();
+  const size_t series = RequestSeries(before);
+  for (int i = 1; i <= 100; ++i) once(i);
+  const std::string after = metrics();
+  EXPECT_EQ(RequestSeries(after), series) << after;
+  EXPECT_EQ(after.find("r17"), std::string::npos) << after;
+  EXPECT_EQ(after.find("M17X"), std::string::npos) << after;
+  EXPECT_THAT(after, ::testing::HasSubstr("resource=\"other\""));
+  EXPECT_THAT(after, ::testing::HasSubstr("verb=\"OTHER\""));
+  EXPECT_THAT(after, ::testing::HasSubstr("group=\"other\""));
+  EXPECT_THAT(after, ::testing::HasSubstr("subresource=\"other\""));
 }
 
 }  // namespace

@@ -149,6 +149,60 @@ TEST_F(ClientTest, GetErrorsAreTyped) {
   EXPECT_THAT(bad.error().message, HasSubstr("/api/v1/namespaces/ns/configmaps/a"));
 }
 
+// Regression (hardening finding 3): a server answer with a key given twice was accepted, the last
+// value winning; a proxy in between may have read the first. Refused, naming the key.
+TEST_F(ClientTest, AnswerWithADuplicateKeyIsRefusedNamingIt) {
+  TransportResponse dup;
+  dup.status = 200;
+  dup.body = R"({"kind":"ConfigMap","metadata":{"name":"a","name":"b"}})";
+  fake_->Push({dup, {}, {}});
+  auto got = client_.Get(cm_, "ns", "a");
+  ASSERT_FALSE(got.ok());
+  EXPECT_EQ(got.error().code, StatusCode::kInternal);
+  EXPECT_THAT(got.error().message, HasSubstr("duplicate key \"metadata.name\""));
+  EXPECT_THAT(got.error().message, HasSubstr("/api/v1/namespaces/ns/configmaps/a"));
+
+  TransportResponse list;
+  list.status = 200;
+  list.body = R"({"kind":"ConfigMapList","items":[],"items":[{"metadata":{"name":"x"}}]})";
+  fake_->Push({list, {}, {}});
+  auto listed = client_.List(cm_, "ns");
+  ASSERT_FALSE(listed.ok());
+  EXPECT_THAT(listed.error().message, HasSubstr("duplicate key \"items\""));
+
+  fake_->PushStream({R"({"type":"ADDED","type":"DELETED","object":{}})"
+                     "\n"});
+  auto end = client_.Watch(cm_, "ns", {}, [&](const WatchEvent&) { return true; });
+  ASSERT_FALSE(end.ok());
+  EXPECT_EQ(end.error().code, StatusCode::kInvalidArgument);
+  EXPECT_THAT(end.error().message, HasSubstr("duplicate key \"type\""));
+}
+
+// Regression (hardening finding 2): an answer nested 80,000 levels deep overflowed the stack.
+// Refused (as at one level over the limit), naming the limit; at the limit it is read.
+TEST_F(ClientTest, AnswerNestedDeeperThanTheLimitIsRefusedNamingIt) {
+  auto nested = [](int depth) {
+    return R"({"kind":"ConfigMap","metadata":{"name":"a"},"data":{"k":)" + std::string(depth, '[') +
+           std::string(depth, ']') + "}}";
+  };
+  for (int depth : {80000, kMaxNestingDepth - 2}) {  // the object and "data" are 2 levels
+    TransportResponse deep;
+    deep.status = 200;
+    deep.body = nested(depth + 1);
+    fake_->Push({deep, {}, {}});
+    auto got = client_.Get(cm_, "ns", "a");
+    ASSERT_FALSE(got.ok()) << depth;
+    EXPECT_EQ(got.error().code, StatusCode::kInternal);
+    EXPECT_THAT(got.error().message, HasSubstr("nested deeper than the limit of 256 levels"));
+  }
+  TransportResponse at_limit;
+  at_limit.status = 200;
+  at_limit.body = nested(kMaxNestingDepth - 2);
+  fake_->Push({at_limit, {}, {}});
+  auto got = client_.Get(cm_, "ns", "a");
+  EXPECT_TRUE(got.ok()) << got.error().ToString();
+}
+
 TEST_F(ClientTest, NamespacedCallsWithoutNamespaceOrNameAreRefusedLocally) {
   for (auto result : {client_.Get(cm_, "", "a"), client_.Get(cm_, "ns", ""),
                       client_.Patch(cm_, "", "a", PatchType::kMerge, "{}"),
