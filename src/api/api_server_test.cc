@@ -648,135 +648,136 @@ TEST_F(ApiTest, AProbeListenerTakesTheOpenRoutesOffTheApiPort) {
               "NotFound", "", "serves /healthz, /readyz and /metrics only");
   EXPECT_EQ(Do("GET", "/v1/projects", "", "", std::string("Bearer ") + kToken, port).status, 200);
   api->Stop();
+}
 
-  // Regressions (hardening findings 2 and 3): a body nested 80,000 levels deep (200 KB, under the
-  // body limit) crashed the server, 60,000 were accepted and stored; a key given twice was accepted
-  // with the last value winning. Both are now a 400 naming the limit or the key, storing nothing.
-  TEST_F(ApiTest, DeepOrDuplicateKeyBodiesAreRefusedAndStoreNothing) {
-    auto put = Do("PUT", "/v1/projects/alpha", SpecBody());
-    ASSERT_EQ(put.status, 201) << put.body;
-    const std::string before = StoreState();
+// Regressions (hardening findings 2 and 3): a body nested 80,000 levels deep (200 KB, under the
+// body limit) crashed the server, 60,000 were accepted and stored; a key given twice was accepted
+// with the last value winning. Both are now a 400 naming the limit or the key, storing nothing.
+TEST_F(ApiTest, DeepOrDuplicateKeyBodiesAreRefusedAndStoreNothing) {
+  auto put = Do("PUT", "/v1/projects/alpha", SpecBody());
+  ASSERT_EQ(put.status, 201) << put.body;
+  const std::string before = StoreState();
 
-    for (int depth : {80000, kMaxNestingDepth + 1}) {
-      ExpectError(Do("PUT", "/v1/projects/alpha", NestedSpecBody(depth)), 400, "MalformedJson", "",
-                  "nested deeper than the limit of 256 levels");
-      ExpectError(Do("PUT", "/v1/projects/beta", NestedSpecBody(depth)), 400, "MalformedJson", "",
-                  "nested deeper than the limit of 256 levels");
-    }
-    ExpectError(Do("PUT", "/v1/projects/alpha", R"({"spec":{"team":"a"},"spec":{"team":"b"}})"),
-                400, "MalformedJson", "", "duplicate key \"spec\"");
-    ExpectError(Do("PUT", "/v1/projects/beta", R"({"spec":{"team":"a","team":"b"}})"), 400,
-                "MalformedJson", "", "duplicate key \"spec.team\"");
-    ExpectError(Do("POST", "/v1/projects/alpha/start", R"({"wait":1,"wait":2})"), 400,
-                "MalformedJson", "", "duplicate key \"wait\"");
-    EXPECT_EQ(StoreState(), before);
-
-    // At the limit the body is accepted, and the server keeps answering.
-    auto at = Do("PUT", "/v1/projects/alpha", NestedSpecBody(kMaxNestingDepth));
-    EXPECT_EQ(at.status, 200) << at.body;
-    auto got = Do("GET", "/v1/projects/alpha");
-    ASSERT_EQ(got.status, 200);
-    EXPECT_NE(got.body.find(std::string(kMaxNestingDepth - 3, '[')), std::string::npos);
+  for (int depth : {80000, kMaxNestingDepth + 1}) {
+    ExpectError(Do("PUT", "/v1/projects/alpha", NestedSpecBody(depth)), 400, "MalformedJson", "",
+                "nested deeper than the limit of 256 levels");
+    ExpectError(Do("PUT", "/v1/projects/beta", NestedSpecBody(depth)), 400, "MalformedJson", "",
+                "nested deeper than the limit of 256 levels");
   }
+  ExpectError(Do("PUT", "/v1/projects/alpha", R"({"spec":{"team":"a"},"spec":{"team":"b"}})"), 400,
+              "MalformedJson", "", "duplicate key \"spec\"");
+  ExpectError(Do("PUT", "/v1/projects/beta", R"({"spec":{"team":"a","team":"b"}})"), 400,
+              "MalformedJson", "", "duplicate key \"spec.team\"");
+  ExpectError(Do("POST", "/v1/projects/alpha/start", R"({"wait":1,"wait":2})"), 400,
+              "MalformedJson", "", "duplicate key \"wait\"");
+  EXPECT_EQ(StoreState(), before);
 
-  TEST_F(ApiTest, OperationsOnADeletingProjectConflict) {
-    engine_->Stop();  // the deletion stays pending
-    ASSERT_EQ(Do("PUT", "/v1/projects/alpha", SpecBody()).status, 201);
-    auto del = Do("DELETE", "/v1/projects/alpha");
-    ASSERT_EQ(del.status, 202);
-    EXPECT_EQ(Body(del)["desiredState"], "deleted");
-    const std::string before = StoreState();
-    ExpectError(Do("POST", "/v1/projects/alpha/start"), 409, "Conflict", "", "being deleted");
-    ExpectError(Do("POST", "/v1/projects/alpha/rotate-credentials"), 409, "Conflict", "",
-                "being deleted");
-    ExpectError(Do("PUT", "/v1/projects/alpha", SpecBody("flowfuse/node-red:4.1")), 409, "Conflict",
-                "", "being deleted");
-    EXPECT_EQ(StoreState(), before);
+  // At the limit the body is accepted, and the server keeps answering.
+  auto at = Do("PUT", "/v1/projects/alpha", NestedSpecBody(kMaxNestingDepth));
+  EXPECT_EQ(at.status, 200) << at.body;
+  auto got = Do("GET", "/v1/projects/alpha");
+  ASSERT_EQ(got.status, 200);
+  EXPECT_NE(got.body.find(std::string(kMaxNestingDepth - 3, '[')), std::string::npos);
+}
+
+TEST_F(ApiTest, OperationsOnADeletingProjectConflict) {
+  engine_->Stop();  // the deletion stays pending
+  ASSERT_EQ(Do("PUT", "/v1/projects/alpha", SpecBody()).status, 201);
+  auto del = Do("DELETE", "/v1/projects/alpha");
+  ASSERT_EQ(del.status, 202);
+  EXPECT_EQ(Body(del)["desiredState"], "deleted");
+  const std::string before = StoreState();
+  ExpectError(Do("POST", "/v1/projects/alpha/start"), 409, "Conflict", "", "being deleted");
+  ExpectError(Do("POST", "/v1/projects/alpha/rotate-credentials"), 409, "Conflict", "",
+              "being deleted");
+  ExpectError(Do("PUT", "/v1/projects/alpha", SpecBody("flowfuse/node-red:4.1")), 409, "Conflict",
+              "", "being deleted");
+  EXPECT_EQ(StoreState(), before);
+}
+
+TEST_F(ApiTest, InstanceOperations) {
+  ASSERT_EQ(
+      Do("PUT", "/v1/projects/alpha?wait=20s", SpecBody("flowfuse/node-red:4.0", true)).status,
+      201);
+  ASSERT_EQ(Do("PUT", "/v1/projects/beta?wait=20s", SpecBody()).status, 201);
+  const std::string id = Body(Do("GET", "/v1/projects/alpha"))["id"];
+
+  auto info = Do("GET", "/v1/projects/alpha/instance");
+  ASSERT_EQ(info.status, 200) << info.body;
+  EXPECT_EQ(Body(info)["project"]["id"], id);
+  EXPECT_EQ(Body(info)["instance"]["id"], id);
+  EXPECT_EQ(Body(info)["instance"]["state"], "running");
+
+  auto stop = Do("POST", "/v1/projects/alpha/flows/stop");
+  ASSERT_EQ(stop.status, 200) << stop.body;
+  ASSERT_EQ(Body(stop)["pods"].size(), 1u);
+  EXPECT_EQ(Body(stop)["pods"][0]["status"], 200);
+  EXPECT_EQ(Body(Do("GET", "/v1/projects/alpha/instance"))["instance"]["state"], "stopped");
+  ASSERT_EQ(Do("POST", "/v1/projects/alpha/flows/start").status, 200);
+  ASSERT_EQ(Do("POST", "/v1/projects/alpha/flows/restart").status, 200);
+  // Start while running: the launcher refuses.
+  ExpectError(Do("POST", "/v1/projects/alpha/flows/start"), 502, "InstanceError", "",
+              "already running");
+  auto logout = Do("POST", "/v1/projects/alpha/logout", R"({"token":"user-token"})");
+  ASSERT_EQ(logout.status, 200) << logout.body;
+  ExpectError(Do("POST", "/v1/projects/alpha/logout", "{}"), 400, "InvalidArgument", "token",
+              "non-empty");
+
+  auto logs = Do("GET", "/v1/projects/alpha/logs");
+  ASSERT_EQ(logs.status, 200) << logs.body;
+  Json items = Body(logs)["items"];
+  ASSERT_FALSE(items.empty());
+  bool saw_stop = false, saw_logout = false;
+  for (const auto& l : items) {
+    EXPECT_FALSE(GetString(l, "pod").empty());
+    saw_stop |= GetString(l, "msg") == "Stopping Node-RED";
+    saw_logout |= GetString(l, "msg") == "Logging out of the editor";
   }
+  EXPECT_TRUE(saw_stop);
+  EXPECT_TRUE(saw_logout);
 
-  TEST_F(ApiTest, InstanceOperations) {
-    ASSERT_EQ(
-        Do("PUT", "/v1/projects/alpha?wait=20s", SpecBody("flowfuse/node-red:4.0", true)).status,
-        201);
-    ASSERT_EQ(Do("PUT", "/v1/projects/beta?wait=20s", SpecBody()).status, 201);
-    const std::string id = Body(Do("GET", "/v1/projects/alpha"))["id"];
-
-    auto info = Do("GET", "/v1/projects/alpha/instance");
-    ASSERT_EQ(info.status, 200) << info.body;
-    EXPECT_EQ(Body(info)["project"]["id"], id);
-    EXPECT_EQ(Body(info)["instance"]["id"], id);
-    EXPECT_EQ(Body(info)["instance"]["state"], "running");
-
-    auto stop = Do("POST", "/v1/projects/alpha/flows/stop");
-    ASSERT_EQ(stop.status, 200) << stop.body;
-    ASSERT_EQ(Body(stop)["pods"].size(), 1u);
-    EXPECT_EQ(Body(stop)["pods"][0]["status"], 200);
-    EXPECT_EQ(Body(Do("GET", "/v1/projects/alpha/instance"))["instance"]["state"], "stopped");
-    ASSERT_EQ(Do("POST", "/v1/projects/alpha/flows/start").status, 200);
-    ASSERT_EQ(Do("POST", "/v1/projects/alpha/flows/restart").status, 200);
-    // Start while running: the launcher refuses.
-    ExpectError(Do("POST", "/v1/projects/alpha/flows/start"), 502, "InstanceError", "",
-                "already running");
-    auto logout = Do("POST", "/v1/projects/alpha/logout", R"({"token":"user-token"})");
-    ASSERT_EQ(logout.status, 200) << logout.body;
-    ExpectError(Do("POST", "/v1/projects/alpha/logout", "{}"), 400, "InvalidArgument", "token",
-                "non-empty");
-
-    auto logs = Do("GET", "/v1/projects/alpha/logs");
-    ASSERT_EQ(logs.status, 200) << logs.body;
-    Json items = Body(logs)["items"];
-    ASSERT_FALSE(items.empty());
-    bool saw_stop = false, saw_logout = false;
-    for (const auto& l : items) {
-      EXPECT_FALSE(GetString(l, "pod").empty());
-      saw_stop |= GetString(l, "msg") == "Stopping Node-RED";
-      saw_logout |= GetString(l, "msg") == "Logging out of the editor";
-    }
-    EXPECT_TRUE(saw_stop);
-    EXPECT_TRUE(saw_logout);
-
-    for (std::string path : {"/instance", "/logs"}) {
-      ExpectError(Do("GET", "/v1/projects/beta" + path), 409, "ProjectNotRunning", "", "Suspended");
-    }
-    ExpectError(Do("POST", "/v1/projects/beta/flows/start"), 409, "ProjectNotRunning", "",
-                "Suspended");
-    ExpectError(Do("POST", "/v1/projects/beta/logout", R"({"token":"t"})"), 409,
-                "ProjectNotRunning", "", "Suspended");
-    ExpectError(Do("GET", "/v1/projects/nope/instance"), 404, "NotFound", "", "nope");
+  for (std::string path : {"/instance", "/logs"}) {
+    ExpectError(Do("GET", "/v1/projects/beta" + path), 409, "ProjectNotRunning", "", "Suspended");
   }
+  ExpectError(Do("POST", "/v1/projects/beta/flows/start"), 409, "ProjectNotRunning", "",
+              "Suspended");
+  ExpectError(Do("POST", "/v1/projects/beta/logout", R"({"token":"t"})"), 409, "ProjectNotRunning",
+              "", "Suspended");
+  ExpectError(Do("GET", "/v1/projects/nope/instance"), 404, "NotFound", "", "nope");
+}
 
-  TEST_F(ApiTest, AWaitEndsWhenItsClientLeaves) {
-    engine_->Stop();  // nothing converges: the wait below would last its full minute
-    ASSERT_EQ(Do("PUT", "/v1/projects/alpha", SpecBody()).status, 201);
-    {
-      net::HttpClient::Options o;
-      o.port = api_->port();
-      o.bearer_token = kToken;
-      o.timeout = milliseconds(300);
-      auto client = net::HttpClient::Create(o);
-      auto r = client->Request("POST", "/v1/projects/alpha/start?wait=60s");
-      ASSERT_FALSE(r.ok());
-      EXPECT_EQ(r.error().code(), StatusCode::kDeadlineExceeded);
-    }
-    ASSERT_TRUE(Eventually([&] { return ServerTestPeer::Waiters(*api_) == 0; }));
-    // The intent itself was committed before the wait began.
-    EXPECT_EQ(Body(Do("GET", "/v1/projects/alpha"))["desiredState"], "running");
+TEST_F(ApiTest, AWaitEndsWhenItsClientLeaves) {
+  engine_->Stop();  // nothing converges: the wait below would last its full minute
+  ASSERT_EQ(Do("PUT", "/v1/projects/alpha", SpecBody()).status, 201);
+  {
+    net::HttpClient::Options o;
+    o.port = api_->port();
+    o.bearer_token = kToken;
+    o.timeout = milliseconds(300);
+    auto client = net::HttpClient::Create(o);
+    auto r = client->Request("POST", "/v1/projects/alpha/start?wait=60s");
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.error().code(), StatusCode::kDeadlineExceeded);
   }
+  ASSERT_TRUE(Eventually([&] { return ServerTestPeer::Waiters(*api_) == 0; }));
+  // The intent itself was committed before the wait began.
+  EXPECT_EQ(Body(Do("GET", "/v1/projects/alpha"))["desiredState"], "running");
+}
 
-  TEST_F(ApiTest, AGoneWatchClientIsForgottenAndNeverBlocksCommits) {
-    {
-      Watcher w(api_->port(), "/v1/watch?initial=false");
-      ASSERT_TRUE(Eventually([&] { return w.comments() > 0; }));
-      EXPECT_EQ(ServerTestPeer::Streams(*api_), 1u);
-      w.Stop();  // the client reads no more and closes at its next chunk
-      ASSERT_TRUE(Eventually([&] { return w.done(); }));
-    }
-    ASSERT_TRUE(Eventually([&] { return ServerTestPeer::Streams(*api_) == 0; }));
-    // Commits go on (the listener has nobody to wait for).
-    for (std::string n : {"p1", "p2", "p3"}) {
-      ASSERT_EQ(Do("PUT", "/v1/projects/" + n, SpecBody()).status, 201);
-    }
+TEST_F(ApiTest, AGoneWatchClientIsForgottenAndNeverBlocksCommits) {
+  {
+    Watcher w(api_->port(), "/v1/watch?initial=false");
+    ASSERT_TRUE(Eventually([&] { return w.comments() > 0; }));
+    EXPECT_EQ(ServerTestPeer::Streams(*api_), 1u);
+    w.Stop();  // the client reads no more and closes at its next chunk
+    ASSERT_TRUE(Eventually([&] { return w.done(); }));
   }
+  ASSERT_TRUE(Eventually([&] { return ServerTestPeer::Streams(*api_) == 0; }));
+  // Commits go on (the listener has nobody to wait for).
+  for (std::string n : {"p1", "p2", "p3"}) {
+    ASSERT_EQ(Do("PUT", "/v1/projects/" + n, SpecBody()).status, 201);
+  }
+}
 
 }  // namespace
 }  // namespace testing
