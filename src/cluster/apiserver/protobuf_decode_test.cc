@@ -162,7 +162,7 @@ TEST(ProtobufDecodeTest, DeleteOptionsInAnyGroupVersion) {
 }
 
 std::string ReadTestdata(const std::string& name) {
-  auto path = std::filesystem::path(__FILE__).parent_path() / "testdata" / name;
+  auto path = std::filesystem::path(STEWARD_PROTOBUF_TESTDATA) / name;
   std::ifstream in(path, std::ios::binary);
   EXPECT_TRUE(in.good()) << path;
   std::ostringstream out;
