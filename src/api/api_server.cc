@@ -33,6 +33,13 @@ class ProbeHandler final : public net::Handler {
   Server& server_;
 };
 
+// The challenge every 401 carries.
+net::Headers Challenge() {
+  net::Headers h;
+  h.Set("WWW-Authenticate", "Bearer realm=\"steward\"");
+  return h;
+}
+
 bool ConstantTimeEquals(std::string_view a, std::string_view b) {
   unsigned char diff = a.size() == b.size() ? 0 : 1;
   for (size_t i = 0; i < a.size(); ++i) diff |= a[i] ^ b[i % std::max<size_t>(b.size(), 1)];
@@ -115,8 +122,9 @@ Status Server::Init() {
   scheduler_->Schedule(options_.keepalive, [this] { KeepAlive(); });
 
   net::HttpServer::Options http = options_.http;
-  // Beast's own limit sits above ours so that we, not a closed connection, answer 413.
-  http.max_body_bytes = std::max(http.max_body_bytes, options_.max_body_bytes + 64 * 1024);
+  // The server hands a request over the limit to Handle (body_too_large) without reading its
+  // body, and sends no "100 Continue" for it: ours is the limit.
+  http.max_body_bytes = options_.max_body_bytes;
   auto started = net::HttpServer::Start(http, *this);
   if (!started.ok()) {
     Stop();
@@ -233,7 +241,8 @@ const Route* Server::Resolve(const net::HttpRequest& request, bool probe,
   *segments = PathSegments(request.target);
   const Route* route = *segments ? Match(**segments, params) : nullptr;
   // With a probe listener, the open routes live there and only there.
-  if (route != nullptr && (probe ? !route->open : (route->open && probe_http_ != nullptr))) {
+  if (route != nullptr &&
+      (probe ? !route->open : (route->open && options_.probe_http.has_value()))) {
     route = nullptr;
   }
   return route;
@@ -263,7 +272,7 @@ std::optional<net::HttpResponse> Server::CheckHead(const net::HttpRequest& head)
   RecordMetrics(call, refused->status);
   net::HttpResponse r;
   r.status = refused->status;
-  r.headers.Set("WWW-Authenticate", "Bearer realm=\"steward\"");
+  r.headers = Challenge();
   r.headers.Set("Content-Type", "application/json");
   r.body = DumpJson(ErrorJson(*refused)) + "\n";
   return r;
@@ -283,9 +292,7 @@ void Server::Dispatch(net::HttpRequest request, std::shared_ptr<net::ResponseWri
     return;
   }
   if (auto refused = AuthError(call->request, route, probe)) {
-    net::Headers h;
-    h.Set("WWW-Authenticate", "Bearer realm=\"steward\"");
-    ReplyError(call, *refused, std::move(h));
+    ReplyError(call, *refused, Challenge());
     return;
   }
   if (!segments) {

@@ -884,17 +884,21 @@ class ServerImpl final : public HttpServer, public SessionOwner {
       });
       return;
     }
-    error_code ignored;
-    socket.set_option(tcp::no_delay(true), ignored);
-    if (AtCapacity()) {
-      Refuse(std::move(socket));
-      DoAccept();
-      return;
-    }
-    if (ssl_ctx_) {
-      StartSession<true>(std::move(socket));
-    } else {
-      StartSession<false>(std::move(socket));
+    // Whatever happens to this connection, the listener goes on accepting.
+    try {
+      error_code ignored;
+      socket.set_option(tcp::no_delay(true), ignored);
+      if (AtCapacity()) {
+        Refuse(std::move(socket));
+      } else if (ssl_ctx_) {
+        StartSession<true>(std::move(socket));
+      } else {
+        StartSession<false>(std::move(socket));
+      }
+    } catch (const std::exception& e) {
+      LOG_ERROR("dropping a new connection: {}", e.what());
+    } catch (...) {
+      LOG_ERROR("dropping a new connection");
     }
     DoAccept();
   }

@@ -16,8 +16,9 @@
 // Limits: at most Options::max_connections connections are open; one beyond gets a short 503 and
 // is closed at once. A request's head must arrive within read_header_timeout and the whole
 // request within read_timeout, both from its first byte (the first request: from the
-// connection's start); otherwise the client gets 408 and the connection is closed. Waiting for
-// the next request (and for the first byte of the first) is bounded by idle_timeout.
+// connection's start, so a new connection that sends nothing is closed after the smallest of
+// the three timeouts); otherwise the client gets 408 and the connection is closed. Waiting for
+// the next request on a kept-alive connection is bounded by idle_timeout.
 //
 // Lifecycle: Start() binds and starts serving; Stop() (idempotent, also run by the destructor)
 // stops accepting, closes every connection (writers see closed() == true and their OnClose

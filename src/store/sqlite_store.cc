@@ -297,7 +297,7 @@ class SqliteStore final : public Store {
   StatusOr<std::map<std::string, int64_t>> CountByPhase() override;
   StatusOr<std::vector<ProjectRecord>> ListProjectsWithoutHostnames() override;
   StatusOr<std::map<std::string, std::string>> ClaimHostnames(
-      const std::map<std::string, std::vector<std::string>>& by_project) override;
+      const std::vector<std::pair<std::string, std::vector<std::string>>>& by_project) override;
   StatusOr<std::vector<Credential>> ListCredentials(std::string_view project_id) override {
     std::lock_guard lock(mu_);
     return LoadCredentials(project_id);
@@ -611,7 +611,7 @@ StatusOr<std::vector<ProjectRecord>> SqliteStore::ListProjectsWithoutHostnames()
   std::lock_guard lock(mu_);
   Statement s(db_.handle, std::string("SELECT ") + kProjectColumns +
                               " FROM projects WHERE NOT EXISTS (SELECT 1 FROM hostnames WHERE "
-                              "hostnames.project_id = projects.id) ORDER BY id");
+                              "hostnames.project_id = projects.id) ORDER BY created_ms, id");
   std::vector<ProjectRecord> out;
   while (s.Step()) out.push_back(ReadProject(s));
   RETURN_IF_ERROR(db_.Check(s, "list projects without hostnames"));
@@ -619,7 +619,7 @@ StatusOr<std::vector<ProjectRecord>> SqliteStore::ListProjectsWithoutHostnames()
 }
 
 StatusOr<std::map<std::string, std::string>> SqliteStore::ClaimHostnames(
-    const std::map<std::string, std::vector<std::string>>& by_project) {
+    const std::vector<std::pair<std::string, std::vector<std::string>>>& by_project) {
   std::map<std::string, std::string> skipped;
   std::lock_guard lock(mu_);
   Transaction tx(db_);

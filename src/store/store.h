@@ -139,12 +139,14 @@ class Store {
 
   // Hostnames of projects that hold none (stored before hostnames were claimed, schema 1), so
   // that they can be claimed once: ClaimHostnames. Neither bumps a version or calls a listener
-  // (hostnames are not part of the record). ClaimHostnames adds the given hostnames to their
-  // projects in one transaction, skipping each one another project holds, and returns those
-  // skipped as "host" → the holder's id; a project id that does not exist is skipped silently.
+  // (hostnames are not part of the record). The list is oldest project first (created_ms, then
+  // id). ClaimHostnames adds the given hostnames to their projects in one transaction, in the
+  // order given (an earlier entry wins a hostname two want), skipping each one another project
+  // holds, and returns those skipped as "host" → the holder's id; a project id that does not
+  // exist is skipped silently.
   virtual StatusOr<std::vector<ProjectRecord>> ListProjectsWithoutHostnames() = 0;
   virtual StatusOr<std::map<std::string, std::string>> ClaimHostnames(
-      const std::map<std::string, std::vector<std::string>>& by_project) = 0;
+      const std::vector<std::pair<std::string, std::vector<std::string>>>& by_project) = 0;
 
   virtual StatusOr<std::vector<Credential>> ListCredentials(std::string_view project_id) = 0;
   // The credential with this token (any state); kNotFound when none.

@@ -265,13 +265,13 @@ enum class Intent { kRun, kSuspend, kDelete };
 // project whose intent is `intent` at `generation`, given the engine's last written status
 // (nullopt: none yet). A status written for an older generation never passes for the current
 // one: Running, Updating or Degraded become Updating; Failed, Provisioning or Suspend* with
-// intent kRun become Provisioning; anything but Suspended becomes Suspending for kSuspend;
-// everything becomes Deleting for kDelete — each with reason "Accepted" and a message naming
-// both generations. A Suspended status stays as it is for kSuspend (nothing runs until the
-// engine acts). observedGeneration, url and conditions are kept: they are what was observed.
-// No status at all: Pending / Accepted.
-// The hostnames a project answers on (lower case): <name>.<domain>, and its custom hostname if
-// any. Unique across projects: the store refuses a second project claiming one of them.
+// intent kRun become Provisioning (Pending stays Pending); anything but Suspended becomes
+// Suspending for kSuspend; everything becomes Deleting for kDelete — each with reason "Accepted"
+// and a message naming both generations. A Suspended status stays as it is for kSuspend (nothing
+// runs until the engine acts). observedGeneration, url and conditions are kept: they are what was
+// observed. No status at all: Pending / Accepted. The hostnames a project answers on (lower case):
+// <name>.<domain>, and its custom hostname if any. Unique across projects: the store refuses a
+// second project claiming one of them.
 std::vector<std::string> ProjectHostnames(const EngineConfig& config, std::string_view name,
                                           const ProjectSpec& spec);
 // The operator's policy for custom hostnames: never the platform domain itself, the forge URL's

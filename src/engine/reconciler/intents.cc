@@ -66,7 +66,10 @@ void MarkAccepted(ProjectRecord& r) {
       if (auto s = ParseProjectStatus(*j); s.ok()) stored = std::move(*s);
     }
   }
-  if (!stored) return;  // "" already reads as Pending
+  if (!stored) {
+    r.phase = "";  // as the API shows it: Pending
+    return;
+  }
   r.phase = std::string(ToString(PresentStatus(stored, IntentOf(r.desired), r.generation).phase));
 }
 
@@ -157,7 +160,12 @@ StatusOr<Intents::PutResult> Intents::Put(std::string_view name, const Json& spe
                 Operation(want_start ? "update+start" : "update", r.generation, ToJson(spec)));
             return Status::Ok();
           });
-      if (!rec.ok() && rec.error().code() == StatusCode::kNotFound && !last) continue;
+      if (!rec.ok() && rec.error().code() == StatusCode::kNotFound) {
+        if (!last) continue;
+        return Unavailable("project " + std::string(name) +
+                           " was purged and re-created while this request ran, " +
+                           std::to_string(kAttempts) + " times; retry");
+      }
       if (!rec.ok()) return rec.error();
       if (changed) Notify(rec->id);
       return PutResult{std::move(*rec), false, changed};
@@ -266,30 +274,32 @@ StatusOr<ProjectRecord> Intents::Rotate(std::string_view id_or_name) {
 StatusOr<int> Intents::ClaimUnclaimedHostnames() {
   ASSIGN_OR_RETURN(std::vector<ProjectRecord> unclaimed, store_.ListProjectsWithoutHostnames());
   if (unclaimed.empty()) return 0;
-  std::map<std::string, std::vector<std::string>> claims;
+  // Oldest first: of two old projects that share a hostname, the one that had it first keeps it.
+  std::vector<std::pair<std::string, std::vector<std::string>>> claims;
   std::map<std::string, std::string> names;
   for (const ProjectRecord& r : unclaimed) {
     auto j = ParseJson(r.spec_json);
     auto spec = j.ok() ? ParseProjectSpec(*j) : StatusOr<ProjectSpec>(j.error());
     // A spec that does not parse any more still owns its generated host.
-    claims[r.id] = ProjectHostnames(config_, r.name, spec.ok() ? *spec : ProjectSpec{});
+    claims.emplace_back(r.id, ProjectHostnames(config_, r.name, spec.ok() ? *spec : ProjectSpec{}));
     names[r.id] = r.name;
   }
   ASSIGN_OR_RETURN(auto skipped, store_.ClaimHostnames(claims));
   for (const auto& [host, holder] : skipped) {
-    std::string claimant;
+    std::string others;
     for (const auto& [id, hosts] : claims) {
-      if (std::find(hosts.begin(), hosts.end(), host) != hosts.end() && id != holder) {
-        claimant = names[id];
+      if (id != holder && std::find(hosts.begin(), hosts.end(), host) != hosts.end()) {
+        others += (others.empty() ? "" : ", ") + names[id];
       }
     }
     LOG_ERROR(
-        "hostname {} is used by two projects: kept by project {}, not claimed for project {}; "
-        "change the custom hostname of one of them",
-        host, holder, claimant);
+        "hostname {} is wanted by several projects stored before hostnames were unique: kept by "
+        "project {} (the oldest), not claimed for {}; their next spec change is refused until "
+        "the operator changes the custom hostname",
+        host, names.count(holder) ? names[holder] : holder, others);
   }
-  LOG_INFO("claimed the hostnames of {} projects stored before hostnames were unique",
-           unclaimed.size());
+  LOG_INFO("claimed the hostnames of {} projects stored before hostnames were unique ({} clashes)",
+           unclaimed.size(), skipped.size());
   return static_cast<int>(unclaimed.size());
 }
 

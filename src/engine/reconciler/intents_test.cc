@@ -578,7 +578,7 @@ class RacingStore final : public store::Store {
     return inner_.ListProjectsWithoutHostnames();
   }
   StatusOr<std::map<std::string, std::string>> ClaimHostnames(
-      const std::map<std::string, std::vector<std::string>>& claims) override {
+      const std::vector<std::pair<std::string, std::vector<std::string>>>& claims) override {
     return inner_.ClaimHostnames(claims);
   }
   int AddListener(store::Listener l) override { return inner_.AddListener(std::move(l)); }
@@ -680,7 +680,9 @@ TEST_F(IntentsTest, ProjectsWithoutHostnamesClaimThemOnce) {
     ASSERT_EQ(sqlite3_open((dir_ + "/steward.db").c_str(), &db), SQLITE_OK);
     ASSERT_EQ(sqlite3_exec(db,
                            "DELETE FROM hostnames; UPDATE projects SET spec_json = "
-                           "replace(spec_json, 'other.example.com', 'flows.example.com')",
+                           "replace(spec_json, 'other.example.com', 'flows.example.com'); "
+                           "UPDATE projects SET created_ms = created_ms + 100000 "
+                           "WHERE name = 'gamma'",
                            nullptr, nullptr, nullptr),
               SQLITE_OK);
     sqlite3_close(db);
@@ -694,6 +696,15 @@ TEST_F(IntentsTest, ProjectsWithoutHostnamesClaimThemOnce) {
   EXPECT_EQ(*intents_->ClaimUnclaimedHostnames(), 0);
   // No record was written for it.
   EXPECT_EQ(intents_->Find("beta")->version, beta_version);
+  // The older of the two (beta) kept it: its own spec change goes through, gamma's is refused.
+  Json beta = SpecWithHost("flows.example.com");
+  beta["stack"]["image"] = "flowfuse/node-red:4.1";
+  auto beta_changed = intents_->Put("beta", beta);
+  ASSERT_TRUE(beta_changed.ok()) << beta_changed.error().ToString();
+  EXPECT_TRUE(beta_changed->changed);
+  Json gamma = SpecWithHost("flows.example.com");
+  gamma["stack"]["image"] = "flowfuse/node-red:4.1";
+  EXPECT_EQ(intents_->Put("gamma", gamma).status().code(), StatusCode::kAlreadyExists);
   // Held now: a new project cannot take them.
   EXPECT_EQ(intents_->Put("delta", SpecWithHost("flows.example.com")).status().code(),
             StatusCode::kAlreadyExists);
