@@ -90,18 +90,6 @@ Status RefuseIfDeleting(const ProjectRecord& r) {
 std::string NewToken() { return RandomHex(32); }
 std::string NewCredentialId() { return "c-" + RandomHex(8); }
 
-Intent IntentOf(store::DesiredState desired) {
-  switch (desired) {
-    case DesiredState::kRunning:
-      return Intent::kRun;
-    case DesiredState::kSuspended:
-      return Intent::kSuspend;
-    case DesiredState::kDeleted:
-      return Intent::kDelete;
-  }
-  return Intent::kSuspend;
-}
-
 Intents::Intents(store::Store& store, Enqueue enqueue, const EngineConfig* config)
     : store_(store),
       enqueue_(std::move(enqueue)),

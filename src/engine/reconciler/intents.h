@@ -84,7 +84,17 @@ class Intents {
 };
 
 // The engine's name for a stored desired state.
-Intent IntentOf(store::DesiredState desired);
+inline Intent IntentOf(store::DesiredState desired) {
+  switch (desired) {
+    case store::DesiredState::kRunning:
+      return Intent::kRun;
+    case store::DesiredState::kSuspended:
+      return Intent::kSuspend;
+    case store::DesiredState::kDeleted:
+      return Intent::kDelete;
+  }
+  return Intent::kSuspend;
+}
 
 // 32 random bytes from the OS CSPRNG, hex encoded; and credential ids "c-<16 hex>".
 std::string NewToken();
