@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/ascii.h"
 #include "fuzz_util.h"
 #include "net/request_framer.h"
 
@@ -20,17 +21,6 @@ namespace steward::net {
 namespace {
 
 using fuzz::AsView;
-
-bool IEquals(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i) {
-    if (std::tolower(static_cast<unsigned char>(a[i])) !=
-        std::tolower(static_cast<unsigned char>(b[i]))) {
-      return false;
-    }
-  }
-  return true;
-}
 
 // What the server would do with one connection's bytes, as text (compared across splits).
 struct Outcome {
@@ -51,15 +41,15 @@ void CheckRequest(const HttpRequest& r, const RequestFramer& framer,
   // No request gets through whose length a proxy could read differently.
   bool te = false, cl = false;
   for (const auto& [name, value] : r.headers.fields()) {
-    te = te || IEquals(name, "transfer-encoding");
-    cl = cl || IEquals(name, "content-length");
+    te = te || AsciiEqualsIgnoreCase(name, "transfer-encoding");
+    cl = cl || AsciiEqualsIgnoreCase(name, "content-length");
   }
   FUZZ_CHECK(!(te && cl));
   FUZZ_CHECK(!(te && framer.framing().http10));
   if (te) {
     std::string codings;
     for (const auto& [name, value] : r.headers.fields()) {
-      if (!IEquals(name, "transfer-encoding")) continue;
+      if (!AsciiEqualsIgnoreCase(name, "transfer-encoding")) continue;
       for (char c : value) {
         if (c != ' ' && c != '\t' && c != ',') codings += static_cast<char>(std::tolower(c));
       }

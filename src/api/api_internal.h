@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "api/api_server.h"
+#include "common/ascii.h"
 #include "common/json.h"
 #include "common/metrics.h"
 #include "common/scheduler.h"
@@ -64,8 +65,6 @@ ApiError BadArgument(std::string field, std::string message);  // 400 InvalidArg
 ApiError FromStatus(const Status& status);
 // The leading dotted path of "spec.stack.memory: must be ..." ("" when the message has none).
 std::string FieldOfMessage(std::string_view message);
-// ASCII lower case (header values: schemes, media types).
-std::string AsciiLower(std::string_view s);
 Json ErrorJson(const ApiError& e);
 
 // Opaque page tokens: the last id of the page.

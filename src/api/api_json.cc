@@ -105,12 +105,6 @@ std::optional<ApiError> CheckQuery(const std::vector<std::pair<std::string, std:
   return std::nullopt;
 }
 
-std::string AsciiLower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
 ApiError FromStatus(const Status& status) {
   const std::string& m = status.message();
   switch (status.code()) {

@@ -2,18 +2,10 @@
 
 #include <algorithm>
 
+#include "common/ascii.h"
+
 namespace steward::net {
 namespace {
-
-char AsciiLower(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; }
-
-bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i) {
-    if (AsciiLower(a[i]) != AsciiLower(b[i])) return false;
-  }
-  return true;
-}
 
 int HexValue(char c) {
   if (c >= '0' && c <= '9') return c - '0';
@@ -30,20 +22,20 @@ bool IsUnreserved(char c) {
 }  // namespace
 
 void Headers::Set(std::string name, std::string value) {
-  std::erase_if(fields_, [&](const auto& f) { return EqualsIgnoreCase(f.first, name); });
+  std::erase_if(fields_, [&](const auto& f) { return AsciiEqualsIgnoreCase(f.first, name); });
   fields_.emplace_back(std::move(name), std::move(value));
 }
 
 std::string_view Headers::Get(std::string_view name) const {
   for (const auto& [n, v] : fields_) {
-    if (EqualsIgnoreCase(n, name)) return v;
+    if (AsciiEqualsIgnoreCase(n, name)) return v;
   }
   return {};
 }
 
 bool Headers::Has(std::string_view name) const {
   return std::any_of(fields_.begin(), fields_.end(),
-                     [&](const auto& f) { return EqualsIgnoreCase(f.first, name); });
+                     [&](const auto& f) { return AsciiEqualsIgnoreCase(f.first, name); });
 }
 
 std::string PercentDecode(std::string_view s, bool plus_is_space) {
@@ -87,7 +79,7 @@ void ParseTarget(std::string_view target, std::string* path,
   // Absolute-form targets ("http://host/path?q"), as sent to proxies, carry an authority to skip.
   for (std::string_view scheme : {"http://", "https://"}) {
     if (target.size() >= scheme.size() &&
-        EqualsIgnoreCase(target.substr(0, scheme.size()), scheme)) {
+        AsciiEqualsIgnoreCase(target.substr(0, scheme.size()), scheme)) {
       target.remove_prefix(scheme.size());
       size_t slash = target.find_first_of("/?");
       target = slash == std::string_view::npos ? std::string_view("/") : target.substr(slash);

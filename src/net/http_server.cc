@@ -24,6 +24,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "common/ascii.h"
 #include "common/log.h"
 #include "net/request_framer.h"
 
@@ -60,24 +61,13 @@ bool BodylessStatus(int status) {
   return (status >= 100 && status < 200) || status == 204 || status == 304;
 }
 
-bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i) {
-    char x = a[i], y = b[i];
-    if (x >= 'A' && x <= 'Z') x = static_cast<char>(x - 'A' + 'a');
-    if (y >= 'A' && y <= 'Z') y = static_cast<char>(y - 'A' + 'a');
-    if (x != y) return false;
-  }
-  return true;
-}
-
 bool ContainsToken(std::string_view value, std::string_view token) {
   while (!value.empty()) {
     size_t comma = value.find(',');
     std::string_view item = value.substr(0, comma);
     while (!item.empty() && (item.front() == ' ' || item.front() == '\t')) item.remove_prefix(1);
     while (!item.empty() && (item.back() == ' ' || item.back() == '\t')) item.remove_suffix(1);
-    if (EqualsIgnoreCase(item, token)) return true;
+    if (AsciiEqualsIgnoreCase(item, token)) return true;
     if (comma == std::string_view::npos) break;
     value.remove_prefix(comma + 1);
   }
@@ -86,7 +76,7 @@ bool ContainsToken(std::string_view value, std::string_view token) {
 
 bool WantsClose(const Headers& headers) {
   for (const auto& [name, value] : headers.fields()) {
-    if (EqualsIgnoreCase(name, "connection") && ContainsToken(value, "close")) return true;
+    if (AsciiEqualsIgnoreCase(name, "connection") && ContainsToken(value, "close")) return true;
   }
   return false;
 }
@@ -103,8 +93,9 @@ void AppendStatusLine(std::string& out, int status) {
 // Appends the handler's fields, leaving out the framing fields the server owns.
 void AppendHeaders(std::string& out, const Headers& headers) {
   for (const auto& [name, value] : headers.fields()) {
-    if (EqualsIgnoreCase(name, "content-length") || EqualsIgnoreCase(name, "transfer-encoding") ||
-        EqualsIgnoreCase(name, "connection")) {
+    if (AsciiEqualsIgnoreCase(name, "content-length") ||
+        AsciiEqualsIgnoreCase(name, "transfer-encoding") ||
+        AsciiEqualsIgnoreCase(name, "connection")) {
       continue;
     }
     out += name;

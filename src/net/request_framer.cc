@@ -11,23 +11,14 @@
 #include <stdexcept>
 #include <vector>
 
+#include "common/ascii.h"
+
 namespace steward::net {
 namespace {
 
 namespace beast = boost::beast;
 namespace http = beast::http;
 using boost::system::error_code;
-
-bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i) {
-    char x = a[i], y = b[i];
-    if (x >= 'A' && x <= 'Z') x = static_cast<char>(x - 'A' + 'a');
-    if (y >= 'A' && y <= 'Z') y = static_cast<char>(y - 'A' + 'a');
-    if (x != y) return false;
-  }
-  return true;
-}
 
 // The non-empty members of a comma-separated list (RFC 9110 §5.6.1), without surrounding
 // whitespace, appended to `out`.
@@ -179,13 +170,13 @@ bool RequestFramer::AcceptHead() {
   for (const auto& field : msg) {
     std::string_view name(field.name_string().data(), field.name_string().size());
     std::string_view value(field.value().data(), field.value().size());
-    if (EqualsIgnoreCase(name, "transfer-encoding")) {
+    if (AsciiEqualsIgnoreCase(name, "transfer-encoding")) {
       has_te = true;
       AppendListMembers(value, &codings);
-    } else if (EqualsIgnoreCase(name, "content-length")) {
+    } else if (AsciiEqualsIgnoreCase(name, "content-length")) {
       has_cl = true;
       AppendListMembers(value, &lengths);
-    } else if (EqualsIgnoreCase(name, "expect")) {
+    } else if (AsciiEqualsIgnoreCase(name, "expect")) {
       AppendListMembers(value, &expectations);
     }
   }
@@ -200,12 +191,12 @@ bool RequestFramer::AcceptHead() {
       Fail(400, "both Transfer-Encoding and Content-Length");
       return false;
     }
-    if (codings.empty() || !EqualsIgnoreCase(codings.back(), "chunked")) {
+    if (codings.empty() || !AsciiEqualsIgnoreCase(codings.back(), "chunked")) {
       Fail(400, "the final transfer coding is not chunked");
       return false;
     }
     for (size_t i = 0; i + 1 < codings.size(); ++i) {
-      if (EqualsIgnoreCase(codings[i], "chunked")) {
+      if (AsciiEqualsIgnoreCase(codings[i], "chunked")) {
         Fail(400, "chunked applied more than once");
         return false;
       }
@@ -223,7 +214,7 @@ bool RequestFramer::AcceptHead() {
   // HTTP/1.0 clients know no expectations; an HTTP/1.0 Expect is ignored (RFC 9110 §10.1.1).
   if (!http10 && (!expectations.empty() || msg.find(http::field::expect) != msg.end())) {
     for (std::string_view e : expectations) {
-      if (!EqualsIgnoreCase(e, "100-continue")) {
+      if (!AsciiEqualsIgnoreCase(e, "100-continue")) {
         Fail(417, "unsupported expectation \"" + std::string(e.substr(0, 64)) + "\"");
         return false;
       }

@@ -1,19 +1,12 @@
 // Project hostnames and the custom-hostname policy.
 #include <algorithm>
 
+#include "common/ascii.h"
 #include "engine/model/project.h"
 #include "engine/model/validation.h"
 
 namespace steward::engine {
 namespace {
-
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) {
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-  }
-  return out;
-}
 
 bool UnderDomain(std::string_view host, std::string_view domain) {
   return host == domain || (host.size() > domain.size() && host.ends_with(domain) &&
@@ -25,16 +18,16 @@ std::string UrlHost(std::string_view url) {
   size_t start = url.find("://");
   if (start == std::string_view::npos) return "";
   url.remove_prefix(start + 3);
-  return Lower(url.substr(0, url.find_first_of(":/?#")));
+  return AsciiLower(url.substr(0, url.find_first_of(":/?#")));
 }
 
 }  // namespace
 
 std::vector<std::string> ProjectHostnames(const EngineConfig& config, std::string_view name,
                                           const ProjectSpec& spec) {
-  std::vector<std::string> out{Lower(std::string(name) + "." + config.domain)};
+  std::vector<std::string> out{AsciiLower(std::string(name) + "." + config.domain)};
   if (!spec.custom_hostname.empty()) {
-    std::string custom = Lower(spec.custom_hostname);
+    std::string custom = AsciiLower(spec.custom_hostname);
     if (custom != out[0]) out.push_back(std::move(custom));
   }
   return out;
@@ -42,8 +35,8 @@ std::vector<std::string> ProjectHostnames(const EngineConfig& config, std::strin
 
 Status CheckCustomHostnamePolicy(const EngineConfig& config, const ProjectSpec& spec) {
   if (spec.custom_hostname.empty()) return Status::Ok();
-  const std::string host = Lower(spec.custom_hostname);
-  const std::string domain = Lower(config.domain);
+  const std::string host = AsciiLower(spec.custom_hostname);
+  const std::string domain = AsciiLower(config.domain);
   constexpr std::string_view kPath = "spec.customHostname";
   if (host == domain || host == UrlHost(config.forge_url)) {
     return internal::Invalid(kPath, "\"" + host + "\" is the platform's own host");
@@ -54,7 +47,7 @@ Status CheckCustomHostnamePolicy(const EngineConfig& config, const ProjectSpec& 
   }
   const auto& allowed = config.custom_hostname.allowed_domains;
   if (!allowed.empty() && std::none_of(allowed.begin(), allowed.end(), [&](const auto& d) {
-        return UnderDomain(host, Lower(d));
+        return UnderDomain(host, AsciiLower(d));
       })) {
     std::string list;
     for (const auto& d : allowed) list += (list.empty() ? "" : ", ") + d;

@@ -6,19 +6,12 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "common/ascii.h"
 #include "common/base64.h"
 #include "net/http.h"
 
 namespace steward::kube {
 namespace {
-
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) {
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-  }
-  return out;
-}
 
 std::string_view Trim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
@@ -176,7 +169,7 @@ StatusOr<ServerUrl> ParseServerUrl(std::string_view url) {
   };
   size_t sep = url.find("://");
   if (sep == std::string_view::npos) return bad("missing scheme (expected https://host[:port])");
-  std::string scheme = Lower(url.substr(0, sep));
+  std::string scheme = AsciiLower(url.substr(0, sep));
   ServerUrl out;
   if (scheme == "https") {
     out.tls = true;
@@ -196,7 +189,7 @@ StatusOr<ServerUrl> ParseServerUrl(std::string_view url) {
   if (authority.find('@') != std::string_view::npos) return bad("user info is not allowed");
   auto hp = SplitHostPort(authority);
   if (!hp || hp->host.empty()) return bad("missing or malformed host");
-  out.host = Lower(hp->host);
+  out.host = AsciiLower(hp->host);
   out.port = out.tls ? 443 : 80;
   if (!hp->port.empty()) {
     auto port = ParsePort(hp->port);
@@ -221,7 +214,7 @@ StatusOr<ProxyUrl> ParseProxyUrl(std::string_view url) {
   };
   std::string_view rest = url;
   if (size_t sep = url.find("://"); sep != std::string_view::npos) {
-    std::string scheme = Lower(url.substr(0, sep));
+    std::string scheme = AsciiLower(url.substr(0, sep));
     if (scheme != "http") {
       return bad("unsupported scheme \"" + scheme + "\" (only http:// proxies are supported)");
     }
@@ -236,7 +229,7 @@ StatusOr<ProxyUrl> ParseProxyUrl(std::string_view url) {
   }
   auto hp = SplitHostPort(authority);
   if (!hp || hp->host.empty()) return bad("missing or malformed host");
-  out.host = Lower(hp->host);
+  out.host = AsciiLower(hp->host);
   if (!hp->port.empty()) {
     auto port = ParsePort(hp->port);
     if (!port) return bad("bad port \"" + hp->port + "\"");
@@ -249,7 +242,7 @@ bool NoProxyMatches(std::string_view no_proxy, const ServerUrl& server) {
   auto ip = ParseIp(server.host);
   while (!no_proxy.empty()) {
     size_t comma = no_proxy.find(',');
-    std::string entry = Lower(Trim(no_proxy.substr(0, comma)));
+    std::string entry = AsciiLower(Trim(no_proxy.substr(0, comma)));
     no_proxy = comma == std::string_view::npos ? std::string_view() : no_proxy.substr(comma + 1);
     if (!entry.empty() && MatchesEntry(entry, server, ip)) return true;
   }
