@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <optional>
 #include <unordered_set>
 
 #include "cluster/apiserver/discovery.h"
@@ -190,6 +191,77 @@ void AwaitRevision(Scheduler& scheduler, const Storage& storage, uint64_t revisi
                      });
 }
 
+// What a write's options say in the query: dryRun=All, fieldManager.
+WriteOptions WriteOptionsOf(const net::HttpRequest& http) {
+  WriteOptions opts;
+  opts.dry_run = http.Query("dryRun") == "All";
+  opts.field_manager = std::string(http.Query("fieldManager"));
+  return opts;
+}
+
+// The media type of a request body: the Content-Type without parameters, lower case.
+std::string BodyMediaType(const net::HttpRequest& http) {
+  std::string content_type = ToLower(http.headers.Get("Content-Type"));
+  return Trim(content_type.substr(0, content_type.find(';')));
+}
+
+// Reads the fields of a DeleteOptions body into `del`; an error for a body that is not an
+// object or has an invalid dryRun.
+std::optional<ApiError> ReadDeleteOptionsBody(const Json& body, DeleteOptions& del) {
+  if (!body.is_object()) {
+    return BadRequestError("the body of a delete must be a DeleteOptions object");
+  }
+  const Json& pre = body.contains("preconditions") ? body["preconditions"] : Json();
+  if (pre.is_object()) {
+    if (pre.contains("uid") && pre["uid"].is_string()) {
+      del.precondition_uid = pre["uid"].get<std::string>();
+    }
+    if (pre.contains("resourceVersion") && pre["resourceVersion"].is_string()) {
+      del.precondition_resource_version = pre["resourceVersion"].get<std::string>();
+    }
+  }
+  del.propagation_policy = GetString(body, "propagationPolicy");
+  if (body.contains("orphanDependents") && body["orphanDependents"].is_boolean() &&
+      del.propagation_policy.empty()) {
+    del.propagation_policy = body["orphanDependents"].get<bool>() ? "Orphan" : "Background";
+  }
+  if (body.contains("gracePeriodSeconds") && body["gracePeriodSeconds"].is_number_integer()) {
+    del.grace_period_seconds = body["gracePeriodSeconds"].get<int64_t>();
+  }
+  if (body.contains("dryRun")) {
+    const Json& d = body["dryRun"];
+    if (!d.is_array() || (d.size() == 1 && d[0] != "All") || d.size() > 1) {
+      return BadRequestError("Invalid dry run value: " + DumpJson(d));
+    }
+    if (!d.empty()) del.dry_run = true;
+  }
+  return std::nullopt;
+}
+
+// A <Kind>List of stored objects, their JSON sent as it is: no parse, no re-serialisation.
+std::string StoredListJson(const ResourceType& type, const std::vector<ObjectRecord>& items,
+                           const Json& meta) {
+  std::string body;
+  size_t total = 0;
+  for (const auto& rec : items) total += rec.json->size() + 1;
+  body.reserve(total + 256);
+  body += "{\"apiVersion\":\"";
+  body += type.ApiVersion();
+  body += "\",\"items\":[";
+  bool first = true;
+  for (const auto& rec : items) {
+    if (!first) body += ',';
+    first = false;
+    body += *rec.json;
+  }
+  body += "],\"kind\":\"";
+  body += type.ListKind();
+  body += "\",\"metadata\":";
+  body += DumpJson(meta);
+  body += "}";
+  return body;
+}
+
 }  // namespace
 
 // Everything known about one request while it is being served.
@@ -205,6 +277,13 @@ struct RestHandler::Request {
   std::string subresource;
   std::string rest;  // path after the subresource (proxy)
   bool watch = false;
+  // Set by ServeResource: the API verb (get, list, watch, create, update, patch, delete,
+  // deletecollection or proxy), the subresource served, the negotiated representation and the
+  // list options (of a get, list or deletecollection).
+  std::string verb;
+  Subresource sub = Subresource::kNone;
+  Output output = Output::kJson;
+  ListOptions list_opts;
   bool responded = false;
   // Headers added to the response, whatever it is: Warning (field validation), Vary.
   std::vector<std::pair<std::string, std::string>> extra_headers;
@@ -640,50 +719,11 @@ void RestHandler::Serve(Request& req) {
   }
   auto parts = SplitPath(path);
   if (parts.empty()) {
-    req.record.verb = "get";
-    Json paths = Json::array({"/api", "/api/v1", "/apis", "/healthz", "/livez", "/metrics",
-                              "/openapi/v2", "/openapi/v3", "/readyz", "/version"});
-    for (const auto& rt : AllResourceTypes()) {
-      if (!rt.group.empty()) {
-        paths.push_back("/apis/" + rt.group);
-        paths.push_back("/apis/" + rt.group + "/" + rt.version);
-      }
-    }
-    std::sort(paths.begin(), paths.end());
-    paths.erase(std::unique(paths.begin(), paths.end()), paths.end());
-    RespondJson(req, 200, Json{{"paths", paths}});
+    ServeRootPaths(req);
     return;
   }
   if (parts[0] == "openapi") {
-    req.record.verb = "get";
-    if (parts.size() == 2 && parts[1] == "v2") {
-      std::string_view accept = http.headers.Get("Accept");
-      bool json_ok = accept.empty();
-      for (const auto& mt : ParseAccept(accept)) json_ok = json_ok || IsJsonLike(mt.type);
-      if (!json_ok) {
-        RespondError(req, NotAcceptableError("only the following media types are accepted: "
-                                             "application/json"));
-        return;
-      }
-      RespondJson(req, 200, OpenApiV2Document());
-      return;
-    }
-    if (parts.size() == 2 && parts[1] == "v3") {
-      RespondJson(req, 200, OpenApiV3Root());
-      return;
-    }
-    if (parts.size() > 2 && parts[1] == "v3") {
-      std::string rest;
-      for (size_t i = 2; i < parts.size(); ++i) rest += (i > 2 ? "/" : "") + parts[i];
-      auto doc = OpenApiV3Document(rest);
-      if (!doc) {
-        RespondError(req, NotFoundPathError(path));
-        return;
-      }
-      RespondJson(req, 200, *doc);
-      return;
-    }
-    RespondError(req, NotFoundPathError(path));
+    ServeOpenApi(req, parts);
     return;
   }
   if (parts[0] != "api" && parts[0] != "apis") {
@@ -691,53 +731,76 @@ void RestHandler::Serve(Request& req) {
     RespondError(req, NotFoundPathError(path));
     return;
   }
-  // Discovery.
   bool core = parts[0] == "api";
   size_t gv_end = core ? 2 : 3;
-  // The discovery documents depend on Accept (aggregated or not): caches must key on it.
-  if (parts.size() <= gv_end) req.extra_headers.emplace_back("Vary", "Accept");
-  if (parts.size() < gv_end) {
-    req.record.verb = "get";
-    if (http.method != "GET") {
-      RespondError(req, MethodNotAllowedError("the server does not allow this method on the "
-                                              "requested resource"));
-      return;
+  if (parts.size() <= gv_end) {
+    ServeDiscovery(req, parts);
+    return;
+  }
+  if (!ParseResourcePath(req, parts)) return;
+  ServeResource(req);
+}
+
+void RestHandler::ServeRootPaths(Request& req) {
+  req.record.verb = "get";
+  Json paths = Json::array({"/api", "/api/v1", "/apis", "/healthz", "/livez", "/metrics",
+                            "/openapi/v2", "/openapi/v3", "/readyz", "/version"});
+  for (const auto& rt : AllResourceTypes()) {
+    if (!rt.group.empty()) {
+      paths.push_back("/apis/" + rt.group);
+      paths.push_back("/apis/" + rt.group + "/" + rt.version);
     }
-    Output out = NegotiateDiscovery(http.headers.Get("Accept"));
-    if (out == Output::kNone) {
+  }
+  std::sort(paths.begin(), paths.end());
+  paths.erase(std::unique(paths.begin(), paths.end()), paths.end());
+  RespondJson(req, 200, Json{{"paths", paths}});
+}
+
+void RestHandler::ServeOpenApi(Request& req, const std::vector<std::string>& parts) {
+  const auto& http = req.http;
+  const std::string& path = http.path;
+  req.record.verb = "get";
+  if (parts.size() == 2 && parts[1] == "v2") {
+    std::string_view accept = http.headers.Get("Accept");
+    bool json_ok = accept.empty();
+    for (const auto& mt : ParseAccept(accept)) json_ok = json_ok || IsJsonLike(mt.type);
+    if (!json_ok) {
       RespondError(req, NotAcceptableError("only the following media types are accepted: "
                                            "application/json"));
       return;
     }
-    if (parts.size() == 1) {
-      if (out == Output::kAggregatedDiscovery) {
-        Respond(req, 200, DumpJson(AggregatedDiscoveryDocument(core)),
-                "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList");
-      } else {
-        RespondJson(req, 200,
-                    core ? ApiVersionsDocument(http.headers.Get("Host")) : ApiGroupListDocument());
-      }
-      return;
-    }
-    // /apis/GROUP: the APIGroup entry of the group list.
-    if (!core && parts.size() == 2) {
-      for (const auto& g : ApiGroupListDocument()["groups"]) {
-        if (g["name"] == parts[1]) {
-          Json group = g;
-          group["kind"] = "APIGroup";
-          group["apiVersion"] = "v1";
-          RespondJson(req, 200, group);
-          return;
-        }
-      }
-    }
-    RespondError(req, NotFoundPathError(path));
+    RespondJson(req, 200, OpenApiV2Document());
     return;
   }
-  std::string group = core ? "" : parts[1];
-  std::string version = core ? parts[1] : parts[2];
+  if (parts.size() == 2 && parts[1] == "v3") {
+    RespondJson(req, 200, OpenApiV3Root());
+    return;
+  }
+  if (parts.size() > 2 && parts[1] == "v3") {
+    std::string rest;
+    for (size_t i = 2; i < parts.size(); ++i) rest += (i > 2 ? "/" : "") + parts[i];
+    auto doc = OpenApiV3Document(rest);
+    if (!doc) {
+      RespondError(req, NotFoundPathError(path));
+      return;
+    }
+    RespondJson(req, 200, *doc);
+    return;
+  }
+  RespondError(req, NotFoundPathError(path));
+}
+
+void RestHandler::ServeDiscovery(Request& req, const std::vector<std::string>& parts) {
+  const auto& http = req.http;
+  const std::string& path = http.path;
+  bool core = parts[0] == "api";
+  size_t gv_end = core ? 2 : 3;
+  // The discovery documents depend on Accept (aggregated or not): caches must key on it.
+  req.extra_headers.emplace_back("Vary", "Accept");
+  req.record.verb = "get";
   if (parts.size() == gv_end) {
-    req.record.verb = "get";
+    std::string group = core ? "" : parts[1];
+    std::string version = core ? parts[1] : parts[2];
     auto doc = ApiResourceListDocument(group, version);
     if (!doc) {
       RespondError(req, NotFoundPathError(path));
@@ -746,7 +809,49 @@ void RestHandler::Serve(Request& req) {
     RespondJson(req, 200, *doc);
     return;
   }
-  // Resource paths.
+  if (http.method != "GET") {
+    RespondError(req, MethodNotAllowedError("the server does not allow this method on the "
+                                            "requested resource"));
+    return;
+  }
+  Output out = NegotiateDiscovery(http.headers.Get("Accept"));
+  if (out == Output::kNone) {
+    RespondError(req, NotAcceptableError("only the following media types are accepted: "
+                                         "application/json"));
+    return;
+  }
+  if (parts.size() == 1) {
+    if (out == Output::kAggregatedDiscovery) {
+      Respond(req, 200, DumpJson(AggregatedDiscoveryDocument(core)),
+              "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList");
+    } else {
+      RespondJson(req, 200,
+                  core ? ApiVersionsDocument(http.headers.Get("Host")) : ApiGroupListDocument());
+    }
+    return;
+  }
+  // /apis/GROUP: the APIGroup entry of the group list.
+  if (!core && parts.size() == 2) {
+    for (const auto& g : ApiGroupListDocument()["groups"]) {
+      if (g["name"] == parts[1]) {
+        Json group = g;
+        group["kind"] = "APIGroup";
+        group["apiVersion"] = "v1";
+        RespondJson(req, 200, group);
+        return;
+      }
+    }
+  }
+  RespondError(req, NotFoundPathError(path));
+}
+
+bool RestHandler::ParseResourcePath(Request& req, const std::vector<std::string>& parts) {
+  const auto& http = req.http;
+  const std::string& path = http.path;
+  bool core = parts[0] == "api";
+  size_t gv_end = core ? 2 : 3;
+  std::string group = core ? "" : parts[1];
+  std::string version = core ? parts[1] : parts[2];
   size_t i = gv_end;
   if (parts[i] == "watch") {
     req.watch = true;
@@ -760,7 +865,7 @@ void RestHandler::Serve(Request& req) {
   }
   if (i >= parts.size()) {
     RespondError(req, NotFoundPathError(path));
-    return;
+    return false;
   }
   req.type = FindResource(group, version, parts[i]);
   if (i + 1 < parts.size()) req.name = parts[i + 1];
@@ -775,14 +880,42 @@ void RestHandler::Serve(Request& req) {
   if (req.type == nullptr) {
     req.record.verb = ToLower(http.method);
     RespondError(req, NotFoundPathError(path));
-    return;
+    return false;
   }
-  ServeResource(req);
+  return true;
 }
 
 void RestHandler::ServeResource(Request& req) {
+  if (!ResolveVerb(req)) return;
+  if (req.verb == "proxy") {
+    ServeProxy(req);
+    return;
+  }
+  if (!ResolveSubresource(req)) return;
+  // Fault injection: latency first, then failures.
+  auto decision = faults_.Decide(req.verb);
+  uint64_t await_revision = RevisionToAwait(req.verb, req.http, api_.storage().CurrentRevision());
+  auto reqp = std::make_shared<Request>(std::move(req));
+  auto run = [this, reqp, decision] { ServeVerb(*reqp, decision); };
+  // A read at a future resourceVersion first waits (off the I/O thread) for it to arrive.
+  auto start = [this, reqp, await_revision, run = std::move(run)]() mutable {
+    if (await_revision == 0) {
+      Guarded(*reqp, run);
+      return;
+    }
+    AwaitRevision(scheduler_, api_.storage(), await_revision,
+                  std::chrono::steady_clock::now() + kFreshnessWait,
+                  [this, reqp, run]() mutable { Guarded(*reqp, run); });
+  };
+  if (decision.latency.count() > 0) {
+    scheduler_.Schedule(decision.latency, std::move(start));
+  } else {
+    start();
+  }
+}
+
+bool RestHandler::ResolveVerb(Request& req) {
   const auto& http = req.http;
-  const ResourceType& rt = *req.type;
   const std::string& method = http.method;
   std::string verb;
   if (method == "GET") {
@@ -800,417 +933,404 @@ void RestHandler::ServeResource(Request& req) {
     req.record.verb = ToLower(method);
     RespondError(req, MethodNotAllowedError("the server does not allow this method on the "
                                             "requested resource"));
-    return;
+    return false;
   }
   if (req.subresource == "proxy") verb = "proxy";
+  req.verb = verb;
   req.record.verb = verb;
   if ((verb == "update" || verb == "patch") && req.name.empty()) {
     RespondError(req, MethodNotAllowedError("the server does not allow this method on the "
                                             "requested resource"));
-    return;
+    return false;
   }
   if (!req.rest.empty() && req.subresource != "proxy") {
     RespondError(req, NotFoundPathError(http.path));
-    return;
+    return false;
   }
+  return true;
+}
 
-  if (verb == "proxy") {
-    if ((rt.kind != "Service" && rt.kind != "Pod") || !proxy_) {
-      RespondError(req, NotFoundPathError(http.path));
-      return;
-    }
-    req.responded = true;
-    Finish(req, 200);
-    proxy_(rt.resource, req.ns, req.name, req.rest, http, req.writer);
+void RestHandler::ServeProxy(Request& req) {
+  const ResourceType& rt = *req.type;
+  if ((rt.kind != "Service" && rt.kind != "Pod") || !proxy_) {
+    RespondError(req, NotFoundPathError(req.http.path));
     return;
   }
-  Subresource sub = Subresource::kNone;
+  req.responded = true;
+  Finish(req, 200);
+  proxy_(rt.resource, req.ns, req.name, req.rest, req.http, req.writer);
+}
+
+bool RestHandler::ResolveSubresource(Request& req) {
+  const auto& http = req.http;
+  const ResourceType& rt = *req.type;
+  const std::string& verb = req.verb;
   if (req.subresource == "status" && rt.has_status) {
-    sub = Subresource::kStatus;
+    req.sub = Subresource::kStatus;
   } else if (req.subresource == "scale" && rt.has_scale) {
-    sub = Subresource::kScale;
+    req.sub = Subresource::kScale;
   } else if (!req.subresource.empty()) {
     RespondError(req, NotFoundPathError(http.path));
-    return;
+    return false;
   }
   if (rt.namespaced && req.ns.empty() && !req.name.empty()) {
     RespondError(req, NotFoundPathError(http.path));
-    return;
+    return false;
   }
   if (!rt.namespaced && !req.ns.empty()) {
     RespondError(req, NotFoundPathError(http.path));
-    return;
+    return false;
   }
   if (rt.namespaced && req.ns.empty() && verb != "list" && verb != "watch") {
     RespondError(req, NotFoundPathError(http.path));
+    return false;
+  }
+  return true;
+}
+
+void RestHandler::ServeVerb(Request& r, const FaultInjector::Decision& decision) {
+  if (InjectFault(r, decision)) return;
+  const auto& h = r.http;
+  r.output = NegotiateResource(h.headers.Get("Accept"));
+  if (r.output == Output::kNone) {
+    RespondError(r, NotAcceptableError("only the following media types are accepted: "
+                                       "application/json, application/yaml, "
+                                       "application/json;as=Table;v=v1;g=meta.k8s.io"));
     return;
   }
-
-  // Fault injection: latency first, then failures.
-  auto decision = faults_.Decide(verb);
-  uint64_t await_revision = RevisionToAwait(verb, http, api_.storage().CurrentRevision());
-  auto reqp = std::make_shared<Request>(std::move(req));
-  auto run = [this, reqp, decision, verb, sub]() mutable {
-    Request& r = *reqp;
-    switch (decision.action) {
-      case FaultInjector::Action::kReset:
-        r.responded = true;
-        r.writer->Abort();
-        Finish(r, 0);
-        return;
-      case FaultInjector::Action::kTooManyRequests:
-        RespondError(r, TooManyRequestsError(decision.retry_after_seconds));
-        return;
-      case FaultInjector::Action::kInternalError:
-        RespondError(r, InternalError("injected fault"));
-        return;
-      case FaultInjector::Action::kUnavailable:
-        RespondError(r, ServiceUnavailableError("the server is currently unable to handle the "
-                                                "request (injected fault)"));
-        return;
-      case FaultInjector::Action::kNone:
-        break;
-    }
-    const auto& h = r.http;
-    const ResourceType& type = *r.type;
-    Output output = NegotiateResource(h.headers.Get("Accept"));
-    if (output == Output::kNone) {
-      RespondError(r, NotAcceptableError("only the following media types are accepted: "
-                                         "application/json, application/yaml, "
-                                         "application/json;as=Table;v=v1;g=meta.k8s.io"));
-      return;
-    }
-    std::string dry = std::string(h.Query("dryRun"));
-    if (!dry.empty() && dry != "All") {
-      RespondError(r, BadRequestError("Invalid dry run value: \"" + dry + "\""));
-      return;
-    }
-    if (verb == "watch") {
-      ServeWatch(r);
-      return;
-    }
-    ListOptions list_opts;
-    list_opts.label_selector = std::string(h.Query("labelSelector"));
-    list_opts.field_selector = std::string(h.Query("fieldSelector"));
-    list_opts.continue_token = std::string(h.Query("continue"));
-    list_opts.resource_version = std::string(h.Query("resourceVersion"));
-    list_opts.resource_version_match = std::string(h.Query("resourceVersionMatch"));
-    if (h.HasQuery("limit")) {
-      auto limit = ParseInt(h.Query("limit"));
-      if (!limit || *limit < 0) {
-        RespondError(r, BadRequestError("invalid limit: " + std::string(h.Query("limit"))));
-        return;
-      }
-      list_opts.limit = *limit;
-    }
-    if (verb == "get") {
-      if (auto rv = QueryRevision(h.Query("resourceVersion"))) {
-        uint64_t current = api_.storage().CurrentRevision();
-        if (*rv > current) {
-          RespondError(r, TooLargeResourceVersionError(*rv, current));
-          return;
-        }
-      }
-      if (output == Output::kJson && sub == Subresource::kNone) {
-        // The stored JSON is sent as it is: no parse, no re-serialisation.
-        auto rec = api_.GetRecord(type, r.ns, r.name);
-        if (!rec.ok()) {
-          RespondError(r, rec.error());
-        } else {
-          Respond(r, 200, *rec->json);
-        }
-        return;
-      }
-      auto obj = api_.Get(type, r.ns, r.name, sub);
-      if (!obj.ok()) {
-        RespondError(r, obj.error());
-        return;
-      }
-      if (output == Output::kTable && sub == Subresource::kNone) {
-        const Json* rv = FindPath(*obj, "metadata.resourceVersion");
-        Json meta = {{"resourceVersion", rv != nullptr && rv->is_string() ? *rv : Json("")}};
-        RespondJson(r, 200,
-                    ToTable(type, {*obj}, meta, api_.clock().WallNow(),
-                            IncludeObjectParam(h.Query("includeObject"))));
-      } else if (output == Output::kPartialMetadata) {
-        RespondJson(r, 200, PartialMetadata(*obj));
-      } else {
-        RespondJson(r, 200, *obj);
-      }
-      return;
-    }
-    if (verb == "list") {
-      if (h.HasQuery("sendInitialEvents")) {
-        RespondError(r, InvalidError(type, "",
-                                     {{"FieldValueForbidden",
-                                       "Forbidden: sendInitialEvents is forbidden for list",
-                                       "sendInitialEvents"}}));
-        return;
-      }
-      auto records = api_.ListRecords(type, r.ns, list_opts);
-      if (!records.ok()) {
-        RespondError(r, records.error());
-        return;
-      }
-      Json meta = {{"resourceVersion", std::to_string(records->revision)}};
-      if (!records->continue_token.empty()) {
-        meta["continue"] = records->continue_token;
-        meta["remainingItemCount"] = records->remaining;
-      }
-      if (output == Output::kTable) {
-        std::vector<Json> objects;
-        objects.reserve(records->items.size());
-        for (const auto& rec : records->items) objects.push_back(rec.Parse());
-        RespondJson(r, 200,
-                    ToTable(type, objects, meta, api_.clock().WallNow(),
-                            IncludeObjectParam(h.Query("includeObject"))));
-        return;
-      }
-      if (output == Output::kPartialMetadata) {
-        Json items = Json::array();
-        for (const auto& rec : records->items) items.push_back(PartialMetadata(rec.Parse()));
-        RespondJson(r, 200,
-                    Json{{"kind", "PartialObjectMetadataList"},
-                         {"apiVersion", "meta.k8s.io/v1"},
-                         {"metadata", meta},
-                         {"items", items}});
-        return;
-      }
-      // The stored JSON is sent as it is: no parse, no re-serialisation.
-      std::string body;
-      size_t total = 0;
-      for (const auto& rec : records->items) total += rec.json->size() + 1;
-      body.reserve(total + 256);
-      body += "{\"apiVersion\":\"";
-      body += type.ApiVersion();
-      body += "\",\"items\":[";
-      bool first = true;
-      for (const auto& rec : records->items) {
-        if (!first) body += ',';
-        first = false;
-        body += *rec.json;
-      }
-      body += "],\"kind\":\"";
-      body += type.ListKind();
-      body += "\",\"metadata\":";
-      body += DumpJson(meta);
-      body += "}";
-      Respond(r, 200, std::move(body));
-      return;
-    }
-    // Writes: decode the body.
-    WriteOptions write_opts;
-    write_opts.dry_run = dry == "All";
-    write_opts.field_manager = std::string(h.Query("fieldManager"));
-    std::string content_type = ToLower(h.headers.Get("Content-Type"));
-    std::string media = Trim(content_type.substr(0, content_type.find(';')));
-    auto decode_body = [&](Json* out) -> bool {
-      if (media.empty() || media == "application/json" || media == "*/*") {
-        auto parsed = ParseJson(h.body, kLastWins);
-        if (!parsed.ok()) {
-          RespondError(r, BadRequestError("the request body is not valid JSON: " +
-                                          parsed.status().message()));
-          return false;
-        }
-        *out = std::move(parsed).value();
-        return true;
-      }
-      if (media == "application/yaml" || media == "application/x-yaml") {
-        auto parsed = ParseYaml(h.body, kLastWins);
-        if (!parsed.ok()) {
-          RespondError(r, BadRequestError("the request body is not valid YAML: " +
-                                          parsed.status().message()));
-          return false;
-        }
-        *out = std::move(parsed).value();
-        return true;
-      }
-      if (media == kProtobufMediaType) {
-        auto decoded = DecodeKubernetesProtobuf(h.body);
-        if (!decoded.ok()) {
-          RespondError(r, BadRequestError("the request body is not valid protobuf: " +
-                                          decoded.status().message()));
-          return false;
-        }
-        *out = std::move(decoded).value();
-        return true;
-      }
-      RespondError(r, UnsupportedMediaTypeError(
-                          "the body of the request was in an unknown format - accepted media "
-                          "types include: application/json, application/yaml, "
-                          "application/vnd.kubernetes.protobuf"));
-      return false;
-    };
-    // Server-side field validation (field_validation.h) of a create/update body: Strict
-    // refuses unknown or duplicate fields, Warn reports them in Warning headers, and both Warn
-    // and Ignore drop unknown fields, as decoding into the Go types does. Protobuf bodies come
-    // from typed clients and cannot carry unknown fields.
-    auto validate_body = [&](Json* body, std::string_view options_kind) -> bool {
-      auto validation = ParseFieldValidation(h.Query("fieldValidation"), options_kind);
-      if (!validation.ok()) {
-        RespondError(r, validation.error());
-        return false;
-      }
-      if (media == kProtobufMediaType) return true;
-      if (*validation != FieldValidation::kIgnore) {
-        FieldProblems problems = CheckFields(type, h.body, *body, sub);
-        if (!problems.empty() && *validation == FieldValidation::kStrict) {
-          RespondError(r, StrictDecodingError(type, *body, problems, sub));
-          return false;
-        }
-        for (auto& w : WarningHeaders(problems)) r.extra_headers.emplace_back("Warning", w);
-      }
-      DropUnknownFields(type, *body, sub);
-      return true;
-    };
-    // The same for a patch. A real server checks the patched object, so the patch is applied
-    // to the current object here too (ObjectApi applies it again, atomically); when that fails
-    // (absent object, bad patch) the check is skipped and Patch reports the error.
-    auto validate_patch = [&](PatchType patch_type, std::string* patch) -> bool {
-      auto validation = ParseFieldValidation(h.Query("fieldValidation"), "PatchOptions");
-      if (!validation.ok()) {
-        RespondError(r, validation.error());
-        return false;
-      }
-      if (patch_type == PatchType::kApply) return true;
-      auto parsed = ParseJson(*patch, kLastWins);
-      if (!parsed.ok()) return true;
-      if (*validation != FieldValidation::kIgnore) {
-        auto current = api_.Get(type, r.ns, r.name, sub);
-        if (!current.ok()) return true;
-        StatusOr<Json> patched =
-            patch_type == PatchType::kJsonMerge ? ApplyMergePatch(*current, *parsed)
-            : patch_type == PatchType::kJsonPatch
-                ? ApplyJsonPatch(*current, *parsed)
-                : ApplyStrategicMergePatch(*current, *parsed,
-                                           sub == Subresource::kScale ? "Scale" : type.kind);
-        if (!patched.ok()) return true;
-        FieldProblems problems =
-            CheckPatchFields(type, patch_type, *patch, *parsed, &*patched, &*current, sub);
-        if (!problems.empty() && *validation == FieldValidation::kStrict) {
-          RespondError(r, StrictPatchError(problems, patch_type == PatchType::kStrategicMerge
-                                                         ? GoMapString(*parsed)
-                                                         : DumpJson(*patched)));
-          return false;
-        }
-        for (auto& w : WarningHeaders(problems)) r.extra_headers.emplace_back("Warning", w);
-      }
-      if (DropUnknownPatchFields(type, patch_type, *parsed, sub)) *patch = DumpJson(*parsed);
-      return true;
-    };
-    auto send_result = [&](const ApiResult<Json>& result, int ok_code) {
-      if (!result.ok()) {
-        RespondError(r, result.error());
-      } else {
-        RespondJson(r, ok_code, *result);
-      }
-    };
-    if (verb == "create") {
-      if (!r.name.empty() || sub != Subresource::kNone) {
-        RespondError(r, MethodNotAllowedError("the server does not allow this method on the "
-                                              "requested resource"));
-        return;
-      }
-      Json body;
-      if (!decode_body(&body) || !validate_body(&body, "CreateOptions")) return;
-      send_result(api_.Create(type, r.ns, std::move(body), write_opts), 201);
-      return;
-    }
-    if (verb == "update") {
-      Json body;
-      if (!decode_body(&body) || !validate_body(&body, "UpdateOptions")) return;
-      send_result(api_.Update(type, r.ns, r.name, std::move(body), sub, write_opts), 200);
-      return;
-    }
-    if (verb == "patch") {
-      auto patch_type = PatchTypeFromContentType(content_type);
-      if (!patch_type.ok()) {
-        RespondError(r, UnsupportedMediaTypeError(
-                            "the body of the request was in an unknown format - accepted media "
-                            "types include: application/json-patch+json, "
-                            "application/merge-patch+json, "
-                            "application/strategic-merge-patch+json"));
-        return;
-      }
-      if (*patch_type == PatchType::kApply && write_opts.field_manager.empty()) {
-        RespondError(
-            r, InvalidError(type, r.name,
-                            {{"FieldValueRequired", "Required value: is required for apply patch",
-                              "fieldManager"}}));
-        return;
-      }
-      std::string patch_body = h.body;
-      if (!validate_patch(*patch_type, &patch_body)) return;
-      send_result(api_.Patch(type, r.ns, r.name, *patch_type, patch_body, sub, write_opts), 200);
-      return;
-    }
-    // delete / deletecollection: options from the body (DeleteOptions) and the query.
-    DeleteOptions del;
-    del.dry_run = write_opts.dry_run;
-    if (!h.body.empty()) {
-      Json body;
-      if (!decode_body(&body)) return;
-      if (!body.is_object()) {
-        RespondError(r, BadRequestError("the body of a delete must be a DeleteOptions object"));
-        return;
-      }
-      const Json& pre = body.contains("preconditions") ? body["preconditions"] : Json();
-      if (pre.is_object()) {
-        if (pre.contains("uid") && pre["uid"].is_string()) {
-          del.precondition_uid = pre["uid"].get<std::string>();
-        }
-        if (pre.contains("resourceVersion") && pre["resourceVersion"].is_string()) {
-          del.precondition_resource_version = pre["resourceVersion"].get<std::string>();
-        }
-      }
-      del.propagation_policy = GetString(body, "propagationPolicy");
-      if (body.contains("orphanDependents") && body["orphanDependents"].is_boolean() &&
-          del.propagation_policy.empty()) {
-        del.propagation_policy = body["orphanDependents"].get<bool>() ? "Orphan" : "Background";
-      }
-      if (body.contains("gracePeriodSeconds") && body["gracePeriodSeconds"].is_number_integer()) {
-        del.grace_period_seconds = body["gracePeriodSeconds"].get<int64_t>();
-      }
-      if (body.contains("dryRun")) {
-        const Json& d = body["dryRun"];
-        if (!d.is_array() || (d.size() == 1 && d[0] != "All") || d.size() > 1) {
-          RespondError(r, BadRequestError("Invalid dry run value: " + DumpJson(d)));
-          return;
-        }
-        if (!d.empty()) del.dry_run = true;
-      }
-    }
-    if (h.HasQuery("propagationPolicy")) {
-      del.propagation_policy = std::string(h.Query("propagationPolicy"));
-    }
-    if (h.HasQuery("gracePeriodSeconds")) {
-      auto g = ParseInt(h.Query("gracePeriodSeconds"));
-      if (!g) {
-        RespondError(r, BadRequestError("invalid gracePeriodSeconds"));
-        return;
-      }
-      del.grace_period_seconds = *g;
-    }
-    if (verb == "delete") {
-      send_result(api_.Delete(type, r.ns, r.name, del), 200);
-    } else {
-      send_result(api_.DeleteCollection(type, r.ns, list_opts, del), 200);
-    }
-  };
-  // A read at a future resourceVersion first waits (off the I/O thread) for it to arrive.
-  auto start = [this, reqp, await_revision, run = std::move(run)]() mutable {
-    if (await_revision == 0) {
-      Guarded(*reqp, run);
-      return;
-    }
-    AwaitRevision(scheduler_, api_.storage(), await_revision,
-                  std::chrono::steady_clock::now() + kFreshnessWait,
-                  [this, reqp, run]() mutable { Guarded(*reqp, run); });
-  };
-  if (decision.latency.count() > 0) {
-    scheduler_.Schedule(decision.latency, std::move(start));
+  std::string dry = std::string(h.Query("dryRun"));
+  if (!dry.empty() && dry != "All") {
+    RespondError(r, BadRequestError("Invalid dry run value: \"" + dry + "\""));
+    return;
+  }
+  const std::string& verb = r.verb;
+  if (verb == "watch") {
+    ServeWatch(r);
+    return;
+  }
+  if (!ParseListOptions(r)) return;
+  if (verb == "get") {
+    ServeGet(r);
+  } else if (verb == "list") {
+    ServeList(r);
+  } else if (verb == "create") {
+    ServeCreate(r);
+  } else if (verb == "update") {
+    ServeUpdate(r);
+  } else if (verb == "patch") {
+    ServePatch(r);
+  } else if (verb == "delete") {
+    ServeDelete(r);
   } else {
-    start();
+    ServeDeleteCollection(r);
+  }
+}
+
+bool RestHandler::InjectFault(Request& r, const FaultInjector::Decision& decision) {
+  switch (decision.action) {
+    case FaultInjector::Action::kReset:
+      r.responded = true;
+      r.writer->Abort();
+      Finish(r, 0);
+      return true;
+    case FaultInjector::Action::kTooManyRequests:
+      RespondError(r, TooManyRequestsError(decision.retry_after_seconds));
+      return true;
+    case FaultInjector::Action::kInternalError:
+      RespondError(r, InternalError("injected fault"));
+      return true;
+    case FaultInjector::Action::kUnavailable:
+      RespondError(r, ServiceUnavailableError("the server is currently unable to handle the "
+                                              "request (injected fault)"));
+      return true;
+    case FaultInjector::Action::kNone:
+      break;
+  }
+  return false;
+}
+
+bool RestHandler::ParseListOptions(Request& r) {
+  const auto& h = r.http;
+  ListOptions& list_opts = r.list_opts;
+  list_opts.label_selector = std::string(h.Query("labelSelector"));
+  list_opts.field_selector = std::string(h.Query("fieldSelector"));
+  list_opts.continue_token = std::string(h.Query("continue"));
+  list_opts.resource_version = std::string(h.Query("resourceVersion"));
+  list_opts.resource_version_match = std::string(h.Query("resourceVersionMatch"));
+  if (h.HasQuery("limit")) {
+    auto limit = ParseInt(h.Query("limit"));
+    if (!limit || *limit < 0) {
+      RespondError(r, BadRequestError("invalid limit: " + std::string(h.Query("limit"))));
+      return false;
+    }
+    list_opts.limit = *limit;
+  }
+  return true;
+}
+
+void RestHandler::ServeGet(Request& r) {
+  const auto& h = r.http;
+  const ResourceType& type = *r.type;
+  const Subresource sub = r.sub;
+  if (auto rv = QueryRevision(h.Query("resourceVersion"))) {
+    uint64_t current = api_.storage().CurrentRevision();
+    if (*rv > current) {
+      RespondError(r, TooLargeResourceVersionError(*rv, current));
+      return;
+    }
+  }
+  if (r.output == Output::kJson && sub == Subresource::kNone) {
+    // The stored JSON is sent as it is: no parse, no re-serialisation.
+    auto rec = api_.GetRecord(type, r.ns, r.name);
+    if (!rec.ok()) {
+      RespondError(r, rec.error());
+    } else {
+      Respond(r, 200, *rec->json);
+    }
+    return;
+  }
+  auto obj = api_.Get(type, r.ns, r.name, sub);
+  if (!obj.ok()) {
+    RespondError(r, obj.error());
+    return;
+  }
+  if (r.output == Output::kTable && sub == Subresource::kNone) {
+    const Json* rv = FindPath(*obj, "metadata.resourceVersion");
+    Json meta = {{"resourceVersion", rv != nullptr && rv->is_string() ? *rv : Json("")}};
+    RespondJson(r, 200,
+                ToTable(type, {*obj}, meta, api_.clock().WallNow(),
+                        IncludeObjectParam(h.Query("includeObject"))));
+  } else if (r.output == Output::kPartialMetadata) {
+    RespondJson(r, 200, PartialMetadata(*obj));
+  } else {
+    RespondJson(r, 200, *obj);
+  }
+}
+
+void RestHandler::ServeList(Request& r) {
+  const auto& h = r.http;
+  const ResourceType& type = *r.type;
+  if (h.HasQuery("sendInitialEvents")) {
+    RespondError(r, InvalidError(type, "",
+                                 {{"FieldValueForbidden",
+                                   "Forbidden: sendInitialEvents is forbidden for list",
+                                   "sendInitialEvents"}}));
+    return;
+  }
+  auto records = api_.ListRecords(type, r.ns, r.list_opts);
+  if (!records.ok()) {
+    RespondError(r, records.error());
+    return;
+  }
+  Json meta = {{"resourceVersion", std::to_string(records->revision)}};
+  if (!records->continue_token.empty()) {
+    meta["continue"] = records->continue_token;
+    meta["remainingItemCount"] = records->remaining;
+  }
+  if (r.output == Output::kTable) {
+    std::vector<Json> objects;
+    objects.reserve(records->items.size());
+    for (const auto& rec : records->items) objects.push_back(rec.Parse());
+    RespondJson(r, 200,
+                ToTable(type, objects, meta, api_.clock().WallNow(),
+                        IncludeObjectParam(h.Query("includeObject"))));
+    return;
+  }
+  if (r.output == Output::kPartialMetadata) {
+    Json items = Json::array();
+    for (const auto& rec : records->items) items.push_back(PartialMetadata(rec.Parse()));
+    RespondJson(r, 200,
+                Json{{"kind", "PartialObjectMetadataList"},
+                     {"apiVersion", "meta.k8s.io/v1"},
+                     {"metadata", meta},
+                     {"items", items}});
+    return;
+  }
+  Respond(r, 200, StoredListJson(type, records->items, meta));
+}
+
+void RestHandler::ServeCreate(Request& r) {
+  if (!r.name.empty() || r.sub != Subresource::kNone) {
+    RespondError(r, MethodNotAllowedError("the server does not allow this method on the "
+                                          "requested resource"));
+    return;
+  }
+  Json body;
+  if (!DecodeBody(r, &body) || !ValidateBody(r, &body, "CreateOptions")) return;
+  SendResult(r, api_.Create(*r.type, r.ns, std::move(body), WriteOptionsOf(r.http)), 201);
+}
+
+void RestHandler::ServeUpdate(Request& r) {
+  Json body;
+  if (!DecodeBody(r, &body) || !ValidateBody(r, &body, "UpdateOptions")) return;
+  SendResult(r, api_.Update(*r.type, r.ns, r.name, std::move(body), r.sub, WriteOptionsOf(r.http)),
+             200);
+}
+
+void RestHandler::ServePatch(Request& r) {
+  const auto& h = r.http;
+  const ResourceType& type = *r.type;
+  WriteOptions write_opts = WriteOptionsOf(h);
+  auto patch_type = PatchTypeFromContentType(ToLower(h.headers.Get("Content-Type")));
+  if (!patch_type.ok()) {
+    RespondError(r, UnsupportedMediaTypeError(
+                        "the body of the request was in an unknown format - accepted media "
+                        "types include: application/json-patch+json, "
+                        "application/merge-patch+json, "
+                        "application/strategic-merge-patch+json"));
+    return;
+  }
+  if (*patch_type == PatchType::kApply && write_opts.field_manager.empty()) {
+    RespondError(r,
+                 InvalidError(type, r.name,
+                              {{"FieldValueRequired", "Required value: is required for apply patch",
+                                "fieldManager"}}));
+    return;
+  }
+  std::string patch_body = h.body;
+  if (!ValidatePatch(r, *patch_type, &patch_body)) return;
+  SendResult(r, api_.Patch(type, r.ns, r.name, *patch_type, patch_body, r.sub, write_opts), 200);
+}
+
+void RestHandler::ServeDelete(Request& r) {
+  DeleteOptions del;
+  if (!ParseDeleteOptions(r, &del)) return;
+  SendResult(r, api_.Delete(*r.type, r.ns, r.name, del), 200);
+}
+
+void RestHandler::ServeDeleteCollection(Request& r) {
+  DeleteOptions del;
+  if (!ParseDeleteOptions(r, &del)) return;
+  SendResult(r, api_.DeleteCollection(*r.type, r.ns, r.list_opts, del), 200);
+}
+
+bool RestHandler::DecodeBody(Request& r, Json* out) {
+  const auto& h = r.http;
+  const std::string media = BodyMediaType(h);
+  if (media.empty() || media == "application/json" || media == "*/*") {
+    auto parsed = ParseJson(h.body, kLastWins);
+    if (!parsed.ok()) {
+      RespondError(
+          r, BadRequestError("the request body is not valid JSON: " + parsed.status().message()));
+      return false;
+    }
+    *out = std::move(parsed).value();
+    return true;
+  }
+  if (media == "application/yaml" || media == "application/x-yaml") {
+    auto parsed = ParseYaml(h.body, kLastWins);
+    if (!parsed.ok()) {
+      RespondError(
+          r, BadRequestError("the request body is not valid YAML: " + parsed.status().message()));
+      return false;
+    }
+    *out = std::move(parsed).value();
+    return true;
+  }
+  if (media == kProtobufMediaType) {
+    auto decoded = DecodeKubernetesProtobuf(h.body);
+    if (!decoded.ok()) {
+      RespondError(r, BadRequestError("the request body is not valid protobuf: " +
+                                      decoded.status().message()));
+      return false;
+    }
+    *out = std::move(decoded).value();
+    return true;
+  }
+  RespondError(r, UnsupportedMediaTypeError(
+                      "the body of the request was in an unknown format - accepted media "
+                      "types include: application/json, application/yaml, "
+                      "application/vnd.kubernetes.protobuf"));
+  return false;
+}
+
+bool RestHandler::ValidateBody(Request& r, Json* body, std::string_view options_kind) {
+  const auto& h = r.http;
+  const ResourceType& type = *r.type;
+  auto validation = ParseFieldValidation(h.Query("fieldValidation"), options_kind);
+  if (!validation.ok()) {
+    RespondError(r, validation.error());
+    return false;
+  }
+  if (BodyMediaType(h) == kProtobufMediaType) return true;
+  if (*validation != FieldValidation::kIgnore) {
+    FieldProblems problems = CheckFields(type, h.body, *body, r.sub);
+    if (!problems.empty() && *validation == FieldValidation::kStrict) {
+      RespondError(r, StrictDecodingError(type, *body, problems, r.sub));
+      return false;
+    }
+    for (auto& w : WarningHeaders(problems)) r.extra_headers.emplace_back("Warning", w);
+  }
+  DropUnknownFields(type, *body, r.sub);
+  return true;
+}
+
+bool RestHandler::ValidatePatch(Request& r, PatchType patch_type, std::string* patch) {
+  const auto& h = r.http;
+  const ResourceType& type = *r.type;
+  const Subresource sub = r.sub;
+  auto validation = ParseFieldValidation(h.Query("fieldValidation"), "PatchOptions");
+  if (!validation.ok()) {
+    RespondError(r, validation.error());
+    return false;
+  }
+  if (patch_type == PatchType::kApply) return true;
+  auto parsed = ParseJson(*patch, kLastWins);
+  if (!parsed.ok()) return true;
+  if (*validation != FieldValidation::kIgnore) {
+    auto current = api_.Get(type, r.ns, r.name, sub);
+    if (!current.ok()) return true;
+    StatusOr<Json> patched =
+        patch_type == PatchType::kJsonMerge ? ApplyMergePatch(*current, *parsed)
+        : patch_type == PatchType::kJsonPatch
+            ? ApplyJsonPatch(*current, *parsed)
+            : ApplyStrategicMergePatch(*current, *parsed,
+                                       sub == Subresource::kScale ? "Scale" : type.kind);
+    if (!patched.ok()) return true;
+    FieldProblems problems =
+        CheckPatchFields(type, patch_type, *patch, *parsed, &*patched, &*current, sub);
+    if (!problems.empty() && *validation == FieldValidation::kStrict) {
+      RespondError(r, StrictPatchError(problems, patch_type == PatchType::kStrategicMerge
+                                                     ? GoMapString(*parsed)
+                                                     : DumpJson(*patched)));
+      return false;
+    }
+    for (auto& w : WarningHeaders(problems)) r.extra_headers.emplace_back("Warning", w);
+  }
+  if (DropUnknownPatchFields(type, patch_type, *parsed, sub)) *patch = DumpJson(*parsed);
+  return true;
+}
+
+bool RestHandler::ParseDeleteOptions(Request& r, DeleteOptions* del) {
+  const auto& h = r.http;
+  del->dry_run = WriteOptionsOf(h).dry_run;
+  if (!h.body.empty()) {
+    Json body;
+    if (!DecodeBody(r, &body)) return false;
+    if (auto error = ReadDeleteOptionsBody(body, *del)) {
+      RespondError(r, *error);
+      return false;
+    }
+  }
+  if (h.HasQuery("propagationPolicy")) {
+    del->propagation_policy = std::string(h.Query("propagationPolicy"));
+  }
+  if (h.HasQuery("gracePeriodSeconds")) {
+    auto g = ParseInt(h.Query("gracePeriodSeconds"));
+    if (!g) {
+      RespondError(r, BadRequestError("invalid gracePeriodSeconds"));
+      return false;
+    }
+    del->grace_period_seconds = *g;
+  }
+  return true;
+}
+
+void RestHandler::SendResult(Request& r, const ApiResult<Json>& result, int ok_code) {
+  if (!result.ok()) {
+    RespondError(r, result.error());
+  } else {
+    RespondJson(r, ok_code, *result);
   }
 }
 

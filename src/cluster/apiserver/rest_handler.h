@@ -23,6 +23,7 @@
 #include <mutex>
 #include <set>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -71,9 +72,54 @@ class RestHandler final : public net::Handler {
   friend class WatchSession;
   struct Request;
 
+  // Routing: open endpoints and authentication, then discovery, OpenAPI or a resource.
   void Serve(Request& req);
+  void ServeRootPaths(Request& req);  // GET /: the list of served paths
+  void ServeOpenApi(Request& req, const std::vector<std::string>& parts);  // /openapi/...
+  // /api, /api/V, /apis, /apis/G, /apis/G/V: the discovery documents.
+  void ServeDiscovery(Request& req, const std::vector<std::string>& parts);
+  // Fills the resource addressing of `req` from a resource path; false when answered (404).
+  bool ParseResourcePath(Request& req, const std::vector<std::string>& parts);
+
+  // A resource request: its verb and addressing checked, faults injected (latency and a
+  // future resourceVersion wait off the I/O thread), then served by ServeVerb.
   void ServeResource(Request& req);
+  // Sets req.verb from the method and path; false when answered (405, 404).
+  bool ResolveVerb(Request& req);
+  void ServeProxy(Request& req);  // services/pods .../proxy/...: handed to the proxy callback
+  // Sets req.sub and checks the namespace and name against the type; false when answered (404).
+  bool ResolveSubresource(Request& req);
+  // The shared prelude of every verb (fault, Accept, dryRun, list options), then its method.
+  void ServeVerb(Request& req, const FaultInjector::Decision& decision);
+  // Answers the request with the decided failure, if any; true when it did.
+  bool InjectFault(Request& req, const FaultInjector::Decision& decision);
+  bool ParseListOptions(Request& req);  // sets req.list_opts; false when answered (400)
+
+  // One method per verb.
+  void ServeGet(Request& req);
+  void ServeList(Request& req);
   void ServeWatch(Request& req);
+  void ServeCreate(Request& req);
+  void ServeUpdate(Request& req);
+  void ServePatch(Request& req);
+  void ServeDelete(Request& req);
+  void ServeDeleteCollection(Request& req);
+
+  // Helpers of the write verbs; those returning bool answer the request and return false on
+  // an error.
+  bool DecodeBody(Request& req, Json* out);  // JSON, YAML or protobuf, per Content-Type
+  // Server-side field validation (field_validation.h) of a create/update body: Strict
+  // refuses unknown or duplicate fields, Warn reports them in Warning headers, and both Warn
+  // and Ignore drop unknown fields, as decoding into the Go types does. Protobuf bodies come
+  // from typed clients and cannot carry unknown fields.
+  bool ValidateBody(Request& req, Json* body, std::string_view options_kind);
+  // The same for a patch. A real server checks the patched object, so the patch is applied
+  // to the current object here too (ObjectApi applies it again, atomically); when that fails
+  // (absent object, bad patch) the check is skipped and Patch reports the error.
+  bool ValidatePatch(Request& req, PatchType patch_type, std::string* patch);
+  // DeleteOptions from the body and the query (delete, deletecollection).
+  bool ParseDeleteOptions(Request& req, DeleteOptions* del);
+  void SendResult(Request& req, const ApiResult<Json>& result, int ok_code);
   // `body` by value: callers hand over large bodies (lists) with std::move.
   void Respond(Request& req, int code, std::string body,
                const std::string& content_type = "application/json");
