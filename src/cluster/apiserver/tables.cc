@@ -7,6 +7,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "common/time_util.h"
 
@@ -240,139 +241,166 @@ bool ConditionTrue(const Json& pod, std::string_view type) {
   return false;
 }
 
-Json PodCells(const Json& pod, SystemTime now) {
-  int64_t restarts = 0;
-  int64_t restartable_init_restarts = 0;
-  int64_t total = static_cast<int64_t>(Array(pod, "spec.containers").size());
+// What printPod gathers for the Ready, Status and Restarts columns.
+struct PodSummary {
+  int64_t total = 0;  // containers, and restartable init containers (sidecars)
   int64_t ready = 0;
+  std::string reason;
+  int64_t restarts = 0;
   std::optional<SystemTime> last_restart;
+  // The restarts of the sidecars alone: all that counts once the pod is initialized.
+  int64_t restartable_init_restarts = 0;
   std::optional<SystemTime> last_restartable_init_restart;
-  auto later = [](std::optional<SystemTime>& acc, std::optional<SystemTime> t) {
-    if (t && (!acc || *acc < *t)) acc = t;
-  };
+};
 
-  const std::string phase = Str(pod, "status.phase");
-  std::string reason = phase;
+void KeepLater(std::optional<SystemTime>& acc, std::optional<SystemTime> t) {
+  if (t && (!acc || *acc < *t)) acc = t;
+}
+
+// The Status before the containers are looked at: the phase, the status reason, or
+// SchedulingGated.
+std::string PodBaseReason(const Json& pod) {
+  std::string reason = Str(pod, "status.phase");
   if (!Str(pod, "status.reason").empty()) reason = Str(pod, "status.reason");
   for (const auto& c : Array(pod, "status.conditions")) {
     if (Str(c, "type") == "PodScheduled" && Str(c, "reason") == "SchedulingGated") {
       reason = "SchedulingGated";
     }
   }
+  return reason;
+}
 
+// The Status of a pod held at init container `index` (of `count`), from its status `c`.
+std::string InitContainerReason(const Json& c, size_t index, size_t count) {
+  const Json& terminated = Field(c, "state.terminated");
+  const Json& waiting = Field(c, "state.waiting");
+  if (terminated.is_object()) {
+    const std::string r = Str(terminated, "reason");
+    if (r.empty()) {
+      return Int(terminated, "signal") != 0
+                 ? "Init:Signal:" + std::to_string(Int(terminated, "signal"))
+                 : "Init:ExitCode:" + std::to_string(Int(terminated, "exitCode"));
+    }
+    return "Init:" + r;
+  }
+  if (waiting.is_object() && !Str(waiting, "reason").empty() &&
+      Str(waiting, "reason") != "PodInitializing") {
+    return "Init:" + Str(waiting, "reason");
+  }
+  return "Init:" + std::to_string(index) + "/" + std::to_string(count);
+}
+
+// Counts the sidecars into `s` and walks the init containers' statuses in order, as printPod
+// does; returns whether one holds the pod initializing (s.reason then says which and why).
+bool SummarizeInitContainers(const Json& pod, PodSummary& s) {
   std::map<std::string, bool> init_restartable;  // init container name -> sidecar?
   const Json& init_specs = Array(pod, "spec.initContainers");
   for (const auto& c : init_specs) {
     const bool sidecar = Str(c, "restartPolicy") == "Always";
     init_restartable[Str(c, "name")] = sidecar;
-    if (sidecar) ++total;
+    if (sidecar) ++s.total;
   }
-
-  bool initializing = false;
   const Json& init_statuses = Array(pod, "status.initContainerStatuses");
   for (size_t i = 0; i < init_statuses.size(); ++i) {
     const Json& c = init_statuses[i];
-    restarts += Int(c, "restartCount");
+    s.restarts += Int(c, "restartCount");
     const Json& last_term = Field(c, "lastState.terminated");
-    if (last_term.is_object()) later(last_restart, Time(last_term, "finishedAt"));
+    if (last_term.is_object()) KeepLater(s.last_restart, Time(last_term, "finishedAt"));
     const bool sidecar = init_restartable[Str(c, "name")];
     if (sidecar) {
-      restartable_init_restarts += Int(c, "restartCount");
+      s.restartable_init_restarts += Int(c, "restartCount");
       if (last_term.is_object())
-        later(last_restartable_init_restart, Time(last_term, "finishedAt"));
+        KeepLater(s.last_restartable_init_restart, Time(last_term, "finishedAt"));
     }
     const Json& terminated = Field(c, "state.terminated");
-    const Json& waiting = Field(c, "state.waiting");
     if (terminated.is_object() && Int(terminated, "exitCode") == 0) continue;
     if (sidecar && Bool(c, "started")) {
-      if (Bool(c, "ready")) ++ready;
+      if (Bool(c, "ready")) ++s.ready;
       continue;
     }
-    if (terminated.is_object()) {
-      const std::string r = Str(terminated, "reason");
-      if (r.empty()) {
-        reason = Int(terminated, "signal") != 0
-                     ? "Init:Signal:" + std::to_string(Int(terminated, "signal"))
-                     : "Init:ExitCode:" + std::to_string(Int(terminated, "exitCode"));
-      } else {
-        reason = "Init:" + r;
-      }
-    } else if (waiting.is_object() && !Str(waiting, "reason").empty() &&
-               Str(waiting, "reason") != "PodInitializing") {
-      reason = "Init:" + Str(waiting, "reason");
-    } else {
-      reason = "Init:" + std::to_string(i) + "/" + std::to_string(init_specs.size());
-    }
-    initializing = true;
-    break;
+    s.reason = InitContainerReason(c, i, init_specs.size());
+    return true;
   }
+  return false;
+}
 
-  if (!initializing || ConditionTrue(pod, "Initialized")) {
-    restarts = restartable_init_restarts;
-    last_restart = last_restartable_init_restart;
-    bool has_running = false;
-    const Json& statuses = Array(pod, "status.containerStatuses");
-    for (size_t n = statuses.size(); n > 0; --n) {
-      const Json& c = statuses[n - 1];
-      restarts += Int(c, "restartCount");
-      const Json& last_term = Field(c, "lastState.terminated");
-      if (last_term.is_object()) later(last_restart, Time(last_term, "finishedAt"));
-      const Json& waiting = Field(c, "state.waiting");
-      const Json& terminated = Field(c, "state.terminated");
-      if (waiting.is_object() && !Str(waiting, "reason").empty()) {
-        reason = Str(waiting, "reason");
-      } else if (terminated.is_object() && !Str(terminated, "reason").empty()) {
-        reason = Str(terminated, "reason");
-      } else if (terminated.is_object()) {
-        reason = Int(terminated, "signal") != 0
+// Walks the containers' statuses, last first, as printPod does for an initialized pod: their
+// restarts (on top of the sidecars'), readiness and the Status they give.
+void SummarizeContainers(const Json& pod, PodSummary& s) {
+  s.restarts = s.restartable_init_restarts;
+  s.last_restart = s.last_restartable_init_restart;
+  bool has_running = false;
+  const Json& statuses = Array(pod, "status.containerStatuses");
+  for (size_t n = statuses.size(); n > 0; --n) {
+    const Json& c = statuses[n - 1];
+    s.restarts += Int(c, "restartCount");
+    const Json& last_term = Field(c, "lastState.terminated");
+    if (last_term.is_object()) KeepLater(s.last_restart, Time(last_term, "finishedAt"));
+    const Json& waiting = Field(c, "state.waiting");
+    const Json& terminated = Field(c, "state.terminated");
+    if (waiting.is_object() && !Str(waiting, "reason").empty()) {
+      s.reason = Str(waiting, "reason");
+    } else if (terminated.is_object() && !Str(terminated, "reason").empty()) {
+      s.reason = Str(terminated, "reason");
+    } else if (terminated.is_object()) {
+      s.reason = Int(terminated, "signal") != 0
                      ? "Signal:" + std::to_string(Int(terminated, "signal"))
                      : "ExitCode:" + std::to_string(Int(terminated, "exitCode"));
-      } else if (Bool(c, "ready") && Field(c, "state.running").is_object()) {
-        has_running = true;
-        ++ready;
+    } else if (Bool(c, "ready") && Field(c, "state.running").is_object()) {
+      has_running = true;
+      ++s.ready;
+    }
+  }
+  if (s.reason == "Completed" && has_running) {
+    s.reason = ConditionTrue(pod, "Ready") ? "Running" : "NotReady";
+  }
+}
+
+// The Readiness Gates column: "<true conditions>/<gates>", "<none>" without gates.
+std::string ReadinessGatesCell(const Json& pod) {
+  const Json& readiness_gates = Array(pod, "spec.readinessGates");
+  if (readiness_gates.empty()) return "<none>";
+  int true_conditions = 0;
+  for (const auto& gate : readiness_gates) {
+    const std::string type = Str(gate, "conditionType");
+    for (const auto& c : Array(pod, "status.conditions")) {
+      if (Str(c, "type") == type) {
+        if (Str(c, "status") == "True") ++true_conditions;
+        break;
       }
     }
-    if (reason == "Completed" && has_running) {
-      reason = ConditionTrue(pod, "Ready") ? "Running" : "NotReady";
-    }
   }
+  return std::to_string(true_conditions) + "/" + std::to_string(readiness_gates.size());
+}
 
+std::string OrNone(std::string s) { return s.empty() ? "<none>" : s; }
+
+Json PodCells(const Json& pod, SystemTime now) {
+  PodSummary s;
+  s.total = static_cast<int64_t>(Array(pod, "spec.containers").size());
+  s.reason = PodBaseReason(pod);
+  const bool initializing = SummarizeInitContainers(pod, s);
+  if (!initializing || ConditionTrue(pod, "Initialized")) SummarizeContainers(pod, s);
+
+  const std::string phase = Str(pod, "status.phase");
   if (Terminating(pod) && Str(pod, "status.reason") == "NodeLost") {
-    reason = "Unknown";
+    s.reason = "Unknown";
   } else if (Terminating(pod) && phase != "Succeeded" && phase != "Failed") {
-    reason = "Terminating";
+    s.reason = "Terminating";
   }
 
-  std::string restarts_str = std::to_string(restarts);
-  if (restarts != 0 && last_restart) {
-    restarts_str += " (" + Since(last_restart, now) + " ago)";
+  std::string restarts_str = std::to_string(s.restarts);
+  if (s.restarts != 0 && s.last_restart) {
+    restarts_str += " (" + Since(s.last_restart, now) + " ago)";
   }
 
   std::string pod_ip;
   const Json& ips = Array(pod, "status.podIPs");
   if (!ips.empty()) pod_ip = Str(ips[0], "ip");
-  if (pod_ip.empty()) pod_ip = "<none>";
-  std::string node = Str(pod, "spec.nodeName");
-  if (node.empty()) node = "<none>";
-  std::string nominated = Str(pod, "status.nominatedNodeName");
-  if (nominated.empty()) nominated = "<none>";
-  std::string gates = "<none>";
-  const Json& readiness_gates = Array(pod, "spec.readinessGates");
-  if (!readiness_gates.empty()) {
-    int true_conditions = 0;
-    for (const auto& gate : readiness_gates) {
-      const std::string type = Str(gate, "conditionType");
-      for (const auto& c : Array(pod, "status.conditions")) {
-        if (Str(c, "type") == type) {
-          if (Str(c, "status") == "True") ++true_conditions;
-          break;
-        }
-      }
-    }
-    gates = std::to_string(true_conditions) + "/" + std::to_string(readiness_gates.size());
-  }
-  return Json::array({Name(pod), std::to_string(ready) + "/" + std::to_string(total), reason,
-                      restarts_str, Age(pod, now), pod_ip, node, nominated, gates});
+  return Json::array({Name(pod), std::to_string(s.ready) + "/" + std::to_string(s.total), s.reason,
+                      restarts_str, Age(pod, now), OrNone(pod_ip),
+                      OrNone(Str(pod, "spec.nodeName")),
+                      OrNone(Str(pod, "status.nominatedNodeName")), ReadinessGatesCell(pod)});
 }
 
 // ---- other kinds -------------------------------------------------------------------------
@@ -634,194 +662,209 @@ Json LeaseCells(const Json& lease, SystemTime now) {
   return Json::array({Name(lease), Str(lease, "spec.holderIdentity"), Age(lease, now)});
 }
 
+// The columns of each kind's printer, as the real server's printers declare them.
+constexpr Column kPodColumns[] = {
+    {"Name", "string", "name", kNameDoc, 0},
+    {"Ready", "string", "", "The aggregate readiness state of this pod for accepting traffic.", 0},
+    {"Status", "string", "", "The aggregate status of the containers in this pod.", 0},
+    {"Restarts", "string", "",
+     "The number of times the containers in this pod have been restarted and when the last "
+     "container in this pod has restarted.",
+     0},
+    {"Age", "string", "", kAgeDoc, 0},
+    {"IP", "string", "",
+     "podIP address allocated to the pod. Routable at least within the cluster. Empty if "
+     "not yet allocated.",
+     1},
+    {"Node", "string", "",
+     "NodeName indicates in which node this pod is scheduled. If empty, this pod is a "
+     "candidate for scheduling by the scheduler defined in schedulerName.",
+     1},
+    {"Nominated Node", "string", "",
+     "nominatedNodeName is set only when this pod preempts other pods on the node, but it "
+     "cannot be scheduled right away as preemption victims receive their graceful "
+     "termination periods.",
+     1},
+    {"Readiness Gates", "string", "",
+     "If specified, all readiness gates will be evaluated for pod readiness. A pod is ready "
+     "when all its containers are ready AND all conditions specified in the readiness gates "
+     "have status equal to \"True\"",
+     1}};
+
+constexpr Column kDeploymentColumns[] = {
+    {"Name", "string", "name", kNameDoc, 0},
+    {"Ready", "string", "", "Number of the pod with ready state", 0},
+    {"Up-to-date", "string", "",
+     "Total number of non-terminated pods targeted by this deployment that have the desired "
+     "template spec.",
+     0},
+    {"Available", "string", "",
+     "Total number of available pods (ready for at least minReadySeconds) targeted by this "
+     "deployment.",
+     0},
+    {"Age", "string", "", kAgeDoc, 0},
+    {"Containers", "string", "", kContainersDoc, 1},
+    {"Images", "string", "", kImagesDoc, 1},
+    {"Selector", "string", "", "Label selector for pods.", 1}};
+
+constexpr Column kReplicaSetColumns[] = {
+    {"Name", "string", "name", kNameDoc, 0},
+    {"Desired", "integer", "",
+     "Replicas is the number of desired replicas. This is a pointer to distinguish between "
+     "explicit zero and unspecified. Defaults to 1.",
+     0},
+    {"Current", "integer", "", "Replicas is the most recently observed number of replicas.", 0},
+    {"Ready", "integer", "", "The number of ready replicas for this replica set.", 0},
+    {"Age", "string", "", kAgeDoc, 0},
+    {"Containers", "string", "", kContainersDoc, 1},
+    {"Images", "string", "", kImagesDoc, 1},
+    {"Selector", "string", "",
+     "Selector is a label query over pods that should match the replica count.", 1}};
+
+constexpr Column kServiceColumns[] = {
+    {"Name", "string", "name", kNameDoc, 0},
+    {"Type", "string", "",
+     "type determines how the Service is exposed. Defaults to ClusterIP. Valid options are "
+     "ExternalName, ClusterIP, NodePort, and LoadBalancer.",
+     0},
+    {"Cluster-IP", "string", "",
+     "clusterIP is the IP address of the service and is usually assigned randomly.", 0},
+    {"External-IP", "string", "",
+     "externalIPs is a list of IP addresses for which nodes in the cluster will also accept "
+     "traffic for this service.",
+     0},
+    {"Port(s)", "string", "", "The list of ports that are exposed by this service.", 0},
+    {"Age", "string", "", kAgeDoc, 0},
+    {"Selector", "string", "",
+     "Route service traffic to pods with label keys and values matching this selector.", 1}};
+
+constexpr Column kEndpointsColumns[] = {
+    {"Name", "string", "name", kNameDoc, 0},
+    {"Endpoints", "string", "", "The set of all endpoints is the union of all subsets.", 0},
+    {"Age", "string", "", kAgeDoc, 0}};
+
+constexpr Column kEndpointSliceColumns[] = {
+    {"Name", "string", "name", kNameDoc, 0},
+    {"AddressType", "string", "",
+     "addressType specifies the type of address carried by this EndpointSlice.", 0},
+    {"Ports", "string", "",
+     "ports specifies the list of network ports exposed by each endpoint in this slice.", 0},
+    {"Endpoints", "string", "", "endpoints is a list of unique endpoints in this slice.", 0},
+    {"Age", "string", "", kAgeDoc, 0}};
+
+constexpr Column kIngressColumns[] = {
+    {"Name", "string", "name", kNameDoc, 0},
+    {"Class", "string", "",
+     "The name of the IngressClass resource that should be used for additional "
+     "configuration",
+     0},
+    {"Hosts", "string", "",
+     "Hosts that incoming requests are matched against before the ingress rule", 0},
+    {"Address", "string", "", "Address is a list containing ingress points for the load-balancer",
+     0},
+    {"Ports", "string", "", "Ports of TLS configurations that open", 0},
+    {"Age", "string", "", kAgeDoc, 0}};
+
+constexpr Column kIngressClassColumns[] = {
+    {"Name", "string", "name", kNameDoc, 0},
+    {"Controller", "string", "", "Controller that is responsible for handling this class", 0},
+    {"Parameters", "string", "", "A reference to a resource with additional parameters", 0},
+    {"Age", "string", "", kAgeDoc, 0}};
+
+constexpr Column kNamespaceColumns[] = {{"Name", "string", "name", kNameDoc, 0},
+                                        {"Status", "string", "", "The status of the namespace", 0},
+                                        {"Age", "string", "", kAgeDoc, 0}};
+
+constexpr Column kSecretColumns[] = {
+    {"Name", "string", "name", kNameDoc, 0},
+    {"Type", "string", "", "Used to facilitate programmatic handling of secret data.", 0},
+    {"Data", "string", "",
+     "Data contains the secret data. Each key must consist of alphanumeric characters, '-', "
+     "'_' or '.'.",
+     0},
+    {"Age", "string", "", kAgeDoc, 0}};
+
+constexpr Column kConfigMapColumns[] = {
+    {"Name", "string", "name", kNameDoc, 0},
+    {"Data", "string", "",
+     "Data contains the configuration data. Each key must consist of alphanumeric "
+     "characters, '-', '_' or '.'.",
+     0},
+    {"Age", "string", "", kAgeDoc, 0}};
+
+constexpr Column kPvcColumns[] = {
+    {"Name", "string", "name", kNameDoc, 0},
+    {"Status", "string", "", "phase represents the current phase of PersistentVolumeClaim.", 0},
+    {"Volume", "string", "",
+     "volumeName is the binding reference to the PersistentVolume backing this claim.", 0},
+    {"Capacity", "string", "", "capacity represents the actual resources of the underlying volume.",
+     0},
+    {"Access Modes", "string", "",
+     "accessModes contains the actual access modes the volume backing the PVC has.", 0},
+    {"StorageClass", "string", "", "StorageClass of the pvc", 0},
+    {"VolumeAttributesClass", "string", "", "VolumeAttributesClass of the pvc", 0},
+    {"Age", "string", "", kAgeDoc, 0},
+    {"VolumeMode", "string", "",
+     "volumeMode defines what type of volume is required by the claim. Value of Filesystem "
+     "is implied when not included in claim spec.",
+     1}};
+
+constexpr Column kEventColumns[] = {
+    {"Last Seen", "string", "",
+     "The time at which the most recent occurrence of this event was recorded.", 0},
+    {"Type", "string", "",
+     "Type of this event (Normal, Warning), new types could be added in the future", 0},
+    {"Reason", "string", "",
+     "This should be a short, machine understandable string that gives the reason for the "
+     "transition into the object's current status.",
+     0},
+    {"Object", "string", "", "The object that this event is about.", 0},
+    {"Subobject", "string", "",
+     "If referring to a piece of an object instead of an entire object, this string should "
+     "contain a valid JSON/Go field access statement, such as "
+     "desiredState.manifest.containers[2].",
+     1},
+    {"Source", "string", "",
+     "The component reporting this event. Should be a short machine understandable string.", 1},
+    {"Message", "string", "", "A human-readable description of the status of this operation.", 0},
+    {"First Seen", "string", "",
+     "The time at which the event was first recorded. (Time of server receipt is in "
+     "TypeMeta.)",
+     1},
+    {"Count", "string", "", "The number of times this event has occurred.", 1},
+    {"Name", "string", "name", kNameDoc, 1}};
+
+constexpr Column kLeaseColumns[] = {
+    {"Name", "string", "name", kNameDoc, 0},
+    {"Holder", "string", "",
+     "holderIdentity contains the identity of the holder of a current lease. If "
+     "Coordinated Leader Election is used, the holder identity must be equal to the elected "
+     "LeaseCandidate.metadata.name field.",
+     0},
+    {"Age", "string", "", kAgeDoc, 0}};
+
+// A column table as the Printer holds it.
+template <size_t N>
+std::vector<Column> ColumnsOf(const Column (&columns)[N]) {
+  return std::vector<Column>(columns, columns + N);
+}
+
 const Printer* FindPrinter(const ResourceType& rt) {
   static const std::map<std::string, Printer, std::less<>> kPrinters = {
-      {"pods",
-       {{{"Name", "string", "name", kNameDoc, 0},
-         {"Ready", "string", "", "The aggregate readiness state of this pod for accepting traffic.",
-          0},
-         {"Status", "string", "", "The aggregate status of the containers in this pod.", 0},
-         {"Restarts", "string", "",
-          "The number of times the containers in this pod have been restarted and when the last "
-          "container in this pod has restarted.",
-          0},
-         {"Age", "string", "", kAgeDoc, 0},
-         {"IP", "string", "",
-          "podIP address allocated to the pod. Routable at least within the cluster. Empty if "
-          "not yet allocated.",
-          1},
-         {"Node", "string", "",
-          "NodeName indicates in which node this pod is scheduled. If empty, this pod is a "
-          "candidate for scheduling by the scheduler defined in schedulerName.",
-          1},
-         {"Nominated Node", "string", "",
-          "nominatedNodeName is set only when this pod preempts other pods on the node, but it "
-          "cannot be scheduled right away as preemption victims receive their graceful "
-          "termination periods.",
-          1},
-         {"Readiness Gates", "string", "",
-          "If specified, all readiness gates will be evaluated for pod readiness. A pod is ready "
-          "when all its containers are ready AND all conditions specified in the readiness gates "
-          "have status equal to \"True\"",
-          1}},
-        PodCells}},
-      {"deployments.apps",
-       {{{"Name", "string", "name", kNameDoc, 0},
-         {"Ready", "string", "", "Number of the pod with ready state", 0},
-         {"Up-to-date", "string", "",
-          "Total number of non-terminated pods targeted by this deployment that have the desired "
-          "template spec.",
-          0},
-         {"Available", "string", "",
-          "Total number of available pods (ready for at least minReadySeconds) targeted by this "
-          "deployment.",
-          0},
-         {"Age", "string", "", kAgeDoc, 0},
-         {"Containers", "string", "", kContainersDoc, 1},
-         {"Images", "string", "", kImagesDoc, 1},
-         {"Selector", "string", "", "Label selector for pods.", 1}},
-        DeploymentCells}},
-      {"replicasets.apps",
-       {{{"Name", "string", "name", kNameDoc, 0},
-         {"Desired", "integer", "",
-          "Replicas is the number of desired replicas. This is a pointer to distinguish between "
-          "explicit zero and unspecified. Defaults to 1.",
-          0},
-         {"Current", "integer", "", "Replicas is the most recently observed number of replicas.",
-          0},
-         {"Ready", "integer", "", "The number of ready replicas for this replica set.", 0},
-         {"Age", "string", "", kAgeDoc, 0},
-         {"Containers", "string", "", kContainersDoc, 1},
-         {"Images", "string", "", kImagesDoc, 1},
-         {"Selector", "string", "",
-          "Selector is a label query over pods that should match the replica count.", 1}},
-        ReplicaSetCells}},
-      {"services",
-       {{{"Name", "string", "name", kNameDoc, 0},
-         {"Type", "string", "",
-          "type determines how the Service is exposed. Defaults to ClusterIP. Valid options are "
-          "ExternalName, ClusterIP, NodePort, and LoadBalancer.",
-          0},
-         {"Cluster-IP", "string", "",
-          "clusterIP is the IP address of the service and is usually assigned randomly.", 0},
-         {"External-IP", "string", "",
-          "externalIPs is a list of IP addresses for which nodes in the cluster will also accept "
-          "traffic for this service.",
-          0},
-         {"Port(s)", "string", "", "The list of ports that are exposed by this service.", 0},
-         {"Age", "string", "", kAgeDoc, 0},
-         {"Selector", "string", "",
-          "Route service traffic to pods with label keys and values matching this selector.", 1}},
-        ServiceCells}},
-      {"endpoints",
-       {{{"Name", "string", "name", kNameDoc, 0},
-         {"Endpoints", "string", "", "The set of all endpoints is the union of all subsets.", 0},
-         {"Age", "string", "", kAgeDoc, 0}},
-        EndpointsCells}},
-      {"endpointslices.discovery.k8s.io",
-       {{{"Name", "string", "name", kNameDoc, 0},
-         {"AddressType", "string", "",
-          "addressType specifies the type of address carried by this EndpointSlice.", 0},
-         {"Ports", "string", "",
-          "ports specifies the list of network ports exposed by each endpoint in this slice.", 0},
-         {"Endpoints", "string", "", "endpoints is a list of unique endpoints in this slice.", 0},
-         {"Age", "string", "", kAgeDoc, 0}},
-        EndpointSliceCells}},
-      {"ingresses.networking.k8s.io",
-       {{{"Name", "string", "name", kNameDoc, 0},
-         {"Class", "string", "",
-          "The name of the IngressClass resource that should be used for additional "
-          "configuration",
-          0},
-         {"Hosts", "string", "",
-          "Hosts that incoming requests are matched against before the ingress rule", 0},
-         {"Address", "string", "",
-          "Address is a list containing ingress points for the load-balancer", 0},
-         {"Ports", "string", "", "Ports of TLS configurations that open", 0},
-         {"Age", "string", "", kAgeDoc, 0}},
-        IngressCells}},
-      {"ingressclasses.networking.k8s.io",
-       {{{"Name", "string", "name", kNameDoc, 0},
-         {"Controller", "string", "", "Controller that is responsible for handling this class", 0},
-         {"Parameters", "string", "", "A reference to a resource with additional parameters", 0},
-         {"Age", "string", "", kAgeDoc, 0}},
-        IngressClassCells}},
-      {"namespaces",
-       {{{"Name", "string", "name", kNameDoc, 0},
-         {"Status", "string", "", "The status of the namespace", 0},
-         {"Age", "string", "", kAgeDoc, 0}},
-        NamespaceCells}},
-      {"secrets",
-       {{{"Name", "string", "name", kNameDoc, 0},
-         {"Type", "string", "", "Used to facilitate programmatic handling of secret data.", 0},
-         {"Data", "string", "",
-          "Data contains the secret data. Each key must consist of alphanumeric characters, '-', "
-          "'_' or '.'.",
-          0},
-         {"Age", "string", "", kAgeDoc, 0}},
-        SecretCells}},
-      {"configmaps",
-       {{{"Name", "string", "name", kNameDoc, 0},
-         {"Data", "string", "",
-          "Data contains the configuration data. Each key must consist of alphanumeric "
-          "characters, '-', '_' or '.'.",
-          0},
-         {"Age", "string", "", kAgeDoc, 0}},
-        ConfigMapCells}},
-      {"persistentvolumeclaims",
-       {{{"Name", "string", "name", kNameDoc, 0},
-         {"Status", "string", "", "phase represents the current phase of PersistentVolumeClaim.",
-          0},
-         {"Volume", "string", "",
-          "volumeName is the binding reference to the PersistentVolume backing this claim.", 0},
-         {"Capacity", "string", "",
-          "capacity represents the actual resources of the underlying volume.", 0},
-         {"Access Modes", "string", "",
-          "accessModes contains the actual access modes the volume backing the PVC has.", 0},
-         {"StorageClass", "string", "", "StorageClass of the pvc", 0},
-         {"VolumeAttributesClass", "string", "", "VolumeAttributesClass of the pvc", 0},
-         {"Age", "string", "", kAgeDoc, 0},
-         {"VolumeMode", "string", "",
-          "volumeMode defines what type of volume is required by the claim. Value of Filesystem "
-          "is implied when not included in claim spec.",
-          1}},
-        PvcCells}},
-      {"events",
-       {{{"Last Seen", "string", "",
-          "The time at which the most recent occurrence of this event was recorded.", 0},
-         {"Type", "string", "",
-          "Type of this event (Normal, Warning), new types could be added in the future", 0},
-         {"Reason", "string", "",
-          "This should be a short, machine understandable string that gives the reason for the "
-          "transition into the object's current status.",
-          0},
-         {"Object", "string", "", "The object that this event is about.", 0},
-         {"Subobject", "string", "",
-          "If referring to a piece of an object instead of an entire object, this string should "
-          "contain a valid JSON/Go field access statement, such as "
-          "desiredState.manifest.containers[2].",
-          1},
-         {"Source", "string", "",
-          "The component reporting this event. Should be a short machine understandable string.",
-          1},
-         {"Message", "string", "", "A human-readable description of the status of this operation.",
-          0},
-         {"First Seen", "string", "",
-          "The time at which the event was first recorded. (Time of server receipt is in "
-          "TypeMeta.)",
-          1},
-         {"Count", "string", "", "The number of times this event has occurred.", 1},
-         {"Name", "string", "name", kNameDoc, 1}},
-        EventCells}},
-      {"leases.coordination.k8s.io",
-       {{{"Name", "string", "name", kNameDoc, 0},
-         {"Holder", "string", "",
-          "holderIdentity contains the identity of the holder of a current lease. If "
-          "Coordinated Leader Election is used, the holder identity must be equal to the elected "
-          "LeaseCandidate.metadata.name field.",
-          0},
-         {"Age", "string", "", kAgeDoc, 0}},
-        LeaseCells}},
+      {"pods", {ColumnsOf(kPodColumns), PodCells}},
+      {"deployments.apps", {ColumnsOf(kDeploymentColumns), DeploymentCells}},
+      {"replicasets.apps", {ColumnsOf(kReplicaSetColumns), ReplicaSetCells}},
+      {"services", {ColumnsOf(kServiceColumns), ServiceCells}},
+      {"endpoints", {ColumnsOf(kEndpointsColumns), EndpointsCells}},
+      {"endpointslices.discovery.k8s.io", {ColumnsOf(kEndpointSliceColumns), EndpointSliceCells}},
+      {"ingresses.networking.k8s.io", {ColumnsOf(kIngressColumns), IngressCells}},
+      {"ingressclasses.networking.k8s.io", {ColumnsOf(kIngressClassColumns), IngressClassCells}},
+      {"namespaces", {ColumnsOf(kNamespaceColumns), NamespaceCells}},
+      {"secrets", {ColumnsOf(kSecretColumns), SecretCells}},
+      {"configmaps", {ColumnsOf(kConfigMapColumns), ConfigMapCells}},
+      {"persistentvolumeclaims", {ColumnsOf(kPvcColumns), PvcCells}},
+      {"events", {ColumnsOf(kEventColumns), EventCells}},
+      {"leases.coordination.k8s.io", {ColumnsOf(kLeaseColumns), LeaseCells}},
   };
   auto it = kPrinters.find(rt.GroupResource());
   return it == kPrinters.end() ? nullptr : &it->second;
