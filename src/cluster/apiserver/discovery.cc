@@ -333,21 +333,131 @@ Json PathItem(const std::vector<Param>& path_params, const std::vector<Operation
   return item;
 }
 
+// The names one served type's paths and operations are built from.
+struct TypePaths {
+  std::string prefix;      // /api/v1, /apis/GROUP/VERSION
+  std::string collection;  // the collection path, in its namespace when namespaced
+  std::string g;           // GroupCamel
+  std::string ns;          // "Namespaced" or ""
+  std::string tag;
+  std::string kind_def;
+  std::string list_def;
+  Json gvk;
+};
+
+TypePaths PathsOf(const ResourceType& rt) {
+  TypePaths t;
+  t.prefix = rt.group.empty() ? "/api/" + rt.version : "/apis/" + rt.group + "/" + rt.version;
+  t.collection = rt.namespaced ? t.prefix + "/namespaces/{namespace}/" + rt.resource
+                               : t.prefix + "/" + rt.resource;
+  t.g = GroupCamel(rt);
+  t.ns = rt.namespaced ? "Namespaced" : "";
+  t.tag = Tag(rt);
+  t.kind_def = OpenApiKindName(rt);
+  t.list_def = OpenApiListName(rt);
+  t.gvk = {{"group", rt.group}, {"kind", rt.kind}, {"version", rt.version}};
+  return t;
+}
+
+std::string StatusDef() { return std::string(kMeta) + "Status"; }
+std::string DeleteOptionsDef() { return std::string(kMeta) + "DeleteOptions"; }
+
+// The collection's operations: list (and watch), create and, when served, deletecollection.
+std::vector<Operation> CollectionOps(const ResourceType& rt, const TypePaths& t) {
+  std::vector<Operation> ops;
+  ops.push_back({"get",
+                 "list",
+                 "list" + t.g + t.ns + rt.kind,
+                 "list or watch objects of kind " + rt.kind,
+                 kListParams,
+                 "",
+                 {},
+                 {{"200", t.list_def}},
+                 true,
+                 t.gvk});
+  ops.push_back({"post",
+                 "post",
+                 "create" + t.g + t.ns + rt.kind,
+                 "create a " + rt.kind,
+                 kCreateParams,
+                 t.kind_def,
+                 {"*/*"},
+                 {{"200", t.kind_def}, {"201", t.kind_def}, {"202", t.kind_def}},
+                 false,
+                 t.gvk});
+  if (HasVerb(rt, "deletecollection")) {
+    ops.push_back({"delete",
+                   "deletecollection",
+                   "delete" + t.g + "Collection" + t.ns + rt.kind,
+                   "delete collection of " + rt.kind,
+                   kDeleteCollectionParams,
+                   DeleteOptionsDef(),
+                   {"*/*"},
+                   {{"200", StatusDef()}},
+                   false,
+                   t.gvk});
+  }
+  return ops;
+}
+
+// The operations of one object ("" `suffix`) or of its subresource ("Status", "Scale"): get,
+// replace, patch and, `with_delete`, delete. `def` is the definition read and written.
+std::vector<Operation> ItemOps(const ResourceType& rt, const TypePaths& t,
+                               const std::string& suffix, const std::string& def,
+                               const Json& op_gvk, bool with_delete) {
+  const std::string patch_def = std::string(kMeta) + "Patch";
+  std::vector<Operation> ops;
+  const std::string what = suffix.empty() ? rt.kind : suffix + " of the specified " + rt.kind;
+  ops.push_back({"get",
+                 "get",
+                 "read" + t.g + t.ns + rt.kind + suffix,
+                 suffix.empty() ? "read the specified " + rt.kind : "read " + what,
+                 {},
+                 "",
+                 {},
+                 {{"200", def}},
+                 false,
+                 op_gvk});
+  ops.push_back({"put",
+                 "put",
+                 "replace" + t.g + t.ns + rt.kind + suffix,
+                 suffix.empty() ? "replace the specified " + rt.kind : "replace " + what,
+                 kCreateParams,
+                 def,
+                 {"*/*"},
+                 {{"200", def}, {"201", def}},
+                 false,
+                 op_gvk});
+  ops.push_back(
+      {"patch",
+       "patch",
+       "patch" + t.g + t.ns + rt.kind + suffix,
+       suffix.empty() ? "partially update the specified " + rt.kind : "partially update " + what,
+       kPatchParams,
+       patch_def,
+       kPatchTypes,
+       {{"200", def}, {"201", def}},
+       false,
+       op_gvk});
+  if (with_delete) {
+    const std::string status_def = StatusDef();
+    ops.push_back({"delete",
+                   "delete",
+                   "delete" + t.g + t.ns + rt.kind,
+                   "delete a " + rt.kind,
+                   kDeleteParams,
+                   DeleteOptionsDef(),
+                   {"*/*"},
+                   {{"200", status_def}, {"202", status_def}},
+                   false,
+                   op_gvk});
+  }
+  return ops;
+}
+
 // Adds every path of one served type.
 void AddPaths(const ResourceType& rt, OpenApiFlavor flavor, Json& paths) {
-  const std::string prefix =
-      rt.group.empty() ? "/api/" + rt.version : "/apis/" + rt.group + "/" + rt.version;
-  const std::string collection = rt.namespaced ? prefix + "/namespaces/{namespace}/" + rt.resource
-                                               : prefix + "/" + rt.resource;
-  const std::string g = GroupCamel(rt);
-  const std::string ns = rt.namespaced ? "Namespaced" : "";
-  const std::string tag = Tag(rt);
-  const std::string kind_def = OpenApiKindName(rt);
-  const std::string list_def = OpenApiListName(rt);
-  const std::string status_def = std::string(kMeta) + "Status";
-  const std::string delete_def = std::string(kMeta) + "DeleteOptions";
-  const std::string patch_def = std::string(kMeta) + "Patch";
-  const Json gvk = {{"group", rt.group}, {"kind", rt.kind}, {"version", rt.version}};
+  const TypePaths t = PathsOf(rt);
   const Param name_param{"name", "path", "string", "name of the resource", true};
 
   std::vector<Param> collection_params;
@@ -357,113 +467,30 @@ void AddPaths(const ResourceType& rt, OpenApiFlavor flavor, Json& paths) {
   if (rt.namespaced) item_params.push_back(kNamespace);
   item_params.push_back(kPretty);
 
-  std::vector<Operation> collection_ops;
-  collection_ops.push_back({"get",
-                            "list",
-                            "list" + g + ns + rt.kind,
-                            "list or watch objects of kind " + rt.kind,
-                            kListParams,
-                            "",
-                            {},
-                            {{"200", list_def}},
-                            true,
-                            gvk});
-  collection_ops.push_back({"post",
-                            "post",
-                            "create" + g + ns + rt.kind,
-                            "create a " + rt.kind,
-                            kCreateParams,
-                            kind_def,
-                            {"*/*"},
-                            {{"200", kind_def}, {"201", kind_def}, {"202", kind_def}},
-                            false,
-                            gvk});
-  if (HasVerb(rt, "deletecollection")) {
-    collection_ops.push_back({"delete",
-                              "deletecollection",
-                              "delete" + g + "Collection" + ns + rt.kind,
-                              "delete collection of " + rt.kind,
-                              kDeleteCollectionParams,
-                              delete_def,
-                              {"*/*"},
-                              {{"200", status_def}},
-                              false,
-                              gvk});
-  }
-  paths[collection] = PathItem(collection_params, collection_ops, tag, flavor);
-
-  auto item_ops = [&](const std::string& suffix, const std::string& def, const Json& op_gvk,
-                      bool with_delete) {
-    std::vector<Operation> ops;
-    const std::string what = suffix.empty() ? rt.kind : suffix + " of the specified " + rt.kind;
-    ops.push_back({"get",
-                   "get",
-                   "read" + g + ns + rt.kind + suffix,
-                   suffix.empty() ? "read the specified " + rt.kind : "read " + what,
-                   {},
-                   "",
-                   {},
-                   {{"200", def}},
-                   false,
-                   op_gvk});
-    ops.push_back({"put",
-                   "put",
-                   "replace" + g + ns + rt.kind + suffix,
-                   suffix.empty() ? "replace the specified " + rt.kind : "replace " + what,
-                   kCreateParams,
-                   def,
-                   {"*/*"},
-                   {{"200", def}, {"201", def}},
-                   false,
-                   op_gvk});
-    ops.push_back(
-        {"patch",
-         "patch",
-         "patch" + g + ns + rt.kind + suffix,
-         suffix.empty() ? "partially update the specified " + rt.kind : "partially update " + what,
-         kPatchParams,
-         patch_def,
-         kPatchTypes,
-         {{"200", def}, {"201", def}},
-         false,
-         op_gvk});
-    if (with_delete) {
-      ops.push_back({"delete",
-                     "delete",
-                     "delete" + g + ns + rt.kind,
-                     "delete a " + rt.kind,
-                     kDeleteParams,
-                     delete_def,
-                     {"*/*"},
-                     {{"200", status_def}, {"202", status_def}},
-                     false,
-                     op_gvk});
-    }
-    return ops;
-  };
-  paths[collection + "/{name}"] =
-      PathItem(item_params, item_ops("", kind_def, gvk, true), tag, flavor);
+  paths[t.collection] = PathItem(collection_params, CollectionOps(rt, t), t.tag, flavor);
+  paths[t.collection + "/{name}"] =
+      PathItem(item_params, ItemOps(rt, t, "", t.kind_def, t.gvk, true), t.tag, flavor);
   if (rt.has_status) {
-    paths[collection + "/{name}/status"] =
-        PathItem(item_params, item_ops("Status", kind_def, gvk, false), tag, flavor);
+    paths[t.collection + "/{name}/status"] =
+        PathItem(item_params, ItemOps(rt, t, "Status", t.kind_def, t.gvk, false), t.tag, flavor);
   }
   if (rt.has_scale) {
     const Json scale_gvk = {{"group", "autoscaling"}, {"kind", "Scale"}, {"version", "v1"}};
-    paths[collection + "/{name}/scale"] =
-        PathItem(item_params, item_ops("Scale", OpenApiScaleName(), scale_gvk, false), tag, flavor);
+    paths[t.collection + "/{name}/scale"] = PathItem(
+        item_params, ItemOps(rt, t, "Scale", OpenApiScaleName(), scale_gvk, false), t.tag, flavor);
   }
   if (rt.namespaced) {
     std::vector<Operation> all = {{"get",
                                    "list",
-                                   "list" + g + rt.kind + "ForAllNamespaces",
+                                   "list" + t.g + rt.kind + "ForAllNamespaces",
                                    "list or watch objects of kind " + rt.kind,
                                    kListParams,
                                    "",
                                    {},
-                                   {{"200", list_def}},
+                                   {{"200", t.list_def}},
                                    true,
-                                   gvk}};
-    paths[prefix + "/" + rt.resource] = PathItem({kPretty}, all, tag, flavor);
+                                   t.gvk}};
+    paths[t.prefix + "/" + rt.resource] = PathItem({kPretty}, all, t.tag, flavor);
   }
 }
 
