@@ -294,175 +294,274 @@ StatusOr<ListenAddresses> ChooseAddresses(const DemoFlags& flags, const std::str
   return out;
 }
 
-int RunDemo(const DemoFlags& flags) {
-  spdlog::set_default_logger(spdlog::stderr_color_mt("steward"));  // stdout is the live view
-  spdlog::set_level(spdlog::level::from_str(flags.log_level));
-  spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%e %^%l%$ %v");
+// A demo run's configuration, from its flags.
+struct DemoSetup {
+  app::ServeConfig config;
+  std::string ports_file;  // where the listen addresses are remembered
+  std::string profile_name;
+};
 
+// Sends the log to stderr (stdout is the live view), at `level`.
+void SetUpLogging(const std::string& level) {
+  spdlog::set_default_logger(spdlog::stderr_color_mt("steward"));  // stdout is the live view
+  spdlog::set_level(spdlog::level::from_str(level));
+  spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%e %^%l%$ %v");
+}
+
+// Checks the flags, makes a temporary data dir when none is given and chooses the listen
+// addresses. Error messages name the flag at fault.
+StatusOr<DemoSetup> PrepareDemo(const DemoFlags& flags) {
   std::string host;
   uint16_t unused_port = 0;
   if (!SplitHostPort(flags.listen, &host, &unused_port)) {
-    return Fail("--listen: expected HOST:PORT, got \"" + flags.listen + "\"");
+    return InvalidArgument("--listen: expected HOST:PORT, got \"" + flags.listen + "\"");
   }
   if (!SplitHostPort(flags.ingress_listen, &host, &unused_port)) {
-    return Fail("--ingress-listen: expected HOST:PORT, got \"" + flags.ingress_listen + "\"");
+    return InvalidArgument("--ingress-listen: expected HOST:PORT, got \"" + flags.ingress_listen +
+                           "\"");
   }
   // Checked here too, so the error names the flag rather than the configuration key.
   auto profile = cluster::LoadProfile(flags.profile);
-  if (!profile.ok()) return Fail("--profile: " + profile.status().message());
+  if (!profile.ok()) return InvalidArgument("--profile: " + profile.status().message());
 
-  app::ServeConfig config;
+  DemoSetup setup;
+  setup.profile_name = profile->name;
+  app::ServeConfig& config = setup.config;
   config.data_dir = flags.data_dir;
   if (config.data_dir.empty()) {
     std::string tmpl = (std::filesystem::temp_directory_path() / "steward-demo-XXXXXX").string();
-    if (mkdtemp(tmpl.data()) == nullptr) return Fail("cannot create a temporary data dir");
+    if (mkdtemp(tmpl.data()) == nullptr) return Internal("cannot create a temporary data dir");
     config.data_dir = tmpl;
   }
-  const std::string ports_file = (std::filesystem::path(config.data_dir) / kPortsFile).string();
-  auto addresses = ChooseAddresses(flags, ports_file);
-  if (!addresses.ok()) return Fail(addresses.error().message());
-  config.listen = addresses->api;
+  setup.ports_file = (std::filesystem::path(config.data_dir) / kPortsFile).string();
+  ASSIGN_OR_RETURN(ListenAddresses addresses, ChooseAddresses(flags, setup.ports_file));
+  config.listen = addresses.api;
   config.log_level = flags.log_level;
   config.cluster = app::ClusterSource::kEmbedded;
   config.embedded_profile = flags.profile;
-  config.embedded_listen = addresses->cluster;
-  config.ingress_listen = addresses->ingress;
+  config.embedded_listen = addresses.cluster;
+  config.ingress_listen = addresses.ingress;
   config.seed = flags.seed;
   config.kubeconfig_out = flags.kubeconfig_out;
   config.engine.namespace_name = "steward";
   config.engine.domain = "localhost";
+  return setup;
+}
 
+// Blocks SIGINT, SIGTERM and SIGUSR1 in the calling thread, hence in every thread it starts
+// later, and returns them for a SignalThread to wait for.
+sigset_t BlockStopSignals() {
   sigset_t signals;
   sigemptyset(&signals);
   for (int s : {SIGINT, SIGTERM, SIGUSR1}) sigaddset(&signals, s);
-  pthread_sigmask(SIG_BLOCK, &signals, nullptr);  // before any thread starts: all inherit it
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  return signals;
+}
 
-  EventQueue queue;  // outlives the app, its store and the listener
-  auto started = app::App::Start(config);
-  if (!started.ok()) return Fail(started.error().message());
-  app::App& app = **started;
+// Writes the addresses the servers listen on (the ports taken) to `ports_file`, for the next
+// run on the data dir; a failure is only a warning.
+void RememberAddresses(app::App& app, const app::ServeConfig& config,
+                       const std::string& ports_file) {
   cluster::EmbeddedCluster& cluster = *app.embedded_cluster();
-  const uint16_t port = cluster.ingress_port();
-  const int listener = app.store().AddListener([&queue](const store::ProjectChange& c) {
-    if (c.record) queue.Push(FromRecord(*c.record));
-  });
-  SignalThread signal_thread(signals, queue);
   const Json remember = {
       {"listen", JoinHostPort(HostOf(config.embedded_listen), cluster.api_port())},
       {"apiListen", JoinHostPort(HostOf(config.listen), PortOf(app.api_url()))},
-      {"ingressListen", JoinHostPort(HostOf(config.ingress_listen), port)}};
+      {"ingressListen", JoinHostPort(HostOf(config.ingress_listen), cluster.ingress_port())}};
   if (Status st = WritePrivateFile(ports_file, DumpJson(remember) + "\n"); !st.ok()) {
     LOG_WARN("cannot remember the ports ({}): the next run takes new ones", st.message());
   }
+}
 
-  const auto start = SteadyClock::now();  // the live view's times count from here
-  std::printf("Steward demo (profile %s, seed %llu)\n", profile->name.c_str(),
+// The header of the live view: the profile, the seed and where everything is.
+void PrintBanner(app::App& app, const DemoFlags& flags, const DemoSetup& setup) {
+  cluster::EmbeddedCluster& cluster = *app.embedded_cluster();
+  std::printf("Steward demo (profile %s, seed %llu)\n", setup.profile_name.c_str(),
               static_cast<unsigned long long>(flags.seed));
   std::printf(
       "  API server  %s\n  Ingress     %s\n  Steward API %s\n  API token   %s\n"
       "  Store       %s\n  Data dir    %s\n",
       cluster.api_url().c_str(), cluster.ingress_url().c_str(), app.api_url().c_str(),
-      app.api_token_file().c_str(), app.store().Describe().c_str(), config.data_dir.c_str());
-  auto since_start = [&](SteadyClock::time_point t) {
-    return std::chrono::duration<double>(t - start).count();
-  };
-  auto url_of = [port](const std::string& name) {
-    return "http://" + name + ".localhost:" + std::to_string(port) + "/";
-  };
-  std::map<std::string, View> views;
-  const Json spec = {{"team", "demo"},
-                     {"stack", {{"image", "flowfuse/node-red:4.0"}, {"cpu", 10}, {"memory", 256}}}};
-  for (int i = 0; i < flags.projects; ++i) {
-    std::string name = ProjectName(i);
-    auto put = PutProject(app, name, spec);
-    if (!put.ok()) return Fail("project " + name + ": " + put.error().message());
-    std::printf("%s %s\n", *put == 201 ? "Created" : "Adopted stored project", name.c_str());
-    views[name];
-    // The listener may have missed commits made before it was added (adoption at engine
-    // start); the stored record is the starting point, later versions replace it.
-    auto record = app.store().GetProjectByName(name);
-    if (!record.ok()) return Fail("project " + name + ": " + record.error().message());
-    queue.Push(FromRecord(*record));
-  }
-  std::fflush(stdout);
+      app.api_token_file().c_str(), app.store().Describe().c_str(), setup.config.data_dir.c_str());
+}
 
-  const auto deadline = start + std::chrono::seconds(flags.timeout_seconds);
-  bool summarised = false;
-  int code = -1;
-  while (code < 0) {
-    Event e;
-    auto until = flags.exit_when_running ? deadline : SteadyClock::now() + std::chrono::hours(1);
-    if (!summarised) until = std::min(until, SteadyClock::now() + std::chrono::milliseconds(500));
-    if (queue.Pop(&e, until)) {
-      if (e.signal != 0) {
-        std::printf("\nReceived %s, stopping\n", e.signal == SIGINT ? "SIGINT" : "SIGTERM");
-        code = summarised || !flags.exit_when_running ? 0 : 1;
-        break;
-      }
-      auto it = views.find(e.name);
-      if (it == views.end() || (it->second.seen && e.version <= it->second.last.version)) continue;
-      View& v = it->second;
-      if (!v.seen || v.last.phase != e.phase || v.last.reason != e.reason) {
-        std::printf("  +%.2fs %-10s %-13s %s: %s\n", since_start(e.at), e.name.c_str(),
-                    e.phase.c_str(), e.reason.c_str(), e.message.c_str());
-      }
-      if (e.phase == "Running" && e.url == url_of(e.name) && v.running_after < 0) {
-        v.running_after = since_start(e.at);
-      }
-      if (e.phase != "Running") v.answered = false;
-      v.last = std::move(e);
-      v.seen = true;
-      if (flags.exit_when_running && v.last.phase == "Failed") {
-        std::printf("%s failed: %s: %s\n", v.last.name.c_str(), v.last.reason.c_str(),
-                    v.last.message.c_str());
-        code = 1;
-      }
+// The live view of the demo's projects: creates them, then prints their progress from the
+// store's events until they all run (and answer), one fails, time runs out or a signal comes.
+class LiveView {
+ public:
+  // The view's times count from its construction.
+  LiveView(const DemoFlags& flags, app::App& app, std::string data_dir)
+      : flags_(flags),
+        app_(app),
+        data_dir_(std::move(data_dir)),
+        port_(app.embedded_cluster()->ingress_port()),
+        start_(SteadyClock::now()) {}
+
+  // PUTs the projects through the API, printing each, and queues each one's stored record.
+  Status CreateProjects(EventQueue& queue) {
+    const Json spec = {
+        {"team", "demo"},
+        {"stack", {{"image", "flowfuse/node-red:4.0"}, {"cpu", 10}, {"memory", 256}}}};
+    for (int i = 0; i < flags_.projects; ++i) {
+      std::string name = ProjectName(i);
+      auto put = PutProject(app_, name, spec);
+      if (!put.ok()) return Internal("project " + name + ": " + put.error().message());
+      std::printf("%s %s\n", *put == 201 ? "Created" : "Adopted stored project", name.c_str());
+      views_[name];
+      // The listener may have missed commits made before it was added (adoption at engine
+      // start); the stored record is the starting point, later versions replace it.
+      auto record = app_.store().GetProjectByName(name);
+      if (!record.ok()) return Internal("project " + name + ": " + record.error().message());
+      queue.Push(FromRecord(*record));
     }
-    bool all_running = !summarised;
-    for (auto& [name, v] : views) {
-      // A stored status may predate this process (adoption): it counts when it carries this
-      // run's URL (the same as before when the ingress port is remembered) and that URL answers.
-      all_running = all_running && v.last.phase == "Running" && v.last.url == url_of(name);
-      if (all_running && !v.answered) all_running = v.answered = Answers(port, name);
-    }
-    if (all_running) {
-      std::printf("\nAll %d projects are Running and answer through the ingress listener:\n",
-                  flags.projects);
-      std::printf("  %-10s %-9s %-36s %s\n", "NAME", "PHASE", "URL", "RUNNING AFTER");
-      for (const auto& [name, v] : views) {
-        std::printf("  %-10s %-9s %-36s %.2fs\n", name.c_str(), v.last.phase.c_str(),
-                    v.last.url.c_str(), v.running_after);
-      }
-      std::printf("\nOpen them:  curl %s\n", views.begin()->second.last.url.c_str());
-      if (!flags.kubeconfig_out.empty()) {
-        std::printf("Look:       kubectl --kubeconfig %s -n steward get all\n",
-                    flags.kubeconfig_out.c_str());
-      }
-      std::printf("API:        curl -H \"Authorization: Bearer $(cat %s)\" %s/v1/projects\n",
-                  app.api_token_file().c_str(), app.api_url().c_str());
-      std::printf(
-          "CLI:        export STEWARD_SERVER=%s STEWARD_TOKEN_FILE=%s\n"
-          "            steward project list\n",
-          app.api_url().c_str(), app.api_token_file().c_str());
-      if (!flags.exit_when_running) std::printf("Stop:       Ctrl-C\n");
-      std::printf("State is kept in %s (run again with --data-dir %s to adopt it)\n",
-                  config.data_dir.c_str(), config.data_dir.c_str());
-      summarised = true;
-      if (flags.exit_when_running) code = 0;
-    }
-    if (code < 0 && flags.exit_when_running && SteadyClock::now() >= deadline) {
-      std::printf("Timed out after %ds:", flags.timeout_seconds);
-      for (const auto& [name, v] : views) {
-        if (v.last.phase != "Running" || !v.answered) {
-          std::printf(" %s %s (%s: %s);", name.c_str(), v.last.phase.c_str(), v.last.reason.c_str(),
-                      v.last.message.c_str());
+    return Status::Ok();
+  }
+
+  // Shows the events of `queue` until the run ends; returns the exit code.
+  int Run(EventQueue& queue) {
+    const auto deadline = start_ + std::chrono::seconds(flags_.timeout_seconds);
+    bool summarised = false;
+    int code = -1;
+    while (code < 0) {
+      Event e;
+      auto until = flags_.exit_when_running ? deadline : SteadyClock::now() + std::chrono::hours(1);
+      if (!summarised) until = std::min(until, SteadyClock::now() + std::chrono::milliseconds(500));
+      if (queue.Pop(&e, until)) {
+        if (e.signal != 0) {
+          std::printf("\nReceived %s, stopping\n", e.signal == SIGINT ? "SIGINT" : "SIGTERM");
+          code = summarised || !flags_.exit_when_running ? 0 : 1;
+          break;
+        }
+        View* v = Apply(std::move(e));
+        if (v == nullptr) continue;
+        if (flags_.exit_when_running && v->last.phase == "Failed") {
+          std::printf("%s failed: %s: %s\n", v->last.name.c_str(), v->last.reason.c_str(),
+                      v->last.message.c_str());
+          code = 1;
         }
       }
-      std::printf("\n");
-      code = 1;
+      if (!summarised && AllRunning()) {
+        PrintSummary();
+        summarised = true;
+        if (flags_.exit_when_running) code = 0;
+      }
+      if (code < 0 && flags_.exit_when_running && SteadyClock::now() >= deadline) {
+        PrintTimeout();
+        code = 1;
+      }
+      std::fflush(stdout);
     }
-    std::fflush(stdout);
+    return code;
   }
+
+ private:
+  double SinceStart(SteadyClock::time_point t) const {
+    return std::chrono::duration<double>(t - start_).count();
+  }
+
+  std::string UrlOf(const std::string& name) const {
+    return "http://" + name + ".localhost:" + std::to_string(port_) + "/";
+  }
+
+  // Records a project's event in its view, printing a change of phase or reason. Returns the
+  // view, or null (nothing done) for an event of no shown project or not newer than the view.
+  View* Apply(Event e) {
+    auto it = views_.find(e.name);
+    if (it == views_.end() || (it->second.seen && e.version <= it->second.last.version)) {
+      return nullptr;
+    }
+    View& v = it->second;
+    if (!v.seen || v.last.phase != e.phase || v.last.reason != e.reason) {
+      std::printf("  +%.2fs %-10s %-13s %s: %s\n", SinceStart(e.at), e.name.c_str(),
+                  e.phase.c_str(), e.reason.c_str(), e.message.c_str());
+    }
+    if (e.phase == "Running" && e.url == UrlOf(e.name) && v.running_after < 0) {
+      v.running_after = SinceStart(e.at);
+    }
+    if (e.phase != "Running") v.answered = false;
+    v.last = std::move(e);
+    v.seen = true;
+    return &v;
+  }
+
+  // Whether every project is Running at this run's URL and answers there (asked once each).
+  bool AllRunning() {
+    bool all_running = true;
+    for (auto& [name, v] : views_) {
+      // A stored status may predate this process (adoption): it counts when it carries this
+      // run's URL (the same as before when the ingress port is remembered) and that URL answers.
+      all_running = all_running && v.last.phase == "Running" && v.last.url == UrlOf(name);
+      if (all_running && !v.answered) all_running = v.answered = Answers(port_, name);
+    }
+    return all_running;
+  }
+
+  // The table of running projects and how to reach them.
+  void PrintSummary() const {
+    std::printf("\nAll %d projects are Running and answer through the ingress listener:\n",
+                flags_.projects);
+    std::printf("  %-10s %-9s %-36s %s\n", "NAME", "PHASE", "URL", "RUNNING AFTER");
+    for (const auto& [name, v] : views_) {
+      std::printf("  %-10s %-9s %-36s %.2fs\n", name.c_str(), v.last.phase.c_str(),
+                  v.last.url.c_str(), v.running_after);
+    }
+    std::printf("\nOpen them:  curl %s\n", views_.begin()->second.last.url.c_str());
+    if (!flags_.kubeconfig_out.empty()) {
+      std::printf("Look:       kubectl --kubeconfig %s -n steward get all\n",
+                  flags_.kubeconfig_out.c_str());
+    }
+    std::printf("API:        curl -H \"Authorization: Bearer $(cat %s)\" %s/v1/projects\n",
+                app_.api_token_file().c_str(), app_.api_url().c_str());
+    std::printf(
+        "CLI:        export STEWARD_SERVER=%s STEWARD_TOKEN_FILE=%s\n"
+        "            steward project list\n",
+        app_.api_url().c_str(), app_.api_token_file().c_str());
+    if (!flags_.exit_when_running) std::printf("Stop:       Ctrl-C\n");
+    std::printf("State is kept in %s (run again with --data-dir %s to adopt it)\n",
+                data_dir_.c_str(), data_dir_.c_str());
+  }
+
+  // The projects not running (or not answering) at --timeout.
+  void PrintTimeout() const {
+    std::printf("Timed out after %ds:", flags_.timeout_seconds);
+    for (const auto& [name, v] : views_) {
+      if (v.last.phase != "Running" || !v.answered) {
+        std::printf(" %s %s (%s: %s);", name.c_str(), v.last.phase.c_str(), v.last.reason.c_str(),
+                    v.last.message.c_str());
+      }
+    }
+    std::printf("\n");
+  }
+
+  const DemoFlags& flags_;
+  app::App& app_;
+  const std::string data_dir_;
+  const uint16_t port_;  // the ingress listener's
+  const SteadyClock::time_point start_;
+  std::map<std::string, View> views_;
+};
+
+int RunDemo(const DemoFlags& flags) {
+  SetUpLogging(flags.log_level);
+  auto setup = PrepareDemo(flags);
+  if (!setup.ok()) return Fail(setup.error().message());
+  const sigset_t signals = BlockStopSignals();  // before any thread starts: all inherit it
+
+  EventQueue queue;  // outlives the app, its store and the listener
+  auto started = app::App::Start(setup->config);
+  if (!started.ok()) return Fail(started.error().message());
+  app::App& app = **started;
+  const int listener = app.store().AddListener([&queue](const store::ProjectChange& c) {
+    if (c.record) queue.Push(FromRecord(*c.record));
+  });
+  SignalThread signal_thread(signals, queue);
+  RememberAddresses(app, setup->config, setup->ports_file);
+
+  LiveView view(flags, app, setup->config.data_dir);
+  PrintBanner(app, flags, *setup);
+  if (Status st = view.CreateProjects(queue); !st.ok()) return Fail(st.message());
+  std::fflush(stdout);
+  const int code = view.Run(queue);
+
   app.Stop();
   app.store().RemoveListener(listener);
   std::printf("Stopped\n");
