@@ -247,6 +247,11 @@ class Writer final : public ResponseWriter {
 
   bool closed() const override { return closed_.load(std::memory_order_acquire); }
 
+  size_t pending_bytes() const override {
+    std::lock_guard lock(mu_);
+    return session_ == nullptr ? 0 : session_->queued_bytes();
+  }
+
   void OnClose(std::function<void()> callback) override {
     std::unique_lock lock(mu_);
     if (!closed_.load(std::memory_order_relaxed)) {
@@ -285,7 +290,7 @@ class Writer final : public ResponseWriter {
     }
   }
 
-  std::mutex mu_;
+  mutable std::mutex mu_;
   std::shared_ptr<SessionBase> session_;  // null once the response is complete or closed
   const RequestInfo info_;
   State state_ = State::kIdle;
