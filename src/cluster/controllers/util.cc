@@ -2,16 +2,10 @@
 
 #include <cstdlib>
 
+#include "common/json_access.h"
 #include "common/time_util.h"
 
 namespace steward::cluster::controllers {
-
-namespace {
-const Json& Null() {
-  static const Json kNull;
-  return kNull;
-}
-}  // namespace
 
 std::string NsName(std::string_view ns, std::string_view name) {
   std::string out;
@@ -27,16 +21,9 @@ std::pair<std::string, std::string> SplitNsName(std::string_view key) {
   return {std::string(key.substr(0, slash)), std::string(key.substr(slash + 1))};
 }
 
-const Json& At(const Json& obj, std::string_view key) {
-  if (!obj.is_object()) return Null();
-  auto it = obj.find(key);
-  return it == obj.end() ? Null() : *it;
-}
+const Json& At(const Json& obj, std::string_view key) { return MemberOrNull(obj, key); }
 
-const Json& AtPath(const Json& obj, std::string_view dotted) {
-  const Json* found = FindPath(obj, dotted);
-  return found == nullptr ? Null() : *found;
-}
+const Json& AtPath(const Json& obj, std::string_view dotted) { return PathOrNull(obj, dotted); }
 
 int64_t IntAt(const Json& obj, std::string_view dotted, int64_t fallback) {
   const Json& v = AtPath(obj, dotted);
