@@ -174,4 +174,16 @@ const Json& PathOrNull(const Json& obj, std::string_view dotted_path) {
   return found == nullptr ? StaticNull() : *found;
 }
 
+std::string StringAtPath(const Json& obj, std::string_view dotted_path) {
+  const Json& v = PathOrNull(obj, dotted_path);
+  return v.is_string() ? v.get<std::string>() : std::string();
+}
+
+int64_t NumberAtPath(const Json& obj, std::string_view dotted_path, int64_t fallback) {
+  const Json& v = PathOrNull(obj, dotted_path);
+  if (v.is_number_integer()) return v.get<int64_t>();
+  if (v.is_number()) return static_cast<int64_t>(v.get<double>());
+  return fallback;
+}
+
 }  // namespace steward

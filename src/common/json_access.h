@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <string_view>
 
 #include "common/json.h"
@@ -22,5 +23,12 @@ int64_t GetInt(const Json& obj, std::string_view key, int64_t fallback = 0);
 
 // FindPath, or a reference to a static null when it would give nullptr.
 const Json& PathOrNull(const Json& obj, std::string_view dotted_path);
+
+// The string at a dotted path, or "" when a step is absent or the value is not a string.
+std::string StringAtPath(const Json& obj, std::string_view dotted_path);
+
+// The number at a dotted path as an integer (a float truncated toward zero, as Go's int64()
+// of a float64), or `fallback` when a step is absent or the value is not a number.
+int64_t NumberAtPath(const Json& obj, std::string_view dotted_path, int64_t fallback = 0);
 
 }  // namespace steward

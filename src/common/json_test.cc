@@ -191,5 +191,21 @@ TEST(JsonTest, MemberReadersAreNullSafe) {
   EXPECT_TRUE(PathOrNull(obj, "s.k").is_null());
 }
 
+TEST(JsonTest, PathReadersTakeWhatTheirTypeAllows) {
+  const Json obj = Json::parse(R"({"spec":{"replicas":3,"scale":2.9,"neg":-2.9,"name":"web",
+                                   "flag":true}})");
+  EXPECT_EQ(StringAtPath(obj, "spec.name"), "web");
+  EXPECT_EQ(StringAtPath(obj, "spec.replicas"), "");
+  EXPECT_EQ(StringAtPath(obj, "spec.absent.deeper"), "");
+  EXPECT_EQ(StringAtPath(Json("web"), "spec"), "");
+  EXPECT_EQ(NumberAtPath(obj, "spec.replicas"), 3);
+  EXPECT_EQ(NumberAtPath(obj, "spec.scale"), 2);  // truncated toward zero
+  EXPECT_EQ(NumberAtPath(obj, "spec.neg"), -2);
+  EXPECT_EQ(NumberAtPath(obj, "spec.name", -1), -1);
+  EXPECT_EQ(NumberAtPath(obj, "spec.flag", -1), -1);  // a boolean is no number
+  EXPECT_EQ(NumberAtPath(obj, "spec.absent", 7), 7);
+  EXPECT_EQ(NumberAtPath(Json::array({1}), "spec", 7), 7);
+}
+
 }  // namespace
 }  // namespace steward

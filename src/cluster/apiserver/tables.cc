@@ -50,16 +50,10 @@ struct Printer {
 
 // ---- field access ------------------------------------------------------------------------
 
-std::string Str(const Json& obj, std::string_view dotted) {
-  const Json& v = PathOrNull(obj, dotted);
-  return v.is_string() ? v.get<std::string>() : std::string();
-}
+std::string Str(const Json& obj, std::string_view dotted) { return StringAtPath(obj, dotted); }
 
 int64_t Int(const Json& obj, std::string_view dotted, int64_t fallback = 0) {
-  const Json& v = PathOrNull(obj, dotted);
-  if (v.is_number_integer()) return v.get<int64_t>();
-  if (v.is_number()) return static_cast<int64_t>(v.get<double>());
-  return fallback;
+  return NumberAtPath(obj, dotted, fallback);
 }
 
 bool Bool(const Json& obj, std::string_view dotted) {

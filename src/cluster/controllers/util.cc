@@ -26,16 +26,10 @@ const Json& At(const Json& obj, std::string_view key) { return MemberOrNull(obj,
 const Json& AtPath(const Json& obj, std::string_view dotted) { return PathOrNull(obj, dotted); }
 
 int64_t IntAt(const Json& obj, std::string_view dotted, int64_t fallback) {
-  const Json& v = AtPath(obj, dotted);
-  if (v.is_number_integer()) return v.get<int64_t>();
-  if (v.is_number()) return static_cast<int64_t>(v.get<double>());
-  return fallback;
+  return NumberAtPath(obj, dotted, fallback);
 }
 
-std::string StrAt(const Json& obj, std::string_view dotted) {
-  const Json& v = AtPath(obj, dotted);
-  return v.is_string() ? v.get<std::string>() : std::string();
-}
+std::string StrAt(const Json& obj, std::string_view dotted) { return StringAtPath(obj, dotted); }
 
 void SetOmitEmpty(Json& obj, const std::string& key, int64_t v) {
   if (v == 0) {
