@@ -10,11 +10,7 @@
 namespace steward::api {
 namespace {
 
-std::string LowerTrim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-  return AsciiLower(s);
-}
+std::string LowerTrim(std::string_view s) { return AsciiLower(TrimHttpWhitespace(s)); }
 
 // application/json, optionally with charset=utf-8 (quoted or not).
 bool IsJsonContentType(std::string_view ct) {

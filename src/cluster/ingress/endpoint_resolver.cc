@@ -5,6 +5,8 @@
 #include <mutex>
 #include <optional>
 
+#include "common/json_access.h"
+
 namespace steward::cluster::ingress {
 
 namespace {
@@ -21,10 +23,7 @@ std::string Key(std::string_view ns, std::string_view name) {
   return k;
 }
 
-int PortNumber(const Json& p, const char* field) {
-  auto it = p.find(field);
-  return it != p.end() && it->is_number_integer() ? it->get<int>() : 0;
-}
+int PortNumber(const Json& p, const char* field) { return static_cast<int>(GetInt(p, field)); }
 
 }  // namespace
 

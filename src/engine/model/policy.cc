@@ -1,5 +1,6 @@
 #include <array>
 
+#include "common/json_access.h"
 #include "engine/model/project.h"
 #include "engine/model/validation.h"
 
@@ -17,10 +18,10 @@ Status Refused(std::string_view path, std::string_view what, std::string_view ke
       path, std::string(what) + " (refused by engine.policy." + std::string(key) + ": false)");
 }
 
-const Json* Member(const Json& obj, std::string_view key) {
-  if (!obj.is_object()) return nullptr;
-  auto it = obj.find(key);
-  return it == obj.end() || it->is_null() ? nullptr : &*it;
+// Member, with a null value counted as absent.
+const Json* NonNullMember(const Json& obj, std::string_view key) {
+  const Json* m = Member(obj, key);
+  return m == nullptr || m->is_null() ? nullptr : m;
 }
 
 bool IsTrue(const Json* v) { return v != nullptr && v->is_boolean() && v->get<bool>(); }
@@ -28,8 +29,8 @@ bool IsFalse(const Json* v) { return v != nullptr && v->is_boolean() && !v->get<
 
 Status CheckUnconfined(const Json& context, const std::string& path) {
   for (std::string_view profile : {"seccompProfile", "appArmorProfile"}) {
-    const Json* p = Member(context, profile);
-    const Json* type = p == nullptr ? nullptr : Member(*p, "type");
+    const Json* p = NonNullMember(context, profile);
+    const Json* type = p == nullptr ? nullptr : NonNullMember(*p, "type");
     if (type != nullptr && type->is_string() && type->get<std::string>() == "Unconfined") {
       return Refused(JoinPath(JoinPath(path, profile), "type"),
                      "Unconfined profiles are not allowed", "allowPrivileged");
@@ -46,16 +47,16 @@ Status CheckPrivileged(const ProjectSpec& spec, std::string_view path) {
   if (!spec.container_security_context) return Status::Ok();
   const Json& c = *spec.container_security_context;
   const std::string base = JoinPath(path, "containerSecurityContext");
-  if (IsTrue(Member(c, "privileged"))) {
+  if (IsTrue(NonNullMember(c, "privileged"))) {
     return Refused(JoinPath(base, "privileged"), "privileged containers are not allowed",
                    "allowPrivileged");
   }
-  if (IsTrue(Member(c, "allowPrivilegeEscalation"))) {
+  if (IsTrue(NonNullMember(c, "allowPrivilegeEscalation"))) {
     return Refused(JoinPath(base, "allowPrivilegeEscalation"),
                    "privilege escalation is not allowed", "allowPrivileged");
   }
-  if (const Json* caps = Member(c, "capabilities")) {
-    if (const Json* add = Member(*caps, "add"); add != nullptr && add->is_array()) {
+  if (const Json* caps = NonNullMember(c, "capabilities")) {
+    if (const Json* add = NonNullMember(*caps, "add"); add != nullptr && add->is_array()) {
       for (size_t i = 0; i < add->size(); ++i) {
         const Json& cap = (*add)[i];
         std::string name = cap.is_string() ? cap.get<std::string>() : "";
@@ -71,13 +72,13 @@ Status CheckPrivileged(const ProjectSpec& spec, std::string_view path) {
       }
     }
   }
-  if (const Json* pm = Member(c, "procMount");
+  if (const Json* pm = NonNullMember(c, "procMount");
       pm != nullptr && pm->is_string() && pm->get<std::string>() == "Unmasked") {
     return Refused(JoinPath(base, "procMount"), "an unmasked /proc is not allowed",
                    "allowPrivileged");
   }
-  if (const Json* w = Member(c, "windowsOptions");
-      w != nullptr && IsTrue(Member(*w, "hostProcess"))) {
+  if (const Json* w = NonNullMember(c, "windowsOptions");
+      w != nullptr && IsTrue(NonNullMember(*w, "hostProcess"))) {
     return Refused(JoinPath(JoinPath(base, "windowsOptions"), "hostProcess"),
                    "host process containers are not allowed", "allowPrivileged");
   }
@@ -86,12 +87,12 @@ Status CheckPrivileged(const ProjectSpec& spec, std::string_view path) {
 
 Status CheckRoot(const std::optional<Json>& context, const std::string& path) {
   if (!context) return Status::Ok();
-  const Json* user = Member(*context, "runAsUser");
+  const Json* user = NonNullMember(*context, "runAsUser");
   if (user != nullptr && user->is_number_integer() && user->get<int64_t>() == 0) {
     return Refused(JoinPath(path, "runAsUser"), "running as root (uid 0) is not allowed",
                    "allowRunAsRoot");
   }
-  if (IsFalse(Member(*context, "runAsNonRoot"))) {
+  if (IsFalse(NonNullMember(*context, "runAsNonRoot"))) {
     return Refused(JoinPath(path, "runAsNonRoot"), "runAsNonRoot: false is not allowed",
                    "allowRunAsRoot");
   }

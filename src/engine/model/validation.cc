@@ -6,6 +6,7 @@
 #include <limits>
 #include <string>
 
+#include "common/host_port.h"
 #include "kube/schema/schema_check.h"
 
 namespace steward::engine::internal {
@@ -406,21 +407,18 @@ Status CheckHttpUrl(std::string_view url, std::string_view path) {
 }
 
 Status CheckHostPort(std::string_view address, std::string_view path) {
-  size_t colon = address.rfind(':');
-  if (colon == std::string_view::npos || colon == 0) {
+  // The rule of ParseProbeAddress, which reads the address: a port is required, port 0 is
+  // refused, an IPv6 host is in brackets.
+  auto parts = SplitHostPortText(address);
+  if (!parts.ok() || parts->host.empty() || !parts->port) {
     return InvalidField(path, "must be host:port");
   }
-  std::string_view host = address.substr(0, colon);
-  std::string_view port = address.substr(colon + 1);
-  for (unsigned char c : host) {
+  for (unsigned char c : parts->host) {
     if (c <= ' ' || c >= 0x7f || c == '/') return InvalidField(path, "must be host:port");
   }
-  if (port.empty() || port.size() > 5 ||
-      port.find_first_not_of("0123456789") != std::string_view::npos) {
+  if (!ParsePort(*parts->port, /*allow_zero=*/false)) {
     return InvalidField(path, "port must be a number between 1 and 65535");
   }
-  int p = std::stoi(std::string(port));
-  if (p < 1 || p > 65535) return InvalidField(path, "port must be a number between 1 and 65535");
   return Status::Ok();
 }
 
