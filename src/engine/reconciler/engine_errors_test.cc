@@ -168,6 +168,10 @@ void PrintTo(const AuthRefusal& r, std::ostream* os) { *os << r.code << " " << r
 
 class AuthRefusedTest : public ErrorsFixture, public ::testing::WithParamInterface<AuthRefusal> {
  protected:
+  // The engine's clock: a member, so that it outlives the engine (TearDown stops the engine
+  // before the fixture's members go; a clock local to the test body did not, and the engine's
+  // workers read it after it was gone: found by TSan, a SEGV in WorkQueue::Done).
+  FakeClock clock_;
   uint64_t AuthFailures() {
     const EngineStats s = engine_->stats();
     return GetParam().code == 401 ? s.kube_unauthorized : s.kube_forbidden;
@@ -182,7 +186,7 @@ TEST_P(AuthRefusedTest, IsRetriedSlowlyAndLoudly) {
   const AuthRefusal& p = GetParam();
   test_support::CapturedLog log;
   StartCluster();
-  FakeClock clock;
+  FakeClock& clock = clock_;
   auto refusing = RefusingClient(clock);
   refusing->Refuse("POST", "/secrets", p.code, p.reason, p.message);
   EngineOptions o = DefaultOptions();
