@@ -24,10 +24,10 @@ using ::testing::Not;
 // A Transport that answers requests with `method` whose target contains `fragment` with an
 // error of its own (a Kubernetes Status body), as an API server would, instead of sending them;
 // everything else passes through. Counts the refused requests and notes the clock's time of each.
-class RefusingTransport final : public kube::Transport {
+class RefusingTransport final : public ForwardingTransport {
  public:
   RefusingTransport(std::shared_ptr<kube::Transport> inner, const Clock& clock)
-      : inner_(std::move(inner)), clock_(clock) {}
+      : ForwardingTransport(std::move(inner)), clock_(clock) {}
 
   void Refuse(std::string method, std::string fragment, int code, std::string reason,
               std::string message) {
@@ -70,18 +70,10 @@ class RefusingTransport final : public kube::Transport {
         return response;
       }
     }
-    return inner_->Do(request);
+    return inner().Do(request);
   }
-  StatusOr<kube::TransportResponse> Stream(
-      const kube::TransportRequest& request,
-      const std::function<bool(std::string_view)>& on_data) override {
-    return inner_->Stream(request, on_data);
-  }
-  kube::TransportStats stats() const override { return inner_->stats(); }
-  const kube::RestConfig& config() const override { return inner_->config(); }
 
  private:
-  std::shared_ptr<kube::Transport> inner_;
   const Clock& clock_;
   mutable std::mutex mu_;
   std::string method_, fragment_, reason_, message_;
