@@ -289,6 +289,8 @@ class SqliteStore final : public Store {
   StatusOr<ProjectRecord> CreateProject(const ProjectRecord& record,
                                         const Mutation& extra) override;
   StatusOr<ProjectRecord> MutateProject(std::string_view id, const MutateFn& fn) override;
+  StatusOr<UpsertResult> UpsertProjectByName(std::string_view name, const CreateFn& create,
+                                             const MutateFn& update) override;
   Status PurgeProject(std::string_view id, const HistoryEntry& tombstone) override;
   StatusOr<std::map<std::string, int64_t>> CountByPhase() override;
   StatusOr<std::vector<ProjectRecord>> ListProjectsWithoutHostnames() override;
@@ -319,6 +321,14 @@ class SqliteStore final : public Store {
   Status WriteProject(const ProjectRecord& record);
   StatusOr<std::vector<HistoryEntry>> WriteExtra(const std::string& project_id,
                                                  const Mutation& extra, int64_t now);
+  // The bodies of CreateProject and MutateProject, inside the caller's transaction. Each fills
+  // `change` with what it wrote; MutateLocked leaves `change.record` empty when it wrote nothing
+  // (and returns the record as it was).
+  Status CreateLocked(ProjectRecord record, const Mutation& extra, ProjectChange& change);
+  StatusOr<ProjectRecord> MutateLocked(const ProjectRecord& before, const MutateFn& fn,
+                                       ProjectChange& change);
+  // Commits `tx` and takes the change's delivery ticket.
+  StatusOr<uint64_t> CommitLocked(Transaction& tx);
   Db db_;
   const SqliteOptions options_;
   Clock& clock_;
@@ -525,29 +535,68 @@ StatusOr<std::vector<ProjectRecord>> SqliteStore::ListProjects(const ListFilter&
   return out;
 }
 
+Status SqliteStore::CreateLocked(ProjectRecord record, const Mutation& extra,
+                                 ProjectChange& change) {
+  RETURN_IF_ERROR(ValidateIdAndName(record));
+  Statement taken(db_.handle, "SELECT 1 FROM projects WHERE id = ?");
+  taken.Bind(record.id);
+  if (taken.Step()) return AlreadyExists("project id \"" + record.id + "\" is taken");
+  RETURN_IF_ERROR(db_.Check(taken, "check project id"));
+  RETURN_IF_ERROR(CheckNameFree(record));
+  record.created_ms = record.updated_ms = NowMs();
+  record.version = 1;
+  RETURN_IF_ERROR(WriteProject(record));
+  ASSIGN_OR_RETURN(change.history, WriteExtra(record.id, extra, record.created_ms));
+  change.project_id = record.id;
+  change.record = std::move(record);
+  return Status::Ok();
+}
+
+StatusOr<ProjectRecord> SqliteStore::MutateLocked(const ProjectRecord& before, const MutateFn& fn,
+                                                  ProjectChange& change) {
+  ASSIGN_OR_RETURN(std::vector<Credential> credentials, LoadCredentials(before.id));
+  ProjectRecord after = before;
+  Mutation extra;
+  RETURN_IF_ERROR(fn(after, credentials, extra));
+  if (after.id != before.id) {
+    return InvalidArgument("project \"" + before.id + "\": the id cannot change (to \"" + after.id +
+                           "\")");
+  }
+  if (SameIntentAndStatus(after, before) && extra.credentials.empty() && extra.history.empty() &&
+      !extra.hostnames) {
+    return before;
+  }
+  if (after.name != before.name) {
+    RETURN_IF_ERROR(ValidateIdAndName(after));
+    RETURN_IF_ERROR(CheckNameFree(after));
+  }
+  after.created_ms = before.created_ms;
+  after.updated_ms = NowMs();
+  after.version = before.version + 1;
+  RETURN_IF_ERROR(WriteProject(after));
+  ASSIGN_OR_RETURN(change.history, WriteExtra(after.id, extra, after.updated_ms));
+  change.project_id = after.id;
+  change.record = after;
+  return after;
+}
+
+StatusOr<uint64_t> SqliteStore::CommitLocked(Transaction& tx) {
+  RETURN_IF_ERROR(tx.Commit());
+  return feed_.TakeTicket();
+}
+
 StatusOr<ProjectRecord> SqliteStore::CreateProject(const ProjectRecord& record,
                                                    const Mutation& extra) {
-  RETURN_IF_ERROR(ValidateIdAndName(record));
-  ProjectChange change{record.id, record, {}};
-  ProjectRecord& r = *change.record;
+  ProjectChange change;
   uint64_t ticket = 0;
   {
     std::lock_guard lock(mu_);
     Transaction tx(db_);
     RETURN_IF_ERROR(tx.Begin());
-    Statement taken(db_.handle, "SELECT 1 FROM projects WHERE id = ?");
-    taken.Bind(record.id);
-    if (taken.Step()) return AlreadyExists("project id \"" + record.id + "\" is taken");
-    RETURN_IF_ERROR(db_.Check(taken, "check project id"));
-    RETURN_IF_ERROR(CheckNameFree(record));
-    r.created_ms = r.updated_ms = NowMs();
-    r.version = 1;
-    RETURN_IF_ERROR(WriteProject(r));
-    ASSIGN_OR_RETURN(change.history, WriteExtra(r.id, extra, r.created_ms));
-    RETURN_IF_ERROR(tx.Commit());
-    ticket = feed_.TakeTicket();
+    RETURN_IF_ERROR(CreateLocked(record, extra, change));
+    ASSIGN_OR_RETURN(ticket, CommitLocked(tx));
   }
-  ProjectRecord result = r;
+  ProjectRecord result = *change.record;
   feed_.Deliver(ticket, std::move(change));
   return result;
 }
@@ -555,38 +604,47 @@ StatusOr<ProjectRecord> SqliteStore::CreateProject(const ProjectRecord& record,
 StatusOr<ProjectRecord> SqliteStore::MutateProject(std::string_view id, const MutateFn& fn) {
   ProjectChange change;
   uint64_t ticket = 0;
+  ProjectRecord result;
   {
     std::lock_guard lock(mu_);
     Transaction tx(db_);
     RETURN_IF_ERROR(tx.Begin());
     ASSIGN_OR_RETURN(ProjectRecord before, LoadProject("id", id));
-    ASSIGN_OR_RETURN(std::vector<Credential> credentials, LoadCredentials(id));
-    ProjectRecord after = before;
-    Mutation extra;
-    RETURN_IF_ERROR(fn(after, credentials, extra));
-    if (after.id != before.id) {
-      return InvalidArgument("project \"" + before.id + "\": the id cannot change (to \"" +
-                             after.id + "\")");
-    }
-    if (SameIntentAndStatus(after, before) && extra.credentials.empty() && extra.history.empty() &&
-        !extra.hostnames) {
-      return before;
-    }
-    if (after.name != before.name) {
-      RETURN_IF_ERROR(ValidateIdAndName(after));
-      RETURN_IF_ERROR(CheckNameFree(after));
-    }
-    after.created_ms = before.created_ms;
-    after.updated_ms = NowMs();
-    after.version = before.version + 1;
-    RETURN_IF_ERROR(WriteProject(after));
-    ASSIGN_OR_RETURN(change.history, WriteExtra(after.id, extra, after.updated_ms));
-    RETURN_IF_ERROR(tx.Commit());
-    ticket = feed_.TakeTicket();
-    change.project_id = after.id;
-    change.record = std::move(after);
+    ASSIGN_OR_RETURN(result, MutateLocked(before, fn, change));
+    if (!change.record) return result;  // nothing to write (the transaction rolls back)
+    ASSIGN_OR_RETURN(ticket, CommitLocked(tx));
   }
-  ProjectRecord result = *change.record;
+  feed_.Deliver(ticket, std::move(change));
+  return result;
+}
+
+StatusOr<Store::UpsertResult> SqliteStore::UpsertProjectByName(std::string_view name,
+                                                               const CreateFn& create,
+                                                               const MutateFn& update) {
+  ProjectChange change;
+  uint64_t ticket = 0;
+  UpsertResult result;
+  {
+    std::lock_guard lock(mu_);
+    Transaction tx(db_);
+    RETURN_IF_ERROR(tx.Begin());
+    auto existing = LoadProject("name", name);
+    if (existing.ok()) {
+      ASSIGN_OR_RETURN(result.record, MutateLocked(*existing, update, change));
+      if (!change.record) return result;
+    } else if (existing.error().code() == StatusCode::kNotFound) {
+      ProjectRecord record;
+      Mutation extra;
+      RETURN_IF_ERROR(create(record, extra));
+      record.name = std::string(name);
+      RETURN_IF_ERROR(CreateLocked(std::move(record), extra, change));
+      result.record = *change.record;
+      result.created = true;
+    } else {
+      return existing.error();
+    }
+    ASSIGN_OR_RETURN(ticket, CommitLocked(tx));
+  }
   feed_.Deliver(ticket, std::move(change));
   return result;
 }

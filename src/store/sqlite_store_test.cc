@@ -464,6 +464,132 @@ TEST_F(SqliteStoreTest, MutateRefusesIdChangeAndRenamesOtherwise) {
   MustCreate(Project("p2", "alpha"));  // the old name is free again
 }
 
+// ---- create-or-update by name ----
+
+Store::CreateFn CreateAs(std::string id, int64_t generation = 1) {
+  return [id = std::move(id), generation](ProjectRecord& r, Mutation& m) {
+    r.id = id;
+    r.team = "team-a";
+    r.spec_json = R"({"stack":"s1"})";
+    r.generation = generation;
+    m.history.push_back(Entry("operation", "create", generation));
+    return Status::Ok();
+  };
+}
+
+Store::MutateFn Bump() {
+  return [](ProjectRecord& r, const std::vector<Credential>&, Mutation& m) {
+    ++r.generation;
+    m.history.push_back(Entry("operation", "update", r.generation));
+    return Status::Ok();
+  };
+}
+
+TEST_F(SqliteStoreTest, UpsertCreatesWhenAbsentAndMutatesWhenPresent) {
+  Store& store = Open();
+  std::vector<ProjectChange> seen;
+  store.AddListener([&](const ProjectChange& c) { seen.push_back(c); });
+  bool updated = false;
+  auto created = store.UpsertProjectByName("alpha", CreateAs("p1"),
+                                           [&](ProjectRecord&, const auto&, Mutation&) {
+                                             updated = true;
+                                             return Status::Ok();
+                                           });
+  ASSERT_TRUE(created.ok()) << created.status().ToString();
+  EXPECT_TRUE(created->created);
+  EXPECT_FALSE(updated);
+  EXPECT_EQ(created->record.id, "p1");
+  EXPECT_EQ(created->record.name, "alpha");  // the store names it
+  EXPECT_EQ(created->record.version, 1);
+  EXPECT_EQ(created->record.created_ms, kT0);
+
+  bool create_called = false;
+  auto second = store.UpsertProjectByName(
+      "alpha",
+      [&](ProjectRecord&, Mutation&) {
+        create_called = true;
+        return Status::Ok();
+      },
+      Bump());
+  ASSERT_TRUE(second.ok()) << second.status().ToString();
+  EXPECT_FALSE(second->created);
+  EXPECT_FALSE(create_called);
+  EXPECT_EQ(second->record.id, "p1");
+  EXPECT_EQ(second->record.generation, 2);
+  EXPECT_EQ(second->record.version, 2);
+  EXPECT_THAT(Summaries(*store.ListHistory("p1", 0, 0)), ElementsAre("create", "update"));
+  ASSERT_EQ(seen.size(), 2u);
+  EXPECT_EQ(seen[1].record->generation, 2);
+  EXPECT_THAT(Summaries(seen[1].history), ElementsAre("update"));
+
+  // An update that changes nothing writes nothing and tells no listener.
+  auto same = store.UpsertProjectByName(
+      "alpha", CreateAs("p2"),
+      [](ProjectRecord&, const std::vector<Credential>&, Mutation&) { return Status::Ok(); });
+  ASSERT_TRUE(same.ok());
+  EXPECT_FALSE(same->created);
+  EXPECT_EQ(same->record.version, 2);
+  EXPECT_EQ(seen.size(), 2u);
+}
+
+TEST_F(SqliteStoreTest, UpsertThatFailsWritesNothing) {
+  Store& store = Open();
+  auto refused = store.UpsertProjectByName(
+      "alpha", [](ProjectRecord&, Mutation&) { return FailedPrecondition("no"); }, Bump());
+  EXPECT_EQ(refused.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_EQ(store.GetProjectByName("alpha").status().code(), StatusCode::kNotFound);
+  // A create whose id is taken (by a project of another name) or invalid is refused whole.
+  MustCreate(Project("p1", "beta"));
+  auto taken = store.UpsertProjectByName("alpha", CreateAs("p1"), Bump());
+  EXPECT_EQ(taken.status().code(), StatusCode::kAlreadyExists);
+  EXPECT_THAT(taken.status().message(), HasSubstr("project id \"p1\" is taken"));
+  auto bad = store.UpsertProjectByName("Not_A_Label", CreateAs("p2"), Bump());
+  EXPECT_EQ(bad.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(store.ListHistory("p1", 0, 0).value(), IsEmpty());
+  EXPECT_EQ(store.ListProjects({})->size(), 1u);
+  // An update that fails leaves the record as it was.
+  auto failed = store.UpsertProjectByName(
+      "beta", CreateAs("p3"), [](ProjectRecord& r, const std::vector<Credential>&, Mutation&) {
+        ++r.generation;
+        return FailedPrecondition("being deleted");
+      });
+  EXPECT_EQ(failed.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_EQ(store.GetProject("p1")->version, 1);
+}
+
+// Many writers putting one new name at once: it is created once and every other put updates
+// that project (no "already exists", no lost update).
+TEST_F(SqliteStoreTest, ConcurrentUpsertsOfOneNameCreateItOnce) {
+  SqliteOptions o = Options();
+  o.synchronous_full = false;
+  auto opened = OpenSqliteStore(o);
+  ASSERT_TRUE(opened.ok()) << opened.status().ToString();
+  store_ = std::move(opened).value();
+  Store& store = *store_;
+  constexpr int kThreads = 8, kPuts = 50;
+  std::atomic<int> created{0};
+  std::atomic<int> next_id{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&] {
+      for (int i = 0; i < kPuts; ++i) {
+        auto r = store.UpsertProjectByName(
+            "alpha", CreateAs("p" + std::to_string(next_id.fetch_add(1))), Bump());
+        ASSERT_TRUE(r.ok()) << r.status().ToString();
+        if (r->created) created.fetch_add(1);
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(created.load(), 1);
+  auto projects = store.ListProjects({});
+  ASSERT_TRUE(projects.ok());
+  ASSERT_EQ(projects->size(), 1u);
+  EXPECT_EQ((*projects)[0].generation, kThreads * kPuts);  // 1 create + every other put's bump
+  EXPECT_EQ(store.ListHistory((*projects)[0].id, 0, 0)->size(),
+            static_cast<size_t>(kThreads * kPuts));
+}
+
 TEST_F(SqliteStoreTest, CredentialsUpsertFindAndStateTransitions) {
   Store& store = Open();
   Mutation extra;

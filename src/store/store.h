@@ -136,6 +136,22 @@ class Store {
       ProjectRecord& record, const std::vector<Credential>& credentials, Mutation& extra)>;
   virtual StatusOr<ProjectRecord> MutateProject(std::string_view id, const MutateFn& fn) = 0;
 
+  // Create-or-update by name, in one transaction, so that no other write (a create of the same
+  // name, a purge) can land between the look-up and the write. When a project named `name`
+  // exists this is MutateProject on it with `update` (nothing written when `update` changes and
+  // adds nothing). Otherwise `create` fills in the new record — its id, team, spec, desired
+  // state, generation — and its first credentials, history and hostnames; the store sets the
+  // name, version and times and inserts it as CreateProject does (kAlreadyExists when the id or
+  // a hostname is taken; kInvalidArgument for an invalid id or name). Either function failing
+  // writes nothing and returns its status. Both run under the store's lock, as MutateFn does.
+  struct UpsertResult {
+    ProjectRecord record;  // after the commit (or as it was, when nothing was written)
+    bool created = false;
+  };
+  using CreateFn = std::function<Status(ProjectRecord& record, Mutation& extra)>;
+  virtual StatusOr<UpsertResult> UpsertProjectByName(std::string_view name, const CreateFn& create,
+                                                     const MutateFn& update) = 0;
+
   // Removes the project and its credentials; its history stays, ending with `tombstone`
   // (kind "purged"). kNotFound when absent. Listeners get the removed record in `purged`.
   virtual Status PurgeProject(std::string_view id, const HistoryEntry& tombstone) = 0;

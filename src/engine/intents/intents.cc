@@ -123,71 +123,44 @@ StatusOr<Intents::PutResult> Intents::Put(std::string_view name, const Json& spe
   const std::string canonical = DumpJson(ToJson(spec));
   const std::vector<std::string> hostnames = ProjectHostnames(config_, name, spec);
 
-  // Read, then write: when the record went away (a purge) or appeared (another create) in
-  // between, the write says so and the decision is made again on what is there now.
-  constexpr int kAttempts = 5;
-  for (int attempt = 1;; ++attempt) {
-    const bool last = attempt == kAttempts;
-    auto existing = store_.GetProjectByName(name);
-    if (existing.ok()) {
-      if (!id.empty() && id != existing->id) {
-        return AlreadyExists("project name " + std::string(name) + " is taken by project " +
-                             existing->id);
-      }
-      bool changed = false;
-      auto rec = store_.MutateProject(
-          existing->id, [&](ProjectRecord& r, const auto&, store::Mutation& m) -> Status {
-            // A purge and a create of the same name in between: another project now.
-            if (r.name != name) return NotFound("project " + std::string(name) + " not found");
-            RETURN_IF_ERROR(RefuseIfDeleting(r));
-            const bool want_start = start && r.desired != DesiredState::kRunning;
-            if (r.spec_json == canonical && !want_start) return Status::Ok();
-            changed = true;
-            r.spec_json = canonical;
-            r.team = spec.team;
-            if (want_start) r.desired = DesiredState::kRunning;
-            ++r.generation;
-            MarkAccepted(r);
-            m.hostnames = hostnames;
-            m.history.push_back(
-                Operation(want_start ? "update+start" : "update", r.generation, ToJson(spec)));
-            return Status::Ok();
-          });
-      if (!rec.ok() && rec.error().code() == StatusCode::kNotFound) {
-        if (!last) continue;
-        return Unavailable("project " + std::string(name) +
-                           " was purged and re-created while this request ran, " +
-                           std::to_string(kAttempts) + " times; retry");
-      }
-      if (!rec.ok()) return rec.error();
-      if (changed) Notify(rec->id);
-      return PutResult{std::move(*rec), false, changed};
-    }
-    if (existing.error().code() != StatusCode::kNotFound) return existing.error();
-
-    ProjectRecord rec;
-    rec.id = id.empty() ? NewProjectId() : std::string(id);
-    rec.name = std::string(name);
-    rec.team = spec.team;
-    rec.spec_json = canonical;
-    rec.desired = start ? DesiredState::kRunning : DesiredState::kSuspended;
-    rec.generation = 1;
-    store::Mutation m;
+  // One transaction: no create of the same name and no purge can come between the look-up and
+  // the write.
+  bool changed = false;
+  auto create = [&](ProjectRecord& r, store::Mutation& m) -> Status {
+    r.id = id.empty() ? NewProjectId() : std::string(id);
+    r.team = spec.team;
+    r.spec_json = canonical;
+    r.desired = start ? DesiredState::kRunning : DesiredState::kSuspended;
+    r.generation = 1;
     // The first credentials are active at once: no instance holds any other.
-    m.credentials.push_back(NewCredential(rec.id, store::CredentialState::kActive));
+    m.credentials.push_back(NewCredential(r.id, store::CredentialState::kActive));
     m.history.push_back(Operation(start ? "create+start" : "create", 1, ToJson(spec)));
     m.hostnames = hostnames;
-    auto created = store_.CreateProject(rec, m);
-    if (!created.ok() && created.error().code() == StatusCode::kAlreadyExists && !last) {
-      // Another create of this name won the race: this one becomes an update of it. (Any other
-      // clash — the id, a hostname — is reported as it is.)
-      auto now = store_.GetProjectByName(name);
-      if (now.ok() && (id.empty() || now->id == id)) continue;
+    changed = true;
+    return Status::Ok();
+  };
+  auto update = [&](ProjectRecord& r, const auto&, store::Mutation& m) -> Status {
+    if (!id.empty() && id != r.id) {
+      return AlreadyExists("project name " + std::string(name) + " is taken by project " + r.id);
     }
-    if (!created.ok()) return created.error();
-    Notify(created->id);
-    return PutResult{std::move(*created), true, true};
-  }
+    RETURN_IF_ERROR(RefuseIfDeleting(r));
+    const bool want_start = start && r.desired != DesiredState::kRunning;
+    if (r.spec_json == canonical && !want_start) return Status::Ok();
+    changed = true;
+    r.spec_json = canonical;
+    r.team = spec.team;
+    if (want_start) r.desired = DesiredState::kRunning;
+    ++r.generation;
+    MarkAccepted(r);
+    m.hostnames = hostnames;
+    m.history.push_back(
+        Operation(want_start ? "update+start" : "update", r.generation, ToJson(spec)));
+    return Status::Ok();
+  };
+  ASSIGN_OR_RETURN(store::Store::UpsertResult put,
+                   store_.UpsertProjectByName(name, create, update));
+  if (changed) Notify(put.record.id);
+  return PutResult{std::move(put.record), put.created, changed};
 }
 
 StatusOr<ProjectRecord> Intents::SetDesired(std::string_view id_or_name, DesiredState d,

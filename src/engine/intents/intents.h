@@ -40,9 +40,10 @@ class Intents {
   // ignored on update (the name finds the project). kInvalidArgument naming the field for a bad
   // name or spec (also a custom hostname the operator's policy refuses); kAlreadyExists when
   // one of the project's hostnames (<name>.<domain>, its custom hostname) is another project's;
-  // kFailedPrecondition while the project is being deleted. A project purged or created by
-  // someone else between this call's read and its write is decided again (create or update),
-  // so a create-or-update never answers kNotFound.
+  // kFailedPrecondition while the project is being deleted; kAlreadyExists when `id` is given
+  // and the name is another project's. The look-up and the write are one store transaction
+  // (Store::UpsertProjectByName), so a create-or-update never answers kNotFound and two
+  // concurrent Puts of a new name create it once.
   struct PutResult {
     store::ProjectRecord record;
     bool created = false;
