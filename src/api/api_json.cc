@@ -156,13 +156,8 @@ std::string FormatTimeMs(int64_t ms) {
 std::string PhaseOf(const store::ProjectRecord& r) { return r.phase.empty() ? "Pending" : r.phase; }
 
 Json StatusJson(const store::ProjectRecord& r) {
-  std::optional<engine::ProjectStatus> stored;
-  if (!r.status_json.empty()) {
-    if (auto j = ParseJson(r.status_json); j.ok()) {
-      if (auto s = engine::ParseProjectStatus(*j); s.ok()) stored = std::move(*s);
-    }
-  }
-  return engine::ToJson(engine::PresentStatus(stored, engine::IntentOf(r.desired), r.generation));
+  return engine::ToJson(engine::PresentStatus(engine::ParseStoredStatus(r.status_json),
+                                              engine::IntentOf(r.desired), r.generation));
 }
 
 Json ProjectJson(const store::ProjectRecord& r) {

@@ -82,13 +82,10 @@ Event FromRecord(const store::ProjectRecord& r) {
   e.phase = r.phase.empty() ? "Pending" : r.phase;
   e.reason = "Accepted";
   e.message = "waiting for the engine";
-  if (r.status_json.empty()) return e;
-  if (auto j = ParseJson(r.status_json); j.ok()) {
-    if (auto s = engine::ParseProjectStatus(*j); s.ok()) {
-      e.reason = s->reason;
-      e.message = s->message;
-      e.url = s->url;
-    }
+  if (auto s = engine::ParseStoredStatus(r.status_json)) {
+    e.reason = s->reason;
+    e.message = s->message;
+    e.url = s->url;
   }
   return e;
 }

@@ -61,12 +61,7 @@ store::Credential NewCredential(const std::string& project_id, store::Credential
 // The phase column readers see once a new generation is accepted, before the engine has written
 // a status for it (issue 13: a reader must never be told Running for a generation not reached).
 void MarkAccepted(ProjectRecord& r) {
-  std::optional<ProjectStatus> stored;
-  if (!r.status_json.empty()) {
-    if (auto j = ParseJson(r.status_json); j.ok()) {
-      if (auto s = ParseProjectStatus(*j); s.ok()) stored = std::move(*s);
-    }
-  }
+  const std::optional<ProjectStatus> stored = ParseStoredStatus(r.status_json);
   if (!stored) {
     r.phase = "";  // as the API shows it: Pending
     return;

@@ -257,19 +257,15 @@ Json ToJson(const ProjectStatus& status);
 // values); unknown fields are ignored so an older Steward can read a newer one's status; wrong
 // types are kInvalidArgument naming the field under "status".
 StatusOr<ProjectStatus> ParseProjectStatus(const Json& j);
+// The status the store holds for a project (its status_json column): nullopt when none was
+// written, or when it cannot be read — which counts as none (the engine's next write replaces
+// it).
+std::optional<ProjectStatus> ParseStoredStatus(std::string_view status_json);
 
 // What the project's owner asked for (the store's desired state, in the engine's terms).
 enum class Intent { kRun, kSuspend, kDelete };
 
-// The status a reader is shown (API answers, the watch stream, the store's phase column) for a
-// project whose intent is `intent` at `generation`, given the engine's last written status
-// (nullopt: none yet). A status written for an older generation never passes for the current
-// one: Running, Updating or Degraded become Updating; Failed, Provisioning or Suspend* with
-// intent kRun become Provisioning (Pending stays Pending); anything but Suspended becomes
-// Suspending for kSuspend; everything becomes Deleting for kDelete — each with reason "Accepted"
-// and a message naming both generations. A Suspended status stays as it is for kSuspend (nothing
-// runs until the engine acts). observedGeneration, url and conditions are kept: they are what was
-// observed. No status at all: Pending / Accepted. The hostnames a project answers on (lower case):
+// The hostnames a project answers on (lower case):
 // <name>.<domain>, and its custom hostname if any. Unique across projects: the store refuses a
 // second project claiming one of them.
 std::vector<std::string> ProjectHostnames(const EngineConfig& config, std::string_view name,
@@ -280,6 +276,15 @@ std::vector<std::string> ProjectHostnames(const EngineConfig& config, std::strin
 // kInvalidArgument "spec.customHostname: ..." otherwise.
 Status CheckCustomHostnamePolicy(const EngineConfig& config, const ProjectSpec& spec);
 
+// The status a reader is shown (API answers, the watch stream, the store's phase column) for a
+// project whose intent is `intent` at `generation`, given the engine's last written status
+// (nullopt: none yet). A status written for an older generation never passes for the current
+// one: Running, Updating or Degraded become Updating; Failed, Provisioning or Suspend* with
+// intent kRun become Provisioning (Pending stays Pending); anything but Suspended becomes
+// Suspending for kSuspend; everything becomes Deleting for kDelete — each with reason "Accepted"
+// and a message naming both generations. A Suspended status stays as it is for kSuspend (nothing
+// runs until the engine acts). observedGeneration, url and conditions are kept: they are what was
+// observed. No status at all: Pending / Accepted.
 ProjectStatus PresentStatus(const std::optional<ProjectStatus>& stored, Intent intent,
                             int64_t generation);
 

@@ -91,6 +91,15 @@ StatusOr<ProjectStatus> ParseProjectStatus(const Json& j) {
 
 namespace steward::engine {
 
+std::optional<ProjectStatus> ParseStoredStatus(std::string_view status_json) {
+  if (status_json.empty()) return std::nullopt;
+  auto j = ParseJson(status_json);
+  if (!j.ok()) return std::nullopt;
+  auto s = ParseProjectStatus(*j);
+  if (!s.ok()) return std::nullopt;
+  return std::move(*s);
+}
+
 ProjectStatus PresentStatus(const std::optional<ProjectStatus>& stored, Intent intent,
                             int64_t generation) {
   if (!stored) {

@@ -106,6 +106,14 @@ ProjectStatus Observed(Phase phase, int64_t generation) {
   return s;
 }
 
+TEST(ProjectStatusTest, AStoredStatusThatCannotBeReadCountsAsNone) {
+  EXPECT_EQ(ParseStoredStatus(DumpJson(ToJson(Sample()))), Sample());
+  EXPECT_EQ(ParseStoredStatus(""), std::nullopt);
+  EXPECT_EQ(ParseStoredStatus("{not json"), std::nullopt);
+  EXPECT_EQ(ParseStoredStatus(R"({"phase":"Sideways"})"), std::nullopt);
+  EXPECT_EQ(ParseStoredStatus("[]"), std::nullopt);
+}
+
 TEST(PresentStatusTest, AStatusForTheCurrentGenerationIsShownAsItIs) {
   const ProjectStatus running = Observed(Phase::kRunning, 3);
   EXPECT_EQ(PresentStatus(running, Intent::kRun, 3), running);

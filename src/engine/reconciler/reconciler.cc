@@ -758,17 +758,6 @@ Phase WaitingPhase(const std::optional<ProjectStatus>& prev, int64_t generation,
   return Phase::kDegraded;
 }
 
-// The status the record holds; nullopt when none was written (or it cannot be read, which then
-// counts as no status: the next write replaces it).
-std::optional<ProjectStatus> StoredStatus(const ProjectRecord& r) {
-  if (r.status_json.empty()) return std::nullopt;
-  auto j = ParseJson(r.status_json);
-  if (!j.ok()) return std::nullopt;
-  auto s = ParseProjectStatus(*j);
-  if (!s.ok()) return std::nullopt;
-  return std::move(*s);
-}
-
 bool SameStatus(const ProjectStatus& a, const ProjectStatus& b) {
   Json ja = ToJson(a), jb = ToJson(b);
   ja.erase("since");
@@ -819,7 +808,7 @@ Expected<Reconciler::Loaded, WorkResult> Reconciler::Load(const std::string& pro
     return WorkResult::Error(got.error());
   }
   ProjectRecord& rec = *got;
-  std::optional<ProjectStatus> prev = StoredStatus(rec);
+  std::optional<ProjectStatus> prev = ParseStoredStatus(rec.status_json);
   auto spec_json = ParseJson(rec.spec_json);
   auto spec =
       spec_json.ok() ? ParseProjectSpec(*spec_json) : StatusOr<ProjectSpec>(spec_json.error());
@@ -937,7 +926,7 @@ Status Reconciler::WriteStatus(Run& run, Decision& d) {
   auto written = store_.MutateProject(
       rec.id, [&](ProjectRecord& r, const auto&, store::Mutation& m) -> Status {
         if (r.generation != rec.generation) return Status::Ok();
-        const std::optional<ProjectStatus> cur = StoredStatus(r);
+        const std::optional<ProjectStatus> cur = ParseStoredStatus(r.status_json);
         if (cur && SameStatus(*cur, status)) return Status::Ok();
         status.since_ms = cur && cur->phase == status.phase ? cur->since_ms : now;
         r.status_json = DumpJson(ToJson(status));
