@@ -3,6 +3,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <thread>
+
 #include "api/api_internal.h"
 #include "api/api_test_support.h"
 
@@ -270,6 +273,30 @@ TEST_F(ApiTest, PutCreatesUpdatesAndIsIdempotent) {
       Do("PUT", "/v1/projects/alpha", DumpJson(Json{{"spec", Spec()}, {"id", "other-id"}}));
   ExpectError(conflict, 409, "Conflict", "", "taken by project " + id);
   EXPECT_EQ(StoreState(), before);
+}
+
+// First PUTs of one new name racing each other: one 201, every other one 200 on that project,
+// never a 409 (the look-up and the write are one store transaction).
+TEST_F(ApiTest, RacingFirstPutsOfANameGiveOne201AndThe200s) {
+  constexpr int kClients = 6;
+  std::vector<int> codes(kClients, 0);
+  std::vector<std::string> ids(kClients);
+  std::vector<std::thread> clients;
+  for (int i = 0; i < kClients; ++i) {
+    clients.emplace_back([&, i] {
+      auto r =
+          Do("PUT", "/v1/projects/alpha", SpecBody("flowfuse/node-red:4." + std::to_string(i)));
+      codes[i] = r.status;
+      if (r.status == 200 || r.status == 201) ids[i] = GetString(Body(r), "id");
+    });
+  }
+  for (auto& c : clients) c.join();
+  EXPECT_EQ(std::count(codes.begin(), codes.end(), 201), 1) << ::testing::PrintToString(codes);
+  EXPECT_EQ(std::count(codes.begin(), codes.end(), 200), kClients - 1)
+      << ::testing::PrintToString(codes);
+  EXPECT_EQ(std::count(ids.begin(), ids.end(), ids[0]), kClients);
+  EXPECT_EQ(Body(Do("GET", "/v1/projects"))["items"].size(), 1u);
+  EXPECT_EQ(Body(Do("GET", "/v1/projects/alpha"))["generation"], kClients);
 }
 
 TEST_F(ApiTest, WaitUntilRunningSuspendedAndPurged) {
