@@ -39,78 +39,6 @@ namespace {
 
 using test_support::Eventually;
 
-// A watch client that reads up to the stream's first `sync` event and then stops reading (its
-// connection's buffers fill up) until Resume().
-class StallingWatcher {
- public:
-  StallingWatcher(uint16_t port, std::string target) {
-    thread_ = std::thread([this, port, target] {
-      net::HttpClient::Options o;
-      o.port = port;
-      o.bearer_token = kToken;
-      auto client = net::HttpClient::Create(o);
-      SseParser parser;
-      auto r = client->Stream(
-          "GET", target,
-          [&](std::string_view data) {
-            std::unique_lock lock(mu_);
-            parser.Feed(data, &events_, &comments_);
-            const bool synced = std::any_of(events_.begin(), events_.end(),
-                                            [](const Event& e) { return e.event == "sync"; });
-            if (synced && !resumed_) {
-              stalled_ = true;
-              cv_.wait(lock, [&] { return resumed_; });
-            }
-            return !stop_;
-          },
-          {}, seconds(120));
-      std::lock_guard lock(mu_);
-      done_ = true;
-      if (!r.ok()) error_ = r.error().ToString();
-    });
-  }
-  ~StallingWatcher() {
-    {
-      std::lock_guard lock(mu_);
-      stop_ = true;
-    }
-    Resume();
-    thread_.join();
-  }
-  void Resume() {
-    {
-      std::lock_guard lock(mu_);
-      resumed_ = true;
-    }
-    cv_.notify_all();
-  }
-  bool stalled() {
-    std::lock_guard lock(mu_);
-    return stalled_;
-  }
-  bool done() {
-    std::lock_guard lock(mu_);
-    return done_;
-  }
-  std::string error() {
-    std::lock_guard lock(mu_);
-    return error_;
-  }
-  std::vector<Event> events() {
-    std::lock_guard lock(mu_);
-    return events_;
-  }
-
- private:
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::vector<Event> events_;
-  int comments_ = 0;
-  bool stalled_ = false, resumed_ = false, stop_ = false, done_ = false;
-  std::string error_;
-  std::thread thread_;
-};
-
 class ApiTest : public ApiFixture {
  protected:
   // {"spec":{"team":"t1",...,"podSecurityContext":{"a":[[...]]}}}: `depth` levels in all.
@@ -896,7 +824,7 @@ TEST_F(ApiTest, AGoneWatchClientIsForgottenAndNeverBlocksCommits) {
 TEST_F(ApiTest, AWatchClientThatDoesNotReadIsEndedWithASlowConsumerError) {
   engine_->Stop();  // only this test's commits (and a spec the engine need not understand)
   ServerTestPeer::SetStreamPendingLimit(*api_, 64 * 1024);
-  StallingWatcher slow(api_->port(), "/v1/watch");
+  Watcher slow(api_->port(), "/v1/watch", Watcher::kStallAfterSync);
   ASSERT_TRUE(Eventually([&] { return slow.stalled(); }));
   ASSERT_EQ(ServerTestPeer::Streams(*api_), 1u);
   // Each commit of this project is a 64 KiB event.

@@ -5,7 +5,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
+#include <condition_variable>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -74,11 +76,13 @@ class SseParser {
   std::string buffer_;
 };
 
-// A watch stream read on its own thread.
+// A watch stream read on its own thread. kStallAfterSync: it stops reading once the stream's
+// `sync` event came (its connection's buffers then fill up) until Resume() or Stop().
 class Watcher {
  public:
-  Watcher(uint16_t port, std::string target) {
-    thread_ = std::thread([this, port, target] {
+  enum Mode { kRead, kStallAfterSync };
+  Watcher(uint16_t port, std::string target, Mode mode = kRead) {
+    thread_ = std::thread([this, port, target, mode] {
       net::HttpClient::Options o;
       o.port = port;
       o.bearer_token = kToken;
@@ -87,11 +91,15 @@ class Watcher {
       auto r = client->Stream(
           "GET", target,
           [&](std::string_view data) {
-            std::lock_guard lock(mu_);
+            std::unique_lock lock(mu_);
             parser.Feed(data, &events_, &comments_);
+            if (mode == kStallAfterSync && !resumed_ && Synced()) {
+              stalled_ = true;
+              cv_.wait(lock, [&] { return resumed_; });
+            }
             return !stop_;
           },
-          {}, seconds(60));
+          {}, seconds(120));
       std::lock_guard lock(mu_);
       done_ = true;
       if (r.ok()) {
@@ -107,8 +115,23 @@ class Watcher {
     thread_.join();
   }
   void Stop() {
+    {
+      std::lock_guard lock(mu_);
+      stop_ = true;
+      resumed_ = true;
+    }
+    cv_.notify_all();
+  }
+  void Resume() {
+    {
+      std::lock_guard lock(mu_);
+      resumed_ = true;
+    }
+    cv_.notify_all();
+  }
+  bool stalled() {
     std::lock_guard lock(mu_);
-    stop_ = true;
+    return stalled_;
   }
   std::vector<Event> events() {
     std::lock_guard lock(mu_);
@@ -148,10 +171,16 @@ class Watcher {
   }
 
  private:
+  bool Synced() const {
+    return std::any_of(events_.begin(), events_.end(),
+                       [](const Event& e) { return e.event == "sync"; });
+  }
+
   std::mutex mu_;
+  std::condition_variable cv_;
   std::vector<Event> events_;
   int comments_ = 0;
-  bool stop_ = false, done_ = false;
+  bool stalled_ = false, resumed_ = false, stop_ = false, done_ = false;
   int status_ = 0;
   std::string error_, content_type_;
   std::thread thread_;
