@@ -116,8 +116,8 @@ struct Route {
   bool open = false;                      // no authentication
 };
 
-// The path of a request target as sent (before '?' or '#', authority of an absolute form
-// skipped), split at '/' and each segment percent-decoded. nullopt when a segment decodes to
+// The path of a request target as sent (net::RawPath), split at '/' and each segment
+// percent-decoded. nullopt when a segment decodes to
 // something holding '/' (an escaped "%2F"): such a path cannot name a route segment.
 std::optional<std::vector<std::string>> PathSegments(std::string_view target);
 // The first problem with `query` for a method taking `allowed`: an unknown or repeated

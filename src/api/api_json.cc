@@ -38,16 +38,7 @@ StatusOr<std::string> TokenOf(const Json& body) {
 }
 
 std::optional<std::vector<std::string>> PathSegments(std::string_view target) {
-  for (std::string_view scheme : {"http://", "https://"}) {
-    if (target.size() >= scheme.size() && AsciiLower(target.substr(0, scheme.size())) == scheme) {
-      target.remove_prefix(scheme.size());
-      size_t slash = target.find_first_of("/?#");
-      target = slash == std::string_view::npos ? std::string_view("/") : target.substr(slash);
-      break;
-    }
-  }
-  target = target.substr(0, target.find_first_of("?#"));
-  if (target.empty()) target = "/";
+  target = net::RawPath(target);
   std::vector<std::string> out;
   size_t i = 0;
   while (i <= target.size()) {

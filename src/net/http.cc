@@ -74,24 +74,37 @@ std::string PercentEncode(std::string_view s) {
   return out;
 }
 
-void ParseTarget(std::string_view target, std::string* path,
-                 std::vector<std::pair<std::string, std::string>>* query) {
-  // Absolute-form targets ("http://host/path?q"), as sent to proxies, carry an authority to skip.
+namespace {
+
+// `target` without the authority of an absolute form (as sent to proxies: "http://host/p?q" →
+// "/p?q") and without a fragment.
+std::string_view OriginForm(std::string_view target) {
   for (std::string_view scheme : {"http://", "https://"}) {
     if (target.size() >= scheme.size() &&
         AsciiEqualsIgnoreCase(target.substr(0, scheme.size()), scheme)) {
       target.remove_prefix(scheme.size());
-      size_t slash = target.find_first_of("/?");
+      size_t slash = target.find_first_of("/?#");
       target = slash == std::string_view::npos ? std::string_view("/") : target.substr(slash);
       break;
     }
   }
-  size_t hash = target.find('#');
-  if (hash != std::string_view::npos) target = target.substr(0, hash);
-  size_t qmark = target.find('?');
-  std::string_view raw_path = target.substr(0, qmark);
-  *path = PercentDecode(raw_path);
+  return target.substr(0, target.find('#'));
+}
+
+}  // namespace
+
+std::string_view RawPath(std::string_view target) {
+  target = OriginForm(target);
+  target = target.substr(0, target.find('?'));
+  return target.empty() ? std::string_view("/") : target;
+}
+
+void ParseTarget(std::string_view target, std::string* path,
+                 std::vector<std::pair<std::string, std::string>>* query) {
+  *path = PercentDecode(RawPath(target));
   if (path->empty()) path->push_back('/');
+  target = OriginForm(target);
+  const size_t qmark = target.find('?');
   query->clear();
   if (qmark == std::string_view::npos) return;
   std::string_view rest = target.substr(qmark + 1);

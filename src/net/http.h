@@ -55,7 +55,12 @@ struct HttpResponse {
   std::string body;
 };
 
-// Builds `target`'s path and query fields; used by the server, exposed for tests.
+// The path of a request target as sent, not decoded: before '?' and '#', the authority of an
+// absolute form ("http://host/p?q") skipped; "/" when empty. For routing on raw segments.
+std::string_view RawPath(std::string_view target);
+
+// Builds `target`'s path (RawPath, percent-decoded) and query fields; used by the server,
+// exposed for tests.
 void ParseTarget(std::string_view target, std::string* path,
                  std::vector<std::pair<std::string, std::string>>* query);
 

@@ -80,6 +80,22 @@ TEST(ParseTargetTest, HandlesEdgeCases) {
   EXPECT_EQ(query, (Query{{"only", "query"}}));
 }
 
+TEST(RawPathTest, IsThePathAsSent) {
+  EXPECT_EQ(RawPath("/v1/projects/a%2Fhistory?wait=1s#x"), "/v1/projects/a%2Fhistory");
+  EXPECT_EQ(RawPath("HTTPS://host:8080/x%20y?q"), "/x%20y");
+  EXPECT_EQ(RawPath("http://host"), "/");
+  EXPECT_EQ(RawPath("http://host#frag"), "/");
+  EXPECT_EQ(RawPath("http://host?q=1"), "/");
+  EXPECT_EQ(RawPath("?only=query"), "/");
+  EXPECT_EQ(RawPath(""), "/");
+  // The fragment goes before the query is looked for.
+  std::string path;
+  Query query;
+  ParseTarget("/p#frag?not=query", &path, &query);
+  EXPECT_EQ(path, "/p");
+  EXPECT_TRUE(query.empty());
+}
+
 TEST(HttpRequestTest, QueryReturnsFirstValue) {
   HttpRequest request;
   ParseTarget("/x?a=1&b=&a=2", &request.path, &request.query);
