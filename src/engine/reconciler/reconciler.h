@@ -22,13 +22,13 @@
 #include <atomic>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <set>
 #include <string>
 #include <vector>
 
 #include "common/clock.h"
+#include "common/mutex.h"
 #include "engine/model/project.h"
 #include "engine/reconciler/engine.h"
 #include "engine/reconciler/observer.h"
@@ -66,7 +66,8 @@ class Reconciler {
   // Bounded waits: true when the project has waited on `key` (resource, reason, message) at
   // this generation for longer than config.step_timeout_seconds. Any other key restarts the
   // clock; nullopt forgets the project's wait.
-  bool WaitedTooLong(const store::ProjectRecord& rec, const std::optional<std::string>& key);
+  bool WaitedTooLong(const store::ProjectRecord& rec, const std::optional<std::string>& key)
+      EXCLUDES(memo_mu_);
   // Applies the bound to a run's outcome: a wait that made no progress for too long becomes
   // Failed with its reason (true returned: the run still requeues to keep watching).
   bool BoundWait(const store::ProjectRecord& rec, Run& run, Outcome* outcome);
@@ -79,9 +80,9 @@ class Reconciler {
   const Clock& clock_;
   std::atomic<uint64_t> writes_{0};
   std::atomic<uint64_t> runs_{0};
-  mutable std::mutex orphans_mu_;
-  std::vector<Orphan> orphans_;
-  std::set<std::string> reported_orphans_;
+  mutable Mutex orphans_mu_;
+  std::vector<Orphan> orphans_ GUARDED_BY(orphans_mu_);
+  std::set<std::string> reported_orphans_ GUARDED_BY(orphans_mu_);
 
   struct Unpersisted {
     int64_t generation = 0;
@@ -92,9 +93,9 @@ class Reconciler {
     std::string key;
     SteadyTime since;
   };
-  std::mutex memo_mu_;
-  std::map<std::string, Unpersisted> unpersisted_;  // by project id
-  std::map<std::string, Waiting> waiting_;          // by project id
+  Mutex memo_mu_;
+  std::map<std::string, Unpersisted> unpersisted_ GUARDED_BY(memo_mu_);  // by project id
+  std::map<std::string, Waiting> waiting_ GUARDED_BY(memo_mu_);          // by project id
 };
 
 }  // namespace steward::engine
