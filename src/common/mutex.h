@@ -1,5 +1,5 @@
 // Mutex, SharedMutex, the scoped locks over them and CondVar: thin wrappers over std::mutex,
-// std::shared_mutex and std::condition_variable(_any) that carry clang's thread-safety
+// std::shared_mutex and std::condition_variable that carry clang's thread-safety
 // annotations (common/thread_annotations.h), so members can be marked GUARDED_BY(mu_) and clang
 // (-Wthread-safety, on in every clang build) rejects an access without the lock. Same
 // behaviour and cost as the std types; none is copyable or movable.
