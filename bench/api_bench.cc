@@ -44,10 +44,6 @@ namespace {
 
 using std::chrono::milliseconds;
 
-constexpr const char* kUsage =
-    "api_bench [--projects N (100)] [--clients C (200)] [--seconds S (10)] [--only get|list]\n"
-    "          [--no-wrk 1] [--wrk-threads T (2)] [--api-workers W (8, the default)]\n";
-
 uint16_t PortOf(const std::string& url) {
   return static_cast<uint16_t>(std::stoi(url.substr(url.rfind(':') + 1)));
 }
@@ -134,20 +130,29 @@ LoadResult RunInProcess(const app::App& app, int clients, double seconds, Target
 }
 
 int Main(int argc, char** argv) {
-  FlagSet flags;
-  if (!flags.Parse(argc, argv,
-                   {"--projects", "--clients", "--seconds", "--only", "--no-wrk", "--wrk-threads",
-                    "--api-workers"}) ||
-      flags.help) {
-    std::fprintf(flags.help ? stdout : stderr, "%s", kUsage);
-    return flags.help ? 0 : 2;
-  }
-  const long n = std::max(1L, flags.GetInt("--projects", 100));
-  const int clients = static_cast<int>(std::max(1L, flags.GetInt("--clients", 200)));
-  const double seconds = std::max(0.5, flags.GetDouble("--seconds", 10));
-  const std::string only = flags.Get("--only", "");
-  const bool use_wrk = flags.GetInt("--no-wrk", 0) == 0 && WrkAvailable();
-  const int wrk_threads = static_cast<int>(flags.GetInt("--wrk-threads", 2));
+  long n = 100;
+  int clients = 200;
+  double seconds = 10;
+  std::string only;
+  int no_wrk = 0;
+  int wrk_threads = 2;
+  int api_workers = 8;
+  CLI::App cli("Steward's API under load: GET and LIST of projects, requests/s and latency.",
+               "api_bench");
+  AddFlag(cli, "--projects", &n, "projects to create")->check(CLI::Range(1L, 1000000L));
+  AddFlag(cli, "--clients", &clients, "connections (wrk) and threads (in process)")
+      ->check(CLI::Range(1, 100000));
+  AddFlag(cli, "--seconds", &seconds, "how long each request kind runs")
+      ->check(CLI::Range(0.5, 86400.0));
+  AddFlag(cli, "--only", &only, "run one request kind (default: both)")
+      ->check(CLI::IsMember({"get", "list"}));
+  AddFlag(cli, "--no-wrk", &no_wrk, "1: skip wrk even when installed")->check(CLI::Range(0, 1));
+  AddFlag(cli, "--wrk-threads", &wrk_threads, "wrk threads")->check(CLI::Range(1, 1024));
+  CLI::Option* api_workers_flag =
+      AddFlag(cli, "--api-workers", &api_workers, "the API server's workers (8, the default)")
+          ->check(CLI::Range(1, 256));
+  if (auto exit_code = ParseFlags(cli, argc, argv)) return *exit_code;
+  const bool use_wrk = no_wrk == 0 && WrkAvailable();
   std::printf("api_bench: %ld cores, load average %s before the run\ncommand: %s\n",
               sysconf(_SC_NPROCESSORS_ONLN), LoadAverage().c_str(),
               CommandLine(argc, argv).c_str());
@@ -161,9 +166,7 @@ int Main(int argc, char** argv) {
   config.cluster = app::ClusterSource::kEmbedded;
   config.embedded_profile = "instant";
   config.log_level = "warn";
-  if (flags.values.count("--api-workers") != 0) {
-    config.api_workers = static_cast<int>(flags.GetInt("--api-workers", 8));
-  }
+  if (api_workers_flag->count() != 0) config.api_workers = api_workers;
   auto started = app::App::Start(config);
   if (!started.ok()) {
     std::fprintf(stderr, "app: %s\n", started.error().ToString().c_str());

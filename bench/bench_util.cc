@@ -161,4 +161,24 @@ std::string DeploymentJson(const std::string& name) {
   return out;
 }
 
+std::optional<int> ParseFlags(CLI::App& app, int argc, char** argv) {
+  try {
+    app.parse(argc, argv);
+    return std::nullopt;
+  } catch (const CLI::Success&) {  // --help
+    std::fputs(app.help().c_str(), stdout);
+    return 0;
+  } catch (const CLI::ParseError& e) {
+    std::fprintf(stderr, "%s: %s\nRun with --help for the flags.\n", app.get_name().c_str(),
+                 e.what());
+    return 2;
+  }
+}
+
+std::string CommandLine(int argc, char** argv) {
+  std::string out;
+  for (int i = 0; i < argc; ++i) out += (i == 0 ? "" : " ") + std::string(argv[i]);
+  return out;
+}
+
 }  // namespace steward::bench

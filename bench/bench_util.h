@@ -5,6 +5,7 @@
 // Everything here is for bench/ only; nothing is thread-safe unless it says so.
 #pragma once
 
+#include <CLI/CLI.hpp>
 #include <chrono>
 #include <cstddef>
 #include <optional>
@@ -48,6 +49,26 @@ struct WrkResult {
   long errors = 0;     // socket errors and non-2xx/3xx responses
   std::string output;  // wrk's own report
 };
+
+// ---- flags -----------------------------------------------------------------------------------
+
+// Declares the flag `name` ("--projects") on `app`, stored in `*value`, whose current content is
+// the default --help shows. Chain ->check(CLI::Range(lo, hi)) or ->check(CLI::IsMember({...})) to
+// refuse values outside a range or set.
+template <class T>
+CLI::Option* AddFlag(CLI::App& app, const std::string& name, T* value, const std::string& help) {
+  return app.add_option(name, *value, help)->capture_default_str();
+}
+
+// Parses the command line against the flags declared on `app` ("--name value" or
+// "--name=value"). nullopt when the benchmark should run; otherwise the exit code to return:
+// 0 after --help (every flag with its help text and default, on stdout); 2 after an unknown
+// flag, a missing value, or a value of the wrong type or out of its range or set (CLI11's message
+// naming the flag, on stderr).
+std::optional<int> ParseFlags(CLI::App& app, int argc, char** argv);
+
+// The command line as typed ("build-bench/bench/x --projects 10"), for the summary.
+std::string CommandLine(int argc, char** argv);
 
 // True when a `wrk` executable is on PATH.
 bool WrkAvailable();

@@ -518,37 +518,25 @@ StatusOr<std::unique_ptr<cluster::EmbeddedCluster>> StartCluster(const Flags& f,
 
 int Main(int argc, char** argv) {
   Flags f;
-  for (int i = 1; i < argc; ++i) {
-    std::string k = argv[i];
-    std::string v = i + 1 < argc ? argv[i + 1] : "";
-    if (k == "--no-wrk") {
-      f.wrk = false;
-      continue;
-    }
-    ++i;
-    if (k == "--objects")
-      f.objects = std::atoi(v.c_str());
-    else if (k == "--seconds")
-      f.seconds = std::atof(v.c_str());
-    else if (k == "--threads")
-      f.threads = std::atoi(v.c_str());
-    else if (k == "--watchers")
-      f.watchers = std::atoi(v.c_str());
-    else if (k == "--watch-events")
-      f.watch_events = std::atoi(v.c_str());
-    else if (k == "--latency-events")
-      f.latency_events = std::atoi(v.c_str());
-    else if (k == "--connections")
-      f.connections = std::atoi(v.c_str());
-    else if (k == "--api-threads")
-      f.api_threads = std::atoi(v.c_str());
-    else if (k == "--only")
-      f.only = v;
-    else {
-      std::fprintf(stderr, "unknown flag %s\n", k.c_str());
-      return 2;
-    }
-  }
+  CLI::App cli("Figures for the embedded cluster's API server.", "cluster_bench");
+  AddFlag(cli, "--objects", &f.objects, "objects to create")->check(CLI::Range(1, 10000000));
+  AddFlag(cli, "--seconds", &f.seconds, "how long each load runs")->check(CLI::Range(0.1, 86400.0));
+  AddFlag(cli, "--threads", &f.threads, "in-process client threads (and wrk threads)")
+      ->check(CLI::Range(1, 1024));
+  AddFlag(cli, "--watchers", &f.watchers, "concurrent watches")->check(CLI::Range(1, 100000));
+  AddFlag(cli, "--watch-events", &f.watch_events, "events written while they watch")
+      ->check(CLI::Range(1, 10000000));
+  AddFlag(cli, "--latency-events", &f.latency_events, "events timed for the watch latency")
+      ->check(CLI::Range(1, 10000000));
+  AddFlag(cli, "--connections", &f.connections, "wrk connections")->check(CLI::Range(1, 100000));
+  AddFlag(cli, "--api-threads", &f.api_threads, "the API server's I/O threads")
+      ->check(CLI::Range(1, 1024));
+  AddFlag(cli, "--only", &f.only, "one section, or a prefix before '-' (get runs get-tls)")
+      ->check(CLI::IsMember(
+          {"get", "get-plain", "get-tls", "get-inprocess", "create", "list", "watch"}));
+  cli.add_flag_function(
+      "--no-wrk", [&f](int64_t) { f.wrk = false; }, "skip wrk even when installed");
+  if (auto exit_code = ParseFlags(cli, argc, argv)) return *exit_code;
   spdlog::set_level(spdlog::level::warn);
   bool wrk = f.wrk && WrkAvailable();
   std::printf(

@@ -762,31 +762,19 @@ void Bench::RunBurst() {
 
 int Main(int argc, char** argv) {
   Flags f;
-  for (int i = 1; i < argc; i += 2) {
-    std::string k = argv[i];
-    if (i + 1 >= argc) {
-      std::fprintf(stderr, "flag %s needs a value\n", k.c_str());
-      return 2;
-    }
-    std::string v = argv[i + 1];
-    if (k == "--runs") {
-      f.runs = std::max(1, std::atoi(v.c_str()));
-    } else if (k == "--projects") {
-      f.projects = std::max(1, std::atoi(v.c_str()));
-    } else if (k == "--seed") {
-      f.seed = std::strtoull(v.c_str(), nullptr, 10);
-    } else if (k == "--store-sync" && (v == "full" || v == "normal")) {
-      f.sync_full = v == "full";
-    } else if (k == "--only" && (v == "start" || v == "requests" || v == "burst")) {
-      f.only = v;
-    } else {
-      std::fprintf(stderr,
-                   "unknown flag or value: %s %s\nflags: --runs K --projects N --seed S "
-                   "--store-sync full|normal --only start|requests|burst\n",
-                   k.c_str(), v.c_str());
-      return 2;
-    }
-  }
+  std::string store_sync = "full";
+  CLI::App cli("Figures for Steward's engine driving the embedded cluster.", "engine_bench");
+  AddFlag(cli, "--runs", &f.runs, "start runs, one project at a time")
+      ->check(CLI::Range(1, 100000));
+  AddFlag(cli, "--projects", &f.projects, "projects started at once (burst)")
+      ->check(CLI::Range(1, 1000000));
+  AddFlag(cli, "--seed", &f.seed, "seed of the cluster's and the queue's randomness");
+  AddFlag(cli, "--store-sync", &store_sync, "SQLite synchronous mode")
+      ->check(CLI::IsMember({"full", "normal"}));
+  AddFlag(cli, "--only", &f.only, "run one section (default: all)")
+      ->check(CLI::IsMember({"start", "requests", "burst"}));
+  if (auto exit_code = ParseFlags(cli, argc, argv)) return *exit_code;
+  f.sync_full = store_sync == "full";
   spdlog::set_level(spdlog::level::warn);
   std::printf(
       "engine_bench: %ld cores (load average %s before the run), seed %lu, SQLite store "

@@ -209,26 +209,15 @@ void BenchInformer(cluster::EmbeddedCluster& c, const Flags& f) {
 
 int Main(int argc, char** argv) {
   Flags f;
-  for (int i = 1; i < argc; i += 2) {
-    std::string k = argv[i];
-    if (i + 1 >= argc) {
-      std::fprintf(stderr, "flag %s needs a value\n", k.c_str());
-      return 2;
-    }
-    std::string v = argv[i + 1];
-    if (k == "--objects")
-      f.objects = std::atoi(v.c_str());
-    else if (k == "--seconds")
-      f.seconds = std::atof(v.c_str());
-    else if (k == "--threads")
-      f.threads = std::atoi(v.c_str());
-    else if (k == "--only")
-      f.only = v;
-    else {
-      std::fprintf(stderr, "unknown flag %s\n", k.c_str());
-      return 2;
-    }
-  }
+  CLI::App cli("Figures for Steward's Kubernetes client.", "kube_bench");
+  AddFlag(cli, "--objects", &f.objects, "objects listed, watched and cached")
+      ->check(CLI::Range(1, 10000000));
+  AddFlag(cli, "--seconds", &f.seconds, "how long the request load runs")
+      ->check(CLI::Range(0.1, 86400.0));
+  AddFlag(cli, "--threads", &f.threads, "client threads")->check(CLI::Range(1, 1024));
+  AddFlag(cli, "--only", &f.only, "run one section (default: all)")
+      ->check(CLI::IsMember({"decode", "requests", "informer"}));
+  if (auto exit_code = ParseFlags(cli, argc, argv)) return *exit_code;
   spdlog::set_level(spdlog::level::warn);
   std::printf("kube_bench: %ld cores (load average %s before the run), %d objects\n",
               sysconf(_SC_NPROCESSORS_ONLN), LoadAverage().c_str(), f.objects);

@@ -37,12 +37,6 @@ namespace {
 using std::chrono::milliseconds;
 constexpr const char* kNamespace = "projects";
 
-constexpr const char* kUsage =
-    "restart_bench [--projects N (10000)] [--workers W (8, the engine default)]\n"
-    "              [--window K (2000: set-up puts at most K projects ahead of those Running)]\n"
-    "              [--setup-qps Q (0 = no client rate limit for the set-up engine)]\n"
-    "              [--setup-sync full|normal (normal)]\n";
-
 struct Counters {
   std::atomic<uint64_t> runs{0}, ok{0}, requeue{0}, error{0}, terminal{0};
 };
@@ -105,18 +99,25 @@ void WaitQuiet(engine::Engine& e, milliseconds quiet, milliseconds limit) {
 }
 
 int Main(int argc, char** argv) {
-  FlagSet flags;
-  if (!flags.Parse(argc, argv,
-                   {"--projects", "--workers", "--window", "--setup-qps", "--setup-sync"}) ||
-      flags.help) {
-    std::fprintf(flags.help ? stdout : stderr, "%s", kUsage);
-    return flags.help ? 0 : 2;
-  }
-  const long n = std::max(1L, flags.GetInt("--projects", 10000));
-  const int workers = static_cast<int>(flags.GetInt("--workers", 8));
-  const long window = std::max(1L, flags.GetInt("--window", 2000));
-  const double setup_qps = flags.GetDouble("--setup-qps", 0);
-  const bool setup_full = flags.Get("--setup-sync", "normal") == "full";
+  long n = 10000;
+  int workers = 8;
+  long window = 2000;
+  double setup_qps = 0;
+  std::string setup_sync = "normal";
+  CLI::App cli("Restart of Steward with N projects running: time to adopt them all.",
+               "restart_bench");
+  AddFlag(cli, "--projects", &n, "projects to run before the restart")
+      ->check(CLI::Range(1L, 1000000L));
+  AddFlag(cli, "--workers", &workers, "engine workers (8, the engine default)")
+      ->check(CLI::Range(1, 256));
+  AddFlag(cli, "--window", &window, "set-up puts at most this many projects ahead of those Running")
+      ->check(CLI::Range(1L, 1000000L));
+  AddFlag(cli, "--setup-qps", &setup_qps, "client QPS of the set-up engine (0: no rate limit)")
+      ->check(CLI::NonNegativeNumber);
+  AddFlag(cli, "--setup-sync", &setup_sync, "SQLite synchronous mode of the set-up")
+      ->check(CLI::IsMember({"full", "normal"}));
+  if (auto exit_code = ParseFlags(cli, argc, argv)) return *exit_code;
+  const bool setup_full = setup_sync == "full";
   spdlog::set_level(spdlog::level::warn);
   std::printf("restart_bench: %ld cores, load average %s before the run\ncommand: %s\n",
               sysconf(_SC_NPROCESSORS_ONLN), LoadAverage().c_str(),

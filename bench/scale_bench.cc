@@ -31,8 +31,8 @@
 #include "bench_util.h"
 #include "cluster/embedded_cluster.h"
 #include "common/log.h"
+#include "engine/intents/intents.h"
 #include "engine/reconciler/engine.h"
-#include "engine/reconciler/intents.h"
 #include "kube/test_support/embedded.h"
 #include "steward_bench_util.h"
 #include "store/store.h"
@@ -43,33 +43,37 @@ namespace {
 using std::chrono::milliseconds;
 constexpr const char* kNamespace = "projects";
 
-constexpr const char* kUsage =
-    "scale_bench [--projects N (1000)] [--profile realistic|instant|hostile|FILE (realistic)]\n"
-    "            [--jitter mean|keep (mean: every delay fixed at its mean)]\n"
-    "            [--qps Q] [--burst B] (the kube client's; default TransportOptions: 200/400)\n"
-    "            [--workers W (8)] [--store-sync full|normal (full, the production default)]\n";
-
 int Main(int argc, char** argv) {
-  FlagSet flags;
-  if (!flags.Parse(argc, argv,
-                   {"--projects", "--profile", "--jitter", "--qps", "--burst", "--workers",
-                    "--store-sync"}) ||
-      flags.help) {
-    std::fprintf(flags.help ? stdout : stderr, "%s", kUsage);
-    return flags.help ? 0 : 2;
-  }
-  const long n = std::max(1L, flags.GetInt("--projects", 1000));
   const kube::TransportOptions defaults;
-  const double qps = flags.GetDouble("--qps", defaults.qps);
-  const int burst = static_cast<int>(flags.GetInt("--burst", defaults.burst));
-  const int workers = static_cast<int>(flags.GetInt("--workers", 8));
-  const bool sync_full = flags.Get("--store-sync", "full") == "full";
-  auto loaded = cluster::LoadProfile(flags.Get("--profile", "realistic"));
+  long n = 1000;
+  std::string profile_name = "realistic";
+  std::string jitter = "mean";
+  double qps = defaults.qps;
+  int burst = defaults.burst;
+  int workers = 8;
+  std::string store_sync = "full";
+  CLI::App cli("N projects started at once: time until all are Running against its bound.",
+               "scale_bench");
+  AddFlag(cli, "--projects", &n, "projects to start")->check(CLI::Range(1L, 1000000L));
+  AddFlag(cli, "--profile", &profile_name,
+          "cluster profile: realistic, instant, hostile or a FILE");
+  AddFlag(cli, "--jitter", &jitter, "mean: every delay fixed at its mean; keep: the profile's")
+      ->check(CLI::IsMember({"mean", "keep"}));
+  AddFlag(cli, "--qps", &qps, "the kube client's QPS (TransportOptions' default; <= 0: no limit)");
+  AddFlag(cli, "--burst", &burst, "the kube client's burst (TransportOptions' default)")
+      ->check(CLI::Range(1, 1000000));
+  AddFlag(cli, "--workers", &workers, "engine workers")->check(CLI::Range(1, 256));
+  AddFlag(cli, "--store-sync", &store_sync,
+          "SQLite synchronous mode (full, the production default)")
+      ->check(CLI::IsMember({"full", "normal"}));
+  if (auto exit_code = ParseFlags(cli, argc, argv)) return *exit_code;
+  const bool sync_full = store_sync == "full";
+  auto loaded = cluster::LoadProfile(profile_name);
   if (!loaded.ok()) {
     std::fprintf(stderr, "--profile: %s\n", loaded.error().ToString().c_str());
     return 2;
   }
-  const bool keep_jitter = flags.Get("--jitter", "mean") == "keep";
+  const bool keep_jitter = jitter == "keep";
   const cluster::Profile profile = keep_jitter ? *loaded : MeanProfile(*loaded);
   spdlog::set_level(spdlog::level::warn);
   std::printf("scale_bench: %ld cores, load average %s before the run\ncommand: %s\n",

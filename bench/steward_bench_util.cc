@@ -199,45 +199,4 @@ void RemoveTree(const std::string& dir) {
   std::filesystem::remove_all(dir, ec);
 }
 
-bool FlagSet::Parse(int argc, char** argv, const std::vector<std::string>& known) {
-  for (int i = 1; i < argc; ++i) {
-    const std::string k = argv[i];
-    if (k == "--help" || k == "-h") {
-      help = true;
-      continue;
-    }
-    if (std::find(known.begin(), known.end(), k) == known.end()) {
-      std::fprintf(stderr, "unknown flag: %s\n", k.c_str());
-      return false;
-    }
-    if (i + 1 >= argc) {
-      std::fprintf(stderr, "flag %s needs a value\n", k.c_str());
-      return false;
-    }
-    values[k] = argv[++i];
-  }
-  return true;
-}
-
-std::string FlagSet::Get(const std::string& name, const std::string& fallback) const {
-  auto it = values.find(name);
-  return it == values.end() ? fallback : it->second;
-}
-
-long FlagSet::GetInt(const std::string& name, long fallback) const {
-  auto it = values.find(name);
-  return it == values.end() ? fallback : std::atol(it->second.c_str());
-}
-
-double FlagSet::GetDouble(const std::string& name, double fallback) const {
-  auto it = values.find(name);
-  return it == values.end() ? fallback : std::atof(it->second.c_str());
-}
-
-std::string CommandLine(int argc, char** argv) {
-  std::string out;
-  for (int i = 0; i < argc; ++i) out += (i == 0 ? "" : " ") + std::string(argv[i]);
-  return out;
-}
-
 }  // namespace steward::bench

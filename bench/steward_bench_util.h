@@ -1,7 +1,7 @@
 // Helpers shared by the benchmarks that run Steward's engine or the whole app against the
 // embedded cluster (restart_bench, scale_bench, api_bench): the cluster's request counters by
 // verb and resource, a peak-RSS sampler, the benchmark project spec, profiles at their means,
-// flag parsing and a temporary directory.
+// and a temporary directory.
 //
 // For bench/ only. RequestCounts functions are pure; PeakRssSampler is thread-safe; the rest
 // is for the main thread.
@@ -113,19 +113,5 @@ double StartPathMs(const cluster::Profile& p);
 // A fresh directory under /tmp ("" on failure, printed). RemoveTree deletes it.
 std::string MakeTempDir(const std::string& prefix);
 void RemoveTree(const std::string& dir);
-
-// "--name value" flags: Parse fills `values` (every name must be in `known`); false (with a
-// message naming the flag) on an unknown name or a missing value. "--help" prints `usage`.
-struct FlagSet {
-  std::map<std::string, std::string> values;
-  bool help = false;
-  bool Parse(int argc, char** argv, const std::vector<std::string>& known);
-  std::string Get(const std::string& name, const std::string& fallback) const;
-  long GetInt(const std::string& name, long fallback) const;
-  double GetDouble(const std::string& name, double fallback) const;
-};
-
-// The command line as typed ("build-bench/bench/x --projects 10"), for the summary.
-std::string CommandLine(int argc, char** argv);
 
 }  // namespace steward::bench

@@ -13,6 +13,8 @@ scripts/setup.sh
 echo "== format check"
 files=$(git ls-files '*.cc' '*.h' 2>/dev/null || find src tests bench -name '*.cc' -o -name '*.h')
 clang-format --dry-run --Werror $files
+echo "== function length (no hand-written function over 150 lines: scripts/long_functions.py)"
+python3 scripts/long_functions.py --max 150
 
 jobs=${JOBS:-$(nproc)}
 export CTEST_OUTPUT_ON_FAILURE=1

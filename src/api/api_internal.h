@@ -1,8 +1,12 @@
 // Internals of the API server shared by its .cc files (not part of the module's public surface).
 //
 // Threading: HttpServer I/O threads only route, authenticate and hand each request to the
-// TaskPool; handlers run on the pool. ?wait= waiters and watch streams are completed/fed by the
-// store listener (which never calls the store) and by Scheduler timers.
+// TaskPool; handlers run on the pool. The store listener (on the committing thread; it never
+// calls the store) completes ?wait= waiters and, when any watch stream is open, renders the
+// change once into a StreamEvent that it queues for the fan-out thread ("api-fanout"), which
+// writes it to every matching stream in commit order; Scheduler timers end waits and send
+// keep-alives. So a commit costs one rendering, whatever the number of streams, and a stream
+// whose client does not keep up is ended (SlowConsumer), never waited for.
 #pragma once
 
 #include <atomic>
@@ -59,12 +63,14 @@ struct ApiError {
 };
 ApiError MakeError(int status, std::string reason, std::string message, std::string field = "");
 ApiError BadArgument(std::string field, std::string message);  // 400 InvalidArgument
-// Maps an engine/store Status (see docs/api.md): kInvalidArgument → 400 with the field taken from
-// the message's leading path, kNotFound → 404, kFailedPrecondition/kAlreadyExists → 409
-// Conflict, kUnavailable/kDeadlineExceeded → 503, anything else → 500.
+// Maps an engine/store Status (see docs/api.md): kInvalidArgument → 400 with the status's field
+// (Status::field()), kNotFound → 404, kFailedPrecondition/kAlreadyExists → 409 Conflict,
+// kUnavailable/kDeadlineExceeded → 503, anything else → 500.
 ApiError FromStatus(const Status& status);
-// The leading dotted path of "spec.stack.memory: must be ..." ("" when the message has none).
-std::string FieldOfMessage(std::string_view message);
+// Bodies of the operations: none at all (NoFields: kInvalidArgument naming the first key), or
+// {"token": "<non-empty>"} (TokenOf: the token, or kInvalidArgument naming the field).
+Status NoFields(const Json& body);
+StatusOr<std::string> TokenOf(const Json& body);
 Json ErrorJson(const ApiError& e);
 
 // Opaque page tokens: the last id of the page.
@@ -132,7 +138,26 @@ struct Waiter {
   bool finished = false;
 };
 
-// A watch stream.
+// One committed change as the watch streams see it: its SSE text (a `project` or `deleted`
+// event, docs/api.md), rendered once by the store listener and shared by every stream, and what
+// routing it needs. Immutable once queued.
+struct StreamEvent {
+  std::string project_id;
+  std::string name;  // the project's name (a purge: the name it had)
+  std::string team;
+  int64_t version = 0;  // the record version; a purge: the last version + 1
+  bool purged = false;
+  std::shared_ptr<const std::string> text;
+};
+
+// The SSE texts of docs/api.md: a `project` event, a `deleted` event (no id when version is 0)
+// and the `error` event that ends a stream whose client does not keep up.
+std::string ProjectEvent(const store::ProjectRecord& r);
+std::string DeletedEvent(const std::string& id, const std::string& name, int64_t version);
+std::string SlowConsumerEvent(size_t pending_bytes);
+
+// A watch stream. Fed by the fan-out thread (live changes), its handler (the snapshot) and the
+// keep-alive timer, each with `mu` held.
 struct Stream {
   CallPtr call;
   // Filter: a change matches when its project's id or name equals this ("" = every project).
@@ -143,12 +168,11 @@ struct Stream {
   bool initial = false;  // began with a snapshot of the current projects
   bool live = false;     // false while the initial snapshot is being written
   bool ended = false;
-  struct Buffered {
-    store::ProjectChange change;
-    std::string deleted_name;  // for a purge: what the listener knew
-    int64_t deleted_version = 0;
-  };
-  std::vector<Buffered> buffered;                // changes seen before `live`
+  // Output queued on the connection and not yet sent beyond which the stream is ended with a
+  // SlowConsumer error: Server::stream_pending_limit_ plus the size of the initial snapshot
+  // (written at once, it drains at the client's pace).
+  size_t max_pending = 0;
+  std::vector<StreamEvent> buffered;             // changes seen before `live`
   std::map<std::string, int64_t> sent_versions;  // per project, for the snapshot hand-over
 };
 
@@ -216,15 +240,19 @@ class Server final : public ApiServer, public net::Handler {
   void FinishWaiter(const std::shared_ptr<Waiter>& w, bool done);
   void SendWaiterAnswer(const std::shared_ptr<Waiter>& w, bool done);
 
-  // Store listener: waiters and streams.
+  // Store listener: completes waiters; renders the change once and queues it for the fan-out.
   void OnChange(const store::ProjectChange& change);
-  void DeliverToStream(const std::shared_ptr<Stream>& s, const store::ProjectChange& change,
-                       const std::string& team_of_deleted, int64_t deleted_version,
-                       const std::string& name_of_deleted);
-  // Writes one event (s->mu held); false when the client is gone (the stream is then ended).
+  // The fan-out thread: takes every queued event at once and hands each stream its share of
+  // them in one write, in queue (= commit) order. Returns once stopping and the queue is empty.
+  void FanoutLoop();
+  void FanOut(const std::vector<StreamEvent>& batch);
+  // Adds `e` to `out` unless the stream already showed it (s->mu held).
+  static void AppendLocked(Stream& s, const StreamEvent& e, std::string* out);
+  // Writes `text` unless the client has more than s->max_pending bytes unsent, in which case the
+  // stream is ended with a SlowConsumer error (s->mu held); false when the stream has ended.
+  bool SendLocked(const std::shared_ptr<Stream>& s, std::string text);
+  // Writes one piece (s->mu held); false when the client is gone (the stream is then ended).
   bool WriteLocked(const std::shared_ptr<Stream>& s, std::string text);
-  void EmitLocked(const std::shared_ptr<Stream>& s, const store::ProjectChange& change,
-                  const std::string& deleted_name, int64_t deleted_version);
   void KeepAlive();
   void DropStream(const std::shared_ptr<Stream>& s);
 
@@ -267,6 +295,18 @@ class Server final : public ApiServer, public net::Handler {
 
   std::mutex streams_mu_;
   std::vector<std::shared_ptr<Stream>> streams_;
+
+  // A stream whose client leaves more than this unsent (beyond its snapshot) is ended.
+  static constexpr size_t kStreamPendingLimit = 1 << 20;
+  std::atomic<size_t> stream_pending_limit_{kStreamPendingLimit};  // tests may lower it
+
+  // Store listener → fan-out thread. Not bounded: it holds what the fan-out has not taken yet,
+  // which it takes all at once (a lagging fan-out writes each stream many changes per write).
+  std::mutex fanout_mu_;
+  std::condition_variable fanout_cv_;
+  std::vector<StreamEvent> fanout_queue_;
+  bool fanout_stop_ = false;
+  std::thread fanout_thread_;
 };
 
 }  // namespace steward::api

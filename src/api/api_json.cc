@@ -7,8 +7,9 @@
 
 #include "api/api_internal.h"
 #include "common/base64.h"
+#include "common/fields.h"
+#include "engine/intents/intents.h"
 #include "engine/model/project.h"
-#include "engine/reconciler/intents.h"
 
 namespace steward::api {
 
@@ -20,46 +21,20 @@ ApiError BadArgument(std::string field, std::string message) {
   return MakeError(400, "InvalidArgument", std::move(message), std::move(field));
 }
 
-std::string FieldOfMessage(std::string_view message) {
-  // A path: identifier segments joined by '.', with [i] and ["key"] selectors, then ": ".
-  size_t i = 0;
-  auto ident = [&] {
-    size_t begin = i;
-    while (i < message.size() &&
-           (std::isalnum(static_cast<unsigned char>(message[i])) || message[i] == '_')) {
-      ++i;
-    }
-    return i > begin && !std::isdigit(static_cast<unsigned char>(message[begin]));
-  };
-  if (!ident()) return "";
-  while (i < message.size()) {
-    char c = message[i];
-    if (c == '.') {
-      ++i;
-      if (!ident()) return "";
-    } else if (c == '[') {
-      size_t close = message.find(']', i);
-      if (close == std::string_view::npos) return "";
-      if (message[i + 1] == '"') {
-        // ["key"]: the key may contain anything but a quote followed by ']'.
-        size_t end = message.find("\"]", i + 2);
-        if (end == std::string_view::npos) return "";
-        close = end + 1;
-      } else {
-        for (size_t k = i + 1; k < close; ++k) {
-          if (!std::isdigit(static_cast<unsigned char>(message[k]))) return "";
-        }
-        if (close == i + 1) return "";
-      }
-      i = close + 1;
-    } else if (c == ':') {
-      if (i + 1 < message.size() && message[i + 1] != ' ') return "";
-      return std::string(message.substr(0, i));
-    } else {
-      return "";
-    }
+Status NoFields(const Json& body) {
+  if (body.empty()) return Status::Ok();
+  return InvalidField(ChildPath("", body.begin().key()),
+                      "unknown field (this operation takes no body)");
+}
+
+StatusOr<std::string> TokenOf(const Json& body) {
+  ASSIGN_OR_RETURN(FieldReader f, FieldReader::Of(body, ""));
+  RETURN_IF_ERROR(f.OnlyKnown({"token"}));
+  const Json* token = f.Find("token");
+  if (token == nullptr || !token->is_string() || token->get_ref<const std::string&>().empty()) {
+    return InvalidField("token", "must be a non-empty string");
   }
-  return "";
+  return token->get<std::string>();
 }
 
 std::optional<std::vector<std::string>> PathSegments(std::string_view target) {
@@ -109,7 +84,7 @@ ApiError FromStatus(const Status& status) {
   const std::string& m = status.message();
   switch (status.code()) {
     case StatusCode::kInvalidArgument:
-      return BadArgument(FieldOfMessage(m), m);
+      return BadArgument(status.field(), m);
     case StatusCode::kNotFound:
       return MakeError(404, "NotFound", m);
     case StatusCode::kFailedPrecondition:

@@ -2,26 +2,40 @@
 #include <gtest/gtest.h>
 
 #include "api/api_internal.h"
+#include "common/fields.h"
 
 namespace steward::api {
 namespace {
 
-TEST(FieldOfMessageTest, LeadingPath) {
-  EXPECT_EQ(FieldOfMessage("spec.stack.memory: must be between 128 and 65536"),
-            "spec.stack.memory");
-  EXPECT_EQ(FieldOfMessage("spec.labels[\"a.b/c\"]: bad value"), "spec.labels[\"a.b/c\"]");
-  EXPECT_EQ(FieldOfMessage("spec.tolerations[2].key: bad"), "spec.tolerations[2].key");
-  EXPECT_EQ(FieldOfMessage("spec: must be an object"), "spec");
-  EXPECT_EQ(FieldOfMessage("project name \"X\": must be lowercase"), "");
-  EXPECT_EQ(FieldOfMessage("no colon here"), "");
-  EXPECT_EQ(FieldOfMessage("http://x: y"), "");
-  EXPECT_EQ(FieldOfMessage("spec.: y"), "");
-  EXPECT_EQ(FieldOfMessage("spec[]: y"), "");
-  EXPECT_EQ(FieldOfMessage(""), "");
+// The answer's field is the status's, never read back out of the message (issue 14).
+TEST(FromStatusTest, FieldComesFromTheStatusNotItsText) {
+  EXPECT_EQ(FromStatus(InvalidField("spec.labels[\"a.b/c\"]", "bad value")).field,
+            "spec.labels[\"a.b/c\"]");
+  EXPECT_EQ(FromStatus(InvalidField("spec.tolerations[2].key", "bad")).field,
+            "spec.tolerations[2].key");
+  // Text shaped like a path names no field unless the status carries it.
+  EXPECT_EQ(FromStatus(InvalidArgument("spec.stack.memory: must be between 128 and 65536")).field,
+            "");
+  auto e = FromStatus(InvalidField("", "the body must be a JSON object"));
+  EXPECT_EQ(e.field, "");
+  EXPECT_EQ(e.message, "the body must be a JSON object");
+}
+
+TEST(OperationBodiesTest, NoFieldsAndTokenNameTheField) {
+  EXPECT_TRUE(NoFields(Json::object()).ok());
+  Status s = NoFields(Json{{"now", true}});
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(s.field(), "now");
+  EXPECT_EQ(NoFields(Json{{"a b", 1}}).field(), "[\"a b\"]");
+  EXPECT_EQ(*TokenOf(Json{{"token", "t-1"}}), "t-1");
+  EXPECT_EQ(TokenOf(Json::object()).error().field(), "token");
+  EXPECT_EQ(TokenOf(Json{{"token", ""}}).error().field(), "token");
+  EXPECT_EQ(TokenOf(Json{{"token", 5}}).error().field(), "token");
+  EXPECT_EQ(TokenOf(Json{{"token", "t"}, {"extra", 1}}).error().field(), "extra");
 }
 
 TEST(FromStatusTest, Codes) {
-  auto e = FromStatus(InvalidArgument("spec.team: is required"));
+  auto e = FromStatus(InvalidField("spec.team", "is required"));
   EXPECT_EQ(e.status, 400);
   EXPECT_EQ(e.reason, "InvalidArgument");
   EXPECT_EQ(e.field, "spec.team");

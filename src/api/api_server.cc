@@ -1,6 +1,8 @@
 // ApiServer: routing, authentication, answers and metrics, ?wait= waiters, lifecycle.
 #include "api/api_server.h"
 
+#include <pthread.h>
+
 #include <algorithm>
 
 #include "api/api_internal.h"
@@ -107,6 +109,8 @@ Status Server::Init() {
   pool_ = std::make_unique<TaskPool>(options_.workers);
   scheduler_ = std::make_unique<Scheduler>("api-timers");
 
+  fanout_thread_ = std::thread([this] { FanoutLoop(); });
+  pthread_setname_np(fanout_thread_.native_handle(), "api-fanout");
   // Listen first, then read: a change committed between the two is seen by the listener, and
   // the read does not overwrite newer knowledge (versions only move forward).
   listener_handle_ = deps_.store->AddListener([this](const store::ProjectChange& change) {
@@ -163,6 +167,15 @@ void Server::Stop() {
     std::unique_lock lock(listener_mu_);
     listener_closed_ = true;
     listener_cv_.wait(lock, [&] { return listener_active_ == 0; });
+  }
+  // The fan-out writes what the listener queued, then ends.
+  if (fanout_thread_.joinable()) {
+    {
+      std::lock_guard lock(fanout_mu_);
+      fanout_stop_ = true;
+    }
+    fanout_cv_.notify_all();
+    fanout_thread_.join();
   }
   // Pending waits answer with the state they last saw.
   std::vector<std::shared_ptr<Waiter>> waiters;
@@ -504,22 +517,34 @@ void Server::OnChange(const store::ProjectChange& change) {
   }
   for (auto& [w, done] : finished) FinishWaiter(w, done);
 
-  // Streams.
-  std::vector<std::shared_ptr<Stream>> streams;
-  std::string deleted_team, deleted_name;
-  int64_t deleted_version = 0;
-  if (change.purged) {
-    deleted_team = change.purged->team;
-    deleted_name = change.purged->name;
-    deleted_version = change.purged->version + 1;
-  }
+  // Streams: rendered once, written by the fan-out thread. With no stream open there is nothing
+  // to render: a stream registered later reads its snapshot after registering (so it shows this
+  // commit), or asked for no snapshot (so it starts after this commit).
   {
     std::lock_guard lock(streams_mu_);
-    streams = streams_;
+    if (streams_.empty()) return;
   }
-  for (const auto& s : streams) {
-    DeliverToStream(s, change, deleted_team, deleted_version, deleted_name);
+  StreamEvent e;
+  e.project_id = change.project_id;
+  if (change.record) {
+    e.name = change.record->name;
+    e.team = change.record->team;
+    e.version = change.record->version;
+    e.text = std::make_shared<const std::string>(ProjectEvent(*change.record));
+  } else {
+    e.purged = true;
+    if (change.purged) {
+      e.name = change.purged->name;
+      e.team = change.purged->team;
+      e.version = change.purged->version + 1;
+    }
+    e.text = std::make_shared<const std::string>(DeletedEvent(e.project_id, e.name, e.version));
   }
+  {
+    std::lock_guard lock(fanout_mu_);
+    fanout_queue_.push_back(std::move(e));
+  }
+  fanout_cv_.notify_one();
 }
 
 }  // namespace steward::api

@@ -2,13 +2,15 @@
 //
 // Every intent goes through engine::Intents (committed to the store before the answer); reads
 // come from the store; `?wait=` and the watch stream are driven by store listeners (no polling);
-// instance operations go through instance::InstanceOps. Blocking work (store transactions,
+// instance operations go through instance::InstanceCalls. Blocking work (store transactions,
 // instance calls) runs on the server's own worker threads, never on the HTTP I/O threads.
 //
-// Lifecycle: Start() registers a store listener and starts serving; Stop() (idempotent, also
-// run by the destructor) ends open watch streams and waits, answers pending waits with their
-// current state, removes the listener and stops the HTTP server. The dependencies must outlive
-// the server. Thread-safe.
+// Lifecycle: Start() registers a store listener, starts the watch fan-out thread (which writes
+// each change, rendered once by the listener, to every matching stream; a stream whose client
+// leaves over 1 MiB unsent is ended with `event: error`) and starts serving; Stop() (idempotent,
+// also run by the destructor) lets the fan-out write what is queued, ends open watch streams,
+// answers pending waits with their current state, removes the listener and stops the HTTP
+// server. The dependencies must outlive the server. Thread-safe.
 #pragma once
 
 #include <chrono>
@@ -20,8 +22,9 @@
 
 #include "common/metrics.h"
 #include "common/status.h"
-#include "engine/reconciler/engine.h"
-#include "instance/instance_ops.h"
+#include "engine/intents/intents.h"
+#include "engine/model/project.h"
+#include "instance/instance_calls.h"
 #include "net/http_server.h"
 #include "store/store.h"
 
@@ -45,7 +48,7 @@ struct ApiDeps {
   store::Store* store = nullptr;
   engine::Intents* intents = nullptr;            // usually &engine->intents()
   const engine::EngineConfig* config = nullptr;  // namespace, for instance operations
-  instance::InstanceOps* instance = nullptr;     // null: instance operations answer 503
+  instance::InstanceCalls* instance = nullptr;   // null: instance operations answer 503
   MetricsRegistry* metrics = nullptr;            // null: /metrics answers 404
   std::function<Status()> ready;                 // /readyz; null: always ready
 };
@@ -59,13 +62,5 @@ class ApiServer {
   virtual uint16_t probe_port() const = 0;
   virtual void Stop() = 0;
 };
-
-// Engine metrics: sets options.on_reconcile to feed steward_reconcile_duration_seconds and
-// steward_reconciles_total{result}. Call before engine::Engine::Create.
-void InstallReconcileMetrics(MetricsRegistry& registry, engine::EngineOptions& options);
-// Scrape-time gauges: steward_workqueue_depth, steward_kube_writes_total, steward_orphans from
-// engine.stats(), steward_projects{phase} from the store. `engine` and `store` must outlive
-// the registry's use.
-void InstallStateMetrics(MetricsRegistry& registry, engine::Engine& engine, store::Store& store);
 
 }  // namespace steward::api

@@ -20,12 +20,93 @@ struct ServerTestPeer {
     std::lock_guard lock(s.wait_mu_);
     return s.waiters_.size();
   }
+  // For streams opened afterwards.
+  static void SetStreamPendingLimit(ApiServer& api, size_t bytes) {
+    static_cast<Server&>(api).stream_pending_limit_ = bytes;
+  }
+  static std::shared_ptr<Stream> StreamAt(ApiServer& api, size_t i) {
+    auto& s = static_cast<Server&>(api);
+    std::lock_guard lock(s.streams_mu_);
+    return i < s.streams_.size() ? s.streams_[i] : nullptr;
+  }
 };
 
 namespace testing {
 namespace {
 
 using test_support::Eventually;
+
+// A watch client that reads up to the stream's first `sync` event and then stops reading (its
+// connection's buffers fill up) until Resume().
+class StallingWatcher {
+ public:
+  StallingWatcher(uint16_t port, std::string target) {
+    thread_ = std::thread([this, port, target] {
+      net::HttpClient::Options o;
+      o.port = port;
+      o.bearer_token = kToken;
+      auto client = net::HttpClient::Create(o);
+      SseParser parser;
+      auto r = client->Stream(
+          "GET", target,
+          [&](std::string_view data) {
+            std::unique_lock lock(mu_);
+            parser.Feed(data, &events_, &comments_);
+            const bool synced = std::any_of(events_.begin(), events_.end(),
+                                            [](const Event& e) { return e.event == "sync"; });
+            if (synced && !resumed_) {
+              stalled_ = true;
+              cv_.wait(lock, [&] { return resumed_; });
+            }
+            return !stop_;
+          },
+          {}, seconds(120));
+      std::lock_guard lock(mu_);
+      done_ = true;
+      if (!r.ok()) error_ = r.error().ToString();
+    });
+  }
+  ~StallingWatcher() {
+    {
+      std::lock_guard lock(mu_);
+      stop_ = true;
+    }
+    Resume();
+    thread_.join();
+  }
+  void Resume() {
+    {
+      std::lock_guard lock(mu_);
+      resumed_ = true;
+    }
+    cv_.notify_all();
+  }
+  bool stalled() {
+    std::lock_guard lock(mu_);
+    return stalled_;
+  }
+  bool done() {
+    std::lock_guard lock(mu_);
+    return done_;
+  }
+  std::string error() {
+    std::lock_guard lock(mu_);
+    return error_;
+  }
+  std::vector<Event> events() {
+    std::lock_guard lock(mu_);
+    return events_;
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::vector<Event> events_;
+  int comments_ = 0;
+  bool stalled_ = false, resumed_ = false, stop_ = false, done_ = false;
+  std::string error_;
+  std::thread thread_;
+};
 
 class ApiTest : public ApiFixture {
  protected:
@@ -79,6 +160,9 @@ TEST_F(ApiTest, HealthReadinessAndMetrics) {
   EXPECT_NE(t.find("# TYPE steward_workqueue_depth gauge\n"), std::string::npos);
   EXPECT_NE(t.find("# TYPE steward_kube_writes_total counter\n"), std::string::npos);
   EXPECT_NE(t.find("steward_orphans 0\n"), std::string::npos);
+  // Steward's own credentials refused (DESIGN §5's loud metric): exposed, at zero, per code.
+  EXPECT_NE(t.find("steward_kube_auth_failures_total{code=\"401\"} 0\n"), std::string::npos);
+  EXPECT_NE(t.find("steward_kube_auth_failures_total{code=\"403\"} 0\n"), std::string::npos);
   // The reconcile histogram counted runs (whatever their results).
   int64_t runs = 0, infinite_bucket = 0;
   for (std::string result : {"ok", "requeue", "error", "terminal"}) {
@@ -778,6 +862,130 @@ TEST_F(ApiTest, AGoneWatchClientIsForgottenAndNeverBlocksCommits) {
   for (std::string n : {"p1", "p2", "p3"}) {
     ASSERT_EQ(Do("PUT", "/v1/projects/" + n, SpecBody()).status, 201);
   }
+}
+
+// A client that stops reading is ended with a final `event: error` (SlowConsumer) once its
+// unsent output passes the bound, after everything it had not read yet; commits never wait.
+TEST_F(ApiTest, AWatchClientThatDoesNotReadIsEndedWithASlowConsumerError) {
+  engine_->Stop();  // only this test's commits (and a spec the engine need not understand)
+  ServerTestPeer::SetStreamPendingLimit(*api_, 64 * 1024);
+  StallingWatcher slow(api_->port(), "/v1/watch");
+  ASSERT_TRUE(Eventually([&] { return slow.stalled(); }));
+  ASSERT_EQ(ServerTestPeer::Streams(*api_), 1u);
+  // Each commit of this project is a 64 KiB event.
+  store::ProjectRecord big;
+  big.id = big.name = "big";
+  big.team = "t1";
+  big.spec_json = DumpJson(Json{{"pad", std::string(64 * 1024, 'x')}});
+  ASSERT_TRUE(store_->CreateProject(big, {}).ok());
+  int commits = 1;
+  auto bump = [](store::ProjectRecord& r, const std::vector<store::Credential>&, store::Mutation&) {
+    ++r.generation;
+    return Status::Ok();
+  };
+  // Commit until the stream is dropped (the kernel's socket buffers fill first), at most 2,000.
+  ASSERT_TRUE(Eventually(
+      [&] {
+        if (ServerTestPeer::Streams(*api_) == 0) return true;
+        if (commits < 2000) {
+          EXPECT_TRUE(store_->MutateProject("big", bump).ok());
+          ++commits;
+        }
+        return false;
+      },
+      seconds(60), milliseconds(2)))
+      << commits << " commits";
+  // The client reads on: every change up to the drop, in order, then the error, then the end.
+  slow.Resume();
+  ASSERT_TRUE(Eventually([&] { return slow.done(); }, seconds(30)));
+  EXPECT_EQ(slow.error(), "");  // ended with the last chunk, not cut off
+  auto events = slow.events();
+  ASSERT_GE(events.size(), 3u);
+  EXPECT_EQ(events.front().event, "sync");
+  int64_t version = 0;
+  for (size_t i = 1; i + 1 < events.size(); ++i) {
+    ASSERT_EQ(events[i].event, "project");
+    EXPECT_EQ(std::stoll(events[i].id), ++version);  // none lost, none repeated
+  }
+  EXPECT_LT(version, commits);  // the stream was ended before the last commits
+  const Event& last = events.back();
+  EXPECT_EQ(last.event, "error");
+  EXPECT_EQ(last.id, "");
+  Json error = Body(net::HttpResponse{200, {}, last.data});
+  EXPECT_EQ(error["reason"], "SlowConsumer");
+  EXPECT_NE(GetString(error, "message").find("initial=true"), std::string::npos) << last.data;
+  // Other streams and commits go on.
+  Watcher later(api_->port(), "/v1/watch?project=big");
+  ASSERT_TRUE(Eventually([&] { return later.Has("sync"); }));
+  ASSERT_TRUE(store_->MutateProject("big", bump).ok());
+  ASSERT_TRUE(Eventually([&] {
+    auto e = later.events();
+    return !e.empty() && e.back().id == std::to_string(commits + 1);
+  }));
+}
+
+// The store listener only queues: a stream the fan-out cannot write to (its lock held here, as
+// if its writes were slow) holds up no commit, and then gets every change in commit order.
+TEST_F(ApiTest, CommitsDoNotWaitForWatchStreams) {
+  engine_->Stop();  // only the commits below
+  Watcher w(api_->port(), "/v1/watch?initial=false");
+  ASSERT_TRUE(Eventually([&] { return ServerTestPeer::Streams(*api_) == 1; }));
+  std::shared_ptr<Stream> stream = ServerTestPeer::StreamAt(*api_, 0);
+  ASSERT_NE(stream, nullptr);
+  const std::vector<std::string> names = {"p1", "p2", "p3", "p4", "p5"};
+  auto provisioning = [](store::ProjectRecord& r, const std::vector<store::Credential>&,
+                         store::Mutation&) {
+    r.status_json = R"({"phase":"Provisioning","observedGeneration":1})";
+    r.phase = "Provisioning";
+    return Status::Ok();
+  };
+  {
+    std::unique_lock hold(stream->mu);
+    std::string first_id;
+    for (const std::string& n : names) {
+      auto put = Do("PUT", "/v1/projects/" + n, SpecBody());
+      ASSERT_EQ(put.status, 201);
+      if (first_id.empty()) first_id = GetString(Body(put), "id");
+    }
+    ASSERT_TRUE(store_->MutateProject(first_id, provisioning).ok());
+    EXPECT_TRUE(w.events().empty());
+  }
+  ASSERT_TRUE(Eventually([&] { return w.events().size() >= names.size() + 1; }));
+  auto events = w.events();
+  ASSERT_EQ(events.size(), names.size() + 1);
+  for (size_t i = 0; i < names.size(); ++i) {
+    EXPECT_EQ(events[i].event, "project");
+    EXPECT_EQ(Body(net::HttpResponse{200, {}, events[i].data})["name"], names[i]);
+    EXPECT_EQ(events[i].id, "1");
+  }
+  EXPECT_EQ(Body(net::HttpResponse{200, {}, events.back().data})["name"], "p1");
+  EXPECT_EQ(events.back().id, "2");
+}
+
+// The text on the wire is exactly docs/api.md's, as rendered once per change.
+TEST_F(ApiTest, WatchEventsAreTheDocumentedText) {
+  engine_->Stop();
+  Watcher w(api_->port(), "/v1/watch?initial=false");
+  ASSERT_TRUE(Eventually([&] { return ServerTestPeer::Streams(*api_) == 1; }));
+  ASSERT_EQ(Do("PUT", "/v1/projects/alpha", SpecBody()).status, 201);
+  ASSERT_TRUE(Eventually([&] { return w.Has("project"); }));
+  auto rec = store_->GetProjectByName("alpha");
+  ASSERT_TRUE(rec.ok());
+  EXPECT_EQ(ProjectEvent(*rec),
+            "event: project\nid: 1\ndata: " + DumpJson(ProjectJson(*rec)) + "\n\n");
+  auto e = w.events().front();
+  EXPECT_EQ(e.id, "1");
+  EXPECT_EQ(e.data, DumpJson(ProjectJson(*rec)));
+  EXPECT_EQ(DeletedEvent("i", "n", 7),
+            "event: deleted\nid: 7\ndata: {\"id\":\"i\",\"name\":\"n\"}\n\n");
+  EXPECT_EQ(DeletedEvent("i", "n", 0), "event: deleted\ndata: {\"id\":\"i\",\"name\":\"n\"}\n\n");
+  const std::string slow = SlowConsumerEvent(123);
+  const std::string prefix = "event: error\ndata: ";
+  ASSERT_TRUE(slow.starts_with(prefix)) << slow;
+  ASSERT_TRUE(slow.ends_with("}\n\n")) << slow;
+  Json data = Body(net::HttpResponse{200, {}, slow.substr(prefix.size())});
+  EXPECT_EQ(data["reason"], "SlowConsumer");
+  EXPECT_NE(GetString(data, "message").find("123 bytes unsent"), std::string::npos) << slow;
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "api/api_server.h"
+#include "app/engine_metrics.h"
 #include "common/metrics.h"
 #include "engine/reconciler/engine_test_support.h"
 #include "instance/instance_ops.h"
@@ -163,9 +164,9 @@ class ApiFixture : public engine::testing::EngineFixture {
     StartCluster();
     OpenStore();
     engine::EngineOptions eo = DefaultOptions();
-    InstallReconcileMetrics(metrics_, eo);
+    app::InstallReconcileMetrics(metrics_, eo);
     StartEngine(eo);
-    InstallStateMetrics(metrics_, *engine_, *store_);
+    app::InstallStateMetrics(metrics_, *engine_, *store_);
     instance::InstanceOptions io;
     io.ns = kNs;
     io.access = instance::Access::kProxy;

@@ -73,22 +73,16 @@ void Server::HandleFlowsCommand(const CallPtr& call, const std::string& cmd) {
   auto body = ReadJsonBody(call, false);
   if (!body) return;
   Json command = {{"cmd", cmd}};
+  Status bad = Status::Ok();
   if (cmd == "logout") {
-    for (auto it = body->begin(); it != body->end(); ++it) {
-      if (it.key() != "token") {
-        ReplyError(call, BadArgument(it.key(), it.key() + ": unknown field"));
-        return;
-      }
-    }
-    if (!body->contains("token") || !(*body)["token"].is_string() ||
-        (*body)["token"].get<std::string>().empty()) {
-      ReplyError(call, BadArgument("token", "token: must be a non-empty string"));
-      return;
-    }
-    command["token"] = (*body)["token"];
-  } else if (!body->empty()) {
-    const std::string k = body->begin().key();
-    ReplyError(call, BadArgument(k, k + ": unknown field (this operation takes no body)"));
+    auto token = TokenOf(*body);
+    if (token.ok()) command["token"] = *token;
+    bad = token.status();
+  } else {
+    bad = NoFields(*body);
+  }
+  if (!bad.ok()) {
+    ReplyError(call, FromStatus(bad));
     return;
   }
   auto rec = RunningProject(call);

@@ -1,20 +1,16 @@
 // Project routes: create/update, the lifecycle operations, get, list, history, credential check.
-#include <algorithm>
 #include <charconv>
 
 #include "api/api_internal.h"
 #include "common/duration.h"
+#include "common/fields.h"
+#include "engine/intents/intents.h"
 #include "engine/model/project.h"
-#include "engine/reconciler/intents.h"
 
 namespace steward::api {
 namespace {
 
-std::string LowerTrim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-  return AsciiLower(s);
-}
+std::string LowerTrim(std::string_view s) { return AsciiLower(TrimHttpWhitespace(s)); }
 
 // application/json, optionally with charset=utf-8 (quoted or not).
 bool IsJsonContentType(std::string_view ct) {
@@ -28,14 +24,6 @@ bool IsJsonContentType(std::string_view ct) {
     semi = next == std::string_view::npos ? next : semi + 1 + next;
   }
   return true;
-}
-
-// The first unknown key of `obj` (with `prefix`), or "".
-std::string UnknownField(const Json& obj, std::initializer_list<std::string_view> allowed) {
-  for (auto it = obj.begin(); it != obj.end(); ++it) {
-    if (std::find(allowed.begin(), allowed.end(), it.key()) == allowed.end()) return it.key();
-  }
-  return "";
 }
 
 // Integer query parameter in [min, max]; `fallback` when absent.
@@ -110,48 +98,27 @@ bool Server::ReadWait(const CallPtr& call, std::optional<std::chrono::millisecon
 }
 
 void Server::HandlePut(const CallPtr& call) {
-  const std::string& name = call->params[0];
-  if (Status s = engine::ValidateProjectName(name); !s.ok()) {
-    ReplyError(call, BadArgument("name", "name: " + s.message()));
-    return;
-  }
   std::optional<std::chrono::milliseconds> wait;
   if (!ReadWait(call, &wait)) return;
   auto body = ReadJsonBody(call, true);
   if (!body) return;
-  if (std::string k = UnknownField(*body, {"spec", "id", "start"}); !k.empty()) {
-    ReplyError(call, BadArgument(k, k + ": unknown field"));
-    return;
-  }
-  if (!body->contains("spec") || (*body)["spec"].is_null()) {
-    ReplyError(call, BadArgument("spec", "spec: is required"));
-    return;
-  }
-  if (!(*body)["spec"].is_object()) {
-    ReplyError(call, BadArgument("spec", "spec: must be an object"));
-    return;
-  }
+  // The body's shape only; the name, the id and the spec are Intents::Put's to validate.
   std::string id;
-  if (body->contains("id") && !(*body)["id"].is_null()) {
-    if (!(*body)["id"].is_string()) {
-      ReplyError(call, BadArgument("id", "id: must be a string"));
-      return;
-    }
-    id = (*body)["id"].get<std::string>();
-    if (Status s = engine::ValidateProjectId(id); !s.ok()) {
-      ReplyError(call, BadArgument("id", "id: " + s.message()));
-      return;
-    }
-  }
   bool start = false;
-  if (body->contains("start") && !(*body)["start"].is_null()) {
-    if (!(*body)["start"].is_boolean()) {
-      ReplyError(call, BadArgument("start", "start: must be a boolean"));
-      return;
-    }
-    start = (*body)["start"].get<bool>();
+  Status shape = [&]() -> Status {
+    ASSIGN_OR_RETURN(FieldReader f, FieldReader::Of(*body, ""));
+    RETURN_IF_ERROR(f.OnlyKnown({"spec", "id", "start"}));
+    RETURN_IF_ERROR(f.Required("spec"));
+    std::optional<Json> spec;
+    RETURN_IF_ERROR(f.Object("spec", &spec));
+    RETURN_IF_ERROR(f.String("id", &id));
+    return f.Bool("start", &start);
+  }();
+  if (!shape.ok()) {
+    ReplyError(call, FromStatus(shape));
+    return;
   }
-  auto put = deps_.intents->Put(name, (*body)["spec"], id, start);
+  auto put = deps_.intents->Put(call->params[0], (*body)["spec"], id, start);
   if (!put.ok()) {
     ReplyError(call, FromStatus(put.error()));
     return;
@@ -165,8 +132,8 @@ void Server::HandleOperation(const CallPtr& call, OpFn op) {
   if (!ReadWait(call, &wait)) return;
   auto body = ReadJsonBody(call, false);
   if (!body) return;
-  if (std::string k = UnknownField(*body, {}); !k.empty()) {
-    ReplyError(call, BadArgument(k, k + ": unknown field (this operation takes no body)"));
+  if (Status s = NoFields(*body); !s.ok()) {
+    ReplyError(call, FromStatus(s));
     return;
   }
   auto rec = (deps_.intents->*op)(call->params[0]);
@@ -313,16 +280,12 @@ void Server::HandleHistory(const CallPtr& call) {
 void Server::HandleCredentialCheck(const CallPtr& call) {
   auto body = ReadJsonBody(call, true);
   if (!body) return;
-  if (std::string k = UnknownField(*body, {"token"}); !k.empty()) {
-    ReplyError(call, BadArgument(k, k + ": unknown field"));
+  auto token = TokenOf(*body);
+  if (!token.ok()) {
+    ReplyError(call, FromStatus(token.error()));
     return;
   }
-  if (!body->contains("token") || !(*body)["token"].is_string() ||
-      (*body)["token"].get<std::string>().empty()) {
-    ReplyError(call, BadArgument("token", "token: must be a non-empty string"));
-    return;
-  }
-  auto check = deps_.intents->CheckCredential((*body)["token"].get<std::string>());
+  auto check = deps_.intents->CheckCredential(*token);
   if (!check.ok()) {
     ReplyError(call, FromStatus(check.error()));
     return;

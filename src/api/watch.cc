@@ -1,9 +1,9 @@
-// GET /v1/watch: server-sent events fed by the store listener.
+// GET /v1/watch: server-sent events. The store listener (OnChange, api_server.cc) renders each
+// change once; the fan-out thread (FanoutLoop) writes it to the streams it matches.
 #include "api/api_internal.h"
 #include "common/log.h"
 
 namespace steward::api {
-namespace {
 
 std::string ProjectEvent(const store::ProjectRecord& r) {
   return "event: project\nid: " + std::to_string(r.version) +
@@ -17,7 +17,14 @@ std::string DeletedEvent(const std::string& id, const std::string& name, int64_t
   return out;
 }
 
-}  // namespace
+std::string SlowConsumerEvent(size_t pending_bytes) {
+  return "event: error\ndata: " +
+         DumpJson(Json{{"reason", "SlowConsumer"},
+                       {"message", "the client did not keep up with the stream (" +
+                                       std::to_string(pending_bytes) +
+                                       " bytes unsent); reconnect with initial=true"}}) +
+         "\n\n";
+}
 
 void Server::HandleWatch(const CallPtr& call) {
   const net::HttpRequest& req = call->request;
@@ -40,6 +47,7 @@ void Server::HandleWatch(const CallPtr& call) {
   s->project = std::string(req.Query("project"));
   s->initial = initial;
   s->live = !initial;
+  s->max_pending = stream_pending_limit_.load();
   {
     std::lock_guard lock(s->mu);
     net::Headers h;
@@ -79,58 +87,99 @@ void Server::HandleWatch(const CallPtr& call) {
     auto all = deps_.store->ListProjects(filter);
     if (all.ok()) snapshot = std::move(*all);
   }
+  // Rendered before taking the stream's lock, which the fan-out thread takes for every batch.
+  std::vector<std::string> texts;
+  texts.reserve(snapshot.size() + 1);
+  size_t snapshot_bytes = 0;
+  for (const auto& r : snapshot) {
+    texts.push_back(ProjectEvent(r));
+    snapshot_bytes += texts.back().size();
+  }
+  texts.push_back("event: sync\ndata: " + DumpJson(Json{{"projects", snapshot.size()}}) + "\n\n");
   std::lock_guard lock(s->mu);
   if (s->ended) return;
-  for (const auto& r : snapshot) {
-    s->sent_versions[r.id] = r.version;
-    if (!WriteLocked(s, ProjectEvent(r))) return;
-  }
-  if (!WriteLocked(
-          s, "event: sync\ndata: " + DumpJson(Json{{"projects", snapshot.size()}}) + "\n\n")) {
-    return;
+  s->max_pending += snapshot_bytes;
+  for (size_t i = 0; i < snapshot.size(); ++i)
+    s->sent_versions[snapshot[i].id] = snapshot[i].version;
+  for (std::string& text : texts) {
+    if (!WriteLocked(s, std::move(text))) return;
   }
   // Changes committed while the snapshot was read: only what the snapshot does not already show.
-  for (const auto& b : s->buffered) {
-    if (s->ended) return;
-    EmitLocked(s, b.change, b.deleted_name, b.deleted_version);
-  }
+  std::string out;
+  for (const auto& e : s->buffered) AppendLocked(*s, e, &out);
   s->buffered.clear();
+  if (!out.empty() && !SendLocked(s, std::move(out))) return;
   s->live = true;
 }
 
-void Server::DeliverToStream(const std::shared_ptr<Stream>& s, const store::ProjectChange& change,
-                             const std::string& team_of_deleted, int64_t deleted_version,
-                             const std::string& name_of_deleted) {
-  if (!s->project.empty() && s->project != change.project_id) {
-    const std::string& name = change.record ? change.record->name : name_of_deleted;
-    if (name != s->project) return;
+void Server::FanoutLoop() {
+  std::unique_lock lock(fanout_mu_);
+  for (;;) {
+    fanout_cv_.wait(lock, [&] { return fanout_stop_ || !fanout_queue_.empty(); });
+    if (fanout_queue_.empty()) return;  // stopping, and everything queued was written
+    std::vector<StreamEvent> batch;
+    batch.swap(fanout_queue_);
+    lock.unlock();
+    try {
+      FanOut(batch);
+    } catch (const std::exception& e) {
+      LOG_ERROR("api: watch fan-out failed: {}", e.what());
+    }
+    batch.clear();  // the texts are freed outside the lock
+    lock.lock();
   }
-  if (!s->team.empty()) {
-    const std::string& team = change.record ? change.record->team : team_of_deleted;
-    if (team != s->team) return;
-  }
-  std::lock_guard lock(s->mu);
-  if (s->ended) return;
-  if (!s->live) {
-    s->buffered.push_back({change, name_of_deleted, deleted_version});
-    return;
-  }
-  EmitLocked(s, change, name_of_deleted, deleted_version);
 }
 
-void Server::EmitLocked(const std::shared_ptr<Stream>& s, const store::ProjectChange& change,
-                        const std::string& deleted_name, int64_t deleted_version) {
-  if (change.record) {
-    auto it = s->sent_versions.find(change.project_id);
-    if (it != s->sent_versions.end() && it->second >= change.record->version) return;
-    s->sent_versions[change.project_id] = change.record->version;
-    WriteLocked(s, ProjectEvent(*change.record));
+void Server::FanOut(const std::vector<StreamEvent>& batch) {
+  std::vector<std::shared_ptr<Stream>> streams;
+  {
+    std::lock_guard lock(streams_mu_);
+    streams = streams_;
+  }
+  for (const auto& s : streams) {
+    std::lock_guard lock(s->mu);
+    if (s->ended) continue;
+    std::string out;  // this stream's share of the batch, written at once
+    for (const StreamEvent& e : batch) {
+      if (!s->project.empty() && s->project != e.project_id && s->project != e.name) continue;
+      if (!s->team.empty() && s->team != e.team) continue;
+      if (!s->live) {
+        s->buffered.push_back(e);  // shares the text
+        continue;
+      }
+      AppendLocked(*s, e, &out);
+    }
+    if (!out.empty()) SendLocked(s, std::move(out));
+  }
+}
+
+void Server::AppendLocked(Stream& s, const StreamEvent& e, std::string* out) {
+  if (!e.purged) {
+    auto it = s.sent_versions.find(e.project_id);
+    if (it != s.sent_versions.end() && it->second >= e.version) return;
+    s.sent_versions[e.project_id] = e.version;
+    *out += *e.text;
     return;
   }
   // A purge of a project this client was never shown (gone before the snapshot) is not news.
-  if (s->initial && !s->sent_versions.contains(change.project_id)) return;
-  s->sent_versions.erase(change.project_id);
-  WriteLocked(s, DeletedEvent(change.project_id, deleted_name, deleted_version));
+  if (s.initial && !s.sent_versions.contains(e.project_id)) return;
+  s.sent_versions.erase(e.project_id);
+  *out += *e.text;
+}
+
+bool Server::SendLocked(const std::shared_ptr<Stream>& s, std::string text) {
+  if (s->ended) return false;
+  const size_t pending = s->call->writer->pending_bytes();
+  if (pending <= s->max_pending) return WriteLocked(s, std::move(text));
+  // The client does not keep up: tell it (after what it has not read yet) and end the stream,
+  // rather than buffer without bound. It reconnects with initial=true.
+  LOG_WARN("api: ending a watch stream whose client does not keep up ({} bytes unsent)", pending);
+  if (WriteLocked(s, SlowConsumerEvent(pending))) {
+    s->ended = true;
+    s->call->writer->End();
+    pool_->Post([this, s] { DropStream(s); });
+  }
+  return false;
 }
 
 bool Server::WriteLocked(const std::shared_ptr<Stream>& s, std::string text) {
@@ -162,7 +211,7 @@ void Server::KeepAlive() {
   }
   for (const auto& s : streams) {
     std::lock_guard lock(s->mu);
-    if (s->live && !s->ended) WriteLocked(s, ": keep-alive\n\n");
+    if (s->live && !s->ended) SendLocked(s, ": keep-alive\n\n");
   }
   if (!stopping_) scheduler_->Schedule(options_.keepalive, [this] { KeepAlive(); });
 }

@@ -12,12 +12,13 @@
 #include <sstream>
 
 #include "api/api_server.h"
+#include "app/engine_metrics.h"
 #include "common/file.h"
 #include "common/host_port.h"
 #include "common/log.h"
 #include "common/mutex.h"
+#include "engine/intents/intents.h"
 #include "engine/reconciler/http_prober.h"
-#include "engine/reconciler/intents.h"
 #include "instance/instance_ops.h"
 #include "kube/client/client.h"
 #include "kube/config/credentials.h"
@@ -327,7 +328,7 @@ Status AppImpl::StartEngine() {
     po.timeout = std::chrono::milliseconds(eo.config.http_probe_timeout_ms);
     eo.prober = engine::MakeHttpProber(po);
   }
-  api::InstallReconcileMetrics(*metrics_, eo);
+  InstallReconcileMetrics(*metrics_, eo);
   auto engine = engine::Engine::Create(std::move(eo), client_, *store_);
   if (!engine.ok()) return WithPrefix(engine.error(), "engine: ");
   engine_ = std::move(*engine);
@@ -335,7 +336,7 @@ Status AppImpl::StartEngine() {
     // A sync that never completes is what an unreachable cluster or missing RBAC looks like.
     return WithPrefix(st, "engine: ");
   }
-  api::InstallStateMetrics(*metrics_, *engine_, *store_);
+  InstallStateMetrics(*metrics_, *engine_, *store_);
   return Status::Ok();
 }
 

@@ -29,6 +29,7 @@ void ExpectInvalid(const std::string& text, const std::string& path, const std::
   Status st = ErrorOf(text);
   EXPECT_EQ(st.code(), StatusCode::kInvalidArgument) << st.ToString();
   EXPECT_THAT(st.message(), StartsWith(path + ": ")) << text;
+  EXPECT_EQ(st.field(), path) << text;  // the field as data, not only in the text
   EXPECT_THAT(st.message(), HasSubstr(what)) << text;
 }
 

@@ -159,13 +159,12 @@ struct View {
 
 // The port of an "http://host:port" URL (0 when there is none).
 uint16_t PortOf(const std::string& url) {
-  size_t colon = url.rfind(':');
-  if (colon == std::string::npos) return 0;
-  try {
-    return static_cast<uint16_t>(std::stoi(url.substr(colon + 1)));
-  } catch (const std::exception&) {
-    return 0;
+  std::string_view authority = url;
+  if (size_t sep = authority.find("://"); sep != std::string_view::npos) {
+    authority.remove_prefix(sep + 3);
   }
+  auto hp = ParseHostPort(authority.substr(0, authority.find('/')), {.port_optional = true});
+  return hp.ok() ? hp->port.value_or(0) : 0;
 }
 
 // PUT /v1/projects/{name} {"spec": ..., "start": true}: the demo creates its projects the way
@@ -224,12 +223,6 @@ StatusOr<ListenAddresses> ReadRemembered(const std::string& path) {
     *field = v.get<std::string>();
   }
   return out;
-}
-
-// HOST:PORT as a listen flag takes it (IPv6 hosts in brackets).
-std::string JoinHostPort(const std::string& host, uint16_t port) {
-  return (host.find(':') != std::string::npos ? "[" + host + "]" : host) + ":" +
-         std::to_string(port);
 }
 
 std::string HostOf(const std::string& address) {

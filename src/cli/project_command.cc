@@ -17,8 +17,10 @@
 
 #include "cli/commands.h"
 #include "client/api_client.h"
+#include "common/ascii.h"
 #include "common/file.h"
 #include "common/json.h"
+#include "common/json_access.h"
 #include "common/mutex.h"
 #include "common/time_util.h"
 #include "common/yaml.h"
@@ -74,13 +76,6 @@ int FailCall(const ApiClient& client, const Status& status) {
   return Fail(status.message(), client.last_error().http_status != 0 ? kExitRefused : kExitUsage);
 }
 
-std::string Trim(std::string s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.pop_back();
-  size_t i = 0;
-  while (i < s.size() && std::isspace(static_cast<unsigned char>(s[i]))) ++i;
-  return s.substr(i);
-}
-
 StatusOr<std::string> ReadWholeFile(const std::string& path, const std::string& what) {
   auto text = ReadSmallFile(path);
   if (!text.ok()) return InvalidArgument(what + ": " + text.error().message());
@@ -112,7 +107,7 @@ StatusOr<ApiClientOptions> ClientOptions(const GlobalFlags& flags) {
           "set STEWARD_TOKEN or STEWARD_TOKEN_FILE");
     }
     ASSIGN_OR_RETURN(std::string text, ReadWholeFile(file, what));
-    options.token = Trim(text);
+    options.token = TrimAsciiWhitespace(text);
     if (options.token.empty()) return InvalidArgument(what + ": " + file + " is empty");
   }
   if (!flags.ca_file.empty()) {
@@ -127,11 +122,6 @@ StatusOr<ApiClientOptions> ClientOptions(const GlobalFlags& flags) {
 
 std::string ProjectPath(const std::string& name) {
   return "/v1/projects/" + net::PercentEncode(name);
-}
-
-int64_t GetInt(const Json& j, const char* key) {
-  auto it = j.find(key);
-  return it != j.end() && it->is_number_integer() ? it->get<int64_t>() : 0;
 }
 
 std::string StatusField(const Json& project, const char* key) {

@@ -1,10 +1,10 @@
 #include "client/api_client.h"
 
-#include <charconv>
 #include <cmath>
 #include <cstdlib>
 
 #include "common/duration.h"
+#include "common/host_port.h"
 
 namespace steward::client {
 namespace {
@@ -53,34 +53,12 @@ StatusOr<std::unique_ptr<ApiClient>> ApiClient::Create(const ApiClientOptions& o
     return InvalidArgument("--server: \"" + options.server +
                            "\" must be scheme://host[:port] without a path");
   }
-  std::string_view host = url;
-  std::string_view port_text;
-  if (url.starts_with('[')) {
-    size_t close = url.find(']');
-    if (close == std::string_view::npos) {
-      return InvalidArgument("--server: \"" + options.server + "\" has an unclosed '['");
-    }
-    host = url.substr(1, close - 1);
-    std::string_view rest = url.substr(close + 1);
-    if (!rest.empty()) {
-      if (rest[0] != ':')
-        return InvalidArgument("--server: bad host in \"" + options.server + "\"");
-      port_text = rest.substr(1);
-    }
-  } else if (size_t colon = url.rfind(':'); colon != std::string_view::npos) {
-    host = url.substr(0, colon);
-    port_text = url.substr(colon + 1);
+  auto hp = ParseHostPort(url, {.port_optional = true});
+  if (!hp.ok()) {
+    return InvalidArgument("--server: " + hp.error().message() + " in \"" + options.server + "\"");
   }
-  uint16_t port = default_port;
-  if (!port_text.empty() || url.ends_with(':')) {
-    auto [end, ec] = std::from_chars(port_text.data(), port_text.data() + port_text.size(), port);
-    if (ec != std::errc() || end != port_text.data() + port_text.size() || port == 0) {
-      return InvalidArgument("--server: bad port in \"" + options.server + "\"");
-    }
-  }
-  if (host.empty()) return InvalidArgument("--server: no host in \"" + options.server + "\"");
-  http.host = std::string(host);
-  http.port = port;
+  http.host = std::move(hp->host);
+  http.port = hp->port.value_or(default_port);
   http.ca_pem = options.ca_pem;
   http.insecure_skip_verify = options.insecure_skip_verify;
   http.bearer_token = options.token;

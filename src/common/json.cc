@@ -3,6 +3,8 @@
 #include <utility>
 #include <vector>
 
+#include "common/json_access.h"
+
 namespace steward {
 
 namespace {
@@ -120,11 +122,36 @@ std::string DumpJson(const Json& j) {
   return j.dump(-1, ' ', false, Json::error_handler_t::replace);
 }
 
-std::string GetString(const Json& obj, std::string_view key, std::string_view fallback) {
-  if (!obj.is_object()) return std::string(fallback);
+namespace {
+
+const Json& StaticNull() {
+  static const Json kNull;
+  return kNull;
+}
+
+}  // namespace
+
+const Json* Member(const Json& obj, std::string_view key) {
+  if (!obj.is_object()) return nullptr;
   auto it = obj.find(key);
-  if (it == obj.end() || !it->is_string()) return std::string(fallback);
-  return it->get<std::string>();
+  return it == obj.end() ? nullptr : &*it;
+}
+
+const Json& MemberOrNull(const Json& obj, std::string_view key) {
+  const Json* m = Member(obj, key);
+  return m == nullptr ? StaticNull() : *m;
+}
+
+std::string GetString(const Json& obj, std::string_view key, std::string_view fallback) {
+  const Json* m = Member(obj, key);
+  if (m == nullptr || !m->is_string()) return std::string(fallback);
+  return m->get<std::string>();
+}
+
+int64_t GetInt(const Json& obj, std::string_view key, int64_t fallback) {
+  const Json* m = Member(obj, key);
+  if (m == nullptr || !m->is_number_integer()) return fallback;
+  return m->get<int64_t>();
 }
 
 const Json* FindPath(const Json& obj, std::string_view dotted_path) {
@@ -140,6 +167,23 @@ const Json* FindPath(const Json& obj, std::string_view dotted_path) {
     dotted_path.remove_prefix(dot + 1);
   }
   return cur;
+}
+
+const Json& PathOrNull(const Json& obj, std::string_view dotted_path) {
+  const Json* found = FindPath(obj, dotted_path);
+  return found == nullptr ? StaticNull() : *found;
+}
+
+std::string StringAtPath(const Json& obj, std::string_view dotted_path) {
+  const Json& v = PathOrNull(obj, dotted_path);
+  return v.is_string() ? v.get<std::string>() : std::string();
+}
+
+int64_t NumberAtPath(const Json& obj, std::string_view dotted_path, int64_t fallback) {
+  const Json& v = PathOrNull(obj, dotted_path);
+  if (v.is_number_integer()) return v.get<int64_t>();
+  if (v.is_number()) return static_cast<int64_t>(v.get<double>());
+  return fallback;
 }
 
 }  // namespace steward

@@ -5,6 +5,7 @@
 
 #include <string>
 
+#include "common/json_access.h"
 #include "common/yaml.h"
 #include "test_support/stack.h"
 
@@ -158,6 +159,52 @@ TEST(JsonTest, LastWinsOnlyWhenAskedForAsGoDecodes) {
   EXPECT_EQ(*j, Json::parse(R"({"spec":{"team":"b"},"n":2})"));
   // Depth is limited whatever the duplicate policy.
   EXPECT_FALSE(ParseJson(Arrays(kMaxNestingDepth + 1), last_wins).ok());
+}
+
+TEST(JsonTest, MemberReadersAreNullSafe) {
+  const Json obj = Json::parse(R"({"s":"x","i":7,"u":18446744073709551615,"f":2.0,"n":null,
+                                   "o":{"k":"v"}})");
+  ASSERT_NE(Member(obj, "s"), nullptr);
+  EXPECT_EQ(*Member(obj, "s"), "x");
+  ASSERT_NE(Member(obj, "n"), nullptr);  // a null member is there
+  EXPECT_TRUE(Member(obj, "n")->is_null());
+  EXPECT_EQ(Member(obj, "absent"), nullptr);
+  for (const Json& not_object : {Json(), Json(1), Json("s"), Json::array({1})}) {
+    EXPECT_EQ(Member(not_object, "s"), nullptr) << not_object;
+    EXPECT_TRUE(MemberOrNull(not_object, "s").is_null()) << not_object;
+    EXPECT_EQ(GetString(not_object, "s", "fb"), "fb") << not_object;
+    EXPECT_EQ(GetInt(not_object, "i", -1), -1) << not_object;
+    EXPECT_TRUE(PathOrNull(not_object, "o.k").is_null()) << not_object;
+  }
+  EXPECT_EQ(MemberOrNull(obj, "o"), Json::parse(R"({"k":"v"})"));
+  EXPECT_TRUE(MemberOrNull(obj, "absent").is_null());
+  EXPECT_EQ(GetString(obj, "s"), "x");
+  EXPECT_EQ(GetString(obj, "i"), "");  // not a string
+  EXPECT_EQ(GetString(obj, "absent", "fb"), "fb");
+  EXPECT_EQ(GetInt(obj, "i"), 7);
+  EXPECT_EQ(GetInt(obj, "f", -1), -1);  // 2.0 is no integer
+  EXPECT_EQ(GetInt(obj, "s", -1), -1);
+  EXPECT_EQ(GetInt(obj, "absent"), 0);
+  EXPECT_EQ(GetInt(obj, "u"), -1);  // documented: wraps
+  EXPECT_EQ(PathOrNull(obj, "o.k"), "v");
+  EXPECT_TRUE(PathOrNull(obj, "o.absent").is_null());
+  EXPECT_TRUE(PathOrNull(obj, "s.k").is_null());
+}
+
+TEST(JsonTest, PathReadersTakeWhatTheirTypeAllows) {
+  const Json obj = Json::parse(R"({"spec":{"replicas":3,"scale":2.9,"neg":-2.9,"name":"web",
+                                   "flag":true}})");
+  EXPECT_EQ(StringAtPath(obj, "spec.name"), "web");
+  EXPECT_EQ(StringAtPath(obj, "spec.replicas"), "");
+  EXPECT_EQ(StringAtPath(obj, "spec.absent.deeper"), "");
+  EXPECT_EQ(StringAtPath(Json("web"), "spec"), "");
+  EXPECT_EQ(NumberAtPath(obj, "spec.replicas"), 3);
+  EXPECT_EQ(NumberAtPath(obj, "spec.scale"), 2);  // truncated toward zero
+  EXPECT_EQ(NumberAtPath(obj, "spec.neg"), -2);
+  EXPECT_EQ(NumberAtPath(obj, "spec.name", -1), -1);
+  EXPECT_EQ(NumberAtPath(obj, "spec.flag", -1), -1);  // a boolean is no number
+  EXPECT_EQ(NumberAtPath(obj, "spec.absent", 7), 7);
+  EXPECT_EQ(NumberAtPath(Json::array({1}), "spec", 7), 7);
 }
 
 }  // namespace

@@ -1,8 +1,9 @@
 // Status and StatusOr: the result types used across every module boundary.
 //
-// A Status is a code plus a message. Codes carry retry meaning (see docs/errors.md): callers
-// decide what to do from the code, never from the message text. StatusOr<T> holds either a
-// value or a non-OK Status. Both are cheap to move and are not thread-safe to mutate.
+// A Status is a code plus a message, and for bad input the path of the field at fault. Codes
+// carry retry meaning (see docs/errors.md): callers decide what to do from the code and the
+// field, never from the message text. StatusOr<T> holds either a value or a non-OK Status. Both
+// are cheap to move and are not thread-safe to mutate.
 #pragma once
 
 #include <cassert>
@@ -43,14 +44,25 @@ class [[nodiscard]] Status {
   bool ok() const { return code_ == StatusCode::kOk; }
   StatusCode code() const { return code_; }
   const std::string& message() const { return message_; }
+  // The field the error is about ("spec.stack.memory", "name"; see common/fields.h), or "" when
+  // it is about no one field. Set by InvalidField; the message already names it.
+  const std::string& field() const { return field_; }
+  Status WithField(std::string field) && {
+    field_ = std::move(field);
+    return std::move(*this);
+  }
   // "CODE: message", for logs and error output.
   std::string ToString() const;
 
-  bool operator==(const Status& other) const = default;
+  // Code and message: the field is where the message came from, not another error.
+  bool operator==(const Status& other) const {
+    return code_ == other.code_ && message_ == other.message_;
+  }
 
  private:
   StatusCode code_ = StatusCode::kOk;
   std::string message_;
+  std::string field_;
 };
 
 inline Status InvalidArgument(std::string m) {

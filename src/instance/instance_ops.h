@@ -40,6 +40,7 @@
 
 #include "common/json.h"
 #include "common/status.h"
+#include "instance/instance_calls.h"
 #include "kube/client/client.h"
 
 namespace steward::instance {
@@ -55,15 +56,7 @@ struct InstanceOptions {
   std::function<std::pair<std::string, uint16_t>(const std::string& pod_ip)> dial_override;
 };
 
-// One pod's answer to a command. status 0 with `error` set when the pod could not be reached.
-struct PodAnswer {
-  std::string pod;
-  int status = 0;
-  Json body;          // the launcher's JSON answer (null when none or not JSON)
-  std::string error;  // transport error, empty when an HTTP answer came
-};
-
-class InstanceOps {
+class InstanceOps : public InstanceCalls {
  public:
   InstanceOps(std::shared_ptr<kube::Client> client, InstanceOptions options);
 
@@ -71,19 +64,20 @@ class InstanceOps {
   // GET /flowforge/info from one ready pod: the first by name that can be reached.
   // kFailedPrecondition: no ready pod; kUnavailable: no pod could be reached; kAborted: the
   // launcher answered an HTTP error or a body that is not a JSON object (message says which).
-  StatusOr<Json> Info(const std::string& service) const;
+  StatusOr<Json> Info(const std::string& service) const override;
   // GET /flowforge/logs from every ready pod; each must answer a JSON array of objects. Entries
   // {ts, level, msg, ...} gain "pod" (overwriting any) and are merged and sorted by numeric ts
   // (stable: ties keep pod-name order, then each pod's order; an entry without a numeric ts
   // sorts as ts 0). A pod that fails makes the whole call fail (as above; the first failing pod
   // by name is reported).
-  StatusOr<Json> Logs(const std::string& service) const;
+  StatusOr<Json> Logs(const std::string& service) const override;
   // POST /flowforge/command with `command` (e.g. {"cmd":"start"}, {"cmd":"logout","token":..})
   // to every ready pod, concurrently. Per-pod results, in pod-name order, are returned even when
   // some failed (an HTTP error status is an answer; an unreachable pod has status 0 and
   // `error`); the call itself fails only with kInvalidArgument (bad service name or command),
   // kFailedPrecondition (no ready pod) or a failure to list the endpoints.
-  StatusOr<std::vector<PodAnswer>> Command(const std::string& service, const Json& command) const;
+  StatusOr<std::vector<PodAnswer>> Command(const std::string& service,
+                                           const Json& command) const override;
 
  private:
   struct Pod {

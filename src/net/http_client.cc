@@ -19,6 +19,8 @@
 #include <limits>
 #include <set>
 
+#include "common/ascii.h"
+
 namespace steward::net {
 namespace {
 
@@ -39,14 +41,6 @@ constexpr size_t kStreamBufferSize = 16 * 1024;
 
 Status DeadlineExceeded(std::string message) {
   return Status(StatusCode::kDeadlineExceeded, std::move(message));
-}
-
-std::string ToLower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) {
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-  }
-  return out;
 }
 
 template <class Fields>
@@ -75,34 +69,18 @@ class ClientImpl final : public HttpClient {
     try {
       Clock::time_point deadline = Clock::now() + options_.timeout;
       http::request<http::string_body> request = BuildRequest(method, target, body, headers);
-      for (int attempt = 0;; ++attempt) {
-        bool reused = connected_;
-        if (!connected_) RETURN_IF_ERROR(Connect(deadline));
-        http::response_parser<http::string_body> parser;
-        parser.body_limit(kNoBodyLimit);
-        parser.header_limit(kHeaderLimit);
-        if (request.method() == http::verb::head) parser.skip(true);
-        error_code ec = WriteRequest(request, deadline);
-        if (!ec) {
-          Expire(deadline);
-          ec = Run([&](auto handler) {
-            WithStream([&](auto& s) { http::async_read(s, buffer_, parser, std::move(handler)); });
-          });
-        }
-        if (ec) {
-          Close();
-          // A kept-alive connection the server had already closed: try once on a new one.
-          if (reused && attempt == 0 && !parser.got_some() && !TimedOut(ec, deadline)) continue;
-          return ErrorStatus(ec, deadline, method + " " + target);
-        }
-        HttpResponse response;
-        auto& message = parser.get();
-        response.status = static_cast<int>(message.result_int());
-        CopyHeaders(message, &response.headers);
-        response.body = std::move(message.body());
-        if (!message.keep_alive()) Close();
-        return response;
-      }
+      std::optional<http::response_parser<http::string_body>> parser;
+      RETURN_IF_ERROR(Exchange(request, deadline, method, target, parser,
+                               [](auto& s, auto& buffer, auto& p, auto handler) {
+                                 http::async_read(s, buffer, p, std::move(handler));
+                               }));
+      HttpResponse response;
+      auto& message = parser->get();
+      response.status = static_cast<int>(message.result_int());
+      CopyHeaders(message, &response.headers);
+      response.body = std::move(message.body());
+      if (!message.keep_alive()) Close();
+      return response;
     } catch (const std::exception& e) {
       Close();
       return InvalidArgument(std::string("HTTP request failed: ") + e.what());
@@ -118,28 +96,10 @@ class ClientImpl final : public HttpClient {
       Clock::time_point deadline = Clock::now() + timeout;
       http::request<http::string_body> request = BuildRequest(method, target, "", headers);
       std::optional<http::response_parser<http::buffer_body>> parser_storage;
-      for (int attempt = 0;; ++attempt) {
-        bool reused = connected_;
-        if (!connected_) RETURN_IF_ERROR(Connect(deadline));
-        auto& parser = parser_storage.emplace();
-        parser.body_limit(kNoBodyLimit);
-        parser.header_limit(kHeaderLimit);
-        if (request.method() == http::verb::head) parser.skip(true);
-        error_code ec = WriteRequest(request, deadline);
-        if (!ec) {
-          Expire(deadline);
-          ec = Run([&](auto handler) {
-            WithStream(
-                [&](auto& s) { http::async_read_header(s, buffer_, parser, std::move(handler)); });
-          });
-        }
-        if (ec) {
-          Close();
-          if (reused && attempt == 0 && !parser.got_some() && !TimedOut(ec, deadline)) continue;
-          return ErrorStatus(ec, deadline, method + " " + target);
-        }
-        break;
-      }
+      RETURN_IF_ERROR(Exchange(request, deadline, method, target, parser_storage,
+                               [](auto& s, auto& buffer, auto& p, auto handler) {
+                                 http::async_read_header(s, buffer, p, std::move(handler));
+                               }));
       auto& parser = *parser_storage;
       HttpResponse response;
       response.status = static_cast<int>(parser.get().result_int());
@@ -170,6 +130,36 @@ class ClientImpl final : public HttpClient {
   }
 
  private:
+  // Writes `request` and reads the response with `read(stream, buffer, parser, handler)` (an
+  // async_read or async_read_header) into a fresh `parser`, over the kept-alive connection or a
+  // new one. A kept-alive connection the server had already closed (an error before any byte of
+  // the response) is tried once more on a new connection. On failure the connection is closed
+  // and the error names `method` and `target`.
+  template <class Body, class Read>
+  Status Exchange(http::request<http::string_body>& request, Clock::time_point deadline,
+                  const std::string& method, const std::string& target,
+                  std::optional<http::response_parser<Body>>& parser, Read read) {
+    for (int attempt = 0;; ++attempt) {
+      bool reused = connected_;
+      if (!connected_) RETURN_IF_ERROR(Connect(deadline));
+      auto& p = parser.emplace();
+      p.body_limit(kNoBodyLimit);
+      p.header_limit(kHeaderLimit);
+      if (request.method() == http::verb::head) p.skip(true);
+      error_code ec = WriteRequest(request, deadline);
+      if (!ec) {
+        Expire(deadline);
+        ec = Run([&](auto handler) {
+          WithStream([&](auto& s) { read(s, buffer_, p, std::move(handler)); });
+        });
+      }
+      if (!ec) return Status::Ok();
+      Close();
+      if (reused && attempt == 0 && !p.got_some() && !TimedOut(ec, deadline)) continue;
+      return ErrorStatus(ec, deadline, method + " " + target);
+    }
+  }
+
   Status InitTls() {
     ssl_ctx_.emplace(ssl::context::tls_client);
     SSL_CTX_set_min_proto_version(ssl_ctx_->native_handle(), TLS1_2_VERSION);
@@ -203,7 +193,7 @@ class ClientImpl final : public HttpClient {
     }
     std::set<std::string> replaced;
     for (const auto& [name, value] : headers.fields()) {
-      if (replaced.insert(ToLower(name)).second) request.erase(name);
+      if (replaced.insert(AsciiLower(name)).second) request.erase(name);
       request.insert(name, value);
     }
     request.body() = body;

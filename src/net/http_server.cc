@@ -246,6 +246,11 @@ class Writer final : public ResponseWriter {
 
   bool closed() const override { return closed_.load(std::memory_order_acquire); }
 
+  size_t pending_bytes() const override {
+    MutexLock lock(mu_);
+    return session_ == nullptr ? 0 : session_->queued_bytes();
+  }
+
   void OnClose(std::function<void()> callback) override {
     ReleasableMutexLock lock(mu_);
     if (!closed_.load(std::memory_order_relaxed)) {
@@ -296,7 +301,7 @@ class Writer final : public ResponseWriter {
     lock.Release();
   }
 
-  Mutex mu_;
+  mutable Mutex mu_;
   // Null once the response is complete or closed. The destructor reads it (and state_) without
   // the lock: no other thread holds the writer by then.
   std::shared_ptr<SessionBase> session_ GUARDED_BY(mu_);

@@ -26,6 +26,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -56,6 +57,10 @@ class ResponseWriter {
   // True once the peer has gone away or the server is stopping. Also true once this writer is
   // finished (after Send(), End() or Abort()): it can no longer write.
   virtual bool closed() const = 0;
+  // Bytes queued on this writer's connection and not yet written to its socket: it grows while
+  // the peer does not read (once the kernel's buffers are full). 0 once the writer is finished.
+  // For a stream's producer to notice a client that does not keep up.
+  virtual size_t pending_bytes() const = 0;
   // Runs `callback` once when the connection closes or this writer is finished, whichever comes
   // first; at once (on the calling thread) if already so. Otherwise it runs on an I/O thread,
   // never inside a call to this writer's methods, and must not block.

@@ -480,6 +480,43 @@ TEST(HttpServerTest, PeerDisconnectDuringStreamRunsOnClose) {
   EXPECT_TRUE(WaitUntil([&] { return server->connection_count() == 0; }));
 }
 
+// pending_bytes() shows what a peer that does not read leaves queued, and drops as it reads.
+TEST(HttpServerTest, PendingBytesGrowWhileThePeerDoesNotReadAndDrainWhenItDoes) {
+  std::mutex mu;
+  std::shared_ptr<ResponseWriter> writer;
+  Event began;
+  FnHandler handler([&](HttpRequest, std::shared_ptr<ResponseWriter> w) {
+    w->BeginStream(200, {});
+    std::lock_guard lock(mu);
+    writer = std::move(w);
+    began.Set();
+  });
+  auto server = StartServer(handler);
+  ASSERT_TRUE(server);
+  RawConnection raw(server->port());
+  ASSERT_TRUE(raw.connected());
+  raw.Send("GET /watch HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+  ASSERT_TRUE(began.Wait());
+  std::lock_guard lock(mu);
+  const std::string piece(64 * 1024, 'x');
+  size_t written = 0;
+  // The kernel's buffers take the first megabytes; then the rest stays queued in the server.
+  ASSERT_TRUE(WaitUntil([&] {
+    if (written < (256u << 20)) {
+      EXPECT_TRUE(writer->Write(piece));
+      written += piece.size();
+    }
+    return writer->pending_bytes() > (1u << 20);
+  }));
+  EXPECT_LE(writer->pending_bytes(), written + 1024);
+  writer->End();
+  EXPECT_EQ(writer->pending_bytes(), 0u);  // a finished writer has nothing of its own queued
+  // The peer reads everything: the whole body arrives, and the server keeps nothing.
+  const std::string all = raw.ReadToEof();
+  EXPECT_GE(all.size(), written);
+  EXPECT_TRUE(all.ends_with("\r\n0\r\n\r\n"));
+}
+
 TEST(HttpServerTest, BodyOverTheLimitIsFlagged) {
   std::atomic<bool> saw_too_large{false};
   std::atomic<size_t> body_size{1};

@@ -1,10 +1,9 @@
 // The SQLite store: one connection guarded by a mutex, WAL journal, schema migrations applied at
-// open. Listener delivery is ordered by tickets handed out at commit (see Deliver).
+// open. Listener delivery is the ChangeFeed's: a ticket is taken under mu_ right after each
+// COMMIT, and the change handed to the feed once mu_ is released.
 #include <sqlite3.h>
 
 #include <algorithm>
-#include <condition_variable>
-#include <exception>
 #include <filesystem>
 #include <map>
 #include <mutex>
@@ -12,6 +11,7 @@
 
 #include "common/file.h"
 #include "common/log.h"
+#include "store/change_feed.h"
 #include "store/store.h"
 
 namespace steward::store {
@@ -267,10 +267,6 @@ HistoryEntry ReadHistory(const Statement& s) {
   return h;
 }
 
-// The stores whose listeners the current thread is running (a listener may write to another
-// store whose listener writes back).
-thread_local std::vector<const void*> tls_delivering;
-
 class SqliteStore final : public Store {
  public:
   SqliteStore(sqlite3* handle, SqliteOptions options)
@@ -305,8 +301,8 @@ class SqliteStore final : public Store {
   StatusOr<Credential> FindCredentialByToken(std::string_view token) override;
   StatusOr<std::vector<HistoryEntry>> ListHistory(std::string_view project_id, int64_t after_seq,
                                                   int limit) override;
-  int AddListener(Listener listener) override;
-  void RemoveListener(int handle) override;
+  int AddListener(Listener listener) override { return feed_.AddListener(std::move(listener)); }
+  void RemoveListener(int handle) override { feed_.RemoveListener(handle); }
   std::string Describe() const override { return "sqlite:" + options_.path; }
 
  private:
@@ -323,26 +319,14 @@ class SqliteStore final : public Store {
   Status WriteProject(const ProjectRecord& record);
   StatusOr<std::vector<HistoryEntry>> WriteExtra(const std::string& project_id,
                                                  const Mutation& extra, int64_t now);
-  // Hands the change to the listeners in ticket (= commit) order; called without mu_.
-  void Deliver(uint64_t ticket, ProjectChange change);
-  void CallListeners(const ProjectChange& change);
-
   Db db_;
   const SqliteOptions options_;
   Clock& clock_;
 
-  std::mutex mu_;  // guards the connection and next_ticket_
-  uint64_t next_ticket_ = 0;
-
-  std::mutex notify_mu_;  // guards serving_ and orphans_
-  std::condition_variable notify_cv_;
-  uint64_t serving_ = 0;  // the ticket whose change is being (or is next to be) delivered
-  // Changes committed from inside a listener: delivered by whichever thread reaches their turn.
-  std::map<uint64_t, ProjectChange> orphans_;
-
-  std::mutex listeners_mu_;
-  int next_handle_ = 0;
-  std::map<int, std::shared_ptr<const Listener>> listeners_;
+  std::mutex mu_;  // guards the connection; feed_.TakeTicket() runs under it, after COMMIT
+  // Every commit that changed a project takes a ticket under mu_ and is delivered (Deliver)
+  // after mu_ is released, before the committing call returns.
+  ChangeFeed feed_;
 };
 
 Status SqliteStore::Init() {
@@ -561,10 +545,10 @@ StatusOr<ProjectRecord> SqliteStore::CreateProject(const ProjectRecord& record,
     RETURN_IF_ERROR(WriteProject(r));
     ASSIGN_OR_RETURN(change.history, WriteExtra(r.id, extra, r.created_ms));
     RETURN_IF_ERROR(tx.Commit());
-    ticket = next_ticket_++;
+    ticket = feed_.TakeTicket();
   }
   ProjectRecord result = r;
-  Deliver(ticket, std::move(change));
+  feed_.Deliver(ticket, std::move(change));
   return result;
 }
 
@@ -598,12 +582,12 @@ StatusOr<ProjectRecord> SqliteStore::MutateProject(std::string_view id, const Mu
     RETURN_IF_ERROR(WriteProject(after));
     ASSIGN_OR_RETURN(change.history, WriteExtra(after.id, extra, after.updated_ms));
     RETURN_IF_ERROR(tx.Commit());
-    ticket = next_ticket_++;
+    ticket = feed_.TakeTicket();
     change.project_id = after.id;
     change.record = std::move(after);
   }
   ProjectRecord result = *change.record;
-  Deliver(ticket, std::move(change));
+  feed_.Deliver(ticket, std::move(change));
   return result;
 }
 
@@ -677,9 +661,9 @@ Status SqliteStore::PurgeProject(std::string_view id, const HistoryEntry& tombst
     change.project_id = std::string(id);
     ASSIGN_OR_RETURN(change.history, WriteExtra(change.project_id, extra, NowMs()));
     RETURN_IF_ERROR(tx.Commit());
-    ticket = next_ticket_++;
+    ticket = feed_.TakeTicket();
   }
-  Deliver(ticket, std::move(change));
+  feed_.Deliver(ticket, std::move(change));
   return Status::Ok();
 }
 
@@ -705,65 +689,6 @@ StatusOr<std::vector<HistoryEntry>> SqliteStore::ListHistory(std::string_view pr
   while (s.Step()) out.push_back(ReadHistory(s));
   RETURN_IF_ERROR(db_.Check(s, "list history"));
   return out;
-}
-
-int SqliteStore::AddListener(Listener listener) {
-  std::lock_guard lock(listeners_mu_);
-  int handle = ++next_handle_;
-  listeners_.emplace(handle, std::make_shared<const Listener>(std::move(listener)));
-  return handle;
-}
-
-void SqliteStore::RemoveListener(int handle) {
-  std::lock_guard lock(listeners_mu_);
-  listeners_.erase(handle);
-}
-
-// Tickets are taken under mu_ right after COMMIT, so ticket order is commit order. A committer
-// waits for its turn and delivers its own change; a change committed from inside a listener
-// (this thread already delivering) cannot wait for its turn, so it is parked in orphans_ and
-// delivered by whichever thread finishes the ticket before it. Its ticket is taken before that
-// listener returns, so it is always parked before its turn comes.
-void SqliteStore::Deliver(uint64_t ticket, ProjectChange change) {
-  std::unique_lock lock(notify_mu_);
-  if (std::find(tls_delivering.begin(), tls_delivering.end(), this) != tls_delivering.end()) {
-    orphans_.emplace(ticket, std::move(change));
-    return;
-  }
-  notify_cv_.wait(lock, [&] { return serving_ == ticket; });
-  std::optional<ProjectChange> next = std::move(change);
-  while (next) {
-    lock.unlock();
-    tls_delivering.push_back(this);
-    CallListeners(*next);
-    tls_delivering.pop_back();
-    lock.lock();
-    next.reset();
-    auto it = orphans_.find(++serving_);
-    if (it != orphans_.end()) {
-      next = std::move(it->second);
-      orphans_.erase(it);
-    }
-  }
-  notify_cv_.notify_all();
-}
-
-void SqliteStore::CallListeners(const ProjectChange& change) {
-  std::vector<std::shared_ptr<const Listener>> listeners;
-  {
-    std::lock_guard lock(listeners_mu_);
-    for (const auto& [handle, l] : listeners_) listeners.push_back(l);
-  }
-  for (const auto& l : listeners) {
-    // A throwing listener must not stall delivery for every later commit.
-    try {
-      (*l)(change);
-    } catch (const std::exception& e) {
-      LOG_ERROR("store listener threw on project {}: {}", change.project_id, e.what());
-    } catch (...) {
-      LOG_ERROR("store listener threw on project {}", change.project_id);
-    }
-  }
 }
 
 }  // namespace

@@ -7,6 +7,9 @@
 // later, PostgreSQL. Thread-safety: every method may be called from any thread; each call is
 // one transaction. Listeners run after the commit, outside the store's lock, one change at a
 // time in commit order (over the whole store, so also for any one project); see AddListener.
+// Implementations do not deliver changes themselves: each owns a store::ChangeFeed
+// (store/change_feed.h), takes a ticket from it under its own lock right after each COMMIT and
+// hands the change to it after the unlock; the feed keeps the ordering promises below.
 #pragma once
 
 #include <cstdint>
@@ -157,7 +160,8 @@ class Store {
                                                           int64_t after_seq, int limit) = 0;
 
   // Calls `listener` after every commit that changed something. Returns a handle id.
-  // Delivery: changes reach listeners one at a time, in commit order. A committing call returns
+  // Delivery (implemented by ChangeFeed, shared by every implementation): changes reach
+  // listeners one at a time, in commit order. A committing call returns
   // only after its change was delivered; it is delivered on the committing thread, except a
   // change committed from inside a listener, which is delivered after that listener returns
   // (by whichever thread delivers next). A listener may call the store, also to write; it must

@@ -7,14 +7,13 @@
 #include "cluster/apiserver/selectors.h"
 #include "cluster/apiserver/validation.h"
 #include "common/base64.h"
+#include "common/json_access.h"
 #include "common/time_util.h"
 #include "common/yaml.h"
 
 namespace steward::cluster {
 
 namespace {
-
-const Json kNullJson = nullptr;
 
 // Finalizers the simulation puts on objects whose clean-up takes time on real clusters
 // (load balancers, ingress controllers, volume protection); controllers/cleanup removes them.
@@ -33,24 +32,18 @@ struct ErrorHolder {
   }
 };
 
-const Json& Field(const Json& obj, std::string_view key) {
-  if (!obj.is_object()) return kNullJson;
-  auto it = obj.find(key);
-  return it == obj.end() ? kNullJson : *it;
-}
-
 std::string ResourceVersionOf(const Json& obj) {
-  return GetString(Field(obj, "metadata"), "resourceVersion");
+  return GetString(MemberOrNull(obj, "metadata"), "resourceVersion");
 }
 
 bool HasDeletionTimestamp(const Json& obj) {
-  const Json& ts = Field(Field(obj, "metadata"), "deletionTimestamp");
+  const Json& ts = MemberOrNull(MemberOrNull(obj, "metadata"), "deletionTimestamp");
   return ts.is_string() && !ts.get<std::string>().empty();
 }
 
 std::vector<std::string> Finalizers(const Json& obj) {
   std::vector<std::string> out;
-  const Json& f = Field(Field(obj, "metadata"), "finalizers");
+  const Json& f = MemberOrNull(MemberOrNull(obj, "metadata"), "finalizers");
   if (f.is_array()) {
     for (const auto& v : f) {
       if (v.is_string()) out.push_back(v.get<std::string>());
@@ -86,7 +79,7 @@ Json SpecPart(const Json& obj) {
 }
 
 int64_t GenerationOf(const Json& obj) {
-  const Json& g = Field(Field(obj, "metadata"), "generation");
+  const Json& g = MemberOrNull(MemberOrNull(obj, "metadata"), "generation");
   return g.is_number_integer() ? g.get<int64_t>() : 0;
 }
 
@@ -122,7 +115,7 @@ std::optional<ApiError> NormalizeSecret(Json& obj) {
     }
     obj.erase("stringData");
   }
-  const Json& data = Field(obj, "data");
+  const Json& data = MemberOrNull(obj, "data");
   if (data.is_object()) {
     for (auto it = data.begin(); it != data.end(); ++it) {
       if (it.value().is_string() && !IsBase64(it.value().get<std::string>())) {
@@ -176,24 +169,25 @@ std::optional<ApiError> CheckTypeMeta(const ResourceType& rt, Json& body) {
 }
 
 Json ScaleOf(const ResourceType& rt, const Json& obj) {
-  const Json& meta = Field(obj, "metadata");
+  const Json& meta = MemberOrNull(obj, "metadata");
   Json scale_meta = {{"name", GetString(meta, "name")},
                      {"namespace", GetString(meta, "namespace")},
                      {"uid", GetString(meta, "uid")},
                      {"resourceVersion", GetString(meta, "resourceVersion")},
-                     {"creationTimestamp", Field(meta, "creationTimestamp")}};
-  const Json& spec = Field(obj, "spec");
-  const Json& status = Field(obj, "status");
+                     {"creationTimestamp", MemberOrNull(meta, "creationTimestamp")}};
+  const Json& spec = MemberOrNull(obj, "spec");
+  const Json& status = MemberOrNull(obj, "status");
   std::string selector;
-  auto parsed = LabelSelector::FromJson(Field(spec, "selector"));
+  auto parsed = LabelSelector::FromJson(MemberOrNull(spec, "selector"));
   if (parsed.ok()) selector = parsed->ToString();
-  const Json& status_replicas = Field(status, "replicas");
+  const Json& status_replicas = MemberOrNull(status, "replicas");
   (void)rt;
   return {{"kind", "Scale"},
           {"apiVersion", "autoscaling/v1"},
           {"metadata", scale_meta},
           {"spec",
-           {{"replicas", Field(spec, "replicas").is_number() ? Field(spec, "replicas") : Json(0)}}},
+           {{"replicas", MemberOrNull(spec, "replicas").is_number() ? MemberOrNull(spec, "replicas")
+                                                                    : Json(0)}}},
           {"status",
            {{"replicas", status_replicas.is_number() ? status_replicas : Json(0)},
             {"selector", selector}}}};
@@ -240,9 +234,9 @@ std::optional<ContinueToken> DecodeContinue(std::string_view token) {
   auto parsed = ParseJson(*raw);
   if (!parsed.ok() || !parsed->is_object()) return std::nullopt;
   ContinueToken t;
-  const Json& rv = Field(*parsed, "rv");
-  const Json& ns = Field(*parsed, "ns");
-  const Json& name = Field(*parsed, "name");
+  const Json& rv = MemberOrNull(*parsed, "rv");
+  const Json& ns = MemberOrNull(*parsed, "ns");
+  const Json& name = MemberOrNull(*parsed, "name");
   if (!rv.is_number_unsigned() || !ns.is_string() || !name.is_string()) return std::nullopt;
   t.rv = rv.get<uint64_t>();
   t.ns = ns.get<std::string>();
@@ -271,9 +265,9 @@ std::optional<uint64_t> ParseRevision(std::string_view s) {
 // the namespace controller once the namespace is empty).
 bool IsRemovable(const ResourceType& rt, const Json& obj) {
   if (!HasDeletionTimestamp(obj) || !Finalizers(obj).empty()) return false;
-  const Json& grace = Field(Field(obj, "metadata"), "deletionGracePeriodSeconds");
+  const Json& grace = MemberOrNull(MemberOrNull(obj, "metadata"), "deletionGracePeriodSeconds");
   if (grace.is_number_integer() && grace.get<int64_t>() != 0) return false;
-  const Json& spec_finalizers = Field(Field(obj, "spec"), "finalizers");
+  const Json& spec_finalizers = MemberOrNull(MemberOrNull(obj, "spec"), "finalizers");
   return rt.kind != "Namespace" || !spec_finalizers.is_array() || spec_finalizers.empty();
 }
 
@@ -324,7 +318,8 @@ std::string ObjectApi::AllocateClusterIp() {
   if (!ips_loaded_) {
     for (const auto& rec : storage_.List("services", "").items) {
       Json svc = rec.Parse();
-      if (auto v = to_uint(GetString(Field(svc, "spec"), "clusterIP"))) cluster_ips_.insert(*v);
+      if (auto v = to_uint(GetString(MemberOrNull(svc, "spec"), "clusterIP")))
+        cluster_ips_.insert(*v);
     }
     ips_loaded_ = true;
   }
@@ -343,7 +338,7 @@ std::string ObjectApi::AllocateClusterIp() {
 }
 
 void ObjectApi::ReleaseClusterIp(const Json& service) {
-  std::string ip = GetString(Field(service, "spec"), "clusterIP");
+  std::string ip = GetString(MemberOrNull(service, "spec"), "clusterIP");
   uint32_t p[4];
   if (std::sscanf(ip.c_str(), "%u.%u.%u.%u", &p[0], &p[1], &p[2], &p[3]) != 4) return;
   MutexLock lock(ip_mu_);
@@ -636,9 +631,9 @@ Storage::Mutation ObjectApi::FinishUpdate(const ResourceType& rt, const Json& ol
 ApiResult<Storage::Mutation> ObjectApi::PrepareUpdate(const ResourceType& rt, const Json& old,
                                                       Json body, Subresource sub,
                                                       bool check_resource_version) {
-  const Json& old_meta = Field(old, "metadata");
+  const Json& old_meta = MemberOrNull(old, "metadata");
   std::string name = GetString(old_meta, "name");
-  const Json& body_meta = Field(body, "metadata");
+  const Json& body_meta = MemberOrNull(body, "metadata");
   std::string body_rv = GetString(body_meta, "resourceVersion");
   if (check_resource_version && !body_rv.empty() && body_rv != ResourceVersionOf(old)) {
     return ConflictError(rt, name,
@@ -684,7 +679,7 @@ ApiResult<Storage::Mutation> ObjectApi::PrepareUpdate(const ResourceType& rt, co
     }
     if (rt.kind == "Service") {
       // Allocated values the client left out are kept, as the API server does.
-      const Json& old_spec = Field(old, "spec");
+      const Json& old_spec = MemberOrNull(old, "spec");
       Json& spec = next["spec"];
       if (spec.is_object()) {
         for (const char* f : {"clusterIP", "clusterIPs"}) {
@@ -784,7 +779,7 @@ ApiResult<Json> ObjectApi::Update(const ResourceType& rt, std::string_view ns,
   if (sub == Subresource::kScale) {
     if (!object.is_object()) return BadRequestError("the body of the request must be a Scale");
     std::string body_rv = ResourceVersionOf(object);
-    const Json& replicas = Field(Field(object, "spec"), "replicas");
+    const Json& replicas = MemberOrNull(MemberOrNull(object, "spec"), "replicas");
     if (!replicas.is_null() && (!replicas.is_number_integer() || replicas.get<int64_t>() < 0)) {
       ApiError e = InvalidError(
           rt, name,
@@ -900,7 +895,7 @@ ApiResult<Json> ObjectApi::Patch(const ResourceType& rt, std::string_view ns, st
                                   "the object has been modified; please apply your "
                                   "changes to the latest version and try again"));
           }
-          const Json& replicas = Field(Field(*patched, "spec"), "replicas");
+          const Json& replicas = MemberOrNull(MemberOrNull(*patched, "spec"), "replicas");
           if (!replicas.is_number_integer() || replicas.get<int64_t>() < 0) {
             ApiError e = InvalidError(rt, name,
                                       {{"FieldValueInvalid",
@@ -1002,7 +997,7 @@ ApiResult<Json> ObjectApi::Delete(const ResourceType& rt, std::string_view ns,
           bool changed = finalizers != Finalizers(old);
           SetFinalizers(next, finalizers);
           // A second delete of a terminating pod may shorten its grace period (--force).
-          const Json& cur_grace = Field(old["metadata"], "deletionGracePeriodSeconds");
+          const Json& cur_grace = MemberOrNull(old["metadata"], "deletionGracePeriodSeconds");
           if (rt.kind == "Pod" && opts.grace_period_seconds && cur_grace.is_number_integer() &&
               *opts.grace_period_seconds < cur_grace.get<int64_t>()) {
             next["metadata"]["deletionGracePeriodSeconds"] = *opts.grace_period_seconds;
@@ -1017,11 +1012,11 @@ ApiResult<Json> ObjectApi::Delete(const ResourceType& rt, std::string_view ns,
         }
         int64_t grace = 0;
         if (rt.kind == "Pod") {
-          const Json& spec = Field(old, "spec");
-          const Json& tgps = Field(spec, "terminationGracePeriodSeconds");
+          const Json& spec = MemberOrNull(old, "spec");
+          const Json& tgps = MemberOrNull(spec, "terminationGracePeriodSeconds");
           grace = opts.grace_period_seconds ? *opts.grace_period_seconds
                                             : (tgps.is_number_integer() ? tgps.get<int64_t>() : 30);
-          std::string phase = GetString(Field(old, "status"), "phase");
+          std::string phase = GetString(MemberOrNull(old, "status"), "phase");
           if (GetString(spec, "nodeName").empty() || phase == "Succeeded" || phase == "Failed") {
             grace = 0;
           }

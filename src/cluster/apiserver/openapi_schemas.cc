@@ -7,6 +7,8 @@
 #include <sstream>
 #include <string_view>
 
+#include "common/ascii.h"
+
 namespace steward::cluster {
 
 namespace {
@@ -1099,13 +1101,8 @@ constexpr std::string_view kMicroTime = "io.k8s.apimachinery.pkg.apis.meta.v1.Mi
   std::abort();
 }
 
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) {
-    s.remove_suffix(1);
-  }
-  return s;
-}
+// Leading spaces and tabs, trailing ones and a CR (a CRLF line).
+std::string_view Trim(std::string_view s) { return TrimRight(TrimLeft(s, " \t"), " \t\r"); }
 
 std::string FullName(std::string_view shorthand, std::string_view line) {
   if (shorthand == "Quantity") return std::string(kQuantity);

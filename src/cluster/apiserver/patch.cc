@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "common/ascii.h"
+
 namespace steward::cluster {
 namespace {
 
@@ -721,23 +723,11 @@ class JsonPatcher {
   Json doc_;
 };
 
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  std::transform(out.begin(), out.end(), out.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return out;
-}
-
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-  return s;
-}
-
 }  // namespace
 
 StatusOr<PatchType> PatchTypeFromContentType(std::string_view content_type) {
-  std::string media = Lower(Trim(content_type.substr(0, content_type.find(';'))));
+  std::string media =
+      AsciiLower(TrimHttpWhitespace(content_type.substr(0, content_type.find(';'))));
   if (media == "application/json-patch+json") return PatchType::kJsonPatch;
   if (media == "application/merge-patch+json") return PatchType::kJsonMerge;
   if (media == "application/strategic-merge-patch+json") return PatchType::kStrategicMerge;

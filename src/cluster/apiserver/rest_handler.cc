@@ -10,6 +10,7 @@
 #include "cluster/apiserver/protobuf_decode.h"
 #include "cluster/apiserver/selectors.h"
 #include "cluster/apiserver/tables.h"
+#include "common/ascii.h"
 #include "common/log.h"
 #include "common/yaml.h"
 
@@ -35,19 +36,6 @@ std::vector<std::string> SplitPath(std::string_view path) {
   return parts;
 }
 
-std::string ToLower(std::string_view s) {
-  std::string out(s);
-  std::transform(out.begin(), out.end(), out.begin(), ::tolower);
-  return out;
-}
-
-std::string Trim(std::string_view s) {
-  size_t b = s.find_first_not_of(" \t");
-  if (b == std::string_view::npos) return "";
-  size_t e = s.find_last_not_of(" \t");
-  return std::string(s.substr(b, e - b + 1));
-}
-
 // One media range of an Accept header, with its parameters.
 struct MediaType {
   std::string type;  // "application/json"
@@ -69,14 +57,15 @@ std::vector<MediaType> ParseAccept(std::string_view header) {
     std::string_view item = header.substr(i, comma - i);
     MediaType mt;
     size_t semi = item.find(';');
-    mt.type = ToLower(Trim(item.substr(0, semi)));
+    mt.type = AsciiLower(TrimHttpWhitespace(item.substr(0, semi)));
     while (semi != std::string_view::npos) {
       size_t next = item.find(';', semi + 1);
       std::string_view param = item.substr(
           semi + 1, next == std::string_view::npos ? std::string_view::npos : next - semi - 1);
       size_t eq = param.find('=');
       if (eq != std::string_view::npos) {
-        mt.params.emplace_back(ToLower(Trim(param.substr(0, eq))), Trim(param.substr(eq + 1)));
+        mt.params.emplace_back(AsciiLower(TrimHttpWhitespace(param.substr(0, eq))),
+                               TrimHttpWhitespace(param.substr(eq + 1)));
       }
       semi = next;
     }
@@ -94,7 +83,7 @@ bool IsJsonLike(const std::string& type) {
 
 // The representation to answer with for a resource request, per the Accept header.
 Output NegotiateResource(std::string_view accept) {
-  if (Trim(accept).empty()) return Output::kJson;
+  if (TrimHttpWhitespace(accept).empty()) return Output::kJson;
   for (const auto& mt : ParseAccept(accept)) {
     if (!IsJsonLike(mt.type)) continue;
     std::string as = mt.Param("as");
@@ -110,7 +99,7 @@ Output NegotiateResource(std::string_view accept) {
 }
 
 Output NegotiateDiscovery(std::string_view accept) {
-  if (Trim(accept).empty()) return Output::kJson;
+  if (TrimHttpWhitespace(accept).empty()) return Output::kJson;
   for (const auto& mt : ParseAccept(accept)) {
     if (!IsJsonLike(mt.type)) continue;
     std::string as = mt.Param("as");
@@ -201,8 +190,8 @@ WriteOptions WriteOptionsOf(const net::HttpRequest& http) {
 
 // The media type of a request body: the Content-Type without parameters, lower case.
 std::string BodyMediaType(const net::HttpRequest& http) {
-  std::string content_type = ToLower(http.headers.Get("Content-Type"));
-  return Trim(content_type.substr(0, content_type.find(';')));
+  std::string content_type = AsciiLower(http.headers.Get("Content-Type"));
+  return std::string(TrimHttpWhitespace(content_type.substr(0, content_type.find(';'))));
 }
 
 // Reads the fields of a DeleteOptions body into `del`; an error for a body that is not an
@@ -688,7 +677,7 @@ void RestHandler::Serve(Request& req) {
   const auto& http = req.http;
   const std::string& path = http.path;
   if (http.body_too_large) {
-    req.record.verb = ToLower(http.method);
+    req.record.verb = AsciiLower(http.method);
     RespondError(req, TooLargeError("Request entity too large: limit is 3145728"));
     return;
   }
@@ -707,7 +696,7 @@ void RestHandler::Serve(Request& req) {
     std::string_view auth = http.headers.Get("Authorization");
     if (auth != "Bearer " + options_.token) {
       req.record.user = "system:anonymous";
-      req.record.verb = ToLower(http.method);
+      req.record.verb = AsciiLower(http.method);
       RespondError(req, UnauthorizedError());
       return;
     }
@@ -728,7 +717,7 @@ void RestHandler::Serve(Request& req) {
     return;
   }
   if (parts[0] != "api" && parts[0] != "apis") {
-    req.record.verb = ToLower(http.method);
+    req.record.verb = AsciiLower(http.method);
     RespondError(req, NotFoundPathError(path));
     return;
   }
@@ -879,7 +868,7 @@ bool RestHandler::ParseResourcePath(Request& req, const std::vector<std::string>
   req.record.ns = req.ns;
   req.record.name = req.name;
   if (req.type == nullptr) {
-    req.record.verb = ToLower(http.method);
+    req.record.verb = AsciiLower(http.method);
     RespondError(req, NotFoundPathError(path));
     return false;
   }
@@ -931,7 +920,7 @@ bool RestHandler::ResolveVerb(Request& req) {
   } else if (method == "DELETE") {
     verb = req.name.empty() ? "deletecollection" : "delete";
   } else {
-    req.record.verb = ToLower(method);
+    req.record.verb = AsciiLower(method);
     RespondError(req, MethodNotAllowedError("the server does not allow this method on the "
                                             "requested resource"));
     return false;
@@ -1172,7 +1161,7 @@ void RestHandler::ServePatch(Request& r) {
   const auto& h = r.http;
   const ResourceType& type = *r.type;
   WriteOptions write_opts = WriteOptionsOf(h);
-  auto patch_type = PatchTypeFromContentType(ToLower(h.headers.Get("Content-Type")));
+  auto patch_type = PatchTypeFromContentType(AsciiLower(h.headers.Get("Content-Type")));
   if (!patch_type.ok()) {
     RespondError(r, UnsupportedMediaTypeError(
                         "the body of the request was in an unknown format - accepted media "

@@ -644,9 +644,7 @@ std::string FieldText(const Json* v) {
 
 StatusOr<FieldSelector> FieldSelector::Parse(std::string_view text) {
   FieldSelector sel;
-  std::vector<std::string_view> parts = SplitTerms(text);
-  std::sort(parts.begin(), parts.end());
-  for (std::string_view part : parts) {
+  for (std::string_view part : SplitTerms(text)) {
     if (part.empty()) continue;
     std::optional<size_t> at;
     size_t op_len = 0;
@@ -667,6 +665,11 @@ StatusOr<FieldSelector> FieldSelector::Parse(std::string_view text) {
     ASSIGN_OR_RETURN(std::string value, UnescapeValue(part.substr(*at + op_len)));
     sel.requirements_.push_back({std::string(part.substr(0, *at)), equals, std::move(value)});
   }
+  // Ordered by field, as Kubernetes' fields.ParseSelector orders them (by key, not by the text
+  // of the term: "a==x" and "a=x" are one requirement and must sort alike; found by the
+  // cluster_selectors fuzzer). Terms on one field keep their order.
+  std::stable_sort(sel.requirements_.begin(), sel.requirements_.end(),
+                   [](const Requirement& a, const Requirement& b) { return a.path < b.path; });
   return sel;
 }
 

@@ -303,6 +303,24 @@ TEST(FieldSelectorTest, ParsesAndMatches) {
   EXPECT_FALSE(FieldSelector::Parse("a=b")->Empty());
 }
 
+// Found by the cluster_selectors fuzzer: "p==x" and "p=x" are the same requirement, but the
+// terms were sorted by their text, so the two spellings came out in different orders.
+TEST(FieldSelectorTest, RequirementsAreOrderedByFieldWhateverTheSpelling) {
+  auto paths = [](std::string_view text) {
+    std::vector<std::string> out;
+    auto sel = FieldSelector::Parse(text);
+    EXPECT_TRUE(sel.ok()) << text;
+    if (!sel.ok()) return out;
+    for (const auto& r : sel->requirements()) {
+      out.push_back(r.path + (r.equals ? "=" : "!=") + r.value);
+    }
+    return out;
+  };
+  const std::vector<std::string> want = {"a=z", "p=x", "p=g", "q!=1"};
+  EXPECT_EQ(paths("q!=1,p==x,a=z,p=g"), want);
+  EXPECT_EQ(paths("q!=1,p=x,a==z,p=g"), want);
+}
+
 TEST(FieldSelectorTest, UnescapesValues) {
   auto sel = FieldSelector::Parse(R"(metadata.name=a\,b\=c\\d,spec.x!=y)");
   ASSERT_TRUE(sel.ok()) << sel.status().ToString();

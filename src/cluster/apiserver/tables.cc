@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "common/ascii.h"
+#include "common/json_access.h"
 #include "common/time_util.h"
 
 namespace steward::cluster {
@@ -48,42 +50,30 @@ struct Printer {
 
 // ---- field access ------------------------------------------------------------------------
 
-const Json& Field(const Json& obj, std::string_view dotted) {
-  static const Json kNull;
-  const Json* p = FindPath(obj, dotted);
-  return p == nullptr ? kNull : *p;
-}
-
-std::string Str(const Json& obj, std::string_view dotted) {
-  const Json& v = Field(obj, dotted);
-  return v.is_string() ? v.get<std::string>() : std::string();
-}
+std::string Str(const Json& obj, std::string_view dotted) { return StringAtPath(obj, dotted); }
 
 int64_t Int(const Json& obj, std::string_view dotted, int64_t fallback = 0) {
-  const Json& v = Field(obj, dotted);
-  if (v.is_number_integer()) return v.get<int64_t>();
-  if (v.is_number()) return static_cast<int64_t>(v.get<double>());
-  return fallback;
+  return NumberAtPath(obj, dotted, fallback);
 }
 
 bool Bool(const Json& obj, std::string_view dotted) {
-  const Json& v = Field(obj, dotted);
+  const Json& v = PathOrNull(obj, dotted);
   return v.is_boolean() && v.get<bool>();
 }
 
 const Json& Array(const Json& obj, std::string_view dotted) {
   static const Json kEmpty = Json::array();
-  const Json& v = Field(obj, dotted);
+  const Json& v = PathOrNull(obj, dotted);
   return v.is_array() ? v : kEmpty;
 }
 
 size_t MapSize(const Json& obj, std::string_view dotted) {
-  const Json& v = Field(obj, dotted);
+  const Json& v = PathOrNull(obj, dotted);
   return v.is_object() ? v.size() : 0;
 }
 
 std::optional<SystemTime> Time(const Json& obj, std::string_view dotted) {
-  const Json& v = Field(obj, dotted);
+  const Json& v = PathOrNull(obj, dotted);
   if (!v.is_string()) return std::nullopt;
   return ParseRfc3339(v.get<std::string>());
 }
@@ -100,7 +90,9 @@ std::string Age(const Json& obj, SystemTime now) {
 
 std::string Name(const Json& obj) { return Str(obj, "metadata.name"); }
 
-bool Terminating(const Json& obj) { return Field(obj, "metadata.deletionTimestamp").is_string(); }
+bool Terminating(const Json& obj) {
+  return PathOrNull(obj, "metadata.deletionTimestamp").is_string();
+}
 
 std::string JoinStrings(const std::vector<std::string>& parts, std::string_view sep) {
   std::string out;
@@ -125,7 +117,7 @@ std::string FormatLabels(const Json& map) {
 std::optional<std::string> SelectorString(const Json& selector) {
   if (!selector.is_object()) return std::string();
   std::vector<std::pair<std::string, std::string>> reqs;  // (key, text)
-  const Json& labels = Field(selector, "matchLabels");
+  const Json& labels = PathOrNull(selector, "matchLabels");
   if (labels.is_object()) {
     for (const auto& [k, v] : labels.items()) {
       reqs.emplace_back(k, k + "=" + (v.is_string() ? v.get<std::string>() : v.dump()));
@@ -219,19 +211,6 @@ std::string AccessModes(const Json& modes) {
   return JoinStrings(out, ",");
 }
 
-std::string Lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return s;
-}
-
-std::string TrimSpace(const std::string& s) {
-  size_t b = 0, e = s.size();
-  while (b < e && std::isspace(static_cast<unsigned char>(s[b]))) ++b;
-  while (e > b && std::isspace(static_cast<unsigned char>(s[e - 1]))) --e;
-  return s.substr(b, e - b);
-}
-
 // ---- pods --------------------------------------------------------------------------------
 
 bool ConditionTrue(const Json& pod, std::string_view type) {
@@ -272,8 +251,8 @@ std::string PodBaseReason(const Json& pod) {
 
 // The Status of a pod held at init container `index` (of `count`), from its status `c`.
 std::string InitContainerReason(const Json& c, size_t index, size_t count) {
-  const Json& terminated = Field(c, "state.terminated");
-  const Json& waiting = Field(c, "state.waiting");
+  const Json& terminated = PathOrNull(c, "state.terminated");
+  const Json& waiting = PathOrNull(c, "state.waiting");
   if (terminated.is_object()) {
     const std::string r = Str(terminated, "reason");
     if (r.empty()) {
@@ -304,7 +283,7 @@ bool SummarizeInitContainers(const Json& pod, PodSummary& s) {
   for (size_t i = 0; i < init_statuses.size(); ++i) {
     const Json& c = init_statuses[i];
     s.restarts += Int(c, "restartCount");
-    const Json& last_term = Field(c, "lastState.terminated");
+    const Json& last_term = PathOrNull(c, "lastState.terminated");
     if (last_term.is_object()) KeepLater(s.last_restart, Time(last_term, "finishedAt"));
     const bool sidecar = init_restartable[Str(c, "name")];
     if (sidecar) {
@@ -312,7 +291,7 @@ bool SummarizeInitContainers(const Json& pod, PodSummary& s) {
       if (last_term.is_object())
         KeepLater(s.last_restartable_init_restart, Time(last_term, "finishedAt"));
     }
-    const Json& terminated = Field(c, "state.terminated");
+    const Json& terminated = PathOrNull(c, "state.terminated");
     if (terminated.is_object() && Int(terminated, "exitCode") == 0) continue;
     if (sidecar && Bool(c, "started")) {
       if (Bool(c, "ready")) ++s.ready;
@@ -334,10 +313,10 @@ void SummarizeContainers(const Json& pod, PodSummary& s) {
   for (size_t n = statuses.size(); n > 0; --n) {
     const Json& c = statuses[n - 1];
     s.restarts += Int(c, "restartCount");
-    const Json& last_term = Field(c, "lastState.terminated");
+    const Json& last_term = PathOrNull(c, "lastState.terminated");
     if (last_term.is_object()) KeepLater(s.last_restart, Time(last_term, "finishedAt"));
-    const Json& waiting = Field(c, "state.waiting");
-    const Json& terminated = Field(c, "state.terminated");
+    const Json& waiting = PathOrNull(c, "state.waiting");
+    const Json& terminated = PathOrNull(c, "state.terminated");
     if (waiting.is_object() && !Str(waiting, "reason").empty()) {
       s.reason = Str(waiting, "reason");
     } else if (terminated.is_object() && !Str(terminated, "reason").empty()) {
@@ -346,7 +325,7 @@ void SummarizeContainers(const Json& pod, PodSummary& s) {
       s.reason = Int(terminated, "signal") != 0
                      ? "Signal:" + std::to_string(Int(terminated, "signal"))
                      : "ExitCode:" + std::to_string(Int(terminated, "exitCode"));
-    } else if (Bool(c, "ready") && Field(c, "state.running").is_object()) {
+    } else if (Bool(c, "ready") && PathOrNull(c, "state.running").is_object()) {
       has_running = true;
       ++s.ready;
     }
@@ -406,8 +385,8 @@ Json PodCells(const Json& pod, SystemTime now) {
 // ---- other kinds -------------------------------------------------------------------------
 
 Json DeploymentCells(const Json& d, SystemTime now) {
-  auto [names, images] = ContainerCells(Field(d, "spec.template.spec.containers"));
-  auto selector = SelectorString(Field(d, "spec.selector"));
+  auto [names, images] = ContainerCells(PathOrNull(d, "spec.template.spec.containers"));
+  auto selector = SelectorString(PathOrNull(d, "spec.selector"));
   const int64_t desired = Int(d, "spec.replicas", 1);
   return Json::array(
       {Name(d), std::to_string(Int(d, "status.readyReplicas")) + "/" + std::to_string(desired),
@@ -416,10 +395,10 @@ Json DeploymentCells(const Json& d, SystemTime now) {
 }
 
 Json ReplicaSetCells(const Json& rs, SystemTime now) {
-  auto [names, images] = ContainerCells(Field(rs, "spec.template.spec.containers"));
+  auto [names, images] = ContainerCells(PathOrNull(rs, "spec.template.spec.containers"));
   return Json::array({Name(rs), Int(rs, "spec.replicas", 1), Int(rs, "status.replicas"),
                       Int(rs, "status.readyReplicas"), Age(rs, now), names, images,
-                      FormatLabelSelector(Field(rs, "spec.selector"))});
+                      FormatLabelSelector(PathOrNull(rs, "spec.selector"))});
 }
 
 std::string ServiceExternalIp(const Json& svc) {
@@ -432,7 +411,7 @@ std::string ServiceExternalIp(const Json& svc) {
     return external.empty() ? "<none>" : JoinStrings(external, ",");
   }
   if (type == "LoadBalancer") {
-    const std::string lb = LoadBalancerString(Field(svc, "status.loadBalancer"));
+    const std::string lb = LoadBalancerString(PathOrNull(svc, "status.loadBalancer"));
     if (!external.empty()) {
       std::vector<std::string> all;
       if (!lb.empty()) {
@@ -473,7 +452,7 @@ Json ServiceCells(const Json& svc, SystemTime now) {
   std::string port_str = JoinStrings(ports, ",");
   if (port_str.empty()) port_str = "<none>";
   return Json::array({Name(svc), Str(svc, "spec.type"), cluster_ip, ServiceExternalIp(svc),
-                      port_str, Age(svc, now), FormatLabels(Field(svc, "spec.selector"))});
+                      port_str, Age(svc, now), FormatLabels(PathOrNull(svc, "spec.selector"))});
 }
 
 Json EndpointsCells(const Json& ep, SystemTime now) {
@@ -525,9 +504,9 @@ Json EndpointSliceCells(const Json& es, SystemTime now) {
   for (const auto& p : Array(es, "ports")) {
     if (ports.size() < max) {
       std::string num = "*";
-      if (Field(p, "port").is_number()) {
+      if (PathOrNull(p, "port").is_number()) {
         num = std::to_string(Int(p, "port"));
-      } else if (Field(p, "name").is_string()) {
+      } else if (PathOrNull(p, "name").is_string()) {
         num = Str(p, "name");
       }
       ports.push_back(num);
@@ -556,7 +535,7 @@ Json EndpointSliceCells(const Json& es, SystemTime now) {
 
 Json IngressCells(const Json& ing, SystemTime now) {
   std::string class_name = "<none>";
-  if (Field(ing, "spec.ingressClassName").is_string()) {
+  if (PathOrNull(ing, "spec.ingressClassName").is_string()) {
     class_name = Str(ing, "spec.ingressClassName");
   }
   // formatHosts: at most 3 hosts, "*" when no rule names one.
@@ -577,15 +556,16 @@ Json IngressCells(const Json& ing, SystemTime now) {
   }
   const std::string ports = Array(ing, "spec.tls").empty() ? "80" : "80, 443";
   return Json::array({Name(ing), class_name, host_str,
-                      LoadBalancerString(Field(ing, "status.loadBalancer")), ports, Age(ing, now)});
+                      LoadBalancerString(PathOrNull(ing, "status.loadBalancer")), ports,
+                      Age(ing, now)});
 }
 
 Json IngressClassCells(const Json& ic, SystemTime now) {
   std::string parameters = "<none>";
-  const Json& p = Field(ic, "spec.parameters");
+  const Json& p = PathOrNull(ic, "spec.parameters");
   if (p.is_object()) {
     parameters = Str(p, "kind");
-    if (Field(p, "apiGroup").is_string()) parameters += "." + Str(p, "apiGroup");
+    if (PathOrNull(p, "apiGroup").is_string()) parameters += "." + Str(p, "apiGroup");
     parameters += "/" + Str(p, "name");
   }
   return Json::array({Name(ic), Str(ic, "spec.controller"), parameters, Age(ic, now)});
@@ -611,24 +591,24 @@ Json PvcCells(const Json& pvc, SystemTime now) {
   const std::string volume = Str(pvc, "spec.volumeName");
   std::string capacity, access_modes;
   if (!volume.empty()) {
-    access_modes = AccessModes(Field(pvc, "status.accessModes"));
-    const Json& storage = Field(pvc, "status.capacity.storage");
+    access_modes = AccessModes(PathOrNull(pvc, "status.accessModes"));
+    const Json& storage = PathOrNull(pvc, "status.capacity.storage");
     capacity = storage.is_string() ? storage.get<std::string>() : "0";
   }
   // helper.GetPersistentVolumeClaimClass: the beta annotation wins over the field.
   std::string storage_class;
-  const Json& annotations = Field(pvc, "metadata.annotations");
+  const Json& annotations = PathOrNull(pvc, "metadata.annotations");
   if (annotations.is_object() && annotations.contains("volume.beta.kubernetes.io/storage-class")) {
     storage_class = GetString(annotations, "volume.beta.kubernetes.io/storage-class");
   } else {
     storage_class = Str(pvc, "spec.storageClassName");
   }
   std::string vac = "<unset>";
-  if (Field(pvc, "spec.volumeAttributesClassName").is_string()) {
+  if (PathOrNull(pvc, "spec.volumeAttributesClassName").is_string()) {
     vac = Str(pvc, "spec.volumeAttributesClassName");
   }
   std::string mode = "<unset>";
-  if (Field(pvc, "spec.volumeMode").is_string()) mode = Str(pvc, "spec.volumeMode");
+  if (PathOrNull(pvc, "spec.volumeMode").is_string()) mode = Str(pvc, "spec.volumeMode");
   return Json::array(
       {Name(pvc), phase, volume, capacity, access_modes, storage_class, vac, Age(pvc, now), mode});
 }
@@ -639,13 +619,13 @@ Json EventCells(const Json& ev, SystemTime now) {
   std::string last = Since(Time(ev, "lastTimestamp"), now);
   if (!Time(ev, "lastTimestamp")) last = first;
   int64_t count = Int(ev, "count");
-  if (Field(ev, "series").is_object()) {
+  if (PathOrNull(ev, "series").is_object()) {
     last = Since(Time(ev, "series.lastObservedTime"), now);
     count = Int(ev, "series.count");
   } else if (count == 0) {
     count = 1;  // singleton events from the events.k8s.io API carry no count
   }
-  const std::string kind = Lower(Str(ev, "involvedObject.kind"));
+  const std::string kind = AsciiLower(Str(ev, "involvedObject.kind"));
   const std::string obj_name = Str(ev, "involvedObject.name");
   const std::string target = obj_name.empty() ? kind : kind + "/" + obj_name;
   std::string component = Str(ev, "source.component");
@@ -653,9 +633,9 @@ Json EventCells(const Json& ev, SystemTime now) {
   std::string instance = Str(ev, "source.host");
   if (instance.empty()) instance = Str(ev, "reportingInstance");
   const std::string source = instance.empty() ? component : component + ", " + instance;
-  return Json::array({last, Str(ev, "type"), Str(ev, "reason"), target,
-                      Str(ev, "involvedObject.fieldPath"), source, TrimSpace(Str(ev, "message")),
-                      first, count, Name(ev)});
+  return Json::array(
+      {last, Str(ev, "type"), Str(ev, "reason"), target, Str(ev, "involvedObject.fieldPath"),
+       source, std::string(TrimAsciiWhitespace(Str(ev, "message"))), first, count, Name(ev)});
 }
 
 Json LeaseCells(const Json& lease, SystemTime now) {
@@ -875,7 +855,7 @@ const Printer& DefaultPrinter() {
   static const Printer kDefault{
       {{"Name", "string", "name", kNameDoc, 0}, {"Created At", "date", "", kAgeDoc, 0}},
       [](const Json& obj, SystemTime) {
-        return Json::array({Name(obj), Field(obj, "metadata.creationTimestamp")});
+        return Json::array({Name(obj), PathOrNull(obj, "metadata.creationTimestamp")});
       }};
   return kDefault;
 }
@@ -888,7 +868,7 @@ Json RowObject(const ResourceType& rt, const Json& obj, TableIncludeObject inclu
     return full;
   }
   Json partial = {{"kind", "PartialObjectMetadata"}, {"apiVersion", "meta.k8s.io/v1"}};
-  const Json& meta = Field(obj, "metadata");
+  const Json& meta = PathOrNull(obj, "metadata");
   partial["metadata"] = meta.is_object() ? meta : Json::object();
   return partial;
 }

@@ -3,6 +3,7 @@
 #include <set>
 
 #include "cluster/apiserver/selectors.h"
+#include "common/json_access.h"
 
 namespace steward::cluster {
 
@@ -94,14 +95,6 @@ class Causes {
   std::vector<StatusCause> list_;
 };
 
-const Json kNull = nullptr;
-
-const Json& At(const Json& obj, std::string_view key) {
-  if (!obj.is_object()) return kNull;
-  auto it = obj.find(key);
-  return it == obj.end() ? kNull : *it;
-}
-
 void ValidateStringMap(Causes& c, const Json& map, const std::string& field, bool labels) {
   if (map.is_null()) return;
   if (!map.is_object()) {
@@ -124,7 +117,7 @@ void ValidateStringMap(Causes& c, const Json& map, const std::string& field, boo
 }
 
 void ValidateMetadata(Causes& c, const ResourceType& rt, const Json& meta) {
-  const Json& name = At(meta, "name");
+  const Json& name = MemberOrNull(meta, "name");
   if (!name.is_string() || name.get<std::string>().empty()) {
     c.Required("metadata.name", "name or generateName is required");
   } else {
@@ -139,9 +132,9 @@ void ValidateMetadata(Causes& c, const ResourceType& rt, const Json& meta) {
     }
     if (!err.empty()) c.Invalid("metadata.name", n, err);
   }
-  ValidateStringMap(c, At(meta, "labels"), "metadata.labels", true);
-  ValidateStringMap(c, At(meta, "annotations"), "metadata.annotations", false);
-  const Json& annotations = At(meta, "annotations");
+  ValidateStringMap(c, MemberOrNull(meta, "labels"), "metadata.labels", true);
+  ValidateStringMap(c, MemberOrNull(meta, "annotations"), "metadata.annotations", false);
+  const Json& annotations = MemberOrNull(meta, "annotations");
   if (annotations.is_object()) {
     size_t total = 0;
     for (auto it = annotations.begin(); it != annotations.end(); ++it) {
@@ -152,7 +145,7 @@ void ValidateMetadata(Causes& c, const ResourceType& rt, const Json& meta) {
       c.TooLong("metadata.annotations", "may not be more than 262144 bytes");
     }
   }
-  const Json& finalizers = At(meta, "finalizers");
+  const Json& finalizers = MemberOrNull(meta, "finalizers");
   if (!finalizers.is_null()) {
     if (!finalizers.is_array()) {
       c.TypeInvalid("metadata.finalizers", finalizers, "array of strings");
@@ -212,7 +205,7 @@ void ValidateContainers(Causes& c, const Json& containers, const std::string& fi
       c.TypeInvalid(f, ct, "object");
       continue;
     }
-    const Json& name = At(ct, "name");
+    const Json& name = MemberOrNull(ct, "name");
     if (!name.is_string() || name.get<std::string>().empty()) {
       c.Required(f + ".name");
     } else {
@@ -221,15 +214,15 @@ void ValidateContainers(Causes& c, const Json& containers, const std::string& fi
       if (!err.empty()) c.Invalid(f + ".name", n, err);
       if (!names.insert(n).second) c.Duplicate(f + ".name", n);
     }
-    const Json& image = At(ct, "image");
+    const Json& image = MemberOrNull(ct, "image");
     if (!image.is_string() || image.get<std::string>().empty()) c.Required(f + ".image");
-    const Json& ports = At(ct, "ports");
+    const Json& ports = MemberOrNull(ct, "ports");
     if (ports.is_array()) {
       std::set<std::string> port_names;
       for (size_t j = 0; j < ports.size(); ++j) {
         std::string pf = f + ".ports[" + std::to_string(j) + "]";
-        ValidatePort(c, At(ports[j], "containerPort"), pf + ".containerPort", true);
-        const Json& pn = At(ports[j], "name");
+        ValidatePort(c, MemberOrNull(ports[j], "containerPort"), pf + ".containerPort", true);
+        const Json& pn = MemberOrNull(ports[j], "name");
         if (pn.is_string()) {
           std::string n = pn.get<std::string>();
           if (!IsPortName(n)) {
@@ -241,10 +234,10 @@ void ValidateContainers(Causes& c, const Json& containers, const std::string& fi
         }
       }
     }
-    const Json& env = At(ct, "env");
+    const Json& env = MemberOrNull(ct, "env");
     if (env.is_array()) {
       for (size_t j = 0; j < env.size(); ++j) {
-        const Json& en = At(env[j], "name");
+        const Json& en = MemberOrNull(env[j], "name");
         if (!en.is_string() || en.get<std::string>().empty()) {
           c.Required(f + ".env[" + std::to_string(j) + "].name");
         }
@@ -258,9 +251,9 @@ void ValidatePodSpec(Causes& c, const Json& spec, const std::string& field) {
     c.Required(field);
     return;
   }
-  ValidateContainers(c, At(spec, "containers"), field + ".containers", true);
-  ValidateContainers(c, At(spec, "initContainers"), field + ".initContainers", false);
-  const Json& policy = At(spec, "restartPolicy");
+  ValidateContainers(c, MemberOrNull(spec, "containers"), field + ".containers", true);
+  ValidateContainers(c, MemberOrNull(spec, "initContainers"), field + ".initContainers", false);
+  const Json& policy = MemberOrNull(spec, "restartPolicy");
   if (policy.is_string()) {
     std::string p = policy.get<std::string>();
     if (p != "Always" && p != "OnFailure" && p != "Never") {
@@ -270,16 +263,16 @@ void ValidatePodSpec(Causes& c, const Json& spec, const std::string& field) {
 }
 
 void ValidateWorkload(Causes& c, const ResourceType& rt, const Json& obj, const Json* old) {
-  const Json& spec = At(obj, "spec");
+  const Json& spec = MemberOrNull(obj, "spec");
   if (!spec.is_object()) {
     c.Required("spec");
     return;
   }
-  const Json& replicas = At(spec, "replicas");
+  const Json& replicas = MemberOrNull(spec, "replicas");
   if (!replicas.is_null() && (!replicas.is_number_integer() || replicas.get<int64_t>() < 0)) {
     c.Invalid("spec.replicas", replicas, "must be greater than or equal to 0");
   }
-  const Json& selector = At(spec, "selector");
+  const Json& selector = MemberOrNull(spec, "selector");
   if (selector.is_null()) {
     c.Required("spec.selector");
   } else {
@@ -290,20 +283,21 @@ void ValidateWorkload(Causes& c, const ResourceType& rt, const Json& obj, const 
       c.Invalid("spec.selector", selector,
                 "empty selector is invalid for " + std::string(rt.singular));
     } else {
-      const Json& template_labels = At(At(At(spec, "template"), "metadata"), "labels");
+      const Json& template_labels =
+          MemberOrNull(MemberOrNull(MemberOrNull(spec, "template"), "metadata"), "labels");
       if (!parsed->MatchesJson(template_labels)) {
         c.Invalid("spec.template.metadata.labels", template_labels,
                   "`selector` does not match template `labels`");
       }
     }
     if (old != nullptr) {
-      const Json& old_selector = At(At(*old, "spec"), "selector");
+      const Json& old_selector = MemberOrNull(MemberOrNull(*old, "spec"), "selector");
       if (old_selector != selector) c.Immutable("spec.selector", selector);
     }
   }
-  ValidatePodSpec(c, At(At(spec, "template"), "spec"), "spec.template.spec");
+  ValidatePodSpec(c, MemberOrNull(MemberOrNull(spec, "template"), "spec"), "spec.template.spec");
   if (rt.kind == "Deployment") {
-    const Json& strategy = At(At(spec, "strategy"), "type");
+    const Json& strategy = MemberOrNull(MemberOrNull(spec, "strategy"), "type");
     if (strategy.is_string()) {
       std::string t = strategy.get<std::string>();
       if (t != "RollingUpdate" && t != "Recreate") {
@@ -314,7 +308,7 @@ void ValidateWorkload(Causes& c, const ResourceType& rt, const Json& obj, const 
 }
 
 void ValidateService(Causes& c, const Json& obj, const Json* old) {
-  const Json& spec = At(obj, "spec");
+  const Json& spec = MemberOrNull(obj, "spec");
   if (!spec.is_object()) {
     c.Required("spec");
     return;
@@ -323,10 +317,10 @@ void ValidateService(Causes& c, const Json& obj, const Json* old) {
   static const std::vector<std::string> kTypes = {"ClusterIP", "ExternalName", "LoadBalancer",
                                                   "NodePort"};
   if (std::find(kTypes.begin(), kTypes.end(), type) == kTypes.end()) {
-    c.Unsupported("spec.type", At(spec, "type"), kTypes);
+    c.Unsupported("spec.type", MemberOrNull(spec, "type"), kTypes);
   }
   bool headless = GetString(spec, "clusterIP") == "None";
-  const Json& ports = At(spec, "ports");
+  const Json& ports = MemberOrNull(spec, "ports");
   if (type != "ExternalName" && !headless && (!ports.is_array() || ports.empty())) {
     c.Required("spec.ports");
   }
@@ -334,8 +328,8 @@ void ValidateService(Causes& c, const Json& obj, const Json* old) {
     std::set<std::string> names;
     for (size_t i = 0; i < ports.size(); ++i) {
       std::string f = "spec.ports[" + std::to_string(i) + "]";
-      ValidatePort(c, At(ports[i], "port"), f + ".port", true);
-      const Json& name = At(ports[i], "name");
+      ValidatePort(c, MemberOrNull(ports[i], "port"), f + ".port", true);
+      const Json& name = MemberOrNull(ports[i], "name");
       if (ports.size() > 1 && (!name.is_string() || name.get<std::string>().empty())) {
         c.Required(f + ".name");
       } else if (name.is_string() && !name.get<std::string>().empty()) {
@@ -344,7 +338,7 @@ void ValidateService(Causes& c, const Json& obj, const Json* old) {
         if (!err.empty()) c.Invalid(f + ".name", n, err);
         if (!names.insert(n).second) c.Duplicate(f + ".name", n);
       }
-      const Json& protocol = At(ports[i], "protocol");
+      const Json& protocol = MemberOrNull(ports[i], "protocol");
       if (protocol.is_string()) {
         std::string p = protocol.get<std::string>();
         if (p != "TCP" && p != "UDP" && p != "SCTP") {
@@ -354,37 +348,37 @@ void ValidateService(Causes& c, const Json& obj, const Json* old) {
     }
   }
   if (old != nullptr) {
-    const Json& old_ip = At(At(*old, "spec"), "clusterIP");
-    const Json& new_ip = At(spec, "clusterIP");
+    const Json& old_ip = MemberOrNull(MemberOrNull(*old, "spec"), "clusterIP");
+    const Json& new_ip = MemberOrNull(spec, "clusterIP");
     if (!old_ip.is_null() && old_ip != new_ip) c.Immutable("spec.clusterIP", new_ip);
   }
 }
 
 void ValidateBackend(Causes& c, const Json& backend, const std::string& field) {
-  const Json& service = At(backend, "service");
-  const Json& resource = At(backend, "resource");
+  const Json& service = MemberOrNull(backend, "service");
+  const Json& resource = MemberOrNull(backend, "resource");
   if (service.is_null() && resource.is_null()) {
     c.Invalid(field, backend, "one backend type must be specified");
     return;
   }
   if (!service.is_null()) {
     if (GetString(service, "name").empty()) c.Required(field + ".service.name");
-    const Json& port = At(service, "port");
-    bool has_number = At(port, "number").is_number_integer();
-    bool has_name = At(port, "name").is_string();
+    const Json& port = MemberOrNull(service, "port");
+    bool has_number = MemberOrNull(port, "number").is_number_integer();
+    bool has_name = MemberOrNull(port, "name").is_string();
     if (has_number == has_name) {
       c.Invalid(field + ".service.port", port, "port name or number is required");
     } else if (has_number) {
-      ValidatePort(c, At(port, "number"), field + ".service.port.number", true);
+      ValidatePort(c, MemberOrNull(port, "number"), field + ".service.port.number", true);
     }
   }
 }
 
 void ValidateIngress(Causes& c, const Json& obj) {
-  const Json& spec = At(obj, "spec");
+  const Json& spec = MemberOrNull(obj, "spec");
   if (!spec.is_object()) return;
-  const Json& default_backend = At(spec, "defaultBackend");
-  const Json& rules = At(spec, "rules");
+  const Json& default_backend = MemberOrNull(spec, "defaultBackend");
+  const Json& rules = MemberOrNull(spec, "rules");
   if (default_backend.is_null() && (!rules.is_array() || rules.empty())) {
     c.Invalid("spec", spec, "either `defaultBackend` or `rules` must be specified");
   }
@@ -392,22 +386,22 @@ void ValidateIngress(Causes& c, const Json& obj) {
   if (!rules.is_array()) return;
   for (size_t i = 0; i < rules.size(); ++i) {
     std::string f = "spec.rules[" + std::to_string(i) + "]";
-    const Json& host = At(rules[i], "host");
+    const Json& host = MemberOrNull(rules[i], "host");
     if (host.is_string() && !host.get<std::string>().empty()) {
       std::string h = host.get<std::string>();
       std::string check = h.rfind("*.", 0) == 0 ? h.substr(2) : h;
       std::string err = CheckDns1123Subdomain(check);
       if (!err.empty()) c.Invalid(f + ".host", host, err);
     }
-    const Json& paths = At(At(rules[i], "http"), "paths");
-    if (At(rules[i], "http").is_null()) continue;
+    const Json& paths = MemberOrNull(MemberOrNull(rules[i], "http"), "paths");
+    if (MemberOrNull(rules[i], "http").is_null()) continue;
     if (!paths.is_array() || paths.empty()) {
       c.Required(f + ".http.paths");
       continue;
     }
     for (size_t j = 0; j < paths.size(); ++j) {
       std::string pf = f + ".http.paths[" + std::to_string(j) + "]";
-      const Json& path_type = At(paths[j], "pathType");
+      const Json& path_type = MemberOrNull(paths[j], "pathType");
       if (path_type.is_null()) {
         c.Required(pf + ".pathType", "pathType must be specified");
       } else if (path_type != "Exact" && path_type != "Prefix" &&
@@ -418,18 +412,18 @@ void ValidateIngress(Causes& c, const Json& obj) {
       if (!path.empty() && path[0] != '/') {
         c.Invalid(pf + ".path", path, "must be an absolute path");
       }
-      ValidateBackend(c, At(paths[j], "backend"), pf + ".backend");
+      ValidateBackend(c, MemberOrNull(paths[j], "backend"), pf + ".backend");
     }
   }
 }
 
 void ValidatePvc(Causes& c, const Json& obj, const Json* old) {
-  const Json& spec = At(obj, "spec");
+  const Json& spec = MemberOrNull(obj, "spec");
   if (!spec.is_object()) {
     c.Required("spec");
     return;
   }
-  const Json& modes = At(spec, "accessModes");
+  const Json& modes = MemberOrNull(spec, "accessModes");
   if (!modes.is_array() || modes.empty()) {
     c.Required("spec.accessModes", "at least 1 access mode is required");
   } else {
@@ -441,12 +435,13 @@ void ValidatePvc(Causes& c, const Json& obj, const Json* old) {
       }
     }
   }
-  const Json& storage = At(At(At(spec, "resources"), "requests"), "storage");
+  const Json& storage =
+      MemberOrNull(MemberOrNull(MemberOrNull(spec, "resources"), "requests"), "storage");
   if (storage.is_null()) c.Required("spec.resources[storage]");
   if (old != nullptr) {
-    const Json& old_spec = At(*old, "spec");
-    if (At(old_spec, "storageClassName") != At(spec, "storageClassName") &&
-        !At(old_spec, "storageClassName").is_null()) {
+    const Json& old_spec = MemberOrNull(*old, "spec");
+    if (MemberOrNull(old_spec, "storageClassName") != MemberOrNull(spec, "storageClassName") &&
+        !MemberOrNull(old_spec, "storageClassName").is_null()) {
       c.Forbidden("spec",
                   "spec is immutable after creation except resources.requests and "
                   "volumeAttributesClassName for bound claims");
@@ -551,11 +546,11 @@ std::string RenderValue(const Json& value) {
 std::vector<StatusCause> ValidateObject(const ResourceType& rt, const Json& object,
                                         const Json* old_object) {
   Causes c;
-  ValidateMetadata(c, rt, At(object, "metadata"));
+  ValidateMetadata(c, rt, MemberOrNull(object, "metadata"));
   if (rt.kind == "Deployment" || rt.kind == "ReplicaSet") {
     ValidateWorkload(c, rt, object, old_object);
   } else if (rt.kind == "Pod") {
-    ValidatePodSpec(c, At(object, "spec"), "spec");
+    ValidatePodSpec(c, MemberOrNull(object, "spec"), "spec");
   } else if (rt.kind == "Service") {
     ValidateService(c, object, old_object);
   } else if (rt.kind == "Ingress") {
@@ -563,14 +558,15 @@ std::vector<StatusCause> ValidateObject(const ResourceType& rt, const Json& obje
   } else if (rt.kind == "PersistentVolumeClaim") {
     ValidatePvc(c, object, old_object);
   } else if (rt.kind == "Secret") {
-    ValidateDataKeys(c, At(object, "data"), "data", true);
-    if (old_object != nullptr && At(*old_object, "type") != At(object, "type")) {
-      c.Immutable("type", At(object, "type"));
+    ValidateDataKeys(c, MemberOrNull(object, "data"), "data", true);
+    if (old_object != nullptr &&
+        MemberOrNull(*old_object, "type") != MemberOrNull(object, "type")) {
+      c.Immutable("type", MemberOrNull(object, "type"));
     }
   } else if (rt.kind == "ConfigMap") {
-    ValidateDataKeys(c, At(object, "data"), "data", false);
+    ValidateDataKeys(c, MemberOrNull(object, "data"), "data", false);
   } else if (rt.kind == "EndpointSlice") {
-    const Json& t = At(object, "addressType");
+    const Json& t = MemberOrNull(object, "addressType");
     if (t.is_null()) {
       c.Required("addressType");
     } else if (t != "IPv4" && t != "IPv6" && t != "FQDN") {

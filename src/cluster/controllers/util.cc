@@ -2,16 +2,10 @@
 
 #include <cstdlib>
 
+#include "common/json_access.h"
 #include "common/time_util.h"
 
 namespace steward::cluster::controllers {
-
-namespace {
-const Json& Null() {
-  static const Json kNull;
-  return kNull;
-}
-}  // namespace
 
 std::string NsName(std::string_view ns, std::string_view name) {
   std::string out;
@@ -27,28 +21,15 @@ std::pair<std::string, std::string> SplitNsName(std::string_view key) {
   return {std::string(key.substr(0, slash)), std::string(key.substr(slash + 1))};
 }
 
-const Json& At(const Json& obj, std::string_view key) {
-  if (!obj.is_object()) return Null();
-  auto it = obj.find(key);
-  return it == obj.end() ? Null() : *it;
-}
+const Json& At(const Json& obj, std::string_view key) { return MemberOrNull(obj, key); }
 
-const Json& AtPath(const Json& obj, std::string_view dotted) {
-  const Json* found = FindPath(obj, dotted);
-  return found == nullptr ? Null() : *found;
-}
+const Json& AtPath(const Json& obj, std::string_view dotted) { return PathOrNull(obj, dotted); }
 
 int64_t IntAt(const Json& obj, std::string_view dotted, int64_t fallback) {
-  const Json& v = AtPath(obj, dotted);
-  if (v.is_number_integer()) return v.get<int64_t>();
-  if (v.is_number()) return static_cast<int64_t>(v.get<double>());
-  return fallback;
+  return NumberAtPath(obj, dotted, fallback);
 }
 
-std::string StrAt(const Json& obj, std::string_view dotted) {
-  const Json& v = AtPath(obj, dotted);
-  return v.is_string() ? v.get<std::string>() : std::string();
-}
+std::string StrAt(const Json& obj, std::string_view dotted) { return StringAtPath(obj, dotted); }
 
 void SetOmitEmpty(Json& obj, const std::string& key, int64_t v) {
   if (v == 0) {

@@ -4,6 +4,8 @@
 #include <charconv>
 #include <optional>
 
+#include "common/json_access.h"
+
 namespace steward::cluster::ingress {
 
 namespace {
@@ -20,10 +22,7 @@ std::string Key(std::string_view ns, std::string_view name) {
   return k;
 }
 
-int PortNumber(const Json& p, const char* field) {
-  auto it = p.find(field);
-  return it != p.end() && it->is_number_integer() ? it->get<int>() : 0;
-}
+int PortNumber(const Json& p, const char* field) { return static_cast<int>(GetInt(p, field)); }
 
 }  // namespace
 

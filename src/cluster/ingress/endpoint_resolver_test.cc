@@ -15,9 +15,8 @@ using testing::TestCluster;
 class EndpointResolverTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    auto r = EndpointResolver::Create(cluster_.storage());
-    ASSERT_TRUE(r.ok());
-    resolver_ = std::move(r).value();
+    resolver_ = testing::MakeEndpointResolver(cluster_);
+    ASSERT_NE(resolver_, nullptr);
     a_ = cluster_.RunningPod("default", "pod-a", "10.244.0.1");
     b_ = cluster_.RunningPod("default", "pod-b", "10.244.0.2");
     c_ = cluster_.RunningPod("default", "pod-c", "10.244.0.3");

@@ -4,18 +4,14 @@
 #include <cctype>
 #include <utility>
 
+#include "common/ascii.h"
+
 namespace steward::cluster::ingress {
 
 namespace {
 
 constexpr std::string_view kIngressResource = "ingresses.networking.k8s.io";
 constexpr int kMaxTries = 3;  // ingress-nginx proxy-next-upstream-tries
-
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
 
 // "Example.com:8080" → "example.com"; "[::1]:80" → "[::1]".
 std::string NormalizeHost(std::string_view host) {
@@ -27,7 +23,7 @@ std::string NormalizeHost(std::string_view host) {
     if (colon != std::string_view::npos) host = host.substr(0, colon);
   }
   if (!host.empty() && host.back() == '.') host.remove_suffix(1);
-  return Lower(host);
+  return AsciiLower(host);
 }
 
 bool PrefixMatches(std::string_view rule, std::string_view path) {
@@ -149,7 +145,7 @@ void IngressRouter::Apply(const WatchEvent& ev) {
       if (rules != nullptr && rules->is_array()) {
         for (const Json& r : *rules) {
           HostRule hr;
-          hr.host = Lower(GetString(r, "host"));
+          hr.host = AsciiLower(GetString(r, "host"));
           const Json* paths = FindPath(r, "http.paths");
           if (paths != nullptr && paths->is_array()) {
             for (const Json& p : *paths) {

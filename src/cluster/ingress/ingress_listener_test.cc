@@ -24,15 +24,11 @@ using testing::Rt;
 using testing::Rules;
 using testing::TestCluster;
 
-class IngressRouterTest : public ::testing::Test {
+class IngressRouterTest : public testing::BackendFixture {
  protected:
   void SetUp() override {
-    auto pods = VirtualPods::Create(cluster_.api());
-    ASSERT_TRUE(pods.ok());
-    pods_ = std::move(pods).value();
-    auto resolver = EndpointResolver::Create(cluster_.storage());
-    ASSERT_TRUE(resolver.ok());
-    resolver_ = std::move(resolver).value();
+    BackendFixture::SetUp();
+    if (HasFatalFailure()) return;
     auto router = IngressRouter::Create(cluster_.storage(), *resolver_, *pods_);
     ASSERT_TRUE(router.ok());
     router_ = std::move(router).value();
@@ -59,9 +55,6 @@ class IngressRouterTest : public ::testing::Test {
     return router_->Route(req);
   }
 
-  TestCluster cluster_;
-  std::unique_ptr<VirtualPods> pods_;
-  std::unique_ptr<EndpointResolver> resolver_;
   std::unique_ptr<IngressRouter> router_;
 };
 

@@ -11,6 +11,8 @@
 #include <vector>
 
 #include "cluster/apiserver/object_api.h"
+#include "cluster/ingress/endpoint_resolver.h"
+#include "cluster/ingress/virtual_pods.h"
 #include "cluster/model/resource_types.h"
 #include "cluster/storage/storage.h"
 #include "common/clock.h"
@@ -139,6 +141,48 @@ class TestCluster {
   Random random_{7};
   std::unique_ptr<Storage> storage_;
   std::unique_ptr<ObjectApi> api_;
+};
+
+// The VirtualPods serving `cluster`'s pods; a test failure (and nullptr) when it cannot start.
+inline std::unique_ptr<VirtualPods> MakeVirtualPods(TestCluster& cluster) {
+  auto pods = VirtualPods::Create(cluster.api());
+  EXPECT_TRUE(pods.ok());
+  return pods.ok() ? std::move(pods).value() : nullptr;
+}
+
+// The EndpointResolver over `cluster`'s storage; a test failure (and nullptr) when it cannot
+// start.
+inline std::unique_ptr<EndpointResolver> MakeEndpointResolver(TestCluster& cluster) {
+  auto resolver = EndpointResolver::Create(cluster.storage());
+  EXPECT_TRUE(resolver.ok());
+  return resolver.ok() ? std::move(resolver).value() : nullptr;
+}
+
+// A test over a TestCluster and the VirtualPods that serve its pods, created in SetUp (which a
+// derived fixture's SetUp calls first).
+class VirtualPodsFixture : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    pods_ = MakeVirtualPods(cluster_);
+    ASSERT_NE(pods_, nullptr);
+  }
+
+  TestCluster cluster_;
+  std::unique_ptr<VirtualPods> pods_;
+};
+
+// VirtualPodsFixture plus an EndpointResolver over the cluster's storage: what the router and
+// the proxy are built on.
+class BackendFixture : public VirtualPodsFixture {
+ protected:
+  void SetUp() override {
+    VirtualPodsFixture::SetUp();
+    if (HasFatalFailure()) return;
+    resolver_ = MakeEndpointResolver(cluster_);
+    ASSERT_NE(resolver_, nullptr);
+  }
+
+  std::unique_ptr<EndpointResolver> resolver_;
 };
 
 // A Prefix/Exact path rule to `service` port `port` (a number, or a name as a string).

@@ -8,6 +8,7 @@
 
 #include "cluster/apiserver/api_error.h"
 #include "cluster/model/resource_types.h"
+#include "common/ascii.h"
 
 namespace steward::cluster::ingress {
 
@@ -87,17 +88,6 @@ std::optional<net::HttpResponse> RedirectForEmptyPath(std::string_view path,
   return r;
 }
 
-bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i) {
-    if (std::tolower(static_cast<unsigned char>(a[i])) !=
-        std::tolower(static_cast<unsigned char>(b[i]))) {
-      return false;
-    }
-  }
-  return true;
-}
-
 // The request as the pod receives it.
 net::HttpRequest Upstream(std::string_view path, const net::HttpRequest& original) {
   net::HttpRequest up;
@@ -107,7 +97,7 @@ net::HttpRequest Upstream(std::string_view path, const net::HttpRequest& origina
   up.query = original.query;
   up.target = up.path + QueryString(original);
   for (const auto& [k, v] : original.headers.fields()) {
-    if (!EqualsIgnoreCase(k, "Authorization")) up.headers.Add(k, v);
+    if (!AsciiEqualsIgnoreCase(k, "Authorization")) up.headers.Add(k, v);
   }
   up.body = original.body;
   up.remote_address = original.remote_address;

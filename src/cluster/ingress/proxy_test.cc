@@ -14,15 +14,11 @@ using testing::Request;
 using testing::Rt;
 using testing::TestCluster;
 
-class ProxyTest : public ::testing::Test {
+class ProxyTest : public testing::BackendFixture {
  protected:
   void SetUp() override {
-    auto pods = VirtualPods::Create(cluster_.api());
-    ASSERT_TRUE(pods.ok());
-    pods_ = std::move(pods).value();
-    auto resolver = EndpointResolver::Create(cluster_.storage());
-    ASSERT_TRUE(resolver.ok());
-    resolver_ = std::move(resolver).value();
+    BackendFixture::SetUp();
+    if (HasFatalFailure()) return;
     proxy_ = std::make_unique<Proxy>(cluster_.storage(), *resolver_, *pods_);
 
     pod_ = cluster_.RunningPod("default", "proj-a", "10.244.0.4",
@@ -54,9 +50,6 @@ class ProxyTest : public ::testing::Test {
     EXPECT_EQ(st["message"], message);
   }
 
-  TestCluster cluster_;
-  std::unique_ptr<VirtualPods> pods_;
-  std::unique_ptr<EndpointResolver> resolver_;
   std::unique_ptr<Proxy> proxy_;
   Json pod_;
 };

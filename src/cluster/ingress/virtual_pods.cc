@@ -6,6 +6,7 @@
 #include <chrono>
 #include <optional>
 
+#include "common/json_access.h"
 #include "common/time_util.h"
 
 namespace steward::cluster::ingress {
@@ -23,21 +24,13 @@ const Json& EmptyArray() {
   return kEmpty;
 }
 
-const Json& Field(const Json& obj, std::string_view key) {
-  static const Json kNull;
-  if (!obj.is_object()) return kNull;
-  auto it = obj.find(key);
-  return it == obj.end() ? kNull : *it;
-}
-
 const Json& ArrayField(const Json& obj, std::string_view key) {
-  const Json& v = Field(obj, key);
+  const Json& v = MemberOrNull(obj, key);
   return v.is_array() ? v : EmptyArray();
 }
 
 int IntField(const Json& obj, std::string_view key, int fallback = 0) {
-  const Json& v = Field(obj, key);
-  return v.is_number_integer() ? v.get<int>() : fallback;
+  return static_cast<int>(GetInt(obj, key, fallback));
 }
 
 std::string Base64Decode(std::string_view in) {
@@ -91,7 +84,7 @@ std::string HtmlEscape(std::string_view s) {
 
 // Resolves "metadata.labels['app']"-style downward API paths.
 std::string FieldRefValue(const Json& pod, std::string_view path) {
-  const Json& meta = Field(pod, "metadata");
+  const Json& meta = MemberOrNull(pod, "metadata");
   auto bracket = [&](std::string_view prefix, const Json& map) -> std::optional<std::string> {
     if (path.substr(0, prefix.size()) != prefix) return std::nullopt;
     std::string_view rest = path.substr(prefix.size());
@@ -101,8 +94,8 @@ std::string FieldRefValue(const Json& pod, std::string_view path) {
     if (!rest.empty() && (rest.back() == '\'' || rest.back() == '"')) rest.remove_suffix(1);
     return GetString(map, rest);
   };
-  if (auto v = bracket("metadata.labels", Field(meta, "labels"))) return *v;
-  if (auto v = bracket("metadata.annotations", Field(meta, "annotations"))) return *v;
+  if (auto v = bracket("metadata.labels", MemberOrNull(meta, "labels"))) return *v;
+  if (auto v = bracket("metadata.annotations", MemberOrNull(meta, "annotations"))) return *v;
   const Json* v = FindPath(pod, path);
   if (v == nullptr) return "";
   if (v->is_string()) return v->get<std::string>();
@@ -158,7 +151,7 @@ void SetEnv(std::vector<std::pair<std::string, std::string>>& env, std::string n
 
 // The container that declares `port`, if any.
 const Json* ContainerForPort(const Json& pod, int port, std::string* port_name) {
-  for (const Json& c : ArrayField(Field(pod, "spec"), "containers")) {
+  for (const Json& c : ArrayField(MemberOrNull(pod, "spec"), "containers")) {
     for (const Json& p : ArrayField(c, "ports")) {
       if (IntField(p, "containerPort", -1) == port) {
         *port_name = GetString(p, "name");
@@ -172,7 +165,7 @@ const Json* ContainerForPort(const Json& pod, int port, std::string* port_name) 
 // The launcher's container: "node-red", else the one declaring a "management" port, else the
 // first.
 const Json* LauncherContainer(const Json& pod) {
-  const Json& containers = ArrayField(Field(pod, "spec"), "containers");
+  const Json& containers = ArrayField(MemberOrNull(pod, "spec"), "containers");
   for (const Json& c : containers) {
     if (GetString(c, "name") == kLauncherContainer) return &c;
   }
@@ -221,9 +214,9 @@ void VirtualPods::Stop() {
 }
 
 bool VirtualPods::IsServing(const Json& pod) {
-  const Json& meta = Field(pod, "metadata");
-  if (!Field(meta, "deletionTimestamp").is_null()) return false;
-  const Json& status = Field(pod, "status");
+  const Json& meta = MemberOrNull(pod, "metadata");
+  if (!MemberOrNull(meta, "deletionTimestamp").is_null()) return false;
+  const Json& status = MemberOrNull(pod, "status");
   if (GetString(status, "phase") != "Running") return false;
   for (const Json& c : ArrayField(status, "conditions")) {
     if (GetString(c, "type") == "Ready") return GetString(c, "status") == "True";
@@ -250,7 +243,7 @@ void VirtualPods::AppendLog(PodState& state, int64_t ts, std::string level, std:
 std::vector<std::pair<std::string, std::string>> VirtualPods::ResolveEnv(
     const Json& pod, const Json& container) const {
   std::vector<std::pair<std::string, std::string>> env;
-  const std::string ns = GetString(Field(pod, "metadata"), "namespace");
+  const std::string ns = GetString(MemberOrNull(pod, "metadata"), "namespace");
   Storage& storage = api_.storage();
   auto lookup_map = [&](std::string_view resource, const std::string& name) -> std::optional<Json> {
     auto rec = storage.Get(resource, ns, name);
@@ -262,7 +255,7 @@ std::vector<std::pair<std::string, std::string>> VirtualPods::ResolveEnv(
     std::vector<std::pair<std::string, std::string>> out;
     bool secret = resource == "secrets";
     for (const char* field : {"data", "stringData"}) {
-      const Json& m = Field(obj, field);
+      const Json& m = MemberOrNull(obj, field);
       if (!m.is_object()) continue;
       bool decode = secret && std::string_view(field) == "data";
       for (auto it = m.begin(); it != m.end(); ++it) {
@@ -279,12 +272,12 @@ std::vector<std::pair<std::string, std::string>> VirtualPods::ResolveEnv(
     std::string prefix = GetString(from, "prefix");
     std::string_view resource;
     const Json* ref = nullptr;
-    if (Field(from, "secretRef").is_object()) {
+    if (MemberOrNull(from, "secretRef").is_object()) {
       resource = "secrets";
-      ref = &Field(from, "secretRef");
-    } else if (Field(from, "configMapRef").is_object()) {
+      ref = &MemberOrNull(from, "secretRef");
+    } else if (MemberOrNull(from, "configMapRef").is_object()) {
       resource = "configmaps";
-      ref = &Field(from, "configMapRef");
+      ref = &MemberOrNull(from, "configMapRef");
     } else {
       continue;
     }
@@ -296,7 +289,7 @@ std::vector<std::pair<std::string, std::string>> VirtualPods::ResolveEnv(
   for (const Json& e : ArrayField(container, "env")) {
     std::string name = GetString(e, "name");
     if (name.empty()) continue;
-    const Json& value_from = Field(e, "valueFrom");
+    const Json& value_from = MemberOrNull(e, "valueFrom");
     if (!value_from.is_object()) {
       SetEnv(env, name, ExpandVars(GetString(e, "value"), env));
       continue;
@@ -310,12 +303,12 @@ std::vector<std::pair<std::string, std::string>> VirtualPods::ResolveEnv(
         if (k == key) value = std::move(v);
       }
     };
-    if (Field(value_from, "secretKeyRef").is_object()) {
-      from_map("secrets", Field(value_from, "secretKeyRef"));
-    } else if (Field(value_from, "configMapKeyRef").is_object()) {
-      from_map("configmaps", Field(value_from, "configMapKeyRef"));
-    } else if (Field(value_from, "fieldRef").is_object()) {
-      value = FieldRefValue(pod, GetString(Field(value_from, "fieldRef"), "fieldPath"));
+    if (MemberOrNull(value_from, "secretKeyRef").is_object()) {
+      from_map("secrets", MemberOrNull(value_from, "secretKeyRef"));
+    } else if (MemberOrNull(value_from, "configMapKeyRef").is_object()) {
+      from_map("configmaps", MemberOrNull(value_from, "configMapKeyRef"));
+    } else if (MemberOrNull(value_from, "fieldRef").is_object()) {
+      value = FieldRefValue(pod, GetString(MemberOrNull(value_from, "fieldRef"), "fieldPath"));
     }
     // A missing non-optional reference would keep a real container from starting
     // (CreateContainerConfigError); the virtual process just goes without the variable.
@@ -326,7 +319,7 @@ std::vector<std::pair<std::string, std::string>> VirtualPods::ResolveEnv(
 
 VirtualPods::PodState VirtualPods::StartPod(const Json& pod) const {
   PodState state;
-  const Json& meta = Field(pod, "metadata");
+  const Json& meta = MemberOrNull(pod, "metadata");
   state.ns = GetString(meta, "namespace");
   state.name = GetString(meta, "name");
   if (const Json* c = LauncherContainer(pod)) state.env = ResolveEnv(pod, *c);
@@ -339,7 +332,7 @@ VirtualPods::PodState VirtualPods::StartPod(const Json& pod) const {
   // us here may lag it a little.
   if (const Json* launcher = LauncherContainer(pod)) {
     const std::string container = GetString(*launcher, "name");
-    for (const Json& cs : ArrayField(Field(pod, "status"), "containerStatuses")) {
+    for (const Json& cs : ArrayField(MemberOrNull(pod, "status"), "containerStatuses")) {
       if (GetString(cs, "name") != container) continue;
       const Json* started = FindPath(cs, "state.running.startedAt");
       if (started == nullptr || !started->is_string()) continue;
@@ -364,7 +357,7 @@ void VirtualPods::OnPodEvent(const WatchEvent& ev) {
   const ObjectRecord& rec = ev.object;
   std::string key = rec.ns + "/" + rec.name;
   Json pod = rec.Parse();
-  std::string uid = GetString(Field(pod, "metadata"), "uid");
+  std::string uid = GetString(MemberOrNull(pod, "metadata"), "uid");
   if (ev.type == WatchEventType::kDeleted) {
     MutexLock lock(mu_);
     states_.erase(uid);
@@ -372,7 +365,7 @@ void VirtualPods::OnPodEvent(const WatchEvent& ev) {
     if (it != parse_cache_.end() && it->second.revision <= rec.revision) parse_cache_.erase(it);
     return;
   }
-  if (GetString(Field(pod, "status"), "phase") != "Running") return;
+  if (GetString(MemberOrNull(pod, "status"), "phase") != "Running") return;
   {
     MutexLock lock(mu_);
     if (states_.count(uid) != 0) return;
@@ -409,7 +402,8 @@ StatusOr<net::HttpResponse> VirtualPods::Serve(const ObjectRecord& pod, int port
     ParsedPod& slot = parse_cache_[key];
     if (slot.revision <= pod.revision) slot = {pod.revision, parsed};
   }
-  if (!expected_uid.empty() && GetString(Field(*parsed, "metadata"), "uid") != expected_uid) {
+  if (!expected_uid.empty() &&
+      GetString(MemberOrNull(*parsed, "metadata"), "uid") != expected_uid) {
     return Unavailable("connection refused: pod " + key + " was replaced");
   }
   return Serve(*parsed, port, request);
@@ -417,7 +411,7 @@ StatusOr<net::HttpResponse> VirtualPods::Serve(const ObjectRecord& pod, int port
 
 StatusOr<net::HttpResponse> VirtualPods::Serve(const Json& pod, int port,
                                                const net::HttpRequest& request) {
-  const Json& meta = Field(pod, "metadata");
+  const Json& meta = MemberOrNull(pod, "metadata");
   const std::string ns = GetString(meta, "namespace");
   const std::string name = GetString(meta, "name");
   if (!IsServing(pod)) {
@@ -445,7 +439,7 @@ StatusOr<net::HttpResponse> VirtualPods::Serve(const Json& pod, int port,
   if (!known) {
     PodState fresh = StartPod(pod);
     auto rec = api_.storage().Get("pods", ns, name);
-    bool stored = rec && GetString(Field(rec->Parse(), "metadata"), "uid") == uid;
+    bool stored = rec && GetString(MemberOrNull(rec->Parse(), "metadata"), "uid") == uid;
     if (stored) {
       MutexLock lock(mu_);
       states_.try_emplace(uid, std::move(fresh));
@@ -481,7 +475,7 @@ StatusOr<net::HttpResponse> VirtualPods::Serve(const Json& pod, int port,
 
 net::HttpResponse VirtualPods::ServeWeb(const Json& pod, const Json* container, int port,
                                         const net::HttpRequest& request) const {
-  const Json& meta = Field(pod, "metadata");
+  const Json& meta = MemberOrNull(pod, "metadata");
   const std::string ns = GetString(meta, "namespace");
   const std::string name = GetString(meta, "name");
   const std::string image = container ? GetString(*container, "image") : "";
@@ -492,7 +486,7 @@ net::HttpResponse VirtualPods::ServeWeb(const Json& pod, const Json* container, 
                  {"container", container ? GetString(*container, "name") : ""},
                  {"image", image},
                  {"port", port},
-                 {"podIP", GetString(Field(pod, "status"), "podIP")},
+                 {"podIP", GetString(MemberOrNull(pod, "status"), "podIP")},
                  {"method", request.method},
                  {"path", request.path},
                  {"host", host}};

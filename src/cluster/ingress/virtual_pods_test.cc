@@ -14,16 +14,9 @@ using testing::BodyJson;
 using ::testing::HasSubstr;
 using testing::Request;
 using testing::Rt;
-using testing::TestCluster;
 
-class VirtualPodsTest : public ::testing::Test {
+class VirtualPodsTest : public testing::VirtualPodsFixture {
  protected:
-  void SetUp() override {
-    auto pods = VirtualPods::Create(cluster_.api());
-    ASSERT_TRUE(pods.ok());
-    pods_ = std::move(pods).value();
-  }
-
   Json GetPod(std::string_view ns, std::string_view name) {
     auto r = cluster_.api().Get(Rt("pods"), ns, name);
     EXPECT_TRUE(r.ok());
@@ -45,9 +38,6 @@ class VirtualPodsTest : public ::testing::Test {
                cluster_.clock().WallNow().time_since_epoch())
         .count();
   }
-
-  TestCluster cluster_;
-  std::unique_ptr<VirtualPods> pods_;
 };
 
 TEST_F(VirtualPodsTest, WebPortAnswersJsonWhenAsked) {

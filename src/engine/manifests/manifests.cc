@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "common/base64.h"
+#include "common/json_access.h"
 
 namespace steward::engine {
 namespace {
@@ -362,13 +363,6 @@ bool Matches(const Json& desired, const Json& live, std::string* where) {
   return desired == live;
 }
 
-const Json& FieldOr(const Json& obj, std::string_view key) {
-  static const Json kNull;
-  if (!obj.is_object()) return kNull;
-  auto it = obj.find(key);
-  return it == obj.end() ? kNull : *it;
-}
-
 }  // namespace
 
 ObjectNames NamesFor(std::string_view id, std::string_view name) {
@@ -417,13 +411,13 @@ std::string SpecHash(const Json& object) {
   if (!object.is_object()) return Sha256Hex(DumpJson(object));
   Json copy = object;
   copy.erase("status");
-  const Json& meta = FieldOr(object, "metadata");
+  const Json& meta = MemberOrNull(object, "metadata");
   Json reduced = Json::object();
-  const Json& name = FieldOr(meta, "name");
+  const Json& name = MemberOrNull(meta, "name");
   if (!name.is_null()) reduced["name"] = name;
-  const Json& labels = FieldOr(meta, "labels");
+  const Json& labels = MemberOrNull(meta, "labels");
   if (labels.is_object() && !labels.empty()) reduced["labels"] = labels;
-  Json annotations = FieldOr(meta, "annotations");
+  Json annotations = MemberOrNull(meta, "annotations");
   if (annotations.is_object()) {
     annotations.erase(std::string(kSpecHashAnnotation));
     if (!annotations.empty()) reduced["annotations"] = std::move(annotations);
@@ -437,11 +431,11 @@ std::string FirstMismatch(const Json& desired, const Json& live) {
   if (!desired.is_object() || !live.is_object()) return "(the object)";
   for (const auto& [key, value] : desired.items()) {
     if (key == "status") continue;
-    const Json& live_value = FieldOr(live, key);
+    const Json& live_value = MemberOrNull(live, key);
     std::string where;
     if (key == "metadata") {
       for (const char* field : {"labels", "annotations"}) {
-        if (!Matches(FieldOr(value, field), FieldOr(live_value, field), &where)) {
+        if (!Matches(MemberOrNull(value, field), MemberOrNull(live_value, field), &where)) {
           return "metadata." + std::string(field) + where;
         }
       }

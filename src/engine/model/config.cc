@@ -3,28 +3,12 @@
 
 namespace steward::engine {
 
-using internal::Fields;
-using internal::Invalid;
-
 namespace {
 
 // A string field that must be "" or a DNS-1123 subdomain.
-Status OptionalName(const Fields& f, std::string_view name, std::string* out) {
+Status OptionalName(const FieldReader& f, std::string_view name, std::string* out) {
   RETURN_IF_ERROR(f.String(name, out));
   return internal::CheckSubdomain(*out, f.PathOf(name), /*allow_empty=*/true);
-}
-
-Status OneOf(const Fields& f, std::string_view name,
-             std::initializer_list<std::string_view> allowed, std::string* out) {
-  RETURN_IF_ERROR(f.String(name, out));
-  std::string list;
-  for (std::string_view a : allowed) {
-    if (*out == a) return Status::Ok();
-    list += list.empty() ? "" : ", ";
-    list += a;
-  }
-  return Invalid(f.PathOf(name),
-                 "must be one of " + list + " (got \"" + out->substr(0, 64) + "\")");
 }
 
 Status CheckTimeZone(std::string_view tz, std::string_view path) {
@@ -34,26 +18,26 @@ Status CheckTimeZone(std::string_view tz, std::string_view path) {
     ok = ok && ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
                 c == '/' || c == '_' || c == '+' || c == '-');
   }
-  if (!ok) return Invalid(path, "must be an IANA time zone name such as Europe/London or UTC");
+  if (!ok) return InvalidField(path, "must be an IANA time zone name such as Europe/London or UTC");
   return Status::Ok();
 }
 
 Status ParseCustomHostname(const Json& j, std::string path, CustomHostnameConfig* out) {
-  ASSIGN_OR_RETURN(Fields f, Fields::Of(j, std::move(path)));
+  ASSIGN_OR_RETURN(FieldReader f, FieldReader::Of(j, std::move(path)));
   RETURN_IF_ERROR(
       f.OnlyKnown({"allowedDomains", "ingressClass", "ingressAnnotations", "certManagerIssuer"}));
   std::optional<std::vector<std::string>> domains;
-  RETURN_IF_ERROR(f.NameList("allowedDomains", &domains));
+  RETURN_IF_ERROR(internal::NameList(f, "allowedDomains", &domains));
   if (domains) out->allowed_domains = std::move(*domains);
   RETURN_IF_ERROR(OptionalName(f, "ingressClass", &out->ingress_class));
-  RETURN_IF_ERROR(f.Map("ingressAnnotations", &out->ingress_annotations));
+  RETURN_IF_ERROR(f.StringMap("ingressAnnotations", &out->ingress_annotations));
   RETURN_IF_ERROR(
       internal::CheckAnnotations(out->ingress_annotations, f.PathOf("ingressAnnotations")));
   return OptionalName(f, "certManagerIssuer", &out->cert_manager_issuer);
 }
 
 Status ParseStorageDefaults(const Json& j, std::string path, StorageDefaults* out) {
-  ASSIGN_OR_RETURN(Fields f, Fields::Of(j, std::move(path)));
+  ASSIGN_OR_RETURN(FieldReader f, FieldReader::Of(j, std::move(path)));
   RETURN_IF_ERROR(f.OnlyKnown({"enabled", "size", "storageClass", "accessMode"}));
   RETURN_IF_ERROR(f.Bool("enabled", &out->enabled));
   // The StorageSpec fields share the spec's rules; "enabled" is checked above, so hand the rest
@@ -66,19 +50,19 @@ Status ParseStorageDefaults(const Json& j, std::string path, StorageDefaults* ou
 }
 
 Status ParsePolicy(const Json& j, std::string path, SpecPolicy* out) {
-  ASSIGN_OR_RETURN(Fields f, Fields::Of(j, std::move(path)));
+  ASSIGN_OR_RETURN(FieldReader f, FieldReader::Of(j, std::move(path)));
   RETURN_IF_ERROR(f.OnlyKnown({"allowPrivileged", "allowRunAsRoot", "allowedAnnotationPrefixes"}));
   RETURN_IF_ERROR(f.Bool("allowPrivileged", &out->allow_privileged));
   RETURN_IF_ERROR(f.Bool("allowRunAsRoot", &out->allow_run_as_root));
   if (const Json* v = f.Find("allowedAnnotationPrefixes")) {
     const std::string p = f.PathOf("allowedAnnotationPrefixes");
     if (!v->is_array()) {
-      return Invalid(p, "must be an array of strings, got " + std::string(internal::TypeName(*v)));
+      return InvalidField(p, "must be an array of strings, got " + std::string(JsonTypeName(*v)));
     }
     std::vector<std::string> prefixes;
     for (size_t i = 0; i < v->size(); ++i) {
-      ASSIGN_OR_RETURN(std::string prefix, internal::AsString((*v)[i], internal::IndexPath(p, i)));
-      if (prefix.empty()) return Invalid(internal::IndexPath(p, i), "must not be empty");
+      ASSIGN_OR_RETURN(std::string prefix, ReadString((*v)[i], IndexPath(p, i)));
+      if (prefix.empty()) return InvalidField(IndexPath(p, i), "must not be empty");
       prefixes.push_back(std::move(prefix));
     }
     out->annotation_prefixes = std::move(prefixes);
@@ -89,7 +73,7 @@ Status ParsePolicy(const Json& j, std::string path, SpecPolicy* out) {
 }  // namespace
 
 StatusOr<EngineConfig> ParseEngineConfig(const Json& j, std::string_view path) {
-  ASSIGN_OR_RETURN(Fields f, Fields::Of(j, std::string(path)));
+  ASSIGN_OR_RETURN(FieldReader f, FieldReader::Of(j, std::string(path)));
   RETURN_IF_ERROR(f.OnlyKnown({"namespace",
                                "domain",
                                "urlScheme",
@@ -124,26 +108,26 @@ StatusOr<EngineConfig> ParseEngineConfig(const Json& j, std::string_view path) {
   EngineConfig c;
   RETURN_IF_ERROR(f.String("namespace", &c.namespace_name));
   if (!IsDns1123Label(c.namespace_name)) {
-    return Invalid(f.PathOf("namespace"),
-                   "must be a DNS-1123 label (1 to 63 lowercase letters, digits and '-', "
-                   "starting and ending with a letter or digit)");
+    return InvalidField(f.PathOf("namespace"),
+                        "must be a DNS-1123 label (1 to 63 lowercase letters, digits and '-', "
+                        "starting and ending with a letter or digit)");
   }
   RETURN_IF_ERROR(f.String("domain", &c.domain));
   RETURN_IF_ERROR(internal::CheckSubdomain(c.domain, f.PathOf("domain"), /*allow_empty=*/false));
-  RETURN_IF_ERROR(OneOf(f, "urlScheme", {"http", "https"}, &c.url_scheme));
+  RETURN_IF_ERROR(f.OneOf("urlScheme", {"http", "https"}, &c.url_scheme));
   RETURN_IF_ERROR(f.Int("urlPort", 0, 65535, &c.url_port));
   RETURN_IF_ERROR(f.String("forgeUrl", &c.forge_url));
   RETURN_IF_ERROR(internal::CheckHttpUrl(c.forge_url, f.PathOf("forgeUrl")));
 
   RETURN_IF_ERROR(OptionalName(f, "ingressClass", &c.ingress_class));
-  RETURN_IF_ERROR(f.Map("ingressAnnotations", &c.ingress_annotations));
+  RETURN_IF_ERROR(f.StringMap("ingressAnnotations", &c.ingress_annotations));
   RETURN_IF_ERROR(
       internal::CheckAnnotations(c.ingress_annotations, f.PathOf("ingressAnnotations")));
   RETURN_IF_ERROR(OptionalName(f, "certManagerIssuer", &c.cert_manager_issuer));
   if (const Json* ch = f.Find("customHostname")) {
     RETURN_IF_ERROR(ParseCustomHostname(*ch, f.PathOf("customHostname"), &c.custom_hostname));
   }
-  RETURN_IF_ERROR(OneOf(f, "serviceType", {"ClusterIP", "NodePort"}, &c.service_type));
+  RETURN_IF_ERROR(f.OneOf("serviceType", {"ClusterIP", "NodePort"}, &c.service_type));
 
   if (const Json* stack = f.Find("defaultStack")) {
     RETURN_IF_ERROR(internal::ParseStack(*stack, f.PathOf("defaultStack"), &c.default_stack));
@@ -151,9 +135,9 @@ StatusOr<EngineConfig> ParseEngineConfig(const Json& j, std::string_view path) {
   if (const Json* storage = f.Find("storage")) {
     RETURN_IF_ERROR(ParseStorageDefaults(*storage, f.PathOf("storage"), &c.storage));
   }
-  RETURN_IF_ERROR(f.Map("labels", &c.labels));
+  RETURN_IF_ERROR(f.StringMap("labels", &c.labels));
   RETURN_IF_ERROR(internal::CheckLabels(c.labels, f.PathOf("labels"), true));
-  RETURN_IF_ERROR(f.Map("nodeSelector", &c.node_selector));
+  RETURN_IF_ERROR(f.StringMap("nodeSelector", &c.node_selector));
   RETURN_IF_ERROR(internal::CheckLabels(c.node_selector, f.PathOf("nodeSelector"), false));
 
   std::optional<Json> tolerations;
@@ -181,7 +165,7 @@ StatusOr<EngineConfig> ParseEngineConfig(const Json& j, std::string_view path) {
     c.container_security_context = std::move(*container_sc);
   }
   std::optional<std::vector<std::string>> pull_secrets;
-  RETURN_IF_ERROR(f.NameList("imagePullSecrets", &pull_secrets));
+  RETURN_IF_ERROR(internal::NameList(f, "imagePullSecrets", &pull_secrets));
   if (pull_secrets) c.image_pull_secrets = std::move(*pull_secrets);
   RETURN_IF_ERROR(OptionalName(f, "privateCA", &c.private_ca));
   RETURN_IF_ERROR(OptionalName(f, "serviceAccount", &c.service_account));

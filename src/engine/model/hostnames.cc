@@ -39,11 +39,11 @@ Status CheckCustomHostnamePolicy(const EngineConfig& config, const ProjectSpec& 
   const std::string domain = AsciiLower(config.domain);
   constexpr std::string_view kPath = "spec.customHostname";
   if (host == domain || host == UrlHost(config.forge_url)) {
-    return internal::Invalid(kPath, "\"" + host + "\" is the platform's own host");
+    return InvalidField(kPath, "\"" + host + "\" is the platform's own host");
   }
   if (UnderDomain(host, domain) && host.find('.') == host.size() - domain.size() - 1) {
-    return internal::Invalid(kPath, "\"" + host + "\" has the form <name>." + domain +
-                                        ", which is reserved for project names");
+    return InvalidField(kPath, "\"" + host + "\" has the form <name>." + domain +
+                                   ", which is reserved for project names");
   }
   const auto& allowed = config.custom_hostname.allowed_domains;
   if (!allowed.empty() && std::none_of(allowed.begin(), allowed.end(), [&](const auto& d) {
@@ -51,10 +51,10 @@ Status CheckCustomHostnamePolicy(const EngineConfig& config, const ProjectSpec& 
       })) {
     std::string list;
     for (const auto& d : allowed) list += (list.empty() ? "" : ", ") + d;
-    return internal::Invalid(kPath, "\"" + host +
-                                        "\" is not within the domains the operator allows "
-                                        "(engine.customHostname.allowedDomains: " +
-                                        list + ")");
+    return InvalidField(kPath, "\"" + host +
+                                   "\" is not within the domains the operator allows "
+                                   "(engine.customHostname.allowedDomains: " +
+                                   list + ")");
   }
   return Status::Ok();
 }

@@ -8,7 +8,7 @@
 namespace steward::engine {
 namespace {
 
-using testing::IsInvalid;
+using testing::IsInvalidValue;
 
 TEST(Dns1123Test, Labels) {
   for (const char* ok : {"a", "0", "a-b", "a--b", "abc123", "1a"}) {
@@ -44,36 +44,36 @@ TEST(ValidateProjectNameTest, AcceptsDnsLabelsUpTo40Characters) {
 }
 
 TEST(ValidateProjectNameTest, RefusesTheCustomIngressSuffix) {
-  EXPECT_TRUE(IsInvalid(ValidateProjectName("shop-custom"), "project name \"shop-custom\"",
-                        "custom-hostname Ingress of project \"shop\""));
+  EXPECT_TRUE(IsInvalidValue(ValidateProjectName("shop-custom"), "project name \"shop-custom\"",
+                             "custom-hostname Ingress of project \"shop\""));
   EXPECT_TRUE(ValidateProjectName("custom").ok());
   EXPECT_TRUE(ValidateProjectName("customer").ok());
 }
 
 TEST(ValidateProjectNameTest, SaysWhichRuleFailed) {
-  EXPECT_TRUE(IsInvalid(ValidateProjectName(""), "project name", "must not be empty"));
-  EXPECT_TRUE(IsInvalid(ValidateProjectName(std::string(41, 'x')),
-                        "project name \"" + std::string(41, 'x') + "\"",
-                        "at most 40 characters (got 41)"));
-  EXPECT_TRUE(IsInvalid(ValidateProjectName("MyProject"), "project name \"MyProject\"",
-                        "lowercase letters, digits and '-'"));
-  EXPECT_TRUE(IsInvalid(ValidateProjectName("a.b"), "project name \"a.b\"",
-                        "lowercase letters, digits and '-'"));
-  EXPECT_TRUE(IsInvalid(ValidateProjectName("a_b"), "project name \"a_b\"",
-                        "lowercase letters, digits and '-'"));
-  EXPECT_TRUE(IsInvalid(ValidateProjectName("-ab"), "project name \"-ab\"",
-                        "start and end with a lowercase letter or digit"));
-  EXPECT_TRUE(IsInvalid(ValidateProjectName("ab-"), "project name \"ab-\"", "start and end"));
+  EXPECT_TRUE(IsInvalidValue(ValidateProjectName(""), "project name", "must not be empty"));
+  EXPECT_TRUE(IsInvalidValue(ValidateProjectName(std::string(41, 'x')),
+                             "project name \"" + std::string(41, 'x') + "\"",
+                             "at most 40 characters (got 41)"));
+  EXPECT_TRUE(IsInvalidValue(ValidateProjectName("MyProject"), "project name \"MyProject\"",
+                             "lowercase letters, digits and '-'"));
+  EXPECT_TRUE(IsInvalidValue(ValidateProjectName("a.b"), "project name \"a.b\"",
+                             "lowercase letters, digits and '-'"));
+  EXPECT_TRUE(IsInvalidValue(ValidateProjectName("a_b"), "project name \"a_b\"",
+                             "lowercase letters, digits and '-'"));
+  EXPECT_TRUE(IsInvalidValue(ValidateProjectName("-ab"), "project name \"-ab\"",
+                             "start and end with a lowercase letter or digit"));
+  EXPECT_TRUE(IsInvalidValue(ValidateProjectName("ab-"), "project name \"ab-\"", "start and end"));
 }
 
 TEST(ValidateProjectIdTest, SameRuleNamedAsId) {
   EXPECT_TRUE(ValidateProjectId("p-0123456789abcdef").ok());
   EXPECT_TRUE(ValidateProjectId(std::string(40, '9')).ok());
-  EXPECT_TRUE(IsInvalid(ValidateProjectId(""), "project id", "must not be empty"));
-  EXPECT_TRUE(IsInvalid(ValidateProjectId(std::string(41, 'a')),
-                        "project id \"" + std::string(41, 'a') + "\"", "at most 40"));
-  EXPECT_TRUE(IsInvalid(ValidateProjectId("ID"), "project id \"ID\"", "lowercase"));
-  EXPECT_TRUE(IsInvalid(ValidateProjectId("a-"), "project id \"a-\"", "start and end"));
+  EXPECT_TRUE(IsInvalidValue(ValidateProjectId(""), "project id", "must not be empty"));
+  EXPECT_TRUE(IsInvalidValue(ValidateProjectId(std::string(41, 'a')),
+                             "project id \"" + std::string(41, 'a') + "\"", "at most 40"));
+  EXPECT_TRUE(IsInvalidValue(ValidateProjectId("ID"), "project id \"ID\"", "lowercase"));
+  EXPECT_TRUE(IsInvalidValue(ValidateProjectId("a-"), "project id \"a-\"", "start and end"));
 }
 
 TEST(ValidateProjectNameTest, LongBadNamesAreCutShortInTheMessage) {

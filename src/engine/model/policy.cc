@@ -1,12 +1,10 @@
 #include <array>
 
+#include "common/json_access.h"
 #include "engine/model/project.h"
 #include "engine/model/validation.h"
 
 namespace steward::engine {
-
-using internal::Invalid;
-using internal::Join;
 
 namespace {
 
@@ -16,14 +14,14 @@ constexpr std::array<std::string_view, 13> kBaselineCapabilities = {
     "NET_BIND_SERVICE", "SETFCAP", "SETGID",       "SETPCAP", "SETUID", "SYS_CHROOT"};
 
 Status Refused(std::string_view path, std::string_view what, std::string_view key) {
-  return Invalid(path,
-                 std::string(what) + " (refused by engine.policy." + std::string(key) + ": false)");
+  return InvalidField(
+      path, std::string(what) + " (refused by engine.policy." + std::string(key) + ": false)");
 }
 
-const Json* Member(const Json& obj, std::string_view key) {
-  if (!obj.is_object()) return nullptr;
-  auto it = obj.find(key);
-  return it == obj.end() || it->is_null() ? nullptr : &*it;
+// Member, with a null value counted as absent.
+const Json* NonNullMember(const Json& obj, std::string_view key) {
+  const Json* m = Member(obj, key);
+  return m == nullptr || m->is_null() ? nullptr : m;
 }
 
 bool IsTrue(const Json* v) { return v != nullptr && v->is_boolean() && v->get<bool>(); }
@@ -31,11 +29,11 @@ bool IsFalse(const Json* v) { return v != nullptr && v->is_boolean() && !v->get<
 
 Status CheckUnconfined(const Json& context, const std::string& path) {
   for (std::string_view profile : {"seccompProfile", "appArmorProfile"}) {
-    const Json* p = Member(context, profile);
-    const Json* type = p == nullptr ? nullptr : Member(*p, "type");
+    const Json* p = NonNullMember(context, profile);
+    const Json* type = p == nullptr ? nullptr : NonNullMember(*p, "type");
     if (type != nullptr && type->is_string() && type->get<std::string>() == "Unconfined") {
-      return Refused(Join(Join(path, profile), "type"), "Unconfined profiles are not allowed",
-                     "allowPrivileged");
+      return Refused(JoinPath(JoinPath(path, profile), "type"),
+                     "Unconfined profiles are not allowed", "allowPrivileged");
     }
   }
   return Status::Ok();
@@ -43,21 +41,22 @@ Status CheckUnconfined(const Json& context, const std::string& path) {
 
 Status CheckPrivileged(const ProjectSpec& spec, std::string_view path) {
   if (spec.pod_security_context) {
-    RETURN_IF_ERROR(CheckUnconfined(*spec.pod_security_context, Join(path, "podSecurityContext")));
+    RETURN_IF_ERROR(
+        CheckUnconfined(*spec.pod_security_context, JoinPath(path, "podSecurityContext")));
   }
   if (!spec.container_security_context) return Status::Ok();
   const Json& c = *spec.container_security_context;
-  const std::string base = Join(path, "containerSecurityContext");
-  if (IsTrue(Member(c, "privileged"))) {
-    return Refused(Join(base, "privileged"), "privileged containers are not allowed",
+  const std::string base = JoinPath(path, "containerSecurityContext");
+  if (IsTrue(NonNullMember(c, "privileged"))) {
+    return Refused(JoinPath(base, "privileged"), "privileged containers are not allowed",
                    "allowPrivileged");
   }
-  if (IsTrue(Member(c, "allowPrivilegeEscalation"))) {
-    return Refused(Join(base, "allowPrivilegeEscalation"), "privilege escalation is not allowed",
-                   "allowPrivileged");
+  if (IsTrue(NonNullMember(c, "allowPrivilegeEscalation"))) {
+    return Refused(JoinPath(base, "allowPrivilegeEscalation"),
+                   "privilege escalation is not allowed", "allowPrivileged");
   }
-  if (const Json* caps = Member(c, "capabilities")) {
-    if (const Json* add = Member(*caps, "add"); add != nullptr && add->is_array()) {
+  if (const Json* caps = NonNullMember(c, "capabilities")) {
+    if (const Json* add = NonNullMember(*caps, "add"); add != nullptr && add->is_array()) {
       for (size_t i = 0; i < add->size(); ++i) {
         const Json& cap = (*add)[i];
         std::string name = cap.is_string() ? cap.get<std::string>() : "";
@@ -65,7 +64,7 @@ Status CheckPrivileged(const ProjectSpec& spec, std::string_view path) {
         bool baseline = false;
         for (std::string_view b : kBaselineCapabilities) baseline = baseline || b == name;
         if (!baseline) {
-          return Refused(internal::IndexPath(Join(Join(base, "capabilities"), "add"), i),
+          return Refused(IndexPath(JoinPath(JoinPath(base, "capabilities"), "add"), i),
                          "capability \"" + name.substr(0, 64) +
                              "\" is beyond the baseline set a container may add",
                          "allowPrivileged");
@@ -73,13 +72,14 @@ Status CheckPrivileged(const ProjectSpec& spec, std::string_view path) {
       }
     }
   }
-  if (const Json* pm = Member(c, "procMount");
+  if (const Json* pm = NonNullMember(c, "procMount");
       pm != nullptr && pm->is_string() && pm->get<std::string>() == "Unmasked") {
-    return Refused(Join(base, "procMount"), "an unmasked /proc is not allowed", "allowPrivileged");
+    return Refused(JoinPath(base, "procMount"), "an unmasked /proc is not allowed",
+                   "allowPrivileged");
   }
-  if (const Json* w = Member(c, "windowsOptions");
-      w != nullptr && IsTrue(Member(*w, "hostProcess"))) {
-    return Refused(Join(Join(base, "windowsOptions"), "hostProcess"),
+  if (const Json* w = NonNullMember(c, "windowsOptions");
+      w != nullptr && IsTrue(NonNullMember(*w, "hostProcess"))) {
+    return Refused(JoinPath(JoinPath(base, "windowsOptions"), "hostProcess"),
                    "host process containers are not allowed", "allowPrivileged");
   }
   return CheckUnconfined(c, base);
@@ -87,13 +87,13 @@ Status CheckPrivileged(const ProjectSpec& spec, std::string_view path) {
 
 Status CheckRoot(const std::optional<Json>& context, const std::string& path) {
   if (!context) return Status::Ok();
-  const Json* user = Member(*context, "runAsUser");
+  const Json* user = NonNullMember(*context, "runAsUser");
   if (user != nullptr && user->is_number_integer() && user->get<int64_t>() == 0) {
-    return Refused(Join(path, "runAsUser"), "running as root (uid 0) is not allowed",
+    return Refused(JoinPath(path, "runAsUser"), "running as root (uid 0) is not allowed",
                    "allowRunAsRoot");
   }
-  if (IsFalse(Member(*context, "runAsNonRoot"))) {
-    return Refused(Join(path, "runAsNonRoot"), "runAsNonRoot: false is not allowed",
+  if (IsFalse(NonNullMember(*context, "runAsNonRoot"))) {
+    return Refused(JoinPath(path, "runAsNonRoot"), "runAsNonRoot: false is not allowed",
                    "allowRunAsRoot");
   }
   return Status::Ok();
@@ -105,9 +105,9 @@ Status CheckAnnotationPrefixes(const StringMap& annotations, const std::string& 
     bool ok = false;
     for (const std::string& p : prefixes) ok = ok || key.rfind(p, 0) == 0;
     if (!ok) {
-      return Invalid(internal::KeyPath(path, key),
-                     "annotation key is outside the operator's allowed prefixes (refused by "
-                     "engine.policy.allowedAnnotationPrefixes)");
+      return InvalidField(KeyPath(path, key),
+                          "annotation key is outside the operator's allowed prefixes (refused by "
+                          "engine.policy.allowedAnnotationPrefixes)");
     }
   }
   return Status::Ok();
@@ -118,15 +118,15 @@ Status CheckAnnotationPrefixes(const StringMap& annotations, const std::string& 
 Status CheckSpecPolicy(const SpecPolicy& policy, const ProjectSpec& spec, std::string_view path) {
   if (!policy.allow_privileged) RETURN_IF_ERROR(CheckPrivileged(spec, path));
   if (!policy.allow_run_as_root) {
-    RETURN_IF_ERROR(CheckRoot(spec.pod_security_context, Join(path, "podSecurityContext")));
+    RETURN_IF_ERROR(CheckRoot(spec.pod_security_context, JoinPath(path, "podSecurityContext")));
     RETURN_IF_ERROR(
-        CheckRoot(spec.container_security_context, Join(path, "containerSecurityContext")));
+        CheckRoot(spec.container_security_context, JoinPath(path, "containerSecurityContext")));
   }
   if (policy.annotation_prefixes) {
-    RETURN_IF_ERROR(CheckAnnotationPrefixes(spec.annotations, Join(path, "annotations"),
+    RETURN_IF_ERROR(CheckAnnotationPrefixes(spec.annotations, JoinPath(path, "annotations"),
                                             *policy.annotation_prefixes));
     RETURN_IF_ERROR(CheckAnnotationPrefixes(spec.ingress_annotations,
-                                            Join(Join(path, "ingress"), "annotations"),
+                                            JoinPath(JoinPath(path, "ingress"), "annotations"),
                                             *policy.annotation_prefixes));
   }
   return Status::Ok();

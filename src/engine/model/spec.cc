@@ -3,19 +3,17 @@
 
 namespace steward::engine {
 
-using internal::Fields;
-using internal::Invalid;
-
 namespace {
 
 Status CheckTeam(std::string_view team, std::string_view path) {
   if (team.empty() || team.size() > 63) {
-    return Invalid(path, "must be 1 to 63 characters (got " + std::to_string(team.size()) + ")");
+    return InvalidField(path,
+                        "must be 1 to 63 characters (got " + std::to_string(team.size()) + ")");
   }
   for (char c : team) {
     bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
               c == '_' || c == '-';
-    if (!ok) return Invalid(path, "must consist of letters, digits, '_' and '-'");
+    if (!ok) return InvalidField(path, "must consist of letters, digits, '_' and '-'");
   }
   return Status::Ok();
 }
@@ -23,22 +21,23 @@ Status CheckTeam(std::string_view team, std::string_view path) {
 Status CheckCustomHostname(std::string_view host, std::string_view path) {
   if (host.empty()) return Status::Ok();
   for (char c : host) {
-    if (c >= 'A' && c <= 'Z') return Invalid(path, "must be lowercase");
+    if (c >= 'A' && c <= 'Z') return InvalidField(path, "must be lowercase");
   }
   if (!IsDns1123Subdomain(host)) {
-    return Invalid(path,
-                   "must be an RFC 1123 hostname (lowercase letters, digits, '-' and '.', "
-                   "labels of 1 to 63 characters starting and ending with a letter or digit, at "
-                   "most 253 characters)");
+    return InvalidField(
+        path,
+        "must be an RFC 1123 hostname (lowercase letters, digits, '-' and '.', "
+        "labels of 1 to 63 characters starting and ending with a letter or digit, at "
+        "most 253 characters)");
   }
   if (host.find('.') == std::string_view::npos) {
-    return Invalid(path, "must contain a dot (a fully qualified name such as nr.example.com)");
+    return InvalidField(path, "must contain a dot (a fully qualified name such as nr.example.com)");
   }
   return Status::Ok();
 }
 
 Status ParseIngress(const Json& j, std::string path, ProjectSpec* spec) {
-  ASSIGN_OR_RETURN(Fields f, Fields::Of(j, std::move(path)));
+  ASSIGN_OR_RETURN(FieldReader f, FieldReader::Of(j, std::move(path)));
   RETURN_IF_ERROR(f.OnlyKnown({"className", "annotations"}));
   if (f.Find("className") != nullptr) {
     std::string cls;
@@ -46,7 +45,7 @@ Status ParseIngress(const Json& j, std::string path, ProjectSpec* spec) {
     RETURN_IF_ERROR(internal::CheckSubdomain(cls, f.PathOf("className"), /*allow_empty=*/true));
     spec->ingress_class = std::move(cls);
   }
-  RETURN_IF_ERROR(f.Map("annotations", &spec->ingress_annotations));
+  RETURN_IF_ERROR(f.StringMap("annotations", &spec->ingress_annotations));
   return internal::CheckAnnotations(spec->ingress_annotations, f.PathOf("annotations"));
 }
 
@@ -54,15 +53,15 @@ Status ParseIngress(const Json& j, std::string path, ProjectSpec* spec) {
 
 StatusOr<ProjectSpec> ParseProjectSpec(const Json& j, std::string_view path) {
   if (!j.is_object()) {
-    return Invalid(path, "must be an object, got " + std::string(internal::TypeName(j)));
+    return InvalidField(path, "must be an object, got " + std::string(JsonTypeName(j)));
   }
-  ASSIGN_OR_RETURN(Fields f, Fields::Of(j, std::string(path)));
+  ASSIGN_OR_RETURN(FieldReader f, FieldReader::Of(j, std::string(path)));
   RETURN_IF_ERROR(f.OnlyKnown({"team", "stack", "customHostname", "storage", "replicas", "labels",
                                "annotations", "ingress", "nodeSelector", "tolerations", "probes",
                                "podSecurityContext", "containerSecurityContext", "imagePullSecrets",
                                "privateCA"}));
   ProjectSpec spec;
-  if (f.Find("team") == nullptr) return Invalid(f.PathOf("team"), "is required");
+  if (f.Find("team") == nullptr) return InvalidField(f.PathOf("team"), "is required");
   RETURN_IF_ERROR(f.String("team", &spec.team));
   RETURN_IF_ERROR(CheckTeam(spec.team, f.PathOf("team")));
 
@@ -78,14 +77,14 @@ StatusOr<ProjectSpec> ParseProjectSpec(const Json& j, std::string_view path) {
   }
   RETURN_IF_ERROR(f.Int("replicas", 1, 10, &spec.replicas));
 
-  RETURN_IF_ERROR(f.Map("labels", &spec.labels));
+  RETURN_IF_ERROR(f.StringMap("labels", &spec.labels));
   RETURN_IF_ERROR(internal::CheckLabels(spec.labels, f.PathOf("labels"), true));
-  RETURN_IF_ERROR(f.Map("annotations", &spec.annotations));
+  RETURN_IF_ERROR(f.StringMap("annotations", &spec.annotations));
   RETURN_IF_ERROR(internal::CheckAnnotations(spec.annotations, f.PathOf("annotations")));
   if (const Json* ingress = f.Find("ingress")) {
     RETURN_IF_ERROR(ParseIngress(*ingress, f.PathOf("ingress"), &spec));
   }
-  RETURN_IF_ERROR(f.Map("nodeSelector", &spec.node_selector));
+  RETURN_IF_ERROR(f.StringMap("nodeSelector", &spec.node_selector));
   RETURN_IF_ERROR(internal::CheckLabels(spec.node_selector, f.PathOf("nodeSelector"), false));
 
   RETURN_IF_ERROR(f.ObjectArray("tolerations", &spec.tolerations));
@@ -108,7 +107,7 @@ StatusOr<ProjectSpec> ParseProjectSpec(const Json& j, std::string_view path) {
                                               "core.SecurityContext",
                                               f.PathOf("containerSecurityContext")));
   }
-  RETURN_IF_ERROR(f.NameList("imagePullSecrets", &spec.image_pull_secrets));
+  RETURN_IF_ERROR(internal::NameList(f, "imagePullSecrets", &spec.image_pull_secrets));
   if (f.Find("privateCA") != nullptr) {
     std::string ca;
     RETURN_IF_ERROR(f.String("privateCA", &ca));

@@ -5,13 +5,6 @@
 
 namespace steward::engine {
 
-using internal::AsBool;
-using internal::AsInt;
-using internal::AsString;
-using internal::IndexPath;
-using internal::Invalid;
-using internal::Join;
-
 Json ToJson(const ProjectStatus& status) {
   Json conditions = Json::array();
   for (const ResourceCondition& c : status.conditions) {
@@ -35,7 +28,7 @@ namespace {
 Status OptString(const Json& obj, std::string_view path, std::string_view key, std::string* out) {
   auto it = obj.find(key);
   if (it == obj.end() || it->is_null()) return Status::Ok();
-  ASSIGN_OR_RETURN(*out, AsString(*it, Join(path, key)));
+  ASSIGN_OR_RETURN(*out, ReadString(*it, JoinPath(path, key)));
   return Status::Ok();
 }
 
@@ -43,7 +36,8 @@ Status OptInt(const Json& obj, std::string_view path, std::string_view key, int6
               int64_t* out) {
   auto it = obj.find(key);
   if (it == obj.end() || it->is_null()) return Status::Ok();
-  ASSIGN_OR_RETURN(*out, AsInt(*it, Join(path, key), lo, std::numeric_limits<int64_t>::max()));
+  ASSIGN_OR_RETURN(*out,
+                   ReadInt(*it, JoinPath(path, key), lo, std::numeric_limits<int64_t>::max()));
   return Status::Ok();
 }
 
@@ -52,14 +46,15 @@ Status OptInt(const Json& obj, std::string_view path, std::string_view key, int6
 StatusOr<ProjectStatus> ParseProjectStatus(const Json& j) {
   constexpr std::string_view kPath = "status";
   if (!j.is_object()) {
-    return Invalid(kPath, "must be an object, got " + std::string(internal::TypeName(j)));
+    return InvalidField(kPath, "must be an object, got " + std::string(JsonTypeName(j)));
   }
   ProjectStatus s;
   auto phase_it = j.find("phase");
-  if (phase_it == j.end() || phase_it->is_null()) return Invalid("status.phase", "is required");
-  ASSIGN_OR_RETURN(std::string phase, AsString(*phase_it, "status.phase"));
+  if (phase_it == j.end() || phase_it->is_null())
+    return InvalidField("status.phase", "is required");
+  ASSIGN_OR_RETURN(std::string phase, ReadString(*phase_it, "status.phase"));
   std::optional<Phase> p = ParsePhase(phase);
-  if (!p) return Invalid("status.phase", "unknown phase \"" + phase.substr(0, 64) + "\"");
+  if (!p) return InvalidField("status.phase", "unknown phase \"" + phase.substr(0, 64) + "\"");
   s.phase = *p;
   RETURN_IF_ERROR(OptString(j, kPath, "reason", &s.reason));
   RETURN_IF_ERROR(OptString(j, kPath, "message", &s.message));
@@ -69,14 +64,14 @@ StatusOr<ProjectStatus> ParseProjectStatus(const Json& j) {
   auto cond_it = j.find("conditions");
   if (cond_it != j.end() && !cond_it->is_null()) {
     if (!cond_it->is_array()) {
-      return Invalid("status.conditions",
-                     "must be an array, got " + std::string(internal::TypeName(*cond_it)));
+      return InvalidField("status.conditions",
+                          "must be an array, got " + std::string(JsonTypeName(*cond_it)));
     }
     for (size_t i = 0; i < cond_it->size(); ++i) {
       const Json& c = (*cond_it)[i];
       std::string path = IndexPath("status.conditions", i);
       if (!c.is_object()) {
-        return Invalid(path, "must be an object, got " + std::string(internal::TypeName(c)));
+        return InvalidField(path, "must be an object, got " + std::string(JsonTypeName(c)));
       }
       ResourceCondition rc;
       RETURN_IF_ERROR(OptString(c, path, "resource", &rc.resource));
@@ -84,7 +79,7 @@ StatusOr<ProjectStatus> ParseProjectStatus(const Json& j) {
       RETURN_IF_ERROR(OptString(c, path, "message", &rc.message));
       auto ready = c.find("ready");
       if (ready != c.end() && !ready->is_null()) {
-        ASSIGN_OR_RETURN(rc.ready, AsBool(*ready, Join(path, "ready")));
+        ASSIGN_OR_RETURN(rc.ready, ReadBool(*ready, JoinPath(path, "ready")));
       }
       s.conditions.push_back(std::move(rc));
     }

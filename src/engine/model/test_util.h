@@ -11,21 +11,32 @@
 
 namespace steward::engine::testing {
 
-// Success when `s` is kInvalidArgument, its message starts with "<field>: " and contains `part`.
-inline ::testing::AssertionResult IsInvalid(const Status& s, std::string_view field,
-                                            std::string_view part = "") {
+// Success when `s` is kInvalidArgument, its message starts with "<prefix>: " and contains
+// `part`: for errors about a value that is no field (a project name as such).
+inline ::testing::AssertionResult IsInvalidValue(const Status& s, std::string_view prefix,
+                                                 std::string_view part = "") {
   if (s.code() != StatusCode::kInvalidArgument) {
     return ::testing::AssertionFailure() << "expected INVALID_ARGUMENT, got " << s.ToString();
   }
-  std::string prefix = std::string(field) + ": ";
-  if (s.message().rfind(prefix, 0) != 0) {
+  if (s.message().rfind(std::string(prefix) + ": ", 0) != 0) {
     return ::testing::AssertionFailure()
-           << "message does not start with '" << prefix << "': " << s.message();
+           << "message does not start with '" << prefix << ": ': " << s.message();
   }
   if (s.message().find(part) == std::string::npos) {
     return ::testing::AssertionFailure() << "message lacks '" << part << "': " << s.message();
   }
   return ::testing::AssertionSuccess();
+}
+
+// Success when `s` is kInvalidArgument about `field`: the status's field (Status::field()) is
+// `field`, its message starts with "<field>: " and contains `part`.
+inline ::testing::AssertionResult IsInvalid(const Status& s, std::string_view field,
+                                            std::string_view part = "") {
+  if (s.code() == StatusCode::kInvalidArgument && s.field() != field) {
+    return ::testing::AssertionFailure()
+           << "the status's field is '" << s.field() << "', not '" << field << "': " << s.message();
+  }
+  return IsInvalidValue(s, field, part);
 }
 
 template <typename T>

@@ -1,5 +1,6 @@
-// Internal to the model module: field readers and value rules shared by the spec, config and
-// status parsers. Every error is kInvalidArgument "<path>: <what is wrong>". Stateless.
+// Internal to the model module: value rules shared by the spec, config and status parsers.
+// Every error is kInvalidArgument "<path>: <what is wrong>" with the path as its field
+// (InvalidField). Stateless.
 #pragma once
 
 #include <cstdint>
@@ -9,56 +10,19 @@
 #include <string_view>
 #include <vector>
 
+#include "common/fields.h"
 #include "common/json.h"
 #include "common/status.h"
 #include "engine/model/project.h"
 
 namespace steward::engine::internal {
 
-// Path building: Join("spec", "stack") = "spec.stack" (just "stack" for an empty parent),
-// KeyPath("spec.labels", "a/b") = spec.labels["a/b"], IndexPath("x", 2) = "x[2]".
-std::string Join(std::string_view path, std::string_view field);
-std::string KeyPath(std::string_view path, std::string_view key);
-std::string IndexPath(std::string_view path, size_t index);
-Status Invalid(std::string_view path, std::string_view what);
-// "string", "integer", "number" (non-integer), "boolean", "object", "array", "null".
-std::string_view TypeName(const Json& j);
+// Fields are read with common/fields.h (FieldReader, ReadInt, ..., InvalidField), in its JSON
+// wording; what follows is the project model's own rules.
 
-// A JSON integer in [lo, hi]; floats and numeric strings are refused.
-StatusOr<int64_t> AsInt(const Json& v, std::string_view path, int64_t lo, int64_t hi);
-StatusOr<std::string> AsString(const Json& v, std::string_view path);
-StatusOr<bool> AsBool(const Json& v, std::string_view path);
-// An object whose values are all strings.
-StatusOr<StringMap> AsStringMap(const Json& v, std::string_view path);
-
-// Reads the fields of one JSON object. `j` must outlive the reader. A null `j` reads as an
-// empty object (an optional section left empty).
-class Fields {
- public:
-  static StatusOr<Fields> Of(const Json& j, std::string path);
-
-  // kInvalidArgument "<path>.<name>: unknown field" for the first key not in `known`.
-  Status OnlyKnown(std::initializer_list<std::string_view> known) const;
-  // The field's value, or nullptr when absent or null.
-  const Json* Find(std::string_view name) const;
-  std::string PathOf(std::string_view name) const { return Join(path_, name); }
-  const std::string& path() const { return path_; }
-
-  // Each leaves *out unchanged when the field is absent.
-  Status String(std::string_view name, std::string* out) const;
-  Status Bool(std::string_view name, bool* out) const;
-  Status Int(std::string_view name, int64_t lo, int64_t hi, int* out) const;
-  Status Map(std::string_view name, StringMap* out) const;
-  Status Object(std::string_view name, std::optional<Json>* out) const;
-  Status ObjectArray(std::string_view name, std::optional<Json>* out) const;
-  // An array of DNS-1123 subdomain names.
-  Status NameList(std::string_view name, std::optional<std::vector<std::string>>* out) const;
-
- private:
-  Fields(const Json* obj, std::string path) : obj_(obj), path_(std::move(path)) {}
-  const Json* obj_;  // nullptr for a null section
-  std::string path_;
-};
+// An array of DNS-1123 subdomain names.
+Status NameList(const FieldReader& f, std::string_view name,
+                std::optional<std::vector<std::string>>* out);
 
 // Value rules.
 Status CheckSubdomain(std::string_view s, std::string_view path, bool allow_empty);

@@ -4,6 +4,8 @@
 #include <cstdint>
 #include <string_view>
 
+#include "common/json_access.h"
+
 namespace steward::engine {
 namespace {
 
@@ -17,25 +19,12 @@ Readiness Make(State state, std::string reason, std::string message) {
   return r;
 }
 
-const Json& Field(const Json& obj, std::string_view key) {
-  static const Json kNull;
-  if (!obj.is_object()) return kNull;
-  auto it = obj.find(key);
-  return it == obj.end() ? kNull : *it;
-}
-
-// Kubernetes omits zero counts (omitempty), so an absent count is 0.
-int64_t Int(const Json& obj, std::string_view key, int64_t fallback = 0) {
-  const Json& v = Field(obj, key);
-  return v.is_number_integer() ? v.get<int64_t>() : fallback;
-}
-
 std::string Plural(int64_t n, std::string_view word) {
   return std::to_string(n) + " " + std::string(word) + (n == 1 ? "" : "s");
 }
 
 const Json* FindCondition(const Json& status, std::string_view type) {
-  const Json& conditions = Field(status, "conditions");
+  const Json& conditions = MemberOrNull(status, "conditions");
   if (!conditions.is_array()) return nullptr;
   for (const auto& c : conditions) {
     if (GetString(c, "type") == type) return &c;
@@ -48,11 +37,11 @@ const Json* FindCondition(const Json& status, std::string_view type) {
 // Follows kubectl rollout status: nothing in status is trusted until the controller has
 // observed the current generation (a deadline condition from an older spec may no longer apply).
 Readiness DeploymentReadiness(const Json& deployment) {
-  const Json& meta = Field(deployment, "metadata");
-  const Json& spec = Field(deployment, "spec");
-  const Json& status = Field(deployment, "status");
-  const int64_t generation = Int(meta, "generation");
-  const int64_t observed = Int(status, "observedGeneration");
+  const Json& meta = MemberOrNull(deployment, "metadata");
+  const Json& spec = MemberOrNull(deployment, "spec");
+  const Json& status = MemberOrNull(deployment, "status");
+  const int64_t generation = GetInt(meta, "generation");
+  const int64_t observed = GetInt(status, "observedGeneration");
   if (observed < generation) {
     return Make(State::kWaiting, "GenerationNotObserved",
                 "waiting for the deployment controller to observe generation " +
@@ -65,10 +54,10 @@ Readiness DeploymentReadiness(const Json& deployment) {
     if (message.empty()) message = "deployment exceeded its progress deadline";
     return Make(State::kFailed, "ProgressDeadlineExceeded", std::move(message));
   }
-  const int64_t desired = Int(spec, "replicas", 1);  // the API's default when unset
-  const int64_t replicas = Int(status, "replicas");
-  const int64_t updated = Int(status, "updatedReplicas");
-  const int64_t available = Int(status, "availableReplicas");
+  const int64_t desired = GetInt(spec, "replicas", 1);  // the API's default when unset
+  const int64_t replicas = GetInt(status, "replicas");
+  const int64_t updated = GetInt(status, "updatedReplicas");
+  const int64_t available = GetInt(status, "availableReplicas");
   if (updated < desired) {
     return Make(
         State::kWaiting, "RolloutInProgress",
@@ -87,7 +76,7 @@ Readiness DeploymentReadiness(const Json& deployment) {
 }
 
 Readiness PvcReadiness(const Json& pvc) {
-  const std::string phase = GetString(Field(pvc, "status"), "phase");
+  const std::string phase = GetString(MemberOrNull(pvc, "status"), "phase");
   if (phase == "Bound") return Make(State::kReady, "Ready", "claim is Bound");
   if (phase == "Lost") {
     return Make(State::kFailed, "Lost", "claim is Lost: its persistent volume no longer exists");
@@ -98,7 +87,7 @@ Readiness PvcReadiness(const Json& pvc) {
 
 // True when `object` has no ownerReferences, or one of them has this uid (or uid is unknown).
 static bool OwnedBy(const Json& object, const std::string& uid) {
-  const Json& refs = Field(Field(object, "metadata"), "ownerReferences");
+  const Json& refs = MemberOrNull(MemberOrNull(object, "metadata"), "ownerReferences");
   if (uid.empty() || !refs.is_array() || refs.empty()) return true;
   for (const Json& ref : refs) {
     if (GetString(ref, "uid") == uid) return true;
@@ -107,24 +96,24 @@ static bool OwnedBy(const Json& object, const std::string& uid) {
 }
 
 Readiness ServiceReadiness(const Json& service, const std::vector<Json>& endpoint_slices) {
-  const std::string name = GetString(Field(service, "metadata"), "name");
+  const std::string name = GetString(MemberOrNull(service, "metadata"), "name");
   int64_t total = 0;
   int64_t ready = 0;
   for (const Json& slice : endpoint_slices) {
     // The caller passes this Service's slices; a slice labelled for another is ignored rather
     // than allowed to make this one look ready.
-    const Json& owner =
-        Field(Field(Field(slice, "metadata"), "labels"), "kubernetes.io/service-name");
+    const Json& owner = MemberOrNull(MemberOrNull(MemberOrNull(slice, "metadata"), "labels"),
+                                     "kubernetes.io/service-name");
     if (owner.is_string() && !name.empty() && owner.get_ref<const std::string&>() != name) continue;
     // A slice owned by another Service object of the same name (a predecessor deleted and
     // re-created) says nothing about this one, however ready its endpoints were.
-    if (!OwnedBy(slice, GetString(Field(service, "metadata"), "uid"))) continue;
-    const Json& endpoints = Field(slice, "endpoints");
+    if (!OwnedBy(slice, GetString(MemberOrNull(service, "metadata"), "uid"))) continue;
+    const Json& endpoints = MemberOrNull(slice, "endpoints");
     if (!endpoints.is_array()) continue;
     for (const Json& endpoint : endpoints) {
       ++total;
       // discovery/v1: a nil ready condition is to be interpreted as ready.
-      const Json& r = Field(Field(endpoint, "conditions"), "ready");
+      const Json& r = MemberOrNull(MemberOrNull(endpoint, "conditions"), "ready");
       if (!(r.is_boolean() && !r.get<bool>())) ++ready;
     }
   }
@@ -139,7 +128,8 @@ Readiness ServiceReadiness(const Json& service, const std::vector<Json>& endpoin
 
 Readiness IngressReadiness(const Json& ingress, bool require_address) {
   if (!require_address) return Make(State::kReady, "Ready", "no load balancer address required");
-  const Json& entries = Field(Field(Field(ingress, "status"), "loadBalancer"), "ingress");
+  const Json& entries =
+      MemberOrNull(MemberOrNull(MemberOrNull(ingress, "status"), "loadBalancer"), "ingress");
   if (entries.is_array()) {
     for (const Json& e : entries) {
       std::string address = GetString(e, "ip");
@@ -156,10 +146,10 @@ std::string PodFailureDetail(const std::vector<Json>& pods) {
       "ErrImagePull", "ImagePullBackOff", "CrashLoopBackOff", "InvalidImageName",
       "CreateContainerConfigError"};
   for (const Json& pod : pods) {
-    const Json& statuses = Field(Field(pod, "status"), "containerStatuses");
+    const Json& statuses = MemberOrNull(MemberOrNull(pod, "status"), "containerStatuses");
     if (!statuses.is_array()) continue;
     for (const Json& cs : statuses) {
-      const Json& waiting = Field(Field(cs, "state"), "waiting");
+      const Json& waiting = MemberOrNull(MemberOrNull(cs, "state"), "waiting");
       const std::string reason = GetString(waiting, "reason");
       bool failure = false;
       for (auto f : kFailures) failure = failure || reason == f;

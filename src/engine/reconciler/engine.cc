@@ -176,7 +176,10 @@ EngineStats Engine::stats() const {
   EngineStats s;
   s.reconciles = impl_->reconciler->runs();
   s.writes = impl_->reconciler->writes();
+  s.kube_unauthorized = impl_->reconciler->unauthorized();
+  s.kube_forbidden = impl_->reconciler->forbidden();
   s.queue_depth = impl_->queue->Len();
+  s.queue_waiting = impl_->queue->Stats().waiting;
   s.orphans = impl_->reconciler->orphans();
   {
     MutexLock lock(impl_->mu);

@@ -19,41 +19,15 @@
 
 #include "common/clock.h"
 #include "common/status.h"
+#include "engine/intents/intents.h"
 #include "engine/model/project.h"
-#include "engine/reconciler/intents.h"
+#include "engine/reconciler/engine_options.h"
 #include "engine/workqueue/worker_pool.h"
 #include "engine/workqueue/workqueue.h"
 #include "kube/client/client.h"
 #include "store/store.h"
 
 namespace steward::engine {
-
-// Probes a project's URL (through the ingress) before it is called Running: OK when it answers.
-using HttpProber = std::function<Status(const std::string& host, const std::string& url)>;
-
-struct EngineOptions {
-  EngineConfig config;
-  WorkQueueOptions queue;
-  std::string field_manager = "steward";
-  // A step that waits for the cluster requeues after this even without an event (a safety net;
-  // informer events are what normally wake it).
-  std::chrono::milliseconds recheck{10000};
-  // How long a write's result stands in for the cache before the cache must show it.
-  std::chrono::milliseconds expectation_timeout{30000};
-  std::chrono::milliseconds sync_timeout{60000};
-  HttpProber prober;  // needed when config.http_probe
-  // Test seam for crash tests: called before and after every create, update and delete the
-  // engine sends, with when = "before" | "after", the verb, the kind and the name. An error
-  // ends the run at that point as if the process had died there: nothing more is written to the
-  // cluster or the store by that run, and the project is not requeued.
-  std::function<Status(std::string_view when, std::string_view verb, const kube::ResourceType&,
-                       std::string_view name)>
-      write_hook;
-  // Called after every reconcile run with its result and how long it took (metrics). Runs on
-  // the worker thread; must be quick and thread-safe.
-  std::function<void(WorkResult::Kind, std::chrono::nanoseconds)> on_reconcile;
-  const Clock* clock = nullptr;  // null: RealClock
-};
 
 struct Orphan {
   std::string kind, name, project_id;
@@ -62,7 +36,11 @@ struct Orphan {
 struct EngineStats {
   uint64_t reconciles = 0;
   uint64_t writes = 0;  // create/update/delete requests sent
+  // Runs whose step Kubernetes refused for Steward's credentials: 401 (or none to send) / 403.
+  uint64_t kube_unauthorized = 0;
+  uint64_t kube_forbidden = 0;
   size_t queue_depth = 0;
+  size_t queue_waiting = 0;     // projects whose requeue (a retry, a recheck) is not yet due
   std::vector<Orphan> orphans;  // labelled objects of no stored project, still present
   bool started = false;         // Start() succeeded (caches synced) and Stop() not called
 };

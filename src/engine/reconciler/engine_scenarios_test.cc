@@ -22,9 +22,7 @@ using test_support::Eventually;
 cluster::Profile QuickHostileProfile() {
   cluster::Profile p = QuickProfile();
   p.name = "quick-hostile";
-  auto d = [](int fixed, int jitter) {
-    return cluster::DelaySpec{milliseconds(fixed), milliseconds(jitter)};
-  };
+  auto d = Delay;
   p.controller = d(20, 60);
   p.pod_ready = d(200, 300);
   p.pod_termination = d(300, 300);

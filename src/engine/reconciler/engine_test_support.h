@@ -41,13 +41,16 @@ inline std::string Annotation(const Json& obj, std::string_view key) {
   return (*a)[std::string(key)].get<std::string>();
 }
 
+// A profile delay: `fixed` ms plus up to `jitter` ms.
+inline cluster::DelaySpec Delay(int fixed, int jitter) {
+  return cluster::DelaySpec{milliseconds(fixed), milliseconds(jitter)};
+}
+
 // A quick profile: the realistic one's shape, about ten times faster.
 inline cluster::Profile QuickProfile() {
   cluster::Profile p = *cluster::BuiltinProfile("instant");
   p.name = "quick";
-  auto d = [](int fixed, int jitter) {
-    return cluster::DelaySpec{milliseconds(fixed), milliseconds(jitter)};
-  };
+  auto d = Delay;
   p.controller = d(5, 15);
   p.pod_scheduling = d(10, 30);
   p.pod_start = d(20, 40);

@@ -1,52 +1,21 @@
 #include "engine/reconciler/http_prober.h"
 
-#include <charconv>
-#include <optional>
 #include <utility>
 
+#include "common/host_port.h"
 #include "net/http.h"
 #include "net/http_client.h"
 
 namespace steward::engine {
 namespace {
 
-StatusOr<uint16_t> ParsePort(std::string_view s, const std::string& what) {
-  unsigned value = 0;
-  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), value);
-  if (s.empty() || ec != std::errc() || end != s.data() + s.size() || value == 0 || value > 65535) {
-    return InvalidArgument(what + ": bad port \"" + std::string(s) + "\"");
-  }
-  return static_cast<uint16_t>(value);
-}
-
-// "host", "host:port", "[v6]", "[v6]:port".
-Status SplitHostPort(std::string_view hp, const std::string& what, bool port_required,
-                     std::string* host, std::optional<uint16_t>* port) {
-  std::string_view rest;
-  if (!hp.empty() && hp.front() == '[') {
-    size_t close = hp.find(']');
-    if (close == std::string_view::npos) return InvalidArgument(what + ": unclosed '['");
-    *host = std::string(hp.substr(1, close - 1));
-    rest = hp.substr(close + 1);
-    if (!rest.empty() && rest.front() != ':') {
-      return InvalidArgument(what + ": unexpected text after ']'");
-    }
-  } else {
-    size_t colon = hp.rfind(':');
-    if (colon != std::string_view::npos && hp.find(':') != colon) {
-      return InvalidArgument(what + ": an IPv6 address must be in brackets");
-    }
-    *host = std::string(hp.substr(0, colon));
-    if (colon != std::string_view::npos) rest = hp.substr(colon);
-  }
-  if (host->empty()) return InvalidArgument(what + ": empty host");
-  if (rest.empty()) {
-    if (port_required) return InvalidArgument(what + ": missing port (want host:port)");
-    return Status::Ok();
-  }
-  ASSIGN_OR_RETURN(uint16_t p, ParsePort(rest.substr(1), what));
-  *port = p;
-  return Status::Ok();
+// "host", "host:port", "[v6]", "[v6]:port" (`port_optional`: a URL's authority) or only the
+// forms with a port (a probe address); port 0 is refused. Errors name `what`.
+StatusOr<HostPort> ParseProbeHostPort(std::string_view text, const std::string& what,
+                                      bool port_optional) {
+  auto hp = ParseHostPort(text, {.port_optional = port_optional});
+  if (!hp.ok()) return InvalidArgument(what + ": " + hp.error().message());
+  return hp;
 }
 
 }  // namespace
@@ -69,19 +38,18 @@ StatusOr<ProbeTarget> ParseProbeUrl(const std::string& url) {
   if (authority.find('@') != std::string_view::npos) {
     return InvalidArgument(what + ": user info is not supported");
   }
-  std::optional<uint16_t> port;
-  RETURN_IF_ERROR(SplitHostPort(authority, what, false, &t.host, &port));
-  t.port = port.value_or(t.tls ? 443 : 80);
+  ASSIGN_OR_RETURN(HostPort hp, ParseProbeHostPort(authority, what, /*port_optional=*/true));
+  t.host = std::move(hp.host);
+  t.port = hp.port.value_or(t.tls ? 443 : 80);
   t.target = slash == std::string_view::npos ? "/" : std::string(rest.substr(slash));
   if (t.target.front() == '?') t.target.insert(0, "/");
   return t;
 }
 
 StatusOr<std::pair<std::string, uint16_t>> ParseProbeAddress(const std::string& address) {
-  std::string host;
-  std::optional<uint16_t> port;
-  RETURN_IF_ERROR(SplitHostPort(address, "probe address \"" + address + "\"", true, &host, &port));
-  return std::make_pair(std::move(host), *port);
+  ASSIGN_OR_RETURN(HostPort hp, ParseProbeHostPort(address, "probe address \"" + address + "\"",
+                                                   /*port_optional=*/false));
+  return std::make_pair(std::move(hp.host), *hp.port);
 }
 
 HttpProber MakeHttpProber(std::string address, std::chrono::milliseconds timeout) {

@@ -75,7 +75,7 @@ int64_t WallMs(const Clock& clock) {
 }  // namespace
 
 // The result of one step: done (go on), wait for the cluster, failed (needs a change of intent
-// or cluster), or an error to retry with backoff.
+// or cluster), or an error to retry (after retry_after when set, else with the per-key backoff).
 struct Reconciler::Outcome {
   enum class Kind { kDone, kWait, kFailed, kError, kCrashed };
   Kind kind = Kind::kDone;
@@ -83,6 +83,7 @@ struct Reconciler::Outcome {
   std::string message;
   Status error;
   std::optional<Millis> retry_after;
+  int auth_status = 0;  // 401 or 403: Kubernetes refused Steward's credentials (Refused)
 
   static Outcome Done() { return {}; }
   static Outcome Wait(std::string reason, std::string message) {
@@ -98,413 +99,543 @@ struct Reconciler::Outcome {
   static Outcome Crashed(Status status) {
     return {Kind::kCrashed, "Crashed", status.message(), std::move(status), std::nullopt};
   }
+  // Kubernetes refused Steward's credentials (401 / 403): an error retried after `after`.
+  static Outcome Refused(int http_status, std::string reason, std::string message, Status status,
+                         Millis after) {
+    message += "; retrying in " + std::to_string(after.count() / 1000) + " s";
+    return {Kind::kError, std::move(reason), std::move(message), std::move(status),
+            after,        http_status};
+  }
   bool done() const { return kind == Kind::kDone; }
 };
 
-// Maps a Kubernetes error to an outcome (DESIGN.md §5). `what` says which call it was.
-static Reconciler::Outcome Classify(const kube::ApiError& e, const std::string& what) {
+// The reason a request the server refused as wrong is Failed with: its Status reason when it is
+// one (CamelCase), else the one its HTTP status implies, else "Rejected".
+static std::string RefusalReason(const kube::ApiError& e) {
+  const bool camel = !e.reason.empty() && std::all_of(e.reason.begin(), e.reason.end(), [](char c) {
+    return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
+  });
+  if (camel) return e.reason;
+  const std::string_view implied = kube::ReasonForHttpStatus(e.http_status);
+  return implied.empty() ? "Rejected" : std::string(implied);
+}
+
+// Maps a Kubernetes error to an outcome (DESIGN.md §5; docs/lifecycle.md "Errors"). `verb` and
+// `object` name the call ("create", "Secret a-1"); `auth_retry` is the delay before a call
+// refused for Steward's credentials is tried again (Reconciler::AuthRetry).
+//
+//   429 TooManyRequests                      Throttled: requeue after Retry-After (1 s if none)
+//   401 Unauthorized, no credentials to send KubeUnauthorized: requeue after auth_retry, loud
+//   403 Forbidden                            KubeForbidden: requeue after auth_retry, loud
+//   409 Conflict                             Conflict: per-key backoff (the view was stale)
+//   404 on get, update                       NotFound: per-key backoff (gone since the cache
+//                                            saw it; the next run reads it again)
+//   retryable (5xx, timeouts), no answer     ApiUnavailable: per-key backoff
+//   422 Invalid, 400 BadRequest              Failed Invalid, with the server's message
+//   404 on create                            Failed NotFound (the namespace or API is missing)
+//   refused by the client before sending     Failed RequestRefused
+//   any other 4xx (413, 415, 405, 406, 410, an AlreadyExists on an update, ...)
+//                                            Failed with the server's reason
+//   anything else (an answer that is no API error: 1xx-3xx, a garbled 2xx body)
+//                                            ApiUnavailable: per-key backoff (never success)
+// Failed is not retried by the engine: the project runs again on a new intent or a cluster
+// event for its objects.
+static Reconciler::Outcome Classify(const kube::ApiError& e, std::string_view verb,
+                                    const std::string& object, Millis auth_retry) {
   using O = Reconciler::Outcome;
-  const std::string msg = what + ": " + e.ToString();
-  if (e.IsInvalid() || (e.http_status == 400 && !e.local)) return O::Failed("Invalid", msg);
+  const std::string msg = std::string(verb) + " " + object + ": " + e.ToString();
   if (e.IsTooManyRequests()) {
     return O::Error("Throttled", e.ToStatus(), e.retry_after.value_or(Millis(1000)));
   }
+  if (e.IsUnauthorized() || (e.IsTransport() && e.code == StatusCode::kUnauthenticated)) {
+    return O::Refused(401, "KubeUnauthorized",
+                      msg +
+                          "; Kubernetes does not accept Steward's credentials (check its "
+                          "kubeconfig or service-account token)",
+                      e.ToStatus(), auth_retry);
+  }
+  if (e.IsForbidden()) {
+    return O::Refused(403, "KubeForbidden",
+                      msg +
+                          "; Kubernetes refuses this request with Steward's credentials (check "
+                          "Steward's Role and RoleBinding in the namespace, or an admission "
+                          "policy)",
+                      e.ToStatus(), auth_retry);
+  }
   if (e.IsConflict()) return O::Error("Conflict", e.ToStatus());
-  if (e.IsUnauthorized()) return O::Error("Unauthorized", e.ToStatus());
-  if (e.IsForbidden()) return O::Error("Forbidden", e.ToStatus());
-  if (e.IsNotFound()) return O::Error("NotFound", e.ToStatus());
+  if (e.IsNotFound() && verb != "create") return O::Error("NotFound", e.ToStatus());
+  if (e.IsRetryable() || e.IsTransport()) return O::Error("ApiUnavailable", e.ToStatus());
+  if (e.local) return O::Failed("RequestRefused", msg);
+  if (e.http_status >= 400 && e.http_status < 500) {
+    // The request itself is wrong: sending it again cannot succeed.
+    if (e.IsInvalid() || e.http_status == 400) return O::Failed("Invalid", msg);
+    if (e.IsNotFound()) {
+      return O::Failed("NotFound", msg + " (the namespace or the API this needs is missing)");
+    }
+    return O::Failed(RefusalReason(e), msg);
+  }
   return O::Error("ApiUnavailable", e.ToStatus());
 }
 
-// The state of one run for one project.
+// The state of one run for one project, and the steps it takes. Writes (Ensure, EnsureGone)
+// change one object each; Provision and Teardown order them; Note records a step's condition.
 struct Reconciler::Run {
   Reconciler& r;
   ProjectRecord rec;
   const std::string& ns;
   std::vector<ResourceCondition> conditions;
-
-  Run(Reconciler& owner, ProjectRecord record)
-      : r(owner), rec(std::move(record)), ns(owner.observer_.ns()) {}
-
-  // The crash-test seam (EngineOptions::write_hook): an error means "the process died here".
-  std::optional<Outcome> Hook(std::string_view when, std::string_view verb,
-                              const ResourceType& type, std::string_view name) {
-    if (!r.options_.write_hook) return std::nullopt;
-    Status s = r.options_.write_hook(when, verb, type, name);
-    if (s.ok()) return std::nullopt;
-    return Outcome::Crashed(std::move(s));
-  }
-
-  void Condition(std::string resource, bool ready, std::string reason, std::string message) {
-    conditions.push_back({std::move(resource), ready, std::move(reason), std::move(message)});
-  }
-
-  bool Ours(const Json& obj) const {
-    return Label(obj, kProjectLabel) == rec.id && Label(obj, kManagedByLabel) == kManagedByValue;
-  }
-
-  // Builds the body of a PUT: the desired object with the live resourceVersion and the fields
-  // other parties own (finalizers, a Service's cluster IPs, system annotations).
-  static Json UpdateBody(const ResourceType& type, const Json& desired, const Json& live) {
-    Json body = desired;
-    Json& meta = body["metadata"];
-    meta["resourceVersion"] = live["metadata"]["resourceVersion"];
-    if (const Json* f = FindPath(live, "metadata.finalizers"); f != nullptr) {
-      meta["finalizers"] = *f;
-    }
-    if (const Json* a = FindPath(live, "metadata.annotations"); a != nullptr && a->is_object()) {
-      for (const auto& [k, v] : a->items()) {
-        if (k.find("kubernetes.io/") != std::string::npos && !meta["annotations"].contains(k)) {
-          meta["annotations"][k] = v;
-        }
-      }
-    }
-    if (type == kService) {
-      for (const char* f : {"clusterIP", "clusterIPs", "ipFamilies", "ipFamilyPolicy"}) {
-        if (const Json* v = FindPath(live, std::string("spec.") + f); v != nullptr) {
-          body["spec"][f] = *v;
-        }
-      }
-    }
-    return body;
-  }
-
-  struct Ensured {
-    Outcome outcome;
-    Json live;
-  };
-
-  // Makes `desired` exist as rendered: create when absent, adopt when ours and equal, update
-  // with a resourceVersion precondition when it differs, wait while terminating.
-  Ensured Ensure(const ResourceType& type, const Json& desired) {
-    const std::string name = NameOf(desired);
-    const std::string what = type.kind + " " + name;
-    View view = r.observer_.Get(type, name);
-    if (auto known = r.KnownUnpersisted(rec, type.kind + "/" + name, view)) {
-      return {Outcome::Failed("NotPersisted", *known), {}};
-    }
-    if (view.stale) {
-      return {Outcome::Wait("ObservingWrite", what + ": waiting for the watch to show it"), {}};
-    }
-    Json live;
-    if (!view.object) {
-      if (auto crash = Hook("before", "create", type, name)) return {*crash, {}};
-      auto created = r.client_->Create(
-          type, ns, desired,
-          {.field_manager = r.options_.field_manager, .field_validation = "Strict"});
-      ++r.writes_;
-      if (auto crash = Hook("after", "create", type, name)) return {*crash, {}};
-      if (created.ok()) {
-        created_object = true;
-        r.observer_.ExpectExists(type, name, GetString((*created)["metadata"], "uid"));
-        if (auto lost = NotPersisted(type, name, desired, *created)) return {*lost, {}};
-        return {Outcome::Done(), std::move(*created)};
-      }
-      const kube::ApiError& e = created.error();
-      if (!e.IsAlreadyExists()) return {Classify(e, "create " + what), {}};
-      // Not yet in the cache (or not ours, so never in it): read it once and decide.
-      auto got = r.client_->Get(type, ns, name);
-      if (!got.ok()) {
-        if (got.error().IsNotFound()) {
-          return {Outcome::Error("Conflict", Aborted(what + " vanished after AlreadyExists")), {}};
-        }
-        return {Classify(got.error(), "get " + what), {}};
-      }
-      live = std::move(*got);
-    } else {
-      live = view.object->Parse();
-    }
-    if (!Ours(live)) {
-      return {Outcome::Failed("NameTaken", what + " exists in namespace " + ns +
-                                               " but is not project " + rec.id +
-                                               "'s (no steward.io/project=" + rec.id +
-                                               " label); remove or rename it"),
-              {}};
-    }
-    if (view.terminating || Terminating(live)) {
-      return {Outcome::Wait("Terminating",
-                            what + " is still terminating; waiting for it to be gone first"),
-              {}};
-    }
-    const bool same_hash =
-        Annotation(live, kSpecHashAnnotation) == Annotation(desired, kSpecHashAnnotation);
-    if (same_hash && LiveMatchesDesired(desired, live)) return {Outcome::Done(), std::move(live)};
-    if (type == kPvc) {
-      // A claim's spec is immutable once bound; its data matters more than a label.
-      return {Outcome::Done(), std::move(live)};
-    }
-    const std::string old_rv = GetString(live["metadata"], "resourceVersion");
-    if (auto crash = Hook("before", "update", type, name)) return {*crash, {}};
-    auto updated = r.client_->Update(
-        type, UpdateBody(type, desired, live),
-        {.field_manager = r.options_.field_manager, .field_validation = "Strict"});
-    ++r.writes_;
-    if (auto crash = Hook("after", "update", type, name)) return {*crash, {}};
-    if (!updated.ok()) return {Classify(updated.error(), "update " + what), {}};
-    // Our hash on it but other content: changed behind our back. Else our intent moved on.
-    (same_hash ? drift : rolling) = true;
-    // An update that changed nothing keeps the resourceVersion: there is no event to wait for.
-    if (GetString((*updated)["metadata"], "resourceVersion") != old_rv) {
-      r.observer_.ExpectUpdated(type, name, old_rv);
-    }
-    if (auto lost = NotPersisted(type, name, desired, *updated)) return {*lost, {}};
-    return {Outcome::Done(), std::move(*updated)};
-  }
-
-  // The answer of our own write must hold what we wrote: a server that drops a field (one it
-  // does not know, when it ignores fieldValidation) or an admission webhook that changes one
-  // would otherwise have the engine rewrite the object, and wait to observe it, for ever.
-  std::optional<Outcome> NotPersisted(const ResourceType& type, const std::string& name,
-                                      const Json& desired, const Json& answer) {
-    const std::string where = FirstMismatch(desired, answer);
-    if (where.empty()) return std::nullopt;
-    std::string message = type.kind + " " + name + ": the API server did not keep " + where +
-                          " as written (it dropped or changed the field: one this cluster does "
-                          "not know, or an admission webhook); change the spec or the cluster";
-    r.RememberUnpersisted(rec, type.kind + "/" + name, OwnContentHash(answer), message);
-    return Outcome::Failed("NotPersisted", std::move(message));
-  }
-
-  // Makes the object named `name` gone: delete with a uid precondition, then wait until the
-  // cache no longer has it (terminating counts as present).
-  Outcome EnsureGone(const ResourceType& type, const std::string& name,
-                     std::string propagation = "") {
-    const std::string what = type.kind + " " + name;
-    View view = r.observer_.Get(type, name);
-    // A write the cache has not shown yet does not hold a delete up: the uid precondition is
-    // all a delete needs, and the cached copy (or the create's answer) has it.
-    std::string uid;
-    if (view.object) {
-      if (view.object->label(kProjectLabel) != rec.id) return Outcome::Done();  // not ours
-      uid = view.object->uid();
-    } else {
-      uid = view.created_uid;
-    }
-    if (uid.empty()) return Outcome::Done();
-    if (view.terminating) {
-      return Outcome::Wait("Terminating", what + " is terminating; waiting for it to be gone");
-    }
-    kube::DeleteOptions options;
-    options.precondition_uid = uid;
-    options.propagation_policy = std::move(propagation);
-    if (auto crash = Hook("before", "delete", type, name)) return *crash;
-    auto deleted = r.client_->Delete(type, ns, name, options);
-    ++r.writes_;
-    if (auto crash = Hook("after", "delete", type, name)) return *crash;
-    if (!deleted.ok()) {
-      if (deleted.error().IsNotFound()) {
-        r.observer_.ExpectGone(type, name, uid);
-        return Outcome::Done();
-      }
-      return Classify(deleted.error(), "delete " + what);
-    }
-    if (deleted->gone) {
-      r.observer_.ExpectGone(type, name, uid);
-      return Outcome::Done();
-    }
-    r.observer_.ExpectTerminating(type, name, uid);
-    return Outcome::Wait("Terminating", what + " is terminating; waiting for it to be gone");
-  }
-
-  // ---- run ----
-
-  // The credential the instance should hold: the newest pending one, else the active one.
-  static const store::Credential* CredentialToHold(const std::vector<store::Credential>& creds,
-                                                   bool pending_only) {
-    const store::Credential* best = nullptr;
-    for (const auto& c : creds) {
-      if (c.state == CredentialState::kPending &&
-          (best == nullptr || best->state != CredentialState::kPending ||
-           c.created_ms > best->created_ms ||
-           (c.created_ms == best->created_ms && c.id > best->id))) {
-        best = &c;
-      }
-    }
-    if (best != nullptr || pending_only) return best;
-    for (const auto& c : creds) {
-      if (c.state == CredentialState::kActive &&
-          (best == nullptr || c.activated_ms > best->activated_ms)) {
-        best = &c;
-      }
-    }
-    return best;
-  }
-
-  Outcome Provision(const Manifests& m, const std::vector<store::Credential>& creds) {
-    auto secret = Ensure(kSecret, m.secret);
-    if (!secret.outcome.done()) return Note("Secret", secret.outcome);
-    Condition("Secret", true, "Ready", "credentials Secret " + m.names.secret + " matches");
-
-    if (m.pvc) {
-      auto pvc = Ensure(kPvc, *m.pvc);
-      if (!pvc.outcome.done()) return Note("PersistentVolumeClaim", pvc.outcome);
-      Readiness rd = PvcReadiness(pvc.live);
-      if (!rd.ready())
-        return Note("PersistentVolumeClaim", FromReadiness(rd, "claim " + m.names.pvc));
-      Condition("PersistentVolumeClaim", true, "Bound", m.names.pvc + " is Bound");
-    }
-
-    auto dep = Ensure(kDeployment, m.deployment);
-    if (!dep.outcome.done()) return Note("Deployment", dep.outcome);
-    {
-      Readiness rd = DeploymentReadiness(dep.live);
-      if (!rd.ready()) {
-        std::vector<Json> pods;
-        for (const auto& p : r.observer_.ByLabel(kPod, kProjectLabel, rec.id)) {
-          pods.push_back(p->Parse());
-        }
-        std::string detail = PodFailureDetail(pods);
-        Outcome o = FromReadiness(rd, "Deployment " + m.names.deployment);
-        if (!detail.empty()) o.message += " (pod: " + detail + ")";
-        return Note("Deployment", o);
-      }
-      Condition("Deployment", true, "Ready", rd.message);
-    }
-
-    auto svc = Ensure(kService, m.service);
-    if (!svc.outcome.done()) return Note("Service", svc.outcome);
-    {
-      std::vector<Json> slices;
-      for (const auto& s :
-           r.observer_.ByLabel(kSlice, "kubernetes.io/service-name", m.names.service)) {
-        slices.push_back(s->Parse());
-      }
-      Readiness rd = ServiceReadiness(svc.live, slices);
-      if (!rd.ready()) return Note("Service", FromReadiness(rd, "Service " + m.names.service));
-      Condition("Service", true, "Ready", rd.message);
-    }
-
-    const bool require_address = r.options_.config.require_ingress_address;
-    auto ing = Ensure(kIngress, m.ingress);
-    if (!ing.outcome.done()) return Note("Ingress", ing.outcome);
-    {
-      Readiness rd = IngressReadiness(ing.live, require_address);
-      if (!rd.ready()) return Note("Ingress", FromReadiness(rd, "Ingress " + m.names.ingress));
-      Condition("Ingress", true, "Ready", rd.message);
-    }
-    if (m.custom_ingress) {
-      auto custom = Ensure(kIngress, *m.custom_ingress);
-      if (!custom.outcome.done()) return Note("CustomIngress", custom.outcome);
-      Readiness rd = IngressReadiness(custom.live, require_address);
-      if (!rd.ready()) {
-        return Note("CustomIngress", FromReadiness(rd, "Ingress " + m.names.custom_ingress));
-      }
-      Condition("CustomIngress", true, "Ready", rd.message);
-    } else {
-      Outcome gone = EnsureGone(kIngress, m.names.custom_ingress);
-      if (!gone.done()) return Note("CustomIngress", gone);
-    }
-
-    if (r.options_.config.http_probe) {
-      const ResolvedSpec resolved = Resolve(r.options_.config, rec.name, spec);
-      Status probe = r.options_.prober ? r.options_.prober(resolved.host, resolved.url)
-                                       : FailedPrecondition("no HTTP prober configured");
-      if (!probe.ok()) {
-        return Note("Probe", Outcome::Wait("ProbeFailed", resolved.url + ": " + probe.message()));
-      }
-      Condition("Probe", true, "Ready", resolved.url + " answers");
-    }
-
-    // Every object is ready at this generation. Pending credentials become active once every
-    // pod (terminating ones too) is one started with them.
-    if (const store::Credential* pending = CredentialToHold(creds, true); pending != nullptr) {
-      for (const auto& p : r.observer_.ByLabel(kPod, kProjectLabel, rec.id)) {
-        Json pod = p->Parse();
-        if (Annotation(pod, kCredentialAnnotation) != pending->id) {
-          return Note("Credentials",
-                      Outcome::Wait("RotationInProgress",
-                                    "pod " + p->name() + " still holds older credentials"));
-        }
-      }
-      Status s = ActivateCredential(pending->id);
-      if (!s.ok()) return Outcome::Error("StoreError", s);
-    }
-    return Outcome::Done();
-  }
-
-  Status ActivateCredential(const std::string& pending_id) {
-    const int64_t now = WallMs(r.clock_);
-    auto result = r.store_.MutateProject(
-        rec.id,
-        [&](ProjectRecord&, const std::vector<store::Credential>& creds,
-            store::Mutation& m) -> Status {
-          const store::Credential* newest = CredentialToHold(creds, true);
-          if (newest == nullptr || newest->id != pending_id) return Status::Ok();  // superseded
-          std::string revoked;
-          for (const auto& c : creds) {
-            store::Credential next = c;
-            if (c.id == pending_id) {
-              next.state = CredentialState::kActive;
-              next.activated_ms = now;
-            } else if (c.state != CredentialState::kRevoked) {
-              next.state = CredentialState::kRevoked;
-              next.revoked_ms = now;
-              revoked += (revoked.empty() ? "" : ",") + c.id;
-            } else {
-              continue;
-            }
-            m.credentials.push_back(std::move(next));
-          }
-          store::HistoryEntry h;
-          h.kind = "credential";
-          h.generation = rec.generation;
-          h.summary = "activated " + pending_id + (revoked.empty() ? "" : "; revoked " + revoked);
-          m.history.push_back(std::move(h));
-          return Status::Ok();
-        });
-    return result.status();
-  }
-
-  // ---- teardown ----
-
-  Outcome Teardown(const ObjectNames& names) {
-    Outcome custom = EnsureGone(kIngress, names.custom_ingress);
-    Outcome main = EnsureGone(kIngress, names.ingress);
-    if (!custom.done()) return Note("CustomIngress", custom);
-    if (!main.done()) return Note("Ingress", main);
-    Condition("Ingress", true, "Gone", "Ingresses gone");
-    Outcome svc = EnsureGone(kService, names.service);
-    if (!svc.done()) return Note("Service", svc);
-    Condition("Service", true, "Gone", "Service " + names.service + " gone");
-    // Foreground: the Deployment stays (terminating) until its ReplicaSets and pods are gone.
-    Outcome dep = EnsureGone(kDeployment, names.deployment, "Foreground");
-    if (!dep.done()) return Note("Deployment", dep);
-    auto pods = r.observer_.ByLabel(kPod, kProjectLabel, rec.id);
-    if (!pods.empty()) {
-      return Note("Pods", Outcome::Wait("PodsTerminating", std::to_string(pods.size()) +
-                                                               " pod(s) still exist (" +
-                                                               pods.front()->name() + ")"));
-    }
-    Condition("Deployment", true, "Gone", "Deployment " + names.deployment + " and its pods gone");
-    return Outcome::Done();
-  }
-
-  Outcome Remove(const ObjectNames& names) {
-    Outcome pvc = EnsureGone(kPvc, names.pvc);
-    if (!pvc.done()) return Note("PersistentVolumeClaim", pvc);
-    Outcome secret = EnsureGone(kSecret, names.secret);
-    if (!secret.done()) return Note("Secret", secret);
-    return Outcome::Done();
-  }
-
-  // Records a not-done outcome as the condition of `resource` and passes it on.
-  Outcome Note(const std::string& resource, Outcome o) {
-    Condition(resource, false, o.reason, o.message);
-    return o;
-  }
-
-  static Outcome FromReadiness(const Readiness& rd, const std::string& what) {
-    if (rd.failed()) return Outcome::Failed(rd.reason, what + ": " + rd.message);
-    return Outcome::Wait(rd.reason, what + ": " + rd.message);
-  }
-
   ProjectSpec spec;
   // What this run found (for the phase while it waits): an object missing or changed behind
   // Steward's back (drift), or an object rolled to a newer rendering (rolling).
   bool drift = false;
   bool rolling = false;
   bool created_object = false;  // drift too when the intent is unchanged since the last status
+
+  Run(Reconciler& owner, ProjectRecord record)
+      : r(owner), rec(std::move(record)), ns(owner.observer_.ns()) {}
+
+  struct Ensured {
+    Outcome outcome;
+    Json live;
+  };
+
+  // ---- one object ----
+
+  // The crash-test seam (EngineOptions::write_hook): an error means "the process died here".
+  std::optional<Outcome> Hook(std::string_view when, std::string_view verb,
+                              const ResourceType& type, std::string_view name);
+  void Condition(std::string resource, bool ready, std::string reason, std::string message) {
+    conditions.push_back({std::move(resource), ready, std::move(reason), std::move(message)});
+  }
+  bool Ours(const Json& obj) const {
+    return Label(obj, kProjectLabel) == rec.id && Label(obj, kManagedByLabel) == kManagedByValue;
+  }
+  // Classify, with this project's retry delay for refused credentials.
+  Outcome Classified(const kube::ApiError& e, std::string_view verb, const std::string& object) {
+    return Classify(e, verb, object, r.AuthRetry(rec.id));
+  }
+  // Builds the body of a PUT: the desired object with the live resourceVersion and the fields
+  // other parties own (finalizers, a Service's cluster IPs, system annotations).
+  static Json UpdateBody(const ResourceType& type, const Json& desired, const Json& live);
+  // Makes `desired` exist as rendered: create when absent, adopt when ours and equal, update
+  // with a resourceVersion precondition when it differs, wait while terminating.
+  Ensured Ensure(const ResourceType& type, const Json& desired);
+  // Ensure's create: created, or (AlreadyExists) read once and converged as found.
+  Ensured Create(const ResourceType& type, const Json& desired, bool view_terminating);
+  // Ensure on an object that exists (`live`): refuse one not ours, wait while terminating, adopt
+  // when equal, else update it.
+  Ensured Converge(const ResourceType& type, const Json& desired, Json live, bool view_terminating);
+  // The answer of our own write must hold what we wrote: a server that drops a field (one it
+  // does not know, when it ignores fieldValidation) or an admission webhook that changes one
+  // would otherwise have the engine rewrite the object, and wait to observe it, for ever.
+  std::optional<Outcome> NotPersisted(const ResourceType& type, const std::string& name,
+                                      const Json& desired, const Json& answer);
+  // Makes the object named `name` gone: delete with a uid precondition, then wait until the
+  // cache no longer has it (terminating counts as present).
+  Outcome EnsureGone(const ResourceType& type, const std::string& name,
+                     std::string propagation = "");
+
+  // ---- run ----
+
+  // The credential the instance should hold: the newest pending one, else the active one.
+  static const store::Credential* CredentialToHold(const std::vector<store::Credential>& creds,
+                                                   bool pending_only);
+  // Secret → PVC (Bound) → Deployment (ready) → Service (ready endpoints) → Ingress(es) → probe
+  // → credentials: the first step not done ends the run with its outcome.
+  Outcome Provision(const Manifests& m, const std::vector<store::Credential>& creds);
+  Outcome ProvisionStorage(const Manifests& m);  // Secret, then the PVC when there is one
+  Outcome ProvisionDeployment(const Manifests& m);
+  Outcome ProvisionService(const Manifests& m);
+  Outcome ProvisionIngresses(const Manifests& m);  // the main one; the custom one or its absence
+  Outcome Probe();
+  // Every object is ready at this generation. Pending credentials become active once every
+  // pod (terminating ones too) is one started with them.
+  Outcome PromoteCredentials(const std::vector<store::Credential>& creds);
+  Status ActivateCredential(const std::string& pending_id);
+
+  // ---- teardown ----
+
+  Outcome Teardown(const ObjectNames& names);  // Ingresses → Service → Deployment and pods
+  Outcome Remove(const ObjectNames& names);    // PVC → Secret (delete only)
+
+  // Records a not-done outcome as the condition of `resource` and passes it on.
+  Outcome Note(const std::string& resource, Outcome o) {
+    Condition(resource, false, o.reason, o.message);
+    return o;
+  }
+  static Outcome FromReadiness(const Readiness& rd, const std::string& what) {
+    if (rd.failed()) return Outcome::Failed(rd.reason, what + ": " + rd.message);
+    return Outcome::Wait(rd.reason, what + ": " + rd.message);
+  }
 };
+
+std::optional<Reconciler::Outcome> Reconciler::Run::Hook(std::string_view when,
+                                                         std::string_view verb,
+                                                         const ResourceType& type,
+                                                         std::string_view name) {
+  if (!r.options_.write_hook) return std::nullopt;
+  Status s = r.options_.write_hook(when, verb, type, name);
+  if (s.ok()) return std::nullopt;
+  return Outcome::Crashed(std::move(s));
+}
+
+Json Reconciler::Run::UpdateBody(const ResourceType& type, const Json& desired, const Json& live) {
+  Json body = desired;
+  Json& meta = body["metadata"];
+  meta["resourceVersion"] = live["metadata"]["resourceVersion"];
+  if (const Json* f = FindPath(live, "metadata.finalizers"); f != nullptr) {
+    meta["finalizers"] = *f;
+  }
+  if (const Json* a = FindPath(live, "metadata.annotations"); a != nullptr && a->is_object()) {
+    for (const auto& [k, v] : a->items()) {
+      if (k.find("kubernetes.io/") != std::string::npos && !meta["annotations"].contains(k)) {
+        meta["annotations"][k] = v;
+      }
+    }
+  }
+  if (type == kService) {
+    for (const char* f : {"clusterIP", "clusterIPs", "ipFamilies", "ipFamilyPolicy"}) {
+      if (const Json* v = FindPath(live, std::string("spec.") + f); v != nullptr) {
+        body["spec"][f] = *v;
+      }
+    }
+  }
+  return body;
+}
+
+Reconciler::Run::Ensured Reconciler::Run::Ensure(const ResourceType& type, const Json& desired) {
+  const std::string name = NameOf(desired);
+  const std::string what = type.kind + " " + name;
+  View view = r.observer_.Get(type, name);
+  if (auto known = r.KnownUnpersisted(rec, type.kind + "/" + name, view)) {
+    return {Outcome::Failed("NotPersisted", *known), {}};
+  }
+  if (view.stale) {
+    return {Outcome::Wait("ObservingWrite", what + ": waiting for the watch to show it"), {}};
+  }
+  if (!view.object) return Create(type, desired, view.terminating);
+  return Converge(type, desired, view.object->Parse(), view.terminating);
+}
+
+Reconciler::Run::Ensured Reconciler::Run::Create(const ResourceType& type, const Json& desired,
+                                                 bool view_terminating) {
+  const std::string name = NameOf(desired);
+  const std::string what = type.kind + " " + name;
+  if (auto crash = Hook("before", "create", type, name)) return {*crash, {}};
+  auto created = r.client_->Create(
+      type, ns, desired, {.field_manager = r.options_.field_manager, .field_validation = "Strict"});
+  ++r.writes_;
+  if (auto crash = Hook("after", "create", type, name)) return {*crash, {}};
+  if (created.ok()) {
+    created_object = true;
+    r.observer_.ExpectExists(type, name, GetString((*created)["metadata"], "uid"));
+    if (auto lost = NotPersisted(type, name, desired, *created)) return {*lost, {}};
+    return {Outcome::Done(), std::move(*created)};
+  }
+  const kube::ApiError& e = created.error();
+  if (!e.IsAlreadyExists()) return {Classified(e, "create", what), {}};
+  // Not yet in the cache (or not ours, so never in it): read it once and decide.
+  auto got = r.client_->Get(type, ns, name);
+  if (!got.ok()) {
+    if (got.error().IsNotFound()) {
+      return {Outcome::Error("Conflict", Aborted(what + " vanished after AlreadyExists")), {}};
+    }
+    return {Classified(got.error(), "get", what), {}};
+  }
+  return Converge(type, desired, std::move(*got), view_terminating);
+}
+
+Reconciler::Run::Ensured Reconciler::Run::Converge(const ResourceType& type, const Json& desired,
+                                                   Json live, bool view_terminating) {
+  const std::string name = NameOf(desired);
+  const std::string what = type.kind + " " + name;
+  if (!Ours(live)) {
+    return {
+        Outcome::Failed("NameTaken", what + " exists in namespace " + ns + " but is not project " +
+                                         rec.id + "'s (no steward.io/project=" + rec.id +
+                                         " label); remove or rename it"),
+        {}};
+  }
+  if (view_terminating || Terminating(live)) {
+    return {Outcome::Wait("Terminating",
+                          what + " is still terminating; waiting for it to be gone first"),
+            {}};
+  }
+  const bool same_hash =
+      Annotation(live, kSpecHashAnnotation) == Annotation(desired, kSpecHashAnnotation);
+  if (same_hash && LiveMatchesDesired(desired, live)) return {Outcome::Done(), std::move(live)};
+  if (type == kPvc) {
+    // A claim's spec is immutable once bound; its data matters more than a label.
+    return {Outcome::Done(), std::move(live)};
+  }
+  const std::string old_rv = GetString(live["metadata"], "resourceVersion");
+  if (auto crash = Hook("before", "update", type, name)) return {*crash, {}};
+  auto updated =
+      r.client_->Update(type, UpdateBody(type, desired, live),
+                        {.field_manager = r.options_.field_manager, .field_validation = "Strict"});
+  ++r.writes_;
+  if (auto crash = Hook("after", "update", type, name)) return {*crash, {}};
+  if (!updated.ok()) return {Classified(updated.error(), "update", what), {}};
+  // Our hash on it but other content: changed behind our back. Else our intent moved on.
+  (same_hash ? drift : rolling) = true;
+  // An update that changed nothing keeps the resourceVersion: there is no event to wait for.
+  if (GetString((*updated)["metadata"], "resourceVersion") != old_rv) {
+    r.observer_.ExpectUpdated(type, name, old_rv);
+  }
+  if (auto lost = NotPersisted(type, name, desired, *updated)) return {*lost, {}};
+  return {Outcome::Done(), std::move(*updated)};
+}
+
+std::optional<Reconciler::Outcome> Reconciler::Run::NotPersisted(const ResourceType& type,
+                                                                 const std::string& name,
+                                                                 const Json& desired,
+                                                                 const Json& answer) {
+  const std::string where = FirstMismatch(desired, answer);
+  if (where.empty()) return std::nullopt;
+  std::string message = type.kind + " " + name + ": the API server did not keep " + where +
+                        " as written (it dropped or changed the field: one this cluster does "
+                        "not know, or an admission webhook); change the spec or the cluster";
+  r.RememberUnpersisted(rec, type.kind + "/" + name, OwnContentHash(answer), message);
+  return Outcome::Failed("NotPersisted", std::move(message));
+}
+
+Reconciler::Outcome Reconciler::Run::EnsureGone(const ResourceType& type, const std::string& name,
+                                                std::string propagation) {
+  const std::string what = type.kind + " " + name;
+  View view = r.observer_.Get(type, name);
+  // A write the cache has not shown yet does not hold a delete up: the uid precondition is
+  // all a delete needs, and the cached copy (or the create's answer) has it.
+  std::string uid;
+  if (view.object) {
+    if (view.object->label(kProjectLabel) != rec.id) return Outcome::Done();  // not ours
+    uid = view.object->uid();
+  } else {
+    uid = view.created_uid;
+  }
+  if (uid.empty()) return Outcome::Done();
+  if (view.terminating) {
+    return Outcome::Wait("Terminating", what + " is terminating; waiting for it to be gone");
+  }
+  kube::DeleteOptions options;
+  options.precondition_uid = uid;
+  options.propagation_policy = std::move(propagation);
+  if (auto crash = Hook("before", "delete", type, name)) return *crash;
+  auto deleted = r.client_->Delete(type, ns, name, options);
+  ++r.writes_;
+  if (auto crash = Hook("after", "delete", type, name)) return *crash;
+  if (!deleted.ok()) {
+    if (deleted.error().IsNotFound()) {
+      r.observer_.ExpectGone(type, name, uid);
+      return Outcome::Done();
+    }
+    return Classified(deleted.error(), "delete", what);
+  }
+  if (deleted->gone) {
+    r.observer_.ExpectGone(type, name, uid);
+    return Outcome::Done();
+  }
+  r.observer_.ExpectTerminating(type, name, uid);
+  return Outcome::Wait("Terminating", what + " is terminating; waiting for it to be gone");
+}
+
+const store::Credential* Reconciler::Run::CredentialToHold(
+    const std::vector<store::Credential>& creds, bool pending_only) {
+  const store::Credential* best = nullptr;
+  for (const auto& c : creds) {
+    if (c.state == CredentialState::kPending &&
+        (best == nullptr || best->state != CredentialState::kPending ||
+         c.created_ms > best->created_ms ||
+         (c.created_ms == best->created_ms && c.id > best->id))) {
+      best = &c;
+    }
+  }
+  if (best != nullptr || pending_only) return best;
+  for (const auto& c : creds) {
+    if (c.state == CredentialState::kActive &&
+        (best == nullptr || c.activated_ms > best->activated_ms)) {
+      best = &c;
+    }
+  }
+  return best;
+}
+
+Reconciler::Outcome Reconciler::Run::Provision(const Manifests& m,
+                                               const std::vector<store::Credential>& creds) {
+  Outcome o = ProvisionStorage(m);
+  if (!o.done()) return o;
+  o = ProvisionDeployment(m);
+  if (!o.done()) return o;
+  o = ProvisionService(m);
+  if (!o.done()) return o;
+  o = ProvisionIngresses(m);
+  if (!o.done()) return o;
+  o = Probe();
+  if (!o.done()) return o;
+  return PromoteCredentials(creds);
+}
+
+Reconciler::Outcome Reconciler::Run::ProvisionStorage(const Manifests& m) {
+  auto secret = Ensure(kSecret, m.secret);
+  if (!secret.outcome.done()) return Note("Secret", secret.outcome);
+  Condition("Secret", true, "Ready", "credentials Secret " + m.names.secret + " matches");
+
+  if (m.pvc) {
+    auto pvc = Ensure(kPvc, *m.pvc);
+    if (!pvc.outcome.done()) return Note("PersistentVolumeClaim", pvc.outcome);
+    Readiness rd = PvcReadiness(pvc.live);
+    if (!rd.ready())
+      return Note("PersistentVolumeClaim", FromReadiness(rd, "claim " + m.names.pvc));
+    Condition("PersistentVolumeClaim", true, "Bound", m.names.pvc + " is Bound");
+  }
+  return Outcome::Done();
+}
+
+Reconciler::Outcome Reconciler::Run::ProvisionDeployment(const Manifests& m) {
+  auto dep = Ensure(kDeployment, m.deployment);
+  if (!dep.outcome.done()) return Note("Deployment", dep.outcome);
+  Readiness rd = DeploymentReadiness(dep.live);
+  if (!rd.ready()) {
+    std::vector<Json> pods;
+    for (const auto& p : r.observer_.ByLabel(kPod, kProjectLabel, rec.id)) {
+      pods.push_back(p->Parse());
+    }
+    std::string detail = PodFailureDetail(pods);
+    Outcome o = FromReadiness(rd, "Deployment " + m.names.deployment);
+    if (!detail.empty()) o.message += " (pod: " + detail + ")";
+    return Note("Deployment", o);
+  }
+  Condition("Deployment", true, "Ready", rd.message);
+  return Outcome::Done();
+}
+
+Reconciler::Outcome Reconciler::Run::ProvisionService(const Manifests& m) {
+  auto svc = Ensure(kService, m.service);
+  if (!svc.outcome.done()) return Note("Service", svc.outcome);
+  std::vector<Json> slices;
+  for (const auto& s : r.observer_.ByLabel(kSlice, "kubernetes.io/service-name", m.names.service)) {
+    slices.push_back(s->Parse());
+  }
+  Readiness rd = ServiceReadiness(svc.live, slices);
+  if (!rd.ready()) return Note("Service", FromReadiness(rd, "Service " + m.names.service));
+  Condition("Service", true, "Ready", rd.message);
+  return Outcome::Done();
+}
+
+Reconciler::Outcome Reconciler::Run::ProvisionIngresses(const Manifests& m) {
+  const bool require_address = r.options_.config.require_ingress_address;
+  auto ing = Ensure(kIngress, m.ingress);
+  if (!ing.outcome.done()) return Note("Ingress", ing.outcome);
+  {
+    Readiness rd = IngressReadiness(ing.live, require_address);
+    if (!rd.ready()) return Note("Ingress", FromReadiness(rd, "Ingress " + m.names.ingress));
+    Condition("Ingress", true, "Ready", rd.message);
+  }
+  if (m.custom_ingress) {
+    auto custom = Ensure(kIngress, *m.custom_ingress);
+    if (!custom.outcome.done()) return Note("CustomIngress", custom.outcome);
+    Readiness rd = IngressReadiness(custom.live, require_address);
+    if (!rd.ready()) {
+      return Note("CustomIngress", FromReadiness(rd, "Ingress " + m.names.custom_ingress));
+    }
+    Condition("CustomIngress", true, "Ready", rd.message);
+  } else {
+    Outcome gone = EnsureGone(kIngress, m.names.custom_ingress);
+    if (!gone.done()) return Note("CustomIngress", gone);
+  }
+  return Outcome::Done();
+}
+
+Reconciler::Outcome Reconciler::Run::Probe() {
+  if (!r.options_.config.http_probe) return Outcome::Done();
+  const ResolvedSpec resolved = Resolve(r.options_.config, rec.name, spec);
+  Status probe = r.options_.prober ? r.options_.prober(resolved.host, resolved.url)
+                                   : FailedPrecondition("no HTTP prober configured");
+  if (!probe.ok()) {
+    return Note("Probe", Outcome::Wait("ProbeFailed", resolved.url + ": " + probe.message()));
+  }
+  Condition("Probe", true, "Ready", resolved.url + " answers");
+  return Outcome::Done();
+}
+
+Reconciler::Outcome Reconciler::Run::PromoteCredentials(
+    const std::vector<store::Credential>& creds) {
+  if (const store::Credential* pending = CredentialToHold(creds, true); pending != nullptr) {
+    for (const auto& p : r.observer_.ByLabel(kPod, kProjectLabel, rec.id)) {
+      Json pod = p->Parse();
+      if (Annotation(pod, kCredentialAnnotation) != pending->id) {
+        return Note("Credentials",
+                    Outcome::Wait("RotationInProgress",
+                                  "pod " + p->name() + " still holds older credentials"));
+      }
+    }
+    Status s = ActivateCredential(pending->id);
+    if (!s.ok()) return Outcome::Error("StoreError", s);
+  }
+  return Outcome::Done();
+}
+
+Status Reconciler::Run::ActivateCredential(const std::string& pending_id) {
+  const int64_t now = WallMs(r.clock_);
+  auto result = r.store_.MutateProject(
+      rec.id,
+      [&](ProjectRecord&, const std::vector<store::Credential>& creds,
+          store::Mutation& m) -> Status {
+        const store::Credential* newest = CredentialToHold(creds, true);
+        if (newest == nullptr || newest->id != pending_id) return Status::Ok();  // superseded
+        std::string revoked;
+        for (const auto& c : creds) {
+          store::Credential next = c;
+          if (c.id == pending_id) {
+            next.state = CredentialState::kActive;
+            next.activated_ms = now;
+          } else if (c.state != CredentialState::kRevoked) {
+            next.state = CredentialState::kRevoked;
+            next.revoked_ms = now;
+            revoked += (revoked.empty() ? "" : ",") + c.id;
+          } else {
+            continue;
+          }
+          m.credentials.push_back(std::move(next));
+        }
+        store::HistoryEntry h;
+        h.kind = "credential";
+        h.generation = rec.generation;
+        h.summary = "activated " + pending_id + (revoked.empty() ? "" : "; revoked " + revoked);
+        m.history.push_back(std::move(h));
+        return Status::Ok();
+      });
+  return result.status();
+}
+
+Reconciler::Outcome Reconciler::Run::Teardown(const ObjectNames& names) {
+  Outcome custom = EnsureGone(kIngress, names.custom_ingress);
+  Outcome main = EnsureGone(kIngress, names.ingress);
+  if (!custom.done()) return Note("CustomIngress", custom);
+  if (!main.done()) return Note("Ingress", main);
+  Condition("Ingress", true, "Gone", "Ingresses gone");
+  Outcome svc = EnsureGone(kService, names.service);
+  if (!svc.done()) return Note("Service", svc);
+  Condition("Service", true, "Gone", "Service " + names.service + " gone");
+  // Foreground: the Deployment stays (terminating) until its ReplicaSets and pods are gone.
+  Outcome dep = EnsureGone(kDeployment, names.deployment, "Foreground");
+  if (!dep.done()) return Note("Deployment", dep);
+  auto pods = r.observer_.ByLabel(kPod, kProjectLabel, rec.id);
+  if (!pods.empty()) {
+    return Note("Pods", Outcome::Wait("PodsTerminating", std::to_string(pods.size()) +
+                                                             " pod(s) still exist (" +
+                                                             pods.front()->name() + ")"));
+  }
+  Condition("Deployment", true, "Gone", "Deployment " + names.deployment + " and its pods gone");
+  return Outcome::Done();
+}
+
+Reconciler::Outcome Reconciler::Run::Remove(const ObjectNames& names) {
+  Outcome pvc = EnsureGone(kPvc, names.pvc);
+  if (!pvc.done()) return Note("PersistentVolumeClaim", pvc);
+  Outcome secret = EnsureGone(kSecret, names.secret);
+  if (!secret.done()) return Note("Secret", secret);
+  return Outcome::Done();
+}
 
 Reconciler::Reconciler(const EngineOptions& options, std::shared_ptr<kube::Client> client,
                        store::Store& store, Observer& observer, const Clock& clock)
@@ -575,6 +706,33 @@ void Reconciler::Forget(const std::string& project_id) {
   MutexLock lock(memo_mu_);
   unpersisted_.erase(project_id);
   waiting_.erase(project_id);
+  auth_refusals_.erase(project_id);
+}
+
+std::chrono::milliseconds Reconciler::AuthRetry(const std::string& project_id) {
+  int refusals = 0;
+  {
+    MutexLock lock(memo_mu_);
+    auto it = auth_refusals_.find(project_id);
+    if (it != auth_refusals_.end()) refusals = it->second;
+  }
+  std::chrono::milliseconds delay = kAuthRetryInitial;
+  for (int i = 0; i < refusals && delay < kAuthRetryMax; ++i) delay *= 2;
+  return std::min<std::chrono::milliseconds>(delay, kAuthRetryMax);
+}
+
+void Reconciler::NoteAuth(const std::string& project_id, const Outcome& outcome) {
+  if (outcome.auth_status == 0) {
+    MutexLock lock(memo_mu_);
+    auth_refusals_.erase(project_id);
+    return;
+  }
+  {
+    MutexLock lock(memo_mu_);
+    ++auth_refusals_[project_id];
+  }
+  ++(outcome.auth_status == 401 ? unauthorized_ : forbidden_);
+  LOG_ERROR("project {}: {}: {}", project_id, outcome.reason, outcome.message);
 }
 
 std::vector<Orphan> Reconciler::orphans() const {
@@ -620,92 +778,150 @@ bool SameStatus(const ProjectStatus& a, const ProjectStatus& b) {
 
 }  // namespace
 
+// What a run starts from: the stored intent, its last status and, for a project to run, its
+// credentials. The cluster is observed step by step (the Observer's caches) as the run goes.
+struct Reconciler::Loaded {
+  ProjectRecord rec;  // moved into the Run
+  std::optional<ProjectStatus> prev;
+  StatusOr<ProjectSpec> spec;  // the stored spec, parsed
+  Status policy;               // the spec against engine.policy (OK when it does not parse)
+  std::vector<store::Credential> creds;  // read only when the project is to run as specified
+};
+
+// What a run decided and did: the step's outcome and the status it observed (phase, url; the
+// reason, message and conditions are added when it is written). `finished`: the run is over
+// without a status to write (the record was purged, or the store failed).
+struct Reconciler::Decision {
+  Outcome outcome;
+  ProjectStatus status;
+  bool bounded = false;  // a wait past config.step_timeout_seconds, reported as Failed
+  std::optional<WorkResult> finished;
+};
+
 WorkResult Reconciler::Reconcile(const std::string& project_id) {
   ++runs_;
-  auto loaded = store_.GetProject(project_id);
-  if (!loaded.ok()) {
-    if (loaded.error().code() == StatusCode::kNotFound) return ReconcileUnknown(project_id);
-    return WorkResult::Error(loaded.error());
+  auto loaded = Load(project_id);
+  if (!loaded.ok()) return std::move(loaded).error();
+  Run run(*this, std::move(loaded->rec));
+  Decision d = Decide(run, *loaded);
+  NoteAuth(run.rec.id, d.outcome);
+  if (d.finished) return *d.finished;
+  if (d.outcome.kind == Outcome::Kind::kCrashed) return WorkResult::Terminal(d.outcome.error);
+  Status written = WriteStatus(run, d);
+  if (!written.ok()) return WorkResult::Error(written);
+  return ToWorkResult(d.outcome, d.bounded);
+}
+
+Expected<Reconciler::Loaded, WorkResult> Reconciler::Load(const std::string& project_id) {
+  auto got = store_.GetProject(project_id);
+  if (!got.ok()) {
+    if (got.error().code() == StatusCode::kNotFound) return ReconcileUnknown(project_id);
+    return WorkResult::Error(got.error());
   }
-  Run run(*this, std::move(*loaded));
-  const ProjectRecord& rec = run.rec;
-
-  const std::optional<ProjectStatus> prev = StoredStatus(rec);
-
-  ProjectStatus status;
-  status.observed_generation = rec.generation;
-  Outcome outcome;
-  bool bounded = false;  // a wait past config.step_timeout_seconds, reported as Failed
-  const ObjectNames names = NamesFor(rec.id, rec.name);
-
+  ProjectRecord& rec = *got;
+  std::optional<ProjectStatus> prev = StoredStatus(rec);
   auto spec_json = ParseJson(rec.spec_json);
   auto spec =
       spec_json.ok() ? ParseProjectSpec(*spec_json) : StatusOr<ProjectSpec>(spec_json.error());
   Status policy = spec.ok() ? CheckSpecPolicy(options_.config.policy, *spec) : Status::Ok();
-  if (!spec.ok() && rec.desired == DesiredState::kRunning) {
-    outcome = Outcome::Failed("InvalidSpec", spec.error().message());
-    status.phase = Phase::kFailed;
-  } else if (!policy.ok() && rec.desired == DesiredState::kRunning) {
-    // Stored before the operator tightened engine.policy: not rendered until the spec changes.
-    outcome = Outcome::Failed("PolicyViolation", policy.message());
-    status.phase = Phase::kFailed;
-  } else if (rec.desired == DesiredState::kRunning) {
-    run.spec = *spec;
-    auto creds = store_.ListCredentials(rec.id);
-    if (!creds.ok()) return WorkResult::Error(creds.error());
-    const store::Credential* hold = Run::CredentialToHold(*creds, false);
-    if (hold == nullptr) {
-      outcome = Outcome::Failed("NoCredentials",
-                                "project " + rec.name + " has no active or pending credentials");
-    } else {
-      RenderInput in;
-      in.id = rec.id;
-      in.name = rec.name;
-      in.config = &options_.config;
-      in.resolved = Resolve(options_.config, rec.name, run.spec);
-      in.restart_epoch = rec.restart_epoch;
-      in.credential = {hold->id, hold->token};
-      status.url = in.resolved.url;
-      const Manifests m = Render(in);
-      outcome = run.Provision(m, *creds);
-    }
-    bounded = BoundWait(rec, run, &outcome);
-    switch (outcome.kind) {
-      case Outcome::Kind::kDone:
-        status.phase = Phase::kRunning;
-        break;
-      case Outcome::Kind::kFailed:
-        status.phase = Phase::kFailed;
-        break;
-      default:
-        status.phase =
-            WaitingPhase(prev, rec.generation, run.drift, run.rolling, run.created_object);
-    }
-  } else {
-    outcome = run.Teardown(names);
-    if (outcome.done() && rec.desired == DesiredState::kDeleted) outcome = run.Remove(names);
-    bounded = BoundWait(rec, run, &outcome);
-    const bool deleting = rec.desired == DesiredState::kDeleted;
-    if (outcome.done()) {
-      status.phase = deleting ? Phase::kDeleting : Phase::kSuspended;
-    } else {
-      status.phase = deleting ? Phase::kDeleting : Phase::kSuspending;
-    }
-    if (outcome.kind == Outcome::Kind::kFailed) status.phase = Phase::kFailed;
-    if (outcome.done() && deleting) {
-      Forget(rec.id);
-      store::HistoryEntry tombstone;
-      tombstone.kind = "purged";
-      tombstone.generation = rec.generation;
-      tombstone.summary = "deleted: every object gone, record removed";
-      Status s = store_.PurgeProject(rec.id, tombstone);
-      if (!s.ok() && s.code() != StatusCode::kNotFound) return WorkResult::Error(s);
-      return WorkResult::Ok();
-    }
+  std::vector<store::Credential> creds;
+  if (rec.desired == DesiredState::kRunning && spec.ok() && policy.ok()) {
+    auto listed = store_.ListCredentials(rec.id);
+    if (!listed.ok()) return WorkResult::Error(listed.error());
+    creds = std::move(*listed);
   }
+  return Loaded{std::move(rec), std::move(prev), std::move(spec), std::move(policy),
+                std::move(creds)};
+}
 
-  if (outcome.kind == Outcome::Kind::kCrashed) return WorkResult::Terminal(outcome.error);
+Reconciler::Decision Reconciler::Decide(Run& run, const Loaded& in) {
+  const ProjectRecord& rec = run.rec;
+  if (rec.desired != DesiredState::kRunning) return DecideStopped(run);
+  Decision d;
+  d.status.observed_generation = rec.generation;
+  if (!in.spec.ok()) {
+    d.outcome = Outcome::Failed("InvalidSpec", in.spec.error().message());
+    d.status.phase = Phase::kFailed;
+  } else if (!in.policy.ok()) {
+    // Stored before the operator tightened engine.policy: not rendered until the spec changes.
+    d.outcome = Outcome::Failed("PolicyViolation", in.policy.message());
+    d.status.phase = Phase::kFailed;
+  } else {
+    d = DecideRunning(run, in);
+  }
+  return d;
+}
 
+Reconciler::Decision Reconciler::DecideRunning(Run& run, const Loaded& in) {
+  const ProjectRecord& rec = run.rec;
+  Decision d;
+  d.status.observed_generation = rec.generation;
+  run.spec = *in.spec;
+  const store::Credential* hold = Run::CredentialToHold(in.creds, false);
+  if (hold == nullptr) {
+    d.outcome = Outcome::Failed("NoCredentials",
+                                "project " + rec.name + " has no active or pending credentials");
+  } else {
+    RenderInput render;
+    render.id = rec.id;
+    render.name = rec.name;
+    render.config = &options_.config;
+    render.resolved = Resolve(options_.config, rec.name, run.spec);
+    render.restart_epoch = rec.restart_epoch;
+    render.credential = {hold->id, hold->token};
+    d.status.url = render.resolved.url;
+    const Manifests m = Render(render);
+    d.outcome = run.Provision(m, in.creds);
+  }
+  d.bounded = BoundWait(rec, run, &d.outcome);
+  switch (d.outcome.kind) {
+    case Outcome::Kind::kDone:
+      d.status.phase = Phase::kRunning;
+      break;
+    case Outcome::Kind::kFailed:
+      d.status.phase = Phase::kFailed;
+      break;
+    default:
+      d.status.phase =
+          WaitingPhase(in.prev, rec.generation, run.drift, run.rolling, run.created_object);
+  }
+  return d;
+}
+
+Reconciler::Decision Reconciler::DecideStopped(Run& run) {
+  const ProjectRecord& rec = run.rec;
+  const ObjectNames names = NamesFor(rec.id, rec.name);
+  const bool deleting = rec.desired == DesiredState::kDeleted;
+  Decision d;
+  d.status.observed_generation = rec.generation;
+  d.outcome = run.Teardown(names);
+  if (d.outcome.done() && deleting) d.outcome = run.Remove(names);
+  d.bounded = BoundWait(rec, run, &d.outcome);
+  if (d.outcome.done()) {
+    d.status.phase = deleting ? Phase::kDeleting : Phase::kSuspended;
+  } else {
+    d.status.phase = deleting ? Phase::kDeleting : Phase::kSuspending;
+  }
+  if (d.outcome.kind == Outcome::Kind::kFailed) d.status.phase = Phase::kFailed;
+  if (d.outcome.done() && deleting) d.finished = Purge(rec);
+  return d;
+}
+
+WorkResult Reconciler::Purge(const ProjectRecord& rec) {
+  Forget(rec.id);
+  store::HistoryEntry tombstone;
+  tombstone.kind = "purged";
+  tombstone.generation = rec.generation;
+  tombstone.summary = "deleted: every object gone, record removed";
+  Status s = store_.PurgeProject(rec.id, tombstone);
+  if (!s.ok() && s.code() != StatusCode::kNotFound) return WorkResult::Error(s);
+  return WorkResult::Ok();
+}
+
+Status Reconciler::WriteStatus(Run& run, Decision& d) {
+  const ProjectRecord& rec = run.rec;
+  const Outcome& outcome = d.outcome;
+  ProjectStatus& status = d.status;
   status.reason = outcome.done() ? std::string(ToString(status.phase)) : outcome.reason;
   status.message =
       outcome.done()
@@ -737,10 +953,11 @@ WorkResult Reconciler::Reconcile(const std::string& project_id) {
         }
         return Status::Ok();
       });
-  if (!written.ok() && written.error().code() != StatusCode::kNotFound) {
-    return WorkResult::Error(written.error());
-  }
+  if (!written.ok() && written.error().code() != StatusCode::kNotFound) return written.error();
+  return Status::Ok();
+}
 
+WorkResult Reconciler::ToWorkResult(const Outcome& outcome, bool bounded) const {
   if (bounded) return WorkResult::RequeueAfter(options_.recheck);  // still watching
   switch (outcome.kind) {
     case Outcome::Kind::kDone:
@@ -797,12 +1014,18 @@ WorkResult Reconciler::ReconcileUnknown(const std::string& project_id) {
   ProjectRecord ghost;
   ghost.id = project_id;
   Run run(*this, ghost);
+  Outcome o = Outcome::Done();
   for (const auto& f : found) {
-    Outcome o = run.EnsureGone(*f.type, f.obj->name(), f.type == &kDeployment ? "Foreground" : "");
-    if (o.kind == Outcome::Kind::kError) return WorkResult::Error(o.error);
-    if (o.kind == Outcome::Kind::kCrashed) return WorkResult::Terminal(o.error);
-    if (!o.done()) return WorkResult::RequeueAfter(options_.recheck);
+    o = run.EnsureGone(*f.type, f.obj->name(), f.type == &kDeployment ? "Foreground" : "");
+    if (!o.done()) break;
   }
+  NoteAuth(project_id, o);
+  if (o.kind == Outcome::Kind::kError && o.retry_after) {
+    return WorkResult::RequeueAfter(*o.retry_after);
+  }
+  if (o.kind == Outcome::Kind::kError) return WorkResult::Error(o.error);
+  if (o.kind == Outcome::Kind::kCrashed) return WorkResult::Terminal(o.error);
+  if (!o.done()) return WorkResult::RequeueAfter(options_.recheck);
   return WorkResult::Ok();
 }
 

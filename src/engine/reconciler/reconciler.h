@@ -10,16 +10,20 @@
 //   suspend: Ingresses gone → Service gone → Deployment gone and its pods gone → Suspended.
 //   delete:  as suspend, then PVC and Secret gone → the record is purged (history stays).
 //
-// Errors follow DESIGN.md §5: 404 on a delete is done; AlreadyExists is read and decided
-// (ours: adopt; ours and terminating: wait; not ours: Failed); Conflict re-reads; Invalid fails
-// with the server's message; 429 waits Retry-After; everything else backs off. Nothing
-// unclassified is taken for success.
+// Errors follow DESIGN.md §5 (Classify in reconciler.cc has the table): 404 on a delete is
+// done; AlreadyExists is read and decided (ours: adopt; ours and terminating: wait; not ours:
+// Failed); Conflict re-reads; a request the server refuses as wrong (422, 400, other 4xx) fails
+// with the server's reason and message and is not retried; 429 waits Retry-After; 401/403 are
+// retried slowly (kAuthRetryInitial..kAuthRetryMax) with a loud status, an ERROR line and a
+// counter; 5xx, timeouts and transport failures back off. Nothing unclassified is taken for
+// success.
 //
 // Thread-safety: Reconcile may run on many threads for different projects; the work queue
 // guarantees one run per project at a time, which the reconciler relies on.
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <map>
 #include <memory>
 #include <optional>
@@ -47,12 +51,36 @@ class Reconciler {
 
   uint64_t writes() const { return writes_.load(); }
   uint64_t runs() const { return runs_.load(); }
+  // Runs whose step Kubernetes refused with 401 Unauthorized (or that had no credentials to
+  // send) / 403 Forbidden.
+  uint64_t unauthorized() const { return unauthorized_.load(); }
+  uint64_t forbidden() const { return forbidden_.load(); }
+
+  // DESIGN.md §5's slow retry for 401 / 403: a project's first refused run is retried after
+  // kAuthRetryInitial, each further consecutive one after twice the previous delay, at most
+  // kAuthRetryMax (events and new intents still run it sooner).
+  static constexpr std::chrono::seconds kAuthRetryInitial{60};
+  static constexpr std::chrono::seconds kAuthRetryMax{300};
   std::vector<Orphan> orphans() const;
 
-  struct Outcome;  // one step's result (reconciler.cc)
-  struct Run;      // one run's state (reconciler.cc)
+  struct Outcome;   // one step's result (reconciler.cc)
+  struct Run;       // one run's state (reconciler.cc)
+  struct Loaded;    // what a run starts from (reconciler.cc)
+  struct Decision;  // what a run decided and did (reconciler.cc)
 
  private:
+  // The phases of Reconcile: load the intent (a project the store does not know goes to
+  // ReconcileUnknown), decide and take the next step, write the status observed, and map the
+  // step's outcome to the work queue's result.
+  Expected<Loaded, WorkResult> Load(const std::string& project_id);
+  Decision Decide(Run& run, const Loaded& in);
+  Decision DecideRunning(Run& run, const Loaded& in);  // provision toward the intent
+  Decision DecideStopped(Run& run);                    // suspend, or delete and purge
+  WorkResult Purge(const store::ProjectRecord& rec);
+  // Fills the status's reason, message and conditions from the run; writes it unless the
+  // intent moved on or nothing changed. A record gone meanwhile is not an error.
+  Status WriteStatus(Run& run, Decision& d);
+  WorkResult ToWorkResult(const Outcome& outcome, bool bounded) const;
   WorkResult ReconcileUnknown(const std::string& project_id);
 
   // A write whose answer did not hold what was written (NotPersisted): while the object still has
@@ -72,6 +100,12 @@ class Reconciler {
   // Failed with its reason (true returned: the run still requeues to keep watching).
   bool BoundWait(const store::ProjectRecord& rec, Run& run, Outcome* outcome);
   void Forget(const std::string& project_id);
+  // The delay before retrying a project's call refused for Steward's credentials, from its
+  // consecutive refused runs (kAuthRetryInitial, doubling, at most kAuthRetryMax).
+  std::chrono::milliseconds AuthRetry(const std::string& project_id);
+  // After a run: a refusal of Steward's credentials is counted, logged (ERROR) and remembered
+  // for AuthRetry; any other outcome forgets the project's refusals.
+  void NoteAuth(const std::string& project_id, const Outcome& outcome);
 
   const EngineOptions& options_;
   std::shared_ptr<kube::Client> client_;
@@ -80,6 +114,8 @@ class Reconciler {
   const Clock& clock_;
   std::atomic<uint64_t> writes_{0};
   std::atomic<uint64_t> runs_{0};
+  std::atomic<uint64_t> unauthorized_{0};
+  std::atomic<uint64_t> forbidden_{0};
   mutable Mutex orphans_mu_;
   std::vector<Orphan> orphans_ GUARDED_BY(orphans_mu_);
   std::set<std::string> reported_orphans_ GUARDED_BY(orphans_mu_);
@@ -96,6 +132,8 @@ class Reconciler {
   Mutex memo_mu_;
   std::map<std::string, Unpersisted> unpersisted_ GUARDED_BY(memo_mu_);  // by project id
   std::map<std::string, Waiting> waiting_ GUARDED_BY(memo_mu_);          // by project id
+  // By project id: consecutive runs refused for Steward's credentials.
+  std::map<std::string, int> auth_refusals_ GUARDED_BY(memo_mu_);
 };
 
 }  // namespace steward::engine

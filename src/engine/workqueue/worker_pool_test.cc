@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "common/mutex.h"
+#include "engine/workqueue/workqueue_test_util.h"
 #include "test_support/eventually.h"
 
 namespace steward::engine {
@@ -21,15 +22,10 @@ using std::chrono::seconds;
 using ::steward::test_support::Eventually;
 
 std::unique_ptr<WorkQueue> MakeQueue(const Clock& clock) {
-  WorkQueueOptions o;
-  o.name = "pool-test";
+  WorkQueueOptions o = testing::NoLimits("pool-test");
   o.base_delay = milliseconds(100);
   o.max_delay = seconds(10);
-  o.jitter = 0;
-  o.retry_qps = 0;
-  auto q = WorkQueue::Create(o, clock);
-  EXPECT_TRUE(q.ok()) << q.status().ToString();
-  return std::move(q).value();
+  return testing::MakeQueue(clock, std::move(o));
 }
 
 // A handler that returns scripted results per key, in order, and counts finished runs.

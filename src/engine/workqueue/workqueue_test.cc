@@ -9,6 +9,7 @@
 #include <thread>
 #include <vector>
 
+#include "engine/workqueue/workqueue_test_util.h"
 #include "test_support/eventually.h"
 
 namespace steward::engine {
@@ -20,19 +21,8 @@ using std::chrono::seconds;
 
 using ::steward::test_support::Eventually;
 
-WorkQueueOptions NoLimits() {
-  WorkQueueOptions o;
-  o.name = "test";
-  o.jitter = 0;
-  o.retry_qps = 0;  // no global bucket
-  return o;
-}
-
-std::unique_ptr<WorkQueue> MakeQueue(const Clock& clock, WorkQueueOptions o = NoLimits()) {
-  auto q = WorkQueue::Create(std::move(o), clock);
-  EXPECT_TRUE(q.ok()) << q.status().ToString();
-  return std::move(q).value();
-}
+using testing::MakeQueue;
+using testing::NoLimits;
 
 // Get() for single-threaded tests: fails instead of blocking forever when nothing is ready.
 std::optional<std::string> Next(WorkQueue& q) {

@@ -1,5 +1,6 @@
 #include "kube/config/credentials.h"
 
+#include "common/ascii.h"
 #include "common/log.h"
 #include "kube/config/file_util.h"
 
@@ -8,7 +9,6 @@ namespace steward::kube {
 namespace {
 
 using config_internal::ReadSmallFile;
-using config_internal::TrimWhitespace;
 
 const Clock& ClockOr(const Clock* clock) { return clock != nullptr ? *clock : RealClock::Get(); }
 
@@ -31,7 +31,7 @@ StatusOr<std::string> ReadToken(const std::string& path) {
   if (!text.ok()) {
     return Status(StatusCode::kUnauthenticated, "token file " + text.error().message());
   }
-  std::string token = TrimWhitespace(*text);
+  std::string token(TrimAsciiWhitespace(*text));
   if (token.empty()) {
     return Status(StatusCode::kUnauthenticated, "token file " + path + ": empty");
   }

@@ -1,6 +1,7 @@
 // The exec credential plugin provider (declared in credentials.h).
 #include <algorithm>
 
+#include "common/ascii.h"
 #include "common/log.h"
 #include "common/mutex.h"
 #include "common/time_util.h"
@@ -11,8 +12,6 @@
 namespace steward::kube {
 
 namespace {
-
-using config_internal::TrimWhitespace;
 
 constexpr std::string_view kExecInfoEnv = "KUBERNETES_EXEC_INFO";
 constexpr size_t kMaxStderrInError = 2048;
@@ -28,7 +27,7 @@ void SetEnv(std::vector<std::string>& env, const std::string& name, const std::s
 
 // The last part of a plugin's stderr, for an error message.
 std::string StderrTail(const std::string& err) {
-  std::string s = TrimWhitespace(err);
+  std::string s(TrimAsciiWhitespace(err));
   if (s.size() > kMaxStderrInError) s = "..." + s.substr(s.size() - kMaxStderrInError);
   return s.empty() ? "(no output on stderr)" : "stderr: " + s;
 }

@@ -27,12 +27,4 @@ std::string ResolveAgainst(const std::string& base_dir, const std::string& path)
   return (std::filesystem::path(base_dir) / path).lexically_normal().string();
 }
 
-std::string TrimWhitespace(std::string_view s) {
-  constexpr std::string_view kSpace = " \t\r\n\f\v";
-  size_t b = s.find_first_not_of(kSpace);
-  if (b == std::string_view::npos) return "";
-  size_t e = s.find_last_not_of(kSpace);
-  return std::string(s.substr(b, e - b + 1));
-}
-
 }  // namespace steward::kube::config_internal

@@ -25,7 +25,4 @@ std::string AbsoluteDirOf(const std::string& file);
 // `path` unchanged when empty or absolute, else `base_dir`/`path` (kubectl's ResolvePath).
 std::string ResolveAgainst(const std::string& base_dir, const std::string& path);
 
-// `s` without leading and trailing ASCII whitespace.
-std::string TrimWhitespace(std::string_view s);
-
 }  // namespace steward::kube::config_internal

@@ -3,6 +3,7 @@
 #include <charconv>
 #include <cstdlib>
 
+#include "common/ascii.h"
 #include "kube/config/file_util.h"
 
 namespace steward::kube {
@@ -10,7 +11,6 @@ namespace steward::kube {
 namespace {
 
 using config_internal::ReadSmallFile;
-using config_internal::TrimWhitespace;
 
 std::optional<std::string> Env(const char* name) {
   const char* v = std::getenv(name);
@@ -65,7 +65,7 @@ StatusOr<RestConfig> LoadInCluster(const InClusterSources& s, const CredentialOp
   if (s.pod_namespace && !s.pod_namespace->empty()) {
     rc.namespace_name = *s.pod_namespace;
   } else if (auto ns = ReadSmallFile(s.root + "/namespace", 4096); ns.ok()) {
-    std::string trimmed = TrimWhitespace(*ns);
+    std::string trimmed(TrimAsciiWhitespace(*ns));
     if (!trimmed.empty()) rc.namespace_name = trimmed;
   } else if (ns.error().code() != StatusCode::kNotFound) {
     return NotInCluster("service account namespace " + ns.error().message());

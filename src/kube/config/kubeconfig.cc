@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <set>
 
+#include "common/ascii.h"
 #include "common/base64.h"
 #include "common/log.h"
 #include "kube/config/file_util.h"
@@ -44,17 +45,12 @@ bool IsDns1123Label(const std::string& s) {
   return s.front() != '-' && s.back() != '-';
 }
 
-std::string Lower(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
-
 // Checks "scheme://host..." with a scheme from `schemes`. Returns an empty string when fine,
 // else what is wrong.
 std::string UrlProblem(const std::string& url, std::initializer_list<const char*> schemes) {
   size_t sep = url.find("://");
   if (sep == std::string::npos) return "has no scheme";
-  std::string scheme = Lower(url.substr(0, sep));
+  std::string scheme = AsciiLower(url.substr(0, sep));
   bool known = false;
   for (const char* s : schemes) known = known || scheme == s;
   if (!known) return "scheme \"" + scheme + "\" is not supported";

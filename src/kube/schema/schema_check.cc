@@ -3,40 +3,14 @@
 #include <cstdint>
 #include <limits>
 
+#include "common/fields.h"
+
 namespace steward::kube::schema {
 namespace {
 
-std::string TypeName(const Json& j) {
-  if (j.is_string()) return "string";
-  if (j.is_number_integer()) return "integer";
-  if (j.is_number()) return "number";
-  if (j.is_boolean()) return "boolean";
-  if (j.is_object()) return "object";
-  if (j.is_array()) return "array";
-  return "null";
-}
-
-std::string QuotedKey(std::string_view key) {
-  constexpr size_t kMax = 80;
-  std::string out = "[\"";
-  out += key.substr(0, kMax);
-  if (key.size() > kMax) out += "...";
-  out += "\"]";
-  return out;
-}
-
-bool Identifier(std::string_view key) {
-  if (key.empty() || (key[0] >= '0' && key[0] <= '9')) return false;
-  for (char c : key) {
-    bool ok =
-        (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
-    if (!ok) return false;
-  }
-  return true;
-}
-
 std::optional<Mismatch> Wrong(std::string path, std::string_view expected, const Json& got) {
-  return Mismatch{std::move(path), "must be " + std::string(expected) + ", got " + TypeName(got)};
+  return Mismatch{std::move(path),
+                  "must be " + std::string(expected) + ", got " + std::string(JsonTypeName(got))};
 }
 
 std::optional<Mismatch> CheckInteger(const Json& v, std::string path, std::string_view type,
@@ -106,14 +80,14 @@ std::optional<Mismatch> CheckField(const Field& f, const Json& v, const std::str
   if (f.repeated) {
     if (!v.is_array()) return Wrong(path, "an array", v);
     for (size_t i = 0; i < v.size(); ++i) {
-      if (auto m = CheckElement(f, v[i], path + "[" + std::to_string(i) + "]")) return m;
+      if (auto m = CheckElement(f, v[i], IndexPath(path, i))) return m;
     }
     return std::nullopt;
   }
   if (f.map) {
     if (!v.is_object()) return Wrong(path, "an object", v);
     for (auto it = v.begin(); it != v.end(); ++it) {
-      if (auto m = CheckElement(f, it.value(), path + QuotedKey(it.key()))) return m;
+      if (auto m = CheckElement(f, it.value(), KeyPath(path, it.key()))) return m;
     }
     return std::nullopt;
   }
@@ -125,8 +99,7 @@ std::optional<Mismatch> CheckMessage(const Message& m, const Json& v, const std:
   if (!v.is_object()) return Wrong(path, "an object", v);
   for (auto it = v.begin(); it != v.end(); ++it) {
     const std::string& key = it.key();
-    std::string child =
-        Identifier(key) ? (path.empty() ? key : path + "." + key) : path + QuotedKey(key);
+    std::string child = ChildPath(path, key);
     const Field* f = m.ByJsonName(key);
     if (f == nullptr) return Mismatch{std::move(child), "unknown field"};
     if (auto problem = CheckField(*f, it.value(), child)) return problem;
@@ -144,7 +117,7 @@ std::optional<Mismatch> CheckArray(const Message& message, const Json& value, st
   if (value.is_null()) return std::nullopt;
   if (!value.is_array()) return Wrong(std::move(path), "an array", value);
   for (size_t i = 0; i < value.size(); ++i) {
-    if (auto m = CheckMessage(message, value[i], path + "[" + std::to_string(i) + "]")) return m;
+    if (auto m = CheckMessage(message, value[i], IndexPath(path, i))) return m;
   }
   return std::nullopt;
 }

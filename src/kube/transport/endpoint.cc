@@ -8,16 +8,11 @@
 
 #include "common/ascii.h"
 #include "common/base64.h"
+#include "common/host_port.h"
 #include "net/http.h"
 
 namespace steward::kube {
 namespace {
-
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-  return s;
-}
 
 // An IP address in binary form: family and 4 or 16 bytes.
 struct Ip {
@@ -58,51 +53,14 @@ bool InCidr(const Ip& ip, const Ip& net, int prefix) {
   return true;
 }
 
-std::optional<uint16_t> ParsePort(std::string_view s) {
-  if (s.empty() || s.size() > 5) return std::nullopt;
-  unsigned value = 0;
-  for (char c : s) {
-    if (c < '0' || c > '9') return std::nullopt;
-    value = value * 10 + static_cast<unsigned>(c - '0');
-  }
-  if (value == 0 || value > 65535) return std::nullopt;
-  return static_cast<uint16_t>(value);
-}
-
-struct HostPort {
-  std::string host;
-  std::string port;  // "" when absent
-  bool bracketed = false;
-};
-
-// Splits "host", "host:port", "[v6]", "[v6]:port"; a bare IPv6 address has no port.
-std::optional<HostPort> SplitHostPort(std::string_view s) {
-  HostPort hp;
-  if (!s.empty() && s.front() == '[') {
-    size_t close = s.find(']');
-    if (close == std::string_view::npos) return std::nullopt;
-    hp.host = std::string(s.substr(1, close - 1));
-    hp.bracketed = true;
-    std::string_view rest = s.substr(close + 1);
-    if (!rest.empty()) {
-      if (rest.front() != ':') return std::nullopt;
-      hp.port = std::string(rest.substr(1));
-    }
-    return hp;
-  }
-  size_t colon = s.find(':');
-  if (colon != std::string_view::npos && s.find(':', colon + 1) == std::string_view::npos) {
-    hp.host = std::string(s.substr(0, colon));
-    hp.port = std::string(s.substr(colon + 1));
-  } else {
-    hp.host = std::string(s);
-  }
-  return hp;
-}
-
-std::string JoinAuthority(const std::string& host, uint16_t port) {
-  bool v6 = host.find(':') != std::string::npos;
-  return (v6 ? "[" + host + "]" : host) + ":" + std::to_string(port);
+// The authority of a URL or a no_proxy entry, as Go's net/url and httpproxy split them: "host",
+// "host:port", "[v6]", "[v6]:port", a bare IPv6 address (no port), and "host:" (no port). The
+// host is not yet checked for being non-empty, and the port text not at all.
+std::optional<HostPortText> SplitAuthority(std::string_view s) {
+  auto parts = SplitHostPortText(s, /*bare_ipv6=*/true);
+  if (!parts.ok()) return std::nullopt;
+  if (parts->port && parts->port->empty()) parts->port.reset();
+  return *parts;
 }
 
 bool MatchesEntry(std::string_view entry, const ServerUrl& server, const std::optional<Ip>& ip) {
@@ -119,14 +77,14 @@ bool MatchesEntry(std::string_view entry, const ServerUrl& server, const std::op
     }
     return ip && InCidr(*ip, *net, static_cast<int>(prefix));
   }
-  auto hp = SplitHostPort(entry);
+  auto hp = SplitAuthority(entry);
   if (!hp || hp->host.empty()) return false;
-  if (!hp->port.empty()) {
-    auto port = ParsePort(hp->port);
+  if (hp->port) {
+    auto port = ParsePort(*hp->port);
     if (!port || *port != server.port) return false;
   }
   if (auto entry_ip = ParseIp(hp->host)) return ip && *ip == *entry_ip;
-  std::string suffix = hp->host;
+  std::string suffix(hp->host);
   if (suffix.rfind("*.", 0) == 0) suffix.erase(0, 1);
   bool match_host = suffix.front() != '.';
   if (match_host) suffix.insert(0, ".");
@@ -150,7 +108,7 @@ std::optional<std::string> FirstSet(const EnvLookup& env, const char* upper, con
 
 }  // namespace
 
-std::string ServerUrl::Authority() const { return JoinAuthority(host, port); }
+std::string ServerUrl::Authority() const { return JoinHostPort(host, port); }
 
 std::string ServerUrl::HostHeader() const {
   if (port == (tls ? 443 : 80)) {
@@ -187,13 +145,13 @@ StatusOr<ServerUrl> ParseServerUrl(std::string_view url) {
     return bad("a query or fragment is not allowed");
   }
   if (authority.find('@') != std::string_view::npos) return bad("user info is not allowed");
-  auto hp = SplitHostPort(authority);
+  auto hp = SplitAuthority(authority);
   if (!hp || hp->host.empty()) return bad("missing or malformed host");
   out.host = AsciiLower(hp->host);
   out.port = out.tls ? 443 : 80;
-  if (!hp->port.empty()) {
-    auto port = ParsePort(hp->port);
-    if (!port) return bad("bad port \"" + hp->port + "\"");
+  if (hp->port) {
+    auto port = ParsePort(*hp->port);
+    if (!port) return bad("bad port \"" + std::string(*hp->port) + "\"");
     out.port = *port;
   }
   auto ip = ParseIp(out.host);
@@ -206,7 +164,7 @@ StatusOr<ServerUrl> ParseServerUrl(std::string_view url) {
   return out;
 }
 
-std::string ProxyUrl::Authority() const { return JoinAuthority(host, port); }
+std::string ProxyUrl::Authority() const { return JoinHostPort(host, port); }
 
 StatusOr<ProxyUrl> ParseProxyUrl(std::string_view url) {
   auto bad = [&](const std::string& why) {
@@ -227,12 +185,12 @@ StatusOr<ProxyUrl> ParseProxyUrl(std::string_view url) {
     out.authorization = "Basic " + Base64Encode(userinfo);
     authority = authority.substr(at + 1);
   }
-  auto hp = SplitHostPort(authority);
+  auto hp = SplitAuthority(authority);
   if (!hp || hp->host.empty()) return bad("missing or malformed host");
   out.host = AsciiLower(hp->host);
-  if (!hp->port.empty()) {
-    auto port = ParsePort(hp->port);
-    if (!port) return bad("bad port \"" + hp->port + "\"");
+  if (hp->port) {
+    auto port = ParsePort(*hp->port);
+    if (!port) return bad("bad port \"" + std::string(*hp->port) + "\"");
     out.port = *port;
   }
   return out;
@@ -242,7 +200,7 @@ bool NoProxyMatches(std::string_view no_proxy, const ServerUrl& server) {
   auto ip = ParseIp(server.host);
   while (!no_proxy.empty()) {
     size_t comma = no_proxy.find(',');
-    std::string entry = AsciiLower(Trim(no_proxy.substr(0, comma)));
+    std::string entry = AsciiLower(TrimHttpWhitespace(no_proxy.substr(0, comma)));
     no_proxy = comma == std::string_view::npos ? std::string_view() : no_proxy.substr(comma + 1);
     if (!entry.empty() && MatchesEntry(entry, server, ip)) return true;
   }

@@ -1,10 +1,13 @@
-// The engine's and the store's metrics (docs/api.md, /metrics).
-#include <map>
+#include "app/engine_metrics.h"
 
-#include "api/api_server.h"
+#include <map>
+#include <memory>
+#include <mutex>
+#include <utility>
+
 #include "engine/model/project.h"
 
-namespace steward::api {
+namespace steward::app {
 namespace {
 
 std::string_view ResultName(engine::WorkResult::Kind k) {
@@ -51,6 +54,10 @@ void InstallStateMetrics(MetricsRegistry& registry, engine::Engine& engine, stor
   auto& orphans = registry.Gauge("steward_orphans",
                                  "Labelled objects in the namespace that belong to no project.");
   auto& projects = registry.Gauge("steward_projects", "Stored projects, by phase.", {"phase"});
+  auto& auth = registry.Counter("steward_kube_auth_failures_total",
+                                "Reconcile runs Kubernetes refused for Steward's credentials "
+                                "(401 Unauthorized, 403 Forbidden), by code.",
+                                {"code"});
   auto last_writes = std::make_shared<std::pair<std::mutex, uint64_t>>();
   registry.OnCollect([&, last_writes] {
     engine::EngineStats s = engine.stats();
@@ -64,6 +71,11 @@ void InstallStateMetrics(MetricsRegistry& registry, engine::Engine& engine, stor
         last_writes->second = s.writes;
       } else if (last_writes->second == 0) {
         writes.Add({}, 0);
+      }
+      // The refusals likewise, from the counter's own value (0 from the start).
+      for (const auto& [code, n] :
+           {std::pair{"401", s.kube_unauthorized}, std::pair{"403", s.kube_forbidden}}) {
+        auth.Add({code}, static_cast<double>(n) - auth.Value({code}));
       }
     }
     std::map<LabelValues, double> by_phase;
@@ -80,4 +92,4 @@ void InstallStateMetrics(MetricsRegistry& registry, engine::Engine& engine, stor
   });
 }
 
-}  // namespace steward::api
+}  // namespace steward::app

@@ -1,4 +1,4 @@
-#include "engine/reconciler/intents.h"
+#include "engine/intents/intents.h"
 
 #include <openssl/rand.h>
 
@@ -7,6 +7,7 @@
 #include <map>
 #include <utility>
 
+#include "common/fields.h"
 #include "common/log.h"
 
 namespace steward::engine {
@@ -111,7 +112,11 @@ StatusOr<ProjectRecord> Intents::Find(std::string_view id_or_name) {
 
 StatusOr<Intents::PutResult> Intents::Put(std::string_view name, const Json& spec_json,
                                           std::string_view id, bool start) {
-  RETURN_IF_ERROR(ValidateProjectName(name));
+  // The one place a put is validated: the API hands the request over as it came.
+  if (Status s = ValidateProjectName(name); !s.ok()) return InvalidField("name", s.message());
+  if (!id.empty()) {
+    if (Status s = ValidateProjectId(id); !s.ok()) return InvalidField("id", s.message());
+  }
   ASSIGN_OR_RETURN(ProjectSpec spec, ParseProjectSpec(spec_json, "spec"));
   RETURN_IF_ERROR(CheckSpecPolicy(config_.policy, spec, "spec"));
   RETURN_IF_ERROR(CheckCustomHostnamePolicy(config_, spec));
@@ -162,7 +167,6 @@ StatusOr<Intents::PutResult> Intents::Put(std::string_view name, const Json& spe
 
     ProjectRecord rec;
     rec.id = id.empty() ? NewProjectId() : std::string(id);
-    RETURN_IF_ERROR(ValidateProjectId(rec.id));
     rec.name = std::string(name);
     rec.team = spec.team;
     rec.spec_json = canonical;

@@ -1,6 +1,6 @@
 // Intents against a SQLite store in a temp dir (no cluster): validation, idempotency,
 // generations and history, preconditions, credentials, and the enqueue callback.
-#include "engine/reconciler/intents.h"
+#include "engine/intents/intents.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

@@ -1,0 +1,47 @@
+// EngineOptions: how an Engine is built (its configuration, queue, timings, the HTTP prober and
+// the seams tests and metrics hook into). Kept apart from engine.h so that code which only
+// configures an engine (say, hooking metrics into on_reconcile) need not see the Engine itself.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <string>
+#include <string_view>
+
+#include "common/clock.h"
+#include "common/status.h"
+#include "engine/model/project.h"
+#include "engine/workqueue/worker_pool.h"
+#include "engine/workqueue/workqueue.h"
+#include "kube/client/resource.h"
+
+namespace steward::engine {
+
+// Probes a project's URL (through the ingress) before it is called Running: OK when it answers.
+using HttpProber = std::function<Status(const std::string& host, const std::string& url)>;
+
+struct EngineOptions {
+  EngineConfig config;
+  WorkQueueOptions queue;
+  std::string field_manager = "steward";
+  // A step that waits for the cluster requeues after this even without an event (a safety net;
+  // informer events are what normally wake it).
+  std::chrono::milliseconds recheck{10000};
+  // How long a write's result stands in for the cache before the cache must show it.
+  std::chrono::milliseconds expectation_timeout{30000};
+  std::chrono::milliseconds sync_timeout{60000};
+  HttpProber prober;  // needed when config.http_probe
+  // Test seam for crash tests: called before and after every create, update and delete the
+  // engine sends, with when = "before" | "after", the verb, the kind and the name. An error
+  // ends the run at that point as if the process had died there: nothing more is written to the
+  // cluster or the store by that run, and the project is not requeued.
+  std::function<Status(std::string_view when, std::string_view verb, const kube::ResourceType&,
+                       std::string_view name)>
+      write_hook;
+  // Called after every reconcile run with its result and how long it took (metrics). Runs on
+  // the worker thread; must be quick and thread-safe.
+  std::function<void(WorkResult::Kind, std::chrono::nanoseconds)> on_reconcile;
+  const Clock* clock = nullptr;  // null: RealClock
+};
+
+}  // namespace steward::engine

@@ -1,0 +1,75 @@
+// ChangeFeed: the ordered delivery of committed changes to a store's listeners, shared by every
+// Store implementation (SQLite today, PostgreSQL later), so that none of them re-implements it.
+//
+// Promise: changes reach the listeners one at a time, in ticket order, and tickets are taken in
+// commit order (see TakeTicket). Every listener sees every change delivered while it is
+// registered, in that order. Deliver(t, c) returns after `c` reached every listener, except when
+// it is called from inside one of this feed's listeners (a listener that writes to the store):
+// the change is then parked and delivered, in its turn, by whichever thread finishes the ticket
+// before it — at the latest by the thread running that listener, after the listener returns. A
+// listener that throws is logged and skipped; delivery goes on.
+//
+// How a store uses it:
+//   {  lock the store;  ...;  COMMIT;  ticket = feed.TakeTicket();  }   // still under the lock
+//   feed.Deliver(ticket, std::move(change));                           // after the unlock
+// A store must take a ticket only for a commit that succeeded, and must pass every ticket it took
+// to Deliver exactly once: a ticket never delivered stalls every later one.
+//
+// A listener may call the store, also to write (that change is parked, above); it must not wait
+// for another thread's write to return (that write waits for the listener's turn to end).
+//
+// Ownership: the feed owns the listeners (copies of the callables). Thread-safety: every method
+// may be called from any thread, also from inside a listener. The feed must outlive every
+// Deliver call; destroying it while a delivery is in progress is undefined.
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+
+#include "store/store.h"
+
+namespace steward::store {
+
+class ChangeFeed {
+ public:
+  ChangeFeed() = default;
+  ChangeFeed(const ChangeFeed&) = delete;
+  ChangeFeed& operator=(const ChangeFeed&) = delete;
+
+  // The next ticket: 0, 1, 2, ... Call it under the lock that orders the store's commits, right
+  // after the commit succeeded, so that ticket order is commit order.
+  uint64_t TakeTicket();
+
+  // Delivers `change` to the listeners in the turn of `ticket` (a value TakeTicket returned).
+  // Call it without the store's lock. Blocks until every earlier ticket was delivered and then
+  // delivers on the calling thread (and any parked change that follows); returns at once, with
+  // the change parked, when the calling thread is running one of this feed's listeners.
+  void Deliver(uint64_t ticket, ProjectChange change);
+
+  // Store::AddListener / RemoveListener semantics: after RemoveListener returns, deliveries that
+  // start later do not call the listener; one in progress on another thread may still do so.
+  // Removing an unknown or removed handle does nothing.
+  int AddListener(Listener listener);
+  void RemoveListener(int handle);
+
+ private:
+  void CallListeners(const ProjectChange& change);
+
+  std::mutex ticket_mu_;  // guards next_ticket_
+  uint64_t next_ticket_ = 0;
+
+  std::mutex turn_mu_;  // guards serving_ and parked_
+  std::condition_variable turn_cv_;
+  uint64_t serving_ = 0;  // the ticket whose change is being (or is next to be) delivered
+  // Changes committed from inside a listener: delivered by whichever thread reaches their turn.
+  std::map<uint64_t, ProjectChange> parked_;
+
+  std::mutex listeners_mu_;  // guards next_handle_ and listeners_
+  int next_handle_ = 0;
+  std::map<int, std::shared_ptr<const Listener>> listeners_;
+};
+
+}  // namespace steward::store
