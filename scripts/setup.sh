@@ -14,6 +14,7 @@ packages=(
   llvm  # llvm-symbolizer: file:line in clang's sanitizer reports
   wrk  # load generator for bench/cluster_bench (docs/benchmarks.md)
   ccache  # scripts/build.sh: objects reused across builds and clones
+  python3  # scripts/long_functions.py, the function-length check in scripts/test.sh
 )
 
 missing=()

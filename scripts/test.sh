@@ -65,7 +65,7 @@ FUZZ_SEED=1 FUZZ_BUILD_DIR=build-asan JOBS="$jobs" scripts/fuzz.sh --seconds 10
 # controllers, ingress) runs in-process under TSan inside the engine and API tests.
 tsan_tests=(steward_net_test steward_kube_transport_test steward_kube_client_test
             steward_kube_informer_test steward_engine_workqueue_test steward_store_test
-            steward_engine_reconciler_test steward_api_test)
+            steward_engine_intents_test steward_engine_reconciler_test steward_api_test)
 echo "== TSan build"
 NINJA_ARGS="-j$jobs ${tsan_tests[*]}" STEWARD_SANITIZE=thread scripts/build.sh build-tsan
 echo "== tests (TSan)"

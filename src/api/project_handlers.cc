@@ -105,11 +105,11 @@ void Server::HandlePut(const CallPtr& call) {
   // The body's shape only; the name, the id and the spec are Intents::Put's to validate.
   std::string id;
   bool start = false;
+  const Json* spec = nullptr;  // points into *body
   Status shape = [&]() -> Status {
     ASSIGN_OR_RETURN(FieldReader f, FieldReader::Of(*body, ""));
     RETURN_IF_ERROR(f.OnlyKnown({"spec", "id", "start"}));
     RETURN_IF_ERROR(f.Required("spec"));
-    std::optional<Json> spec;
     RETURN_IF_ERROR(f.Object("spec", &spec));
     RETURN_IF_ERROR(f.String("id", &id));
     return f.Bool("start", &start);
@@ -118,7 +118,7 @@ void Server::HandlePut(const CallPtr& call) {
     ReplyError(call, FromStatus(shape));
     return;
   }
-  auto put = deps_.intents->Put(call->params[0], (*body)["spec"], id, start);
+  auto put = deps_.intents->Put(call->params[0], *spec, id, start);
   if (!put.ok()) {
     ReplyError(call, FromStatus(put.error()));
     return;

@@ -209,13 +209,19 @@ Status FieldReader::StringMap(std::string_view name,
   return Status::Ok();
 }
 
-Status FieldReader::Object(std::string_view name, std::optional<Json>* out) const {
+Status FieldReader::Object(std::string_view name, const Json** out) const {
   const Json* v = Find(name);
-  if (v == nullptr) return Status::Ok();
-  if (!v->is_object()) {
+  if (v != nullptr && !v->is_object()) {
     return InvalidField(PathOf(name), "must be " + std::string(style_->object) + style_->Got(*v));
   }
-  *out = *v;
+  *out = v;
+  return Status::Ok();
+}
+
+Status FieldReader::Object(std::string_view name, std::optional<Json>* out) const {
+  const Json* v = nullptr;
+  RETURN_IF_ERROR(Object(name, &v));
+  if (v != nullptr) *out = *v;
   return Status::Ok();
 }
 

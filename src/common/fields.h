@@ -102,6 +102,8 @@ class FieldReader {
   Status Int(std::string_view name, int64_t lo, int64_t hi, int* out) const;
   Status StringMap(std::string_view name, std::map<std::string, std::string>* out) const;
   Status Object(std::string_view name, std::optional<Json>* out) const;
+  // As above without a copy: *out points into the document (nullptr when absent or null).
+  Status Object(std::string_view name, const Json** out) const;
   // An array whose items are all objects.
   Status ObjectArray(std::string_view name, std::optional<Json>* out) const;
   // "<path>.<name>: is required" unless the field is present and not null.

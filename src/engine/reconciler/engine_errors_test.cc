@@ -24,10 +24,10 @@ using ::testing::Not;
 // A Transport that answers requests with `method` whose target contains `fragment` with an
 // error of its own (a Kubernetes Status body), as an API server would, instead of sending them;
 // everything else passes through. Counts the refused requests and notes the clock's time of each.
-class RefusingTransport final : public kube::Transport {
+class RefusingTransport final : public ForwardingTransport {
  public:
   RefusingTransport(std::shared_ptr<kube::Transport> inner, const Clock& clock)
-      : inner_(std::move(inner)), clock_(clock) {}
+      : ForwardingTransport(std::move(inner)), clock_(clock) {}
 
   void Refuse(std::string method, std::string fragment, int code, std::string reason,
               std::string message) {
@@ -70,18 +70,10 @@ class RefusingTransport final : public kube::Transport {
         return response;
       }
     }
-    return inner_->Do(request);
+    return inner().Do(request);
   }
-  StatusOr<kube::TransportResponse> Stream(
-      const kube::TransportRequest& request,
-      const std::function<bool(std::string_view)>& on_data) override {
-    return inner_->Stream(request, on_data);
-  }
-  kube::TransportStats stats() const override { return inner_->stats(); }
-  const kube::RestConfig& config() const override { return inner_->config(); }
 
  private:
-  std::shared_ptr<kube::Transport> inner_;
   const Clock& clock_;
   mutable std::mutex mu_;
   std::string method_, fragment_, reason_, message_;
@@ -168,6 +160,10 @@ void PrintTo(const AuthRefusal& r, std::ostream* os) { *os << r.code << " " << r
 
 class AuthRefusedTest : public ErrorsFixture, public ::testing::WithParamInterface<AuthRefusal> {
  protected:
+  // The engine's clock: a member, so that it outlives the engine (TearDown stops the engine
+  // before the fixture's members go; a clock local to the test body did not, and the engine's
+  // workers read it after it was gone: found by TSan, a SEGV in WorkQueue::Done).
+  FakeClock clock_;
   uint64_t AuthFailures() {
     const EngineStats s = engine_->stats();
     return GetParam().code == 401 ? s.kube_unauthorized : s.kube_forbidden;
@@ -182,7 +178,7 @@ TEST_P(AuthRefusedTest, IsRetriedSlowlyAndLoudly) {
   const AuthRefusal& p = GetParam();
   test_support::CapturedLog log;
   StartCluster();
-  FakeClock clock;
+  FakeClock& clock = clock_;
   auto refusing = RefusingClient(clock);
   refusing->Refuse("POST", "/secrets", p.code, p.reason, p.message);
   EngineOptions o = DefaultOptions();

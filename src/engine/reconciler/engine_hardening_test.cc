@@ -16,10 +16,10 @@ using ::testing::HasSubstr;
 // A Kubernetes API server older than v1.25 ignores fieldValidation and silently drops the
 // fields it does not know (as the embedded cluster does without the parameter): this transport
 // removes the parameter from every request on the way.
-class NoFieldValidationTransport final : public kube::Transport {
+class NoFieldValidationTransport final : public ForwardingTransport {
  public:
   explicit NoFieldValidationTransport(std::shared_ptr<kube::Transport> inner)
-      : inner_(std::move(inner)) {}
+      : ForwardingTransport(std::move(inner)) {}
   StatusOr<kube::TransportResponse> Do(const kube::TransportRequest& request) override {
     kube::TransportRequest r = request;
     const size_t q = r.target.find('?');
@@ -38,20 +38,12 @@ class NoFieldValidationTransport final : public kube::Transport {
       }
       r.target = r.target.substr(0, q) + (kept.empty() ? "" : "?" + kept);
     }
-    return inner_->Do(r);
+    return inner().Do(r);
   }
-  StatusOr<kube::TransportResponse> Stream(
-      const kube::TransportRequest& request,
-      const std::function<bool(std::string_view)>& on_data) override {
-    return inner_->Stream(request, on_data);
-  }
-  kube::TransportStats stats() const override { return inner_->stats(); }
-  const kube::RestConfig& config() const override { return inner_->config(); }
 
   std::atomic<int> stripped{0};
 
  private:
-  std::shared_ptr<kube::Transport> inner_;
 };
 
 using HardeningTest = EngineFixture;

@@ -88,6 +88,29 @@ struct Snapshot {
   std::vector<PodDetail> pod_details;  // filled by ObserveDetailed only
 };
 
+// A Transport that passes everything to `inner`: tests derive from it and override only what
+// they change (usually Do).
+class ForwardingTransport : public kube::Transport {
+ public:
+  explicit ForwardingTransport(std::shared_ptr<kube::Transport> inner) : inner_(std::move(inner)) {}
+  StatusOr<kube::TransportResponse> Do(const kube::TransportRequest& request) override {
+    return inner_->Do(request);
+  }
+  StatusOr<kube::TransportResponse> Stream(
+      const kube::TransportRequest& request,
+      const std::function<bool(std::string_view)>& on_data) override {
+    return inner_->Stream(request, on_data);
+  }
+  kube::TransportStats stats() const override { return inner_->stats(); }
+  const kube::RestConfig& config() const override { return inner_->config(); }
+
+ protected:
+  kube::Transport& inner() { return *inner_; }
+
+ private:
+  std::shared_ptr<kube::Transport> inner_;
+};
+
 // A Transport that can hold back the body of watch streams whose target contains a fragment
 // ("/secrets"), so that one informer falls behind the cluster on cue. Requests and other
 // streams pass straight through. A held stream still ends when its request is cancelled.
