@@ -18,12 +18,10 @@
 
 #include <algorithm>
 #include <atomic>
-#include <condition_variable>
 #include <cstdio>
 #include <filesystem>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <set>
 #include <string>
@@ -37,6 +35,7 @@
 #include "cluster/storage/storage.h"
 #include "common/json.h"
 #include "common/log.h"
+#include "common/mutex.h"
 #include "engine/manifests/manifests.h"
 #include "engine/readiness/readiness.h"
 #include "engine/reconciler/engine.h"
@@ -113,7 +112,7 @@ class Timeline {
   Timeline& operator=(const Timeline&) = delete;
 
   std::optional<TimePoint> At(const std::string& key) const {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     auto it = first_.find(key);
     if (it == first_.end()) return std::nullopt;
     return it->second;
@@ -136,7 +135,7 @@ class Timeline {
 
   void Mark(const std::string& what, const std::string& owner, const std::string& milestone,
             TimePoint at) {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     first_.emplace(what + "|" + owner + "|" + milestone, at);
   }
 
@@ -207,8 +206,8 @@ class Timeline {
   std::unique_ptr<cluster::Watcher> watcher_;
   std::thread thread_;
   std::atomic<bool> stop_{false};
-  mutable std::mutex mu_;
-  std::map<std::string, TimePoint> first_;
+  mutable Mutex mu_;
+  std::map<std::string, TimePoint> first_ GUARDED_BY(mu_);
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -227,15 +226,15 @@ class PhaseLog {
   // The time `name` first committed `phase` at `generation`; nullopt after `timeout`.
   std::optional<TimePoint> Wait(const std::string& name, const std::string& phase,
                                 int64_t generation, milliseconds timeout) {
-    std::unique_lock lock(mu_);
+    MutexLock lock(mu_);
     const std::string key = Key(name, phase, generation);
-    cv_.wait_for(lock, timeout, [&] { return phases_.count(key) != 0; });
+    cv_.WaitFor(mu_, timeout, [&]() REQUIRES(mu_) { return phases_.count(key) != 0; });
     auto it = phases_.find(key);
     if (it == phases_.end()) return std::nullopt;
     return it->second;
   }
   int Commits(const std::string& name) const {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     auto it = commits_.find(name);
     return it == commits_.end() ? 0 : it->second;
   }
@@ -247,20 +246,20 @@ class PhaseLog {
   void OnChange(const store::ProjectChange& c) {
     const TimePoint now = BenchClock::now();
     if (!c.record) return;
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     ++commits_[c.record->name];
     for (const auto& h : c.history) {
       if (h.kind == "phase") phases_.emplace(Key(c.record->name, h.summary, h.generation), now);
     }
-    cv_.notify_all();
+    cv_.NotifyAll();
   }
 
   store::Store& store_;
   int handle_ = 0;
-  mutable std::mutex mu_;
-  std::condition_variable cv_;
-  std::map<std::string, TimePoint> phases_;
-  std::map<std::string, int> commits_;
+  mutable Mutex mu_;
+  CondVar cv_;
+  std::map<std::string, TimePoint> phases_ GUARDED_BY(mu_);
+  std::map<std::string, int> commits_ GUARDED_BY(mu_);
 };
 
 // apiserver_request_total parsing and counting: steward_bench_util.h.

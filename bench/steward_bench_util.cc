@@ -7,6 +7,7 @@
 #include <filesystem>
 
 #include "bench_util.h"
+#include "common/mutex.h"
 
 namespace steward::bench {
 namespace {
@@ -122,7 +123,7 @@ size_t PeakRssSampler::peak() const { return std::max(peak_.load(), RssBytes());
 RunningCounter::RunningCounter(store::Store& store) : store_(store) {
   handle_ = store_.AddListener([this](const store::ProjectChange& c) {
     const auto now = BenchClock::now();
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     ++commits_;
     if (!c.record) return;
     for (const auto& h : c.history) {
@@ -130,29 +131,29 @@ RunningCounter::RunningCounter(store::Store& store) : store_(store) {
         times_.push_back(now);
       }
     }
-    cv_.notify_all();
+    cv_.NotifyAll();
   });
 }
 
 RunningCounter::~RunningCounter() { store_.RemoveListener(handle_); }
 
 bool RunningCounter::WaitRunning(size_t n, std::chrono::milliseconds timeout) {
-  std::unique_lock lock(mu_);
-  return cv_.wait_for(lock, timeout, [&] { return running_.size() >= n; });
+  MutexLock lock(mu_);
+  return cv_.WaitFor(mu_, timeout, [&]() REQUIRES(mu_) { return running_.size() >= n; });
 }
 
 size_t RunningCounter::running() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return running_.size();
 }
 
 long RunningCounter::commits() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return commits_;
 }
 
 std::vector<BenchClock::time_point> RunningCounter::running_times() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return times_;
 }
 

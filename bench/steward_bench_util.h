@@ -9,11 +9,9 @@
 
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <cstddef>
 #include <cstdint>
 #include <map>
-#include <mutex>
 #include <string>
 #include <thread>
 #include <unordered_set>
@@ -22,6 +20,7 @@
 #include "bench_util.h"
 #include "cluster/profile/profile.h"
 #include "common/json.h"
+#include "common/mutex.h"
 #include "store/store.h"
 
 namespace steward::bench {
@@ -89,11 +88,11 @@ class RunningCounter {
  private:
   store::Store& store_;
   int handle_ = 0;
-  mutable std::mutex mu_;
-  std::condition_variable cv_;
-  std::unordered_set<std::string> running_;
-  std::vector<BenchClock::time_point> times_;
-  long commits_ = 0;
+  mutable Mutex mu_;
+  CondVar cv_;
+  std::unordered_set<std::string> running_ GUARDED_BY(mu_);
+  std::vector<BenchClock::time_point> times_ GUARDED_BY(mu_);
+  long commits_ GUARDED_BY(mu_) = 0;
 };
 
 // ---- set-up ---------------------------------------------------------------------------------

@@ -4,6 +4,12 @@ target_compile_features(steward_flags INTERFACE cxx_std_20)
 target_compile_options(steward_flags INTERFACE
   -Wall -Wextra -Wpedantic -Wshadow -Wnon-virtual-dtor -Wcast-qual -Wno-missing-field-initializers
   $<$<BOOL:${STEWARD_WERROR}>:-Werror>)
+# clang checks the thread-safety annotations (common/thread_annotations.h, common/mutex.h): a
+# GUARDED_BY member touched without its lock fails every clang build (CI's ASan+UBSan build,
+# scripts/fuzz.sh) under STEWARD_WERROR. GCC has no such analysis; the macros are empty there.
+if(CMAKE_CXX_COMPILER_ID MATCHES "Clang")
+  target_compile_options(steward_flags INTERFACE -Wthread-safety -Wthread-safety-beta)
+endif()
 # Boost.Asio/Beast are compiled once (src/net/boost_impl.cc), not in every translation unit.
 target_compile_definitions(steward_flags INTERFACE
   BOOST_ASIO_SEPARATE_COMPILATION BOOST_BEAST_SEPARATE_COMPILATION BOOST_ASIO_NO_DEPRECATED

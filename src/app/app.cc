@@ -8,7 +8,6 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <mutex>
 #include <optional>
 #include <sstream>
 
@@ -17,6 +16,7 @@
 #include "common/file.h"
 #include "common/host_port.h"
 #include "common/log.h"
+#include "common/mutex.h"
 #include "engine/intents/intents.h"
 #include "engine/reconciler/http_prober.h"
 #include "instance/instance_ops.h"
@@ -153,7 +153,7 @@ class AppImpl final : public App {
   MetricsRegistry& metrics() override { return *metrics_; }
 
   void Stop() override {
-    std::lock_guard lock(stop_mu_);
+    MutexLock lock(stop_mu_);
     if (api_) api_->Stop();
     if (engine_) engine_->Stop();
     if (cluster_) cluster_->Stop();
@@ -168,7 +168,7 @@ class AppImpl final : public App {
   Status StartApi();
 
   ServeConfig config_;
-  std::mutex stop_mu_;
+  Mutex stop_mu_;  // serialises Stop(); guards no member (the parts are thread-safe)
   std::string token_, token_file_, api_url_, probe_url_;
   bool in_cluster_ = false;
   std::optional<net::TlsConfig> tls_;  // the API's, read before anything starts

@@ -10,13 +10,11 @@
 
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <cstdio>
 #include <deque>
 #include <filesystem>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <thread>
 #include <tuple>
@@ -29,6 +27,7 @@
 #include "common/host_port.h"
 #include "common/json.h"
 #include "common/log.h"
+#include "common/mutex.h"
 #include "engine/model/project.h"
 #include "net/http_client.h"
 #include "store/store.h"
@@ -94,22 +93,22 @@ Event FromRecord(const store::ProjectRecord& r) {
 class EventQueue {
  public:
   void Push(Event e) {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     events_.push_back(std::move(e));
-    cv_.notify_one();
+    cv_.NotifyOne();
   }
   bool Pop(Event* e, SteadyClock::time_point until) {
-    std::unique_lock lock(mu_);
-    if (!cv_.wait_until(lock, until, [&] { return !events_.empty(); })) return false;
+    MutexLock lock(mu_);
+    if (!cv_.WaitUntil(mu_, until, [&]() REQUIRES(mu_) { return !events_.empty(); })) return false;
     *e = std::move(events_.front());
     events_.pop_front();
     return true;
   }
 
  private:
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::deque<Event> events_;
+  Mutex mu_;
+  CondVar cv_;
+  std::deque<Event> events_ GUARDED_BY(mu_);
 };
 
 // Waits for SIGINT/SIGTERM (blocked in every thread) and forwards the first one; the destructor

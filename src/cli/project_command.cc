@@ -4,13 +4,11 @@
 // `sync` seen) before the request goes out, so every transition after the commit is delivered;
 // the wait ends when the project is "done" with the generation the request answered (api.md).
 #include <cinttypes>
-#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
 #include <deque>
 #include <fstream>
 #include <memory>
-#include <mutex>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -23,6 +21,7 @@
 #include "common/file.h"
 #include "common/json.h"
 #include "common/json_access.h"
+#include "common/mutex.h"
 #include "common/time_util.h"
 #include "common/yaml.h"
 #include "net/http.h"
@@ -213,14 +212,15 @@ Status CheckOutput(const std::string& output, std::initializer_list<const char*>
 
 // The watch stream, read on its own thread (HttpClient is blocking) into a queue.
 struct WatchState {
-  std::mutex mu;
-  std::condition_variable cv;
-  std::deque<WatchEvent> events;
-  bool synced = false;
-  bool ended = false;
-  bool stop = false;
-  Status end_status;
-  bool end_answered = false;  // the stream ended with an API error answer
+  Mutex mu;
+  CondVar cv;
+  std::deque<WatchEvent> events GUARDED_BY(mu);
+  bool synced GUARDED_BY(mu) = false;
+  bool ended GUARDED_BY(mu) = false;
+  bool stop GUARDED_BY(mu) = false;
+  Status end_status GUARDED_BY(mu);
+  bool end_answered GUARDED_BY(mu) = false;  // the stream ended with an API error answer
+  // Not guarded: set before the reader thread starts; afterwards used by that thread alone.
   std::unique_ptr<ApiClient> client;
 };
 
@@ -238,25 +238,26 @@ StatusOr<std::shared_ptr<WatchState>> OpenWatch(const ApiClientOptions& options,
     Status s = state->client->Watch(
         query,
         [&state](const WatchEvent& event) {
-          std::lock_guard<std::mutex> lock(state->mu);
+          MutexLock lock(state->mu);
           if (event.event == "sync") {
             state->synced = true;
           } else {
             state->events.push_back(event);
           }
-          state->cv.notify_all();
+          state->cv.NotifyAll();
           return !state->stop;
         },
         stream_timeout);
-    std::lock_guard<std::mutex> lock(state->mu);
+    MutexLock lock(state->mu);
     state->ended = true;
     state->end_status = s;
     state->end_answered = state->client->last_error().http_status != 0;
-    state->cv.notify_all();
+    state->cv.NotifyAll();
   }).detach();
-  std::unique_lock<std::mutex> lock(state->mu);
-  bool ready =
-      state->cv.wait_for(lock, options.timeout, [&] { return state->synced || state->ended; });
+  MutexLock lock(state->mu);
+  bool ready = state->cv.WaitFor(state->mu, options.timeout, [&]() REQUIRES(state->mu) {
+    return state->synced || state->ended;
+  });
   if (!ready) {
     state->stop = true;
     *answered = false;
@@ -336,7 +337,7 @@ int FollowUntilDone(WatchState& watch, const Json& answer, bool deleting, Clock:
     return 0;
   };
   if (!deleting && Done(answer, generation)) return finish(answer);
-  std::unique_lock<std::mutex> lock(watch.mu);
+  ReleasableMutexLock lock(watch.mu);
   while (true) {
     while (!watch.events.empty()) {
       WatchEvent event = std::move(watch.events.front());
@@ -348,7 +349,7 @@ int FollowUntilDone(WatchState& watch, const Json& answer, bool deleting, Clock:
       if (!ours) continue;
       if (event.event == "deleted") {
         watch.stop = true;
-        lock.unlock();
+        lock.Release();
         if (!deleting) return Fail(name + " was deleted while waiting", kExitRefused);
         steps.Line("purged", "", "");
         std::printf("%s is deleted (purged) after %.1fs\n", name.c_str(),
@@ -361,21 +362,20 @@ int FollowUntilDone(WatchState& watch, const Json& answer, bool deleting, Clock:
       steps.Print(data);
       if (Done(data, generation) && (!deleting || StatusField(data, "phase") == "Failed")) {
         watch.stop = true;
-        lock.unlock();
+        lock.Release();
         return finish(data);
       }
     }
     if (watch.ended) {
       watch.stop = true;
       Status s = watch.end_status;
-      lock.unlock();
+      lock.Release();
       return Fail("the watch stream ended before " + name + " was done: " + s.message(),
                   kExitUsage);
     }
-    if (watch.cv.wait_until(lock, deadline) == std::cv_status::timeout && watch.events.empty() &&
-        !watch.ended) {
+    if (!watch.cv.WaitUntil(watch.mu, deadline) && watch.events.empty() && !watch.ended) {
       watch.stop = true;
-      lock.unlock();
+      lock.Release();
       std::string want = deleting                                           ? "purged"
                          : GetString(latest, "desiredState") == "suspended" ? "Suspended"
                                                                             : "Running";
@@ -414,7 +414,7 @@ int Mutate(const CommandFlags& flags, const std::string& verb, const std::string
   auto answer = request(**client);
   if (!answer.ok()) {
     if (watch) {
-      std::lock_guard<std::mutex> lock(watch->mu);
+      MutexLock lock(watch->mu);
       watch->stop = true;
     }
     return FailCall(**client, answer.error());

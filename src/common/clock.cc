@@ -8,17 +8,17 @@ Clock& RealClock::Get() {
 }
 
 SteadyTime FakeClock::Now() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return now_;
 }
 
 SystemTime FakeClock::WallNow() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return wall_;
 }
 
 void FakeClock::Advance(std::chrono::nanoseconds d) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   now_ += d;
   wall_ += std::chrono::duration_cast<SystemTime::duration>(d);
 }

@@ -3,8 +3,8 @@
 #pragma once
 
 #include <chrono>
-#include <condition_variable>
-#include <mutex>
+
+#include "common/mutex.h"
 
 namespace steward {
 
@@ -38,9 +38,9 @@ class FakeClock final : public Clock {
   void Advance(std::chrono::nanoseconds d);
 
  private:
-  mutable std::mutex mu_;
-  SteadyTime now_{std::chrono::hours(1)};
-  SystemTime wall_{std::chrono::seconds(1767225600)};  // 2026-01-01T00:00:00Z
+  mutable Mutex mu_;
+  SteadyTime now_ GUARDED_BY(mu_){std::chrono::hours(1)};
+  SystemTime wall_ GUARDED_BY(mu_){std::chrono::seconds(1767225600)};  // 2026-01-01T00:00:00Z
 };
 
 }  // namespace steward

@@ -89,6 +89,14 @@ std::string LabelText(const std::vector<std::string>& names, const LabelValues& 
   return out;
 }
 
+// One line per series of a counter or gauge.
+void AppendValues(std::string& out, const std::string& name, const std::vector<std::string>& names,
+                  const std::map<LabelValues, double>& values) {
+  for (const auto& [labels, v] : values) {
+    out += name + LabelText(names, labels) + " " + FormatValue(v) + "\n";
+  }
+}
+
 void CheckArity(size_t arity, const LabelValues& labels, const char* kind) {
   if (arity != kAnyArity && labels.size() != arity) {
     Die(fmt::format("{} observed with {} label values, family has {} labels", kind, labels.size(),
@@ -101,30 +109,30 @@ void CheckArity(size_t arity, const LabelValues& labels, const char* kind) {
 void CounterFamily::Add(const LabelValues& labels, double delta) {
   CheckArity(arity_, labels, "counter");
   if (!(delta >= 0)) Die("counter decremented");
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   values_[labels] += delta;
 }
 
 double CounterFamily::Value(const LabelValues& labels) const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto it = values_.find(labels);
   return it == values_.end() ? 0 : it->second;
 }
 
 void GaugeFamily::Set(const LabelValues& labels, double value) {
   CheckArity(arity_, labels, "gauge");
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   values_[labels] = value;
 }
 
 void GaugeFamily::Replace(std::map<LabelValues, double> values) {
   for (const auto& [labels, v] : values) CheckArity(arity_, labels, "gauge");
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   values_ = std::move(values);
 }
 
 double GaugeFamily::Value(const LabelValues& labels) const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto it = values_.find(labels);
   return it == values_.end() ? 0 : it->second;
 }
@@ -138,7 +146,7 @@ HistogramFamily::HistogramFamily(std::vector<double> bounds) : bounds_(std::move
 
 void HistogramFamily::Observe(const LabelValues& labels, double value) {
   CheckArity(arity_, labels, "histogram");
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   Series& s = series_[labels];
   if (s.buckets.empty()) s.buckets.assign(bounds_.size() + 1, 0);
   size_t i = 0;
@@ -149,13 +157,13 @@ void HistogramFamily::Observe(const LabelValues& labels, double value) {
 }
 
 uint64_t HistogramFamily::Count(const LabelValues& labels) const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto it = series_.find(labels);
   return it == series_.end() ? 0 : it->second.count;
 }
 
 double HistogramFamily::Sum(const LabelValues& labels) const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto it = series_.find(labels);
   return it == series_.end() ? 0 : it->second.sum;
 }
@@ -197,7 +205,7 @@ CounterFamily& MetricsRegistry::Counter(std::string name, std::string help,
   f->help = std::move(help);
   f->type = "counter";
   f->labels = std::move(labels);
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   if (!families_.emplace(name, std::move(f)).second) Die("second family named " + name);
   return out;
 }
@@ -213,7 +221,7 @@ GaugeFamily& MetricsRegistry::Gauge(std::string name, std::string help,
   f->help = std::move(help);
   f->type = "gauge";
   f->labels = std::move(labels);
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   if (!families_.emplace(name, std::move(f)).second) Die("second family named " + name);
   return out;
 }
@@ -230,41 +238,42 @@ HistogramFamily& MetricsRegistry::Histogram(std::string name, std::string help,
   f->help = std::move(help);
   f->type = "histogram";
   f->labels = std::move(labels);
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   if (!families_.emplace(name, std::move(f)).second) Die("second family named " + name);
   return out;
 }
 
 void MetricsRegistry::OnCollect(std::function<void()> fn) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   collectors_.push_back(std::move(fn));
 }
 
 std::string MetricsRegistry::Text() const {
   std::vector<std::function<void()>> collectors;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     collectors = collectors_;
   }
   // Outside the registry lock: a collector sets gauges (which lock only their family).
   for (const auto& fn : collectors) fn();
 
   std::string out;
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   for (const auto& [name, f] : families_) {
     out += "# HELP " + name + " " + EscapeHelp(f->help) + "\n";
     out += "# TYPE " + name + " " + f->type + "\n";
-    if (f->counter || f->gauge) {
-      std::mutex& fam_mu = f->counter ? f->counter->mu_ : f->gauge->mu_;
-      std::lock_guard fl(fam_mu);
-      const auto& values = f->counter ? f->counter->values_ : f->gauge->values_;
-      for (const auto& [labels, v] : values) {
-        out += name + LabelText(f->labels, labels) + " " + FormatValue(v) + "\n";
-      }
+    if (f->counter) {
+      MutexLock fl(f->counter->mu_);
+      AppendValues(out, name, f->labels, f->counter->values_);
+      continue;
+    }
+    if (f->gauge) {
+      MutexLock fl(f->gauge->mu_);
+      AppendValues(out, name, f->labels, f->gauge->values_);
       continue;
     }
     const HistogramFamily& h = *f->histogram;
-    std::lock_guard fl(h.mu_);
+    MutexLock fl(h.mu_);
     for (const auto& [labels, s] : h.series_) {
       uint64_t cumulative = 0;
       for (size_t i = 0; i <= h.bounds_.size(); ++i) {

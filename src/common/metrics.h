@@ -11,10 +11,11 @@
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
+
+#include "common/mutex.h"
 
 namespace steward {
 
@@ -32,9 +33,9 @@ class CounterFamily {
 
  private:
   friend class MetricsRegistry;
-  size_t arity_ = kAnyArity;
-  mutable std::mutex mu_;
-  std::map<LabelValues, double> values_;
+  size_t arity_ = kAnyArity;  // set once by the registry before the family is shared
+  mutable Mutex mu_;
+  std::map<LabelValues, double> values_ GUARDED_BY(mu_);
 };
 
 class GaugeFamily {
@@ -46,9 +47,9 @@ class GaugeFamily {
 
  private:
   friend class MetricsRegistry;
-  size_t arity_ = kAnyArity;
-  mutable std::mutex mu_;
-  std::map<LabelValues, double> values_;
+  size_t arity_ = kAnyArity;  // set once by the registry before the family is shared
+  mutable Mutex mu_;
+  std::map<LabelValues, double> values_ GUARDED_BY(mu_);
 };
 
 class HistogramFamily {
@@ -65,10 +66,10 @@ class HistogramFamily {
     double sum = 0;
     uint64_t count = 0;
   };
-  std::vector<double> bounds_;
-  size_t arity_ = kAnyArity;
-  mutable std::mutex mu_;
-  std::map<LabelValues, Series> series_;
+  const std::vector<double> bounds_;
+  size_t arity_ = kAnyArity;  // set once by the registry before the family is shared
+  mutable Mutex mu_;
+  std::map<LabelValues, Series> series_ GUARDED_BY(mu_);
 };
 
 class MetricsRegistry {
@@ -94,9 +95,9 @@ class MetricsRegistry {
 
  private:
   struct Family;
-  mutable std::mutex mu_;
-  std::vector<std::function<void()>> collectors_;
-  std::map<std::string, std::unique_ptr<Family>> families_;
+  mutable Mutex mu_;
+  std::vector<std::function<void()>> collectors_ GUARDED_BY(mu_);
+  std::map<std::string, std::unique_ptr<Family>> families_ GUARDED_BY(mu_);
 };
 
 // Default latency buckets in seconds: 5 ms .. 60 s.

@@ -6,14 +6,14 @@ namespace steward {
 
 int64_t Random::Uniform(int64_t lo, int64_t hi) {
   if (hi <= lo) return lo;
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return std::uniform_int_distribution<int64_t>(lo, hi)(gen_);
 }
 
 bool Random::Chance(double p) {
   if (p <= 0) return false;
   if (p >= 1) return true;
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return std::uniform_real_distribution<double>(0.0, 1.0)(gen_) < p;
 }
 
@@ -26,7 +26,7 @@ std::string Random::AlnumSuffix(int n) {
   // Kubernetes avoids vowels and confusable characters in generated names.
   static constexpr char kAlphabet[] = "bcdfghjklmnpqrstvwxz2456789";
   std::string out;
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   std::uniform_int_distribution<int> d(0, sizeof(kAlphabet) - 2);
   for (int i = 0; i < n; ++i) out.push_back(kAlphabet[d(gen_)]);
   return out;
@@ -35,7 +35,7 @@ std::string Random::AlnumSuffix(int n) {
 std::string Random::Uuid() {
   uint64_t a, b;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     a = gen_();
     b = gen_();
   }

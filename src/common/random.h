@@ -3,9 +3,10 @@
 
 #include <chrono>
 #include <cstdint>
-#include <mutex>
 #include <random>
 #include <string>
+
+#include "common/mutex.h"
 
 namespace steward {
 
@@ -25,8 +26,8 @@ class Random {
   std::string Uuid();
 
  private:
-  std::mutex mu_;
-  std::mt19937_64 gen_;
+  Mutex mu_;
+  std::mt19937_64 gen_ GUARDED_BY(mu_);
 };
 
 }  // namespace steward

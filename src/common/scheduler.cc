@@ -13,16 +13,16 @@ Scheduler::~Scheduler() { Stop(); }
 
 Scheduler::TaskId Scheduler::Schedule(std::chrono::nanoseconds delay, std::function<void()> fn) {
   auto at = std::chrono::steady_clock::now() + delay;
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   TaskId id = next_id_++;
   tasks_.emplace(at, std::make_pair(id, std::move(fn)));
   index_.emplace(id, at);
-  cv_.notify_one();
+  cv_.NotifyOne();
   return id;
 }
 
 bool Scheduler::Cancel(TaskId id) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto it = index_.find(id);
   if (it == index_.end()) return false;
   auto range = tasks_.equal_range(it->second);
@@ -38,36 +38,36 @@ bool Scheduler::Cancel(TaskId id) {
 
 void Scheduler::Stop() {
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     if (stopping_ && !thread_.joinable()) return;
     stopping_ = true;
     tasks_.clear();
     index_.clear();
-    cv_.notify_all();
+    cv_.NotifyAll();
   }
   if (thread_.joinable() && thread_.get_id() != std::this_thread::get_id()) thread_.join();
 }
 
 void Scheduler::Run() {
-  std::unique_lock lock(mu_);
+  ReleasableMutexLock lock(mu_);
   while (!stopping_) {
     if (tasks_.empty()) {
-      cv_.wait(lock);
+      cv_.Wait(mu_);
       continue;
     }
     auto first = tasks_.begin();
     // A copy: Stop() or Cancel() may erase the node while this thread waits.
     SteadyTime when = first->first;
     if (when > std::chrono::steady_clock::now()) {
-      cv_.wait_until(lock, when);
+      cv_.WaitUntil(mu_, when);
       continue;
     }
     auto fn = std::move(first->second.second);
     index_.erase(first->second.first);
     tasks_.erase(first);
-    lock.unlock();
+    lock.Release();
     fn();
-    lock.lock();
+    lock.Reacquire();
   }
 }
 

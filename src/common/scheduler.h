@@ -6,14 +6,13 @@
 #pragma once
 
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <map>
-#include <mutex>
 #include <thread>
 
 #include "common/clock.h"
+#include "common/mutex.h"
 
 namespace steward {
 
@@ -32,14 +31,15 @@ class Scheduler {
   void Stop();
 
  private:
-  void Run();
+  void Run() EXCLUDES(mu_);
 
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::multimap<SteadyTime, std::pair<TaskId, std::function<void()>>> tasks_;
-  std::map<TaskId, SteadyTime> index_;
-  TaskId next_id_ = 1;
-  bool stopping_ = false;
+  Mutex mu_;
+  CondVar cv_;
+  std::multimap<SteadyTime, std::pair<TaskId, std::function<void()>>> tasks_ GUARDED_BY(mu_);
+  std::map<TaskId, SteadyTime> index_ GUARDED_BY(mu_);
+  TaskId next_id_ GUARDED_BY(mu_) = 1;
+  bool stopping_ GUARDED_BY(mu_) = false;
+  // Not guarded: assigned once by the constructor, afterwards only tested and joined by Stop().
   std::thread thread_;
 };
 

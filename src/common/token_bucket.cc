@@ -20,7 +20,7 @@ void TokenBucket::RefillLocked(SteadyTime now) {
 
 std::chrono::nanoseconds TokenBucket::Reserve() {
   if (qps_ <= 0) return std::chrono::nanoseconds(0);
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   RefillLocked(clock_.Now());
   tokens_ -= 1.0;
   if (tokens_ >= 0) return std::chrono::nanoseconds(0);
@@ -31,7 +31,7 @@ std::chrono::nanoseconds TokenBucket::Reserve() {
 
 bool TokenBucket::TryTake() {
   if (qps_ <= 0) return true;
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   RefillLocked(clock_.Now());
   if (tokens_ < 1.0) return false;
   tokens_ -= 1.0;

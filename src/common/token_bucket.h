@@ -7,9 +7,9 @@
 #pragma once
 
 #include <chrono>
-#include <mutex>
 
 #include "common/clock.h"
+#include "common/mutex.h"
 
 namespace steward {
 
@@ -23,14 +23,14 @@ class TokenBucket {
   bool TryTake();
 
  private:
-  void RefillLocked(SteadyTime now);
+  void RefillLocked(SteadyTime now) REQUIRES(mu_);
 
   const double qps_;
   const double burst_;
   const Clock& clock_;
-  std::mutex mu_;
-  double tokens_;
-  SteadyTime last_;
+  Mutex mu_;
+  double tokens_ GUARDED_BY(mu_);
+  SteadyTime last_ GUARDED_BY(mu_);
 };
 
 }  // namespace steward

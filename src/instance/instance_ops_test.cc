@@ -6,7 +6,6 @@
 #include <chrono>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <set>
 #include <string>
@@ -15,6 +14,7 @@
 
 #include "cluster/embedded_cluster.h"
 #include "cluster/profile/profile.h"
+#include "common/mutex.h"
 #include "engine/manifests/manifests.h"
 #include "engine/model/project.h"
 #include "kube/client/client.h"
@@ -173,7 +173,7 @@ class FakeLauncher : public net::Handler {
   }
 
   void Handle(net::HttpRequest request, std::shared_ptr<net::ResponseWriter> writer) override {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     seen_.push_back({request.method, request.path, request.body,
                      std::string(request.headers.Get("Content-Type"))});
     if (hang_) {
@@ -185,16 +185,16 @@ class FakeLauncher : public net::Handler {
 
   uint16_t port() const { return server_->port(); }
   std::vector<Seen> seen() const {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     return seen_;
   }
 
  private:
   std::function<net::HttpResponse(const net::HttpRequest&)> answer_;
   bool hang_;
-  mutable std::mutex mu_;
-  std::vector<Seen> seen_;
-  std::vector<std::shared_ptr<net::ResponseWriter>> held_;
+  mutable Mutex mu_;
+  std::vector<Seen> seen_ GUARDED_BY(mu_);
+  std::vector<std::shared_ptr<net::ResponseWriter>> held_ GUARDED_BY(mu_);
   std::unique_ptr<net::HttpServer> server_;
 };
 
@@ -210,12 +210,12 @@ net::HttpResponse Answer(int status, std::string body,
 // Direct-access options whose dial_override sends each pod IP to a port from `ports` and
 // records the IPs dialled.
 struct Dialler {
-  std::map<std::string, uint16_t> ports;
-  std::mutex mu;
-  std::multiset<std::string> dialled;
+  std::map<std::string, uint16_t> ports;  // set up before the dials, read-only afterwards
+  Mutex mu;
+  std::multiset<std::string> dialled GUARDED_BY(mu);
 
   std::multiset<std::string> Dialled() {
-    std::lock_guard lock(mu);
+    MutexLock lock(mu);
     return dialled;
   }
 };
@@ -226,7 +226,7 @@ InstanceOptions DirectOptions(Dialler& d, milliseconds timeout = milliseconds(20
   o.access = Access::kDirect;
   o.timeout = timeout;
   o.dial_override = [&d](const std::string& ip) {
-    std::lock_guard lock(d.mu);
+    MutexLock lock(d.mu);
     d.dialled.insert(ip);
     auto it = d.ports.find(ip);
     return std::pair<std::string, uint16_t>("127.0.0.1", it == d.ports.end() ? 1 : it->second);

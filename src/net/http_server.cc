@@ -16,9 +16,7 @@
 #include <boost/asio/write.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/http/status.hpp>
-#include <condition_variable>
 #include <exception>
-#include <mutex>
 #include <thread>
 #include <type_traits>
 #include <unordered_map>
@@ -26,6 +24,7 @@
 
 #include "common/ascii.h"
 #include "common/log.h"
+#include "common/mutex.h"
 #include "net/request_framer.h"
 
 namespace steward::net {
@@ -156,7 +155,7 @@ class Writer final : public ResponseWriter {
   }
 
   void Send(HttpResponse response) override {
-    std::unique_lock lock(mu_);
+    ReleasableMutexLock lock(mu_);
     if (state_ != State::kIdle || session_ == nullptr) return;
     state_ = State::kDone;
     bool close = !info_.keep_alive || WantsClose(response.headers);
@@ -186,7 +185,7 @@ class Writer final : public ResponseWriter {
   }
 
   void BeginStream(int status, Headers headers) override {
-    std::unique_lock lock(mu_);
+    MutexLock lock(mu_);
     if (state_ != State::kIdle || session_ == nullptr) return;
     state_ = State::kStreaming;
     close_after_stream_ = !info_.keep_alive || info_.http10 || WantsClose(headers);
@@ -201,7 +200,7 @@ class Writer final : public ResponseWriter {
   }
 
   bool Write(std::string data) override {
-    std::unique_lock lock(mu_);
+    ReleasableMutexLock lock(mu_);
     if (state_ != State::kStreaming || session_ == nullptr) return false;
     if (data.empty() || info_.head) return true;  // an empty chunk would end the body
     if (session_->queued_bytes() > kMaxQueuedBytes) {
@@ -228,7 +227,7 @@ class Writer final : public ResponseWriter {
   }
 
   void End() override {
-    std::unique_lock lock(mu_);
+    ReleasableMutexLock lock(mu_);
     if (state_ != State::kStreaming || session_ == nullptr) return;
     state_ = State::kDone;
     std::string tail = (info_.http10 || info_.head) ? std::string() : std::string("0\r\n\r\n");
@@ -238,7 +237,7 @@ class Writer final : public ResponseWriter {
   }
 
   void Abort() override {
-    std::unique_lock lock(mu_);
+    ReleasableMutexLock lock(mu_);
     if (state_ == State::kDone || session_ == nullptr) return;
     state_ = State::kDone;
     session_->Enqueue({}, WriteKind::kAbort);
@@ -248,23 +247,23 @@ class Writer final : public ResponseWriter {
   bool closed() const override { return closed_.load(std::memory_order_acquire); }
 
   size_t pending_bytes() const override {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     return session_ == nullptr ? 0 : session_->queued_bytes();
   }
 
   void OnClose(std::function<void()> callback) override {
-    std::unique_lock lock(mu_);
+    ReleasableMutexLock lock(mu_);
     if (!closed_.load(std::memory_order_relaxed)) {
       callbacks_.push_back(std::move(callback));
       return;
     }
-    lock.unlock();
+    lock.Release();
     callback();
   }
 
   // Called by the session when the connection closes.
   void MarkClosed() {
-    std::unique_lock lock(mu_);
+    ReleasableMutexLock lock(mu_);
     if (session_ == nullptr) return;
     state_ = State::kDone;
     Detach(lock, /*defer_callbacks=*/false);
@@ -276,12 +275,11 @@ class Writer final : public ResponseWriter {
   // Releases the connection and runs the close callbacks outside the lock. When the handler
   // finished the writer, the callbacks run later on the strand: running them inside its
   // Send()/End() call would deadlock a handler that holds its own lock around that call.
-  void Detach(std::unique_lock<std::mutex>& lock, bool defer_callbacks) {
-    std::shared_ptr<SessionBase> session = std::move(session_);
-    closed_.store(true, std::memory_order_release);
-    std::vector<std::function<void()>> callbacks = std::move(callbacks_);
-    callbacks_.clear();
-    lock.unlock();
+  // `lock` holds mu_ on entry and is released here.
+  void Detach(ReleasableMutexLock& lock, bool defer_callbacks) RELEASE(mu_) {
+    auto [session, callbacks] = TakeLocked();
+    // Not `lock.Release()`: the analysis cannot tell that `lock` is the holder of mu_.
+    ReleaseHeld(lock);
     if (callbacks.empty()) return;
     if (defer_callbacks && session != nullptr) {
       session->PostCallbacks(std::move(callbacks));
@@ -290,13 +288,28 @@ class Writer final : public ResponseWriter {
     }
   }
 
-  mutable std::mutex mu_;
-  std::shared_ptr<SessionBase> session_;  // null once the response is complete or closed
+  // The connection and the close callbacks, taken out as the writer detaches.
+  std::pair<std::shared_ptr<SessionBase>, std::vector<std::function<void()>>> TakeLocked()
+      REQUIRES(mu_) {
+    std::shared_ptr<SessionBase> session = std::move(session_);
+    closed_.store(true, std::memory_order_release);
+    std::vector<std::function<void()>> callbacks = std::move(callbacks_);
+    callbacks_.clear();
+    return {std::move(session), std::move(callbacks)};
+  }
+  void ReleaseHeld(ReleasableMutexLock& lock) RELEASE(mu_) NO_THREAD_SAFETY_ANALYSIS {
+    lock.Release();
+  }
+
+  mutable Mutex mu_;
+  // Null once the response is complete or closed. The destructor reads it (and state_) without
+  // the lock: no other thread holds the writer by then.
+  std::shared_ptr<SessionBase> session_ GUARDED_BY(mu_);
   const RequestInfo info_;
-  State state_ = State::kIdle;
-  bool close_after_stream_ = false;
-  std::atomic<bool> closed_{false};
-  std::vector<std::function<void()>> callbacks_;
+  State state_ GUARDED_BY(mu_) = State::kIdle;
+  bool close_after_stream_ GUARDED_BY(mu_) = false;
+  std::atomic<bool> closed_{false};  // set under mu_; read without it by closed()
+  std::vector<std::function<void()>> callbacks_ GUARDED_BY(mu_);
 };
 
 // Hooks of the server a session uses while it is open.
@@ -780,14 +793,14 @@ class ServerImpl final : public HttpServer, public SessionOwner {
   uint16_t port() const override { return port_; }
 
   size_t connection_count() const override {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     return sessions_.size();
   }
 
   void Stop() override {
     std::vector<std::shared_ptr<SessionBase>> open;
     {
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       if (stopped_) return;
       stopped_ = true;
       stopping_.store(true);
@@ -810,8 +823,8 @@ class ServerImpl final : public HttpServer, public SessionOwner {
     for (auto& session : open) session->PostClose();
     open.clear();
     {
-      std::unique_lock lock(mu_);
-      drained_.wait(lock, [&] { return sessions_.empty(); });
+      MutexLock lock(mu_);
+      drained_.Wait(mu_, [&]() REQUIRES(mu_) { return sessions_.empty(); });
     }
     // With every connection closed and the acceptor shut, the threads run out of work once the
     // posted callbacks have run.
@@ -822,9 +835,9 @@ class ServerImpl final : public HttpServer, public SessionOwner {
   }
 
   void Unregister(SessionBase* session) override {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     sessions_.erase(session);
-    if (sessions_.empty()) drained_.notify_all();
+    if (sessions_.empty()) drained_.NotifyAll();
   }
 
   bool stopping() const override { return stopping_.load(std::memory_order_relaxed); }
@@ -900,7 +913,7 @@ class ServerImpl final : public HttpServer, public SessionOwner {
   }
 
   bool AtCapacity() const {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     return sessions_.size() >= options_.max_connections;
   }
 
@@ -940,7 +953,7 @@ class ServerImpl final : public HttpServer, public SessionOwner {
     auto session = std::make_shared<Session<kTls>>(this, config_, std::move(socket),
                                                    ssl_ctx_ ? &*ssl_ctx_ : nullptr);
     {
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       if (stopping_.load()) return;  // the socket closes with the session
       sessions_.emplace(session.get(), session);
     }
@@ -957,11 +970,12 @@ class ServerImpl final : public HttpServer, public SessionOwner {
   uint16_t port_ = 0;
   uint64_t refused_ = 0;  // on the acceptor's strand
 
-  mutable std::mutex mu_;
-  std::condition_variable drained_;
-  bool stopped_ = false;
-  std::atomic<bool> stopping_{false};
-  std::unordered_map<SessionBase*, std::weak_ptr<SessionBase>> sessions_;
+  mutable Mutex mu_;
+  CondVar drained_;
+  bool stopped_ GUARDED_BY(mu_) = false;
+  std::atomic<bool> stopping_{false};  // set under mu_; read without it by stopping()
+  std::unordered_map<SessionBase*, std::weak_ptr<SessionBase>> sessions_ GUARDED_BY(mu_);
+  // Not guarded: filled by Init(), joined and cleared by the one Stop() that gets past stopped_.
   std::vector<std::thread> threads_;
 };
 

@@ -7,11 +7,10 @@
 #include <unistd.h>
 
 #include <atomic>
-#include <condition_variable>
-#include <mutex>
 #include <set>
 #include <thread>
 
+#include "common/mutex.h"
 #include "net/http_client.h"
 #include "net/tls_certs.h"
 
@@ -39,23 +38,23 @@ class FnHandler : public Handler {
 class Event {
  public:
   void Set() {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     set_ = true;
-    cv_.notify_all();
+    cv_.NotifyAll();
   }
   bool Wait(std::chrono::milliseconds timeout = kWait) {
-    std::unique_lock lock(mu_);
-    return cv_.wait_for(lock, timeout, [&] { return set_; });
+    MutexLock lock(mu_);
+    return cv_.WaitFor(mu_, timeout, [&]() REQUIRES(mu_) { return set_; });
   }
   bool IsSet() {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     return set_;
   }
 
  private:
-  std::mutex mu_;
-  std::condition_variable cv_;
-  bool set_ = false;
+  Mutex mu_;
+  CondVar cv_;
+  bool set_ GUARDED_BY(mu_) = false;
 };
 
 // Polls `pred` until it holds or the deadline passes.
@@ -196,11 +195,11 @@ TEST(HttpServerTest, ContentTypeOnlyWhenTheHandlerSetsIt) {
 }
 
 TEST(HttpServerTest, KeepAliveReusesOneConnection) {
-  std::mutex mu;
+  Mutex mu;
   std::set<std::string> peers;
   FnHandler handler([&](HttpRequest req, std::shared_ptr<ResponseWriter> w) {
     {
-      std::lock_guard lock(mu);
+      MutexLock lock(mu);
       peers.insert(req.remote_address);
     }
     w->Send(TextResponse(200, req.path));
@@ -214,7 +213,7 @@ TEST(HttpServerTest, KeepAliveReusesOneConnection) {
     ASSERT_TRUE(response.ok()) << response.error().ToString();
     ASSERT_EQ(response->body, path);
   }
-  std::lock_guard lock(mu);
+  MutexLock lock(mu);
   EXPECT_EQ(peers.size(), 1u);
   EXPECT_EQ(server->connection_count(), 1u);
 }
@@ -261,11 +260,11 @@ TEST(HttpServerTest, HeadResponseHasLengthButNoBody) {
 }
 
 TEST(HttpServerTest, IdleConnectionIsClosedAndTheClientReconnects) {
-  std::mutex mu;
+  Mutex mu;
   std::vector<std::string> peers;
   FnHandler handler([&](HttpRequest req, std::shared_ptr<ResponseWriter> w) {
     {
-      std::lock_guard lock(mu);
+      MutexLock lock(mu);
       peers.push_back(req.remote_address);
     }
     w->Send(TextResponse(200, "ok"));
@@ -279,7 +278,7 @@ TEST(HttpServerTest, IdleConnectionIsClosedAndTheClientReconnects) {
   EXPECT_TRUE(WaitUntil([&] { return server->connection_count() == 0; }));
   auto second = client->Request("GET", "/two");
   ASSERT_TRUE(second.ok()) << second.error().ToString();
-  std::lock_guard lock(mu);
+  MutexLock lock(mu);
   ASSERT_EQ(peers.size(), 2u);  // the failed attempt on the stale connection never arrived
   EXPECT_NE(peers[0], peers[1]);
 }
@@ -327,11 +326,11 @@ TEST(HttpServerTest, Http10ConnectionClosesAfterTheResponse) {
 }
 
 TEST(HttpServerTest, ResponseFromAnotherThreadAfterHandleReturns) {
-  std::mutex mu;
+  Mutex mu;
   std::shared_ptr<ResponseWriter> pending;
   Event handled;
   FnHandler handler([&](HttpRequest, std::shared_ptr<ResponseWriter> w) {
-    std::lock_guard lock(mu);
+    MutexLock lock(mu);
     pending = std::move(w);
     handled.Set();
   });
@@ -339,7 +338,7 @@ TEST(HttpServerTest, ResponseFromAnotherThreadAfterHandleReturns) {
   ASSERT_TRUE(server);
   std::thread responder([&] {
     ASSERT_TRUE(handled.Wait());
-    std::lock_guard lock(mu);
+    MutexLock lock(mu);
     EXPECT_FALSE(pending->closed());
     pending->Send(TextResponse(202, "later"));
     EXPECT_TRUE(pending->closed());  // finished writers are closed
@@ -363,17 +362,17 @@ TEST(HttpServerTest, DroppedWriterAnswers500) {
 }
 
 TEST(HttpServerTest, StreamDeliversChunksAsTheyAreWritten) {
-  std::mutex mu;
+  Mutex mu;
   std::shared_ptr<ResponseWriter> writer;
   Event stream_started, client_saw_first, callback_ran;
-  std::mutex callback_mu;
+  Mutex callback_mu;
   bool callback_on_other_thread = false;
   FnHandler handler([&](HttpRequest, std::shared_ptr<ResponseWriter> w) {
     Headers headers;
     headers.Add("Content-Type", "application/json");
     w->BeginStream(200, std::move(headers));
     EXPECT_TRUE(w->Write("first\n"));
-    std::lock_guard lock(mu);
+    MutexLock lock(mu);
     writer = std::move(w);
     stream_started.Set();
   });
@@ -384,7 +383,7 @@ TEST(HttpServerTest, StreamDeliversChunksAsTheyAreWritten) {
     ASSERT_TRUE(stream_started.Wait());
     std::shared_ptr<ResponseWriter> w;
     {
-      std::lock_guard lock(mu);
+      MutexLock lock(mu);
       w = writer;
     }
     bool saw_first = client_saw_first.Wait();
@@ -393,9 +392,9 @@ TEST(HttpServerTest, StreamDeliversChunksAsTheyAreWritten) {
     // The callback must not run inside End(): this thread holds a lock the callback takes.
     std::thread::id caller = std::this_thread::get_id();
     {
-      std::lock_guard lock(callback_mu);
+      MutexLock lock(callback_mu);
       w->OnClose([&, caller] {
-        std::lock_guard callback_lock(callback_mu);
+        MutexLock callback_lock(callback_mu);
         callback_on_other_thread = std::this_thread::get_id() != caller;
         callback_ran.Set();
       });
@@ -418,7 +417,7 @@ TEST(HttpServerTest, StreamDeliversChunksAsTheyAreWritten) {
   EXPECT_EQ(response->headers.Get("Content-Type"), "application/json");
   EXPECT_EQ(received, "first\nsecond\n" + std::string(100000, 'x'));
   ASSERT_TRUE(callback_ran.Wait());
-  std::lock_guard lock(callback_mu);
+  MutexLock lock(callback_mu);
   EXPECT_TRUE(callback_on_other_thread);
 }
 
@@ -446,7 +445,7 @@ TEST(HttpServerTest, EndedStreamLeavesTheConnectionReusable) {
 }
 
 TEST(HttpServerTest, PeerDisconnectDuringStreamRunsOnClose) {
-  std::mutex mu;
+  Mutex mu;
   std::shared_ptr<ResponseWriter> writer;
   Event closed;
   std::atomic<int> close_calls{0};
@@ -457,7 +456,7 @@ TEST(HttpServerTest, PeerDisconnectDuringStreamRunsOnClose) {
       ++close_calls;
       closed.Set();
     });
-    std::lock_guard lock(mu);
+    MutexLock lock(mu);
     writer = std::move(w);
   });
   auto server = StartServer(handler);
@@ -471,7 +470,7 @@ TEST(HttpServerTest, PeerDisconnectDuringStreamRunsOnClose) {
   ASSERT_TRUE(response.ok()) << response.error().ToString();
   EXPECT_EQ(received, "hello");
   ASSERT_TRUE(closed.Wait());
-  std::lock_guard lock(mu);
+  MutexLock lock(mu);
   EXPECT_TRUE(writer->closed());
   EXPECT_FALSE(writer->Write("more"));
   bool late_callback = false;
@@ -595,10 +594,10 @@ TEST(HttpServerTest, AbortIsAConnectionErrorForTheClient) {
 }
 
 TEST(HttpServerTest, ClientTimesOutOnASilentHandler) {
-  std::mutex mu;
+  Mutex mu;
   std::vector<std::shared_ptr<ResponseWriter>> parked;
   FnHandler handler([&](HttpRequest, std::shared_ptr<ResponseWriter> w) {
-    std::lock_guard lock(mu);
+    MutexLock lock(mu);
     parked.push_back(std::move(w));
   });
   auto server = StartServer(handler);
@@ -616,14 +615,14 @@ TEST(HttpServerTest, ClientTimesOutOnASilentHandler) {
 }
 
 TEST(HttpServerTest, StopWithAnOpenStreamReturnsPromptly) {
-  std::mutex mu;
+  Mutex mu;
   std::shared_ptr<ResponseWriter> writer;
   Event on_close_ran, client_got_data;
   FnHandler handler([&](HttpRequest, std::shared_ptr<ResponseWriter> w) {
     w->BeginStream(200, {});
     w->Write("open");
     w->OnClose([&] { on_close_ran.Set(); });
-    std::lock_guard lock(mu);
+    MutexLock lock(mu);
     writer = std::move(w);
   });
   auto server = StartServer(handler);
@@ -644,7 +643,7 @@ TEST(HttpServerTest, StopWithAnOpenStreamReturnsPromptly) {
   streamer.join();
   ASSERT_FALSE(result.ok());
   EXPECT_EQ(result.error().code(), StatusCode::kUnavailable);
-  std::lock_guard lock(mu);
+  MutexLock lock(mu);
   EXPECT_TRUE(writer->closed());
   EXPECT_FALSE(writer->Write("after stop"));
   server->Stop();  // idempotent
@@ -698,7 +697,7 @@ class RecordingHandler : public Handler {
  public:
   void Handle(HttpRequest request, std::shared_ptr<ResponseWriter> writer) override {
     {
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       seen_.push_back(request.method + " " + request.path +
                       (request.body_too_large ? " too-large" : "") + " body=" + request.body);
     }
@@ -708,13 +707,13 @@ class RecordingHandler : public Handler {
     writer->Send(std::move(response));
   }
   std::vector<std::string> seen() {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     return seen_;
   }
 
  private:
-  std::mutex mu_;
-  std::vector<std::string> seen_;
+  Mutex mu_;
+  std::vector<std::string> seen_ GUARDED_BY(mu_);
 };
 
 std::string StatusLine(std::string_view reply) {

@@ -5,19 +5,18 @@
 
 #include <algorithm>
 #include <atomic>
-#include <condition_variable>
 #include <deque>
 #include <filesystem>
 #include <fstream>
 #include <functional>
 #include <map>
-#include <mutex>
 #include <random>
 #include <set>
 #include <thread>
 
 #include "client/api_client.h"
 #include "common/file.h"
+#include "common/mutex.h"
 #include "common/time_util.h"
 #include "kube/config/kubeconfig.h"
 #include "kube/transport/transport.h"
@@ -70,7 +69,7 @@ class Record {
     std::string line = "VIOLATION t+" + std::string(t) + "s project " + project + " [" + check +
                        "] Steward said: " + said + " | cluster showed: " + showed + " | seed " +
                        std::to_string(seed_);
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     out_ << line << "\n" << std::flush;
     report_.violations.push_back(line);
   }
@@ -78,12 +77,12 @@ class Record {
   void Log(const std::string& line) {
     char t[32];
     std::snprintf(t, sizeof t, "%.3f", Elapsed());
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     out_ << "[t+" << t << "s] " << line << "\n" << std::flush;
   }
 
   void AddAnswer(const std::string& name, Answer a) {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     if (a.generation == INT64_MAX && a.created_at.empty()) {
       // A purge answer carries no createdAt: take it from the incarnation's other answers.
       for (const auto& other : answers_[name]) {
@@ -94,7 +93,7 @@ class Record {
   }
   // The id of the latest incarnation this name was answered for.
   std::optional<std::string> LastId(const std::string& name) {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     const Answer* last = nullptr;
     for (const auto& a : answers_[name]) {
       if (!a.created_at.empty() && (last == nullptr || After(a, *last))) last = &a;
@@ -103,35 +102,35 @@ class Record {
     return last->id;
   }
   std::map<std::string, std::vector<Answer>> Answers() {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     return answers_;
   }
   // Requests that may give a project a new credential (create, rotate), retries included.
   void CountCredentialOp(const std::string& name) {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     ++credential_ops_[name];
   }
   int CredentialOps(const std::string& name) {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     return credential_ops_[name];
   }
   // A token seen in a project's Secret.
   void SeeToken(const std::string& name, const std::string& token) {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     tokens_[name].insert(token);
   }
   std::map<std::string, std::set<std::string>> Tokens() {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     return tokens_;
   }
 
   template <typename F>
-  void Update(F f) {
-    std::lock_guard lock(mu_);
+  void Update(F f) EXCLUDES(mu_) {
+    MutexLock lock(mu_);
     f(report_);
   }
   TortureReport Report() {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     report_.seconds = Elapsed();
     return report_;
   }
@@ -142,11 +141,11 @@ class Record {
   const uint64_t seed_;
   const std::string replay_;
   const Clock::time_point start_;
-  std::mutex mu_;
-  TortureReport report_;
-  std::map<std::string, std::vector<Answer>> answers_;
-  std::map<std::string, int> credential_ops_;
-  std::map<std::string, std::set<std::string>> tokens_;
+  Mutex mu_;  // also serialises the lines written to out_
+  TortureReport report_ GUARDED_BY(mu_);
+  std::map<std::string, std::vector<Answer>> answers_ GUARDED_BY(mu_);
+  std::map<std::string, int> credential_ops_ GUARDED_BY(mu_);
+  std::map<std::string, std::set<std::string>> tokens_ GUARDED_BY(mu_);
 };
 
 // `steward cluster` and `steward serve`, each a child process that can be killed and started
@@ -496,12 +495,13 @@ class Monitor {
   // `unblock` ends the watch stream the watching thread may be blocked in (stops Steward).
   void Stop(const std::function<void()>& unblock) {
     {
-      std::unique_lock lock(mu_);
-      idle_cv_.wait_for(lock, seconds(120), [&] { return queue_.empty() && busy_ == 0; });
+      MutexLock lock(mu_);
+      idle_cv_.WaitFor(mu_, seconds(120),
+                       [&]() REQUIRES(mu_) { return queue_.empty() && busy_ == 0; });
       stop_ = true;
       queue_.clear();  // what is left after the wait is not checked (nor reported)
     }
-    cv_.notify_all();
+    cv_.NotifyAll();
     unblock();
     for (auto& t : threads_) t.join();
   }
@@ -566,7 +566,7 @@ class Monitor {
 
  private:
   bool stopping() {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     return stop_;
   }
 
@@ -597,10 +597,10 @@ class Monitor {
             auto claim = Claim::FromProject(event.data);
             if (!claim) return true;
             {
-              std::lock_guard lock(mu_);
+              MutexLock lock(mu_);
               queue_.push_back(*claim);
             }
-            cv_.notify_one();
+            cv_.NotifyOne();
             return true;
           },
           seconds(60));
@@ -613,8 +613,8 @@ class Monitor {
     while (true) {
       Claim claim;
       {
-        std::unique_lock lock(mu_);
-        cv_.wait(lock, [&] { return stop_ || !queue_.empty(); });
+        MutexLock lock(mu_);
+        cv_.Wait(mu_, [&]() REQUIRES(mu_) { return stop_ || !queue_.empty(); });
         if (queue_.empty()) return;
         claim = std::move(queue_.front());
         queue_.pop_front();
@@ -622,10 +622,10 @@ class Monitor {
       }
       CheckClaim(claim, true);
       {
-        std::lock_guard lock(mu_);
+        MutexLock lock(mu_);
         --busy_;
       }
-      idle_cv_.notify_all();
+      idle_cv_.NotifyAll();
     }
   }
 
@@ -635,8 +635,8 @@ class Monitor {
     std::mt19937_64 rng(options_.seed ^ 0x5ca11ab1e);
     while (true) {
       {
-        std::unique_lock lock(mu_);
-        if (cv_.wait_for(lock, seconds(2), [&] { return stop_; })) return;
+        MutexLock lock(mu_);
+        if (cv_.WaitFor(mu_, seconds(2), [&]() REQUIRES(mu_) { return stop_; })) return;
       }
       // The cluster first, then Steward: an object created after the list cannot belong to a
       // project Steward had not accepted yet.
@@ -701,12 +701,12 @@ class Monitor {
   const TortureOptions& options_;
   Oracle& oracle_;
   Record& rec_;
-  std::mutex mu_;
-  std::condition_variable cv_, idle_cv_;
-  std::deque<Claim> queue_;
-  int busy_ = 0;
-  bool stop_ = false;
-  std::vector<std::thread> threads_;
+  Mutex mu_;
+  CondVar cv_, idle_cv_;
+  std::deque<Claim> queue_ GUARDED_BY(mu_);
+  int busy_ GUARDED_BY(mu_) = 0;
+  bool stop_ GUARDED_BY(mu_) = false;
+  std::vector<std::thread> threads_;  // started by Start(), joined by Stop(): one thread
 };
 
 // Kills Steward and/or the cluster at random moments until the configured counts are reached.

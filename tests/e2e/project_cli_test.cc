@@ -15,12 +15,12 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
-#include <mutex>
 #include <regex>
 #include <sstream>
 
 #include "client/api_client.h"
 #include "common/json.h"
+#include "common/mutex.h"
 #include "net/http_client.h"
 #include "net/http_server.h"
 #include "process.h"
@@ -758,21 +758,21 @@ class FakeApi : public net::Handler {
   ~FakeApi() override { server_->Stop(); }
   void Handle(net::HttpRequest request, std::shared_ptr<net::ResponseWriter> writer) override {
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(mu_);
       requests_.push_back(request);
     }
     respond_(request, std::move(writer));
   }
   std::string url() const { return "http://127.0.0.1:" + std::to_string(server_->port()); }
   std::vector<net::HttpRequest> requests() {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     return requests_;
   }
 
  private:
   Responder respond_;
-  std::mutex mu_;
-  std::vector<net::HttpRequest> requests_;
+  Mutex mu_;
+  std::vector<net::HttpRequest> requests_ GUARDED_BY(mu_);
   std::unique_ptr<net::HttpServer> server_;
 };
 

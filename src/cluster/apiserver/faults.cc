@@ -30,12 +30,12 @@ FaultInjector::WatchLimits FaultInjector::ForWatch() {
 }
 
 void FaultInjector::SetSpec(FaultSpec spec) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   spec_ = std::move(spec);
 }
 
 FaultSpec FaultInjector::spec() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return spec_;
 }
 

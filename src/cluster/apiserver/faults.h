@@ -6,10 +6,10 @@
 #pragma once
 
 #include <chrono>
-#include <mutex>
 #include <string>
 
 #include "cluster/profile/profile.h"
+#include "common/mutex.h"
 #include "common/random.h"
 
 namespace steward::cluster {
@@ -36,9 +36,9 @@ class FaultInjector {
   FaultSpec spec() const;
 
  private:
-  mutable std::mutex mu_;
-  FaultSpec spec_;
-  Random random_;
+  mutable Mutex mu_;
+  FaultSpec spec_ GUARDED_BY(mu_);
+  Random random_;  // thread-safe itself
 };
 
 }  // namespace steward::cluster

@@ -307,7 +307,7 @@ std::optional<ApiError> ObjectApi::Admit(const ResourceType& rt, const Json& obj
 }
 
 std::string ObjectApi::AllocateClusterIp() {
-  std::lock_guard lock(ip_mu_);
+  MutexLock lock(ip_mu_);
   auto to_uint = [](const std::string& ip) -> std::optional<uint32_t> {
     uint32_t parts[4];
     if (std::sscanf(ip.c_str(), "%u.%u.%u.%u", &parts[0], &parts[1], &parts[2], &parts[3]) != 4) {
@@ -341,7 +341,7 @@ void ObjectApi::ReleaseClusterIp(const Json& service) {
   std::string ip = GetString(MemberOrNull(service, "spec"), "clusterIP");
   uint32_t p[4];
   if (std::sscanf(ip.c_str(), "%u.%u.%u.%u", &p[0], &p[1], &p[2], &p[3]) != 4) return;
-  std::lock_guard lock(ip_mu_);
+  MutexLock lock(ip_mu_);
   cluster_ips_.erase((p[0] << 24) | (p[1] << 16) | (p[2] << 8) | p[3]);
 }
 

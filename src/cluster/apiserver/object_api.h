@@ -30,7 +30,6 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <set>
 #include <string>
@@ -43,6 +42,7 @@
 #include "cluster/storage/storage.h"
 #include "common/clock.h"
 #include "common/json.h"
+#include "common/mutex.h"
 #include "common/random.h"
 
 namespace steward::cluster {
@@ -165,10 +165,10 @@ class ObjectApi {
   Random& random_;
   std::vector<AdmissionHook> admission_;
 
-  std::mutex ip_mu_;
-  bool ips_loaded_ = false;
-  std::set<uint32_t> cluster_ips_;
-  uint32_t next_ip_ = 0;
+  Mutex ip_mu_;
+  bool ips_loaded_ GUARDED_BY(ip_mu_) = false;
+  std::set<uint32_t> cluster_ips_ GUARDED_BY(ip_mu_);
+  uint32_t next_ip_ GUARDED_BY(ip_mu_) = 0;
 };
 
 }  // namespace steward::cluster

@@ -16,7 +16,7 @@ RequestLog::~RequestLog() {
 Status RequestLog::OpenAuditLog(const std::string& path) {
   std::FILE* f = std::fopen(path.c_str(), "a");
   if (f == nullptr) return InvalidArgument("cannot open audit log " + path);
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   if (audit_ != nullptr) std::fclose(audit_);
   audit_ = f;
   return Status::Ok();
@@ -69,7 +69,7 @@ const std::set<std::string>& KnownSubresources() {
 void RequestLog::Record(const RequestRecord& r) {
   std::string line;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     ++counts_[{Bounded(KnownVerbs(), r.verb), Bounded(KnownGroups(), r.group),
                Bounded(KnownResources(), r.resource), Bounded(KnownSubresources(), r.subresource),
                r.code}];
@@ -88,7 +88,7 @@ void RequestLog::Record(const RequestRecord& r) {
                 {"latencyMs", static_cast<double>(r.latency.count()) / 1000.0}};
   line = DumpJson(entry);
   line += '\n';
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   if (audit_ != nullptr) {
     std::fwrite(line.data(), 1, line.size(), audit_);
     std::fflush(audit_);
@@ -100,7 +100,7 @@ std::string RequestLog::MetricsText(const std::string& extra) const {
       "# HELP apiserver_request_total Counter of apiserver requests broken out for each verb, "
       "group, resource, subresource and HTTP response code.\n"
       "# TYPE apiserver_request_total counter\n";
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   for (const auto& [key, count] : counts_) {
     const auto& [verb, group, resource, subresource, code] = key;
     std::string upper = verb;
@@ -114,7 +114,7 @@ std::string RequestLog::MetricsText(const std::string& extra) const {
 }
 
 uint64_t RequestLog::Count(const std::string& verb) const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   uint64_t total = 0;
   for (const auto& [key, count] : counts_) {
     if (std::get<0>(key) == verb) total += count;

@@ -8,11 +8,11 @@
 #include <cstdint>
 #include <cstdio>
 #include <map>
-#include <mutex>
 #include <string>
 #include <tuple>
 
 #include "common/clock.h"
+#include "common/mutex.h"
 #include "common/status.h"
 
 namespace steward::cluster {
@@ -48,10 +48,10 @@ class RequestLog {
 
  private:
   const Clock& clock_;
-  mutable std::mutex mu_;
-  std::FILE* audit_ = nullptr;
-  std::map<std::tuple<std::string, std::string, std::string, std::string, int>, uint64_t>
-      counts_;  // verb, group, resource, subresource, code
+  mutable Mutex mu_;
+  std::FILE* audit_ GUARDED_BY(mu_) = nullptr;
+  std::map<std::tuple<std::string, std::string, std::string, std::string, int>, uint64_t> counts_
+      GUARDED_BY(mu_);  // verb, group, resource, subresource, code
 };
 
 }  // namespace steward::cluster

@@ -306,7 +306,7 @@ class WatchSession : public std::enable_shared_from_this<WatchSession> {
              FaultInjector::WatchLimits limits) {
     std::weak_ptr<WatchSession> weak = shared_from_this();
     {
-      std::lock_guard lock(pump_mu_);
+      MutexLock lock(pump_mu_);
       if (closed_) return;  // the handler stopped before the stream began
       StartLocked(std::move(watcher), bookmarks, initial_end_revision, from_revision, timeout,
                   limits, weak);
@@ -320,7 +320,8 @@ class WatchSession : public std::enable_shared_from_this<WatchSession> {
 
   void StartLocked(std::unique_ptr<Watcher> watcher, bool bookmarks, uint64_t initial_end_revision,
                    uint64_t from_revision, std::chrono::seconds timeout,
-                   FaultInjector::WatchLimits limits, const std::weak_ptr<WatchSession>& weak) {
+                   FaultInjector::WatchLimits limits, const std::weak_ptr<WatchSession>& weak)
+      REQUIRES(pump_mu_) {
     watcher_ = std::move(watcher);
     bookmarks_ = bookmarks;
     initial_end_revision_ = initial_end_revision;
@@ -358,7 +359,7 @@ class WatchSession : public std::enable_shared_from_this<WatchSession> {
 
   // Drains queued events to the client. Runs on a dispatcher thread.
   void Pump() {
-    std::lock_guard lock(pump_mu_);
+    MutexLock lock(pump_mu_);
     if (closed_) return;
     // Every event up to `revision` is queued before it is read (storage queues under its
     // lock), so a bookmark at max(revision, last delivered) never goes backwards.
@@ -397,13 +398,13 @@ class WatchSession : public std::enable_shared_from_this<WatchSession> {
   }
 
   void Close(bool abort) {
-    std::lock_guard lock(pump_mu_);
+    MutexLock lock(pump_mu_);
     CloseLocked(abort);
   }
 
   void RequestBookmark() {
     {
-      std::lock_guard lock(pump_mu_);
+      MutexLock lock(pump_mu_);
       if (closed_) return;
       bookmark_due_ = true;
       ScheduleBookmarkLocked();
@@ -412,14 +413,14 @@ class WatchSession : public std::enable_shared_from_this<WatchSession> {
   }
 
  private:
-  void ScheduleBookmarkLocked() {
+  void ScheduleBookmarkLocked() REQUIRES(pump_mu_) {
     std::weak_ptr<WatchSession> weak = shared_from_this();
     bookmark_timer_ = owner_.scheduler_.Schedule(owner_.options_.bookmark_interval, [weak] {
       if (auto self = weak.lock()) self->RequestBookmark();
     });
   }
 
-  void CloseLocked(bool abort) {
+  void CloseLocked(bool abort) REQUIRES(pump_mu_) {
     if (closed_) return;
     closed_ = true;
     for (auto id : {timeout_timer_, cut_timer_, bookmark_timer_}) {
@@ -470,7 +471,7 @@ class WatchSession : public std::enable_shared_from_this<WatchSession> {
     return prev.ok() && fields_.Matches(*prev);
   }
 
-  void AppendEvent(const WatchEvent& ev, std::string& out) {
+  void AppendEvent(const WatchEvent& ev, std::string& out) REQUIRES(pump_mu_) {
     const char* type = ev.type == WatchEventType::kAdded      ? "ADDED"
                        : ev.type == WatchEventType::kModified ? "MODIFIED"
                                                               : "DELETED";
@@ -532,21 +533,21 @@ class WatchSession : public std::enable_shared_from_this<WatchSession> {
   bool filtered_ = false;
   bool parse_fields_ = false;
 
-  std::mutex pump_mu_;
-  std::unique_ptr<Watcher> watcher_;
-  bool closed_ = false;
-  bool bookmarks_ = false;
+  Mutex pump_mu_;
+  std::unique_ptr<Watcher> watcher_ GUARDED_BY(pump_mu_);
+  bool closed_ GUARDED_BY(pump_mu_) = false;
+  bool bookmarks_ GUARDED_BY(pump_mu_) = false;
   std::atomic<bool> bookmark_due_{false};
-  uint64_t initial_end_revision_ = 0;
-  uint64_t from_revision_ = 0;
-  uint64_t last_revision_ = 0;
-  bool initial_end_sent_ = false;
-  bool headers_sent_ = false;
-  FaultInjector::WatchLimits limits_;
-  int sent_ = 0;
-  Scheduler::TaskId timeout_timer_ = 0;
-  Scheduler::TaskId cut_timer_ = 0;
-  Scheduler::TaskId bookmark_timer_ = 0;
+  uint64_t initial_end_revision_ GUARDED_BY(pump_mu_) = 0;
+  uint64_t from_revision_ GUARDED_BY(pump_mu_) = 0;
+  uint64_t last_revision_ GUARDED_BY(pump_mu_) = 0;
+  bool initial_end_sent_ GUARDED_BY(pump_mu_) = false;
+  bool headers_sent_ GUARDED_BY(pump_mu_) = false;
+  FaultInjector::WatchLimits limits_ GUARDED_BY(pump_mu_);
+  int sent_ GUARDED_BY(pump_mu_) = 0;
+  Scheduler::TaskId timeout_timer_ GUARDED_BY(pump_mu_) = 0;
+  Scheduler::TaskId cut_timer_ GUARDED_BY(pump_mu_) = 0;
+  Scheduler::TaskId bookmark_timer_ GUARDED_BY(pump_mu_) = 0;
 };
 
 RestHandler::RestHandler(ObjectApi& api, FaultInjector& faults, RequestLog& log, Options options)
@@ -565,18 +566,18 @@ void RestHandler::SetMetricsSource(std::function<std::string()> source) {
 }
 
 size_t RestHandler::ActiveWatches() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return sessions_.size();
 }
 
 void RestHandler::Stop() {
   std::set<std::shared_ptr<WatchSession>> sessions;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     if (stopping_ && dispatchers_.empty()) return;
     stopping_ = true;
     sessions = sessions_;
-    cv_.notify_all();
+    cv_.NotifyAll();
   }
   for (const auto& s : sessions) s->Close(true);
   for (auto& t : dispatchers_) {
@@ -584,20 +585,20 @@ void RestHandler::Stop() {
   }
   dispatchers_.clear();
   scheduler_.Stop();
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   sessions_.clear();
   ready_.clear();
 }
 
 void RestHandler::Enqueue(std::shared_ptr<WatchSession> session) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   if (stopping_) return;
   ready_.push_back(std::move(session));
-  cv_.notify_one();
+  cv_.NotifyOne();
 }
 
 void RestHandler::Forget(WatchSession* session) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   for (auto it = sessions_.begin(); it != sessions_.end(); ++it) {
     if (it->get() == session) {
       sessions_.erase(it);
@@ -610,8 +611,8 @@ void RestHandler::DispatchLoop() {
   while (true) {
     std::shared_ptr<WatchSession> session;
     {
-      std::unique_lock lock(mu_);
-      cv_.wait(lock, [&] { return stopping_ || !ready_.empty(); });
+      MutexLock lock(mu_);
+      cv_.Wait(mu_, [&]() REQUIRES(mu_) { return stopping_ || !ready_.empty(); });
       if (stopping_) return;
       session = std::move(ready_.front());
       ready_.pop_front();
@@ -1437,7 +1438,7 @@ void RestHandler::ServeWatch(Request& req) {
     return;
   }
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     if (stopping_) {
       req.writer->Abort();
       return;

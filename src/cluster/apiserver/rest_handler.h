@@ -16,11 +16,9 @@
 #pragma once
 
 #include <atomic>
-#include <condition_variable>
 #include <deque>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <set>
 #include <string>
 #include <string_view>
@@ -30,6 +28,7 @@
 #include "cluster/apiserver/faults.h"
 #include "cluster/apiserver/object_api.h"
 #include "cluster/apiserver/request_log.h"
+#include "common/mutex.h"
 #include "common/scheduler.h"
 #include "net/http_server.h"
 
@@ -142,11 +141,13 @@ class RestHandler final : public net::Handler {
   std::function<std::string()> metrics_source_;
   Scheduler scheduler_{"watch-timers"};
 
-  mutable std::mutex mu_;
-  std::condition_variable cv_;
-  std::deque<std::shared_ptr<WatchSession>> ready_;
-  std::set<std::shared_ptr<WatchSession>> sessions_;
-  bool stopping_ = false;
+  mutable Mutex mu_;
+  CondVar cv_;
+  std::deque<std::shared_ptr<WatchSession>> ready_ GUARDED_BY(mu_);
+  std::set<std::shared_ptr<WatchSession>> sessions_ GUARDED_BY(mu_);
+  bool stopping_ GUARDED_BY(mu_) = false;
+  // Not guarded: started by the constructor, joined and cleared by Stop() (read there under
+  // mu_ as the "stopped already" test).
   std::vector<std::thread> dispatchers_;
 };
 

@@ -8,7 +8,6 @@
 #include <chrono>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <string>
 
 #include "cluster/apiserver/object_api.h"
@@ -16,6 +15,7 @@
 #include "cluster/controllers/object_cache.h"
 #include "cluster/controllers/work_queue.h"
 #include "cluster/profile/profile.h"
+#include "common/mutex.h"
 #include "common/random.h"
 
 namespace steward::cluster::controllers {
@@ -25,18 +25,18 @@ class ProfileHolder {
  public:
   explicit ProfileHolder(Profile p) : profile_(std::make_shared<const Profile>(std::move(p))) {}
   std::shared_ptr<const Profile> Get() const {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     return profile_;
   }
   void Set(Profile p) {
     auto next = std::make_shared<const Profile>(std::move(p));
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     profile_ = std::move(next);
   }
 
  private:
-  mutable std::mutex mu_;
-  std::shared_ptr<const Profile> profile_;
+  mutable Mutex mu_;
+  std::shared_ptr<const Profile> profile_ GUARDED_BY(mu_);
 };
 
 struct ControllerContext {

@@ -5,7 +5,6 @@
 #include <atomic>
 #include <exception>
 #include <map>
-#include <mutex>
 #include <thread>
 
 #include "cluster/controllers/controller.h"
@@ -17,6 +16,7 @@
 #include "cluster/controllers/replicaset_controller.h"
 #include "cluster/controllers/simple_controllers.h"
 #include "common/log.h"
+#include "common/mutex.h"
 
 namespace steward::cluster {
 
@@ -73,11 +73,13 @@ struct ControllerManager::Impl {
   std::vector<Controller*> all;
   std::map<Work, Controller*> route;
 
+  // Not guarded: set by Start() (under mu) before the worker starts, which then reads watcher
+  // without the lock; Stop() joins the worker under mu.
   std::unique_ptr<Watcher> watcher;
   std::thread worker;
-  std::mutex mu;  // guards started/stopped
-  bool started = false;
-  bool stopped = false;
+  Mutex mu;
+  bool started GUARDED_BY(mu) = false;
+  bool stopped GUARDED_BY(mu) = false;
   std::atomic<uint64_t> processed{0};
 };
 
@@ -158,7 +160,7 @@ ControllerManager::ControllerManager(ObjectApi& api, Profile profile, uint64_t s
 ControllerManager::~ControllerManager() { Stop(); }
 
 Status ControllerManager::Start() {
-  std::lock_guard lock(impl_->mu);
+  MutexLock lock(impl_->mu);
   if (impl_->started) return FailedPrecondition("controller manager already started");
   RETURN_IF_ERROR(IngressController::EnsureIngressClass(impl_->api));
   WatchRequest req;
@@ -176,7 +178,7 @@ Status ControllerManager::Start() {
 }
 
 void ControllerManager::Stop() {
-  std::lock_guard lock(impl_->mu);
+  MutexLock lock(impl_->mu);
   if (!impl_->started || impl_->stopped) return;
   impl_->stopped = true;
   impl_->scheduler.Stop();

@@ -9,7 +9,7 @@ WorkQueue::WorkQueue(Scheduler& scheduler) : scheduler_(scheduler) {}
 WorkQueue::~WorkQueue() { Shutdown(); }
 
 void WorkQueue::Add(const WorkItem& item) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   if (shutdown_) return;
   auto it = delayed_.find(item);
   if (it != delayed_.end()) {
@@ -22,7 +22,7 @@ void WorkQueue::Add(const WorkItem& item) {
 void WorkQueue::AddLocked(const WorkItem& item) {
   if (queued_.insert(item).second) {
     ready_.push_back(item);
-    cv_.notify_one();
+    cv_.NotifyOne();
   }
 }
 
@@ -33,7 +33,7 @@ void WorkQueue::AddAfter(const WorkItem& item, std::chrono::nanoseconds delay) {
   }
   // The scheduler measures delays with the steady clock; so do we, to compare due times.
   SteadyTime due = std::chrono::steady_clock::now() + delay;
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   if (shutdown_ || queued_.count(item) != 0) return;  // already due sooner
   auto it = delayed_.find(item);
   if (it != delayed_.end()) {
@@ -50,7 +50,7 @@ void WorkQueue::AddAfter(const WorkItem& item, std::chrono::nanoseconds delay) {
 }
 
 void WorkQueue::Fire(const WorkItem& item, const std::shared_ptr<Scheduler::TaskId>& id) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   if (shutdown_) return;
   auto it = delayed_.find(item);
   if (it == delayed_.end() || it->second.id != *id) return;  // superseded
@@ -61,7 +61,7 @@ void WorkQueue::Fire(const WorkItem& item, const std::shared_ptr<Scheduler::Task
 void WorkQueue::AddRateLimited(const WorkItem& item) {
   int n;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     n = ++failures_[item];
   }
   auto delay = std::chrono::milliseconds(5) * (int64_t{1} << std::min(n - 1, 13));
@@ -69,12 +69,12 @@ void WorkQueue::AddRateLimited(const WorkItem& item) {
 }
 
 void WorkQueue::Forget(const WorkItem& item) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   failures_.erase(item);
 }
 
 std::optional<WorkItem> WorkQueue::TryPop() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   if (ready_.empty()) return std::nullopt;
   WorkItem item = std::move(ready_.front());
   ready_.pop_front();
@@ -83,36 +83,36 @@ std::optional<WorkItem> WorkQueue::TryPop() {
 }
 
 bool WorkQueue::Wait() {
-  std::unique_lock lock(mu_);
-  cv_.wait(lock, [&] { return shutdown_ || kicked_ || !ready_.empty(); });
+  MutexLock lock(mu_);
+  cv_.Wait(mu_, [&]() REQUIRES(mu_) { return shutdown_ || kicked_ || !ready_.empty(); });
   kicked_ = false;
   return !shutdown_;
 }
 
 void WorkQueue::Kick() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   kicked_ = true;
-  cv_.notify_one();
+  cv_.NotifyOne();
 }
 
 void WorkQueue::Shutdown() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   if (shutdown_) return;
   shutdown_ = true;
   for (auto& [item, d] : delayed_) scheduler_.Cancel(d.id);
   delayed_.clear();
   ready_.clear();
   queued_.clear();
-  cv_.notify_all();
+  cv_.NotifyAll();
 }
 
 size_t WorkQueue::ReadySize() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return ready_.size();
 }
 
 size_t WorkQueue::DelayedSize() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return delayed_.size();
 }
 

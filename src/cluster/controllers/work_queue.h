@@ -11,18 +11,17 @@
 #pragma once
 
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
 #include <deque>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
 
 #include "common/clock.h"
+#include "common/mutex.h"
 #include "common/scheduler.h"
 
 namespace steward::cluster::controllers {
@@ -86,22 +85,22 @@ class WorkQueue {
   size_t DelayedSize() const;
 
  private:
-  void AddLocked(const WorkItem& item);
-  void Fire(const WorkItem& item, const std::shared_ptr<Scheduler::TaskId>& id);
+  void AddLocked(const WorkItem& item) REQUIRES(mu_);
+  void Fire(const WorkItem& item, const std::shared_ptr<Scheduler::TaskId>& id) EXCLUDES(mu_);
 
   Scheduler& scheduler_;
-  mutable std::mutex mu_;
-  std::condition_variable cv_;
-  std::deque<WorkItem> ready_;
-  std::unordered_set<WorkItem, WorkItemHash> queued_;
+  mutable Mutex mu_;
+  CondVar cv_;
+  std::deque<WorkItem> ready_ GUARDED_BY(mu_);
+  std::unordered_set<WorkItem, WorkItemHash> queued_ GUARDED_BY(mu_);
   struct Delayed {
     SteadyTime due;
     Scheduler::TaskId id;
   };
-  std::unordered_map<WorkItem, Delayed, WorkItemHash> delayed_;
-  std::unordered_map<WorkItem, int, WorkItemHash> failures_;
-  bool kicked_ = false;
-  bool shutdown_ = false;
+  std::unordered_map<WorkItem, Delayed, WorkItemHash> delayed_ GUARDED_BY(mu_);
+  std::unordered_map<WorkItem, int, WorkItemHash> failures_ GUARDED_BY(mu_);
+  bool kicked_ GUARDED_BY(mu_) = false;
+  bool shutdown_ GUARDED_BY(mu_) = false;
 };
 
 }  // namespace steward::cluster::controllers

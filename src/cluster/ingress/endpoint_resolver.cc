@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <charconv>
-#include <mutex>
 #include <optional>
 
 #include "common/json_access.h"
@@ -67,7 +66,7 @@ void EndpointResolver::Apply(const WatchEvent& ev) {
 void EndpointResolver::ApplyService(const WatchEvent& ev) {
   std::string key = Key(ev.object.ns, ev.object.name);
   if (ev.type == WatchEventType::kDeleted) {
-    std::unique_lock lock(mu_);
+    WriterMutexLock lock(mu_);
     services_.erase(key);
     return;
   }
@@ -79,7 +78,7 @@ void EndpointResolver::ApplyService(const WatchEvent& ev) {
       entry.ports.push_back({GetString(p, "name"), PortNumber(p, "port")});
     }
   }
-  std::unique_lock lock(mu_);
+  WriterMutexLock lock(mu_);
   services_[key] = std::move(entry);
 }
 
@@ -94,7 +93,7 @@ void EndpointResolver::UnlinkSlice(const std::string& slice_key, const std::stri
 void EndpointResolver::ApplySlice(const WatchEvent& ev) {
   std::string key = Key(ev.object.ns, ev.object.name);
   if (ev.type == WatchEventType::kDeleted) {
-    std::unique_lock lock(mu_);
+    WriterMutexLock lock(mu_);
     auto it = slices_.find(key);
     if (it == slices_.end()) return;
     UnlinkSlice(key, it->second.service_key);
@@ -136,7 +135,7 @@ void EndpointResolver::ApplySlice(const WatchEvent& ev) {
       }
     }
   }
-  std::unique_lock lock(mu_);
+  WriterMutexLock lock(mu_);
   bool linked = false;
   auto it = slices_.find(key);
   if (it != slices_.end()) {
@@ -157,7 +156,7 @@ void EndpointResolver::ApplySlice(const WatchEvent& ev) {
 
 bool EndpointResolver::HasService(std::string_view ns, std::string_view service) const {
   feed_->CatchUp();
-  std::shared_lock lock(mu_);
+  ReaderMutexLock lock(mu_);
   return services_.count(Key(ns, service)) != 0;
 }
 
@@ -168,7 +167,7 @@ Expected<ResolvedEndpoint, ResolveError> EndpointResolver::Resolve(
   const std::string key = Key(ns, service);
   auto quoted = [&] { return "\"" + std::string(service) + "\""; };
 
-  std::shared_lock lock(mu_);
+  ReaderMutexLock lock(mu_);
   auto svc = services_.find(key);
   if (svc == services_.end()) {
     return ResolveError{ResolveError::Kind::kNoService, "services " + quoted() + " not found"};
@@ -211,7 +210,7 @@ Expected<ResolvedEndpoint, ResolveError> EndpointResolver::Resolve(
   if (total == 0) return no_endpoints;
   const size_t start = by->second->next.fetch_add(1, std::memory_order_relaxed) % total;
   // The endpoint at position `index` in the concatenation of the slices' ready lists.
-  auto at = [&](size_t index) -> std::optional<ResolvedEndpoint> {
+  auto at = [&](size_t index) REQUIRES_SHARED(mu_) -> std::optional<ResolvedEndpoint> {
     for (const std::string& sk : by->second->slice_keys) {
       auto s = slices_.find(sk);
       if (s == slices_.end()) continue;

@@ -21,7 +21,6 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
-#include <shared_mutex>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -30,6 +29,7 @@
 
 #include "cluster/ingress/watch_feed.h"
 #include "cluster/storage/storage.h"
+#include "common/mutex.h"
 #include "common/status.h"
 
 namespace steward::cluster::ingress {
@@ -106,14 +106,15 @@ class EndpointResolver {
   void Apply(const WatchEvent& event);
   void ApplyService(const WatchEvent& event);
   void ApplySlice(const WatchEvent& event);
-  void UnlinkSlice(const std::string& slice_key, const std::string& service_key);
+  void UnlinkSlice(const std::string& slice_key, const std::string& service_key) REQUIRES(mu_);
 
   std::unique_ptr<WatchFeed> feed_;
 
-  mutable std::shared_mutex mu_;
-  std::unordered_map<std::string, ServiceEntry> services_;                      // by "ns/name"
-  std::unordered_map<std::string, SliceEntry> slices_;                          // by "ns/name"
-  std::unordered_map<std::string, std::unique_ptr<ServiceSlices>> by_service_;  // "ns/svc"
+  mutable SharedMutex mu_;
+  std::unordered_map<std::string, ServiceEntry> services_ GUARDED_BY(mu_);  // by "ns/name"
+  std::unordered_map<std::string, SliceEntry> slices_ GUARDED_BY(mu_);      // by "ns/name"
+  // By "ns/svc". Each ServiceSlices' `next` cursor is atomic: moved under a shared lock.
+  std::unordered_map<std::string, std::unique_ptr<ServiceSlices>> by_service_ GUARDED_BY(mu_);
 };
 
 }  // namespace steward::cluster::ingress

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cctype>
-#include <mutex>
 #include <utility>
 
 #include "common/ascii.h"
@@ -171,7 +170,7 @@ void IngressRouter::Apply(const WatchEvent& ev) {
       }
     }
   }
-  std::unique_lock lock(mu_);
+  WriterMutexLock lock(mu_);
   auto it = ingresses_.find(key);
   if (it != ingresses_.end()) {
     Unindex(*it->second);
@@ -187,7 +186,7 @@ std::optional<IngressMatch> IngressRouter::Match(std::string_view host_header,
                                                  std::string_view path) const {
   feed_->CatchUp();
   const std::string host = NormalizeHost(host_header);
-  std::shared_lock lock(mu_);
+  ReaderMutexLock lock(mu_);
 
   const Bucket* bucket = nullptr;
   std::string pattern;

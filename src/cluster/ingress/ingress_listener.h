@@ -34,7 +34,6 @@
 #include <map>
 #include <memory>
 #include <optional>
-#include <shared_mutex>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -44,6 +43,7 @@
 #include "cluster/ingress/virtual_pods.h"
 #include "cluster/ingress/watch_feed.h"
 #include "cluster/storage/storage.h"
+#include "common/mutex.h"
 #include "common/status.h"
 #include "net/http.h"
 #include "net/http_server.h"
@@ -102,8 +102,8 @@ class IngressRouter {
 
   IngressRouter(Storage& storage, EndpointResolver& resolver, VirtualPods& pods);
   void Apply(const WatchEvent& event);
-  void Unindex(const IngressEntry& entry);
-  void Index(const IngressEntry& entry);
+  void Unindex(const IngressEntry& entry) REQUIRES(mu_);
+  void Index(const IngressEntry& entry) REQUIRES(mu_);
   static void AddToBucket(Bucket& bucket, const IngressEntry* entry);
   static void RemoveFromBucket(std::unordered_map<std::string, Bucket>& map, const std::string& key,
                                const IngressEntry* entry);
@@ -113,12 +113,12 @@ class IngressRouter {
   VirtualPods& pods_;
   std::unique_ptr<WatchFeed> feed_;
 
-  mutable std::shared_mutex mu_;
-  std::map<std::string, std::unique_ptr<IngressEntry>> ingresses_;  // by "ns/name"
-  std::unordered_map<std::string, Bucket> exact_;                   // by host
-  std::unordered_map<std::string, Bucket> wildcard_;                // by the suffix after "*."
-  Bucket any_host_;   // Ingresses with a rule without host
-  Bucket catch_all_;  // Ingresses without rules, with a defaultBackend
+  mutable SharedMutex mu_;
+  std::map<std::string, std::unique_ptr<IngressEntry>> ingresses_ GUARDED_BY(mu_);  // "ns/name"
+  std::unordered_map<std::string, Bucket> exact_ GUARDED_BY(mu_);                   // by host
+  std::unordered_map<std::string, Bucket> wildcard_ GUARDED_BY(mu_);  // suffix after "*."
+  Bucket any_host_ GUARDED_BY(mu_);   // Ingresses with a rule without host
+  Bucket catch_all_ GUARDED_BY(mu_);  // Ingresses without rules, with a defaultBackend
 };
 
 // IngressListener: an HTTP server whose every request goes through an IngressRouter.

@@ -359,7 +359,7 @@ void VirtualPods::OnPodEvent(const WatchEvent& ev) {
   Json pod = rec.Parse();
   std::string uid = GetString(MemberOrNull(pod, "metadata"), "uid");
   if (ev.type == WatchEventType::kDeleted) {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     states_.erase(uid);
     auto it = parse_cache_.find(key);
     if (it != parse_cache_.end() && it->second.revision <= rec.revision) parse_cache_.erase(it);
@@ -367,22 +367,22 @@ void VirtualPods::OnPodEvent(const WatchEvent& ev) {
   }
   if (GetString(MemberOrNull(pod, "status"), "phase") != "Running") return;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     if (states_.count(uid) != 0) return;
   }
   PodState state = StartPod(pod);
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   states_.try_emplace(uid, std::move(state));
 }
 
 void VirtualPods::Forget(std::string_view uid) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   states_.erase(std::string(uid));
 }
 
 size_t VirtualPods::TrackedPods() const {
   if (feed_) feed_->CatchUp();
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return states_.size();
 }
 
@@ -392,13 +392,13 @@ StatusOr<net::HttpResponse> VirtualPods::Serve(const ObjectRecord& pod, int port
   std::string key = pod.ns + "/" + pod.name;
   std::shared_ptr<const Json> parsed;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     auto it = parse_cache_.find(key);
     if (it != parse_cache_.end() && it->second.revision == pod.revision) parsed = it->second.object;
   }
   if (!parsed) {
     parsed = std::make_shared<const Json>(pod.Parse());
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     ParsedPod& slot = parse_cache_[key];
     if (slot.revision <= pod.revision) slot = {pod.revision, parsed};
   }
@@ -428,7 +428,7 @@ StatusOr<net::HttpResponse> VirtualPods::Serve(const Json& pod, int port,
   const std::string uid = GetString(meta, "uid");
   bool known;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     known = states_.count(uid) != 0;
   }
   // After CatchUp the watch has seen every pod in storage that went Running, so a miss means
@@ -441,7 +441,7 @@ StatusOr<net::HttpResponse> VirtualPods::Serve(const Json& pod, int port,
     auto rec = api_.storage().Get("pods", ns, name);
     bool stored = rec && GetString(MemberOrNull(rec->Parse(), "metadata"), "uid") == uid;
     if (stored) {
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       states_.try_emplace(uid, std::move(fresh));
     } else {
       throwaway = std::move(fresh);
@@ -450,7 +450,7 @@ StatusOr<net::HttpResponse> VirtualPods::Serve(const Json& pod, int port,
 
   net::HttpResponse response;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     PodState* state = nullptr;
     if (throwaway) {
       state = &*throwaway;

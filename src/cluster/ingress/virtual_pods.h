@@ -34,7 +34,6 @@
 #include <cstdint>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -44,6 +43,7 @@
 #include "cluster/apiserver/object_api.h"
 #include "cluster/ingress/watch_feed.h"
 #include "common/json.h"
+#include "common/mutex.h"
 #include "common/status.h"
 #include "net/http.h"
 
@@ -117,9 +117,9 @@ class VirtualPods {
   ObjectApi& api_;
   std::unique_ptr<WatchFeed> feed_;
 
-  mutable std::mutex mu_;
-  std::unordered_map<std::string, PodState> states_;        // by uid
-  std::unordered_map<std::string, ParsedPod> parse_cache_;  // by "ns/name"
+  mutable Mutex mu_;
+  std::unordered_map<std::string, PodState> states_ GUARDED_BY(mu_);        // by uid
+  std::unordered_map<std::string, ParsedPod> parse_cache_ GUARDED_BY(mu_);  // by "ns/name"
 };
 
 }  // namespace steward::cluster::ingress

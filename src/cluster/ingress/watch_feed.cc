@@ -17,22 +17,23 @@ StatusOr<std::unique_ptr<WatchFeed>> WatchFeed::Start(Storage& storage,
                                                       std::vector<std::string> group_resources,
                                                       ApplyFn apply) {
   std::unique_ptr<WatchFeed> feed(new WatchFeed(std::move(apply)));
-  for (auto& gr : group_resources) {
-    WatchRequest request;
-    request.group_resource = std::move(gr);
-    request.initial_snapshot = true;
-    auto watcher = storage.Watch(request);
-    if (!watcher.ok()) return watcher.status();
-    feed->watchers_.push_back(std::move(watcher).value());
-  }
-  for (auto& w : feed->watchers_) {
-    w->SetNotify([signal = feed->signal_] {
-      signal->pending.store(true);
-      signal->cv.notify_one();
-    });
-  }
   {
-    std::lock_guard lock(feed->apply_mu_);
+    // The feed is not shared yet: the lock is uncontended, taken for the analysis.
+    MutexLock lock(feed->apply_mu_);
+    for (auto& gr : group_resources) {
+      WatchRequest request;
+      request.group_resource = std::move(gr);
+      request.initial_snapshot = true;
+      auto watcher = storage.Watch(request);
+      if (!watcher.ok()) return watcher.status();
+      feed->watchers_.push_back(std::move(watcher).value());
+    }
+    for (auto& w : feed->watchers_) {
+      w->SetNotify([signal = feed->signal_] {
+        signal->pending.store(true);
+        signal->cv.NotifyOne();
+      });
+    }
     feed->DrainLocked();
   }
   WatchFeed* raw = feed.get();
@@ -53,34 +54,35 @@ void WatchFeed::DrainLocked() {
 
 void WatchFeed::CatchUp() {
   if (!signal_->pending.load() && !busy_.load()) return;
-  std::lock_guard lock(apply_mu_);
+  MutexLock lock(apply_mu_);
   if (signal_->pending.load()) DrainLocked();
 }
 
 void WatchFeed::Run() {
   Signal& s = *signal_;
-  std::unique_lock lock(s.mu);
+  ReleasableMutexLock lock(s.mu);
   while (!s.stopping) {
-    s.cv.wait_for(lock, kIdleDrain, [&s] { return s.stopping || s.pending.load(); });
+    s.cv.WaitFor(s.mu, kIdleDrain,
+                 [&s]() REQUIRES(s.mu) { return s.stopping || s.pending.load(); });
     if (s.stopping) break;
-    lock.unlock();
+    lock.Release();
     {
-      std::lock_guard apply_lock(apply_mu_);
+      MutexLock apply_lock(apply_mu_);
       DrainLocked();
     }
-    lock.lock();
+    lock.Reacquire();
   }
 }
 
 void WatchFeed::Stop() {
   {
-    std::lock_guard lock(signal_->mu);
+    MutexLock lock(signal_->mu);
     if (signal_->stopping) return;
     signal_->stopping = true;
   }
-  signal_->cv.notify_all();
+  signal_->cv.NotifyAll();
   if (thread_.joinable()) thread_.join();
-  std::lock_guard apply_lock(apply_mu_);
+  MutexLock apply_lock(apply_mu_);
   for (auto& w : watchers_) w->Close();
   watchers_.clear();
 }

@@ -17,15 +17,14 @@
 #pragma once
 
 #include <atomic>
-#include <condition_variable>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "cluster/storage/storage.h"
+#include "common/mutex.h"
 #include "common/status.h"
 
 namespace steward::cluster::ingress {
@@ -52,20 +51,20 @@ class WatchFeed {
   struct Signal {
     // Set by notify callbacks; cleared (under apply_mu_) just before a drain.
     std::atomic<bool> pending{true};
-    std::mutex mu;
-    std::condition_variable cv;
-    bool stopping = false;  // guarded by mu
+    Mutex mu;
+    CondVar cv;
+    bool stopping GUARDED_BY(mu) = false;
   };
 
   explicit WatchFeed(ApplyFn apply);
-  void DrainLocked();
-  void Run();
+  void DrainLocked() REQUIRES(apply_mu_);
+  void Run() EXCLUDES(apply_mu_);
 
   ApplyFn apply_;
   std::shared_ptr<Signal> signal_ = std::make_shared<Signal>();
-  std::vector<std::unique_ptr<Watcher>> watchers_;
   // Serialises draining and applying.
-  std::mutex apply_mu_;
+  Mutex apply_mu_;
+  std::vector<std::unique_ptr<Watcher>> watchers_ GUARDED_BY(apply_mu_);
   // True while a drain is being applied, so that a reader that finds `pending` already
   // cleared by someone else still waits for the events to land.
   std::atomic<bool> busy_{false};

@@ -1,14 +1,12 @@
 #include "cluster/storage/storage.h"
 
 #include <algorithm>
-#include <condition_variable>
 #include <deque>
 #include <map>
-#include <mutex>
-#include <shared_mutex>
 #include <unordered_map>
 
 #include "cluster/storage/sqlite_backend.h"
+#include "common/mutex.h"
 
 namespace steward::cluster {
 
@@ -41,22 +39,22 @@ class WatcherState {
   // Queues an event. Returns false when the watcher is closed (the registry then drops it);
   // sets *became_ready when the queue went from empty to non-empty.
   bool Push(const WatchEvent& ev, bool* became_ready) {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     if (closed_) return false;
     *became_ready = queue_.empty();
     queue_.push_back(ev);
-    if (*became_ready) cv_.notify_all();
+    if (*became_ready) cv_.NotifyAll();
     return true;
   }
 
   // Initial events pushed before the watcher is visible to anyone: no notification needed.
   void PushInitial(WatchEvent ev) {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     queue_.push_back(std::move(ev));
   }
 
   bool closed() const {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     return closed_;
   }
 
@@ -64,7 +62,7 @@ class WatcherState {
   void Notify() {
     std::shared_ptr<const std::function<void()>> fn;
     {
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       if (closed_ || !notify_ || !*notify_) return;
       fn = notify_;
       ++callbacks_running_;
@@ -73,12 +71,12 @@ class WatcherState {
     tls_in_callback = this;
     (*fn)();
     tls_in_callback = outer;
-    std::lock_guard lock(mu_);
-    if (--callbacks_running_ == 0) cv_.notify_all();
+    MutexLock lock(mu_);
+    if (--callbacks_running_ == 0) cv_.NotifyAll();
   }
 
   std::vector<WatchEvent> Drain() {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     std::vector<WatchEvent> out(std::make_move_iterator(queue_.begin()),
                                 std::make_move_iterator(queue_.end()));
     queue_.clear();
@@ -86,8 +84,9 @@ class WatcherState {
   }
 
   bool Wait(std::chrono::milliseconds timeout) {
-    std::unique_lock lock(mu_);
-    cv_.wait_until(lock, Clock::now() + timeout, [&] { return !queue_.empty() || closed_; });
+    MutexLock lock(mu_);
+    cv_.WaitUntil(mu_, Clock::now() + timeout,
+                  [&]() REQUIRES(mu_) { return !queue_.empty() || closed_; });
     return !queue_.empty();
   }
 
@@ -95,7 +94,7 @@ class WatcherState {
     bool pending;
     std::shared_ptr<const std::function<void()>> fn;
     {
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       notify_ = std::make_shared<const std::function<void()>>(std::move(notify));
       fn = notify_;
       pending = !queue_.empty() && !closed_;
@@ -106,24 +105,24 @@ class WatcherState {
   // After Close() returns no callback is running on another thread, so the owner may free
   // whatever the callback touches. (A callback that closes its own watcher is not waited for.)
   void Close() {
-    std::unique_lock lock(mu_);
+    MutexLock lock(mu_);
     closed_ = true;
     notify_.reset();
-    cv_.notify_all();
+    cv_.NotifyAll();
     int own = tls_in_callback == this ? 1 : 0;
-    cv_.wait(lock, [&] { return callbacks_running_ <= own; });
+    cv_.Wait(mu_, [&]() REQUIRES(mu_) { return callbacks_running_ <= own; });
   }
 
  private:
   const std::string group_resource_;
   const std::string ns_;
   const uint64_t after_;
-  mutable std::mutex mu_;
-  std::condition_variable cv_;
-  std::deque<WatchEvent> queue_;
-  bool closed_ = false;
-  std::shared_ptr<const std::function<void()>> notify_;
-  int callbacks_running_ = 0;
+  mutable Mutex mu_;
+  CondVar cv_;
+  std::deque<WatchEvent> queue_ GUARDED_BY(mu_);
+  bool closed_ GUARDED_BY(mu_) = false;
+  std::shared_ptr<const std::function<void()>> notify_ GUARDED_BY(mu_);
+  int callbacks_running_ GUARDED_BY(mu_) = 0;
   // The watcher whose callback this thread is running, if any.
   static thread_local const WatcherState* tls_in_callback;
 };
@@ -189,7 +188,7 @@ class StorageImpl final : public Storage {
   ~StorageImpl() override {
     decltype(watchers_) watchers;
     {
-      std::unique_lock lock(mu_);
+      WriterMutexLock lock(mu_);
       watchers.swap(watchers_);
     }
     // Outside the lock: Close() waits for running callbacks, which may read the storage.
@@ -201,7 +200,8 @@ class StorageImpl final : public Storage {
   Status Load() {
     if (options_.persist_path.empty()) return Status::Ok();
     ASSIGN_OR_RETURN(backend_, SqliteBackend::Open(options_.persist_path));
-    RETURN_IF_ERROR(backend_->Load([&](SqliteBackend::Row&& row) -> Status {
+    WriterMutexLock lock(mu_);  // not shared yet (uncontended); taken for the analysis
+    RETURN_IF_ERROR(backend_->Load([&](SqliteBackend::Row&& row) REQUIRES(mu_) -> Status {
       auto parsed = ParseJson(row.json);
       if (!parsed.ok() || !parsed->is_object()) {
         return InvalidArgument("cluster store " + options_.persist_path + ": damaged (object " +
@@ -229,14 +229,14 @@ class StorageImpl final : public Storage {
 
   std::optional<ObjectRecord> Get(std::string_view group_resource, std::string_view ns,
                                   std::string_view name) const override {
-    std::shared_lock lock(mu_);
+    ReaderMutexLock lock(mu_);
     const ObjectRecord* rec = Find(group_resource, ns, name);
     if (rec == nullptr) return std::nullopt;
     return *rec;
   }
 
   ListResult List(std::string_view group_resource, std::string_view ns) const override {
-    std::shared_lock lock(mu_);
+    ReaderMutexLock lock(mu_);
     ListResult out;
     out.revision = revision_;
     auto git = objects_.find(group_resource);
@@ -261,7 +261,7 @@ class StorageImpl final : public Storage {
     // Deleted objects whose JSON still carries the deletion's revision (fixed after unlocking).
     std::vector<size_t> restamp;
     {
-      std::shared_lock lock(mu_);
+      ReaderMutexLock lock(mu_);
       if (revision > revision_) {
         return InvalidArgument("storage: cannot list at revision " + std::to_string(revision) +
                                ": the current revision is " + std::to_string(revision_));
@@ -304,7 +304,7 @@ class StorageImpl final : public Storage {
     std::vector<std::shared_ptr<WatcherState>> to_notify;
     MutateResult result;
     {
-      std::unique_lock lock(mu_);
+      WriterMutexLock lock(mu_);
       Bucket* bucket = nullptr;
       Bucket::iterator it;
       const ObjectRecord* current = nullptr;
@@ -387,23 +387,23 @@ class StorageImpl final : public Storage {
   }
 
   uint64_t CurrentRevision() const override {
-    std::shared_lock lock(mu_);
+    ReaderMutexLock lock(mu_);
     return revision_;
   }
 
   uint64_t CompactedRevision() const override {
-    std::shared_lock lock(mu_);
+    ReaderMutexLock lock(mu_);
     return compacted_;
   }
 
   void Compact() override {
-    std::unique_lock lock(mu_);
+    WriterMutexLock lock(mu_);
     history_.clear();
     compacted_ = revision_;
   }
 
   StatusOr<std::unique_ptr<Watcher>> Watch(const WatchRequest& request) override {
-    std::unique_lock lock(mu_);
+    WriterMutexLock lock(mu_);
     std::shared_ptr<WatcherState> state;
     if (request.initial_snapshot) {
       state = std::make_shared<WatcherState>(request.group_resource, request.ns, revision_);
@@ -439,13 +439,13 @@ class StorageImpl final : public Storage {
   }
 
   std::pair<size_t, size_t> Size() const override {
-    std::shared_lock lock(mu_);
+    ReaderMutexLock lock(mu_);
     return {count_, bytes_};
   }
 
  private:
   const ObjectRecord* Find(std::string_view group_resource, std::string_view ns,
-                           std::string_view name) const {
+                           std::string_view name) const REQUIRES_SHARED(mu_) {
     auto git = objects_.find(group_resource);
     if (git == objects_.end()) return nullptr;
     auto it = git->second.find(KeyView{ns, name});
@@ -516,7 +516,8 @@ class StorageImpl final : public Storage {
   }
 
   // Queues `ev` on every matching watcher (caller holds mu_ exclusively), dropping closed ones.
-  void Publish(const WatchEvent& ev, std::vector<std::shared_ptr<WatcherState>>* to_notify) {
+  void Publish(const WatchEvent& ev, std::vector<std::shared_ptr<WatcherState>>* to_notify)
+      REQUIRES(mu_) {
     auto deliver = [&](std::vector<std::shared_ptr<WatcherState>>& list) {
       std::erase_if(list, [&](const std::shared_ptr<WatcherState>& w) {
         if (!w->Matches(ev.object)) return w->closed();
@@ -533,15 +534,17 @@ class StorageImpl final : public Storage {
   }
 
   const Options options_;
-  mutable std::shared_mutex mu_;
-  std::map<std::string, Bucket, std::less<>> objects_;
-  uint64_t revision_ = 0;
-  uint64_t compacted_ = 0;
-  std::deque<WatchEvent> history_;
+  mutable SharedMutex mu_;
+  std::map<std::string, Bucket, std::less<>> objects_ GUARDED_BY(mu_);
+  uint64_t revision_ GUARDED_BY(mu_) = 0;
+  uint64_t compacted_ GUARDED_BY(mu_) = 0;
+  std::deque<WatchEvent> history_ GUARDED_BY(mu_);
   // Keyed by the watch's group_resource ("" = every group-resource).
-  std::map<std::string, std::vector<std::shared_ptr<WatcherState>>, std::less<>> watchers_;
-  size_t count_ = 0;
-  size_t bytes_ = 0;
+  std::map<std::string, std::vector<std::shared_ptr<WatcherState>>, std::less<>> watchers_
+      GUARDED_BY(mu_);
+  size_t count_ GUARDED_BY(mu_) = 0;
+  size_t bytes_ GUARDED_BY(mu_) = 0;
+  // Not guarded: set by Load() before the storage is shared; written to under mu_ (exclusive).
   std::unique_ptr<SqliteBackend> backend_;
 };
 

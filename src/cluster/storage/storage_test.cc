@@ -6,16 +6,16 @@
 #include <unistd.h>
 
 #include <atomic>
-#include <condition_variable>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
-#include <mutex>
 #include <random>
 #include <set>
 #include <thread>
 #include <tuple>
+
+#include "common/mutex.h"
 
 namespace steward::cluster {
 namespace {
@@ -636,35 +636,35 @@ TEST(StorageTest, CloseWaitsForARunningCallback) {
   auto s = OpenMem();
   auto w = s->Watch({});
   ASSERT_TRUE(w.ok());
-  std::mutex mu;
-  std::condition_variable cv;
-  bool entered = false, release = false, finished = false;
+  Mutex mu;
+  CondVar cv;
+  bool entered = false, release = false, finished = false;  // guarded by mu
   (*w)->SetNotify([&] {
-    std::unique_lock lock(mu);
+    MutexLock lock(mu);
     entered = true;
-    cv.notify_all();
-    cv.wait_for(lock, 10s, [&] { return release; });
+    cv.NotifyAll();
+    cv.WaitFor(mu, 10s, [&] { return release; });
     finished = true;
   });
   std::thread writer([&] { ASSERT_TRUE(PutPod(*s, "ns", "a").ok()); });
   {
-    std::unique_lock lock(mu);
-    ASSERT_TRUE(cv.wait_for(lock, 10s, [&] { return entered; }));
+    MutexLock lock(mu);
+    ASSERT_TRUE(cv.WaitFor(mu, 10s, [&] { return entered; }));
   }
   std::atomic<bool> closing{false};
   bool finished_when_closed = false;
   std::thread closer([&] {
     closing = true;
     (*w)->Close();
-    std::lock_guard lock(mu);
+    MutexLock lock(mu);
     finished_when_closed = finished;
   });
   while (!closing) std::this_thread::yield();
   for (int i = 0; i < 100; ++i) std::this_thread::yield();  // let Close() start (not required)
   {
-    std::lock_guard lock(mu);
+    MutexLock lock(mu);
     release = true;
-    cv.notify_all();
+    cv.NotifyAll();
   }
   closer.join();
   writer.join();

@@ -11,13 +11,13 @@
 #include <filesystem>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <set>
 #include <string>
 #include <thread>
 #include <utility>
 #include <vector>
 
+#include "common/mutex.h"
 #include "engine/model/test_util.h"
 #include "store/store.h"
 
@@ -41,7 +41,7 @@ class IntentsTest : public ::testing::Test {
     ASSERT_TRUE(s.ok()) << s.error().ToString();
     store_ = std::move(*s);
     intents_ = std::make_unique<Intents>(*store_, [this](const std::string& id) {
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       enqueued_.push_back(id);
     });
   }
@@ -57,7 +57,7 @@ class IntentsTest : public ::testing::Test {
   }
 
   std::vector<std::string> Enqueued() {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     return enqueued_;
   }
 
@@ -94,8 +94,8 @@ class IntentsTest : public ::testing::Test {
   std::string dir_;
   std::unique_ptr<store::Store> store_;
   std::unique_ptr<Intents> intents_;
-  std::mutex mu_;
-  std::vector<std::string> enqueued_;
+  Mutex mu_;
+  std::vector<std::string> enqueued_ GUARDED_BY(mu_);
 };
 
 // ---- Put: validation ----

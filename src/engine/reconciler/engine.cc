@@ -1,9 +1,9 @@
 #include "engine/reconciler/engine.h"
 
-#include <mutex>
 #include <utility>
 
 #include "common/log.h"
+#include "common/mutex.h"
 #include "engine/manifests/manifests.h"
 #include "engine/reconciler/observer.h"
 #include "engine/reconciler/reconciler.h"
@@ -26,10 +26,10 @@ struct Engine::Impl {
   std::unique_ptr<Reconciler> reconciler;
   std::unique_ptr<WorkerPool> pool;
   Intents intents;
-  std::mutex mu;
-  bool started = false;
-  bool stopped = false;
-  bool running = false;  // Start() finished
+  Mutex mu;
+  bool started GUARDED_BY(mu) = false;
+  bool stopped GUARDED_BY(mu) = false;
+  bool running GUARDED_BY(mu) = false;  // Start() finished
 
   Impl(EngineOptions o, std::shared_ptr<kube::Client> c, store::Store& s)
       : options(std::move(o)),
@@ -108,7 +108,7 @@ Engine::~Engine() { Stop(); }
 Status Engine::Start() {
   Impl& d = *impl_;
   {
-    std::lock_guard lock(d.mu);
+    MutexLock lock(d.mu);
     if (d.started) return FailedPrecondition("engine already started");
     d.started = true;
   }
@@ -148,7 +148,7 @@ Status Engine::Start() {
         return result;
       }));
   {
-    std::lock_guard lock(d.mu);
+    MutexLock lock(d.mu);
     d.running = true;
   }
   LOG_INFO("engine started: namespace {}, {} workers, store {}", d.options.config.namespace_name,
@@ -159,7 +159,7 @@ Status Engine::Start() {
 void Engine::Stop() {
   Impl& d = *impl_;
   {
-    std::lock_guard lock(d.mu);
+    MutexLock lock(d.mu);
     if (d.stopped) return;
     d.stopped = true;
   }
@@ -182,7 +182,7 @@ EngineStats Engine::stats() const {
   s.queue_waiting = impl_->queue->Stats().waiting;
   s.orphans = impl_->reconciler->orphans();
   {
-    std::lock_guard lock(impl_->mu);
+    MutexLock lock(impl_->mu);
     s.started = impl_->running && !impl_->stopped;
   }
   return s;

@@ -116,13 +116,13 @@ TEST_F(ScenarioTest, HostileFaultsEveryProjectEndsInItsLastIntentAndEveryPhaseIs
   const std::vector<std::string> names = {"h-one", "h-two", "h-three", "h-four", "h-five"};
   std::map<std::string, std::string> ids;
   {
-    std::mutex mu;
+    Mutex mu;
     std::vector<std::thread> threads;
     for (const auto& n : names) {
       threads.emplace_back([&, n] {
         auto put = engine_->intents().Put(n, Spec("flowfuse/node-red:3.1"), "", true);
         ASSERT_TRUE(put.ok()) << put.error().ToString();
-        std::lock_guard lock(mu);
+        MutexLock lock(mu);
         ids[n] = put->record.id;
       });
     }
@@ -139,9 +139,9 @@ TEST_F(ScenarioTest, HostileFaultsEveryProjectEndsInItsLastIntentAndEveryPhaseIs
   // Stack change on two, suspend on two, delete on one, all at once.
   std::map<std::string, int64_t> want_generation;
   std::vector<std::thread> ops;
-  std::mutex mu;
+  Mutex mu;
   auto record = [&](const std::string& n, int64_t g) {
-    std::lock_guard lock(mu);
+    MutexLock lock(mu);
     want_generation[n] = g;
   };
   for (const char* n : {"h-one", "h-two"}) {

@@ -6,12 +6,10 @@
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
-#include <condition_variable>
 #include <filesystem>
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
@@ -19,6 +17,7 @@
 #include "cluster/embedded_cluster.h"
 #include "cluster/model/resource_types.h"
 #include "common/json.h"
+#include "common/mutex.h"
 #include "engine/manifests/manifests.h"
 #include "engine/readiness/readiness.h"
 #include "engine/reconciler/engine.h"
@@ -120,13 +119,13 @@ class GatedTransport final : public kube::Transport {
   explicit GatedTransport(std::shared_ptr<kube::Transport> inner) : inner_(std::move(inner)) {}
 
   void Hold(std::string target_fragment) {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     held_ = std::move(target_fragment);
   }
   void Release() {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     held_.clear();
-    cv_.notify_all();
+    cv_.NotifyAll();
   }
 
   StatusOr<kube::TransportResponse> Do(const kube::TransportRequest& request) override {
@@ -136,12 +135,12 @@ class GatedTransport final : public kube::Transport {
       const kube::TransportRequest& request,
       const std::function<bool(std::string_view)>& on_data) override {
     return inner_->Stream(request, [&](std::string_view data) {
-      std::unique_lock lock(mu_);
+      ReleasableMutexLock lock(mu_);
       while (!held_.empty() && request.target.find(held_) != std::string::npos) {
         if (request.cancel && request.cancel->cancelled()) return false;
-        cv_.wait_for(lock, std::chrono::milliseconds(10));
+        cv_.WaitFor(mu_, std::chrono::milliseconds(10));
       }
-      lock.unlock();
+      lock.Release();
       return on_data(data);
     });
   }
@@ -150,9 +149,9 @@ class GatedTransport final : public kube::Transport {
 
  private:
   std::shared_ptr<kube::Transport> inner_;
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::string held_;
+  Mutex mu_;
+  CondVar cv_;
+  std::string held_ GUARDED_BY(mu_);
 };
 
 class EngineFixture : public ::testing::Test {
@@ -341,7 +340,7 @@ class EngineFixture : public ::testing::Test {
       for (const auto& h : c.history) {
         if (h.kind != "phase") continue;
         Snapshot s = ObserveDetailed(c.record->id, c.record->name);
-        std::lock_guard lock(snap_mu_);
+        MutexLock lock(snap_mu_);
         snapshots_.push_back({c.record->id, h.summary, h.generation, s});
       }
     });
@@ -378,7 +377,7 @@ class EngineFixture : public ::testing::Test {
       for (const auto& h : c.history) {
         if (h.kind != "phase") continue;
         Snapshot s = Observe(c.record->id, c.record->name);
-        std::lock_guard lock(snap_mu_);
+        MutexLock lock(snap_mu_);
         snapshots_.push_back({c.record->id, h.summary, h.generation, s});
       }
     });
@@ -389,7 +388,7 @@ class EngineFixture : public ::testing::Test {
     Snapshot at;
   };
   std::vector<PhaseSnapshot> Snapshots() {
-    std::lock_guard lock(snap_mu_);
+    MutexLock lock(snap_mu_);
     return snapshots_;
   }
   // The listener runs just after the commit, so a poller of the store can see a phase before
@@ -428,8 +427,8 @@ class EngineFixture : public ::testing::Test {
   std::shared_ptr<kube::Client> client_;
   std::unique_ptr<store::Store> store_;
   std::unique_ptr<Engine> engine_;
-  std::mutex snap_mu_;
-  std::vector<PhaseSnapshot> snapshots_;
+  Mutex snap_mu_;
+  std::vector<PhaseSnapshot> snapshots_ GUARDED_BY(snap_mu_);
 };
 
 }  // namespace steward::engine::testing

@@ -11,12 +11,12 @@
 #include <unistd.h>
 
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
 #include "cluster/embedded_cluster.h"
 #include "cluster/model/resource_types.h"
+#include "common/mutex.h"
 #include "net/http_server.h"
 #include "net/tls_certs.h"
 #include "test_support/eventually.h"
@@ -109,7 +109,7 @@ class StatusServer : public net::Handler {
  public:
   void Handle(net::HttpRequest request, std::shared_ptr<net::ResponseWriter> writer) override {
     {
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       seen_.push_back({request.method, request.target, std::string(request.headers.Get("Host"))});
     }
     net::HttpResponse r;
@@ -122,13 +122,13 @@ class StatusServer : public net::Handler {
     std::string method, target, host;
   };
   std::vector<Seen> seen() {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     return seen_;
   }
 
  private:
-  std::mutex mu_;
-  std::vector<Seen> seen_;
+  Mutex mu_;
+  std::vector<Seen> seen_ GUARDED_BY(mu_);
 };
 
 class HttpProberServerTest : public ::testing::Test {

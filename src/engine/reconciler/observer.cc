@@ -23,7 +23,7 @@ std::string Observer::Key(const kube::ResourceType& type, std::string_view name)
 
 void Observer::Set(const kube::ResourceType& type, std::string_view name, Kind kind,
                    std::string value) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   expectations_[Key(type, name)] = Expectation{kind, std::move(value), clock_.Now()};
 }
 
@@ -50,7 +50,7 @@ View Observer::Get(const kube::ResourceType& type, std::string_view name) {
   view.object = inf->Get(ns_, name);
   view.terminating = view.object && view.object->terminating();
 
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto it = expectations_.find(Key(type, name));
   if (it == expectations_.end()) return view;
   const Expectation& e = it->second;

@@ -11,12 +11,12 @@
 #include <chrono>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "common/clock.h"
+#include "common/mutex.h"
 #include "kube/client/resource.h"
 #include "kube/informer/informer.h"
 
@@ -62,14 +62,16 @@ class Observer {
     SteadyTime at;
   };
   static std::string Key(const kube::ResourceType& type, std::string_view name);
-  void Set(const kube::ResourceType& type, std::string_view name, Kind kind, std::string value);
+  void Set(const kube::ResourceType& type, std::string_view name, Kind kind, std::string value)
+      EXCLUDES(mu_);
 
   const Clock& clock_;
   const std::chrono::milliseconds timeout_;
   const std::string ns_;
-  std::map<std::string, std::shared_ptr<kube::Informer>> informers_;  // by resource
-  mutable std::mutex mu_;
-  std::map<std::string, Expectation> expectations_;
+  // By resource. Not guarded: filled by Add() before the engine starts, read-only afterwards.
+  std::map<std::string, std::shared_ptr<kube::Informer>> informers_;
+  mutable Mutex mu_;
+  std::map<std::string, Expectation> expectations_ GUARDED_BY(mu_);
 };
 
 }  // namespace steward::engine

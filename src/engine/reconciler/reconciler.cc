@@ -648,7 +648,7 @@ Reconciler::Reconciler(const EngineOptions& options, std::shared_ptr<kube::Clien
 std::optional<std::string> Reconciler::KnownUnpersisted(const ProjectRecord& rec,
                                                         const std::string& object,
                                                         const View& view) {
-  std::lock_guard lock(memo_mu_);
+  MutexLock lock(memo_mu_);
   auto it = unpersisted_.find(rec.id);
   if (it == unpersisted_.end() || it->second.generation != rec.generation ||
       it->second.object != object) {
@@ -662,13 +662,13 @@ std::optional<std::string> Reconciler::KnownUnpersisted(const ProjectRecord& rec
 
 void Reconciler::RememberUnpersisted(const ProjectRecord& rec, std::string object,
                                      std::string content, std::string message) {
-  std::lock_guard lock(memo_mu_);
+  MutexLock lock(memo_mu_);
   unpersisted_[rec.id] =
       Unpersisted{rec.generation, std::move(object), std::move(content), std::move(message)};
 }
 
 bool Reconciler::WaitedTooLong(const ProjectRecord& rec, const std::optional<std::string>& key) {
-  std::lock_guard lock(memo_mu_);
+  MutexLock lock(memo_mu_);
   if (!key) {
     waiting_.erase(rec.id);
     return false;
@@ -684,7 +684,7 @@ bool Reconciler::WaitedTooLong(const ProjectRecord& rec, const std::optional<std
 
 bool Reconciler::BoundWait(const ProjectRecord& rec, Run& run, Outcome* outcome) {
   if (outcome->kind != Outcome::Kind::kFailed || outcome->reason != "NotPersisted") {
-    std::lock_guard lock(memo_mu_);
+    MutexLock lock(memo_mu_);
     unpersisted_.erase(rec.id);
   }
   if (outcome->kind != Outcome::Kind::kWait) {
@@ -703,7 +703,7 @@ bool Reconciler::BoundWait(const ProjectRecord& rec, Run& run, Outcome* outcome)
 }
 
 void Reconciler::Forget(const std::string& project_id) {
-  std::lock_guard lock(memo_mu_);
+  MutexLock lock(memo_mu_);
   unpersisted_.erase(project_id);
   waiting_.erase(project_id);
   auth_refusals_.erase(project_id);
@@ -712,7 +712,7 @@ void Reconciler::Forget(const std::string& project_id) {
 std::chrono::milliseconds Reconciler::AuthRetry(const std::string& project_id) {
   int refusals = 0;
   {
-    std::lock_guard lock(memo_mu_);
+    MutexLock lock(memo_mu_);
     auto it = auth_refusals_.find(project_id);
     if (it != auth_refusals_.end()) refusals = it->second;
   }
@@ -723,12 +723,12 @@ std::chrono::milliseconds Reconciler::AuthRetry(const std::string& project_id) {
 
 void Reconciler::NoteAuth(const std::string& project_id, const Outcome& outcome) {
   if (outcome.auth_status == 0) {
-    std::lock_guard lock(memo_mu_);
+    MutexLock lock(memo_mu_);
     auth_refusals_.erase(project_id);
     return;
   }
   {
-    std::lock_guard lock(memo_mu_);
+    MutexLock lock(memo_mu_);
     ++auth_refusals_[project_id];
   }
   ++(outcome.auth_status == 401 ? unauthorized_ : forbidden_);
@@ -736,7 +736,7 @@ void Reconciler::NoteAuth(const std::string& project_id, const Outcome& outcome)
 }
 
 std::vector<Orphan> Reconciler::orphans() const {
-  std::lock_guard lock(orphans_mu_);
+  MutexLock lock(orphans_mu_);
   return orphans_;
 }
 
@@ -979,9 +979,9 @@ WorkResult Reconciler::ReconcileUnknown(const std::string& project_id) {
     }
   }
   {
-    std::lock_guard lock(orphans_mu_);
+    MutexLock lock(orphans_mu_);
     // Forget reported orphans of this project that are gone.
-    std::erase_if(orphans_, [&](const Orphan& orphan) {
+    std::erase_if(orphans_, [&](const Orphan& orphan) REQUIRES(orphans_mu_) {
       if (orphan.project_id != project_id) return false;
       bool still = std::any_of(found.begin(), found.end(), [&](const Found& f) {
         return f.type->kind == orphan.kind && f.obj->name() == orphan.name;

@@ -26,13 +26,13 @@
 #include <chrono>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <set>
 #include <string>
 #include <vector>
 
 #include "common/clock.h"
+#include "common/mutex.h"
 #include "engine/model/project.h"
 #include "engine/reconciler/engine.h"
 #include "engine/reconciler/observer.h"
@@ -94,7 +94,8 @@ class Reconciler {
   // Bounded waits: true when the project has waited on `key` (resource, reason, message) at
   // this generation for longer than config.step_timeout_seconds. Any other key restarts the
   // clock; nullopt forgets the project's wait.
-  bool WaitedTooLong(const store::ProjectRecord& rec, const std::optional<std::string>& key);
+  bool WaitedTooLong(const store::ProjectRecord& rec, const std::optional<std::string>& key)
+      EXCLUDES(memo_mu_);
   // Applies the bound to a run's outcome: a wait that made no progress for too long becomes
   // Failed with its reason (true returned: the run still requeues to keep watching).
   bool BoundWait(const store::ProjectRecord& rec, Run& run, Outcome* outcome);
@@ -115,9 +116,9 @@ class Reconciler {
   std::atomic<uint64_t> runs_{0};
   std::atomic<uint64_t> unauthorized_{0};
   std::atomic<uint64_t> forbidden_{0};
-  mutable std::mutex orphans_mu_;
-  std::vector<Orphan> orphans_;
-  std::set<std::string> reported_orphans_;
+  mutable Mutex orphans_mu_;
+  std::vector<Orphan> orphans_ GUARDED_BY(orphans_mu_);
+  std::set<std::string> reported_orphans_ GUARDED_BY(orphans_mu_);
 
   struct Unpersisted {
     int64_t generation = 0;
@@ -128,10 +129,11 @@ class Reconciler {
     std::string key;
     SteadyTime since;
   };
-  std::mutex memo_mu_;
-  std::map<std::string, Unpersisted> unpersisted_;  // by project id
-  std::map<std::string, Waiting> waiting_;          // by project id
-  std::map<std::string, int> auth_refusals_;        // by project id: consecutive refused runs
+  Mutex memo_mu_;
+  std::map<std::string, Unpersisted> unpersisted_ GUARDED_BY(memo_mu_);  // by project id
+  std::map<std::string, Waiting> waiting_ GUARDED_BY(memo_mu_);          // by project id
+  // By project id: consecutive runs refused for Steward's credentials.
+  std::map<std::string, int> auth_refusals_ GUARDED_BY(memo_mu_);
 };
 
 }  // namespace steward::engine

@@ -4,11 +4,11 @@
 
 #include <atomic>
 #include <map>
-#include <mutex>
 #include <stdexcept>
 #include <thread>
 #include <vector>
 
+#include "common/mutex.h"
 #include "engine/workqueue/workqueue_test_util.h"
 #include "test_support/eventually.h"
 
@@ -32,14 +32,14 @@ std::unique_ptr<WorkQueue> MakeQueue(const Clock& clock) {
 class Script {
  public:
   void Push(const std::string& key, std::function<WorkResult()> step) {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     steps_[key].push_back(std::move(step));
   }
   WorkerPool::Handler Handler() {
     return [this](const std::string& key) {
       std::function<WorkResult()> step;
       {
-        std::lock_guard lock(mu_);
+        MutexLock lock(mu_);
         auto& list = steps_[key];
         if (list.empty()) {
           step = [] { return WorkResult::Error(Internal("unscripted run")); };
@@ -53,8 +53,8 @@ class Script {
   }
 
  private:
-  std::mutex mu_;
-  std::map<std::string, std::vector<std::function<WorkResult()>>> steps_;
+  Mutex mu_;
+  std::map<std::string, std::vector<std::function<WorkResult()>>> steps_ GUARDED_BY(mu_);
 };
 
 // Runs are counted by Done(): work_duration.count.

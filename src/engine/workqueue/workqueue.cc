@@ -72,14 +72,14 @@ WorkQueue::~WorkQueue() {
 }
 
 void WorkQueue::Add(const std::string& key) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   if (shutting_down_) return;
   RemoveWaitingLocked(key);
   AddLocked(key, clock_.Now());
 }
 
 void WorkQueue::AddAfter(const std::string& key, nanoseconds delay) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   if (shutting_down_) return;
   ++delayed_adds_;
   const SteadyTime now = clock_.Now();
@@ -92,7 +92,7 @@ void WorkQueue::AddAfter(const std::string& key, nanoseconds delay) {
 }
 
 void WorkQueue::AddRateLimited(const std::string& key) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   if (shutting_down_) return;
   ++retries_;
   ++delayed_adds_;
@@ -110,21 +110,21 @@ void WorkQueue::AddRateLimited(const std::string& key) {
 }
 
 void WorkQueue::Forget(const std::string& key) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   failures_.erase(key);
 }
 
 int WorkQueue::NumRequeues(const std::string& key) const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto it = failures_.find(key);
   return it == failures_.end() ? 0 : it->second;
 }
 
 std::optional<std::string> WorkQueue::Get() {
-  std::unique_lock lock(mu_);
+  MutexLock lock(mu_);
   if (queue_.empty() && !shutting_down_) {
     ++blocked_getters_;
-    getters_cv_.wait(lock, [this] { return shutting_down_ || !queue_.empty(); });
+    getters_cv_.Wait(mu_, [this]() REQUIRES(mu_) { return shutting_down_ || !queue_.empty(); });
     --blocked_getters_;
   }
   if (shutting_down_) return std::nullopt;
@@ -141,7 +141,7 @@ std::optional<std::string> WorkQueue::Get() {
 }
 
 void WorkQueue::Done(const std::string& key) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto it = processing_.find(key);
   if (it == processing_.end()) {
     LOG_WARN("workqueue {}: Done({}) for a key that is not being processed; ignored", options_.name,
@@ -152,12 +152,12 @@ void WorkQueue::Done(const std::string& key) {
   work_duration_.Observe(now - it->second);
   processing_.erase(it);
   if (dirty_.contains(key)) PushLocked(key, now);  // parked while it ran: run once more
-  if (processing_.empty()) drain_cv_.notify_all();
+  if (processing_.empty()) drain_cv_.NotifyAll();
 }
 
 void WorkQueue::ShutDown() {
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     shutting_down_ = true;
     queue_.clear();
     dirty_.clear();
@@ -165,43 +165,43 @@ void WorkQueue::ShutDown() {
     waiting_.clear();
     waiting_by_due_.clear();
   }
-  getters_cv_.notify_all();
-  timer_cv_.notify_all();
+  getters_cv_.NotifyAll();
+  timer_cv_.NotifyAll();
 }
 
 void WorkQueue::ShutDownWithDrain() {
   ShutDown();
-  std::unique_lock lock(mu_);
-  drain_cv_.wait(lock, [this] { return processing_.empty(); });
+  MutexLock lock(mu_);
+  drain_cv_.Wait(mu_, [this]() REQUIRES(mu_) { return processing_.empty(); });
 }
 
 bool WorkQueue::ShuttingDown() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return shutting_down_;
 }
 
 void WorkQueue::Kick() {
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     if (!shutting_down_) ReleaseDueLocked(clock_.Now());
   }
-  timer_cv_.notify_all();
+  timer_cv_.NotifyAll();
 }
 
 size_t WorkQueue::Len() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return queue_.size();
 }
 
 std::optional<SteadyTime> WorkQueue::WaitingUntil(const std::string& key) const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto it = waiting_.find(key);
   if (it == waiting_.end()) return std::nullopt;
   return it->second->first.first;
 }
 
 WorkQueueStats WorkQueue::Stats() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   WorkQueueStats s;
   s.depth = queue_.size();
   s.waiting = waiting_.size();
@@ -238,7 +238,7 @@ void WorkQueue::AddLocked(const std::string& key, SteadyTime now) {
 void WorkQueue::PushLocked(const std::string& key, SteadyTime now) {
   queue_.push_back(key);
   ready_since_[key] = now;
-  getters_cv_.notify_one();
+  getters_cv_.NotifyOne();
 }
 
 void WorkQueue::AddWaitingLocked(const std::string& key, SteadyTime due) {
@@ -250,7 +250,7 @@ void WorkQueue::AddWaitingLocked(const std::string& key, SteadyTime due) {
   auto pos = waiting_by_due_.emplace(DueKey{due, waiting_seq_++}, key).first;
   waiting_.emplace(key, pos);
   // A new earliest due time: the timer thread must shorten its wait.
-  if (pos == waiting_by_due_.begin()) timer_cv_.notify_all();
+  if (pos == waiting_by_due_.begin()) timer_cv_.NotifyAll();
 }
 
 void WorkQueue::RemoveWaitingLocked(const std::string& key) {
@@ -282,7 +282,7 @@ nanoseconds WorkQueue::BackoffLocked(int failures) {
 }
 
 void WorkQueue::TimerLoop() {
-  std::unique_lock lock(mu_);
+  MutexLock lock(mu_);
   while (!shutting_down_) {
     ++timer_wakeups_;
     const SteadyTime now = clock_.Now();
@@ -293,7 +293,7 @@ void WorkQueue::TimerLoop() {
     }
     // Woken early by a new earliest entry, Kick() or ShutDown(); otherwise re-reads the clock
     // when the next entry is due (or after the heartbeat).
-    timer_cv_.wait_for(lock, wait);
+    timer_cv_.WaitFor(mu_, wait);
   }
 }
 

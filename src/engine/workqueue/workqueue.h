@@ -31,12 +31,10 @@
 
 #include <array>
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
 #include <deque>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <thread>
@@ -46,6 +44,7 @@
 #include <vector>
 
 #include "common/clock.h"
+#include "common/mutex.h"
 #include "common/random.h"
 #include "common/status.h"
 #include "common/token_bucket.h"
@@ -144,38 +143,42 @@ class WorkQueue {
   using DueKey = std::pair<SteadyTime, uint64_t>;  // due time, insertion order
   using WaitingMap = std::map<DueKey, std::string>;
 
-  void AddLocked(const std::string& key, SteadyTime now);
-  void PushLocked(const std::string& key, SteadyTime now);
-  void AddWaitingLocked(const std::string& key, SteadyTime due);
-  void RemoveWaitingLocked(const std::string& key);
-  void ReleaseDueLocked(SteadyTime now);
-  std::chrono::nanoseconds BackoffLocked(int failures);
-  void TimerLoop();
+  void AddLocked(const std::string& key, SteadyTime now) REQUIRES(mu_);
+  void PushLocked(const std::string& key, SteadyTime now) REQUIRES(mu_);
+  void AddWaitingLocked(const std::string& key, SteadyTime due) REQUIRES(mu_);
+  void RemoveWaitingLocked(const std::string& key) REQUIRES(mu_);
+  void ReleaseDueLocked(SteadyTime now) REQUIRES(mu_);
+  std::chrono::nanoseconds BackoffLocked(int failures) REQUIRES(mu_);
+  void TimerLoop() EXCLUDES(mu_);
 
   const WorkQueueOptions options_;
   const Clock& clock_;
-  Random random_;
+  Random random_;  // thread-safe itself
 
-  mutable std::mutex mu_;
-  std::condition_variable getters_cv_;  // a key became ready, or shutdown
-  std::condition_variable timer_cv_;    // an earlier due time, Kick, or shutdown
-  std::condition_variable drain_cv_;    // processing became empty
-  bool shutting_down_ = false;
+  mutable Mutex mu_;
+  CondVar getters_cv_;  // a key became ready, or shutdown
+  CondVar timer_cv_;    // an earlier due time, Kick, or shutdown
+  CondVar drain_cv_;    // processing became empty
+  bool shutting_down_ GUARDED_BY(mu_) = false;
 
-  std::deque<std::string> queue_;                            // ready keys, FIFO
-  std::unordered_set<std::string> dirty_;                    // need processing
-  std::unordered_map<std::string, SteadyTime> processing_;   // handed out → since when
-  std::unordered_map<std::string, SteadyTime> ready_since_;  // queued key → since when
-  WaitingMap waiting_by_due_;
-  std::unordered_map<std::string, WaitingMap::iterator> waiting_;
-  uint64_t waiting_seq_ = 0;
-  std::unordered_map<std::string, int> failures_;
-  TokenBucket bucket_;
+  std::deque<std::string> queue_ GUARDED_BY(mu_);                            // ready keys, FIFO
+  std::unordered_set<std::string> dirty_ GUARDED_BY(mu_);                    // need processing
+  std::unordered_map<std::string, SteadyTime> processing_ GUARDED_BY(mu_);   // handed out → since
+  std::unordered_map<std::string, SteadyTime> ready_since_ GUARDED_BY(mu_);  // queued → since
+  WaitingMap waiting_by_due_ GUARDED_BY(mu_);
+  std::unordered_map<std::string, WaitingMap::iterator> waiting_ GUARDED_BY(mu_);
+  uint64_t waiting_seq_ GUARDED_BY(mu_) = 0;
+  std::unordered_map<std::string, int> failures_ GUARDED_BY(mu_);
+  TokenBucket bucket_;  // thread-safe itself (used under mu_ all the same)
 
-  size_t blocked_getters_ = 0;
-  uint64_t adds_ = 0, deduped_ = 0, delayed_adds_ = 0, retries_ = 0, timer_wakeups_ = 0;
-  DurationHistogram queue_latency_;
-  DurationHistogram work_duration_;
+  size_t blocked_getters_ GUARDED_BY(mu_) = 0;
+  uint64_t adds_ GUARDED_BY(mu_) = 0;
+  uint64_t deduped_ GUARDED_BY(mu_) = 0;
+  uint64_t delayed_adds_ GUARDED_BY(mu_) = 0;
+  uint64_t retries_ GUARDED_BY(mu_) = 0;
+  uint64_t timer_wakeups_ GUARDED_BY(mu_) = 0;
+  DurationHistogram queue_latency_ GUARDED_BY(mu_);
+  DurationHistogram work_duration_ GUARDED_BY(mu_);
 
   std::thread timer_;  // last: started after every member above is constructed
 };

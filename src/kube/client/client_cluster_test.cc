@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "cluster/embedded_cluster.h"
+#include "common/mutex.h"
 #include "kube/client/client.h"
 #include "kube/test_support/embedded.h"
 #include "test_support/eventually.h"
@@ -355,10 +356,10 @@ TEST_F(ClientClusterTest, ForegroundDeletionOfADeploymentWaitsForItsReplicaSets)
 
 // Events seen by a watch on another thread.
 struct Recorder {
-  std::vector<std::string> seen;
-  std::mutex mu;
+  Mutex mu;
+  std::vector<std::string> seen GUARDED_BY(mu);
   std::vector<std::string> Snapshot() {
-    std::lock_guard lock(mu);
+    MutexLock lock(mu);
     return seen;
   }
 };
@@ -375,7 +376,7 @@ TEST_F(ClientClusterTest, WatchDeliversAddedModifiedDeletedInOrder) {
   std::thread watcher([&] {
     end = client_->Watch(cm_, "default", o, [&](const WatchEvent& ev) {
       if (ev.type == WatchEvent::Type::kBookmark) return true;
-      std::lock_guard lock(recorder.mu);
+      MutexLock lock(recorder.mu);
       recorder.seen.push_back(std::string(WatchEventTypeName(ev.type)) + " " +
                               ev.object["metadata"]["name"].get<std::string>() + " " +
                               GetString(*FindPath(ev.object, "data"), "k"));

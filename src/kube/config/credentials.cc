@@ -58,7 +58,7 @@ StatusOr<std::shared_ptr<TokenFileCredentialProvider>> TokenFileCredentialProvid
     std::string path, Credentials base, const CredentialOptions& options) {
   std::shared_ptr<TokenFileCredentialProvider> p(
       new TokenFileCredentialProvider(std::move(path), std::move(base), options));
-  std::lock_guard lock(p->mu_);
+  MutexLock lock(p->mu_);
   RETURN_IF_ERROR(p->RefreshLocked(p->clock_.Now()));
   return p;
 }
@@ -89,7 +89,7 @@ Status TokenFileCredentialProvider::RefreshLocked(SteadyTime now) {
 }
 
 StatusOr<Credentials> TokenFileCredentialProvider::Get() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   RETURN_IF_ERROR(RefreshLocked(clock_.Now()));
   Credentials c = base_;
   c.bearer_token = token_;
@@ -97,7 +97,7 @@ StatusOr<Credentials> TokenFileCredentialProvider::Get() {
 }
 
 void TokenFileCredentialProvider::Invalidate() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   invalidated_ = true;
 }
 

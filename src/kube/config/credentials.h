@@ -16,7 +16,6 @@
 
 #include <chrono>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -24,6 +23,7 @@
 
 #include "common/clock.h"
 #include "common/json.h"
+#include "common/mutex.h"
 #include "common/status.h"
 #include "kube/config/rest_config.h"
 
@@ -60,18 +60,18 @@ class TokenFileCredentialProvider final : public CredentialProvider {
 
  private:
   TokenFileCredentialProvider(std::string path, Credentials base, const CredentialOptions& options);
-  // Re-reads the file if due. Requires mu_.
-  Status RefreshLocked(SteadyTime now);
+  // Re-reads the file if due.
+  Status RefreshLocked(SteadyTime now) REQUIRES(mu_);
 
   const std::string path_;
   const Credentials base_;
   const Clock& clock_;
   const Millis interval_;
-  std::mutex mu_;
-  std::string token_;  // last good token (file, or the fallback)
-  bool have_token_ = false;
-  bool invalidated_ = false;
-  SteadyTime next_read_{};
+  Mutex mu_;
+  std::string token_ GUARDED_BY(mu_);  // last good token (file, or the fallback)
+  bool have_token_ GUARDED_BY(mu_) = false;
+  bool invalidated_ GUARDED_BY(mu_) = false;
+  SteadyTime next_read_ GUARDED_BY(mu_){};
 };
 
 // An exec credential plugin as a kubeconfig `user.exec` describes it.
@@ -119,18 +119,19 @@ class ExecCredentialProvider final : public CredentialProvider {
 
  private:
   ExecCredentialProvider(ExecPluginConfig config, const CredentialOptions& options);
-  // The cached credentials if still fresh. Requires mu_.
-  std::optional<Credentials> FreshLocked() const;
-  StatusOr<Credentials> Run() const;
+  // The cached credentials if still fresh.
+  std::optional<Credentials> FreshLocked() const REQUIRES(mu_);
+  StatusOr<Credentials> Run() const REQUIRES(run_mu_);
 
   const ExecPluginConfig config_;
   const Clock& clock_;
   const Millis timeout_;
   const Millis margin_;
-  std::mutex run_mu_;      // held while the plugin runs: one run at a time
-  mutable std::mutex mu_;  // guards the cache below
-  std::optional<Credentials> cached_;
-  SystemTime refresh_at_{};  // when cached_ has an expiry: refresh from this wall time on
+  Mutex run_mu_ ACQUIRED_BEFORE(mu_);  // held while the plugin runs: one run at a time
+  mutable Mutex mu_;
+  std::optional<Credentials> cached_ GUARDED_BY(mu_);
+  SystemTime refresh_at_
+      GUARDED_BY(mu_){};  // when cached_ has an expiry: refresh from this wall time on
 };
 
 }  // namespace steward::kube

@@ -3,6 +3,7 @@
 
 #include "common/ascii.h"
 #include "common/log.h"
+#include "common/mutex.h"
 #include "common/time_util.h"
 #include "kube/config/credentials.h"
 #include "kube/config/file_util.h"
@@ -171,18 +172,18 @@ StatusOr<Credentials> ExecCredentialProvider::Run() const {
 
 StatusOr<Credentials> ExecCredentialProvider::Get() {
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     if (auto fresh = FreshLocked()) return *std::move(fresh);
   }
-  std::lock_guard run_lock(run_mu_);
+  MutexLock run_lock(run_mu_);
   {
     // Another thread may have run the plugin while this one waited.
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     if (auto fresh = FreshLocked()) return *std::move(fresh);
   }
   auto creds = Run();
   if (!creds.ok()) return creds;
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   cached_.reset();
   if (!creds->expiry) {
     cached_ = *creds;
@@ -202,7 +203,7 @@ StatusOr<Credentials> ExecCredentialProvider::Get() {
 }
 
 void ExecCredentialProvider::Invalidate() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   cached_.reset();
 }
 

@@ -2,25 +2,26 @@
 #pragma once
 
 #include <chrono>
-#include <condition_variable>
-#include <mutex>
 
 #include "common/clock.h"
+#include "common/mutex.h"
 
 namespace steward::kube::internal {
 
-// Waits (with `lock` held on entry and exit) until `done()` or the clock reaches `deadline`;
+// Waits (with `mu` held on entry and exit) until `done()` or the clock reaches `deadline`;
 // returns done(). A RealClock is waited on directly; any other clock (a FakeClock in tests) is
 // polled every few milliseconds of real time, so advancing it wakes the waiter.
+// Not analysed: it calls done() with `mu` held, but the analysis cannot tell that the
+// predicate's REQUIRES names the same mutex as `mu`; callers are checked against REQUIRES(mu).
 template <typename Pred>
-bool WaitUntil(std::condition_variable& cv, std::unique_lock<std::mutex>& lock, const Clock& clock,
-               SteadyTime deadline, Pred done) {
+bool WaitUntil(CondVar& cv, Mutex& mu, const Clock& clock, SteadyTime deadline, Pred done)
+    REQUIRES(mu) NO_THREAD_SAFETY_ANALYSIS {
   if (dynamic_cast<const RealClock*>(&clock) != nullptr) {
-    return cv.wait_until(lock, deadline, done);
+    return cv.WaitUntil(mu, deadline, done);
   }
   while (!done()) {
     if (clock.Now() >= deadline) return false;
-    cv.wait_for(lock, std::chrono::milliseconds(5));
+    cv.WaitFor(mu, std::chrono::milliseconds(5));
   }
   return true;
 }

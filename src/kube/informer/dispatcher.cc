@@ -15,7 +15,7 @@ Dispatcher::Dispatcher(Options options)
 Dispatcher::~Dispatcher() { Stop(); }
 
 void Dispatcher::Start() {
-  std::lock_guard lock(queue_mu_);
+  MutexLock lock(queue_mu_);
   if (thread_.joinable() || stopping_) return;
   if (options_.tick_period.count() > 0) next_tick_ = clock_.Now() + options_.tick_period;
   thread_ = std::thread([this] { Run(); });
@@ -24,23 +24,23 @@ void Dispatcher::Start() {
 
 void Dispatcher::Stop() {
   {
-    std::lock_guard lock(queue_mu_);
+    MutexLock lock(queue_mu_);
     stopping_ = true;
     queue_.clear();
   }
   stop_flag_.store(true);
-  queue_cv_.notify_all();
+  queue_cv_.NotifyAll();
   if (OnDispatchThread()) return;  // called from a handler: the loop ends after it returns
   if (thread_.joinable()) thread_.join();
 }
 
 void Dispatcher::Enqueue(Item item) {
   {
-    std::lock_guard lock(queue_mu_);
+    MutexLock lock(queue_mu_);
     if (stopping_) return;
     queue_.push_back(std::move(item));
   }
-  queue_cv_.notify_one();
+  queue_cv_.NotifyOne();
 }
 
 void Dispatcher::Push(Notification notification) { Enqueue(std::move(notification)); }
@@ -48,7 +48,7 @@ void Dispatcher::Push(Notification notification) { Enqueue(std::move(notificatio
 int Dispatcher::AddHandlers(InformerHandlers handlers, std::vector<ObjectRef> initial) {
   int id;
   {
-    std::lock_guard lock(handlers_mu_);
+    MutexLock lock(handlers_mu_);
     id = next_id_++;
     auto entry = std::make_shared<Entry>();
     entry->handlers = std::move(handlers);
@@ -59,10 +59,10 @@ int Dispatcher::AddHandlers(InformerHandlers handlers, std::vector<ObjectRef> in
 }
 
 void Dispatcher::RemoveHandlers(int id) {
-  std::unique_lock lock(handlers_mu_);
+  MutexLock lock(handlers_mu_);
   handlers_.erase(id);
   if (OnDispatchThread()) return;
-  handlers_cv_.wait(lock, [&] { return running_id_ != id; });
+  handlers_cv_.Wait(handlers_mu_, [&]() REQUIRES(handlers_mu_) { return running_id_ != id; });
 }
 
 void Dispatcher::PushResync(std::vector<ObjectRef> snapshot) {
@@ -72,24 +72,24 @@ void Dispatcher::PushResync(std::vector<ObjectRef> snapshot) {
 void Dispatcher::PushMarker(std::function<void()> fn) { Enqueue(std::move(fn)); }
 
 size_t Dispatcher::queued() const {
-  std::lock_guard lock(queue_mu_);
+  MutexLock lock(queue_mu_);
   return queue_.size();
 }
 
 std::optional<Dispatcher::Item> Dispatcher::Next() {
-  std::unique_lock lock(queue_mu_);
+  ReleasableMutexLock lock(queue_mu_);
   while (true) {
-    auto ready = [&] { return stopping_ || !queue_.empty(); };
+    auto ready = [&]() REQUIRES(queue_mu_) { return stopping_ || !queue_.empty(); };
     if (options_.tick_period.count() > 0) {
-      if (!WaitUntil(queue_cv_, lock, clock_, next_tick_, ready)) {
+      if (!WaitUntil(queue_cv_, queue_mu_, clock_, next_tick_, ready)) {
         next_tick_ = clock_.Now() + options_.tick_period;
-        lock.unlock();
+        lock.Release();
         options_.tick();  // may Enqueue
-        lock.lock();
+        lock.Reacquire();
         continue;
       }
     } else {
-      queue_cv_.wait(lock, ready);
+      queue_cv_.Wait(queue_mu_, ready);
     }
     if (stopping_) return std::nullopt;
     Item item = std::move(queue_.front());
@@ -136,7 +136,7 @@ void Dispatcher::Deliver(const Notification& n) {
 void Dispatcher::Activate(const Registration& r) {
   std::shared_ptr<Entry> entry;
   {
-    std::lock_guard lock(handlers_mu_);
+    MutexLock lock(handlers_mu_);
     auto it = handlers_.find(r.id);
     if (it == handlers_.end()) return;  // removed before it was activated
     entry = it->second;
@@ -146,7 +146,7 @@ void Dispatcher::Activate(const Registration& r) {
       if (h.on_add) h.on_add(object);
     });
   }
-  std::lock_guard lock(handlers_mu_);
+  MutexLock lock(handlers_mu_);
   entry->active = true;
 }
 
@@ -161,7 +161,7 @@ void Dispatcher::DeliverResync(const Resync& r) {
 void Dispatcher::ForEachActive(const std::function<void(const InformerHandlers&)>& fn) {
   std::vector<std::pair<int, std::shared_ptr<Entry>>> active;
   {
-    std::lock_guard lock(handlers_mu_);
+    MutexLock lock(handlers_mu_);
     for (const auto& [id, entry] : handlers_) {
       if (entry->active) active.emplace_back(id, entry);
     }
@@ -172,7 +172,7 @@ void Dispatcher::ForEachActive(const std::function<void(const InformerHandlers&)
 void Dispatcher::CallOne(int id, const std::shared_ptr<Entry>& entry,
                          const std::function<void(const InformerHandlers&)>& fn) {
   {
-    std::lock_guard lock(handlers_mu_);
+    MutexLock lock(handlers_mu_);
     if (stop_flag_.load() || !handlers_.contains(id)) return;
     running_id_ = id;
   }
@@ -182,10 +182,10 @@ void Dispatcher::CallOne(int id, const std::shared_ptr<Entry>& entry,
     LOG_ERROR("informer {}: handler {} threw: {}", options_.name, id, e.what());
   }
   {
-    std::lock_guard lock(handlers_mu_);
+    MutexLock lock(handlers_mu_);
     running_id_ = 0;
   }
-  handlers_cv_.notify_all();
+  handlers_cv_.NotifyAll();
 }
 
 }  // namespace steward::kube::internal

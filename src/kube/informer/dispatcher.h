@@ -10,18 +10,17 @@
 #pragma once
 
 #include <atomic>
-#include <condition_variable>
 #include <deque>
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <thread>
 #include <variant>
 #include <vector>
 
 #include "common/clock.h"
+#include "common/mutex.h"
 #include "kube/informer/informer.h"
 
 namespace steward::kube::internal {
@@ -75,13 +74,15 @@ class Dispatcher {
   using Item = std::variant<Notification, Registration, Resync, std::function<void()>>;
   struct Entry {
     InformerHandlers handlers;
-    bool active = false;  // set when its registration is dispatched
+    // Set when its registration is dispatched. Guarded by the Dispatcher's handlers_mu_ (which
+    // GUARDED_BY cannot name from here).
+    bool active = false;
   };
 
   void Run();
-  void Enqueue(Item item);
+  void Enqueue(Item item) EXCLUDES(queue_mu_);
   // The next item, or nullopt on stop; runs the tick when it is due.
-  std::optional<Item> Next();
+  std::optional<Item> Next() EXCLUDES(queue_mu_);
   void Deliver(const Notification& n);
   void Activate(const Registration& r);
   void DeliverResync(const Resync& r);
@@ -94,19 +95,21 @@ class Dispatcher {
   Options options_;
   Clock& clock_;
 
-  mutable std::mutex queue_mu_;
-  std::condition_variable queue_cv_;
-  std::deque<Item> queue_;
-  bool stopping_ = false;
+  mutable Mutex queue_mu_;
+  CondVar queue_cv_;
+  std::deque<Item> queue_ GUARDED_BY(queue_mu_);
+  bool stopping_ GUARDED_BY(queue_mu_) = false;
   std::atomic<bool> stop_flag_{false};  // stopping_, readable without queue_mu_
-  SteadyTime next_tick_{};
+  SteadyTime next_tick_ GUARDED_BY(queue_mu_){};
 
-  std::mutex handlers_mu_;
-  std::condition_variable handlers_cv_;
-  std::map<int, std::shared_ptr<Entry>> handlers_;
-  int next_id_ = 1;
-  int running_id_ = 0;
+  Mutex handlers_mu_;
+  CondVar handlers_cv_;
+  std::map<int, std::shared_ptr<Entry>> handlers_ GUARDED_BY(handlers_mu_);
+  int next_id_ GUARDED_BY(handlers_mu_) = 1;
+  int running_id_ GUARDED_BY(handlers_mu_) = 0;
 
+  // Not guarded: started by Start() (under queue_mu_), joined by Stop() from outside the
+  // dispatch thread; Start and Stop are not called concurrently.
   std::thread thread_;
   std::atomic<std::thread::id> thread_id_{};
 };

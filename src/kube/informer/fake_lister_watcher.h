@@ -9,18 +9,17 @@
 #pragma once
 
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
 #include <deque>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <thread>
 #include <utility>
 #include <vector>
 
+#include "common/mutex.h"
 #include "kube/informer/informer.h"
 
 namespace steward::kube::testing {
@@ -45,7 +44,7 @@ class FakeApi {
   // Writes. Each returns the new resourceVersion.
   std::string Create(const std::string& ns, const std::string& name, const Labels& labels = {},
                      const std::string& data = "") {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     Json object = {{"apiVersion", "v1"},
                    {"kind", "ConfigMap"},
                    {"metadata", {{"name", name}, {"uid", "uid-" + ns + "-" + name}}},
@@ -56,7 +55,7 @@ class FakeApi {
   }
   // Stores a complete object (metadata.name and optional metadata.namespace set).
   std::string CreateObject(Json object) {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     std::string key = ObjectKey(object["metadata"].value("namespace", ""),
                                 object["metadata"]["name"].get<std::string>());
     return Write(WatchEvent::Type::kAdded, key, std::move(object));
@@ -64,7 +63,7 @@ class FakeApi {
   // Replaces labels and data of an existing object (which must exist).
   std::string Update(const std::string& ns, const std::string& name, const Labels& labels,
                      const std::string& data) {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     Json object = objects_.at(ObjectKey(ns, name));
     object["metadata"].erase("labels");
     if (!labels.empty()) object["metadata"]["labels"] = labels;
@@ -72,112 +71,112 @@ class FakeApi {
     return Write(WatchEvent::Type::kModified, ObjectKey(ns, name), std::move(object));
   }
   std::string Delete(const std::string& ns, const std::string& name) {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     Json object = objects_.at(ObjectKey(ns, name));
     return Write(WatchEvent::Type::kDeleted, ObjectKey(ns, name), std::move(object));
   }
   // Writes to other resources: the revision moves on without events for this one.
   void AdvanceRevision(uint64_t n) {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     revision_ += n;
   }
   // A BOOKMARK at the current revision for live watchers.
   std::string Bookmark() {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     Json object = {{"apiVersion", "v1"},
                    {"kind", "ConfigMap"},
                    {"metadata", {{"resourceVersion", std::to_string(revision_)}}}};
     history_.push_back({WatchEvent::Type::kBookmark, std::move(object), revision_});
-    cv_.notify_all();
+    cv_.NotifyAll();
     return std::to_string(revision_);
   }
   // A raw event at the next revision, without changing the stored objects (duplicates, deletes
   // of unknown objects, malformed objects). `stamp` sets metadata.resourceVersion. Returns it.
   std::string RawEvent(WatchEvent::Type type, Json object, bool stamp = true) {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     std::string rv = std::to_string(++revision_);
     if (stamp) object["metadata"]["resourceVersion"] = rv;
     history_.push_back({type, std::move(object), revision_});
-    cv_.notify_all();
+    cv_.NotifyAll();
     return rv;
   }
   // The stored object (which must exist).
   Json Object(const std::string& ns, const std::string& name) const {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     return objects_.at(ObjectKey(ns, name));
   }
   // Drops the watch history up to now: watches from an older resourceVersion get 410.
   void Compact() {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     compacted_ = revision_;
-    cv_.notify_all();
+    cv_.NotifyAll();
   }
   void CutWatches() {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     ++cut_generation_;
-    cv_.notify_all();
+    cv_.NotifyAll();
   }
   // While held, live watches deliver nothing (the informer falls behind).
   void HoldWatches(bool hold) {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     hold_ = hold;
-    cv_.notify_all();
+    cv_.NotifyAll();
   }
   void FailNextLists(int n, const ApiError& error) {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     for (int i = 0; i < n; ++i) list_failures_.push_back(error);
   }
   void FailNextWatches(int n, const ApiError& error) {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     for (int i = 0; i < n; ++i) watch_failures_.push_back(error);
   }
   // The next live watcher receives this ERROR event (a Status object) and the stream ends.
   void InjectErrorEvent(Json status) {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     error_event_ = std::move(status);
-    cv_.notify_all();
+    cv_.NotifyAll();
   }
   // Continue tokens handed out so far answer 410.
   void ExpireContinueTokens() {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     snapshots_.clear();
   }
   // The next list request with a continue token expires every token first (→ 410).
   void ExpireNextContinue() {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     expire_next_continue_ = true;
   }
   // Too-old watches: true = HTTP 410 at open (etcd), false = 200 then an ERROR event (cache).
   void set_gone_at_open(bool v) {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     gone_at_open_ = v;
   }
   // Ends each watch cleanly after this many delivered events (0 = never).
   void set_cut_after_events(uint64_t n) {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     cut_after_events_ = n;
   }
 
   // Observations.
   std::vector<ListOptions> lists() const {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     return lists_;
   }
   std::vector<WatchOptions> watches() const {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     return watches_;
   }
   int active_watches() const {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     return active_;
   }
   std::string revision() const {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     return std::to_string(revision_);
   }
   // name → resourceVersion of what the server holds now.
   std::map<std::string, std::string> Truth() const {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     std::map<std::string, std::string> out;
     for (const auto& [key, object] : objects_) {
       out[key] = object["metadata"]["resourceVersion"].get<std::string>();
@@ -186,7 +185,7 @@ class FakeApi {
   }
 
   Result<ObjectList> List(const ListOptions& options) {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     lists_.push_back(options);
     if (!list_failures_.empty()) {
       ApiError error = list_failures_.front();
@@ -223,7 +222,7 @@ class FakeApi {
 
   Result<WatchEnd> Watch(const WatchOptions& options,
                          const std::function<bool(const WatchEvent&)>& on_event) {
-    std::unique_lock lock(mu_);
+    MutexLock lock(mu_);
     watches_.push_back(options);
     if (!watch_failures_.empty()) {
       ApiError error = watch_failures_.front();
@@ -235,10 +234,10 @@ class FakeApi {
     WatchEnd end;
     if (from < compacted_) {
       if (gone_at_open_) return GoneError(from);
-      return DeliverError(lock, GoneError(from), on_event, end);
+      return DeliverError(GoneError(from), on_event, end);
     }
     ++active_;
-    Result<WatchEnd> result = Follow(lock, options, from, on_event);
+    Result<WatchEnd> result = Follow(options, from, on_event);
     --active_;
     return result;
   }
@@ -254,7 +253,7 @@ class FakeApi {
     std::vector<Json> items;
   };
 
-  std::string Write(WatchEvent::Type type, const std::string& key, Json object) {
+  std::string Write(WatchEvent::Type type, const std::string& key, Json object) REQUIRES(mu_) {
     std::string rv = std::to_string(++revision_);
     object["metadata"]["resourceVersion"] = rv;
     if (type == WatchEvent::Type::kDeleted) {
@@ -263,30 +262,32 @@ class FakeApi {
       objects_[key] = object;
     }
     history_.push_back({type, std::move(object), revision_});
-    cv_.notify_all();
+    cv_.NotifyAll();
     return rv;
   }
 
-  Result<WatchEnd> DeliverError(std::unique_lock<std::mutex>& lock, const ApiError& error,
+  // Called with mu_ held; releases it while the handler runs.
+  Result<WatchEnd> DeliverError(const ApiError& error,
                                 const std::function<bool(const WatchEvent&)>& on_event,
-                                WatchEnd end) {
+                                WatchEnd end) REQUIRES(mu_) {
     WatchEvent event;
     event.type = WatchEvent::Type::kError;
     event.object = StatusJson(error.http_status, error.reason, error.message);
-    lock.unlock();
+    mu_.Unlock();
     on_event(event);
-    lock.lock();
+    mu_.Lock();
     return end;
   }
 
-  Result<WatchEnd> Follow(std::unique_lock<std::mutex>& lock, const WatchOptions& options,
-                          uint64_t from, const std::function<bool(const WatchEvent&)>& on_event) {
+  // Called with mu_ held; releases it while the handler runs.
+  Result<WatchEnd> Follow(const WatchOptions& options, uint64_t from,
+                          const std::function<bool(const WatchEvent&)>& on_event) REQUIRES(mu_) {
     WatchEnd end;
     uint64_t cut = cut_generation_;
     size_t pos = 0;
     while (pos < history_.size() && history_[pos].revision <= from) ++pos;
     while (true) {
-      cv_.wait_for(lock, std::chrono::milliseconds(2), [&] {
+      cv_.WaitFor(mu_, std::chrono::milliseconds(2), [&]() REQUIRES(mu_) {
         return (options.cancel && options.cancel->cancelled()) || cut != cut_generation_ ||
                (!hold_ && (pos < history_.size() || error_event_));
       });
@@ -300,23 +301,23 @@ class FakeApi {
         event.type = WatchEvent::Type::kError;
         event.object = std::move(*error_event_);
         error_event_.reset();
-        lock.unlock();
+        mu_.Unlock();
         on_event(event);
-        lock.lock();
+        mu_.Lock();
         return end;
       }
       if (pos >= history_.size()) continue;
       if (history_[pos].revision <= compacted_) {  // fell behind the compaction
-        return DeliverError(lock, GoneError(from), on_event, end);
+        return DeliverError(GoneError(from), on_event, end);
       }
       WatchEvent event;
       event.type = history_[pos].type;
       event.object = history_[pos].object;
       ++pos;
       ++end.events;
-      lock.unlock();
+      mu_.Unlock();
       bool go_on = on_event(event);
-      lock.lock();
+      mu_.Lock();
       if (!go_on) {
         end.stopped_by_handler = true;
         return end;
@@ -325,25 +326,25 @@ class FakeApi {
     }
   }
 
-  mutable std::mutex mu_;
-  std::condition_variable cv_;
-  uint64_t revision_ = 100;
-  uint64_t compacted_ = 0;
-  std::map<std::string, Json> objects_;
-  std::vector<Entry> history_;
-  std::map<uint64_t, Snapshot> snapshots_;
-  uint64_t next_snapshot_ = 0;
-  uint64_t cut_generation_ = 0;
-  bool hold_ = false;
-  bool expire_next_continue_ = false;
-  bool gone_at_open_ = true;
-  uint64_t cut_after_events_ = 0;
-  std::deque<ApiError> list_failures_;
-  std::deque<ApiError> watch_failures_;
-  std::optional<Json> error_event_;
-  std::vector<ListOptions> lists_;
-  std::vector<WatchOptions> watches_;
-  int active_ = 0;
+  mutable Mutex mu_;
+  CondVar cv_;
+  uint64_t revision_ GUARDED_BY(mu_) = 100;
+  uint64_t compacted_ GUARDED_BY(mu_) = 0;
+  std::map<std::string, Json> objects_ GUARDED_BY(mu_);
+  std::vector<Entry> history_ GUARDED_BY(mu_);
+  std::map<uint64_t, Snapshot> snapshots_ GUARDED_BY(mu_);
+  uint64_t next_snapshot_ GUARDED_BY(mu_) = 0;
+  uint64_t cut_generation_ GUARDED_BY(mu_) = 0;
+  bool hold_ GUARDED_BY(mu_) = false;
+  bool expire_next_continue_ GUARDED_BY(mu_) = false;
+  bool gone_at_open_ GUARDED_BY(mu_) = true;
+  uint64_t cut_after_events_ GUARDED_BY(mu_) = 0;
+  std::deque<ApiError> list_failures_ GUARDED_BY(mu_);
+  std::deque<ApiError> watch_failures_ GUARDED_BY(mu_);
+  std::optional<Json> error_event_ GUARDED_BY(mu_);
+  std::vector<ListOptions> lists_ GUARDED_BY(mu_);
+  std::vector<WatchOptions> watches_ GUARDED_BY(mu_);
+  int active_ GUARDED_BY(mu_) = 0;
 };
 
 class FakeListerWatcher final : public ListerWatcher {

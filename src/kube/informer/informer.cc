@@ -2,16 +2,14 @@
 #include "kube/informer/informer.h"
 
 #include <atomic>
-#include <condition_variable>
-#include <mutex>
 #include <optional>
 #include <random>
-#include <shared_mutex>
 #include <thread>
 #include <utility>
 
 #include "common/backoff.h"
 #include "common/log.h"
+#include "common/mutex.h"
 #include "common/random.h"
 #include "kube/informer/clock_wait.h"
 #include "kube/informer/dispatcher.h"
@@ -87,20 +85,22 @@ struct Informer::Impl {
   Random random;
   const std::string name;
 
-  mutable std::shared_mutex cache_mu;
-  internal::ObjectCache cache;
-  internal::Dispatcher dispatcher;
+  mutable SharedMutex cache_mu;
+  internal::ObjectCache cache GUARDED_BY(cache_mu);
+  internal::Dispatcher dispatcher;  // thread-safe itself
 
-  // State, stats and the reflector's sleeps.
-  mutable std::mutex mu;
-  mutable std::condition_variable cv;
-  enum class State { kNew, kRunning, kStopped } state = State::kNew;
-  bool synced = false;
-  InformerStats stats;
+  // The reflector's sleeps wait on cv under mu.
+  mutable Mutex mu;
+  mutable CondVar cv;
+  enum class State { kNew, kRunning, kStopped } state GUARDED_BY(mu) = State::kNew;
+  bool synced GUARDED_BY(mu) = false;
+  InformerStats stats GUARDED_BY(mu);
 
   std::atomic<bool> stopping{false};
-  std::mutex stop_mu;  // serialises the joins of Stop()
+  Mutex stop_mu;  // serialises the joins of Stop()
   std::shared_ptr<CancelToken> cancel = std::make_shared<CancelToken>();
+  // Not guarded by one mutex: started by Start() under mu (once: state kNew), joined by Stop()
+  // under stop_mu.
   std::thread reflector;
   std::string resource_version;  // reflector thread only
 };
@@ -130,7 +130,7 @@ void Informer::Impl::Run() {
     if (out.activity > 0 || out.kind == Kind::kClean) backoff.Reset();
     if (out.kind == Kind::kClean) continue;  // reopen at once from the last resourceVersion
     {
-      std::lock_guard lock(mu);
+      MutexLock lock(mu);
       ++stats.watch_errors;
       if (out.kind == Kind::kGone) ++stats.relists_gone;
     }
@@ -192,7 +192,7 @@ void Informer::Impl::AddPage(const ObjectList& page,
       const Json* meta = FindPath(item, "metadata");
       std::string key = ObjectKey(GetString(*meta, "namespace"), meta_name->get<std::string>());
       std::string rv = GetString(*meta, "resourceVersion");
-      std::shared_lock lock(cache_mu);
+      ReaderMutexLock lock(cache_mu);
       ObjectRef cached = cache.Get(key);
       if (cached && !rv.empty() && cached->resource_version() == rv) {
         items[key] = std::move(cached);
@@ -214,7 +214,7 @@ void Informer::Impl::Replace(std::map<std::string, ObjectRef, std::less<>> items
   uint64_t tombstones = 0;
   [[maybe_unused]] size_t size;
   {
-    std::unique_lock lock(cache_mu);
+    WriterMutexLock lock(cache_mu);
     for (auto& change : cache.Replace(std::move(items))) {
       using Kind = internal::ObjectCache::Change::Kind;
       Notification n;
@@ -234,7 +234,7 @@ void Informer::Impl::Replace(std::map<std::string, ObjectRef, std::less<>> items
   resource_version = list_rv;
   bool first;
   {
-    std::lock_guard lock(mu);
+    MutexLock lock(mu);
     ++stats.lists;
     stats.tombstones += tombstones;
     stats.resource_version = list_rv;
@@ -247,10 +247,10 @@ void Informer::Impl::Replace(std::map<std::string, ObjectRef, std::less<>> items
 
 void Informer::Impl::MarkSynced() {
   {
-    std::lock_guard lock(mu);
+    MutexLock lock(mu);
     synced = true;
   }
-  cv.notify_all();
+  cv.NotifyAll();
 }
 
 Informer::Impl::WatchOutcome Informer::Impl::WatchOnce() {
@@ -262,7 +262,7 @@ Informer::Impl::WatchOutcome Informer::Impl::WatchOnce() {
   watch_options.timeout_seconds = static_cast<int>(random.Uniform(timeout, 2 * timeout - 1));
   watch_options.cancel = cancel;
   {
-    std::lock_guard lock(mu);
+    MutexLock lock(mu);
     ++stats.watches;
   }
   WatchOutcome out;
@@ -319,7 +319,7 @@ void Informer::Impl::ApplyUpsert(const WatchEvent& event) {
   }
   ObjectRef object = std::move(built).value();
   {
-    std::unique_lock lock(cache_mu);
+    WriterMutexLock lock(cache_mu);
     // The same resourceVersion is the same state (equality is the one comparison Kubernetes
     // allows on resourceVersions): a replayed event changes nothing and notifies no one.
     ObjectRef cached = cache.Get(object->key());
@@ -331,7 +331,7 @@ void Informer::Impl::ApplyUpsert(const WatchEvent& event) {
     n.new_object = std::move(object);
     dispatcher.Push(std::move(n));
   }
-  std::lock_guard lock(mu);
+  MutexLock lock(mu);
   ++stats.events;
 }
 
@@ -352,7 +352,7 @@ void Informer::Impl::ApplyDelete(const WatchEvent& event) {
     key = ObjectKey(GetString(*meta, "namespace"), GetString(*meta, "name"));
   }
   {
-    std::unique_lock lock(cache_mu);
+    WriterMutexLock lock(cache_mu);
     ObjectRef removed = cache.Remove(key);
     if (removed) {  // a delete of an object never seen is ignored
       Notification n;
@@ -361,29 +361,29 @@ void Informer::Impl::ApplyDelete(const WatchEvent& event) {
       dispatcher.Push(std::move(n));
     }
   }
-  std::lock_guard lock(mu);
+  MutexLock lock(mu);
   ++stats.events;
 }
 
 void Informer::Impl::SetResourceVersion(const std::string& rv) {
   if (rv.empty()) return;
   resource_version = rv;
-  std::lock_guard lock(mu);
+  MutexLock lock(mu);
   stats.resource_version = rv;
 }
 
 bool Informer::Impl::Sleep(Millis delay) {
-  std::unique_lock lock(mu);
-  internal::WaitUntil(cv, lock, clock, clock.Now() + delay, [&] { return stopping.load(); });
+  MutexLock lock(mu);
+  internal::WaitUntil(cv, mu, clock, clock.Now() + delay, [&] { return stopping.load(); });
   return !stopping.load();
 }
 
 void Informer::Impl::Resync() {
   {
-    std::lock_guard lock(mu);
+    MutexLock lock(mu);
     if (!synced) return;
   }
-  std::shared_lock lock(cache_mu);
+  ReaderMutexLock lock(cache_mu);
   dispatcher.PushResync(cache.All());
 }
 
@@ -395,14 +395,14 @@ Informer::Informer(std::unique_ptr<ListerWatcher> lister_watcher, InformerOption
 Informer::~Informer() { Stop(); }
 
 int Informer::AddHandlers(InformerHandlers handlers) {
-  std::shared_lock lock(impl_->cache_mu);
+  ReaderMutexLock lock(impl_->cache_mu);
   return impl_->dispatcher.AddHandlers(std::move(handlers), impl_->cache.All());
 }
 
 void Informer::RemoveHandlers(int id) { impl_->dispatcher.RemoveHandlers(id); }
 
 void Informer::Start() {
-  std::lock_guard lock(impl_->mu);
+  MutexLock lock(impl_->mu);
   if (impl_->state != Impl::State::kNew) return;
   impl_->state = Impl::State::kRunning;
   impl_->dispatcher.Start();
@@ -411,11 +411,11 @@ void Informer::Start() {
 
 void Informer::Stop() {
   {
-    std::lock_guard lock(impl_->mu);
+    MutexLock lock(impl_->mu);
     impl_->state = Impl::State::kStopped;
     impl_->stopping.store(true);
   }
-  impl_->cv.notify_all();
+  impl_->cv.NotifyAll();
   impl_->cancel->Cancel();
   if (impl_->dispatcher.OnDispatchThread()) {
     // From a handler: it cannot wait for its own thread; the threads end by themselves and the
@@ -423,51 +423,52 @@ void Informer::Stop() {
     impl_->dispatcher.Stop();
     return;
   }
-  std::lock_guard stop_lock(impl_->stop_mu);  // concurrent Stop() calls join once
+  MutexLock stop_lock(impl_->stop_mu);  // concurrent Stop() calls join once
   if (impl_->reflector.joinable()) impl_->reflector.join();
   impl_->dispatcher.Stop();
 }
 
 bool Informer::HasSynced() const {
-  std::lock_guard lock(impl_->mu);
+  MutexLock lock(impl_->mu);
   return impl_->synced;
 }
 
 bool Informer::WaitForSync(Millis timeout) const {
-  std::unique_lock lock(impl_->mu);
-  impl_->cv.wait_for(lock, timeout, [&] { return impl_->synced || impl_->stopping.load(); });
+  MutexLock lock(impl_->mu);
+  impl_->cv.WaitFor(impl_->mu, timeout,
+                    [&]() REQUIRES(impl_->mu) { return impl_->synced || impl_->stopping.load(); });
   return impl_->synced;
 }
 
 ObjectRef Informer::Get(std::string_view ns, std::string_view name) const {
-  std::shared_lock lock(impl_->cache_mu);
+  ReaderMutexLock lock(impl_->cache_mu);
   return impl_->cache.Get(ObjectKey(ns, name));
 }
 
 std::vector<ObjectRef> Informer::List() const {
-  std::shared_lock lock(impl_->cache_mu);
+  ReaderMutexLock lock(impl_->cache_mu);
   return impl_->cache.All();
 }
 
 std::vector<ObjectRef> Informer::ByNamespace(std::string_view ns) const {
-  std::shared_lock lock(impl_->cache_mu);
+  ReaderMutexLock lock(impl_->cache_mu);
   return impl_->cache.ByNamespace(ns);
 }
 
 std::vector<ObjectRef> Informer::ByLabel(std::string_view key, std::string_view value) const {
-  std::shared_lock lock(impl_->cache_mu);
+  ReaderMutexLock lock(impl_->cache_mu);
   return impl_->cache.ByLabel(key, value);
 }
 
 size_t Informer::size() const {
-  std::shared_lock lock(impl_->cache_mu);
+  ReaderMutexLock lock(impl_->cache_mu);
   return impl_->cache.size();
 }
 
 InformerStats Informer::stats() const {
   InformerStats out;
   {
-    std::lock_guard lock(impl_->mu);
+    MutexLock lock(impl_->mu);
     out = impl_->stats;
   }
   out.objects = size();

@@ -5,13 +5,13 @@
 #include <gtest/gtest.h>
 
 #include <map>
-#include <mutex>
 #include <random>
 #include <set>
 #include <thread>
 
 #include "cluster/embedded_cluster.h"
 #include "cluster/model/resource_types.h"
+#include "common/mutex.h"
 #include "kube/informer/informer.h"
 #include "kube/test_support/embedded.h"
 #include "test_support/eventually.h"
@@ -45,29 +45,29 @@ class Tracker {
     return h;
   }
   std::map<std::string, std::string> live() const {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     return live_;
   }
   std::vector<std::string> violations() const {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     return violations_;
   }
   bool ever_added(const std::string& key) const {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     return added_.contains(key);
   }
   bool deleted(const std::string& key) const {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     return deleted_.contains(key);
   }
   std::vector<std::string> log() const {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     return log_;
   }
 
  private:
   void OnAdd(const ObjectRef& o) {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     log_.push_back("add " + o->name());
     if (live_.contains(o->key())) Violation("add of a present key " + o->key());
     CheckForward(o->key(), o->resource_version(), "add");
@@ -75,7 +75,7 @@ class Tracker {
     added_.insert(o->key());
   }
   void OnUpdate(const ObjectRef& old_object, const ObjectRef& new_object) {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     log_.push_back("update " + new_object->name());
     auto it = live_.find(new_object->key());
     if (it == live_.end()) {
@@ -88,7 +88,7 @@ class Tracker {
     live_[new_object->key()] = new_object->resource_version();
   }
   void OnDelete(const ObjectRef& o, bool unknown) {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     log_.push_back((unknown ? "tombstone " : "delete ") + o->name());
     auto it = live_.find(o->key());
     if (it == live_.end()) {
@@ -101,7 +101,7 @@ class Tracker {
     live_.erase(o->key());
     deleted_.insert(o->key());
   }
-  void CheckForward(const std::string& key, const std::string& rv, const char* what) {
+  void CheckForward(const std::string& key, const std::string& rv, const char* what) REQUIRES(mu_) {
     auto& last = last_rv_[key];
     if (Num(rv) <= last) {
       Violation(std::string(what) + " of " + key + " went back from " + std::to_string(last) +
@@ -109,14 +109,15 @@ class Tracker {
     }
     last = Num(rv);
   }
-  void Violation(std::string v) { violations_.push_back(std::move(v)); }
+  void Violation(std::string v) REQUIRES(mu_) { violations_.push_back(std::move(v)); }
 
-  mutable std::mutex mu_;
-  std::map<std::string, std::string> live_;
-  std::map<std::string, uint64_t> last_rv_;
-  std::set<std::string> added_, deleted_;
-  std::vector<std::string> violations_;
-  std::vector<std::string> log_;
+  mutable Mutex mu_;
+  std::map<std::string, std::string> live_ GUARDED_BY(mu_);
+  std::map<std::string, uint64_t> last_rv_ GUARDED_BY(mu_);
+  std::set<std::string> added_ GUARDED_BY(mu_);
+  std::set<std::string> deleted_ GUARDED_BY(mu_);
+  std::vector<std::string> violations_ GUARDED_BY(mu_);
+  std::vector<std::string> log_ GUARDED_BY(mu_);
 };
 
 std::map<std::string, std::string> CacheState(const Informer& informer) {

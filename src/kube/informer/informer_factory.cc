@@ -1,8 +1,8 @@
 // InformerFactory: one shared informer per (resource, namespace, label selector).
 #include <map>
-#include <mutex>
 #include <utility>
 
+#include "common/mutex.h"
 #include "kube/informer/informer.h"
 
 namespace steward::kube {
@@ -10,16 +10,16 @@ namespace steward::kube {
 struct InformerFactory::Impl {
   std::shared_ptr<Client> client;
   InformerOptions defaults;
-  std::mutex mu;
-  std::map<std::string, std::shared_ptr<Informer>> informers;  // by Key()
+  Mutex mu;
+  std::map<std::string, std::shared_ptr<Informer>> informers GUARDED_BY(mu);  // by Key()
 
   static std::string Key(const ResourceType& type, const std::string& ns,
                          const std::string& selector) {
     return type.group + "/" + type.version + "/" + type.resource + "|" + ns + "|" + selector;
   }
 
-  std::vector<std::shared_ptr<Informer>> All() {
-    std::lock_guard lock(mu);
+  std::vector<std::shared_ptr<Informer>> All() EXCLUDES(mu) {
+    MutexLock lock(mu);
     std::vector<std::shared_ptr<Informer>> out;
     for (const auto& [key, informer] : informers) out.push_back(informer);
     return out;
@@ -36,7 +36,7 @@ InformerFactory::~InformerFactory() { StopAll(); }
 
 std::shared_ptr<Informer> InformerFactory::For(const ResourceType& type, const std::string& ns,
                                                const std::string& label_selector) {
-  std::lock_guard lock(impl_->mu);
+  MutexLock lock(impl_->mu);
   auto& slot = impl_->informers[Impl::Key(type, ns, label_selector)];
   if (!slot) {
     InformerOptions options = impl_->defaults;

@@ -6,10 +6,9 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
-#include <condition_variable>
-#include <mutex>
 #include <thread>
 
+#include "common/mutex.h"
 #include "kube/informer/fake_lister_watcher.h"
 #include "test_support/eventually.h"
 
@@ -32,33 +31,33 @@ std::string Rv(const ObjectRef& o) { return o->key() + "@" + o->resource_version
 class Gate {
  public:
   void Close() {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     open_ = false;
   }
   void Open() {
     {
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       open_ = true;
     }
-    cv_.notify_all();
+    cv_.NotifyAll();
   }
   void Pass() {
-    std::unique_lock lock(mu_);
+    MutexLock lock(mu_);
     ++waiting_;
-    cv_.notify_all();
-    cv_.wait(lock, [&] { return open_; });
+    cv_.NotifyAll();
+    cv_.Wait(mu_, [&]() REQUIRES(mu_) { return open_; });
     --waiting_;
   }
   bool WaitForWaiter(milliseconds timeout = seconds(10)) {
-    std::unique_lock lock(mu_);
-    return cv_.wait_for(lock, timeout, [&] { return waiting_ > 0; });
+    MutexLock lock(mu_);
+    return cv_.WaitFor(mu_, timeout, [&]() REQUIRES(mu_) { return waiting_ > 0; });
   }
 
  private:
-  std::mutex mu_;
-  std::condition_variable cv_;
-  bool open_ = true;
-  int waiting_ = 0;
+  Mutex mu_;
+  CondVar cv_;
+  bool open_ GUARDED_BY(mu_) = true;
+  int waiting_ GUARDED_BY(mu_) = 0;
 };
 
 // Records every handler call as text: "add n/a@101", "update n/a@101>102", "delete n/a@103",
@@ -83,11 +82,11 @@ class Recorder {
     return h;
   }
   std::vector<std::string> log() const {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     return log_;
   }
   size_t size() const {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     return log_.size();
   }
   bool WaitForSize(size_t n) {
@@ -101,15 +100,15 @@ class Recorder {
  private:
   void Record(std::string entry) {
     {
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       log_.push_back(std::move(entry));
     }
     if (gate_) gate_->Pass();
   }
 
   Gate* gate_;
-  mutable std::mutex mu_;
-  std::vector<std::string> log_;
+  mutable Mutex mu_;
+  std::vector<std::string> log_ GUARDED_BY(mu_);
 };
 
 std::vector<std::string> Keys(const std::vector<ObjectRef>& objects) {
@@ -246,12 +245,12 @@ TEST_F(InformerTest, WatchEventsReachTheCacheAndHandlersInOrder) {
 
 TEST_F(InformerTest, CacheIsUpdatedBeforeTheHandlerRuns) {
   auto informer = Make();
-  std::mutex mu;
+  Mutex mu;
   std::vector<std::string> seen;  // what Get() returned inside each handler
   InformerHandlers h;
   auto look = [&](const ObjectRef& o) {
     ObjectRef cached = informer->Get(o->ns(), o->name());
-    std::lock_guard lock(mu);
+    MutexLock lock(mu);
     seen.push_back(cached ? cached->resource_version() : "absent");
   };
   h.on_add = look;
@@ -261,7 +260,7 @@ TEST_F(InformerTest, CacheIsUpdatedBeforeTheHandlerRuns) {
   informer->Start();
   ASSERT_TRUE(informer->WaitForSync(seconds(10)));
   auto count = [&] {
-    std::lock_guard lock(mu);
+    MutexLock lock(mu);
     return seen.size();
   };
   std::string rv1 = api_->Create("ns", "a");
@@ -270,7 +269,7 @@ TEST_F(InformerTest, CacheIsUpdatedBeforeTheHandlerRuns) {
   ASSERT_TRUE(Eventually([&] { return count() == 2; }));
   api_->Delete("ns", "a");
   ASSERT_TRUE(Eventually([&] { return count() == 3; }));
-  std::lock_guard lock(mu);
+  MutexLock lock(mu);
   EXPECT_THAT(seen, ElementsAre(rv1, rv2, "absent"));
 }
 

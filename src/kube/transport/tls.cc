@@ -57,7 +57,11 @@ StatusOr<std::unique_ptr<TlsContexts>> TlsContexts::Create(const RestConfig& con
     }
   }
   // Build the anonymous context now so that a broken setup fails at Create.
-  ASSIGN_OR_RETURN(out->current_.context, out->Build(Credentials{}, ""));
+  ASSIGN_OR_RETURN(auto context, out->Build(Credentials{}, ""));
+  {
+    MutexLock lock(out->mu_);  // not shared yet (uncontended); taken for the analysis
+    out->current_.context = std::move(context);
+  }
   return out;
 }
 
@@ -114,7 +118,7 @@ StatusOr<std::shared_ptr<ssl::context>> TlsContexts::Build(const Credentials& cr
 
 StatusOr<TlsContexts::Current> TlsContexts::For(const Credentials& credentials,
                                                 const std::string& provider) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   if (credentials.client_cert_pem == cert_pem_ && credentials.client_key_pem == key_pem_) {
     return current_;
   }

@@ -16,10 +16,10 @@
 #include <boost/system/error_code.hpp>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
+#include "common/mutex.h"
 #include "common/status.h"
 #include "kube/config/rest_config.h"
 
@@ -62,12 +62,13 @@ class TlsContexts {
   const bool insecure_;
   const std::string server_name_;
   const bool server_name_is_ip_;
-  std::vector<std::unique_ptr<X509, X509Free>> anchors_;  // empty = system default paths
+  // Empty = system default paths. Filled by Create(), read-only afterwards.
+  std::vector<std::unique_ptr<X509, X509Free>> anchors_;
 
-  std::mutex mu_;
-  std::string cert_pem_;  // of the current context
-  std::string key_pem_;
-  Current current_;
+  Mutex mu_;
+  std::string cert_pem_ GUARDED_BY(mu_);  // of the current context
+  std::string key_pem_ GUARDED_BY(mu_);
+  Current current_ GUARDED_BY(mu_);
 };
 
 }  // namespace steward::kube

@@ -2,7 +2,6 @@
 
 #include <boost/beast/http/error.hpp>
 #include <cctype>
-#include <condition_variable>
 #include <cstdio>
 #include <deque>
 #include <limits>
@@ -22,7 +21,7 @@ namespace steward::kube {
 // CancelToken
 
 void CancelToken::Cancel() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   if (cancelled_.exchange(true)) return;
   // Callbacks run under the lock so that Unsubscribe() returns only once a running callback
   // has finished; they must not block or call back into this token.
@@ -32,7 +31,7 @@ void CancelToken::Cancel() {
 
 int CancelToken::Subscribe(std::function<void()> fn) {
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     if (!cancelled_.load()) {
       int id = next_id_++;
       callbacks_.emplace(id, std::move(fn));
@@ -44,7 +43,7 @@ int CancelToken::Subscribe(std::function<void()> fn) {
 }
 
 void CancelToken::Unsubscribe(int id) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   callbacks_.erase(id);
 }
 
@@ -147,7 +146,7 @@ class TransportImpl final : public Transport {
   }
 
   TransportStats stats() const override {
-    std::lock_guard lock(stats_mu_);
+    MutexLock lock(stats_mu_);
     return stats_;
   }
 
@@ -168,8 +167,8 @@ class TransportImpl final : public Transport {
   std::unique_ptr<Connection> TakeIdle(uint64_t generation);
   void Release(std::unique_ptr<Connection> conn);
   template <class F>
-  void Count(F&& f) {
-    std::lock_guard lock(stats_mu_);
+  void Count(F&& f) EXCLUDES(stats_mu_) {
+    MutexLock lock(stats_mu_);
     f(stats_);
   }
 
@@ -182,11 +181,11 @@ class TransportImpl final : public Transport {
   TokenBucket bucket_;
   Random random_;
 
-  std::mutex pool_mu_;
-  std::deque<std::unique_ptr<Connection>> idle_;  // most recently used at the back
+  Mutex pool_mu_;
+  std::deque<std::unique_ptr<Connection>> idle_ GUARDED_BY(pool_mu_);  // most recent at the back
 
-  mutable std::mutex stats_mu_;
-  TransportStats stats_;
+  mutable Mutex stats_mu_;
+  TransportStats stats_ GUARDED_BY(stats_mu_);
 };
 
 StatusOr<TransportResponse> TransportImpl::Execute(const TransportRequest& request,
@@ -274,19 +273,19 @@ Status TransportImpl::Sleep(std::chrono::nanoseconds d, Call& call, const char* 
     return Status::Ok();
   }
   struct Waker {
-    std::mutex mu;
-    std::condition_variable cv;
-    bool woken = false;
+    Mutex mu;
+    CondVar cv;
+    bool woken GUARDED_BY(mu) = false;
   };
   auto waker = std::make_shared<Waker>();
   int id = cancel->Subscribe([waker] {
-    std::lock_guard lock(waker->mu);
+    MutexLock lock(waker->mu);
     waker->woken = true;
-    waker->cv.notify_all();
+    waker->cv.NotifyAll();
   });
   {
-    std::unique_lock lock(waker->mu);
-    waker->cv.wait_for(lock, d, [&] { return waker->woken; });
+    MutexLock lock(waker->mu);
+    waker->cv.WaitFor(waker->mu, d, [&]() REQUIRES(waker->mu) { return waker->woken; });
   }
   cancel->Unsubscribe(id);
   if (cancel->cancelled()) return Cancelled(call.what + ": cancelled " + why);
@@ -479,7 +478,7 @@ std::unique_ptr<Connection> TransportImpl::TakeIdle(uint64_t generation) {
   for (;;) {
     std::unique_ptr<Connection> conn;
     {
-      std::lock_guard lock(pool_mu_);
+      MutexLock lock(pool_mu_);
       if (idle_.empty()) return nullptr;
       conn = std::move(idle_.back());
       idle_.pop_back();
@@ -497,7 +496,7 @@ std::unique_ptr<Connection> TransportImpl::TakeIdle(uint64_t generation) {
 void TransportImpl::Release(std::unique_ptr<Connection> conn) {
   if (!conn->Reusable() || options_.max_idle_connections == 0) return;
   std::unique_ptr<Connection> evicted;
-  std::lock_guard lock(pool_mu_);
+  MutexLock lock(pool_mu_);
   idle_.push_back(std::move(conn));
   if (idle_.size() > options_.max_idle_connections) {
     evicted = std::move(idle_.front());

@@ -45,13 +45,13 @@
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "common/clock.h"
+#include "common/mutex.h"
 #include "common/status.h"
 #include "kube/config/rest_config.h"
 #include "net/http.h"
@@ -73,10 +73,10 @@ class CancelToken {
   void Unsubscribe(int id);
 
  private:
-  std::atomic<bool> cancelled_{false};
-  std::mutex mu_;
-  int next_id_ = 0;
-  std::map<int, std::function<void()>> callbacks_;
+  std::atomic<bool> cancelled_{false};  // set under mu_, read without it by cancelled()
+  Mutex mu_;
+  int next_id_ GUARDED_BY(mu_) = 0;
+  std::map<int, std::function<void()>> callbacks_ GUARDED_BY(mu_);
 };
 
 // Which retries are allowed for a request (see the table above).

@@ -63,7 +63,7 @@ class TestProvider : public CredentialProvider {
   explicit TestProvider(std::vector<std::string> tokens) : tokens_(std::move(tokens)) {}
 
   StatusOr<Credentials> Get() override {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     ++gets_;
     if (!error_.empty()) return Status(StatusCode::kUnauthenticated, error_);
     Credentials c;
@@ -73,36 +73,36 @@ class TestProvider : public CredentialProvider {
     return c;
   }
   void Invalidate() override {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     ++invalidations_;
     ++index_;
   }
   std::string Describe() const override { return "test provider"; }
 
   void SetError(std::string e) {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     error_ = std::move(e);
   }
   void SetClientCert(net::CertAndKey cert) {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     cert_ = std::move(cert);
   }
   int gets() const {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     return gets_;
   }
   int invalidations() const {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     return invalidations_;
   }
 
  private:
-  mutable std::mutex mu_;
-  std::vector<std::string> tokens_;
-  size_t index_ = 0;
-  int gets_ = 0;
-  int invalidations_ = 0;
-  std::string error_;
+  mutable Mutex mu_;
+  std::vector<std::string> tokens_ GUARDED_BY(mu_);
+  size_t index_ GUARDED_BY(mu_) = 0;
+  int gets_ GUARDED_BY(mu_) = 0;
+  int invalidations_ GUARDED_BY(mu_) = 0;
+  std::string error_ GUARDED_BY(mu_);
   net::CertAndKey cert_;
 };
 
@@ -145,7 +145,7 @@ class ScriptedServer : public net::Handler {
   void Handle(net::HttpRequest request, std::shared_ptr<net::ResponseWriter> writer) override {
     net::HttpResponse response;
     {
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       seen_.push_back({request.method, request.target,
                        std::string(request.headers.Get("Authorization")), request.body});
       if (!script_.empty()) {
@@ -163,11 +163,11 @@ class ScriptedServer : public net::Handler {
     r.status = status;
     if (!retry_after.empty()) r.headers.Add("Retry-After", retry_after);
     r.body = "scripted " + std::to_string(status);
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     script_.push_back(std::move(r));
   }
   std::vector<Seen> seen() const {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     return seen_;
   }
   RestConfig Config() const {
@@ -180,9 +180,9 @@ class ScriptedServer : public net::Handler {
   net::HttpServer& server() { return *server_; }
 
  private:
-  mutable std::mutex mu_;
-  std::deque<net::HttpResponse> script_;
-  std::vector<Seen> seen_;
+  mutable Mutex mu_;
+  std::deque<net::HttpResponse> script_ GUARDED_BY(mu_);
+  std::vector<Seen> seen_ GUARDED_BY(mu_);
   std::string ca_pem_;
   std::unique_ptr<net::HttpServer> server_;
 };
@@ -207,7 +207,7 @@ class ConnectProxy {
 
   ~ConnectProxy() {
     {
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       stopping_ = true;
       for (int fd : fds_) ::shutdown(fd, SHUT_RDWR);
     }
@@ -220,7 +220,7 @@ class ConnectProxy {
 
   uint16_t port() const { return port_; }
   std::vector<std::string> requests() const {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     return requests_;
   }
 
@@ -229,7 +229,7 @@ class ConnectProxy {
     for (;;) {
       int client = ::accept(listen_fd_, nullptr, nullptr);
       if (client < 0) return;
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       if (stopping_) {
         ::close(client);
         return;
@@ -261,7 +261,7 @@ class ConnectProxy {
       auth = head.substr(p + 21, head.find("\r\n", p) - p - 21);
     }
     {
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       requests_.push_back(first + " | " + auth);
     }
     if (answer_ != 200) {
@@ -275,7 +275,7 @@ class ConnectProxy {
     int port = std::stoi(authority.substr(authority.rfind(':') + 1));
     int upstream = ::socket(AF_INET, SOCK_STREAM, 0);
     {
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       fds_.push_back(upstream);
       if (stopping_) return;
     }
@@ -308,11 +308,11 @@ class ConnectProxy {
   int listen_fd_ = -1;
   uint16_t port_ = 0;
   std::thread acceptor_;
-  mutable std::mutex mu_;
-  bool stopping_ = false;
-  std::vector<int> fds_;
-  std::vector<std::thread> workers_;
-  std::vector<std::string> requests_;
+  mutable Mutex mu_;
+  bool stopping_ GUARDED_BY(mu_) = false;
+  std::vector<int> fds_ GUARDED_BY(mu_);
+  std::vector<std::thread> workers_ GUARDED_BY(mu_);
+  std::vector<std::string> requests_ GUARDED_BY(mu_);
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -885,7 +885,7 @@ TEST_F(TransportTest, ClientSideRateLimitDelaysRequests) {
 TEST_F(TransportTest, StreamDeliversAWatchBodyAsItArrives) {
   auto t = Make(Config());
   ASSERT_EQ(t->Do(Post(kConfigMaps, ConfigMap("w-0")))->status, 201);
-  std::mutex mu;
+  Mutex mu;
   std::string received;
   int pieces = 0;
   std::atomic<bool> first_seen{false};
@@ -894,7 +894,7 @@ TEST_F(TransportTest, StreamDeliversAWatchBodyAsItArrives) {
     TransportRequest req = Get(std::string(kConfigMaps) + "?watch=1");
     req.timeout = seconds(20);
     result = t->Stream(req, [&](std::string_view data) {
-      std::lock_guard lock(mu);
+      MutexLock lock(mu);
       received.append(data);
       ++pieces;
       first_seen = true;
@@ -909,7 +909,7 @@ TEST_F(TransportTest, StreamDeliversAWatchBodyAsItArrives) {
   ASSERT_TRUE(result.ok()) << result.status().ToString();
   EXPECT_EQ(result->status, 200);
   EXPECT_EQ(result->body, "");
-  std::lock_guard lock(mu);
+  MutexLock lock(mu);
   EXPECT_GE(pieces, 2);
   EXPECT_EQ(Occurrences(received, "\"type\":\"ADDED\""), 3u);
   EXPECT_THAT(received, HasSubstr("\"name\":\"w-2\""));
