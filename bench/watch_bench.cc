@@ -50,12 +50,10 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
-#include <condition_variable>
 #include <cstdio>
 #include <cstring>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <set>
 #include <sstream>
@@ -70,6 +68,7 @@
 #include "cluster/profile/profile.h"
 #include "common/json.h"
 #include "common/log.h"
+#include "common/mutex.h"
 #include "engine/reconciler/engine.h"
 #include "kube/test_support/embedded.h"
 #include "net/http_client.h"
@@ -140,14 +139,17 @@ class Watchers {
 
   // Waits until every stream has its response head (200); false after `timeout`.
   bool WaitStarted(milliseconds timeout) {
-    std::unique_lock lock(mu_);
-    return cv_.wait_for(lock, timeout, [&] { return started_ == conns_.size(); }) && failed_ == 0;
+    MutexLock lock(mu_);
+    return cv_.WaitFor(mu_, timeout, [&]() REQUIRES(mu_) { return started_ == conns_.size(); }) &&
+           failed_ == 0;
   }
 
   // When every stream had read a probe event of version >= v (nullopt: not yet, after timeout).
   std::optional<BenchClock::time_point> WaitReached(int64_t v, milliseconds timeout) {
-    std::unique_lock lock(mu_);
-    if (!cv_.wait_for(lock, timeout, [&] { return reached_.contains(v); })) return std::nullopt;
+    MutexLock lock(mu_);
+    if (!cv_.WaitFor(mu_, timeout, [&]() REQUIRES(mu_) { return reached_.contains(v); })) {
+      return std::nullopt;
+    }
     return reached_[v];
   }
 
@@ -219,11 +221,11 @@ class Watchers {
       std::string rest = c.head.substr(end + 4);
       c.head_done = true;
       {
-        std::lock_guard lock(mu_);
+        MutexLock lock(mu_);
         ++started_;
         if (!ok) ++failed_;
       }
-      cv_.notify_all();
+      cv_.NotifyAll();
       if (!ok) std::fprintf(stderr, "watch answered: %s\n", c.head.substr(0, end).c_str());
       Decode(c, rest.data(), rest.size());
       return;
@@ -286,7 +288,7 @@ class Watchers {
     if (newest == c.probe_version) return;
     const auto now = BenchClock::now();
     {
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       for (int64_t v = c.probe_version + 1; v <= newest; ++v) {
         if (++count_[v] == conns_.size()) {
           reached_[v] = now;
@@ -295,7 +297,7 @@ class Watchers {
       }
     }
     c.probe_version = newest;
-    cv_.notify_all();
+    cv_.NotifyAll();
   }
 
   int epoll_ = -1;
@@ -305,11 +307,12 @@ class Watchers {
   std::atomic<uint64_t> bytes_{0};
   std::atomic<int> slow_{0}, ended_{0};
   std::atomic<double> reader_cpu_s_{0};
-  std::mutex mu_;
-  std::condition_variable cv_;
-  size_t started_ = 0, failed_ = 0;
-  std::map<int64_t, size_t> count_;                    // version → streams that read it
-  std::map<int64_t, BenchClock::time_point> reached_;  // version → when the last one did
+  Mutex mu_;
+  CondVar cv_;  // a stream started, or a probe version was reached
+  size_t started_ GUARDED_BY(mu_) = 0, failed_ GUARDED_BY(mu_) = 0;
+  std::map<int64_t, size_t> count_ GUARDED_BY(mu_);  // version → streams that read it
+  // Version → when the last stream read it.
+  std::map<int64_t, BenchClock::time_point> reached_ GUARDED_BY(mu_);
 };
 
 struct Round {
@@ -329,23 +332,23 @@ class PurgeCounter {
   explicit PurgeCounter(store::Store& store) : store_(store) {
     handle_ = store_.AddListener([this](const store::ProjectChange& c) {
       if (c.record) return;
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       ++purged_;
-      cv_.notify_all();
+      cv_.NotifyAll();
     });
   }
   ~PurgeCounter() { store_.RemoveListener(handle_); }
   bool Wait(size_t n, milliseconds timeout) {
-    std::unique_lock lock(mu_);
-    return cv_.wait_for(lock, timeout, [&] { return purged_ >= n; });
+    MutexLock lock(mu_);
+    return cv_.WaitFor(mu_, timeout, [&]() REQUIRES(mu_) { return purged_ >= n; });
   }
 
  private:
   store::Store& store_;
   int handle_ = 0;
-  std::mutex mu_;
-  std::condition_variable cv_;
-  size_t purged_ = 0;
+  Mutex mu_;
+  CondVar cv_;  // purged_ grew
+  size_t purged_ GUARDED_BY(mu_) = 0;
 };
 
 class Bench {

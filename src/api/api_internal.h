@@ -11,12 +11,10 @@
 
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <deque>
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <set>
 #include <string>
@@ -28,6 +26,7 @@
 #include "common/ascii.h"
 #include "common/json.h"
 #include "common/metrics.h"
+#include "common/mutex.h"
 #include "common/scheduler.h"
 #include "common/status.h"
 #include "net/http.h"
@@ -46,12 +45,12 @@ class TaskPool {
   void Join();
 
  private:
-  void Run();
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::deque<std::function<void()>> tasks_;
-  bool joining_ = false;
-  std::vector<std::thread> threads_;
+  void Run() EXCLUDES(mu_);
+  Mutex mu_;
+  CondVar cv_;  // a task was posted, or Join began
+  std::deque<std::function<void()>> tasks_ GUARDED_BY(mu_);
+  bool joining_ GUARDED_BY(mu_) = false;
+  std::vector<std::thread> threads_ GUARDED_BY(mu_);
 };
 
 // An error answer: {"error": {"code", "reason", "message", "field"?}}.
@@ -164,16 +163,17 @@ struct Stream {
   // A name that does not exist yet is fine: the stream then shows the project once created.
   std::string project;
   std::string team;  // filter; "" = every team
-  std::mutex mu;
-  bool initial = false;  // began with a snapshot of the current projects
-  bool live = false;     // false while the initial snapshot is being written
-  bool ended = false;
+  Mutex mu;
+  bool initial GUARDED_BY(mu) = false;  // began with a snapshot of the current projects
+  bool live GUARDED_BY(mu) = false;     // false while the initial snapshot is being written
+  bool ended GUARDED_BY(mu) = false;
   // Output queued on the connection and not yet sent beyond which the stream is ended with a
   // SlowConsumer error: Server::stream_pending_limit_ plus the size of the initial snapshot
   // (written at once, it drains at the client's pace).
-  size_t max_pending = 0;
-  std::vector<StreamEvent> buffered;             // changes seen before `live`
-  std::map<std::string, int64_t> sent_versions;  // per project, for the snapshot hand-over
+  size_t max_pending GUARDED_BY(mu) = 0;
+  std::vector<StreamEvent> buffered GUARDED_BY(mu);  // changes seen before `live`
+  // Per project, for the snapshot hand-over.
+  std::map<std::string, int64_t> sent_versions GUARDED_BY(mu);
 };
 
 class Server final : public ApiServer, public net::Handler {
@@ -244,17 +244,17 @@ class Server final : public ApiServer, public net::Handler {
   void OnChange(const store::ProjectChange& change);
   // The fan-out thread: takes every queued event at once and hands each stream its share of
   // them in one write, in queue (= commit) order. Returns once stopping and the queue is empty.
-  void FanoutLoop();
+  void FanoutLoop() EXCLUDES(fanout_mu_);
   void FanOut(const std::vector<StreamEvent>& batch);
   // Adds `e` to `out` unless the stream already showed it (s->mu held).
-  static void AppendLocked(Stream& s, const StreamEvent& e, std::string* out);
+  static void AppendLocked(Stream& s, const StreamEvent& e, std::string* out) REQUIRES(s.mu);
   // Writes `text` unless the client has more than s->max_pending bytes unsent, in which case the
   // stream is ended with a SlowConsumer error (s->mu held); false when the stream has ended.
-  bool SendLocked(const std::shared_ptr<Stream>& s, std::string text);
+  bool SendLocked(const std::shared_ptr<Stream>& s, std::string text) REQUIRES(s->mu);
   // Writes one piece (s->mu held); false when the client is gone (the stream is then ended).
-  bool WriteLocked(const std::shared_ptr<Stream>& s, std::string text);
-  void KeepAlive();
-  void DropStream(const std::shared_ptr<Stream>& s);
+  bool WriteLocked(const std::shared_ptr<Stream>& s, std::string text) REQUIRES(s->mu);
+  void KeepAlive() EXCLUDES(streams_mu_);
+  void DropStream(const std::shared_ptr<Stream>& s) EXCLUDES(streams_mu_, s->mu);
 
   // The route whose pattern has these segments (parameters captured), or nullptr.
   const Route* Match(const std::vector<std::string>& segs, std::vector<std::string>* params) const;
@@ -280,21 +280,22 @@ class Server final : public ApiServer, public net::Handler {
   HistogramFamily* request_duration_ = nullptr;
 
   std::atomic<bool> stopping_{false};
-  std::mutex stop_mu_;
-  bool stopped_ = false;
+  Mutex stop_mu_;
+  bool stopped_ GUARDED_BY(stop_mu_) = false;
 
   // Listener bookkeeping: in-flight deliveries, so Stop can wait for them.
   int listener_handle_ = -1;
-  std::mutex listener_mu_;
-  std::condition_variable listener_cv_;
-  int listener_active_ = 0;
-  bool listener_closed_ = false;
+  Mutex listener_mu_;
+  CondVar listener_cv_;  // listener_active_ fell to 0
+  int listener_active_ GUARDED_BY(listener_mu_) = 0;
+  bool listener_closed_ GUARDED_BY(listener_mu_) = false;
 
-  std::mutex wait_mu_;
-  std::multimap<std::string, std::shared_ptr<Waiter>> waiters_;  // by project id
+  // Guards waiters_ and every Waiter's fields.
+  Mutex wait_mu_;
+  std::multimap<std::string, std::shared_ptr<Waiter>> waiters_ GUARDED_BY(wait_mu_);  // by id
 
-  std::mutex streams_mu_;
-  std::vector<std::shared_ptr<Stream>> streams_;
+  Mutex streams_mu_;
+  std::vector<std::shared_ptr<Stream>> streams_ GUARDED_BY(streams_mu_);
 
   // A stream whose client leaves more than this unsent (beyond its snapshot) is ended.
   static constexpr size_t kStreamPendingLimit = 1 << 20;
@@ -302,10 +303,10 @@ class Server final : public ApiServer, public net::Handler {
 
   // Store listener → fan-out thread. Not bounded: it holds what the fan-out has not taken yet,
   // which it takes all at once (a lagging fan-out writes each stream many changes per write).
-  std::mutex fanout_mu_;
-  std::condition_variable fanout_cv_;
-  std::vector<StreamEvent> fanout_queue_;
-  bool fanout_stop_ = false;
+  Mutex fanout_mu_;
+  CondVar fanout_cv_;  // an event was queued, or stopping
+  std::vector<StreamEvent> fanout_queue_ GUARDED_BY(fanout_mu_);
+  bool fanout_stop_ GUARDED_BY(fanout_mu_) = false;
   std::thread fanout_thread_;
 };
 

@@ -188,33 +188,43 @@ TaskPool::TaskPool(int threads) {
 TaskPool::~TaskPool() { Join(); }
 
 bool TaskPool::Post(std::function<void()> task) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   if (joining_) return false;
   tasks_.push_back(std::move(task));
-  cv_.notify_one();
+  cv_.NotifyOne();
   return true;
 }
 
 void TaskPool::Join() {
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     if (joining_ && threads_.empty()) return;
     joining_ = true;
-    cv_.notify_all();
+    cv_.NotifyAll();
   }
-  for (auto& t : threads_) {
-    if (t.joinable() && t.get_id() != std::this_thread::get_id()) t.join();
+  // Only Join removes threads (the constructor added them all), so they are joined outside the
+  // lock, which the threads need to finish.
+  std::vector<std::thread> threads;
+  {
+    MutexLock lock(mu_);
+    threads.swap(threads_);
   }
-  std::lock_guard lock(mu_);
-  threads_.clear();
+  for (auto& t : threads) {
+    if (!t.joinable()) continue;
+    if (t.get_id() == std::this_thread::get_id()) {
+      t.detach();  // Join from a task: this thread ends when the task returns
+    } else {
+      t.join();
+    }
+  }
 }
 
 void TaskPool::Run() {
   for (;;) {
     std::function<void()> task;
     {
-      std::unique_lock lock(mu_);
-      cv_.wait(lock, [&] { return joining_ || !tasks_.empty(); });
+      MutexLock lock(mu_);
+      cv_.Wait(mu_, [&]() REQUIRES(mu_) { return joining_ || !tasks_.empty(); });
       if (tasks_.empty()) return;
       task = std::move(tasks_.front());
       tasks_.pop_front();

@@ -115,13 +115,13 @@ Status Server::Init() {
   // the read does not overwrite newer knowledge (versions only move forward).
   listener_handle_ = deps_.store->AddListener([this](const store::ProjectChange& change) {
     {
-      std::lock_guard lock(listener_mu_);
+      MutexLock lock(listener_mu_);
       if (listener_closed_) return;
       ++listener_active_;
     }
     OnChange(change);
-    std::lock_guard lock(listener_mu_);
-    if (--listener_active_ == 0) listener_cv_.notify_all();
+    MutexLock lock(listener_mu_);
+    if (--listener_active_ == 0) listener_cv_.NotifyAll();
   });
   scheduler_->Schedule(options_.keepalive, [this] { KeepAlive(); });
 
@@ -156,7 +156,7 @@ uint16_t Server::port() const { return http_ ? http_->port() : 0; }
 uint16_t Server::probe_port() const { return probe_http_ ? probe_http_->port() : 0; }
 
 void Server::Stop() {
-  std::lock_guard stop_lock(stop_mu_);
+  MutexLock stop_lock(stop_mu_);
   if (stopped_) return;
   stopped_ = true;
   stopping_ = true;
@@ -164,34 +164,34 @@ void Server::Stop() {
   if (scheduler_) scheduler_->Stop();
   if (listener_handle_ >= 0) {
     deps_.store->RemoveListener(listener_handle_);
-    std::unique_lock lock(listener_mu_);
+    MutexLock lock(listener_mu_);
     listener_closed_ = true;
-    listener_cv_.wait(lock, [&] { return listener_active_ == 0; });
+    listener_cv_.Wait(listener_mu_, [&]() REQUIRES(listener_mu_) { return listener_active_ == 0; });
   }
   // The fan-out writes what the listener queued, then ends.
   if (fanout_thread_.joinable()) {
     {
-      std::lock_guard lock(fanout_mu_);
+      MutexLock lock(fanout_mu_);
       fanout_stop_ = true;
     }
-    fanout_cv_.notify_all();
+    fanout_cv_.NotifyAll();
     fanout_thread_.join();
   }
   // Pending waits answer with the state they last saw.
   std::vector<std::shared_ptr<Waiter>> waiters;
   {
-    std::lock_guard lock(wait_mu_);
+    MutexLock lock(wait_mu_);
     for (auto& [id, w] : waiters_) waiters.push_back(w);
   }
   for (auto& w : waiters) FinishWaiter(w, false);
   // Watch streams end cleanly (the last chunk), so clients see a finished response.
   std::vector<std::shared_ptr<Stream>> streams;
   {
-    std::lock_guard lock(streams_mu_);
+    MutexLock lock(streams_mu_);
     streams.swap(streams_);
   }
   for (auto& s : streams) {
-    std::lock_guard lock(s->mu);
+    MutexLock lock(s->mu);
     if (!s->ended) {
       s->ended = true;
       s->call->writer->End();
@@ -200,7 +200,7 @@ void Server::Stop() {
   if (pool_) pool_->Join();  // handlers in flight finish (they see stopping_)
   // Waiters registered by those last handlers.
   {
-    std::lock_guard lock(wait_mu_);
+    MutexLock lock(wait_mu_);
     waiters.clear();
     for (auto& [id, w] : waiters_) waiters.push_back(w);
   }
@@ -433,7 +433,7 @@ void Server::AnswerOrWait(const CallPtr& call, const store::ProjectRecord& rec,
   w->last = rec;
   w->last_version = rec.version;
   {
-    std::lock_guard lock(wait_mu_);
+    MutexLock lock(wait_mu_);
     waiters_.emplace(rec.id, w);
   }
   // Registered before this read: a commit after the read reaches the waiter through the
@@ -441,7 +441,7 @@ void Server::AnswerOrWait(const CallPtr& call, const store::ProjectRecord& rec,
   auto now = deps_.store->GetProject(rec.id);
   bool done = false;
   {
-    std::lock_guard lock(wait_mu_);
+    MutexLock lock(wait_mu_);
     if (now.ok()) {
       if (now->version > w->last_version) {
         w->last = *now;
@@ -458,7 +458,7 @@ void Server::AnswerOrWait(const CallPtr& call, const store::ProjectRecord& rec,
   }
   auto task = scheduler_->Schedule(*wait, [this, w] { FinishWaiter(w, false); });
   {
-    std::lock_guard lock(wait_mu_);
+    MutexLock lock(wait_mu_);
     if (!w->finished) w->timer = task;
   }
   // A client that leaves stops its wait at once (no entry lingers until the deadline). The
@@ -471,7 +471,7 @@ void Server::AnswerOrWait(const CallPtr& call, const store::ProjectRecord& rec,
 
 void Server::FinishWaiter(const std::shared_ptr<Waiter>& w, bool done) {
   {
-    std::lock_guard lock(wait_mu_);
+    MutexLock lock(wait_mu_);
     if (w->finished) return;
     w->finished = true;
     auto range = waiters_.equal_range(w->project_id);
@@ -501,7 +501,7 @@ void Server::OnChange(const store::ProjectChange& change) {
   // Waiters: decided on the delivered record, never by calling the store.
   std::vector<std::pair<std::shared_ptr<Waiter>, bool>> finished;
   {
-    std::lock_guard lock(wait_mu_);
+    MutexLock lock(wait_mu_);
     auto range = waiters_.equal_range(change.project_id);
     for (auto it = range.first; it != range.second; ++it) {
       Waiter& w = *it->second;
@@ -521,7 +521,7 @@ void Server::OnChange(const store::ProjectChange& change) {
   // to render: a stream registered later reads its snapshot after registering (so it shows this
   // commit), or asked for no snapshot (so it starts after this commit).
   {
-    std::lock_guard lock(streams_mu_);
+    MutexLock lock(streams_mu_);
     if (streams_.empty()) return;
   }
   StreamEvent e;
@@ -541,10 +541,10 @@ void Server::OnChange(const store::ProjectChange& change) {
     e.text = std::make_shared<const std::string>(DeletedEvent(e.project_id, e.name, e.version));
   }
   {
-    std::lock_guard lock(fanout_mu_);
+    MutexLock lock(fanout_mu_);
     fanout_queue_.push_back(std::move(e));
   }
-  fanout_cv_.notify_one();
+  fanout_cv_.NotifyOne();
 }
 
 }  // namespace steward::api

@@ -15,12 +15,12 @@ namespace steward::api {
 struct ServerTestPeer {
   static size_t Streams(ApiServer& api) {
     auto& s = static_cast<Server&>(api);
-    std::lock_guard lock(s.streams_mu_);
+    MutexLock lock(s.streams_mu_);
     return s.streams_.size();
   }
   static size_t Waiters(ApiServer& api) {
     auto& s = static_cast<Server&>(api);
-    std::lock_guard lock(s.wait_mu_);
+    MutexLock lock(s.wait_mu_);
     return s.waiters_.size();
   }
   // For streams opened afterwards.
@@ -29,7 +29,7 @@ struct ServerTestPeer {
   }
   static std::shared_ptr<Stream> StreamAt(ApiServer& api, size_t i) {
     auto& s = static_cast<Server&>(api);
-    std::lock_guard lock(s.streams_mu_);
+    MutexLock lock(s.streams_mu_);
     return i < s.streams_.size() ? s.streams_[i] : nullptr;
   }
 };
@@ -899,7 +899,7 @@ TEST_F(ApiTest, CommitsDoNotWaitForWatchStreams) {
     return Status::Ok();
   };
   {
-    std::unique_lock hold(stream->mu);
+    MutexLock hold(stream->mu);
     std::string first_id;
     for (const std::string& n : names) {
       auto put = Do("PUT", "/v1/projects/" + n, SpecBody());

@@ -7,8 +7,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <condition_variable>
-#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -16,6 +14,7 @@
 #include "api/api_server.h"
 #include "app/engine_metrics.h"
 #include "common/metrics.h"
+#include "common/mutex.h"
 #include "engine/reconciler/engine_test_support.h"
 #include "instance/instance_ops.h"
 #include "net/http_client.h"
@@ -91,16 +90,16 @@ class Watcher {
       auto r = client->Stream(
           "GET", target,
           [&](std::string_view data) {
-            std::unique_lock lock(mu_);
+            MutexLock lock(mu_);
             parser.Feed(data, &events_, &comments_);
             if (mode == kStallAfterSync && !resumed_ && Synced()) {
               stalled_ = true;
-              cv_.wait(lock, [&] { return resumed_; });
+              cv_.Wait(mu_, [&]() REQUIRES(mu_) { return resumed_; });
             }
             return !stop_;
           },
           {}, seconds(120));
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       done_ = true;
       if (r.ok()) {
         status_ = r->status;
@@ -116,45 +115,45 @@ class Watcher {
   }
   void Stop() {
     {
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       stop_ = true;
       resumed_ = true;
     }
-    cv_.notify_all();
+    cv_.NotifyAll();
   }
   void Resume() {
     {
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       resumed_ = true;
     }
-    cv_.notify_all();
+    cv_.NotifyAll();
   }
   bool stalled() {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     return stalled_;
   }
   std::vector<Event> events() {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     return events_;
   }
   int comments() {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     return comments_;
   }
   bool done() {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     return done_;
   }
   std::string error() {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     return error_;
   }
   int status() {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     return status_;
   }
   std::string content_type() {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     return content_type_;
   }
   bool Has(std::string_view event, std::string_view phase = "", std::string_view name = "") {
@@ -171,18 +170,21 @@ class Watcher {
   }
 
  private:
-  bool Synced() const {
+  bool Synced() const REQUIRES(mu_) {
     return std::any_of(events_.begin(), events_.end(),
                        [](const Event& e) { return e.event == "sync"; });
   }
 
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::vector<Event> events_;
-  int comments_ = 0;
-  bool stalled_ = false, resumed_ = false, stop_ = false, done_ = false;
-  int status_ = 0;
-  std::string error_, content_type_;
+  Mutex mu_;
+  CondVar cv_;  // resumed_ was set
+  std::vector<Event> events_ GUARDED_BY(mu_);
+  int comments_ GUARDED_BY(mu_) = 0;
+  bool stalled_ GUARDED_BY(mu_) = false;
+  bool resumed_ GUARDED_BY(mu_) = false;
+  bool stop_ GUARDED_BY(mu_) = false;
+  bool done_ GUARDED_BY(mu_) = false;
+  int status_ GUARDED_BY(mu_) = 0;
+  std::string error_ GUARDED_BY(mu_), content_type_ GUARDED_BY(mu_);
   std::thread thread_;
 };
 

@@ -45,11 +45,11 @@ void Server::HandleWatch(const CallPtr& call) {
   s->call = call;
   s->team = std::string(req.Query("team"));
   s->project = std::string(req.Query("project"));
-  s->initial = initial;
-  s->live = !initial;
-  s->max_pending = stream_pending_limit_.load();
   {
-    std::lock_guard lock(s->mu);
+    MutexLock lock(s->mu);
+    s->initial = initial;
+    s->live = !initial;
+    s->max_pending = stream_pending_limit_.load();
     net::Headers h;
     h.Set("Content-Type", "text/event-stream");
     h.Set("Cache-Control", "no-cache");
@@ -59,9 +59,9 @@ void Server::HandleWatch(const CallPtr& call) {
     call->writer->BeginStream(200, std::move(h));
   }
   {
-    std::lock_guard lock(streams_mu_);
+    MutexLock lock(streams_mu_);
     if (stopping_) {
-      std::lock_guard slock(s->mu);
+      MutexLock slock(s->mu);
       s->ended = true;
       call->writer->End();
       return;
@@ -96,7 +96,7 @@ void Server::HandleWatch(const CallPtr& call) {
     snapshot_bytes += texts.back().size();
   }
   texts.push_back("event: sync\ndata: " + DumpJson(Json{{"projects", snapshot.size()}}) + "\n\n");
-  std::lock_guard lock(s->mu);
+  MutexLock lock(s->mu);
   if (s->ended) return;
   s->max_pending += snapshot_bytes;
   for (size_t i = 0; i < snapshot.size(); ++i)
@@ -113,31 +113,32 @@ void Server::HandleWatch(const CallPtr& call) {
 }
 
 void Server::FanoutLoop() {
-  std::unique_lock lock(fanout_mu_);
+  ReleasableMutexLock lock(fanout_mu_);
   for (;;) {
-    fanout_cv_.wait(lock, [&] { return fanout_stop_ || !fanout_queue_.empty(); });
+    fanout_cv_.Wait(fanout_mu_,
+                    [&]() REQUIRES(fanout_mu_) { return fanout_stop_ || !fanout_queue_.empty(); });
     if (fanout_queue_.empty()) return;  // stopping, and everything queued was written
     std::vector<StreamEvent> batch;
     batch.swap(fanout_queue_);
-    lock.unlock();
+    lock.Release();
     try {
       FanOut(batch);
     } catch (const std::exception& e) {
       LOG_ERROR("api: watch fan-out failed: {}", e.what());
     }
     batch.clear();  // the texts are freed outside the lock
-    lock.lock();
+    lock.Reacquire();
   }
 }
 
 void Server::FanOut(const std::vector<StreamEvent>& batch) {
   std::vector<std::shared_ptr<Stream>> streams;
   {
-    std::lock_guard lock(streams_mu_);
+    MutexLock lock(streams_mu_);
     streams = streams_;
   }
   for (const auto& s : streams) {
-    std::lock_guard lock(s->mu);
+    MutexLock lock(s->mu);
     if (s->ended) continue;
     std::string out;  // this stream's share of the batch, written at once
     for (const StreamEvent& e : batch) {
@@ -193,10 +194,10 @@ bool Server::WriteLocked(const std::shared_ptr<Stream>& s, std::string text) {
 
 void Server::DropStream(const std::shared_ptr<Stream>& s) {
   {
-    std::lock_guard lock(streams_mu_);
+    MutexLock lock(streams_mu_);
     std::erase(streams_, s);
   }
-  std::lock_guard lock(s->mu);
+  MutexLock lock(s->mu);
   if (!s->ended) {
     s->ended = true;
     s->call->writer->End();
@@ -206,11 +207,11 @@ void Server::DropStream(const std::shared_ptr<Stream>& s) {
 void Server::KeepAlive() {
   std::vector<std::shared_ptr<Stream>> streams;
   {
-    std::lock_guard lock(streams_mu_);
+    MutexLock lock(streams_mu_);
     streams = streams_;
   }
   for (const auto& s : streams) {
-    std::lock_guard lock(s->mu);
+    MutexLock lock(s->mu);
     if (s->live && !s->ended) SendLocked(s, ": keep-alive\n\n");
   }
   if (!stopping_) scheduler_->Schedule(options_.keepalive, [this] { KeepAlive(); });

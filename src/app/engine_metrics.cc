@@ -2,9 +2,9 @@
 
 #include <map>
 #include <memory>
-#include <mutex>
 #include <utility>
 
+#include "common/mutex.h"
 #include "engine/model/project.h"
 
 namespace steward::app {
@@ -58,18 +58,23 @@ void InstallStateMetrics(MetricsRegistry& registry, engine::Engine& engine, stor
                                 "Reconcile runs Kubernetes refused for Steward's credentials "
                                 "(401 Unauthorized, 403 Forbidden), by code.",
                                 {"code"});
-  auto last_writes = std::make_shared<std::pair<std::mutex, uint64_t>>();
+  // What the writes counter was last brought up to, between scrapes.
+  struct LastWrites {
+    Mutex mu;
+    uint64_t value GUARDED_BY(mu) = 0;
+  };
+  auto last_writes = std::make_shared<LastWrites>();
   registry.OnCollect([&, last_writes] {
     engine::EngineStats s = engine.stats();
     depth.Set({}, static_cast<double>(s.queue_depth));
     orphans.Set({}, static_cast<double>(s.orphans.size()));
     {
       // The engine counts; the counter follows it by the difference since the last scrape.
-      std::lock_guard lock(last_writes->first);
-      if (s.writes > last_writes->second) {
-        writes.Add({}, static_cast<double>(s.writes - last_writes->second));
-        last_writes->second = s.writes;
-      } else if (last_writes->second == 0) {
+      MutexLock lock(last_writes->mu);
+      if (s.writes > last_writes->value) {
+        writes.Add({}, static_cast<double>(s.writes - last_writes->value));
+        last_writes->value = s.writes;
+      } else if (last_writes->value == 0) {
         writes.Add({}, 0);
       }
       // The refusals likewise, from the counter's own value (0 from the start).

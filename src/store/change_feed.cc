@@ -19,19 +19,19 @@ thread_local std::vector<const ChangeFeed*> tls_delivering;
 }  // namespace
 
 uint64_t ChangeFeed::TakeTicket() {
-  std::lock_guard lock(ticket_mu_);
+  MutexLock lock(ticket_mu_);
   return next_ticket_++;
 }
 
 int ChangeFeed::AddListener(Listener listener) {
-  std::lock_guard lock(listeners_mu_);
+  MutexLock lock(listeners_mu_);
   int handle = ++next_handle_;
   listeners_.emplace(handle, std::make_shared<const Listener>(std::move(listener)));
   return handle;
 }
 
 void ChangeFeed::RemoveListener(int handle) {
-  std::lock_guard lock(listeners_mu_);
+  MutexLock lock(listeners_mu_);
   listeners_.erase(handle);
 }
 
@@ -40,19 +40,19 @@ void ChangeFeed::RemoveListener(int handle) {
 // delivered by whichever thread finishes the ticket before it. Its ticket was taken before that
 // listener returns, so it is always parked before its turn comes.
 void ChangeFeed::Deliver(uint64_t ticket, ProjectChange change) {
-  std::unique_lock lock(turn_mu_);
+  ReleasableMutexLock lock(turn_mu_);
   if (std::find(tls_delivering.begin(), tls_delivering.end(), this) != tls_delivering.end()) {
     parked_.emplace(ticket, std::move(change));
     return;
   }
-  turn_cv_.wait(lock, [&] { return serving_ == ticket; });
+  turn_cv_.Wait(turn_mu_, [&]() REQUIRES(turn_mu_) { return serving_ == ticket; });
   std::optional<ProjectChange> next = std::move(change);
   while (next) {
-    lock.unlock();
+    lock.Release();
     tls_delivering.push_back(this);
     CallListeners(*next);
     tls_delivering.pop_back();
-    lock.lock();
+    lock.Reacquire();
     next.reset();
     auto it = parked_.find(++serving_);
     if (it != parked_.end()) {
@@ -60,13 +60,13 @@ void ChangeFeed::Deliver(uint64_t ticket, ProjectChange change) {
       parked_.erase(it);
     }
   }
-  turn_cv_.notify_all();
+  turn_cv_.NotifyAll();
 }
 
 void ChangeFeed::CallListeners(const ProjectChange& change) {
   std::vector<std::shared_ptr<const Listener>> listeners;
   {
-    std::lock_guard lock(listeners_mu_);
+    MutexLock lock(listeners_mu_);
     listeners.reserve(listeners_.size());
     for (const auto& [handle, l] : listeners_) listeners.push_back(l);
   }

@@ -23,12 +23,11 @@
 // Deliver call; destroying it while a delivery is in progress is undefined.
 #pragma once
 
-#include <condition_variable>
 #include <cstdint>
 #include <map>
 #include <memory>
-#include <mutex>
 
+#include "common/mutex.h"
 #include "store/store.h"
 
 namespace steward::store {
@@ -41,35 +40,36 @@ class ChangeFeed {
 
   // The next ticket: 0, 1, 2, ... Call it under the lock that orders the store's commits, right
   // after the commit succeeded, so that ticket order is commit order.
-  uint64_t TakeTicket();
+  uint64_t TakeTicket() EXCLUDES(ticket_mu_);
 
   // Delivers `change` to the listeners in the turn of `ticket` (a value TakeTicket returned).
   // Call it without the store's lock. Blocks until every earlier ticket was delivered and then
   // delivers on the calling thread (and any parked change that follows); returns at once, with
   // the change parked, when the calling thread is running one of this feed's listeners.
-  void Deliver(uint64_t ticket, ProjectChange change);
+  void Deliver(uint64_t ticket, ProjectChange change) EXCLUDES(turn_mu_);
 
   // Store::AddListener / RemoveListener semantics: after RemoveListener returns, deliveries that
   // start later do not call the listener; one in progress on another thread may still do so.
   // Removing an unknown or removed handle does nothing.
-  int AddListener(Listener listener);
-  void RemoveListener(int handle);
+  int AddListener(Listener listener) EXCLUDES(listeners_mu_);
+  void RemoveListener(int handle) EXCLUDES(listeners_mu_);
 
  private:
-  void CallListeners(const ProjectChange& change);
+  void CallListeners(const ProjectChange& change) EXCLUDES(listeners_mu_, turn_mu_);
 
-  std::mutex ticket_mu_;  // guards next_ticket_
-  uint64_t next_ticket_ = 0;
+  Mutex ticket_mu_;
+  uint64_t next_ticket_ GUARDED_BY(ticket_mu_) = 0;
 
-  std::mutex turn_mu_;  // guards serving_ and parked_
-  std::condition_variable turn_cv_;
-  uint64_t serving_ = 0;  // the ticket whose change is being (or is next to be) delivered
+  Mutex turn_mu_;
+  CondVar turn_cv_;  // serving_ moved on
+  // The ticket whose change is being (or is next to be) delivered.
+  uint64_t serving_ GUARDED_BY(turn_mu_) = 0;
   // Changes committed from inside a listener: delivered by whichever thread reaches their turn.
-  std::map<uint64_t, ProjectChange> parked_;
+  std::map<uint64_t, ProjectChange> parked_ GUARDED_BY(turn_mu_);
 
-  std::mutex listeners_mu_;  // guards next_handle_ and listeners_
-  int next_handle_ = 0;
-  std::map<int, std::shared_ptr<const Listener>> listeners_;
+  Mutex listeners_mu_;
+  int next_handle_ GUARDED_BY(listeners_mu_) = 0;
+  std::map<int, std::shared_ptr<const Listener>> listeners_ GUARDED_BY(listeners_mu_);
 };
 
 }  // namespace steward::store

@@ -12,6 +12,7 @@
 #include <thread>
 #include <vector>
 
+#include "common/mutex.h"
 #include "test_support/eventually.h"
 
 namespace steward::store {
@@ -40,7 +41,7 @@ class FakeStore {
     uint64_t ticket = 0;
     int64_t seq = 0;
     {
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       seq = ++committed_;
       ticket = feed_.TakeTicket();
     }
@@ -48,35 +49,35 @@ class FakeStore {
     return seq;
   }
   int64_t committed() {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     return committed_;
   }
 
  private:
   ChangeFeed& feed_;
-  std::mutex mu_;
-  int64_t committed_ = 0;
+  Mutex mu_;
+  int64_t committed_ GUARDED_BY(mu_) = 0;
 };
 
 // Listener bookkeeping shared with other threads.
 class Seen {
  public:
   void Add(const std::string& s) {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     seen_.push_back(s);
   }
   std::vector<std::string> Get() {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     return seen_;
   }
   size_t Size() {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     return seen_.size();
   }
 
  private:
-  std::mutex mu_;
-  std::vector<std::string> seen_;
+  Mutex mu_;
+  std::vector<std::string> seen_ GUARDED_BY(mu_);
 };
 
 TEST(ChangeFeedTest, TicketsCountFromZero) {

@@ -6,11 +6,11 @@
 #include <algorithm>
 #include <filesystem>
 #include <map>
-#include <mutex>
 #include <utility>
 
 #include "common/file.h"
 #include "common/log.h"
+#include "common/mutex.h"
 #include "store/change_feed.h"
 #include "store/store.h"
 
@@ -275,14 +275,14 @@ class SqliteStore final : public Store {
         clock_(options_.clock ? *options_.clock : RealClock::Get()) {}
   ~SqliteStore() override { sqlite3_close_v2(db_.handle); }
 
-  Status Init();
+  Status Init() EXCLUDES(mu_);
 
   StatusOr<ProjectRecord> GetProject(std::string_view id) override {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     return LoadProject("id", id);
   }
   StatusOr<ProjectRecord> GetProjectByName(std::string_view name) override {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     return LoadProject("name", name);
   }
   StatusOr<std::vector<ProjectRecord>> ListProjects(const ListFilter& filter) override;
@@ -297,7 +297,7 @@ class SqliteStore final : public Store {
   StatusOr<std::map<std::string, std::string>> ClaimHostnames(
       const std::vector<std::pair<std::string, std::vector<std::string>>>& by_project) override;
   StatusOr<std::vector<Credential>> ListCredentials(std::string_view project_id) override {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     return LoadCredentials(project_id);
   }
   StatusOr<Credential> FindCredentialByToken(std::string_view token) override;
@@ -313,33 +313,35 @@ class SqliteStore final : public Store {
                clock_.WallNow().time_since_epoch())
         .count();
   }
-  Status Migrate();
-  // All below run with mu_ held.
-  StatusOr<ProjectRecord> LoadProject(std::string_view column, std::string_view value);
-  StatusOr<std::vector<Credential>> LoadCredentials(std::string_view project_id);
-  Status CheckNameFree(const ProjectRecord& record);
-  Status WriteProject(const ProjectRecord& record);
+  Status Migrate() REQUIRES(mu_);
+  StatusOr<ProjectRecord> LoadProject(std::string_view column, std::string_view value)
+      REQUIRES(mu_);
+  StatusOr<std::vector<Credential>> LoadCredentials(std::string_view project_id) REQUIRES(mu_);
+  Status CheckNameFree(const ProjectRecord& record) REQUIRES(mu_);
+  Status WriteProject(const ProjectRecord& record) REQUIRES(mu_);
   StatusOr<std::vector<HistoryEntry>> WriteExtra(const std::string& project_id,
-                                                 const Mutation& extra, int64_t now);
+                                                 const Mutation& extra, int64_t now) REQUIRES(mu_);
   // The bodies of CreateProject and MutateProject, inside the caller's transaction. Each fills
   // `change` with what it wrote; MutateLocked leaves `change.record` empty when it wrote nothing
   // (and returns the record as it was).
-  Status CreateLocked(ProjectRecord record, const Mutation& extra, ProjectChange& change);
+  Status CreateLocked(ProjectRecord record, const Mutation& extra, ProjectChange& change)
+      REQUIRES(mu_);
   StatusOr<ProjectRecord> MutateLocked(const ProjectRecord& before, const MutateFn& fn,
-                                       ProjectChange& change);
+                                       ProjectChange& change) REQUIRES(mu_);
   // Commits `tx` and takes the change's delivery ticket.
-  StatusOr<uint64_t> CommitLocked(Transaction& tx);
-  Db db_;
+  StatusOr<uint64_t> CommitLocked(Transaction& tx) REQUIRES(mu_);
+  Mutex mu_;  // guards the connection; feed_.TakeTicket() runs under it, after COMMIT
+  Db db_ GUARDED_BY(mu_);
   const SqliteOptions options_;
   Clock& clock_;
 
-  std::mutex mu_;  // guards the connection; feed_.TakeTicket() runs under it, after COMMIT
   // Every commit that changed a project takes a ticket under mu_ and is delivered (Deliver)
   // after mu_ is released, before the committing call returns.
   ChangeFeed feed_;
 };
 
 Status SqliteStore::Init() {
+  MutexLock lock(mu_);
   sqlite3_extended_result_codes(db_.handle, 1);
   sqlite3_busy_timeout(db_.handle, options_.busy_timeout_ms);
   // The first read of the file: a file that is not SQLite fails here (SQLITE_NOTADB).
@@ -522,7 +524,7 @@ StatusOr<std::vector<ProjectRecord>> SqliteStore::ListProjects(const ListFilter&
   if (filter.phase) sql += " AND phase = ?";
   if (filter.desired) sql += " AND desired = ?";
   sql += " ORDER BY id LIMIT ?";
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   Statement s(db_.handle, sql);
   s.Bind(filter.after_id);
   if (filter.team) s.Bind(*filter.team);
@@ -590,7 +592,7 @@ StatusOr<ProjectRecord> SqliteStore::CreateProject(const ProjectRecord& record,
   ProjectChange change;
   uint64_t ticket = 0;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     Transaction tx(db_);
     RETURN_IF_ERROR(tx.Begin());
     RETURN_IF_ERROR(CreateLocked(record, extra, change));
@@ -606,7 +608,7 @@ StatusOr<ProjectRecord> SqliteStore::MutateProject(std::string_view id, const Mu
   uint64_t ticket = 0;
   ProjectRecord result;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     Transaction tx(db_);
     RETURN_IF_ERROR(tx.Begin());
     ASSIGN_OR_RETURN(ProjectRecord before, LoadProject("id", id));
@@ -625,7 +627,7 @@ StatusOr<Store::UpsertResult> SqliteStore::UpsertProjectByName(std::string_view 
   uint64_t ticket = 0;
   UpsertResult result;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     Transaction tx(db_);
     RETURN_IF_ERROR(tx.Begin());
     auto existing = LoadProject("name", name);
@@ -650,7 +652,7 @@ StatusOr<Store::UpsertResult> SqliteStore::UpsertProjectByName(std::string_view 
 }
 
 StatusOr<std::vector<ProjectRecord>> SqliteStore::ListProjectsWithoutHostnames() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   Statement s(db_.handle, std::string("SELECT ") + kProjectColumns +
                               " FROM projects WHERE NOT EXISTS (SELECT 1 FROM hostnames WHERE "
                               "hostnames.project_id = projects.id) ORDER BY created_ms, id");
@@ -663,7 +665,7 @@ StatusOr<std::vector<ProjectRecord>> SqliteStore::ListProjectsWithoutHostnames()
 StatusOr<std::map<std::string, std::string>> SqliteStore::ClaimHostnames(
     const std::vector<std::pair<std::string, std::vector<std::string>>>& by_project) {
   std::map<std::string, std::string> skipped;
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   Transaction tx(db_);
   RETURN_IF_ERROR(tx.Begin());
   for (const auto& [id, hosts] : by_project) {
@@ -690,7 +692,7 @@ StatusOr<std::map<std::string, std::string>> SqliteStore::ClaimHostnames(
 }
 
 StatusOr<std::map<std::string, int64_t>> SqliteStore::CountByPhase() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   Statement s(db_.handle, "SELECT phase, COUNT(*) FROM projects GROUP BY phase");
   std::map<std::string, int64_t> out;
   while (s.Step()) out[s.Text(0)] = s.Int(1);
@@ -702,7 +704,7 @@ Status SqliteStore::PurgeProject(std::string_view id, const HistoryEntry& tombst
   ProjectChange change;
   uint64_t ticket = 0;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     Transaction tx(db_);
     RETURN_IF_ERROR(tx.Begin());
     ASSIGN_OR_RETURN(change.purged, LoadProject("id", id));
@@ -726,7 +728,7 @@ Status SqliteStore::PurgeProject(std::string_view id, const HistoryEntry& tombst
 }
 
 StatusOr<Credential> SqliteStore::FindCredentialByToken(std::string_view token) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   Statement s(db_.handle,
               std::string("SELECT ") + kCredentialColumns + " FROM credentials WHERE token = ?");
   s.Bind(token);
@@ -738,7 +740,7 @@ StatusOr<Credential> SqliteStore::FindCredentialByToken(std::string_view token) 
 StatusOr<std::vector<HistoryEntry>> SqliteStore::ListHistory(std::string_view project_id,
                                                              int64_t after_seq, int limit) {
   if (limit < 0) return InvalidArgument("limit: must not be negative");
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   Statement s(db_.handle,
               std::string("SELECT ") + kHistoryColumns +
                   " FROM history WHERE project_id = ? AND seq > ? ORDER BY seq LIMIT ?");

@@ -7,10 +7,10 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
-#include <mutex>
 #include <string>
 #include <vector>
 
+#include "common/mutex.h"
 #include "engine/reconciler/engine_test_support.h"
 #include "test_support/captured_log.h"
 
@@ -31,7 +31,7 @@ class RefusingTransport final : public ForwardingTransport {
 
   void Refuse(std::string method, std::string fragment, int code, std::string reason,
               std::string message) {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     method_ = std::move(method);
     fragment_ = std::move(fragment);
     code_ = code;
@@ -39,21 +39,21 @@ class RefusingTransport final : public ForwardingTransport {
     message_ = std::move(message);
   }
   void Allow() {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     code_ = 0;
   }
   int refused() const {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     return static_cast<int>(times_.size());
   }
   std::vector<SteadyTime> times() const {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     return times_;
   }
 
   StatusOr<kube::TransportResponse> Do(const kube::TransportRequest& request) override {
     {
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       if (code_ != 0 && request.method == method_ &&
           request.target.find(fragment_) != std::string::npos) {
         times_.push_back(clock_.Now());
@@ -75,10 +75,11 @@ class RefusingTransport final : public ForwardingTransport {
 
  private:
   const Clock& clock_;
-  mutable std::mutex mu_;
-  std::string method_, fragment_, reason_, message_;
-  int code_ = 0;
-  std::vector<SteadyTime> times_;
+  mutable Mutex mu_;
+  std::string method_ GUARDED_BY(mu_), fragment_ GUARDED_BY(mu_), reason_ GUARDED_BY(mu_),
+      message_ GUARDED_BY(mu_);
+  int code_ GUARDED_BY(mu_) = 0;
+  std::vector<SteadyTime> times_ GUARDED_BY(mu_);
 };
 
 class ErrorsFixture : public EngineFixture {
