@@ -24,7 +24,7 @@ using fuzz::TakeLine;
 // message starts with ("spec.stack.cpu: ...").
 void CheckError(const Status& status, const char* where) {
   FUZZ_CHECK(!status.ok());
-  ApiError e = FromStatus(status);
+  ErrorAnswer e = FromStatus(status);
   FUZZ_CHECK(e.status >= 400 && e.status < 600);
   if (status.code() == StatusCode::kInvalidArgument) {
     FUZZ_CHECK(e.status == 400);

@@ -54,23 +54,23 @@ class TaskPool {
 };
 
 // An error answer: {"error": {"code", "reason", "message", "field"?}}.
-struct ApiError {
+struct ErrorAnswer {
   int status = 500;
   std::string reason = "Internal";
   std::string message;
   std::string field;  // "" = none
 };
-ApiError MakeError(int status, std::string reason, std::string message, std::string field = "");
-ApiError BadArgument(std::string field, std::string message);  // 400 InvalidArgument
+ErrorAnswer MakeError(int status, std::string reason, std::string message, std::string field = "");
+ErrorAnswer BadArgument(std::string field, std::string message);  // 400 InvalidArgument
 // Maps an engine/store Status (see docs/api.md): kInvalidArgument → 400 with the status's field
 // (Status::field()), kNotFound → 404, kFailedPrecondition/kAlreadyExists → 409 Conflict,
 // kUnavailable/kDeadlineExceeded → 503, anything else → 500.
-ApiError FromStatus(const Status& status);
+ErrorAnswer FromStatus(const Status& status);
 // Bodies of the operations: none at all (NoFields: kInvalidArgument naming the first key), or
 // {"token": "<non-empty>"} (TokenOf: the token, or kInvalidArgument naming the field).
 Status NoFields(const Json& body);
 StatusOr<std::string> TokenOf(const Json& body);
-Json ErrorJson(const ApiError& e);
+Json ErrorJson(const ErrorAnswer& e);
 
 // Opaque page tokens: the last id of the page.
 std::string EncodeContinue(std::string_view last_id);
@@ -121,8 +121,8 @@ struct Route {
 std::optional<std::vector<std::string>> PathSegments(std::string_view target);
 // The first problem with `query` for a method taking `allowed`: an unknown or repeated
 // parameter; nullopt when there is none.
-std::optional<ApiError> CheckQuery(const std::vector<std::pair<std::string, std::string>>& query,
-                                   const std::vector<std::string>& allowed);
+std::optional<ErrorAnswer> CheckQuery(const std::vector<std::pair<std::string, std::string>>& query,
+                                      const std::vector<std::string>& allowed);
 
 // A pending ?wait=.
 struct Waiter {
@@ -195,7 +195,7 @@ class Server final : public ApiServer, public net::Handler {
   void Reply(const CallPtr& call, int status, const Json& body, net::Headers headers = {});
   void ReplyText(const CallPtr& call, int status, std::string body, std::string content_type,
                  net::Headers headers = {});
-  void ReplyError(const CallPtr& call, const ApiError& e, net::Headers headers = {});
+  void ReplyError(const CallPtr& call, const ErrorAnswer& e, net::Headers headers = {});
   void RecordMetrics(const Call& call, int status);
 
   // Handlers (run on the pool).
@@ -264,8 +264,8 @@ class Server final : public ApiServer, public net::Handler {
                        std::optional<std::vector<std::string>>* segments,
                        std::vector<std::string>* params) const;
   // The 401 a request gets before anything else; nullopt when no token is needed or it is valid.
-  std::optional<ApiError> AuthError(const net::HttpRequest& request, const Route* route,
-                                    bool probe) const;
+  std::optional<ErrorAnswer> AuthError(const net::HttpRequest& request, const Route* route,
+                                       bool probe) const;
   bool Authorized(const net::HttpRequest& request) const;
 
   ApiOptions options_;

@@ -13,11 +13,11 @@
 
 namespace steward::api {
 
-ApiError MakeError(int status, std::string reason, std::string message, std::string field) {
-  return ApiError{status, std::move(reason), std::move(message), std::move(field)};
+ErrorAnswer MakeError(int status, std::string reason, std::string message, std::string field) {
+  return ErrorAnswer{status, std::move(reason), std::move(message), std::move(field)};
 }
 
-ApiError BadArgument(std::string field, std::string message) {
+ErrorAnswer BadArgument(std::string field, std::string message) {
   return MakeError(400, "InvalidArgument", std::move(message), std::move(field));
 }
 
@@ -52,8 +52,8 @@ std::optional<std::vector<std::string>> PathSegments(std::string_view target) {
   return out;
 }
 
-std::optional<ApiError> CheckQuery(const std::vector<std::pair<std::string, std::string>>& query,
-                                   const std::vector<std::string>& allowed) {
+std::optional<ErrorAnswer> CheckQuery(const std::vector<std::pair<std::string, std::string>>& query,
+                                      const std::vector<std::string>& allowed) {
   for (size_t i = 0; i < query.size(); ++i) {
     const std::string& name = query[i].first;
     if (std::find(allowed.begin(), allowed.end(), name) == allowed.end()) {
@@ -71,7 +71,7 @@ std::optional<ApiError> CheckQuery(const std::vector<std::pair<std::string, std:
   return std::nullopt;
 }
 
-ApiError FromStatus(const Status& status) {
+ErrorAnswer FromStatus(const Status& status) {
   const std::string& m = status.message();
   switch (status.code()) {
     case StatusCode::kInvalidArgument:
@@ -89,7 +89,7 @@ ApiError FromStatus(const Status& status) {
   }
 }
 
-Json ErrorJson(const ApiError& e) {
+Json ErrorJson(const ErrorAnswer& e) {
   Json err = {{"code", e.status}, {"reason", e.reason}, {"message", e.message}};
   if (!e.field.empty()) err["field"] = e.field;
   return Json{{"error", std::move(err)}};

@@ -261,8 +261,8 @@ const Route* Server::Resolve(const net::HttpRequest& request, bool probe,
   return route;
 }
 
-std::optional<ApiError> Server::AuthError(const net::HttpRequest& request, const Route* route,
-                                          bool probe) const {
+std::optional<ErrorAnswer> Server::AuthError(const net::HttpRequest& request, const Route* route,
+                                             bool probe) const {
   const bool api_path = !probe && (request.path == "/v1" || request.path.starts_with("/v1/"));
   if (!((route == nullptr && api_path) || (route != nullptr && !route->open))) return std::nullopt;
   if (Authorized(request)) return std::nullopt;
@@ -388,7 +388,7 @@ void Server::Reply(const CallPtr& call, int status, const Json& body, net::Heade
   ReplyText(call, status, DumpJson(body) + "\n", "application/json", std::move(headers));
 }
 
-void Server::ReplyError(const CallPtr& call, const ApiError& e, net::Headers headers) {
+void Server::ReplyError(const CallPtr& call, const ErrorAnswer& e, net::Headers headers) {
   Reply(call, e.status, ErrorJson(e), std::move(headers));
 }
 

@@ -5,7 +5,7 @@
 namespace steward::api {
 namespace {
 
-ApiError FromInstanceStatus(const Status& s) {
+ErrorAnswer FromInstanceStatus(const Status& s) {
   switch (s.code()) {
     case StatusCode::kFailedPrecondition:
       return MakeError(409, "ProjectNotRunning", s.message());

@@ -28,7 +28,7 @@ bool IsJsonContentType(std::string_view ct) {
 
 // Integer query parameter in [min, max]; `fallback` when absent.
 std::optional<int64_t> IntParam(const net::HttpRequest& req, std::string_view name, int64_t min,
-                                int64_t max, int64_t fallback, ApiError* error) {
+                                int64_t max, int64_t fallback, ErrorAnswer* error) {
   if (!req.HasQuery(name)) return fallback;
   std::string_view v = req.Query(name);
   int64_t out = 0;
@@ -192,7 +192,7 @@ void Server::HandleList(const CallPtr& call) {
     }
     filter.desired = *parsed;
   }
-  ApiError error;
+  ErrorAnswer error;
   auto limit = IntParam(req, "limit", 1, 1000, 500, &error);
   if (!limit) {
     ReplyError(call, error);
@@ -236,7 +236,7 @@ void Server::HandleList(const CallPtr& call) {
 }
 
 void Server::HandleHistory(const CallPtr& call) {
-  ApiError error;
+  ErrorAnswer error;
   auto limit = IntParam(call->request, "limit", 1, 1000, 100, &error);
   if (!limit) {
     ReplyError(call, error);

@@ -18,7 +18,7 @@
 #include "common/log.h"
 #include "common/mutex.h"
 #include "engine/intents/intents.h"
-#include "engine/reconciler/http_prober.h"
+#include "engine/probe/http_prober.h"
 #include "instance/instance_ops.h"
 #include "kube/client/client.h"
 #include "kube/config/credentials.h"

@@ -15,8 +15,8 @@
 #include <tuple>
 #include <vector>
 
+#include "api_client/api_client.h"
 #include "cli/commands.h"
-#include "client/api_client.h"
 #include "common/ascii.h"
 #include "common/file.h"
 #include "common/json.h"
@@ -29,10 +29,10 @@
 namespace steward::cli {
 namespace {
 
-using client::ApiClient;
-using client::ApiClientOptions;
-using client::ParseDuration;
-using client::WatchEvent;
+using api_client::ApiClient;
+using api_client::ApiClientOptions;
+using api_client::ParseDuration;
+using api_client::WatchEvent;
 
 using Clock = std::chrono::steady_clock;
 

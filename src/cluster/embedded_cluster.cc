@@ -130,7 +130,7 @@ Status EnsureNamespaces(ObjectApi& api) {
 
 // The "ingress_requires_service" admission switch: some clusters' webhooks refuse an Ingress
 // whose backend Service does not exist yet.
-std::optional<ApiError> CheckIngressBackends(Storage& storage, const Json& ingress) {
+std::optional<StatusError> CheckIngressBackends(Storage& storage, const Json& ingress) {
   std::vector<std::string> services;
   const Json& spec = ingress.contains("spec") ? ingress["spec"] : Json();
   auto add = [&](const Json& backend) {
@@ -154,7 +154,7 @@ std::optional<ApiError> CheckIngressBackends(Storage& storage, const Json& ingre
   std::string ns = GetString(ingress["metadata"], "namespace");
   for (const auto& svc : services) {
     if (!storage.Get("services", ns, svc)) {
-      ApiError e;
+      StatusError e;
       e.code = 403;
       e.reason = "Forbidden";
       e.message =
@@ -203,7 +203,7 @@ StatusOr<std::unique_ptr<EmbeddedCluster>> EmbeddedCluster::Start(const Options&
   p->api = std::make_unique<ObjectApi>(*p->storage, RealClock::Get(), *p->random);
   Parts* raw = p.get();
   p->api->AddAdmissionHook(
-      [raw](const ResourceType& rt, const Json& obj, const Json*) -> std::optional<ApiError> {
+      [raw](const ResourceType& rt, const Json& obj, const Json*) -> std::optional<StatusError> {
         if (rt.kind != "Ingress" || !raw->ingress_requires_service) return std::nullopt;
         return CheckIngressBackends(*raw->storage, obj);
       });

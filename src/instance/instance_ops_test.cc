@@ -420,7 +420,12 @@ TEST_F(InstanceOpsTest, ProxyToATerminatingPodIsUnavailable) {
     auto p = client().Get(kube::ResourceType::Pod(), kNs, "held-pod");
     if (!p.ok()) return false;
     ip = GetString((*p)["status"], "podIP");
-    return GetString((*p)["status"], "phase") == "Running" && !ip.empty();
+    // A pod serves once Ready, which comes after Running (cluster/ingress/virtual_pods.h).
+    bool ready = false;
+    for (const Json& c : (*p)["status"].value("conditions", Json::array())) {
+      ready = ready || (GetString(c, "type") == "Ready" && GetString(c, "status") == "True");
+    }
+    return GetString((*p)["status"], "phase") == "Running" && !ip.empty() && ready;
   }));
   CreateSlice("held-slice", "held", Json::array({Endpoint(ip, "held-pod")}));
   ASSERT_TRUE(Ops().Info("held").ok());  // serving while it runs

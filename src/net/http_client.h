@@ -1,7 +1,7 @@
 // HttpClient: a small blocking HTTP/1.1 client (plain or TLS) over one keep-alive connection.
 // Used by the engine's HTTP prober, instance operations (direct access), Steward's REST client
-// (src/client), the torture run, the demo, benchmarks and tests; the Kubernetes client (src/kube)
-// has its own pooled transport.
+// (src/api_client), the torture run, the demo, benchmarks and tests; the Kubernetes client
+// (src/kube) has its own pooled transport.
 //
 // Not thread-safe: use one client per thread.
 #pragma once

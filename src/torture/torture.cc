@@ -14,7 +14,7 @@
 #include <set>
 #include <thread>
 
-#include "client/api_client.h"
+#include "api_client/api_client.h"
 #include "common/file.h"
 #include "common/mutex.h"
 #include "common/time_util.h"
@@ -271,12 +271,12 @@ class Processes {
     return std::make_shared<kube::Client>(t);
   }
 
-  StatusOr<std::unique_ptr<client::ApiClient>> Api() const {
-    client::ApiClientOptions o;
+  StatusOr<std::unique_ptr<api_client::ApiClient>> Api() const {
+    api_client::ApiClientOptions o;
     o.server = "http://127.0.0.1:" + std::to_string(api_port_);
     o.token = token_;
     o.timeout = seconds(90);
-    return client::ApiClient::Create(o);
+    return api_client::ApiClient::Create(o);
   }
 
   std::string kubeconfig() const { return dir_ + "/kubeconfig"; }
@@ -302,7 +302,7 @@ Json SpecFor(const std::string& name, int index, const std::string& image) {
 }
 
 // Sends one planned operation and records the answer; re-sends while there is no answer.
-void Execute(client::ApiClient& api, const std::string& name, int index, const PlannedOp& op,
+void Execute(api_client::ApiClient& api, const std::string& name, int index, const PlannedOp& op,
              Record& rec) {
   std::string method = "POST", target = ProjectPath(name);
   Json body = Json::object();
@@ -442,7 +442,7 @@ int64_t WallMs() {
 }
 
 // Steward's projects: id → name (every page); nullopt when Steward did not answer.
-std::optional<std::map<std::string, std::string>> ListProjects(client::ApiClient& api) {
+std::optional<std::map<std::string, std::string>> ListProjects(api_client::ApiClient& api) {
   std::map<std::string, std::string> out;
   std::string token;
   do {
@@ -461,7 +461,7 @@ std::optional<std::map<std::string, std::string>> ListProjects(client::ApiClient
 
 // A project's whole history (every page, also after a purge); nullopt when Steward did not
 // answer or the pages do not advance.
-std::optional<std::vector<Json>> ReadHistory(client::ApiClient& api, const std::string& id) {
+std::optional<std::vector<Json>> ReadHistory(api_client::ApiClient& api, const std::string& id) {
   std::vector<Json> out;
   int64_t after = 0;
   while (true) {
@@ -577,7 +577,7 @@ class Monitor {
       if (!api.ok()) return;
       auto st = (*api)->Watch(
           "initial=true",
-          [&](const client::WatchEvent& event) {
+          [&](const api_client::WatchEvent& event) {
             if (stopping()) return false;
             if (event.event != "project") return true;
             // Every event moves `last`, so Running@G → Updating → Running@G is checked again.
@@ -773,7 +773,7 @@ std::map<std::string, Expectation> Expectations(
 }
 
 // "" when the project is as expected, else what Steward shows.
-std::string Mismatch(client::ApiClient& api, const std::string& name, const Expectation& e) {
+std::string Mismatch(api_client::ApiClient& api, const std::string& name, const Expectation& e) {
   auto got = api.Get(ProjectPath(name));
   if (e.phase.empty()) {
     if (!got.ok() && api.last_error().http_status == 404) return "";
@@ -797,7 +797,7 @@ std::string Mismatch(client::ApiClient& api, const std::string& name, const Expe
 
 // Runs fn(client, i) for every i < n on 16 threads, each with its own API client.
 void ForEachParallel(const Processes& procs, size_t n,
-                     const std::function<void(client::ApiClient&, size_t)>& fn) {
+                     const std::function<void(api_client::ApiClient&, size_t)>& fn) {
   std::atomic<size_t> next{0};
   std::vector<std::thread> threads;
   for (int t = 0; t < 16; ++t) {
@@ -814,12 +814,12 @@ void FinalChecks(Processes& procs, Oracle& oracle, Monitor& monitor, Record& rec
                  const std::map<std::string, Expectation>& expected) {
   auto api_or = procs.Api();
   if (!api_or.ok()) return;
-  client::ApiClient& api = **api_or;
+  api_client::ApiClient& api = **api_or;
   std::vector<std::string> names;
   for (const auto& [name, e] : expected) {
     if (!e.phase.empty()) names.push_back(name);
   }
-  ForEachParallel(procs, names.size(), [&](client::ApiClient& own, size_t i) {
+  ForEachParallel(procs, names.size(), [&](api_client::ApiClient& own, size_t i) {
     auto got = own.Get(ProjectPath(names[i]));
     if (!got.ok()) return;  // reported by the quiesce check
     if (auto claim = Claim::FromProject(*got)) monitor.CheckClaim(*claim, false);
@@ -860,7 +860,7 @@ void FinalChecks(Processes& procs, Oracle& oracle, Monitor& monitor, Record& rec
   }
   std::vector<const Incarnation*> all;
   for (const auto& [id, inc] : incarnations) all.push_back(&inc);
-  ForEachParallel(procs, all.size(), [&](client::ApiClient& own, size_t i) {
+  ForEachParallel(procs, all.size(), [&](api_client::ApiClient& own, size_t i) {
     const Incarnation& inc = *all[i];
     auto history = ReadHistory(own, inc.id);
     if (!history) {

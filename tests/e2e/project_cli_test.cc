@@ -18,7 +18,7 @@
 #include <regex>
 #include <sstream>
 
-#include "client/api_client.h"
+#include "api_client/api_client.h"
 #include "common/json.h"
 #include "common/mutex.h"
 #include "net/http_client.h"
@@ -683,10 +683,10 @@ TEST(ServeConfigTest, TlsCertificateWithoutKeyExitsTwoNamingTheFlag) {
 // The client's pieces that need no server.
 
 TEST(CliSseParserTest, SplitsEventsAcrossChunksAndSkipsComments) {
-  client::SseParser parser;
-  std::vector<client::WatchEvent> got;
+  api_client::SseParser parser;
+  std::vector<api_client::WatchEvent> got;
   Status status;
-  auto collect = [&](const client::WatchEvent& e) {
+  auto collect = [&](const api_client::WatchEvent& e) {
     got.push_back(e);
     return true;
   };
@@ -703,28 +703,29 @@ TEST(CliSseParserTest, SplitsEventsAcrossChunksAndSkipsComments) {
 }
 
 TEST(CliSseParserTest, StopsWhenAskedAndNamesBadData) {
-  client::SseParser parser;
+  api_client::SseParser parser;
   Status status;
   int seen = 0;
   EXPECT_FALSE(parser.Feed(
-      "data: 1\n\ndata: 2\n\n", [&](const client::WatchEvent&) { return ++seen < 1; }, &status));
+      "data: 1\n\ndata: 2\n\n", [&](const api_client::WatchEvent&) { return ++seen < 1; },
+      &status));
   EXPECT_EQ(seen, 1);
-  client::SseParser bad;
+  api_client::SseParser bad;
   EXPECT_FALSE(bad.Feed(
-      "event: project\nid: 7\ndata: {oops\n\n", [](const client::WatchEvent&) { return true; },
+      "event: project\nid: 7\ndata: {oops\n\n", [](const api_client::WatchEvent&) { return true; },
       &status));
   EXPECT_EQ(status.code(), StatusCode::kInvalidArgument);
   EXPECT_THAT(status.message(), HasSubstr("watch event project id 7"));
 }
 
 TEST(CliParseDurationTest, AcceptsTheApiSyntaxOnly) {
-  EXPECT_EQ(*client::ParseDuration("30s"), std::chrono::milliseconds(30000));
-  EXPECT_EQ(*client::ParseDuration("2m"), std::chrono::milliseconds(120000));
-  EXPECT_EQ(*client::ParseDuration("1500ms"), std::chrono::milliseconds(1500));
-  EXPECT_EQ(*client::ParseDuration("1.5"), std::chrono::milliseconds(1500));
-  EXPECT_EQ(*client::ParseDuration("1h"), std::chrono::milliseconds(3600000));
+  EXPECT_EQ(*api_client::ParseDuration("30s"), std::chrono::milliseconds(30000));
+  EXPECT_EQ(*api_client::ParseDuration("2m"), std::chrono::milliseconds(120000));
+  EXPECT_EQ(*api_client::ParseDuration("1500ms"), std::chrono::milliseconds(1500));
+  EXPECT_EQ(*api_client::ParseDuration("1.5"), std::chrono::milliseconds(1500));
+  EXPECT_EQ(*api_client::ParseDuration("1h"), std::chrono::milliseconds(3600000));
   for (const char* bad : {"", "s", "0", "-1s", "5x", "abc", "1e400"}) {
-    auto d = client::ParseDuration(bad);
+    auto d = api_client::ParseDuration(bad);
     ASSERT_FALSE(d.ok()) << bad;
     EXPECT_EQ(d.error().code(), StatusCode::kInvalidArgument);
     EXPECT_THAT(d.error().message(), HasSubstr("is not a duration"));
@@ -734,15 +735,15 @@ TEST(CliParseDurationTest, AcceptsTheApiSyntaxOnly) {
 TEST(CliApiClientTest, RefusesServerUrlsItCannotUse) {
   for (const char* bad : {"127.0.0.1:8080", "http://", "http://host:port", "http://h/api",
                           "http://h:0", "http://[::1"}) {
-    client::ApiClientOptions o;
+    api_client::ApiClientOptions o;
     o.server = bad;
-    auto c = client::ApiClient::Create(o);
+    auto c = api_client::ApiClient::Create(o);
     ASSERT_FALSE(c.ok()) << bad;
     EXPECT_THAT(c.error().message(), HasSubstr("--server")) << bad;
   }
-  client::ApiClientOptions o;
+  api_client::ApiClientOptions o;
   o.server = "https://[::1]:8443/";
-  auto c = client::ApiClient::Create(o);
+  auto c = api_client::ApiClient::Create(o);
   ASSERT_TRUE(c.ok());
   EXPECT_EQ((*c)->server(), "https://[::1]:8443");
 }
@@ -776,12 +777,12 @@ class FakeApi : public net::Handler {
   std::unique_ptr<net::HttpServer> server_;
 };
 
-std::unique_ptr<client::ApiClient> ClientFor(const FakeApi& api) {
-  client::ApiClientOptions o;
+std::unique_ptr<api_client::ApiClient> ClientFor(const FakeApi& api) {
+  api_client::ApiClientOptions o;
   o.server = api.url();
   o.token = "tok";
   o.timeout = std::chrono::seconds(10);
-  return std::move(client::ApiClient::Create(o).value());
+  return std::move(api_client::ApiClient::Create(o).value());
 }
 
 net::HttpResponse Answer(int status, std::string body) {
@@ -863,7 +864,7 @@ TEST(CliApiClientTest, WatchDeliversEventsInOrderAndStopsWhenAsked) {
   std::vector<std::string> seen;
   Status s = client->Watch(
       "team=t",
-      [&](const client::WatchEvent& e) {
+      [&](const api_client::WatchEvent& e) {
         seen.push_back(e.event + "/" + e.id + "/" + GetString(e.data, "name"));
         return e.event != "sync";
       },
@@ -875,7 +876,7 @@ TEST(CliApiClientTest, WatchDeliversEventsInOrderAndStopsWhenAsked) {
   seen.clear();
   Status ended = client->Watch(
       "end=1",
-      [&](const client::WatchEvent& e) {
+      [&](const api_client::WatchEvent& e) {
         seen.push_back(e.event);
         return true;
       },
@@ -884,12 +885,12 @@ TEST(CliApiClientTest, WatchDeliversEventsInOrderAndStopsWhenAsked) {
   EXPECT_THAT(ended.message(), HasSubstr("ended"));
   EXPECT_THAT(seen, ElementsAre("project", "sync"));
 
-  client::ApiClientOptions o;
+  api_client::ApiClientOptions o;
   o.server = api.url();
   o.token = "wrong";
-  auto stranger = std::move(client::ApiClient::Create(o).value());
+  auto stranger = std::move(api_client::ApiClient::Create(o).value());
   Status refused = stranger->Watch(
-      "", [](const client::WatchEvent&) { return true; }, std::chrono::seconds(10));
+      "", [](const api_client::WatchEvent&) { return true; }, std::chrono::seconds(10));
   EXPECT_EQ(refused.code(), StatusCode::kUnauthenticated);
   EXPECT_EQ(refused.message(), "Unauthorized: bad token");
   EXPECT_EQ(stranger->last_error().http_status, 401);

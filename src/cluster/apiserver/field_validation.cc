@@ -472,7 +472,7 @@ ApiResult<FieldValidation> ParseFieldValidation(std::string_view value,
   if (value == "Ignore") return FieldValidation::kIgnore;
   std::string detail = "Unsupported value: " + GoQuote(value) +
                        ": supported values: \"\", \"Ignore\", \"Strict\", \"Warn\"";
-  ApiError e;
+  StatusError e;
   e.code = 422;
   e.reason = "Invalid";
   e.group = "meta.k8s.io";
@@ -594,8 +594,8 @@ bool DropUnknownPatchFields(const ResourceType& rt, PatchType type, Json& patch,
   return changed;
 }
 
-ApiError StrictDecodingError(const ResourceType& rt, const Json& body,
-                             const FieldProblems& problems, Subresource sub) {
+StatusError StrictDecodingError(const ResourceType& rt, const Json& body,
+                                const FieldProblems& problems, Subresource sub) {
   std::string object_kind = sub == Subresource::kScale ? "Scale" : rt.kind;
   std::string kind = object_kind;
   std::string version = sub == Subresource::kScale ? "v1" : rt.version;
@@ -605,7 +605,7 @@ ApiError StrictDecodingError(const ResourceType& rt, const Json& body,
     std::string api_version = GetString(body, "apiVersion");
     if (!api_version.empty()) version = api_version.substr(api_version.rfind('/') + 1);
   }
-  ApiError e;
+  StatusError e;
   e.code = 400;
   e.reason = "BadRequest";
   e.message = kind + " in version \"" + version + "\" cannot be handled as a " + object_kind +
@@ -613,9 +613,9 @@ ApiError StrictDecodingError(const ResourceType& rt, const Json& body,
   return e;
 }
 
-ApiError StrictPatchError(const FieldProblems& problems, const std::string& value) {
+StatusError StrictPatchError(const FieldProblems& problems, const std::string& value) {
   std::string detail = "Invalid value: " + GoQuote(value) + ": " + problems.StrictError();
-  ApiError e;
+  StatusError e;
   e.code = 422;
   e.reason = "Invalid";
   e.message = " \"\" is invalid: patch: " + detail;

@@ -25,9 +25,9 @@
 #include <string_view>
 #include <vector>
 
-#include "cluster/apiserver/api_error.h"
 #include "cluster/apiserver/object_api.h"
 #include "cluster/apiserver/patch.h"
+#include "cluster/apiserver/status_error.h"
 #include "cluster/model/resource_types.h"
 #include "common/json.h"
 
@@ -82,12 +82,13 @@ bool DropUnknownPatchFields(const ResourceType& rt, PatchType type, Json& patch,
 
 // The 400 of a create/update under Strict: `Deployment in version "v1" cannot be handled as a
 // Deployment: strict decoding error: unknown field "spec.foo"` (kind and version of the body).
-ApiError StrictDecodingError(const ResourceType& rt, const Json& body,
-                             const FieldProblems& problems, Subresource sub = Subresource::kNone);
+StatusError StrictDecodingError(const ResourceType& rt, const Json& body,
+                                const FieldProblems& problems,
+                                Subresource sub = Subresource::kNone);
 // The 422 of a patch under Strict: ` "" is invalid: patch: Invalid value: "<value>": strict
 // decoding error: ...` with a FieldValueInvalid cause on field "patch". `value` is the patched
 // object's JSON for merge and JSON patches, GoMapString(patch) for strategic merge patches.
-ApiError StrictPatchError(const FieldProblems& problems, const std::string& value);
+StatusError StrictPatchError(const FieldProblems& problems, const std::string& value);
 // A JSON value printed as Go's fmt "%+v" prints its decoded form: map[a:1 b:[x y]].
 std::string GoMapString(const Json& value);
 // The values of the Warning headers for Warn: `299 - "unknown field \"spec.foo\""`.

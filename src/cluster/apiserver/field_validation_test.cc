@@ -72,7 +72,7 @@ TEST(FieldValidationTest, CreateBodyProblemsInDocumentOrderAsTheApiServerWordsTh
 TEST(FieldValidationTest, StrictCreateErrorIsABadRequestNamingKindAndVersion) {
   const ResourceType& rt = Type("apps/v1", "Deployment");
   Json body = Parse(kInvalidDeployment);
-  ApiError e = StrictDecodingError(rt, body, CheckFields(rt, kInvalidDeployment, body));
+  StatusError e = StrictDecodingError(rt, body, CheckFields(rt, kInvalidDeployment, body));
   EXPECT_EQ(e.code, 400);
   EXPECT_EQ(e.reason, "BadRequest");
   EXPECT_EQ(e.message, "Deployment in version \"v1\" cannot be handled as a Deployment: " +
@@ -172,7 +172,7 @@ TEST(FieldValidationTest, TheScaleSubresourceIsCheckedAgainstScale) {
                         "spec": {"replicas": 2, "paused": true}})";
   FieldProblems p = CheckFields(rt, raw, Parse(raw), Subresource::kScale);
   EXPECT_THAT(p.unknown, ElementsAre("spec.paused"));
-  ApiError e = StrictDecodingError(rt, Parse(raw), p, Subresource::kScale);
+  StatusError e = StrictDecodingError(rt, Parse(raw), p, Subresource::kScale);
   EXPECT_EQ(e.message,
             "Scale in version \"v1\" cannot be handled as a Scale: strict decoding error: unknown "
             "field \"spec.paused\"");
@@ -351,7 +351,7 @@ TEST(FieldValidationTest, StrictPatchErrorIsAnInvalidOnThePatchField) {
   FieldProblems p;
   p.unknown = {"spec.foo"};
   p.messages = {"unknown field \"spec.foo\""};
-  ApiError e = StrictPatchError(p, GoMapString(Parse(R"({"spec": {"foo": 1}})")));
+  StatusError e = StrictPatchError(p, GoMapString(Parse(R"({"spec": {"foo": 1}})")));
   EXPECT_EQ(e.code, 422);
   EXPECT_EQ(e.reason, "Invalid");
   EXPECT_EQ(e.message,

@@ -23,10 +23,10 @@ constexpr const char* kPvcProtectionFinalizer = "kubernetes.io/pvc-protection";
 constexpr const char* kOrphanFinalizer = "orphan";
 constexpr const char* kForegroundFinalizer = "foregroundDeletion";
 
-// Mutate callbacks return Status; an ApiError raised inside one travels in this holder.
+// Mutate callbacks return Status; an StatusError raised inside one travels in this holder.
 struct ErrorHolder {
-  std::optional<ApiError> error;
-  Status Raise(ApiError e) {
+  std::optional<StatusError> error;
+  Status Raise(StatusError e) {
     error = std::move(e);
     return Aborted("api error");
   }
@@ -98,7 +98,7 @@ Json InitialStatus(const ResourceType& rt) {
 bool IsBase64(std::string_view s) { return Base64Decode(s).has_value(); }
 
 // Secrets: stringData is merged into data (base64) and dropped; data must be base64.
-std::optional<ApiError> NormalizeSecret(Json& obj) {
+std::optional<StatusError> NormalizeSecret(Json& obj) {
   if (obj.contains("stringData")) {
     const Json& sd = obj["stringData"];
     if (sd.is_object()) {
@@ -129,7 +129,7 @@ std::optional<ApiError> NormalizeSecret(Json& obj) {
 }
 
 // Checks apiVersion/kind of a body against the endpoint's type and fills them in.
-std::optional<ApiError> CheckTypeMeta(const ResourceType& rt, Json& body) {
+std::optional<StatusError> CheckTypeMeta(const ResourceType& rt, Json& body) {
   if (!body.is_object()) {
     return BadRequestError(
         "the body of the request was in an unknown format - accepted media "
@@ -273,8 +273,8 @@ bool IsRemovable(const ResourceType& rt, const Json& obj) {
 
 }  // namespace
 
-ApiError TooLargeResourceVersionError(uint64_t requested, uint64_t current) {
-  ApiError e;
+StatusError TooLargeResourceVersionError(uint64_t requested, uint64_t current) {
+  StatusError e;
   e.code = 504;
   e.reason = "Timeout";
   e.message = "Timeout: Too large resource version: " + std::to_string(requested) +
@@ -284,7 +284,8 @@ ApiError TooLargeResourceVersionError(uint64_t requested, uint64_t current) {
   return e;
 }
 
-std::optional<ApiError> CheckFieldSelector(const ResourceType& rt, const FieldSelector& selector) {
+std::optional<StatusError> CheckFieldSelector(const ResourceType& rt,
+                                              const FieldSelector& selector) {
   for (const auto& req : selector.requirements()) {
     if (!FieldSelectable(rt, req.path)) {
       return BadRequestError("field label not supported: " + req.path);
@@ -298,8 +299,8 @@ ObjectApi::ObjectApi(Storage& storage, const Clock& clock, Random& random)
 
 void ObjectApi::AddAdmissionHook(AdmissionHook hook) { admission_.push_back(std::move(hook)); }
 
-std::optional<ApiError> ObjectApi::Admit(const ResourceType& rt, const Json& object,
-                                         const Json* old) {
+std::optional<StatusError> ObjectApi::Admit(const ResourceType& rt, const Json& object,
+                                            const Json* old) {
   for (const auto& hook : admission_) {
     if (auto err = hook(rt, object, old)) return err;
   }
@@ -545,9 +546,9 @@ ApiResult<Json> ObjectApi::Create(const ResourceType& rt, std::string_view ns, J
     auto ns_rec = storage_.Get("namespaces", "", ns);
     if (!ns_rec) return NotFoundError(*ns_type, ns);
     if (rt.kind != "Event" && HasDeletionTimestamp(ns_rec->Parse())) {
-      ApiError e = ForbiddenError(rt.GroupResource() + " \"" + name +
-                                  "\" is forbidden: unable to create new content in namespace " +
-                                  std::string(ns) + " because it is being terminated");
+      StatusError e = ForbiddenError(rt.GroupResource() + " \"" + name +
+                                     "\" is forbidden: unable to create new content in namespace " +
+                                     std::string(ns) + " because it is being terminated");
       e.name = name;
       e.group = rt.group;
       e.kind = rt.resource;
@@ -781,7 +782,7 @@ ApiResult<Json> ObjectApi::Update(const ResourceType& rt, std::string_view ns,
     std::string body_rv = ResourceVersionOf(object);
     const Json& replicas = MemberOrNull(MemberOrNull(object, "spec"), "replicas");
     if (!replicas.is_null() && (!replicas.is_number_integer() || replicas.get<int64_t>() < 0)) {
-      ApiError e = InvalidError(
+      StatusError e = InvalidError(
           rt, name,
           {{"FieldValueInvalid",
             "Invalid value: " + RenderValue(replicas) + ": must be greater than or equal to 0",
@@ -883,7 +884,7 @@ ApiResult<Json> ObjectApi::Patch(const ResourceType& rt, std::string_view ns, st
           Json scale = ScaleOf(rt, old);
           auto patched = apply(scale);
           if (!patched.ok()) {
-            ApiError e;
+            StatusError e;
             e.code = 422;
             e.reason = "Invalid";
             e.message = patched.status().message();
@@ -897,11 +898,11 @@ ApiResult<Json> ObjectApi::Patch(const ResourceType& rt, std::string_view ns, st
           }
           const Json& replicas = MemberOrNull(MemberOrNull(*patched, "spec"), "replicas");
           if (!replicas.is_number_integer() || replicas.get<int64_t>() < 0) {
-            ApiError e = InvalidError(rt, name,
-                                      {{"FieldValueInvalid",
-                                        "Invalid value: " + RenderValue(replicas) +
-                                            ": must be greater than or equal to 0",
-                                        "spec.replicas"}});
+            StatusError e = InvalidError(rt, name,
+                                         {{"FieldValueInvalid",
+                                           "Invalid value: " + RenderValue(replicas) +
+                                               ": must be greater than or equal to 0",
+                                           "spec.replicas"}});
             e.kind = "Scale";
             e.group = "autoscaling";
             return e;
@@ -912,7 +913,7 @@ ApiResult<Json> ObjectApi::Patch(const ResourceType& rt, std::string_view ns, st
         }
         auto patched = apply(old);
         if (!patched.ok()) {
-          ApiError e;
+          StatusError e;
           e.code = 422;
           e.reason = "Invalid";
           e.message = patched.status().message();
@@ -937,12 +938,12 @@ ApiResult<Json> ObjectApi::Delete(const ResourceType& rt, std::string_view ns,
   std::string_view scope_ns = rt.namespaced ? ns : "";
   const std::string& policy = opts.propagation_policy;
   if (!policy.empty() && policy != "Orphan" && policy != "Background" && policy != "Foreground") {
-    ApiError e = InvalidError(rt, name,
-                              {{"FieldValueNotSupported",
-                                "Unsupported value: \"" + policy +
-                                    "\": supported values: \"Foreground\", \"Background\", "
-                                    "\"Orphan\"",
-                                "propagationPolicy"}});
+    StatusError e = InvalidError(rt, name,
+                                 {{"FieldValueNotSupported",
+                                   "Unsupported value: \"" + policy +
+                                       "\": supported values: \"Foreground\", \"Background\", "
+                                       "\"Orphan\"",
+                                   "propagationPolicy"}});
     return e;
   }
   if (opts.grace_period_seconds && *opts.grace_period_seconds < 0) {
@@ -950,8 +951,8 @@ ApiResult<Json> ObjectApi::Delete(const ResourceType& rt, std::string_view ns,
   }
   if (rt.kind == "Namespace" &&
       (name == "default" || name == "kube-system" || name == "kube-public")) {
-    ApiError e = ForbiddenError("namespaces \"" + std::string(name) +
-                                "\" is forbidden: this namespace may not be deleted");
+    StatusError e = ForbiddenError("namespaces \"" + std::string(name) +
+                                   "\" is forbidden: this namespace may not be deleted");
     e.name = std::string(name);
     e.kind = "namespaces";
     return e;

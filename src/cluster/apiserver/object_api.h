@@ -36,8 +36,8 @@
 #include <string_view>
 #include <vector>
 
-#include "cluster/apiserver/api_error.h"
 #include "cluster/apiserver/patch.h"
+#include "cluster/apiserver/status_error.h"
 #include "cluster/model/resource_types.h"
 #include "cluster/storage/storage.h"
 #include "common/clock.h"
@@ -74,16 +74,17 @@ struct DeleteOptions {
 class FieldSelector;
 // A 400 naming the first field the type does not support in field selectors (metadata.name and
 // metadata.namespace always; a few per kind, as on a real API server).
-std::optional<ApiError> CheckFieldSelector(const ResourceType& rt, const FieldSelector& selector);
+std::optional<StatusError> CheckFieldSelector(const ResourceType& rt,
+                                              const FieldSelector& selector);
 
 // The API server's answer to a read at a resourceVersion newer than its current one (once it has
 // waited for it in vain): 504 Timeout "Timeout: Too large resource version: <requested>,
 // current: <current>", cause ResourceVersionTooLarge, retryAfterSeconds 1.
-ApiError TooLargeResourceVersionError(uint64_t requested, uint64_t current);
+StatusError TooLargeResourceVersionError(uint64_t requested, uint64_t current);
 
 // Called before a create or update is stored; returning an error refuses the write (as an
 // admission webhook would). `old_object` is null on create.
-using AdmissionHook = std::function<std::optional<ApiError>(
+using AdmissionHook = std::function<std::optional<StatusError>(
     const ResourceType& rt, const Json& new_object, const Json* old_object)>;
 
 class ObjectApi {
@@ -154,7 +155,7 @@ class ObjectApi {
   ApiResult<Json> GuaranteedUpdate(
       const ResourceType& rt, std::string_view ns, std::string_view name, Subresource sub,
       bool dry_run, const std::function<ApiResult<Storage::Mutation>(const Json& old)>& compute);
-  std::optional<ApiError> Admit(const ResourceType& rt, const Json& object, const Json* old);
+  std::optional<StatusError> Admit(const ResourceType& rt, const Json& object, const Json* old);
   // Service cluster IPs: allocated at create, released when the Service is removed.
   std::string AllocateClusterIp();
   void ReleaseClusterIp(const Json& service);

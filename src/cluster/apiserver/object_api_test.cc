@@ -368,7 +368,7 @@ struct Paged {
   std::vector<Json> items;
   std::string rv;
   std::vector<int64_t> remaining;  // remainingItemCount of each page that had one
-  std::optional<ApiError> error;
+  std::optional<StatusError> error;
 };
 
 class PaginationTest : public ObjectApiTest {
@@ -724,7 +724,7 @@ TEST_F(ObjectApiTest, NamespacesTerminateAndProtectedOnesStay) {
 
 TEST_F(ObjectApiTest, AdmissionHooksCanRefuseWrites) {
   api_->AddAdmissionHook(
-      [](const ResourceType& rt, const Json& obj, const Json*) -> std::optional<ApiError> {
+      [](const ResourceType& rt, const Json& obj, const Json*) -> std::optional<StatusError> {
         if (rt.kind == "ConfigMap" && obj["metadata"]["name"] == "forbidden") {
           return ForbiddenError("denied by test hook");
         }

@@ -196,7 +196,7 @@ std::string BodyMediaType(const net::HttpRequest& http) {
 
 // Reads the fields of a DeleteOptions body into `del`; an error for a body that is not an
 // object or has an invalid dryRun.
-std::optional<ApiError> ReadDeleteOptionsBody(const Json& body, DeleteOptions& del) {
+std::optional<StatusError> ReadDeleteOptionsBody(const Json& body, DeleteOptions& del) {
   if (!body.is_object()) {
     return BadRequestError("the body of a delete must be a DeleteOptions object");
   }
@@ -348,7 +348,7 @@ class WatchSession : public std::enable_shared_from_this<WatchSession> {
   }
 
   // Sends a single ERROR event and ends the stream.
-  void FailWith(const ApiError& error) {
+  void FailWith(const StatusError& error) {
     net::Headers headers;
     headers.Add("Content-Type", "application/json");
     writer_->BeginStream(200, std::move(headers));
@@ -639,7 +639,7 @@ void RestHandler::RespondJson(Request& req, int code, const Json& body) {
   Respond(req, code, DumpJson(body));
 }
 
-void RestHandler::RespondError(Request& req, const ApiError& error) {
+void RestHandler::RespondError(Request& req, const StatusError& error) {
   if (req.responded) return;
   req.responded = true;
   net::HttpResponse resp;
@@ -1406,7 +1406,7 @@ void RestHandler::ServeWatch(Request& req) {
   }
   // A sendInitialEvents watch at a resourceVersion still not reached after the wait (see
   // RevisionToAwait) fails as the watch cache's does: one ERROR event with the 504.
-  std::optional<ApiError> too_large;
+  std::optional<StatusError> too_large;
   if (send_initial) {
     // List at a revision, then watch from exactly that revision: the list's objects become
     // ADDED events, closed by a bookmark marked initial-events-end.
@@ -1432,7 +1432,7 @@ void RestHandler::ServeWatch(Request& req) {
   }
   auto watcher = api_.storage().Watch(wr);
   if (!watcher.ok()) {
-    ApiError expired = ExpiredError(watcher.status().message());
+    StatusError expired = ExpiredError(watcher.status().message());
     session->FailWith(expired);
     Finish(req, 200);
     return;

@@ -123,7 +123,7 @@ class RestHandler final : public net::Handler {
   void Respond(Request& req, int code, std::string body,
                const std::string& content_type = "application/json");
   void RespondJson(Request& req, int code, const Json& body);
-  void RespondError(Request& req, const ApiError& error);
+  void RespondError(Request& req, const StatusError& error);
   void Finish(Request& req, int code);
   // Runs `fn`, turning an escaped exception into an error response.
   void Guarded(Request& req, const std::function<void()>& fn);

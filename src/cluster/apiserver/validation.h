@@ -7,7 +7,7 @@
 #include <string_view>
 #include <vector>
 
-#include "cluster/apiserver/api_error.h"
+#include "cluster/apiserver/status_error.h"
 #include "cluster/model/resource_types.h"
 #include "common/json.h"
 

@@ -57,7 +57,7 @@ struct ControllerManager::Impl {
   ProfileHolder profile;
   Random random;
   Scheduler scheduler{"controllers"};
-  WorkQueue queue{scheduler};
+  ControllerQueue queue{scheduler};
   ObjectCache cache;
   EventRecorder events;
   ControllerContext ctx{api, cache, queue, events, random, profile};

@@ -217,8 +217,8 @@ bool DeploymentController::Sync(Work, const std::string& key) {
   if (!co->deleting) {
     auto selector = LabelSelector::FromJson(AtPath(st.d, "spec.selector"));
     if (selector.ok() && !selector->Empty()) {
-      std::vector<std::string> orphans(ctx_.cache.Orphans("replicasets.apps", st.ns).begin(),
-                                       ctx_.cache.Orphans("replicasets.apps", st.ns).end());
+      std::vector<std::string> orphans(ctx_.cache.Uncontrolled("replicasets.apps", st.ns).begin(),
+                                       ctx_.cache.Uncontrolled("replicasets.apps", st.ns).end());
       for (const auto& rs_name : orphans) {
         const CachedObject* rs = ctx_.cache.Find("replicasets.apps", st.ns, rs_name);
         if (rs == nullptr || rs->deleting || !rs->record.labels ||

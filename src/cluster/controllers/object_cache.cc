@@ -6,7 +6,7 @@ namespace steward::cluster::controllers {
 
 namespace {
 // Only controllers that adopt (ReplicaSets adopt pods, Deployments adopt ReplicaSets) ask.
-bool TracksOrphans(std::string_view gr) { return gr == "pods" || gr == "replicasets.apps"; }
+bool TracksUncontrolled(std::string_view gr) { return gr == "pods" || gr == "replicasets.apps"; }
 }  // namespace
 
 std::string CachedObject::Key() const {
@@ -120,18 +120,19 @@ const std::set<std::string>& ObjectCache::Dependents(const std::string& owner_ui
   return it == dependents_.end() ? kEmpty : it->second;
 }
 
-const std::set<std::string>& ObjectCache::Orphans(std::string_view gr, std::string_view ns) const {
+const std::set<std::string>& ObjectCache::Uncontrolled(std::string_view gr,
+                                                       std::string_view ns) const {
   static const std::set<std::string> kEmpty;
-  auto it = orphans_.find(NsName(gr, ns));
-  return it == orphans_.end() ? kEmpty : it->second;
+  auto it = uncontrolled_.find(NsName(gr, ns));
+  return it == uncontrolled_.end() ? kEmpty : it->second;
 }
 
 void ObjectCache::Index(const CachedObject& obj, const std::string& key) {
   for (const auto& o : obj.owners) {
     if (!o.uid.empty()) dependents_[o.uid].insert(key);
   }
-  if (obj.Controller() == nullptr && TracksOrphans(obj.record.group_resource)) {
-    orphans_[NsName(obj.record.group_resource, obj.record.ns)].insert(obj.record.name);
+  if (obj.Controller() == nullptr && TracksUncontrolled(obj.record.group_resource)) {
+    uncontrolled_[NsName(obj.record.group_resource, obj.record.ns)].insert(obj.record.name);
   }
 }
 
@@ -142,11 +143,11 @@ void ObjectCache::Unindex(const CachedObject& obj, const std::string& key) {
     it->second.erase(key);
     if (it->second.empty()) dependents_.erase(it);
   }
-  if (obj.Controller() == nullptr && TracksOrphans(obj.record.group_resource)) {
-    auto it = orphans_.find(NsName(obj.record.group_resource, obj.record.ns));
-    if (it != orphans_.end()) {
+  if (obj.Controller() == nullptr && TracksUncontrolled(obj.record.group_resource)) {
+    auto it = uncontrolled_.find(NsName(obj.record.group_resource, obj.record.ns));
+    if (it != uncontrolled_.end()) {
       it->second.erase(obj.record.name);
-      if (it->second.empty()) orphans_.erase(it);
+      if (it->second.empty()) uncontrolled_.erase(it);
     }
   }
 }

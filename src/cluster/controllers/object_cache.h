@@ -2,7 +2,8 @@
 //
 // Keeps, for every object except Events, its stored record (shared with storage, so cheap)
 // plus the metadata the controllers index on: uid, owner references, finalizers, deletion.
-// Indexes: dependents by owner uid, and objects without a controller reference ("orphans")
+// Indexes: dependents by owner uid, and objects without a controller reference ("uncontrolled";
+// Kubernetes calls them orphans, a word Steward keeps for labelled objects of no stored project)
 // per group-resource and namespace.
 //
 // Not thread-safe: owned and used by the controller manager's worker thread only.
@@ -66,7 +67,7 @@ class ObjectCache {
   const std::set<std::string>& Dependents(const std::string& owner_uid) const;
   // Names of objects of `gr` in `ns` without a controller reference (tracked for pods and
   // replicasets.apps only).
-  const std::set<std::string>& Orphans(std::string_view gr, std::string_view ns) const;
+  const std::set<std::string>& Uncontrolled(std::string_view gr, std::string_view ns) const;
   size_t size() const { return objects_.size(); }
 
  private:
@@ -75,7 +76,7 @@ class ObjectCache {
 
   std::unordered_map<std::string, std::unique_ptr<CachedObject>> objects_;
   std::unordered_map<std::string, std::set<std::string>> dependents_;
-  std::unordered_map<std::string, std::set<std::string>> orphans_;  // "gr|ns" -> names
+  std::unordered_map<std::string, std::set<std::string>> uncontrolled_;  // "gr|ns" -> names
 };
 
 }  // namespace steward::cluster::controllers

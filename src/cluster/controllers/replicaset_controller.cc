@@ -122,8 +122,8 @@ bool ReplicaSetController::Sync(Work, const std::string& key) {
     pods.push_back(pod->Parse());
   }
   if (!deleting && !selector->Empty()) {
-    std::vector<std::string> orphans(ctx_.cache.Orphans("pods", ns).begin(),
-                                     ctx_.cache.Orphans("pods", ns).end());
+    std::vector<std::string> orphans(ctx_.cache.Uncontrolled("pods", ns).begin(),
+                                     ctx_.cache.Uncontrolled("pods", ns).end());
     Json ref = ControllerRefTo(rs, replicasets_);
     for (const auto& pod_name : orphans) {
       const CachedObject* pod = ctx_.cache.Find("pods", ns, pod_name);

@@ -5,7 +5,7 @@
 #include <chrono>
 #include <thread>
 
-#include "cluster/controllers/work_queue.h"
+#include "cluster/controllers/controller_queue.h"
 
 namespace steward::cluster::controllers {
 namespace {
@@ -80,7 +80,7 @@ TEST(PodAvailableTest, MinReadySeconds) {
 
 TEST(WorkQueueTest, DeduplicatesReadyItems) {
   Scheduler scheduler;
-  WorkQueue q(scheduler);
+  ControllerQueue q(scheduler);
   q.Add({Work::kPod, "a"});
   q.Add({Work::kPod, "a"});
   q.Add({Work::kPod, "b"});
@@ -94,7 +94,7 @@ TEST(WorkQueueTest, DeduplicatesReadyItems) {
 
 TEST(WorkQueueTest, DelayedItemKeepsEarliestTimeAndAddWins) {
   Scheduler scheduler;
-  WorkQueue q(scheduler);
+  ControllerQueue q(scheduler);
   q.AddAfter({Work::kPod, "a"}, 1h);
   q.AddAfter({Work::kPod, "a"}, 2h);  // later: ignored
   EXPECT_EQ(q.DelayedSize(), 1u);
@@ -117,7 +117,7 @@ TEST(WorkQueueTest, DelayedItemKeepsEarliestTimeAndAddWins) {
 
 TEST(WorkQueueTest, KickAndShutdownWakeWaiters) {
   Scheduler scheduler;
-  WorkQueue q(scheduler);
+  ControllerQueue q(scheduler);
   std::thread t([&] { q.Kick(); });
   EXPECT_TRUE(q.Wait());
   t.join();
@@ -131,7 +131,7 @@ TEST(WorkQueueTest, KickAndShutdownWakeWaiters) {
 
 TEST(WorkQueueTest, RateLimitedBacksOffAndForgetResets) {
   Scheduler scheduler;
-  WorkQueue q(scheduler);
+  ControllerQueue q(scheduler);
   WorkItem item{Work::kGcAttempt, "k"};
   auto start = std::chrono::steady_clock::now();
   q.AddRateLimited(item);  // 5 ms

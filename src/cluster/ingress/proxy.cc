@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "cluster/apiserver/api_error.h"
+#include "cluster/apiserver/status_error.h"
 #include "cluster/model/resource_types.h"
 #include "common/ascii.h"
 
@@ -52,7 +52,7 @@ std::optional<SchemeNamePort> SplitSchemeNamePort(std::string_view id) {
   return out;
 }
 
-net::HttpResponse StatusResponse(const ApiError& error) {
+net::HttpResponse StatusResponse(const StatusError& error) {
   net::HttpResponse r;
   r.status = error.code;
   r.headers.Set("Content-Type", "application/json");
@@ -105,7 +105,7 @@ net::HttpRequest Upstream(std::string_view path, const net::HttpRequest& origina
   return up;
 }
 
-ApiError Unreachable(std::string_view address, int port) {
+StatusError Unreachable(std::string_view address, int port) {
   return ServiceUnavailableError("error trying to reach service: dial tcp " + std::string(address) +
                                  ":" + std::to_string(port) + ": connect: connection refused");
 }

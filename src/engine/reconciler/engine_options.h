@@ -11,14 +11,12 @@
 #include "common/clock.h"
 #include "common/status.h"
 #include "engine/model/project.h"
+#include "engine/probe/http_prober.h"
 #include "engine/workqueue/worker_pool.h"
 #include "engine/workqueue/workqueue.h"
 #include "kube/client/resource.h"
 
 namespace steward::engine {
-
-// Probes a project's URL (through the ingress) before it is called Running: OK when it answers.
-using HttpProber = std::function<Status(const std::string& host, const std::string& url)>;
 
 struct EngineOptions {
   EngineConfig config;

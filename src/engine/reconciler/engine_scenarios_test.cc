@@ -8,8 +8,8 @@
 #include <set>
 #include <thread>
 
+#include "engine/probe/http_prober.h"
 #include "engine/reconciler/engine_test_support.h"
-#include "engine/reconciler/http_prober.h"
 
 namespace steward::engine::testing {
 namespace {

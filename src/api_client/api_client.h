@@ -21,7 +21,7 @@
 #include "common/status.h"
 #include "net/http_client.h"
 
-namespace steward::client {
+namespace steward::api_client {
 
 struct ApiClientOptions {
   std::string server = "http://127.0.0.1:8080";  // http:// or https://, host[:port], no path
@@ -32,7 +32,7 @@ struct ApiClientOptions {
 };
 
 // The decoded error body of a refused request.
-struct ApiError {
+struct ServerError {
   int http_status = 0;  // 0: no answer (or the last call succeeded)
   std::string reason;   // "InvalidArgument", "NotFound", ...
   std::string message;
@@ -70,7 +70,7 @@ class ApiClient {
   Status Watch(const std::string& query, const std::function<bool(const WatchEvent&)>& on_event,
                std::chrono::milliseconds timeout);
 
-  const ApiError& last_error() const { return last_error_; }
+  const ServerError& last_error() const { return last_error_; }
   const std::string& server() const { return server_; }
 
  private:
@@ -81,7 +81,7 @@ class ApiClient {
 
   std::string server_;
   std::unique_ptr<net::HttpClient> http_;
-  ApiError last_error_;
+  ServerError last_error_;
 };
 
 // Splits a server-sent-event stream into events. Feed it chunks as they arrive; each complete
@@ -106,4 +106,4 @@ class SseParser {
 // with kInvalidArgument for anything else, zero or a negative value.
 StatusOr<std::chrono::milliseconds> ParseDuration(std::string_view text);
 
-}  // namespace steward::client
+}  // namespace steward::api_client

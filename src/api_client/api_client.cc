@@ -1,4 +1,4 @@
-#include "client/api_client.h"
+#include "api_client/api_client.h"
 
 #include <cmath>
 #include <cstdlib>
@@ -6,7 +6,7 @@
 #include "common/duration.h"
 #include "common/host_port.h"
 
-namespace steward::client {
+namespace steward::api_client {
 namespace {
 
 StatusCode CodeForHttpStatus(int status) {
@@ -71,13 +71,13 @@ StatusOr<std::unique_ptr<ApiClient>> ApiClient::Create(const ApiClientOptions& o
 }
 
 Status ApiClient::NoAnswer(const Status& status) {
-  last_error_ = ApiError{};
+  last_error_ = ServerError{};
   return Status(status.code(),
                 "cannot reach the Steward API at " + server_ + ": " + status.message());
 }
 
 Status ApiClient::ErrorFromAnswer(const net::HttpResponse& response) {
-  last_error_ = ApiError{};
+  last_error_ = ServerError{};
   last_error_.http_status = response.status;
   auto body = ParseJson(response.body);
   const Json* error = body.ok() ? FindPath(*body, "error") : nullptr;
@@ -109,7 +109,7 @@ StatusOr<Json> ApiClient::Call(const std::string& method, const std::string& tar
   auto response = http_->Request(method, target, text, headers);
   if (!response.ok()) return NoAnswer(response.error());
   if (response->status < 200 || response->status >= 300) return ErrorFromAnswer(*response);
-  last_error_ = ApiError{};
+  last_error_ = ServerError{};
   if (response->body.empty()) return Json::object();
   auto json = ParseJson(response->body);
   if (!json.ok()) {
@@ -152,7 +152,7 @@ Status ApiClient::Watch(const std::string& query,
   if (!response.ok()) {
     if (stopped) return Status::Ok();
     if (response.error().code() == StatusCode::kDeadlineExceeded) {
-      last_error_ = ApiError{};
+      last_error_ = ServerError{};
       return Status(StatusCode::kDeadlineExceeded, "the watch stream passed its deadline");
     }
     return NoAnswer(response.error());
@@ -163,7 +163,7 @@ Status ApiClient::Watch(const std::string& query,
     return ErrorFromAnswer(copy);
   }
   if (stopped) return Status::Ok();
-  last_error_ = ApiError{};
+  last_error_ = ServerError{};
   return Unavailable("the watch stream from " + server_ + " ended");
 }
 
@@ -235,4 +235,4 @@ StatusOr<std::chrono::milliseconds> ParseDuration(std::string_view text) {
   return *d;
 }
 
-}  // namespace steward::client
+}  // namespace steward::api_client

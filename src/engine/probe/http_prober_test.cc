@@ -1,7 +1,7 @@
 // The HTTP prober: URL and address parsing, what it sends, which statuses count as an answer,
 // connection errors and timeouts, TLS verification, and the embedded cluster's ingress
 // listener (404 without a rule, 503 without a ready backend).
-#include "engine/reconciler/http_prober.h"
+#include "engine/probe/http_prober.h"
 
 #include <arpa/inet.h>
 #include <gmock/gmock.h>

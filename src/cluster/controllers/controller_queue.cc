@@ -1,14 +1,14 @@
-#include "cluster/controllers/work_queue.h"
+#include "cluster/controllers/controller_queue.h"
 
 #include <algorithm>
 
 namespace steward::cluster::controllers {
 
-WorkQueue::WorkQueue(Scheduler& scheduler) : scheduler_(scheduler) {}
+ControllerQueue::ControllerQueue(Scheduler& scheduler) : scheduler_(scheduler) {}
 
-WorkQueue::~WorkQueue() { Shutdown(); }
+ControllerQueue::~ControllerQueue() { Shutdown(); }
 
-void WorkQueue::Add(const WorkItem& item) {
+void ControllerQueue::Add(const WorkItem& item) {
   MutexLock lock(mu_);
   if (shutdown_) return;
   auto it = delayed_.find(item);
@@ -19,14 +19,14 @@ void WorkQueue::Add(const WorkItem& item) {
   AddLocked(item);
 }
 
-void WorkQueue::AddLocked(const WorkItem& item) {
+void ControllerQueue::AddLocked(const WorkItem& item) {
   if (queued_.insert(item).second) {
     ready_.push_back(item);
     cv_.NotifyOne();
   }
 }
 
-void WorkQueue::AddAfter(const WorkItem& item, std::chrono::nanoseconds delay) {
+void ControllerQueue::AddAfter(const WorkItem& item, std::chrono::nanoseconds delay) {
   if (delay <= std::chrono::nanoseconds::zero()) {
     Add(item);
     return;
@@ -49,7 +49,7 @@ void WorkQueue::AddAfter(const WorkItem& item, std::chrono::nanoseconds delay) {
   delayed_[item] = Delayed{due, id};
 }
 
-void WorkQueue::Fire(const WorkItem& item, const std::shared_ptr<Scheduler::TaskId>& id) {
+void ControllerQueue::Fire(const WorkItem& item, const std::shared_ptr<Scheduler::TaskId>& id) {
   MutexLock lock(mu_);
   if (shutdown_) return;
   auto it = delayed_.find(item);
@@ -58,7 +58,7 @@ void WorkQueue::Fire(const WorkItem& item, const std::shared_ptr<Scheduler::Task
   AddLocked(item);
 }
 
-void WorkQueue::AddRateLimited(const WorkItem& item) {
+void ControllerQueue::AddRateLimited(const WorkItem& item) {
   int n;
   {
     MutexLock lock(mu_);
@@ -68,12 +68,12 @@ void WorkQueue::AddRateLimited(const WorkItem& item) {
   AddAfter(item, std::min<std::chrono::nanoseconds>(delay, std::chrono::seconds(30)));
 }
 
-void WorkQueue::Forget(const WorkItem& item) {
+void ControllerQueue::Forget(const WorkItem& item) {
   MutexLock lock(mu_);
   failures_.erase(item);
 }
 
-std::optional<WorkItem> WorkQueue::TryPop() {
+std::optional<WorkItem> ControllerQueue::TryPop() {
   MutexLock lock(mu_);
   if (ready_.empty()) return std::nullopt;
   WorkItem item = std::move(ready_.front());
@@ -82,20 +82,20 @@ std::optional<WorkItem> WorkQueue::TryPop() {
   return item;
 }
 
-bool WorkQueue::Wait() {
+bool ControllerQueue::Wait() {
   MutexLock lock(mu_);
   cv_.Wait(mu_, [&]() REQUIRES(mu_) { return shutdown_ || kicked_ || !ready_.empty(); });
   kicked_ = false;
   return !shutdown_;
 }
 
-void WorkQueue::Kick() {
+void ControllerQueue::Kick() {
   MutexLock lock(mu_);
   kicked_ = true;
   cv_.NotifyOne();
 }
 
-void WorkQueue::Shutdown() {
+void ControllerQueue::Shutdown() {
   MutexLock lock(mu_);
   if (shutdown_) return;
   shutdown_ = true;
@@ -106,12 +106,12 @@ void WorkQueue::Shutdown() {
   cv_.NotifyAll();
 }
 
-size_t WorkQueue::ReadySize() const {
+size_t ControllerQueue::ReadySize() const {
   MutexLock lock(mu_);
   return ready_.size();
 }
 
-size_t WorkQueue::DelayedSize() const {
+size_t ControllerQueue::DelayedSize() const {
   MutexLock lock(mu_);
   return delayed_.size();
 }

@@ -1,10 +1,10 @@
-#include "cluster/apiserver/api_error.h"
+#include "cluster/apiserver/status_error.h"
 
 #include "cluster/model/resource_types.h"
 
 namespace steward::cluster {
 
-Json ApiError::ToStatus() const {
+Json StatusError::ToStatus() const {
   Json status = {{"kind", "Status"},    {"apiVersion", "v1"}, {"metadata", Json::object()},
                  {"status", "Failure"}, {"message", message}, {"reason", reason},
                  {"code", code}};
@@ -29,17 +29,17 @@ Json ApiError::ToStatus() const {
 
 namespace {
 
-ApiError Make(int code, std::string reason, std::string message) {
-  ApiError e;
+StatusError Make(int code, std::string reason, std::string message) {
+  StatusError e;
   e.code = code;
   e.reason = std::move(reason);
   e.message = std::move(message);
   return e;
 }
 
-ApiError ForResource(int code, std::string reason, const ResourceType& rt, std::string_view name,
-                     std::string message) {
-  ApiError e = Make(code, std::move(reason), std::move(message));
+StatusError ForResource(int code, std::string reason, const ResourceType& rt, std::string_view name,
+                        std::string message) {
+  StatusError e = Make(code, std::move(reason), std::move(message));
   e.name = std::string(name);
   e.group = rt.group;
   e.kind = rt.resource;
@@ -53,27 +53,27 @@ std::string Qualified(const ResourceType& rt, std::string_view name) {
 
 }  // namespace
 
-ApiError NotFoundError(const ResourceType& rt, std::string_view name) {
+StatusError NotFoundError(const ResourceType& rt, std::string_view name) {
   return ForResource(404, "NotFound", rt, name, Qualified(rt, name) + " not found");
 }
 
-ApiError AlreadyExistsError(const ResourceType& rt, std::string_view name) {
+StatusError AlreadyExistsError(const ResourceType& rt, std::string_view name) {
   return ForResource(409, "AlreadyExists", rt, name, Qualified(rt, name) + " already exists");
 }
 
-ApiError BeingDeletedError(const ResourceType& rt, std::string_view name) {
+StatusError BeingDeletedError(const ResourceType& rt, std::string_view name) {
   return ForResource(409, "AlreadyExists", rt, name,
                      "object is being deleted: " + Qualified(rt, name) + " already exists");
 }
 
-ApiError ConflictError(const ResourceType& rt, std::string_view name, std::string_view detail) {
+StatusError ConflictError(const ResourceType& rt, std::string_view name, std::string_view detail) {
   return ForResource(
       409, "Conflict", rt, name,
       "Operation cannot be fulfilled on " + Qualified(rt, name) + ": " + std::string(detail));
 }
 
-ApiError InvalidError(const ResourceType& rt, std::string_view name,
-                      std::vector<StatusCause> causes) {
+StatusError InvalidError(const ResourceType& rt, std::string_view name,
+                         std::vector<StatusCause> causes) {
   std::string group_kind = rt.group.empty() ? rt.kind : rt.kind + "." + rt.group;
   std::string message = group_kind + " \"" + std::string(name) + "\" is invalid: ";
   if (causes.size() > 1) message += "[";
@@ -83,7 +83,7 @@ ApiError InvalidError(const ResourceType& rt, std::string_view name,
     message += causes[i].message;
   }
   if (causes.size() > 1) message += "]";
-  ApiError e = Make(422, "Invalid", std::move(message));
+  StatusError e = Make(422, "Invalid", std::move(message));
   e.name = std::string(name);
   e.group = rt.group;
   e.kind = rt.kind;
@@ -91,36 +91,38 @@ ApiError InvalidError(const ResourceType& rt, std::string_view name,
   return e;
 }
 
-ApiError BadRequestError(std::string message) {
+StatusError BadRequestError(std::string message) {
   return Make(400, "BadRequest", std::move(message));
 }
-ApiError ExpiredError(std::string message) { return Make(410, "Expired", std::move(message)); }
-ApiError MethodNotAllowedError(std::string message) {
+StatusError ExpiredError(std::string message) { return Make(410, "Expired", std::move(message)); }
+StatusError MethodNotAllowedError(std::string message) {
   return Make(405, "MethodNotAllowed", std::move(message));
 }
-ApiError UnsupportedMediaTypeError(std::string message) {
+StatusError UnsupportedMediaTypeError(std::string message) {
   return Make(415, "UnsupportedMediaType", std::move(message));
 }
-ApiError NotAcceptableError(std::string message) {
+StatusError NotAcceptableError(std::string message) {
   return Make(406, "NotAcceptable", std::move(message));
 }
-ApiError TooLargeError(std::string message) {
+StatusError TooLargeError(std::string message) {
   return Make(413, "RequestEntityTooLarge", std::move(message));
 }
-ApiError TooManyRequestsError(int retry_after_seconds) {
-  ApiError e = Make(429, "TooManyRequests", "Too many requests, please try again later.");
+StatusError TooManyRequestsError(int retry_after_seconds) {
+  StatusError e = Make(429, "TooManyRequests", "Too many requests, please try again later.");
   e.retry_after_seconds = retry_after_seconds;
   return e;
 }
-ApiError InternalError(std::string message) {
+StatusError InternalError(std::string message) {
   return Make(500, "InternalError", "Internal error occurred: " + message);
 }
-ApiError ServiceUnavailableError(std::string message) {
+StatusError ServiceUnavailableError(std::string message) {
   return Make(503, "ServiceUnavailable", std::move(message));
 }
-ApiError UnauthorizedError() { return Make(401, "Unauthorized", "Unauthorized"); }
-ApiError ForbiddenError(std::string message) { return Make(403, "Forbidden", std::move(message)); }
-ApiError NotFoundPathError(std::string_view /*path*/) {
+StatusError UnauthorizedError() { return Make(401, "Unauthorized", "Unauthorized"); }
+StatusError ForbiddenError(std::string message) {
+  return Make(403, "Forbidden", std::move(message));
+}
+StatusError NotFoundPathError(std::string_view /*path*/) {
   return Make(404, "NotFound", "the server could not find the requested resource");
 }
 

@@ -1,4 +1,4 @@
-#include "engine/reconciler/http_prober.h"
+#include "engine/probe/http_prober.h"
 
 #include <utility>
 

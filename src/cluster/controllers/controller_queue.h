@@ -1,4 +1,4 @@
-// WorkQueue: the keyed, de-duplicating work queue of the simulated controllers.
+// ControllerQueue: the keyed, de-duplicating work queue of the simulated controllers.
 //
 // An item is a (kind, key) pair. An item that is already ready is queued once, however often it
 // is added. AddAfter() delays an item through a Scheduler; a delayed item keeps the earliest of
@@ -55,12 +55,12 @@ struct WorkItemHash {
   }
 };
 
-class WorkQueue {
+class ControllerQueue {
  public:
-  explicit WorkQueue(Scheduler& scheduler);
-  ~WorkQueue();
-  WorkQueue(const WorkQueue&) = delete;
-  WorkQueue& operator=(const WorkQueue&) = delete;
+  explicit ControllerQueue(Scheduler& scheduler);
+  ~ControllerQueue();
+  ControllerQueue(const ControllerQueue&) = delete;
+  ControllerQueue& operator=(const ControllerQueue&) = delete;
 
   // Makes the item ready now (cancelling any delayed entry for it).
   void Add(const WorkItem& item);

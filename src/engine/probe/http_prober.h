@@ -1,4 +1,5 @@
-// MakeHttpProber: the engine's HttpProber (engine.h) over HTTP/1.1, for config.http_probe.
+// HttpProber: how the engine asks whether a project's URL answers (through the ingress) before it
+// calls the project Running (config.httpProbe); MakeHttpProber: one over HTTP/1.1.
 //
 // A probe of (host, url) sends `GET <url's path and query>` with `Host: <host>` and answers
 // OK when the response status is below 500 and not 404: the ingress in front of the project
@@ -18,13 +19,16 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <string>
 #include <utility>
 
 #include "common/status.h"
-#include "engine/reconciler/engine.h"
 
 namespace steward::engine {
+
+// OK when the project answers at `url` (sent with Host: `host`). Must be thread-safe.
+using HttpProber = std::function<Status(const std::string& host, const std::string& url)>;
 
 HttpProber MakeHttpProber(std::string address, std::chrono::milliseconds timeout);
 
