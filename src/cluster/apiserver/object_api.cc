@@ -884,11 +884,7 @@ ApiResult<Json> ObjectApi::Patch(const ResourceType& rt, std::string_view ns, st
           Json scale = ScaleOf(rt, old);
           auto patched = apply(scale);
           if (!patched.ok()) {
-            StatusError e;
-            e.code = 422;
-            e.reason = "Invalid";
-            e.message = patched.status().message();
-            return e;
+            return UnprocessableError(patched.status().message());
           }
           std::string prv = ResourceVersionOf(*patched);
           if (!prv.empty() && prv != ResourceVersionOf(old)) {
@@ -913,11 +909,7 @@ ApiResult<Json> ObjectApi::Patch(const ResourceType& rt, std::string_view ns, st
         }
         auto patched = apply(old);
         if (!patched.ok()) {
-          StatusError e;
-          e.code = 422;
-          e.reason = "Invalid";
-          e.message = patched.status().message();
-          return e;
+          return UnprocessableError(patched.status().message());
         }
         Json body = std::move(patched).value();
         if (!body.is_object()) {

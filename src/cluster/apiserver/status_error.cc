@@ -94,6 +94,9 @@ StatusError InvalidError(const ResourceType& rt, std::string_view name,
 StatusError BadRequestError(std::string message) {
   return Make(400, "BadRequest", std::move(message));
 }
+StatusError UnprocessableError(std::string message) {
+  return Make(422, "Invalid", std::move(message));
+}
 StatusError ExpiredError(std::string message) { return Make(410, "Expired", std::move(message)); }
 StatusError MethodNotAllowedError(std::string message) {
   return Make(405, "MethodNotAllowed", std::move(message));

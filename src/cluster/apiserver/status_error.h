@@ -47,6 +47,8 @@ StatusError ConflictError(const ResourceType& rt, std::string_view name, std::st
 StatusError InvalidError(const ResourceType& rt, std::string_view name,
                          std::vector<StatusCause> causes);
 StatusError BadRequestError(std::string message);
+// 422 Invalid with the message as it is and no details: a patch that cannot be applied.
+StatusError UnprocessableError(std::string message);
 StatusError ExpiredError(std::string message);  // 410 Expired
 StatusError MethodNotAllowedError(std::string message);
 StatusError UnsupportedMediaTypeError(std::string message);
