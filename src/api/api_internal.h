@@ -150,10 +150,13 @@ struct StreamEvent {
 };
 
 // The SSE texts of docs/api.md: a `project` event, a `deleted` event (no id when version is 0)
-// and the `error` event that ends a stream whose client does not keep up.
+// and the `error` events that end a stream whose client does not keep up, or every stream when
+// the server's fan-out fell behind.
 std::string ProjectEvent(const store::ProjectRecord& r);
 std::string DeletedEvent(const std::string& id, const std::string& name, int64_t version);
 std::string SlowConsumerEvent(size_t pending_bytes);
+// The `error` event that ends every stream when the fan-out fell behind by more than its bound.
+std::string FanoutBehindEvent(size_t queued_bytes);
 
 // A watch stream. Fed by the fan-out thread (live changes), its handler (the snapshot) and the
 // keep-alive timer, each with `mu` held.
@@ -245,7 +248,9 @@ class Server final : public ApiServer, public net::Handler {
   // The fan-out thread: takes every queued event at once and hands each stream its share of
   // them in one write, in queue (= commit) order. Returns once stopping and the queue is empty.
   void FanoutLoop() EXCLUDES(fanout_mu_);
-  void FanOut(const std::vector<StreamEvent>& batch);
+  void FanOut(const std::vector<StreamEvent>& batch) EXCLUDES(streams_mu_);
+  // Ends every open stream with FanoutBehindEvent (after what each has queued).
+  void EndStreamsBehind(size_t queued_bytes) EXCLUDES(streams_mu_);
   // Adds `e` to `out` unless the stream already showed it (s->mu held).
   static void AppendLocked(Stream& s, const StreamEvent& e, std::string* out) REQUIRES(s.mu);
   // Writes `text` unless the client has more than s->max_pending bytes unsent, in which case the
@@ -301,11 +306,19 @@ class Server final : public ApiServer, public net::Handler {
   static constexpr size_t kStreamPendingLimit = 1 << 20;
   std::atomic<size_t> stream_pending_limit_{kStreamPendingLimit};  // tests may lower it
 
-  // Store listener → fan-out thread. Not bounded: it holds what the fan-out has not taken yet,
-  // which it takes all at once (a lagging fan-out writes each stream many changes per write).
+  // Store listener → fan-out thread: what the fan-out has not taken yet, which it takes all at
+  // once (a lagging fan-out writes each stream many changes per write). Bounded by the text it
+  // holds: past the bound the queue is dropped, nothing more is queued until the fan-out has
+  // seen that, and it then ends every open stream with an `error` event (Overloaded) — each
+  // client reconnects with initial=true — instead of holding memory without bound.
+  static constexpr size_t kFanoutQueueLimit = 64u << 20;
+  std::atomic<size_t> fanout_queue_limit_{kFanoutQueueLimit};  // tests may lower it
   Mutex fanout_mu_;
-  CondVar fanout_cv_;  // an event was queued, or stopping
+  CondVar fanout_cv_;  // an event was queued, the queue overflowed, or stopping
   std::vector<StreamEvent> fanout_queue_ GUARDED_BY(fanout_mu_);
+  size_t fanout_queued_bytes_ GUARDED_BY(fanout_mu_) = 0;
+  // The bytes queued when the queue overflowed; 0 when it has not (or the fan-out has seen it).
+  size_t fanout_overflow_bytes_ GUARDED_BY(fanout_mu_) = 0;
   bool fanout_stop_ GUARDED_BY(fanout_mu_) = false;
   std::thread fanout_thread_;
 };

@@ -540,9 +540,17 @@ void Server::OnChange(const store::ProjectChange& change) {
     }
     e.text = std::make_shared<const std::string>(DeletedEvent(e.project_id, e.name, e.version));
   }
+  std::vector<StreamEvent> dropped;  // freed outside the lock
   {
     MutexLock lock(fanout_mu_);
+    if (fanout_overflow_bytes_ > 0) return;  // every stream is about to be ended
+    fanout_queued_bytes_ += e.text->size();
     fanout_queue_.push_back(std::move(e));
+    if (fanout_queued_bytes_ > fanout_queue_limit_.load()) {
+      fanout_overflow_bytes_ = fanout_queued_bytes_;
+      fanout_queued_bytes_ = 0;
+      dropped.swap(fanout_queue_);
+    }
   }
   fanout_cv_.NotifyOne();
 }

@@ -27,6 +27,15 @@ struct ServerTestPeer {
   static void SetStreamPendingLimit(ApiServer& api, size_t bytes) {
     static_cast<Server&>(api).stream_pending_limit_ = bytes;
   }
+  static void SetFanoutQueueLimit(ApiServer& api, size_t bytes) {
+    static_cast<Server&>(api).fanout_queue_limit_ = bytes;
+  }
+  // Changes queued for the fan-out that it has not taken yet.
+  static size_t FanoutQueued(ApiServer& api) {
+    auto& s = static_cast<Server&>(api);
+    MutexLock lock(s.fanout_mu_);
+    return s.fanout_queue_.size();
+  }
   static std::shared_ptr<Stream> StreamAt(ApiServer& api, size_t i) {
     auto& s = static_cast<Server&>(api);
     MutexLock lock(s.streams_mu_);
@@ -919,6 +928,53 @@ TEST_F(ApiTest, CommitsDoNotWaitForWatchStreams) {
   }
   EXPECT_EQ(Body(net::HttpResponse{200, {}, events.back().data})["name"], "p1");
   EXPECT_EQ(events.back().id, "2");
+}
+
+// A fan-out that falls behind by more than its bound holds no more: the queue is dropped and
+// every stream open then is ended with an Overloaded error, after what it was already sent, in
+// order; streams opened afterwards get every later change.
+TEST_F(ApiTest, AFanoutThatFallsBehindEndsEveryStreamWithAnOverloadedError) {
+  engine_->Stop();  // only this test's commits
+  ServerTestPeer::SetFanoutQueueLimit(*api_, 256 * 1024);
+  Watcher w(api_->port(), "/v1/watch?initial=false");
+  ASSERT_TRUE(Eventually([&] { return ServerTestPeer::Streams(*api_) == 1; }));
+  std::shared_ptr<Stream> stream = ServerTestPeer::StreamAt(*api_, 0);
+  ASSERT_NE(stream, nullptr);
+  store::ProjectRecord big;
+  big.id = big.name = "big";
+  big.team = "t1";
+  big.spec_json = DumpJson(Json{{"pad", std::string(64 * 1024, 'x')}});  // 64 KiB events
+  auto bump = [](store::ProjectRecord& r, const std::vector<store::Credential>&, store::Mutation&) {
+    ++r.generation;
+    return Status::Ok();
+  };
+  constexpr int kCommits = 10;  // 9 × 64 KiB queued: past the bound while the fan-out is held
+  {
+    MutexLock hold(stream->mu);
+    ASSERT_TRUE(store_->CreateProject(big, {}).ok());
+    // The fan-out took the first change and waits for this stream; the rest pile up.
+    ASSERT_TRUE(Eventually([&] { return ServerTestPeer::FanoutQueued(*api_) == 0; }));
+    for (int i = 1; i < kCommits; ++i) ASSERT_TRUE(store_->MutateProject("big", bump).ok());
+  }
+  ASSERT_TRUE(Eventually([&] { return w.done(); }, seconds(30)));
+  EXPECT_EQ(w.error(), "");  // ended with the last chunk
+  auto events = w.events();
+  ASSERT_EQ(events.size(), 2u);  // the change it was being sent, then the error
+  EXPECT_EQ(events[0].event, "project");
+  EXPECT_EQ(events[0].id, "1");
+  EXPECT_EQ(events.back().event, "error");
+  Json error = Body(net::HttpResponse{200, {}, events.back().data});
+  EXPECT_EQ(error["reason"], "Overloaded");
+  EXPECT_NE(GetString(error, "message").find("initial=true"), std::string::npos);
+  ASSERT_TRUE(Eventually([&] { return ServerTestPeer::Streams(*api_) == 0; }));
+  // Nothing more is dropped: a new stream gets its snapshot and the next change.
+  Watcher later(api_->port(), "/v1/watch?project=big");
+  ASSERT_TRUE(Eventually([&] { return later.Has("sync"); }));
+  ASSERT_TRUE(store_->MutateProject("big", bump).ok());
+  ASSERT_TRUE(Eventually([&] {
+    auto e = later.events();
+    return !e.empty() && e.back().id == std::to_string(kCommits + 1);
+  }));
 }
 
 // The text on the wire is exactly docs/api.md's, as rendered once per change.

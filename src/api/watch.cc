@@ -1,5 +1,7 @@
 // GET /v1/watch: server-sent events. The store listener (OnChange, api_server.cc) renders each
 // change once; the fan-out thread (FanoutLoop) writes it to the streams it matches.
+#include <utility>
+
 #include "api/api_internal.h"
 #include "common/log.h"
 
@@ -23,6 +25,15 @@ std::string SlowConsumerEvent(size_t pending_bytes) {
                        {"message", "the client did not keep up with the stream (" +
                                        std::to_string(pending_bytes) +
                                        " bytes unsent); reconnect with initial=true"}}) +
+         "\n\n";
+}
+
+std::string FanoutBehindEvent(size_t queued_bytes) {
+  return "event: error\ndata: " +
+         DumpJson(Json{{"reason", "Overloaded"},
+                       {"message", "the server fell behind writing watch streams (" +
+                                       std::to_string(queued_bytes) +
+                                       " bytes queued); reconnect with initial=true"}}) +
          "\n\n";
 }
 
@@ -115,13 +126,19 @@ void Server::HandleWatch(const CallPtr& call) {
 void Server::FanoutLoop() {
   ReleasableMutexLock lock(fanout_mu_);
   for (;;) {
-    fanout_cv_.Wait(fanout_mu_,
-                    [&]() REQUIRES(fanout_mu_) { return fanout_stop_ || !fanout_queue_.empty(); });
-    if (fanout_queue_.empty()) return;  // stopping, and everything queued was written
+    fanout_cv_.Wait(fanout_mu_, [&]() REQUIRES(fanout_mu_) {
+      return fanout_stop_ || !fanout_queue_.empty() || fanout_overflow_bytes_ > 0;
+    });
+    const size_t overflow = std::exchange(fanout_overflow_bytes_, 0);
+    if (fanout_queue_.empty() && overflow == 0) return;  // stopping, everything queued written
     std::vector<StreamEvent> batch;
     batch.swap(fanout_queue_);
+    fanout_queued_bytes_ = 0;
     lock.Release();
     try {
+      // The streams open now missed what was dropped: each is ended (the batch, queued after
+      // the drop, then reaches only streams opened since).
+      if (overflow > 0) EndStreamsBehind(overflow);
       FanOut(batch);
     } catch (const std::exception& e) {
       LOG_ERROR("api: watch fan-out failed: {}", e.what());
@@ -151,6 +168,24 @@ void Server::FanOut(const std::vector<StreamEvent>& batch) {
       AppendLocked(*s, e, &out);
     }
     if (!out.empty()) SendLocked(s, std::move(out));
+  }
+}
+
+void Server::EndStreamsBehind(size_t queued_bytes) {
+  std::vector<std::shared_ptr<Stream>> streams;
+  {
+    MutexLock lock(streams_mu_);
+    streams = streams_;
+  }
+  LOG_WARN("api: the watch fan-out fell behind by {} bytes: ending {} streams", queued_bytes,
+           streams.size());
+  const std::string text = FanoutBehindEvent(queued_bytes);
+  for (const auto& s : streams) {
+    MutexLock lock(s->mu);
+    if (!WriteLocked(s, text)) continue;  // gone already
+    s->ended = true;
+    s->call->writer->End();
+    pool_->Post([this, s] { DropStream(s); });
   }
 }
 

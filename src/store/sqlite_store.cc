@@ -328,8 +328,11 @@ class SqliteStore final : public Store {
       REQUIRES(mu_);
   StatusOr<ProjectRecord> MutateLocked(const ProjectRecord& before, const MutateFn& fn,
                                        ProjectChange& change) REQUIRES(mu_);
-  // Commits `tx` and takes the change's delivery ticket.
-  StatusOr<uint64_t> CommitLocked(Transaction& tx) REQUIRES(mu_);
+  // One write transaction: `body(change)` runs under mu_ inside it and fills `change` with
+  // what it wrote; when it wrote something (change.record set) the transaction commits and the
+  // change is delivered after the unlock; otherwise it rolls back. Returns what `body` returned.
+  template <typename T, typename Body>
+  StatusOr<T> WriteOne(const Body& body) EXCLUDES(mu_);
   Mutex mu_;  // guards the connection; feed_.TakeTicket() runs under it, after COMMIT
   Db db_ GUARDED_BY(mu_);
   const SqliteOptions options_;
@@ -582,73 +585,61 @@ StatusOr<ProjectRecord> SqliteStore::MutateLocked(const ProjectRecord& before, c
   return after;
 }
 
-StatusOr<uint64_t> SqliteStore::CommitLocked(Transaction& tx) {
-  RETURN_IF_ERROR(tx.Commit());
-  return feed_.TakeTicket();
+template <typename T, typename Body>
+StatusOr<T> SqliteStore::WriteOne(const Body& body) {
+  ProjectChange change;
+  uint64_t ticket = 0;
+  T result;
+  {
+    MutexLock lock(mu_);
+    Transaction tx(db_);
+    RETURN_IF_ERROR(tx.Begin());
+    ASSIGN_OR_RETURN(result, body(change));
+    if (!change.record) return result;  // nothing to write: the transaction rolls back
+    RETURN_IF_ERROR(tx.Commit());
+    ticket = feed_.TakeTicket();
+  }
+  feed_.Deliver(ticket, std::move(change));
+  return result;
 }
 
 StatusOr<ProjectRecord> SqliteStore::CreateProject(const ProjectRecord& record,
                                                    const Mutation& extra) {
-  ProjectChange change;
-  uint64_t ticket = 0;
-  {
-    MutexLock lock(mu_);
-    Transaction tx(db_);
-    RETURN_IF_ERROR(tx.Begin());
-    RETURN_IF_ERROR(CreateLocked(record, extra, change));
-    ASSIGN_OR_RETURN(ticket, CommitLocked(tx));
-  }
-  ProjectRecord result = *change.record;
-  feed_.Deliver(ticket, std::move(change));
-  return result;
+  return WriteOne<ProjectRecord>([&](ProjectChange& change)
+                                     REQUIRES(mu_) -> StatusOr<ProjectRecord> {
+                                       RETURN_IF_ERROR(CreateLocked(record, extra, change));
+                                       return *change.record;
+                                     });
 }
 
 StatusOr<ProjectRecord> SqliteStore::MutateProject(std::string_view id, const MutateFn& fn) {
-  ProjectChange change;
-  uint64_t ticket = 0;
-  ProjectRecord result;
-  {
-    MutexLock lock(mu_);
-    Transaction tx(db_);
-    RETURN_IF_ERROR(tx.Begin());
-    ASSIGN_OR_RETURN(ProjectRecord before, LoadProject("id", id));
-    ASSIGN_OR_RETURN(result, MutateLocked(before, fn, change));
-    if (!change.record) return result;  // nothing to write (the transaction rolls back)
-    ASSIGN_OR_RETURN(ticket, CommitLocked(tx));
-  }
-  feed_.Deliver(ticket, std::move(change));
-  return result;
+  return WriteOne<ProjectRecord>(
+      [&](ProjectChange& change) REQUIRES(mu_) -> StatusOr<ProjectRecord> {
+        ASSIGN_OR_RETURN(ProjectRecord before, LoadProject("id", id));
+        return MutateLocked(before, fn, change);
+      });
 }
 
 StatusOr<Store::UpsertResult> SqliteStore::UpsertProjectByName(std::string_view name,
                                                                const CreateFn& create,
                                                                const MutateFn& update) {
-  ProjectChange change;
-  uint64_t ticket = 0;
-  UpsertResult result;
-  {
-    MutexLock lock(mu_);
-    Transaction tx(db_);
-    RETURN_IF_ERROR(tx.Begin());
+  return WriteOne<UpsertResult>([&](ProjectChange& change) REQUIRES(mu_) -> StatusOr<UpsertResult> {
+    UpsertResult result;
     auto existing = LoadProject("name", name);
     if (existing.ok()) {
       ASSIGN_OR_RETURN(result.record, MutateLocked(*existing, update, change));
-      if (!change.record) return result;
-    } else if (existing.error().code() == StatusCode::kNotFound) {
-      ProjectRecord record;
-      Mutation extra;
-      RETURN_IF_ERROR(create(record, extra));
-      record.name = std::string(name);
-      RETURN_IF_ERROR(CreateLocked(std::move(record), extra, change));
-      result.record = *change.record;
-      result.created = true;
-    } else {
-      return existing.error();
+      return result;
     }
-    ASSIGN_OR_RETURN(ticket, CommitLocked(tx));
-  }
-  feed_.Deliver(ticket, std::move(change));
-  return result;
+    if (existing.error().code() != StatusCode::kNotFound) return existing.error();
+    ProjectRecord record;
+    Mutation extra;
+    RETURN_IF_ERROR(create(record, extra));
+    record.name = std::string(name);
+    RETURN_IF_ERROR(CreateLocked(std::move(record), extra, change));
+    result.record = *change.record;
+    result.created = true;
+    return result;
+  });
 }
 
 StatusOr<std::vector<ProjectRecord>> SqliteStore::ListProjectsWithoutHostnames() {
