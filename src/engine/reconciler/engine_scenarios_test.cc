@@ -398,6 +398,9 @@ TEST_F(ScenarioTest, OutOfBandImageEditIsRevertedAndTheProjectReturnsToRunning) 
   ASSERT_TRUE(put.ok());
   const std::string id = put->record.id;
   ASSERT_TRUE(WaitPhase(id, "Running", 1)) << Describe(id);
+  // The store shows Running before the listener has recorded what the cluster looked like then:
+  // an edit before that record would be taken for what Running claimed.
+  ASSERT_TRUE(WaitSnapshot(id, "Running", 1));
   const std::string rv =
       GetString((*Get("deployments.apps", "drift"))["metadata"], "resourceVersion");
 

@@ -362,11 +362,8 @@ class EngineFixture : public ::testing::Test {
   // The project's stored status (parsed); a default one when absent or unparsable.
   ProjectStatus StatusOf(const std::string& id) {
     auto r = store_->GetProject(id);
-    if (!r.ok() || r->status_json.empty()) return {};
-    auto j = ParseJson(r->status_json);
-    if (!j.ok()) return {};
-    auto s = ParseProjectStatus(*j);
-    return s.ok() ? *s : ProjectStatus{};
+    if (!r.ok()) return {};
+    return ParseStoredStatus(r->status_json).value_or(ProjectStatus{});
   }
 
   // Records the cluster as the oracle sees it at the moment each phase is first committed for a
