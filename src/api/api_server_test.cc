@@ -533,19 +533,19 @@ TEST_F(ApiTest, RefusedRequestsChangeNothing) {
   ExpectError(Do("PUT", "/v1/projects/alpha", DumpJson(Json{{"spec", bad_spec}})), 400,
               "InvalidArgument", "spec.foo", "unknown field");
   bad_spec = Spec();
-  bad_spec["stack"]["memory"] = 64;
+  bad_spec["stack"]["memory"] = 0;
   ExpectError(Do("PUT", "/v1/projects/alpha", DumpJson(Json{{"spec", bad_spec}})), 400,
-              "InvalidArgument", "spec.stack.memory", "between 128 and 65536");
+              "InvalidArgument", "spec.stack.memory", "between 1 and 1048576");
   ExpectError(Do("PUT", "/v1/projects/alpha", DumpJson(Json{{"id", "x"}})), 400, "InvalidArgument",
               "spec", "required");
   ExpectError(Do("PUT", "/v1/projects/alpha", DumpJson(Json{{"spec", Spec()}, {"start", "yes"}})),
               400, "InvalidArgument", "start", "boolean");
   ExpectError(Do("PUT", "/v1/projects/Bad_Name", SpecBody()), 400, "InvalidArgument", "name",
               "Bad_Name");
-  ExpectError(Do("PUT", "/v1/projects/x-custom", SpecBody()), 400, "InvalidArgument", "name",
-              "reserved");
-  ExpectError(Do("PUT", "/v1/projects/" + std::string(41, 'a'), SpecBody()), 400, "InvalidArgument",
-              "name", "at most 40");
+  ExpectError(Do("PUT", "/v1/projects/-x", SpecBody()), 400, "InvalidArgument", "name",
+              "start with a lowercase letter or digit");
+  ExpectError(Do("PUT", "/v1/projects/" + std::string(64, 'a'), SpecBody()), 400, "InvalidArgument",
+              "name", "at most 63");
   ExpectError(Do("PUT", "/v1/projects/beta", DumpJson(Json{{"spec", Spec()}, {"id", "Bad Id"}})),
               400, "InvalidArgument", "id", "DNS-1123");
   std::string big = SpecBody();

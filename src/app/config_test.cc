@@ -289,7 +289,7 @@ TEST(ServeConfigTest, EngineSectionErrorsAreNamedUnderEngine) {
   ExpectInvalid("engine: {namespace: Not_A_Label}", "engine.namespace", "");
   ExpectInvalid("engine: {workers: 0}", "engine.workers", "");
   ExpectInvalid("engine: {urlScheme: ftp}", "engine.urlScheme", "");
-  ExpectInvalid("engine: {defaultStack: {memory: 64}}", "engine.defaultStack.memory", "");
+  ExpectInvalid("engine: {defaultStack: {memory: 0}}", "engine.defaultStack.memory", "");
 }
 
 TEST(ServeConfigTest, MalformedYamlIsInvalidArgument) {

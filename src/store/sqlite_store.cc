@@ -96,10 +96,11 @@ Status ValidateIdAndName(const ProjectRecord& r) {
                            "\": must be 1-40 characters of [a-z0-9-], starting and ending "
                            "with a letter or digit");
   }
-  if (!IsDnsLabel(r.name, 63)) {
+  if (r.name.empty() || r.name.size() > 63 || r.name.front() == '-' ||
+      !IsDnsLabel(r.name.substr(0, r.name.find_last_not_of('-') + 1), 63)) {
     return InvalidArgument("project name \"" + r.name +
-                           "\": must be a DNS-1123 label (1-63 characters of [a-z0-9-], starting "
-                           "and ending with a letter or digit)");
+                           "\": must be 1-63 characters of [a-z0-9-], starting with a letter "
+                           "or digit");
   }
   return Status::Ok();
 }
@@ -488,6 +489,11 @@ StatusOr<std::vector<HistoryEntry>> SqliteStore::WriteExtra(const std::string& p
       Statement held(db_.handle, "SELECT project_id FROM hostnames WHERE host = ?");
       held.Bind(host);
       if (held.Step() && held.Text(0) != project_id) {
+        if (host.find('/') != std::string::npos) {
+          return AlreadyExists("object name " + host +
+                               " is already in use: another project's objects would have the "
+                               "same name (choose another name)");
+        }
         return AlreadyExists("hostname \"" + host + "\" is already in use");
       }
       RETURN_IF_ERROR(db_.Check(held, "check hostname"));

@@ -32,7 +32,7 @@ std::optional<DesiredState> ParseDesiredState(std::string_view s);
 
 struct ProjectRecord {
   std::string id;    // immutable; [a-z0-9]([-a-z0-9]*[a-z0-9])?, at most 40 characters
-  std::string name;  // DNS-1123 label, unique among stored projects
+  std::string name;  // 1-63 of [a-z0-9-], not starting with -; unique among stored projects
   std::string team;
   std::string spec_json;  // the engine's project spec (canonical JSON)
   DesiredState desired = DesiredState::kSuspended;

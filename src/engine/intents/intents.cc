@@ -8,6 +8,8 @@
 #include <utility>
 
 #include "common/fields.h"
+#include "common/json_access.h"
+#include "engine/manifests/manifests.h"
 #include "common/log.h"
 
 namespace steward::engine {
@@ -74,6 +76,14 @@ const EngineConfig& DefaultConfig() {
   return config;
 }
 
+// The credentials reference of the stored spec (nullopt when generated or unreadable).
+std::optional<CredentialsRef> StoredCredentials(const ProjectRecord& r) {
+  auto j = ParseJson(r.spec_json);
+  if (!j.ok()) return std::nullopt;
+  auto spec = ParseProjectSpec(*j);
+  return spec.ok() ? spec->credentials : std::nullopt;
+}
+
 Status RefuseIfDeleting(const ProjectRecord& r) {
   if (r.desired == DesiredState::kDeleted) {
     return FailedPrecondition("project " + r.name + " is being deleted");
@@ -86,10 +96,38 @@ Status RefuseIfDeleting(const ProjectRecord& r) {
 std::string NewToken() { return RandomHex(32); }
 std::string NewCredentialId() { return "c-" + RandomHex(8); }
 
-Intents::Intents(store::Store& store, Enqueue enqueue, const EngineConfig* config)
+Intents::Intents(store::Store& store, Enqueue enqueue, const EngineConfig* config,
+                 CredentialVault* vault)
     : store_(store),
       enqueue_(std::move(enqueue)),
-      config_(config != nullptr ? *config : DefaultConfig()) {}
+      config_(config != nullptr ? *config : DefaultConfig()),
+      vault_(vault) {}
+
+std::vector<std::string> ProjectClaims(const EngineConfig& config, std::string_view id,
+                                       std::string_view name, const ProjectSpec& spec) {
+  std::vector<std::string> claims = ProjectHostnames(config, name, spec);
+  RenderInput in;
+  in.id = std::string(id);
+  in.name = std::string(name);
+  in.config = &config;
+  in.resolved = Resolve(config, name, spec);
+  const Manifests m = Render(in);
+  auto claim = [&](const Json& object) {
+    claims.push_back(GetString(object, "kind") + "/" + GetString(object["metadata"], "name"));
+    if (const Json* tls = FindPath(object, "spec.tls"); tls != nullptr && tls->is_array()) {
+      for (const Json& t : *tls) claims.push_back("Secret/" + GetString(t, "secretName"));
+    }
+  };
+  claim(m.secret);
+  if (m.pvc) claim(*m.pvc);
+  claim(m.deployment);
+  claim(m.service);
+  claim(m.ingress);
+  if (m.custom_ingress) claim(*m.custom_ingress);
+  std::sort(claims.begin(), claims.end());
+  claims.erase(std::unique(claims.begin(), claims.end()), claims.end());
+  return claims;
+}
 
 void Intents::Notify(const std::string& id) const {
   if (enqueue_) enqueue_(id);
@@ -112,44 +150,99 @@ StatusOr<Intents::PutResult> Intents::Put(std::string_view name, const Json& spe
   if (!id.empty()) {
     if (Status s = ValidateProjectId(id); !s.ok()) return InvalidField("id", s.message());
   }
-  ASSIGN_OR_RETURN(ProjectSpec spec, ParseProjectSpec(spec_json, "spec"));
+  CredentialsInput credentials;
+  ASSIGN_OR_RETURN(ProjectSpec spec, ParseProjectSpec(spec_json, "spec", &credentials));
   RETURN_IF_ERROR(CheckSpecPolicy(config_.policy, spec, "spec"));
   RETURN_IF_ERROR(CheckCustomHostnamePolicy(config_, spec));
-  const std::string canonical = DumpJson(ToJson(spec));
-  const std::vector<std::string> hostnames = ProjectHostnames(config_, name, spec);
+
+  // Supplied values go to their Secret before the intent that names them is committed, so the
+  // engine never renders a reference to a Secret that was never written. That needs the id of
+  // the project the name will be: the existing one's, else a new one (checked again inside the
+  // transaction, in case the name changed hands in between).
+  std::string project_id(id);
+  if (credentials.mode == CredentialsInput::Mode::kSupplied) {
+    if (vault_ == nullptr) {
+      return FailedPrecondition(
+          "spec.credentials: supplied credentials need the engine's Kubernetes client, which "
+          "this Steward does not have");
+    }
+    auto existing = store_.GetProjectByName(name);
+    if (existing.ok()) {
+      if (!project_id.empty() && project_id != existing->id) {
+        return AlreadyExists("project name " + std::string(name) + " is taken by project " +
+                             existing->id);
+      }
+      project_id = existing->id;
+    } else if (existing.error().code() != StatusCode::kNotFound) {
+      return existing.error();
+    } else if (project_id.empty()) {
+      project_id = NewProjectId();
+    }
+    RETURN_IF_ERROR(vault_->Put(project_id, std::string(name), credentials.values));
+  }
+
+  // The spec as it will be stored, given the project's current credentials (kKeep keeps them).
+  auto final_spec = [&](const std::optional<CredentialsRef>& current) -> StatusOr<ProjectSpec> {
+    ProjectSpec out = spec;
+    switch (credentials.mode) {
+      case CredentialsInput::Mode::kKeep:
+        out.credentials = current;
+        break;
+      case CredentialsInput::Mode::kFingerprint:
+        if (!current || *current != credentials.ref) {
+          return InvalidField("spec.credentials.fingerprint",
+                              "is not the project's current credentials (send the values to "
+                              "change them, or {} for Steward-generated ones)");
+        }
+        break;
+      case CredentialsInput::Mode::kGenerated:
+      case CredentialsInput::Mode::kSupplied:
+        break;
+    }
+    return out;
+  };
 
   // One transaction: no create of the same name and no purge can come between the look-up and
   // the write.
   bool changed = false;
   auto create = [&](ProjectRecord& r, store::Mutation& m) -> Status {
-    r.id = id.empty() ? NewProjectId() : std::string(id);
-    r.team = spec.team;
-    r.spec_json = canonical;
+    r.id = project_id.empty() ? NewProjectId() : project_id;
+    ASSIGN_OR_RETURN(ProjectSpec stored, final_spec(std::nullopt));
+    r.team = stored.team;
+    r.spec_json = DumpJson(ToJson(stored));
     r.desired = start ? DesiredState::kRunning : DesiredState::kSuspended;
     r.generation = 1;
     // The first credentials are active at once: no instance holds any other.
     m.credentials.push_back(NewCredential(r.id, store::CredentialState::kActive));
-    m.history.push_back(Operation(start ? "create+start" : "create", 1, ToJson(spec)));
-    m.hostnames = hostnames;
+    m.history.push_back(Operation(start ? "create+start" : "create", 1, ToJson(stored)));
+    m.hostnames = ProjectClaims(config_, r.id, name, stored);
     changed = true;
     return Status::Ok();
   };
   auto update = [&](ProjectRecord& r, const auto&, store::Mutation& m) -> Status {
-    if (!id.empty() && id != r.id) {
-      return AlreadyExists("project name " + std::string(name) + " is taken by project " + r.id);
+    if (!project_id.empty() && project_id != r.id) {
+      if (!id.empty()) {
+        return AlreadyExists("project name " + std::string(name) + " is taken by project " +
+                             r.id);
+      }
+      return Aborted("project " + std::string(name) +
+                     " was deleted and created again while its credentials were stored; send "
+                     "the request again");
     }
     RETURN_IF_ERROR(RefuseIfDeleting(r));
+    ASSIGN_OR_RETURN(ProjectSpec stored, final_spec(StoredCredentials(r)));
+    const std::string canonical = DumpJson(ToJson(stored));
     const bool want_start = start && r.desired != DesiredState::kRunning;
     if (r.spec_json == canonical && !want_start) return Status::Ok();
     changed = true;
     r.spec_json = canonical;
-    r.team = spec.team;
+    r.team = stored.team;
     if (want_start) r.desired = DesiredState::kRunning;
     ++r.generation;
     MarkAccepted(r);
-    m.hostnames = hostnames;
+    m.hostnames = ProjectClaims(config_, r.id, name, stored);
     m.history.push_back(
-        Operation(want_start ? "update+start" : "update", r.generation, ToJson(spec)));
+        Operation(want_start ? "update+start" : "update", r.generation, ToJson(stored)));
     return Status::Ok();
   };
   ASSIGN_OR_RETURN(store::Store::UpsertResult put,
@@ -217,6 +310,12 @@ StatusOr<ProjectRecord> Intents::Rotate(std::string_view id_or_name) {
           [&](ProjectRecord& r, const std::vector<store::Credential>& creds,
               store::Mutation& m) -> Status {
             RETURN_IF_ERROR(RefuseIfDeleting(r));
+            if (StoredCredentials(r)) {
+              return FailedPrecondition(
+                  "project " + r.name +
+                  " runs with credentials the platform supplied (spec.credentials); put new ones "
+                  "in its spec to rotate them");
+            }
             // An older pending credential stays valid: pods of the unfinished rollout may hold it.
             // The engine revokes it with the active one once pods with the newest are ready.
             (void)creds;
@@ -241,7 +340,8 @@ StatusOr<int> Intents::ClaimUnclaimedHostnames() {
     auto j = ParseJson(r.spec_json);
     auto spec = j.ok() ? ParseProjectSpec(*j) : StatusOr<ProjectSpec>(j.error());
     // A spec that does not parse any more still owns its generated host.
-    claims.emplace_back(r.id, ProjectHostnames(config_, r.name, spec.ok() ? *spec : ProjectSpec{}));
+    claims.emplace_back(r.id,
+                        ProjectClaims(config_, r.id, r.name, spec.ok() ? *spec : ProjectSpec{}));
     names[r.id] = r.name;
   }
   ASSIGN_OR_RETURN(auto skipped, store_.ClaimHostnames(claims));

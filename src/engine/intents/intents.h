@@ -15,6 +15,7 @@
 
 #include "common/json.h"
 #include "common/status.h"
+#include "engine/intents/credential_vault.h"
 #include "engine/model/project.h"
 #include "store/store.h"
 
@@ -33,7 +34,10 @@ class Intents {
   // `enqueue` is called after each commit that changed something (may be empty in tests).
   // `config` (domain, custom-hostname policy, engine.policy enforced on every Put) must outlive
   // this; nullptr: the defaults.
-  Intents(store::Store& store, Enqueue enqueue, const EngineConfig* config = nullptr);
+  // `vault` (may be null: supplied credentials are then refused) takes the values of
+  // spec.credentials before the intent naming them is committed; it must outlive this.
+  Intents(store::Store& store, Enqueue enqueue, const EngineConfig* config = nullptr,
+          CredentialVault* vault = nullptr);
 
   // Creates the project (desired: suspended unless `start`) or replaces its spec. Idempotent: the
   // same spec again changes nothing and keeps the generation. `id` empty: generated on create,
@@ -82,7 +86,16 @@ class Intents {
   store::Store& store_;
   Enqueue enqueue_;
   const EngineConfig& config_;
+  CredentialVault* vault_;
 };
+
+// What a project holds exclusively, claimed in the store with its intent (Mutation::hostnames):
+// its hostnames, and "<Kind>/<name>" for each object it would have (Secret, PVC, Deployment,
+// Service, Ingress, custom Ingress, the TLS Secrets cert-manager makes for them). A second
+// project whose names would clash with these is refused when it is stored, not left to fight
+// over the objects. Sorted, no duplicates.
+std::vector<std::string> ProjectClaims(const EngineConfig& config, std::string_view id,
+                                       std::string_view name, const ProjectSpec& spec);
 
 // The engine's name for a stored desired state.
 inline Intent IntentOf(store::DesiredState desired) {

@@ -1,13 +1,12 @@
 #include "engine/manifests/manifests.h"
 
-#include <openssl/evp.h>
-
 #include <cstdio>
 #include <set>
 #include <utility>
 
 #include "common/base64.h"
 #include "common/json_access.h"
+#include "common/sha256.h"
 
 namespace steward::engine {
 namespace {
@@ -43,16 +42,39 @@ StringMap LabelsFor(const RenderInput& in) {
   labels[std::string(kProjectLabel)] = in.id;
   labels[std::string(kManagedByLabel)] = std::string(kManagedByValue);
   labels[std::string(kNameLabel)] = "node-red";
-  labels[std::string(kInstanceLabel)] = in.name;
+  labels[std::string(kInstanceLabel)] = DnsLabelOf(in.name);
   return labels;
 }
 
-Json Metadata(const RenderInput& in, const std::string& name, const StringMap& annotations) {
+// The labels FlowFuse's driver puts on an instance's Deployment and pods, which the platform's
+// own tooling selects on (its Helm chart's NetworkPolicy: nodered=true).
+StringMap WorkloadLabels(const RenderInput& in, const ObjectNames& names) {
+  StringMap labels = LabelsFor(in);
+  labels["nodered"] = "true";
+  labels["app"] = in.id;
+  labels["name"] = names.deployment;
+  return labels;
+}
+
+// The labels FlowFuse's driver puts on an instance's PVC.
+StringMap VolumeLabels(const RenderInput& in) {
+  StringMap labels = LabelsFor(in);
+  labels["ff-project-id"] = in.id;
+  labels["ff-project-name"] = DnsLabelOf(in.name);
+  return labels;
+}
+
+Json Metadata(const RenderInput& in, const std::string& name, const StringMap& annotations,
+              const StringMap& labels) {
   Json meta = {{"name", name},
                {"namespace", ConfigOf(in).namespace_name},
-               {"labels", ToJsonMap(LabelsFor(in))}};
+               {"labels", ToJsonMap(labels)}};
   if (!annotations.empty()) meta["annotations"] = ToJsonMap(annotations);
   return meta;
+}
+
+Json Metadata(const RenderInput& in, const std::string& name, const StringMap& annotations) {
+  return Metadata(in, name, annotations, LabelsFor(in));
 }
 
 Json NewObject(std::string_view api_version, std::string_view kind, Json metadata) {
@@ -80,7 +102,7 @@ std::string MemoryQuantity(int64_t mebibytes) {
 
 std::string HostOf(const RenderInput& in) {
   if (!in.resolved.host.empty()) return in.resolved.host;
-  return in.name + "." + ConfigOf(in).domain;
+  return DnsLabelOf(in.name) + "." + ConfigOf(in).domain;
 }
 
 // FlowFuse passes the instance URL without a trailing slash (protocol//host[:port]).
@@ -118,7 +140,7 @@ Json RenderSecret(const RenderInput& in, const ObjectNames& names) {
 
 Json RenderPvc(const RenderInput& in, const ObjectNames& names, const StorageSpec& storage) {
   Json pvc = NewObject("v1", "PersistentVolumeClaim",
-                       Metadata(in, names.pvc, in.resolved.spec.annotations));
+                       Metadata(in, names.pvc, in.resolved.spec.annotations, VolumeLabels(in)));
   Json spec = {{"accessModes", Json::array({storage.access_mode})},
                {"resources", {{"requests", {{"storage", storage.size}}}}}};
   if (!storage.storage_class.empty()) spec["storageClassName"] = storage.storage_class;
@@ -142,14 +164,24 @@ Json RenderContainer(const RenderInput& in, const ObjectNames& names,
   env.push_back(PlainEnv("BASE_URL", BaseUrlOf(in)));
   env.push_back(PlainEnv("FORGE_TEAM_ID", spec.team));
   env.push_back(PlainEnv("FORGE_PROJECT_ID", in.id));
-  // Credentials come from the Secret so that they never appear in the Deployment (which many
-  // more people and tools can read) and rotate by updating one object.
-  env.push_back(SecretEnv(kClientIdKey, names.secret, kClientIdKey));
-  env.push_back(SecretEnv(kTokenKey, names.secret, kTokenKey));
+  // Credentials come from a Secret so that they never appear in the Deployment (which many
+  // more people and tools can read): the platform's own when it supplied them (a Secret per
+  // set, so a change rolls the pods), else Steward's.
+  if (spec.credentials) {
+    const std::string secret = SuppliedSecretName(in.name, spec.credentials->fingerprint);
+    for (const std::string& key : spec.credentials->keys) {
+      env.push_back(SecretEnv(key, secret, key));
+    }
+  } else {
+    env.push_back(SecretEnv(kClientIdKey, names.secret, kClientIdKey));
+    env.push_back(SecretEnv(kTokenKey, names.secret, kTokenKey));
+  }
   env.push_back(PlainEnv("FORGE_NR_NO_TCP_IN", "true"));
   env.push_back(PlainEnv("FORGE_NR_NO_UDP_IN", "true"));
+  if (spec.license_type == "ee") env.push_back(PlainEnv("FORGE_LICENSE_TYPE", "ee"));
   env.push_back(PlainEnv("FORGE_MEMORY_LIMIT", std::to_string(memory)));
   env.push_back(PlainEnv("FORGE_CPU_LIMIT", std::to_string(cpu)));
+  if (config.log_passthrough) env.push_back(PlainEnv("FORGE_LOG_PASSTHROUGH", "true"));
   if (!private_ca.empty()) env.push_back(PlainEnv("NODE_EXTRA_CA_CERTS", kCaBundlePath));
   std::set<std::string> taken;
   for (const auto& e : env) taken.insert(e["name"].get<std::string>());
@@ -205,6 +237,7 @@ Json RenderDeployment(const RenderInput& in, const ObjectNames& names) {
       spec.pod_security_context ? *spec.pod_security_context : config.pod_security_context;
   if (!pod_security.is_null()) pod_spec["securityContext"] = pod_security;
   if (!config.service_account.empty()) pod_spec["serviceAccountName"] = config.service_account;
+  if (!config.scheduler_name.empty()) pod_spec["schedulerName"] = config.scheduler_name;
   const StringMap& node_selector =
       spec.node_selector.empty() ? config.node_selector : spec.node_selector;
   if (!node_selector.empty()) pod_spec["nodeSelector"] = ToJsonMap(node_selector);
@@ -232,7 +265,9 @@ Json RenderDeployment(const RenderInput& in, const ObjectNames& names) {
   // the two that roll the pods are Steward's and win.
   StringMap pod_annotations = spec.annotations;
   pod_annotations[std::string(kRestartAnnotation)] = std::to_string(in.restart_epoch);
-  pod_annotations[std::string(kCredentialAnnotation)] = in.credential.id;
+  pod_annotations[std::string(kCredentialAnnotation)] =
+      spec.credentials ? std::string(kSuppliedCredentialPrefix) + spec.credentials->fingerprint
+                       : in.credential.id;
 
   Json strategy = NeedsRecreate(in.resolved.storage)
                       ? Json{{"type", "Recreate"}}
@@ -240,7 +275,8 @@ Json RenderDeployment(const RenderInput& in, const ObjectNames& names) {
                              {"rollingUpdate", {{"maxSurge", 1}, {"maxUnavailable", 0}}}};
 
   Json deployment =
-      NewObject("apps/v1", "Deployment", Metadata(in, names.deployment, spec.annotations));
+      NewObject("apps/v1", "Deployment",
+                Metadata(in, names.deployment, spec.annotations, WorkloadLabels(in, names)));
   deployment["spec"] = {
       {"replicas", spec.replicas},
       {"selector", {{"matchLabels", Selector(in)}}},
@@ -249,7 +285,8 @@ Json RenderDeployment(const RenderInput& in, const ObjectNames& names) {
       {"strategy", std::move(strategy)},
       {"template",
        {{"metadata",
-         {{"labels", ToJsonMap(LabelsFor(in))}, {"annotations", ToJsonMap(pod_annotations)}}},
+         {{"labels", ToJsonMap(WorkloadLabels(in, names))},
+          {"annotations", ToJsonMap(pod_annotations)}}},
         {"spec", std::move(pod_spec)}}},
   };
   return deployment;
@@ -272,6 +309,58 @@ Json RenderService(const RenderInput& in, const ObjectNames& names) {
   return service;
 }
 
+// The placeholders FlowFuse's driver fills in Ingress annotation values.
+struct AnnotationValues {
+  std::string service_name, instance_url, instance_host, instance_protocol;
+};
+
+AnnotationValues ValuesFor(const RenderInput& in, const ObjectNames& names,
+                           const std::string& host) {
+  const std::string base = BaseUrlOf(in);  // scheme://host[:port]
+  const size_t scheme_end = base.find("://");
+  const std::string scheme = base.substr(0, scheme_end);
+  std::string authority = base.substr(scheme_end + 3);
+  // The custom-hostname Ingress: its own host, the instance URL's scheme and port.
+  const size_t colon = authority.rfind(':');
+  const std::string port = colon == std::string::npos ? "" : authority.substr(colon);
+  authority = host + port;
+  return {names.service, scheme + "://" + authority + "/", authority, scheme + ":"};
+}
+
+// {{ name }} (spaces allowed inside the braces) → the value, every occurrence; anything else is
+// kept as written.
+std::string ExpandAnnotation(const std::string& value, const AnnotationValues& v) {
+  const std::pair<std::string_view, const std::string*> kNames[] = {
+      {"serviceName", &v.service_name},
+      {"instanceURL", &v.instance_url},
+      {"instanceHost", &v.instance_host},
+      {"instanceProtocol", &v.instance_protocol}};
+  std::string out;
+  size_t i = 0;
+  while (i < value.size()) {
+    const size_t open = value.find("{{", i);
+    if (open == std::string::npos) break;
+    const size_t close = value.find("}}", open + 2);
+    if (close == std::string::npos) break;
+    std::string_view inner(value.data() + open + 2, close - open - 2);
+    while (!inner.empty() && inner.front() == ' ') inner.remove_prefix(1);
+    while (!inner.empty() && inner.back() == ' ') inner.remove_suffix(1);
+    const std::string* replacement = nullptr;
+    for (const auto& [name, text] : kNames) {
+      if (inner == name) replacement = text;
+    }
+    out.append(value, i, open - i);
+    if (replacement != nullptr) {
+      out += *replacement;
+    } else {
+      out.append(value, open, close + 2 - open);
+    }
+    i = close + 2;
+  }
+  out.append(value, i, std::string::npos);
+  return out;
+}
+
 Json RenderIngress(const RenderInput& in, const std::string& name, const ObjectNames& names,
                    const std::string& host, const std::string& ingress_class,
                    const std::vector<const StringMap*>& annotation_layers,
@@ -280,11 +369,18 @@ Json RenderIngress(const RenderInput& in, const std::string& name, const ObjectN
   for (const StringMap* layer : annotation_layers) {
     for (const auto& [k, v] : *layer) annotations[k] = v;
   }
-  if (!issuer.empty()) annotations[std::string(kClusterIssuerAnnotation)] = issuer;
+  if (!issuer.empty()) {
+    // As FlowFuse's driver: with an issuer configured, Steward alone says how cert-manager
+    // issues the certificate; cert-manager.io/* keys from elsewhere are dropped.
+    std::erase_if(annotations, [](const auto& kv) { return kv.first.starts_with(kCertManagerPrefix); });
+    annotations[std::string(kClusterIssuerAnnotation)] = issuer;
+  }
   bool tls = !issuer.empty();
   for (const auto& [k, v] : annotations) {
     if (k.starts_with(kCertManagerPrefix)) tls = true;
   }
+  const AnnotationValues values = ValuesFor(in, names, host);
+  for (auto& [k, v] : annotations) v = ExpandAnnotation(v, values);
 
   Json ingress = NewObject("networking.k8s.io/v1", "Ingress", Metadata(in, name, annotations));
   Json path = {
@@ -305,20 +401,6 @@ void Seal(Json& object) {
   object["metadata"]["annotations"][std::string(kSpecHashAnnotation)] = SpecHash(object);
 }
 
-std::string Sha256Hex(std::string_view data) {
-  unsigned char digest[EVP_MAX_MD_SIZE];
-  unsigned int length = 0;
-  // EVP_Digest with SHA-256 cannot fail for in-memory input short of allocation failure.
-  EVP_Digest(data.data(), data.size(), digest, &length, EVP_sha256(), nullptr);
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string out;
-  out.reserve(length * 2);
-  for (unsigned int i = 0; i < length; ++i) {
-    out.push_back(kHex[digest[i] >> 4]);
-    out.push_back(kHex[digest[i] & 0xf]);
-  }
-  return out;
-}
 
 // Go's omitempty drops zero values, so a real server may return none of these even though
 // they were sent.
@@ -365,15 +447,42 @@ bool Matches(const Json& desired, const Json& live, std::string* where) {
 
 }  // namespace
 
+std::string SuppliedSecretName(std::string_view name, std::string_view fingerprint) {
+  return FitName(DnsLabelOf(name), "-credentials-" + std::string(fingerprint), 253);
+}
+
+Json RenderSuppliedSecret(std::string_view id, std::string_view name, const EngineConfig* config,
+                          const SuppliedCredentials& values) {
+  RenderInput in;
+  in.id = std::string(id);
+  in.name = std::string(name);
+  in.config = config;
+  StringMap labels = LabelsFor(in);
+  labels[std::string(kCredentialsLabel)] = std::string(kSuppliedValue);
+  Json secret = NewObject(
+      "v1", "Secret",
+      Metadata(in, SuppliedSecretName(name, values.Ref().fingerprint), {}, labels));
+  secret["type"] = "Opaque";
+  secret["immutable"] = true;
+  Json data = Json::object();
+  for (const auto& [k, v] : values.env) data[k] = Base64Encode(v);
+  secret["data"] = std::move(data);
+  Seal(secret);
+  return secret;
+}
+
 ObjectNames NamesFor(std::string_view id, std::string_view name) {
   ObjectNames names;
-  const std::string n(name);
+  const std::string n = DnsLabelOf(name);
   names.secret = n + "-credentials";
   names.pvc = std::string(id) + "-pvc";
   names.deployment = n;
-  names.service = (!n.empty() && n[0] >= '0' && n[0] <= '9') ? "srv-" + n : n;
+  // A Service name is an RFC 1035 label: it starts with a letter.
+  names.service = (n[0] >= '0' && n[0] <= '9') ? FitName("srv-" + n, "", 63) : n;
   names.ingress = n;
   names.custom_ingress = n + "-custom";
+  names.tls = n;
+  names.custom_tls = n + "-custom";
   return names;
 }
 
@@ -390,12 +499,12 @@ Manifests Render(const RenderInput& in) {
   m.ingress = RenderIngress(in, m.names.ingress, m.names, HostOf(in),
                             spec.ingress_class.value_or(config.ingress_class),
                             {&config.ingress_annotations, &spec.ingress_annotations},
-                            config.cert_manager_issuer, m.names.ingress + "-tls");
+                            config.cert_manager_issuer, m.names.tls);
   if (!spec.custom_hostname.empty()) {
     const CustomHostnameConfig& custom = config.custom_hostname;
     m.custom_ingress = RenderIngress(in, m.names.custom_ingress, m.names, spec.custom_hostname,
                                      custom.ingress_class, {&custom.ingress_annotations},
-                                     custom.cert_manager_issuer, m.names.custom_ingress + "-tls");
+                                     custom.cert_manager_issuer, m.names.custom_tls);
   }
 
   Seal(m.secret);

@@ -50,8 +50,21 @@ inline constexpr std::string_view kCredentialAnnotation = "steward.io/credential
 inline constexpr int kWebPort = 1880;
 inline constexpr int kManagementPort = 2880;
 
+// The Secret that holds a project's supplied credentials with this fingerprint:
+// "<name>-credentials-<fingerprint>". Labelled as every object, plus
+// steward.io/credentials=supplied; immutable (a new set is a new Secret).
+std::string SuppliedSecretName(std::string_view name, std::string_view fingerprint);
+inline constexpr std::string_view kCredentialsLabel = "steward.io/credentials";
+inline constexpr std::string_view kSuppliedValue = "supplied";
+// The pod-template credential annotation of pods started with supplied credentials is this
+// prefix + the fingerprint.
+inline constexpr std::string_view kSuppliedCredentialPrefix = "supplied-";
+
 struct ObjectNames {
   std::string secret, pvc, deployment, service, ingress, custom_ingress;
+  // The TLS Secrets cert-manager makes for the Ingresses (named as FlowFuse's driver names
+  // them, so that a migrated instance keeps its certificate); deleted with the Ingresses.
+  std::string tls, custom_tls;
 };
 ObjectNames NamesFor(std::string_view id, std::string_view name);
 
@@ -84,6 +97,11 @@ struct Manifests {
 
 // Renders every object, namespace set, spec-hash annotation set.
 Manifests Render(const RenderInput& in);
+
+// The Secret of supplied credentials (the values as data, base64), for project `id` named
+// `name`, in the config's namespace; spec-hash annotation set.
+Json RenderSuppliedSecret(std::string_view id, std::string_view name, const EngineConfig* config,
+                          const SuppliedCredentials& values);
 
 // Hash of what Steward controls in an object (labels, annotations other than the hash itself,
 // and spec / data / the fields Steward sets); hex, stable across runs and platforms.

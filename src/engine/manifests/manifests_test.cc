@@ -466,7 +466,47 @@ TEST(RenderTest, IssuerAddsAnnotationAndTls) {
   Manifests m = Render(TestInput(&config));
   EXPECT_EQ(m.ingress["metadata"]["annotations"]["cert-manager.io/cluster-issuer"], "letsencrypt");
   EXPECT_EQ(m.ingress["spec"]["tls"],
-            Json::parse(R"([{"hosts":["hello.example.com"],"secretName":"hello-tls"}])"));
+            Json::parse(R"([{"hosts":["hello.example.com"],"secretName":"hello"}])"));
+}
+
+TEST(RenderTest, WithAnIssuerCertManagerKeysFromElsewhereAreDropped) {
+  EngineConfig config = TestConfig();
+  config.cert_manager_issuer = "letsencrypt";
+  config.ingress_annotations = {{"cert-manager.io/issuer", "from-config"},
+                                {"example.com/kept", "1"}};
+  RenderInput in = TestInput(&config);
+  in.resolved.spec.ingress_annotations = {{"cert-manager.io/duration", "24h"}};
+  const Json a = Render(in).ingress["metadata"]["annotations"];
+  EXPECT_EQ(a["cert-manager.io/cluster-issuer"], "letsencrypt");
+  EXPECT_FALSE(a.contains("cert-manager.io/issuer")) << a.dump();
+  EXPECT_FALSE(a.contains("cert-manager.io/duration")) << a.dump();
+  EXPECT_EQ(a["example.com/kept"], "1");
+  // Without an issuer they are the operator's way of asking for TLS, and stay.
+  config.cert_manager_issuer = "";
+  const Json b = Render(in).ingress["metadata"]["annotations"];
+  EXPECT_EQ(b["cert-manager.io/duration"], "24h");
+  EXPECT_EQ(b["cert-manager.io/issuer"], "from-config");
+}
+
+TEST(RenderTest, AnnotationTemplatesAreFilledAsFlowFusesDriverFillsThem) {
+  EngineConfig config = TestConfig();
+  config.url_scheme = "https";
+  config.url_port = 8443;
+  config.ingress_annotations = {
+      {"example.com/all", "{{serviceName}} {{ instanceURL }} {{instanceHost}} {{instanceProtocol}}"},
+      {"example.com/unknown", "{{other}} and {{ serviceName"}};
+  config.custom_hostname.ingress_annotations = {{"example.com/custom", "{{instanceURL}}"}};
+  RenderInput in = TestInput(&config);
+  in.name = "1st";
+  in.resolved = Resolve(config, in.name, in.resolved.spec);
+  in.resolved.spec.custom_hostname = "nr.customer.org";
+  Manifests m = Render(in);
+  const Json& a = m.ingress["metadata"]["annotations"];
+  EXPECT_EQ(a["example.com/all"],
+            "srv-1st https://1st.example.com:8443/ 1st.example.com:8443 https:");
+  EXPECT_EQ(a["example.com/unknown"], "{{other}} and {{ serviceName");
+  EXPECT_EQ(m.custom_ingress->at("metadata")["annotations"]["example.com/custom"],
+            "https://nr.customer.org:8443/");
 }
 
 TEST(RenderTest, CertManagerAnnotationWithoutIssuerAddsTls) {
@@ -476,7 +516,7 @@ TEST(RenderTest, CertManagerAnnotationWithoutIssuerAddsTls) {
   Manifests m = Render(in);
   EXPECT_EQ(m.ingress["metadata"]["annotations"]["cert-manager.io/issuer"], "team-issuer");
   EXPECT_FALSE(m.ingress["metadata"]["annotations"].contains("cert-manager.io/cluster-issuer"));
-  EXPECT_EQ(m.ingress["spec"]["tls"][0]["secretName"], "hello-tls");
+  EXPECT_EQ(m.ingress["spec"]["tls"][0]["secretName"], "hello");
   // A key that merely contains the prefix elsewhere does not count.
   in.resolved.spec.ingress_annotations = {{"example.com/cert-manager.io", "x"}};
   EXPECT_FALSE(Render(in).ingress["spec"].contains("tls"));
@@ -510,8 +550,8 @@ TEST(RenderTest, CustomHostnameIngress) {
       with_tls.custom_ingress->at("metadata")["annotations"]["cert-manager.io/cluster-issuer"],
       "custom-issuer");
   EXPECT_EQ(with_tls.custom_ingress->at("spec")["tls"],
-            Json::parse(R"([{"hosts":["nr.customer.org"],"secretName":"hello-custom-tls"}])"));
-  EXPECT_EQ(with_tls.ingress["spec"]["tls"][0]["secretName"], "hello-tls");
+            Json::parse(R"([{"hosts":["nr.customer.org"],"secretName":"hello-custom"}])"));
+  EXPECT_EQ(with_tls.ingress["spec"]["tls"][0]["secretName"], "hello");
 }
 
 // ---- SpecHash -------------------------------------------------------------------------------

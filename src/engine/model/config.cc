@@ -95,6 +95,8 @@ StatusOr<EngineConfig> ParseEngineConfig(const Json& j, std::string_view path) {
                                "imagePullSecrets",
                                "privateCA",
                                "serviceAccount",
+                               "schedulerName",
+                               "logPassthrough",
                                "timeZone",
                                "progressDeadlineSeconds",
                                "requireIngressAddress",
@@ -169,6 +171,8 @@ StatusOr<EngineConfig> ParseEngineConfig(const Json& j, std::string_view path) {
   if (pull_secrets) c.image_pull_secrets = std::move(*pull_secrets);
   RETURN_IF_ERROR(OptionalName(f, "privateCA", &c.private_ca));
   RETURN_IF_ERROR(OptionalName(f, "serviceAccount", &c.service_account));
+  RETURN_IF_ERROR(OptionalName(f, "schedulerName", &c.scheduler_name));
+  RETURN_IF_ERROR(f.Bool("logPassthrough", &c.log_passthrough));
   RETURN_IF_ERROR(f.String("timeZone", &c.time_zone));
   RETURN_IF_ERROR(CheckTimeZone(c.time_zone, f.PathOf("timeZone")));
   RETURN_IF_ERROR(f.Int("progressDeadlineSeconds", 1, 86400, &c.progress_deadline_seconds));

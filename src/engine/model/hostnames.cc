@@ -25,7 +25,7 @@ std::string UrlHost(std::string_view url) {
 
 std::vector<std::string> ProjectHostnames(const EngineConfig& config, std::string_view name,
                                           const ProjectSpec& spec) {
-  std::vector<std::string> out{AsciiLower(std::string(name) + "." + config.domain)};
+  std::vector<std::string> out{AsciiLower(DnsLabelOf(name) + "." + config.domain)};
   if (!spec.custom_hostname.empty()) {
     std::string custom = AsciiLower(spec.custom_hostname);
     if (custom != out[0]) out.push_back(std::move(custom));

@@ -36,25 +36,48 @@ TEST(Dns1123Test, Subdomains) {
   EXPECT_FALSE(IsDns1123Subdomain(std::string(64, 'a') + ".com"));  // label longer than 63
 }
 
-TEST(ValidateProjectNameTest, AcceptsDnsLabelsUpTo40Characters) {
+TEST(ValidateProjectNameTest, AcceptsFlowFuseSafeNamesUpTo63Characters) {
   EXPECT_TRUE(ValidateProjectName("my-project").ok());
   EXPECT_TRUE(ValidateProjectName("a").ok());
   EXPECT_TRUE(ValidateProjectName("0abc").ok());
-  EXPECT_TRUE(ValidateProjectName(std::string(40, 'x')).ok());
+  EXPECT_TRUE(ValidateProjectName(std::string(63, 'x')).ok());
+  // What the platform can produce and a DNS label cannot hold: derived names take care of it.
+  EXPECT_TRUE(ValidateProjectName("ends-with-").ok());
+  EXPECT_TRUE(ValidateProjectName("shop-custom").ok());
 }
 
-TEST(ValidateProjectNameTest, RefusesTheCustomIngressSuffix) {
-  EXPECT_TRUE(IsInvalidValue(ValidateProjectName("shop-custom"), "project name \"shop-custom\"",
-                             "custom-hostname Ingress of project \"shop\""));
-  EXPECT_TRUE(ValidateProjectName("custom").ok());
-  EXPECT_TRUE(ValidateProjectName("customer").ok());
+TEST(DnsLabelOfTest, KeepsLabelsAndHashesTheRestIntoOne) {
+  EXPECT_EQ(DnsLabelOf("shop"), "shop");
+  EXPECT_EQ(DnsLabelOf(std::string(63, 'a')), std::string(63, 'a'));
+  const std::string dashed = DnsLabelOf("shop-");
+  EXPECT_TRUE(IsDns1123Label(dashed)) << dashed;
+  EXPECT_TRUE(dashed.starts_with("shop-")) << dashed;
+  EXPECT_EQ(dashed.size(), 4u + 1 + 8);
+  // Different names, different labels; the same name, the same label.
+  EXPECT_NE(DnsLabelOf("shop--"), dashed);
+  EXPECT_EQ(DnsLabelOf("shop-"), dashed);
+  EXPECT_NE(DnsLabelOf("shop-"), "shop");
+}
+
+TEST(FitNameTest, CutsLongNamesAndKeepsThemApart) {
+  EXPECT_EQ(FitName("abc", "-x", 63), "abc-x");
+  const std::string a = FitName("srv-" + std::string(63, 'a'), "", 63);
+  const std::string b = FitName("srv-" + std::string(62, 'a') + "b", "", 63);
+  EXPECT_EQ(a.size(), 63u);
+  EXPECT_TRUE(IsDns1123Label(a)) << a;
+  EXPECT_NE(a, b);
+  EXPECT_TRUE(a.starts_with("srv-aaaa")) << a;
+  // A suffix is kept whole.
+  const std::string s = FitName(std::string(60, 'c'), "-custom", 63);
+  EXPECT_EQ(s.size(), 63u);
+  EXPECT_TRUE(s.ends_with("-custom")) << s;
 }
 
 TEST(ValidateProjectNameTest, SaysWhichRuleFailed) {
   EXPECT_TRUE(IsInvalidValue(ValidateProjectName(""), "project name", "must not be empty"));
-  EXPECT_TRUE(IsInvalidValue(ValidateProjectName(std::string(41, 'x')),
-                             "project name \"" + std::string(41, 'x') + "\"",
-                             "at most 40 characters (got 41)"));
+  EXPECT_TRUE(IsInvalidValue(ValidateProjectName(std::string(64, 'x')),
+                             "project name \"" + std::string(64, 'x') + "\"",
+                             "at most 63 characters (got 64)"));
   EXPECT_TRUE(IsInvalidValue(ValidateProjectName("MyProject"), "project name \"MyProject\"",
                              "lowercase letters, digits and '-'"));
   EXPECT_TRUE(IsInvalidValue(ValidateProjectName("a.b"), "project name \"a.b\"",
@@ -62,8 +85,7 @@ TEST(ValidateProjectNameTest, SaysWhichRuleFailed) {
   EXPECT_TRUE(IsInvalidValue(ValidateProjectName("a_b"), "project name \"a_b\"",
                              "lowercase letters, digits and '-'"));
   EXPECT_TRUE(IsInvalidValue(ValidateProjectName("-ab"), "project name \"-ab\"",
-                             "start and end with a lowercase letter or digit"));
-  EXPECT_TRUE(IsInvalidValue(ValidateProjectName("ab-"), "project name \"ab-\"", "start and end"));
+                             "start with a lowercase letter or digit"));
 }
 
 TEST(ValidateProjectIdTest, SameRuleNamedAsId) {

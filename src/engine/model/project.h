@@ -4,7 +4,7 @@
 //
 // Spec and config are plain values, parsed from JSON/YAML by the functions below, which reject
 // unknown fields and bad values with kInvalidArgument naming the field's dotted path
-// ("spec.stack.memory: must be between 128 and 65536 (got 64)"). Map entries are named
+// ("spec.stack.memory: must be between 1 and 1048576 (got 0)"). Map entries are named
 // `path["key"]` and array elements `path[i]`. A JSON null counts as an absent field (so a bare
 // "labels:" line in YAML is fine), except where a value is required. Numbers must be JSON
 // integers: 1.5, 2.0 and "2" are refused. Thread-compatible.
@@ -27,10 +27,22 @@ using StringMap = std::map<std::string, std::string>;
 struct Stack {
   std::string image;  // container image; "" = the config's default stack image
   int cpu = 0;        // hundredths of a core (1..1000); 0 = default
-  int memory_mb = 0;  // MB (128..65536); 0 = default
+  int memory_mb = 0;  // MB (1..1048576, as FlowFuse's driver: any positive number); 0 = default
   StringMap env;      // extra env vars (names: C identifiers, not FORGE_* or reserved)
 
   bool operator==(const Stack&) const = default;
+};
+
+// What a spec says of the instance's platform credentials: those the platform issued
+// (FlowFuse's project.refreshAuthTokens(), broker credentials, the credentialSecret), kept in
+// a Secret of their own and known here only by fingerprint; or none, and Steward generates the
+// instance's client id and token itself. The values never reach the store, the history, the
+// watch or any answer (see SuppliedCredentials).
+struct CredentialsRef {
+  std::string fingerprint;        // 16 hex digits of SHA-256 over the values
+  std::vector<std::string> keys;  // the env names the Secret holds, sorted
+
+  bool operator==(const CredentialsRef&) const = default;
 };
 
 struct StorageSpec {
@@ -78,12 +90,43 @@ struct ProjectSpec {
   std::optional<Json> pod_security_context, container_security_context;
   std::optional<std::vector<std::string>> image_pull_secrets;
   std::optional<std::string> private_ca;  // ConfigMap name with chain.pem
+  std::optional<CredentialsRef> credentials;  // nullopt: Steward-generated credentials
+  std::string license_type;                   // "" or "ee": FORGE_LICENSE_TYPE
 
   bool operator==(const ProjectSpec&) const = default;
 };
 
-// Parses and validates a spec. `path` prefixes field names in errors ("spec").
-StatusOr<ProjectSpec> ParseProjectSpec(const Json& j, std::string_view path = "spec");
+// The write-only values of spec.credentials in a request, as the env the launcher gets:
+// FORGE_CLIENT_ID, FORGE_CLIENT_SECRET and FORGE_PROJECT_TOKEN (required), FORGE_BROKER_URL,
+// FORGE_BROKER_USERNAME and FORGE_BROKER_PASSWORD (all three or none), FORGE_NR_SECRET.
+// JSON: {"clientId", "clientSecret", "token", "broker": {"url", "username", "password"},
+// "nodeRedSecret"}. Each value is 1..4096 printable ASCII characters (the broker URL an
+// mqtt(s):// or ws(s):// URL); errors name the field and never quote a value.
+struct SuppliedCredentials {
+  StringMap env;
+
+  CredentialsRef Ref() const;  // fingerprint and keys
+};
+
+// What spec.credentials in a request asks for.
+struct CredentialsInput {
+  enum class Mode {
+    kKeep,         // absent: keep the project's current credentials (a new project: generated)
+    kGenerated,    // {}: Steward generates them (the supplied ones are dropped)
+    kSupplied,     // values: these, from now on
+    kFingerprint,  // {"fingerprint", "keys"} as a GET shows it: must be the current ones
+  };
+  Mode mode = Mode::kKeep;
+  SuppliedCredentials values;  // kSupplied
+  CredentialsRef ref;          // kFingerprint (and kSupplied: values.Ref())
+};
+
+// Parses and validates a spec. `path` prefixes field names in errors ("spec"). With `input`
+// (a request), spec.credentials may carry values, which go to `input` and not to the spec (the
+// spec's credentials are then what the request asks for, except kKeep, left nullopt for the
+// caller to fill in); without it (stored JSON) only the fingerprint form is accepted.
+StatusOr<ProjectSpec> ParseProjectSpec(const Json& j, std::string_view path = "spec",
+                                       CredentialsInput* input = nullptr);
 // Canonical JSON (sorted keys, defaults omitted) — what the store keeps; parses back equal.
 Json ToJson(const ProjectSpec& spec);
 
@@ -155,6 +198,8 @@ struct EngineConfig {
   std::vector<std::string> image_pull_secrets;
   std::string private_ca;       // ConfigMap name; "" = none
   std::string service_account;  // "" = namespace default
+  std::string scheduler_name;   // pod spec.schedulerName; "" = the cluster's default scheduler
+  bool log_passthrough = false;  // FORGE_LOG_PASSTHROUGH=true: the launcher copies NR's log to stdout
   std::string time_zone = "Europe/London";
   int progress_deadline_seconds = 600;
 
@@ -180,7 +225,7 @@ struct EngineConfig {
 // spec.stack, storage as spec.storage, labels, probes, ...); in addition namespace is a DNS-1123
 // label, domain a DNS-1123 subdomain, urlScheme http|https, urlPort 0..65535, forgeUrl an
 // http(s) URL, serviceType ClusterIP|NodePort, ingressClass / certManagerIssuer / privateCA /
-// serviceAccount "" or a DNS-1123 subdomain, httpProbeAddress "" or host:port, workers 1..256,
+// serviceAccount / schedulerName "" or a DNS-1123 subdomain, httpProbeAddress "" or host:port, workers 1..256,
 // progressDeadlineSeconds 1..86400, httpProbeTimeoutMs 1..60000, stepTimeoutSeconds 1..86400,
 // policy {allowPrivileged, allowRunAsRoot, allowedAnnotationPrefixes}. nodeSelector keys are not
 // reserved (they select node labels, not labels Steward sets).
@@ -208,10 +253,21 @@ ResolvedSpec Resolve(const EngineConfig& config, std::string_view name, const Pr
 // Name rules shared by the API and the engine.
 bool IsDns1123Label(std::string_view s);      // [a-z0-9]([-a-z0-9]*[a-z0-9])?, <= 63
 bool IsDns1123Subdomain(std::string_view s);  // labels joined by '.', <= 253
-// A DNS-1123 label of at most 40 chars, not ending in "-custom" (reserved: project "x" owns
-// the Ingress "x-custom").
+// A project name is what FlowFuse calls an instance's safe name: 1 to 63 of [a-z0-9-],
+// starting with a letter or digit (the platform allows a trailing '-', which no DNS label
+// does; DnsLabelOf maps such a name onto one). Every object name derives from it (NamesFor in
+// engine/manifests, docs/flowfuse.md "Names"); two projects whose derived names would clash are
+// refused when the second is stored (their object names are claimed like hostnames).
 Status ValidateProjectName(std::string_view name);
-Status ValidateProjectId(std::string_view id);  // same rule as ProjectRecord::id
+// A project id: a DNS-1123 label of at most 40 characters (ProjectRecord::id).
+Status ValidateProjectId(std::string_view id);
+// `base` + `suffix` when that is at most `max` characters and `base` does not end in '-';
+// otherwise `base` cut short (trailing '-' dropped) + "-" + the first 8 hex digits of
+// SHA-256(base) + `suffix`, which is at most `max`. Deterministic; `max` >= suffix + 9.
+std::string FitName(std::string_view base, std::string_view suffix, size_t max);
+// The name itself when it is a DNS-1123 label, else FitName(name, "", 63): the form used in
+// hostnames, label values and object names.
+std::string DnsLabelOf(std::string_view name);
 
 // Phases, in the order a start passes through them. Suspending/Deleting are the teardown.
 enum class Phase {

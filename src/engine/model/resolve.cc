@@ -40,7 +40,7 @@ ResolvedSpec Resolve(const EngineConfig& config, std::string_view name, const Pr
   if (!s.image_pull_secrets) s.image_pull_secrets = config.image_pull_secrets;
   if (!s.private_ca) s.private_ca = config.private_ca;
 
-  r.host = std::string(name) + "." + config.domain;
+  r.host = DnsLabelOf(name) + "." + config.domain;
   r.url = config.url_scheme + "://" + r.host;
   if (config.url_port != 0) r.url += ":" + std::to_string(config.url_port);
   r.url += "/";

@@ -51,7 +51,8 @@ Status ParseIngress(const Json& j, std::string path, ProjectSpec* spec) {
 
 }  // namespace
 
-StatusOr<ProjectSpec> ParseProjectSpec(const Json& j, std::string_view path) {
+StatusOr<ProjectSpec> ParseProjectSpec(const Json& j, std::string_view path,
+                                       CredentialsInput* input) {
   if (!j.is_object()) {
     return InvalidField(path, "must be an object, got " + std::string(JsonTypeName(j)));
   }
@@ -59,7 +60,7 @@ StatusOr<ProjectSpec> ParseProjectSpec(const Json& j, std::string_view path) {
   RETURN_IF_ERROR(f.OnlyKnown({"team", "stack", "customHostname", "storage", "replicas", "labels",
                                "annotations", "ingress", "nodeSelector", "tolerations", "probes",
                                "podSecurityContext", "containerSecurityContext", "imagePullSecrets",
-                               "privateCA"}));
+                               "privateCA", "credentials", "licenseType"}));
   ProjectSpec spec;
   if (f.Find("team") == nullptr) return InvalidField(f.PathOf("team"), "is required");
   RETURN_IF_ERROR(f.String("team", &spec.team));
@@ -114,6 +115,17 @@ StatusOr<ProjectSpec> ParseProjectSpec(const Json& j, std::string_view path) {
     RETURN_IF_ERROR(internal::CheckSubdomain(ca, f.PathOf("privateCA"), /*allow_empty=*/true));
     spec.private_ca = std::move(ca);
   }
+  if (input != nullptr) *input = CredentialsInput{};
+  if (const Json* credentials = f.Find("credentials")) {
+    RETURN_IF_ERROR(internal::ParseCredentials(*credentials, f.PathOf("credentials"), input,
+                                               &spec.credentials));
+  }
+  RETURN_IF_ERROR(f.String("licenseType", &spec.license_type));
+  if (!spec.license_type.empty() && spec.license_type != "ee") {
+    return InvalidField(f.PathOf("licenseType"),
+                        "must be \"ee\" (a licensed platform) or \"\" (got " +
+                            QuoteShort(spec.license_type) + ")");
+  }
   return spec;
 }
 
@@ -161,6 +173,11 @@ Json ToJson(const ProjectSpec& spec) {
   }
   if (spec.image_pull_secrets) j["imagePullSecrets"] = *spec.image_pull_secrets;
   if (spec.private_ca) j["privateCA"] = *spec.private_ca;
+  if (spec.credentials) {
+    j["credentials"] = {{"fingerprint", spec.credentials->fingerprint},
+                        {"keys", spec.credentials->keys}};
+  }
+  if (!spec.license_type.empty()) j["licenseType"] = spec.license_type;
   return j;
 }
 

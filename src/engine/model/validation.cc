@@ -430,7 +430,7 @@ Status ParseStack(const Json& j, std::string path, Stack* out) {
     RETURN_IF_ERROR(CheckImage(out->image, f.PathOf("image")));
   }
   RETURN_IF_ERROR(f.Int("cpu", 1, 1000, &out->cpu));
-  RETURN_IF_ERROR(f.Int("memory", 128, 65536, &out->memory_mb));
+  RETURN_IF_ERROR(f.Int("memory", 1, 1048576, &out->memory_mb));
   if (f.Find("env") != nullptr) {
     RETURN_IF_ERROR(f.StringMap("env", &out->env));
     RETURN_IF_ERROR(CheckEnv(out->env, f.PathOf("env")));

@@ -43,6 +43,10 @@ Status CheckHostPort(std::string_view address, std::string_view path);
 
 // Shared sections. Fields absent from the JSON keep *out's current values.
 Status ParseStack(const Json& j, std::string path, Stack* out);
+// spec.credentials (credentials.cc): `out` is the spec's reference; `input` (may be null: stored
+// JSON, where values are refused) gets the mode and the values.
+Status ParseCredentials(const Json& j, std::string path, CredentialsInput* input,
+                        std::optional<CredentialsRef>* out);
 // `size_required`: the spec's storage needs a size; the config's has a default.
 Status ParseStorage(const Json& j, std::string path, bool size_required, StorageSpec* out);
 Status ParseProbes(const Json& j, std::string path, std::optional<Json>* liveness,

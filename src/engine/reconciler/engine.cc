@@ -7,6 +7,7 @@
 #include "engine/manifests/manifests.h"
 #include "engine/reconciler/observer.h"
 #include "engine/reconciler/reconciler.h"
+#include "engine/reconciler/secret_vault.h"
 #include "engine/workqueue/worker_pool.h"
 #include "kube/informer/informer.h"
 
@@ -25,6 +26,7 @@ struct Engine::Impl {
   Observer observer;
   std::unique_ptr<Reconciler> reconciler;
   std::unique_ptr<WorkerPool> pool;
+  SecretVault vault;  // before intents, which uses it
   Intents intents;
   Mutex mu;
   bool started GUARDED_BY(mu) = false;
@@ -37,12 +39,13 @@ struct Engine::Impl {
         store(s),
         clock(options.clock != nullptr ? *options.clock : real_clock),
         observer(clock, options.expectation_timeout, options.config.namespace_name),
+        vault(client, options.config, options.field_manager),
         intents(
             s,
             [this](const std::string& id) {
               if (queue) queue->Add(id);
             },
-            &options.config) {}
+            &options.config, &vault) {}
 
   // The project an object belongs to: its label, or for an EndpointSlice its Service's label.
   std::string ProjectOf(const ResourceType& type, const kube::ObjectRef& obj) {

@@ -5,6 +5,7 @@
 #include <optional>
 #include <utility>
 
+#include "common/json_access.h"
 #include "common/log.h"
 #include "engine/manifests/manifests.h"
 #include "engine/readiness/readiness.h"
@@ -190,6 +191,9 @@ struct Reconciler::Run {
   bool drift = false;
   bool rolling = false;
   bool created_object = false;  // drift too when the intent is unchanged since the last status
+  // The last stored status, at this generation, says the TLS Secrets are gone: not looked at
+  // again (a suspended project's restart makes no reads for them).
+  bool tls_secrets_gone = false;
 
   Run(Reconciler& owner, ProjectRecord record)
       : r(owner), rec(std::move(record)), ns(owner.observer_.ns()) {}
@@ -255,8 +259,16 @@ struct Reconciler::Run {
 
   // ---- teardown ----
 
-  Outcome Teardown(const ObjectNames& names);  // Ingresses → Service → Deployment and pods
-  Outcome Remove(const ObjectNames& names);    // PVC → Secret (delete only)
+  Outcome Teardown(const ObjectNames& names);  // Ingresses → Service → Deployment and pods → TLS
+  Outcome Remove(const ObjectNames& names);    // PVC → Secrets (delete only)
+  // The TLS Secret cert-manager made for one of the project's Ingresses: deleted when it is a
+  // kubernetes.io/tls Secret that no other project labels as its own (one read, one delete).
+  Outcome RemoveTlsSecret(const std::string& name);
+  // The Secret of the supplied credentials the spec names exists (the API wrote it before the
+  // intent); the first step, as the pods cannot start without it.
+  Outcome SuppliedCredentialsPresent();
+  // Deletes the project's supplied-credentials Secrets other than `keep` ("" keeps none).
+  Outcome RemoveSuppliedSecrets(const std::string& keep);
 
   // Records a not-done outcome as the condition of `resource` and passes it on.
   Outcome Note(const std::string& resource, Outcome o) {
@@ -463,6 +475,8 @@ Reconciler::Outcome Reconciler::Run::Provision(const Manifests& m,
                                                const std::vector<store::Credential>& creds) {
   Outcome o = ProvisionStorage(m);
   if (!o.done()) return o;
+  o = SuppliedCredentialsPresent();
+  if (!o.done()) return o;
   o = ProvisionDeployment(m);
   if (!o.done()) return o;
   o = ProvisionService(m);
@@ -557,8 +571,54 @@ Reconciler::Outcome Reconciler::Run::Probe() {
   return Outcome::Done();
 }
 
+Reconciler::Outcome Reconciler::Run::SuppliedCredentialsPresent() {
+  if (!spec.credentials) return Outcome::Done();
+  const std::string name = SuppliedSecretName(rec.name, spec.credentials->fingerprint);
+  View view = r.observer_.Get(kSecret, name);
+  if (view.object && view.object->label(kProjectLabel) != rec.id) {
+    return Note("Credentials", Outcome::Failed("CredentialsNotOurs",
+                                               "Secret " + name + " belongs to another project"));
+  }
+  if (!view.object || view.terminating) {
+    return Note("Credentials",
+                Outcome::Wait("WaitingForCredentials",
+                              "Secret " + name +
+                                  " (the supplied credentials) is not there; put the "
+                                  "credentials again if it was deleted"));
+  }
+  Condition("Credentials", true, "Ready", "supplied credentials Secret " + name + " is there");
+  return Outcome::Done();
+}
+
+Reconciler::Outcome Reconciler::Run::RemoveSuppliedSecrets(const std::string& keep) {
+  for (const auto& secret : r.observer_.ByLabel(kSecret, kProjectLabel, rec.id)) {
+    if (secret->label(kCredentialsLabel) != kSuppliedValue || secret->name() == keep) continue;
+    Outcome gone = EnsureGone(kSecret, secret->name());
+    if (!gone.done()) return gone;
+  }
+  return Outcome::Done();
+}
+
 Reconciler::Outcome Reconciler::Run::PromoteCredentials(
     const std::vector<store::Credential>& creds) {
+  if (spec.credentials) {
+    // The platform's credentials: every pod must hold the current set before the older sets'
+    // Secrets go (an old pod still reads its env from one only at start, but a restart of its
+    // container would need it).
+    const std::string want =
+        std::string(kSuppliedCredentialPrefix) + spec.credentials->fingerprint;
+    for (const auto& p : r.observer_.ByLabel(kPod, kProjectLabel, rec.id)) {
+      if (Annotation(p->Parse(), kCredentialAnnotation) != want) {
+        return Note("Credentials",
+                    Outcome::Wait("RotationInProgress",
+                                  "pod " + p->name() + " still holds older credentials"));
+      }
+    }
+    Outcome gc =
+        RemoveSuppliedSecrets(SuppliedSecretName(rec.name, spec.credentials->fingerprint));
+    if (!gc.done()) return Note("Credentials", gc);
+    return Outcome::Done();
+  }
   if (const store::Credential* pending = CredentialToHold(creds, true); pending != nullptr) {
     for (const auto& p : r.observer_.ByLabel(kPod, kProjectLabel, rec.id)) {
       Json pod = p->Parse();
@@ -571,6 +631,16 @@ Reconciler::Outcome Reconciler::Run::PromoteCredentials(
     Status s = ActivateCredential(pending->id);
     if (!s.ok()) return Outcome::Error("StoreError", s);
   }
+  // Back to Steward's credentials from supplied ones: the old sets go once no pod holds one.
+  for (const auto& p : r.observer_.ByLabel(kPod, kProjectLabel, rec.id)) {
+    if (Annotation(p->Parse(), kCredentialAnnotation).starts_with(kSuppliedCredentialPrefix)) {
+      return Note("Credentials",
+                  Outcome::Wait("RotationInProgress",
+                                "pod " + p->name() + " still holds supplied credentials"));
+    }
+  }
+  Outcome gc = RemoveSuppliedSecrets("");
+  if (!gc.done()) return Note("Credentials", gc);
   return Outcome::Done();
 }
 
@@ -626,6 +696,38 @@ Reconciler::Outcome Reconciler::Run::Teardown(const ObjectNames& names) {
                                                              pods.front()->name() + ")"));
   }
   Condition("Deployment", true, "Gone", "Deployment " + names.deployment + " and its pods gone");
+  // cert-manager's certificates go with the Ingresses (it made them for those), as FlowFuse's
+  // driver deletes them on suspend.
+  if (!tls_secrets_gone) {
+    for (const std::string& tls : {names.tls, names.custom_tls}) {
+      Outcome o = RemoveTlsSecret(tls);
+      if (!o.done()) return Note("TLSSecrets", o);
+    }
+  }
+  Condition("TLSSecrets", true, "Gone", "no TLS Secret of the Ingresses is left");
+  return Outcome::Done();
+}
+
+Reconciler::Outcome Reconciler::Run::RemoveTlsSecret(const std::string& name) {
+  const std::string what = "Secret " + name;
+  auto live = r.client_->Get(kSecret, ns, name);
+  if (!live.ok()) {
+    if (live.error().IsNotFound()) return Outcome::Done();
+    return Classified(live.error(), "get", what);
+  }
+  const std::string owner = Label(*live, kProjectLabel);
+  if (GetString(*live, "type") != "kubernetes.io/tls" || (!owner.empty() && owner != rec.id)) {
+    return Outcome::Done();  // not a certificate of ours: leave it
+  }
+  kube::DeleteOptions options;
+  options.precondition_uid = GetString(MemberOrNull(*live, "metadata"), "uid");
+  if (auto crash = Hook("before", "delete", kSecret, name)) return *crash;
+  auto deleted = r.client_->Delete(kSecret, ns, name, options);
+  ++r.writes_;
+  if (auto crash = Hook("after", "delete", kSecret, name)) return *crash;
+  if (!deleted.ok() && !deleted.error().IsNotFound()) {
+    return Classified(deleted.error(), "delete", what);
+  }
   return Outcome::Done();
 }
 
@@ -634,6 +736,8 @@ Reconciler::Outcome Reconciler::Run::Remove(const ObjectNames& names) {
   if (!pvc.done()) return Note("PersistentVolumeClaim", pvc);
   Outcome secret = EnsureGone(kSecret, names.secret);
   if (!secret.done()) return Note("Secret", secret);
+  Outcome supplied = RemoveSuppliedSecrets("");
+  if (!supplied.done()) return Note("Secret", supplied);
   return Outcome::Done();
 }
 
@@ -825,7 +929,14 @@ Expected<Reconciler::Loaded, WorkResult> Reconciler::Load(const std::string& pro
 
 Reconciler::Decision Reconciler::Decide(Run& run, const Loaded& in) {
   const ProjectRecord& rec = run.rec;
-  if (rec.desired != DesiredState::kRunning) return DecideStopped(run);
+  if (rec.desired != DesiredState::kRunning) {
+    if (in.prev && in.prev->observed_generation == rec.generation) {
+      for (const ResourceCondition& c : in.prev->conditions) {
+        if (c.resource == "TLSSecrets" && c.ready) run.tls_secrets_gone = true;
+      }
+    }
+    return DecideStopped(run);
+  }
   Decision d;
   d.status.observed_generation = rec.generation;
   if (!in.spec.ok()) {

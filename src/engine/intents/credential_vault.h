@@ -1,0 +1,25 @@
+// CredentialVault: where a Put's supplied credentials go before its intent is committed — a
+// Secret in the cluster, never the store (credentials live only in Kubernetes Secrets). Header
+// only and free of Kubernetes, so that Intents (which the API links) does not link the client:
+// the implementation is engine::SecretVault (engine/reconciler/secret_vault.h), wired in by the
+// Engine. Implementations are thread-safe and may block (Put is called from API workers).
+#pragma once
+
+#include <string>
+
+#include "common/status.h"
+#include "engine/model/project.h"
+
+namespace steward::engine {
+
+class CredentialVault {
+ public:
+  virtual ~CredentialVault() = default;
+  // Makes the Secret of `values` for project `id` named `name` exist (SuppliedSecretName);
+  // idempotent. kUnavailable when the cluster cannot be reached (nothing is committed then);
+  // kAlreadyExists when a Secret of that name exists that is not this project's.
+  virtual Status Put(const std::string& id, const std::string& name,
+                     const SuppliedCredentials& values) = 0;
+};
+
+}  // namespace steward::engine

@@ -1,0 +1,36 @@
+// SecretVault: the CredentialVault of a running engine — each set of supplied credentials is
+// an immutable Secret "<name>-credentials-<fingerprint>" in the projects' namespace
+// (RenderSuppliedSecret), written with Steward's Kubernetes client when the API accepts the
+// Put, before the intent is committed. The engine references it from the pods, and deletes it
+// once no pod holds it (a newer set is running, or the project is deleted).
+// Thread-safe (the client is); Put blocks for at most a few API round trips.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "engine/intents/credential_vault.h"
+#include "engine/model/project.h"
+#include "kube/client/client.h"
+
+namespace steward::engine {
+
+class SecretVault : public CredentialVault {
+ public:
+  // `config` (namespace, labels) must outlive this.
+  SecretVault(std::shared_ptr<kube::Client> client, const EngineConfig& config,
+              std::string field_manager);
+
+  // Create; when it exists: fine if it is this project's with these values; a Steward-managed
+  // leftover of another project (same name, deleted and created again) is replaced; anything
+  // else is kAlreadyExists. Transport and server failures are kUnavailable.
+  Status Put(const std::string& id, const std::string& name,
+             const SuppliedCredentials& values) override;
+
+ private:
+  std::shared_ptr<kube::Client> client_;
+  const EngineConfig& config_;
+  std::string field_manager_;
+};
+
+}  // namespace steward::engine
