@@ -1006,3 +1006,59 @@ TEST_F(ApiTest, WatchEventsAreTheDocumentedText) {
 }  // namespace
 }  // namespace testing
 }  // namespace steward::api
+
+namespace steward::api {
+namespace testing {
+namespace {
+
+// Issue 15 §1: supplied credentials are write-only — no answer, history line or watch event
+// carries a value, only the fingerprint.
+TEST_F(ApiTest, SuppliedCredentialsAreWriteOnlyEverywhere) {
+  Watcher watch(api_->port(), "/v1/watch?project=alpha");
+  ASSERT_TRUE(Eventually([&] { return ServerTestPeer::Streams(*api_) == 1; }));
+  Json spec = Spec();
+  spec["credentials"] = {{"clientId", "ffp_visible_id"},
+                         {"clientSecret", "hunter2-secret"},
+                         {"token", "ffpt_hunter2_token"},
+                         {"broker",
+                          {{"url", "mqtts://broker.example.com:8883"},
+                           {"username", "team-u"},
+                           {"password", "hunter2-broker"}}}};
+  auto put =
+      Do("PUT", "/v1/projects/alpha?wait=30s", DumpJson(Json{{"spec", spec}, {"start", true}}));
+  ASSERT_EQ(put.status, 201) << put.body;
+  ASSERT_EQ(Body(put)["status"]["phase"], "Running") << put.body;
+  const Json shown = Body(put)["spec"]["credentials"];
+  ASSERT_TRUE(shown.contains("fingerprint")) << put.body;
+  EXPECT_EQ(shown["keys"].size(), 6u);
+
+  std::string everything = put.body;
+  for (const char* target : {"/v1/projects/alpha", "/v1/projects", "/v1/projects/alpha/history",
+                             "/v1/projects/alpha/instance", "/metrics"}) {
+    auto r = Do("GET", target);
+    EXPECT_LT(r.status, 500) << target << ": " << r.body;
+    everything += r.body;
+  }
+  ASSERT_TRUE(Eventually([&] { return watch.Has("project", "Running", "alpha"); }));
+  watch.Stop();
+  for (const auto& e : watch.events()) everything += e.data;
+  for (const char* value : {"hunter2-secret", "ffpt_hunter2_token", "hunter2-broker"}) {
+    EXPECT_EQ(everything.find(value), std::string::npos) << value;
+  }
+  // Echoing the spec back as GET shows it changes nothing.
+  Json echoed = Body(Do("GET", "/v1/projects/alpha"))["spec"];
+  auto again = Do("PUT", "/v1/projects/alpha", DumpJson(Json{{"spec", echoed}}));
+  ASSERT_EQ(again.status, 200) << again.body;
+  EXPECT_EQ(Body(again)["generation"], 1);
+  // A malformed set is refused naming the field, and nothing changes.
+  const std::string before = StoreState();
+  Json bad = Spec();
+  bad["credentials"] = {{"clientId", "a"}, {"clientSecret", "hunter2 x"}, {"token", "t"}};
+  ExpectError(Do("PUT", "/v1/projects/alpha", DumpJson(Json{{"spec", bad}})), 400,
+              "InvalidArgument", "spec.credentials.clientSecret", "printable ASCII");
+  EXPECT_EQ(StoreState(), before);
+}
+
+}  // namespace
+}  // namespace testing
+}  // namespace steward::api

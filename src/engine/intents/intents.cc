@@ -9,8 +9,8 @@
 
 #include "common/fields.h"
 #include "common/json_access.h"
-#include "engine/manifests/manifests.h"
 #include "common/log.h"
+#include "engine/manifests/manifests.h"
 
 namespace steward::engine {
 namespace {
@@ -222,8 +222,7 @@ StatusOr<Intents::PutResult> Intents::Put(std::string_view name, const Json& spe
   auto update = [&](ProjectRecord& r, const auto&, store::Mutation& m) -> Status {
     if (!project_id.empty() && project_id != r.id) {
       if (!id.empty()) {
-        return AlreadyExists("project name " + std::string(name) + " is taken by project " +
-                             r.id);
+        return AlreadyExists("project name " + std::string(name) + " is taken by project " + r.id);
       }
       return Aborted("project " + std::string(name) +
                      " was deleted and created again while its credentials were stored; send "

@@ -700,3 +700,229 @@ TEST_F(IntentsTest, PutEnforcesTheSpecPolicy) {
 
 }  // namespace
 }  // namespace steward::engine
+
+namespace steward::engine {
+namespace {
+
+// ---- names and object claims (issue 15 §4) ----
+
+TEST_F(IntentsTest, ProjectsWhoseObjectNamesWouldClashAreRefusedWhenStored) {
+  // "shop" with a custom hostname has the Ingress "shop-custom"; a project named "shop-custom"
+  // would have an Ingress of that name too.
+  ASSERT_TRUE(intents_->Put("shop", SpecWithHost("shop.customer.org")).ok());
+  auto clash = intents_->Put("shop-custom", Spec());
+  ASSERT_EQ(clash.status().code(), StatusCode::kAlreadyExists) << clash.status().ToString();
+  EXPECT_THAT(clash.status().message(), HasSubstr("object name Ingress/shop-custom"));
+  EXPECT_EQ(ProjectCount(), 1u);
+  // The other way round: "shop-custom" first, then "shop" asks for a custom hostname.
+  ASSERT_TRUE(intents_->Put("shop", Spec()).ok());  // drops the hostname and its claims
+  ASSERT_TRUE(intents_->Put("shop-custom", Spec()).ok());
+  auto later = intents_->Put("shop", SpecWithHost("shop.customer.org"));
+  ASSERT_EQ(later.status().code(), StatusCode::kAlreadyExists);
+  EXPECT_THAT(later.status().message(), HasSubstr("object name Ingress/shop-custom"));
+  // A digit-first name's Service is srv-<name>, which a project of that name would also have.
+  ASSERT_TRUE(intents_->Put("1shop", Spec()).ok());
+  auto service = intents_->Put("srv-1shop", Spec());
+  ASSERT_EQ(service.status().code(), StatusCode::kAlreadyExists);
+  EXPECT_THAT(service.status().message(), HasSubstr("object name Service/srv-1shop"));
+}
+
+TEST_F(IntentsTest, LongAndTrailingDashNamesAreStoredAndClaimDerivedNames) {
+  const std::string longest(63, 'n');
+  ASSERT_TRUE(intents_->Put(longest, Spec()).ok());
+  auto dashed = intents_->Put("dash-", Spec());
+  ASSERT_TRUE(dashed.ok()) << dashed.error().ToString();
+  EXPECT_EQ(dashed->record.name, "dash-");
+  // Its hostname is the derived label's, so "dash" is a different project with its own names.
+  const std::vector<std::string> claims =
+      ProjectClaims(EngineConfig{}, dashed->record.id, "dash-", ProjectSpec{});
+  const std::string label = DnsLabelOf("dash-");
+  EXPECT_THAT(claims, ::testing::Contains(label + ".localhost"));
+  EXPECT_THAT(claims, ::testing::Contains("Deployment/" + label));
+  ASSERT_TRUE(intents_->Put("dash", Spec()).ok());
+}
+
+// ---- supplied credentials (issue 15 §1) ----
+
+class RecordingVault : public CredentialVault {
+ public:
+  Status Put(const std::string& id, const std::string& name,
+             const SuppliedCredentials& values) override {
+    MutexLock lock(mu_);
+    if (!fail_.ok()) return fail_;
+    puts_.push_back({id, name, values.env});
+    return Status::Ok();
+  }
+  struct Call {
+    std::string id, name;
+    StringMap env;
+  };
+  std::vector<Call> Calls() {
+    MutexLock lock(mu_);
+    return puts_;
+  }
+  void FailWith(Status s) {
+    MutexLock lock(mu_);
+    fail_ = std::move(s);
+  }
+
+ private:
+  Mutex mu_;
+  std::vector<Call> puts_ GUARDED_BY(mu_);
+  Status fail_ GUARDED_BY(mu_);
+};
+
+Json Credentials(const std::string& token) {
+  return Json{
+      {"clientId", "ffp_client"},
+      {"clientSecret", "s3cret-" + token},
+      {"token", "ffpt_" + token},
+      {"broker", {{"url", "mqtts://broker:8883"}, {"username", "u"}, {"password", "p-" + token}}}};
+}
+
+class SuppliedCredentialsTest : public IntentsTest {
+ protected:
+  void SetUp() override {
+    IntentsTest::SetUp();
+    with_vault_ = std::make_unique<Intents>(*store_, nullptr, nullptr, &vault_);
+  }
+  void TearDown() override {
+    with_vault_.reset();
+    IntentsTest::TearDown();
+  }
+  StatusOr<Intents::PutResult> PutWith(const Json& credentials, bool start = false) {
+    Json spec = Spec();
+    if (!credentials.is_null()) spec["credentials"] = credentials;
+    return with_vault_->Put("alpha", spec, "", start);
+  }
+  // Everything the store holds of the project, as text: spec, status, history, credentials.
+  std::string StoredText(const std::string& id) {
+    std::string all = store_->GetProject(id)->spec_json;
+    auto history = store_->ListHistory(id, 0, 1000);
+    auto creds = store_->ListCredentials(id);
+    if (!history.ok() || !creds.ok()) return "(unreadable)";
+    for (const auto& h : *history) all += h.summary + h.detail_json;
+    for (const auto& c : *creds) all += c.token;
+    return all;
+  }
+  RecordingVault vault_;
+  std::unique_ptr<Intents> with_vault_;
+};
+
+TEST_F(SuppliedCredentialsTest, ValuesGoToTheVaultAndOnlyTheFingerprintIsStored) {
+  auto put = PutWith(Credentials("one"), true);
+  ASSERT_TRUE(put.ok()) << put.error().ToString();
+  const std::string id = put->record.id;
+  ASSERT_EQ(vault_.Calls().size(), 1u);
+  EXPECT_EQ(vault_.Calls()[0].id, id);  // the Secret is labelled with the id the record gets
+  EXPECT_EQ(vault_.Calls()[0].name, "alpha");
+  EXPECT_EQ(vault_.Calls()[0].env.at("FORGE_PROJECT_TOKEN"), "ffpt_one");
+  EXPECT_EQ(vault_.Calls()[0].env.at("FORGE_BROKER_PASSWORD"), "p-one");
+
+  Json stored = *ParseJson(store_->GetProject(id)->spec_json);
+  SuppliedCredentials values;
+  values.env = vault_.Calls()[0].env;
+  EXPECT_EQ(stored["credentials"]["fingerprint"], values.Ref().fingerprint);
+  EXPECT_EQ(stored["credentials"]["keys"],
+            Json::parse(R"(["FORGE_BROKER_PASSWORD","FORGE_BROKER_URL","FORGE_BROKER_USERNAME",
+                            "FORGE_CLIENT_ID","FORGE_CLIENT_SECRET","FORGE_PROJECT_TOKEN"])"));
+  const std::string text = StoredText(id);
+  for (const char* secret : {"ffpt_one", "s3cret-one", "p-one"}) {
+    EXPECT_EQ(text.find(secret), std::string::npos) << secret << " in " << text;
+  }
+}
+
+TEST_F(SuppliedCredentialsTest, OmittedKeepsTheSameValuesChangeNothingAndEmptyDropsThem) {
+  auto first = PutWith(Credentials("one"));
+  ASSERT_TRUE(first.ok());
+  const std::string fp = ParseJson(first->record.spec_json)->at("credentials")["fingerprint"];
+  // The same values again: same fingerprint, no new generation.
+  auto again = PutWith(Credentials("one"));
+  ASSERT_TRUE(again.ok());
+  EXPECT_FALSE(again->changed);
+  EXPECT_EQ(again->record.generation, 1);
+  // A spec without credentials (a CLI user changing the stack) keeps them.
+  Json spec = Spec("flowfuse/node-red:4.1");
+  auto kept = with_vault_->Put("alpha", spec);
+  ASSERT_TRUE(kept.ok());
+  EXPECT_EQ(ParseJson(kept->record.spec_json)->at("credentials")["fingerprint"], fp);
+  // The fingerprint form a GET shows is accepted back when it is the current one...
+  auto echoed = PutWith(ParseJson(kept->record.spec_json)->at("credentials"));
+  ASSERT_TRUE(echoed.ok()) << echoed.error().ToString();
+  // ...and refused when it is not.
+  Json other = ParseJson(kept->record.spec_json)->at("credentials");
+  other["fingerprint"] = "0123456789abcdef";
+  EXPECT_TRUE(IsInvalid(PutWith(other), "spec.credentials.fingerprint", "not the project's"));
+  // New values: a new fingerprint and generation.
+  auto rotated = PutWith(Credentials("two"));
+  ASSERT_TRUE(rotated.ok());
+  EXPECT_TRUE(rotated->changed);
+  EXPECT_NE(ParseJson(rotated->record.spec_json)->at("credentials")["fingerprint"], fp);
+  // {} goes back to Steward's own credentials.
+  auto dropped = PutWith(Json::object());
+  ASSERT_TRUE(dropped.ok());
+  EXPECT_FALSE(ParseJson(dropped->record.spec_json)->contains("credentials"));
+  EXPECT_EQ(vault_.Calls().size(), 3u);  // one, one again (idempotent Secret), two
+}
+
+TEST_F(SuppliedCredentialsTest, AVaultFailureCommitsNothing) {
+  vault_.FailWith(Unavailable("spec.credentials: cannot create the credentials Secret"));
+  auto put = PutWith(Credentials("one"), true);
+  ASSERT_EQ(put.status().code(), StatusCode::kUnavailable);
+  EXPECT_EQ(ProjectCount(), 0u);
+  Create("alpha");
+  auto update = PutWith(Credentials("one"));
+  ASSERT_EQ(update.status().code(), StatusCode::kUnavailable);
+  EXPECT_EQ(store_->GetProjectByName("alpha")->generation, 1);
+}
+
+TEST_F(SuppliedCredentialsTest, WithoutAVaultSuppliedValuesAreRefused) {
+  Json spec = Spec();
+  spec["credentials"] = Credentials("one");
+  auto put = intents_->Put("alpha", spec);
+  ASSERT_EQ(put.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_THAT(put.status().message(), HasSubstr("spec.credentials"));
+  EXPECT_EQ(ProjectCount(), 0u);
+}
+
+TEST_F(SuppliedCredentialsTest, BadShapesNameTheFieldAndNeverEchoAValue) {
+  const std::pair<Json, std::string> kBad[] = {
+      {Json{{"clientId", "a"}, {"token", "t"}}, "spec.credentials.clientSecret"},
+      {Json{{"clientId", "a"}, {"clientSecret", 7}, {"token", "t"}},
+       "spec.credentials.clientSecret"},
+      {Json{{"clientId", "a"}, {"clientSecret", "has space hunter2"}, {"token", "t"}},
+       "spec.credentials.clientSecret"},
+      {Json{{"clientId", "a"}, {"clientSecret", "b"}, {"token", "t"}, {"broker", {{"url", "x"}}}},
+       "spec.credentials.broker.url"},
+      {Json{{"clientId", "a"},
+            {"clientSecret", "b"},
+            {"token", "t"},
+            {"broker", {{"url", "mqtt://b"}, {"username", "u"}}}},
+       "spec.credentials.broker.password"},
+      {Json{{"clientId", "a"}, {"clientSecret", "b"}, {"token", "t"}, {"extra", "hunter2"}},
+       "spec.credentials.extra"},
+      {Json{{"clientId", "a"}, {"fingerprint", "0123456789abcdef"}}, "spec.credentials"},
+      {Json{{"fingerprint", "xyz"}, {"keys", Json::array()}}, "spec.credentials.fingerprint"},
+      {Json{{"clientId", "a"}, {"clientSecret", std::string(5000, 'x')}, {"token", "t"}},
+       "spec.credentials.clientSecret"},
+  };
+  for (const auto& [bad, field] : kBad) {
+    auto put = PutWith(bad);
+    EXPECT_TRUE(IsInvalid(put, field)) << bad.dump();
+    if (!put.ok()) {
+      EXPECT_EQ(put.error().message().find("hunter2"), std::string::npos) << put.error().message();
+    }
+  }
+  EXPECT_EQ(ProjectCount(), 0u);
+  EXPECT_TRUE(vault_.Calls().empty());
+}
+
+TEST_F(SuppliedCredentialsTest, RotateIsRefusedForSuppliedCredentials) {
+  ASSERT_TRUE(PutWith(Credentials("one"), true).ok());
+  auto rotate = with_vault_->Rotate("alpha");
+  ASSERT_EQ(rotate.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_THAT(rotate.status().message(), HasSubstr("supplied"));
+}
+
+}  // namespace
+}  // namespace steward::engine

@@ -66,9 +66,8 @@ StringMap VolumeLabels(const RenderInput& in) {
 
 Json Metadata(const RenderInput& in, const std::string& name, const StringMap& annotations,
               const StringMap& labels) {
-  Json meta = {{"name", name},
-               {"namespace", ConfigOf(in).namespace_name},
-               {"labels", ToJsonMap(labels)}};
+  Json meta = {
+      {"name", name}, {"namespace", ConfigOf(in).namespace_name}, {"labels", ToJsonMap(labels)}};
   if (!annotations.empty()) meta["annotations"] = ToJsonMap(annotations);
   return meta;
 }
@@ -372,7 +371,8 @@ Json RenderIngress(const RenderInput& in, const std::string& name, const ObjectN
   if (!issuer.empty()) {
     // As FlowFuse's driver: with an issuer configured, Steward alone says how cert-manager
     // issues the certificate; cert-manager.io/* keys from elsewhere are dropped.
-    std::erase_if(annotations, [](const auto& kv) { return kv.first.starts_with(kCertManagerPrefix); });
+    std::erase_if(annotations,
+                  [](const auto& kv) { return kv.first.starts_with(kCertManagerPrefix); });
     annotations[std::string(kClusterIssuerAnnotation)] = issuer;
   }
   bool tls = !issuer.empty();
@@ -400,7 +400,6 @@ Json RenderIngress(const RenderInput& in, const std::string& name, const ObjectN
 void Seal(Json& object) {
   object["metadata"]["annotations"][std::string(kSpecHashAnnotation)] = SpecHash(object);
 }
-
 
 // Go's omitempty drops zero values, so a real server may return none of these even though
 // they were sent.
@@ -460,8 +459,7 @@ Json RenderSuppliedSecret(std::string_view id, std::string_view name, const Engi
   StringMap labels = LabelsFor(in);
   labels[std::string(kCredentialsLabel)] = std::string(kSuppliedValue);
   Json secret = NewObject(
-      "v1", "Secret",
-      Metadata(in, SuppliedSecretName(name, values.Ref().fingerprint), {}, labels));
+      "v1", "Secret", Metadata(in, SuppliedSecretName(name, values.Ref().fingerprint), {}, labels));
   secret["type"] = "Opaque";
   secret["immutable"] = true;
   Json data = Json::object();

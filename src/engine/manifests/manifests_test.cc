@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -378,6 +379,121 @@ TEST(RenderTest, EnvInStableOrderWithCredentialsFromTheSecret) {
   }
 }
 
+TEST(RenderTest, SuppliedCredentialsComeFromTheirOwnSecretAndRollThePods) {
+  EngineConfig config = TestConfig();
+  config.log_passthrough = true;
+  RenderInput in = TestInput(&config);
+  SuppliedCredentials values;
+  values.env = {{"FORGE_CLIENT_ID", "ffp_id"},
+                {"FORGE_CLIENT_SECRET", "ffp_secret"},
+                {"FORGE_PROJECT_TOKEN", "ffpt_token"},
+                {"FORGE_NR_SECRET", "nr-key"}};
+  in.resolved.spec.credentials = values.Ref();
+  in.resolved.spec.license_type = "ee";
+  Manifests m = Render(in);
+  const std::string secret = "hello-credentials-" + values.Ref().fingerprint;
+  EXPECT_EQ(SuppliedSecretName("hello", values.Ref().fingerprint), secret);
+  for (const char* key :
+       {"FORGE_CLIENT_ID", "FORGE_CLIENT_SECRET", "FORGE_PROJECT_TOKEN", "FORGE_NR_SECRET"}) {
+    EXPECT_EQ(
+        *Env(m.deployment, key),
+        (Json{{"name", key}, {"valueFrom", {{"secretKeyRef", {{"name", secret}, {"key", key}}}}}}))
+        << key;
+  }
+  EXPECT_EQ(Env(m.deployment, "FORGE_BROKER_URL"), nullptr);
+  EXPECT_EQ((*Env(m.deployment, "FORGE_LICENSE_TYPE"))["value"], "ee");
+  EXPECT_EQ((*Env(m.deployment, "FORGE_LOG_PASSTHROUGH"))["value"], "true");
+  EXPECT_EQ(m.deployment["spec"]["template"]["metadata"]["annotations"]["steward.io/credential-id"],
+            "supplied-" + values.Ref().fingerprint);
+  for (const char* value : {"ffp_secret", "ffpt_token", "nr-key"}) {
+    EXPECT_THAT(DumpJson(m.deployment), Not(HasSubstr(value)));
+  }
+  // New values: another Secret, another pod template.
+  SuppliedCredentials next = values;
+  next.env["FORGE_PROJECT_TOKEN"] = "ffpt_next";
+  in.resolved.spec.credentials = next.Ref();
+  EXPECT_NE(Render(in).deployment["spec"]["template"], m.deployment["spec"]["template"]);
+
+  const Json sealed = RenderSuppliedSecret("p1a2b3", "hello", &config, values);
+  EXPECT_EQ(sealed["metadata"]["name"], secret);
+  EXPECT_EQ(sealed["immutable"], true);
+  EXPECT_EQ(sealed["metadata"]["labels"]["steward.io/project"], "p1a2b3");
+  EXPECT_EQ(sealed["metadata"]["labels"]["steward.io/credentials"], "supplied");
+  EXPECT_EQ(Base64Decode(sealed["data"]["FORGE_CLIENT_SECRET"].get<std::string>()), "ffp_secret");
+}
+
+TEST(RenderTest, FlowFuseLabelsOnTheWorkloadAndTheVolume) {
+  EngineConfig config = TestConfig();
+  RenderInput in = TestInput(&config);
+  in.resolved.storage = StorageSpec{"1Gi", "", "ReadWriteMany"};
+  Manifests m = Render(in);
+  for (const Json* labels : {&m.deployment["metadata"]["labels"],
+                             &m.deployment["spec"]["template"]["metadata"]["labels"]}) {
+    EXPECT_EQ((*labels)["nodered"], "true");
+    EXPECT_EQ((*labels)["app"], "p1a2b3");
+    EXPECT_EQ((*labels)["name"], "hello");
+  }
+  EXPECT_EQ(m.pvc->at("metadata")["labels"]["ff-project-id"], "p1a2b3");
+  EXPECT_EQ(m.pvc->at("metadata")["labels"]["ff-project-name"], "hello");
+  // The selector stays Steward's own (immutable on a Deployment).
+  EXPECT_EQ(m.deployment["spec"]["selector"]["matchLabels"],
+            (Json{{"steward.io/project", "p1a2b3"}}));
+}
+
+TEST(RenderTest, SchedulerNameFromTheConfig) {
+  EngineConfig config = TestConfig();
+  EXPECT_FALSE(
+      Render(TestInput(&config)).deployment["spec"]["template"]["spec"].contains("schedulerName"));
+  config.scheduler_name = "bin-packer";
+  EXPECT_EQ(Render(TestInput(&config)).deployment["spec"]["template"]["spec"]["schedulerName"],
+            "bin-packer");
+}
+
+// Kubernetes' IsDNS1123Subdomain (apimachinery validation): at most 253 characters of
+// [a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)* — unlike RFC 1123 it sets no
+// limit on a label's length, so "<63 characters>-credentials" is a valid Secret name.
+bool KubeSubdomain(const std::string& s) {
+  if (s.size() > 253) return false;
+  std::string dotted = s;
+  for (char& c : dotted) {
+    if (c == '.') c = '\n';
+  }
+  std::istringstream parts(dotted);
+  std::string label;
+  int n = 0;
+  while (std::getline(parts, label)) {
+    ++n;
+    if (label.empty() || label.front() == '-' || label.back() == '-') return false;
+    for (char c : label) {
+      if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-')) return false;
+    }
+  }
+  return n > 0 && s.back() != '.';
+}
+
+TEST(NamesTest, EveryObjectNameFitsKubernetesLimitsForAnyFlowFuseName) {
+  for (const std::string& name :
+       {std::string("a"), std::string(63, 'z'), "9" + std::string(62, 'x'), std::string("x-"),
+        std::string("1-"), "a" + std::string(61, '-') + "b", std::string("shop-custom")}) {
+    const ObjectNames n = NamesFor("0123abcd-0000-4000-8000-000000000000", name);
+    EXPECT_TRUE(IsDns1123Label(n.deployment)) << name << " -> " << n.deployment;
+    EXPECT_TRUE(IsDns1123Label(n.service) && n.service[0] >= 'a') << name << " -> " << n.service;
+    EXPECT_TRUE(IsDns1123Label(n.ingress)) << name;
+    for (const std::string* s : {&n.secret, &n.custom_ingress, &n.tls, &n.custom_tls, &n.pvc}) {
+      EXPECT_TRUE(KubeSubdomain(*s)) << name << " -> " << *s;
+    }
+  }
+  // As FlowFuse's driver names them, where the name allows.
+  const ObjectNames d = NamesFor("id1", "7up");
+  EXPECT_EQ(d.deployment, "7up");
+  EXPECT_EQ(d.service, "srv-7up");
+  EXPECT_EQ(d.ingress, "7up");
+  EXPECT_EQ(d.custom_ingress, "7up-custom");
+  EXPECT_EQ(d.tls, "7up");
+  EXPECT_EQ(d.custom_tls, "7up-custom");
+  EXPECT_EQ(d.pvc, "id1-pvc");
+}
+
 TEST(RenderTest, StackEnvCannotShadowACredentialWithAPlainValue) {
   EngineConfig config = TestConfig();
   RenderInput in = TestInput(&config);
@@ -493,7 +609,8 @@ TEST(RenderTest, AnnotationTemplatesAreFilledAsFlowFusesDriverFillsThem) {
   config.url_scheme = "https";
   config.url_port = 8443;
   config.ingress_annotations = {
-      {"example.com/all", "{{serviceName}} {{ instanceURL }} {{instanceHost}} {{instanceProtocol}}"},
+      {"example.com/all",
+       "{{serviceName}} {{ instanceURL }} {{instanceHost}} {{instanceProtocol}}"},
       {"example.com/unknown", "{{other}} and {{ serviceName"}};
   config.custom_hostname.ingress_annotations = {{"example.com/custom", "{{instanceURL}}"}};
   RenderInput in = TestInput(&config);

@@ -30,8 +30,7 @@ Status ReadSecretValue(const FieldReader& f, std::string_view name, bool require
   }
   for (unsigned char c : s) {
     if (c < 0x21 || c > 0x7e) {
-      return InvalidField(path,
-                          "must be printable ASCII without spaces (the value is not shown)");
+      return InvalidField(path, "must be printable ASCII without spaces (the value is not shown)");
     }
   }
   *out = s;
@@ -52,8 +51,8 @@ bool IsHex(std::string_view s) {
 }
 
 constexpr std::array<std::string_view, 7> kKnownKeys = {
-    "FORGE_BROKER_PASSWORD", "FORGE_BROKER_URL",    "FORGE_BROKER_USERNAME", "FORGE_CLIENT_ID",
-    "FORGE_CLIENT_SECRET",   "FORGE_NR_SECRET",     "FORGE_PROJECT_TOKEN"};
+    "FORGE_BROKER_PASSWORD", "FORGE_BROKER_URL", "FORGE_BROKER_USERNAME", "FORGE_CLIENT_ID",
+    "FORGE_CLIENT_SECRET",   "FORGE_NR_SECRET",  "FORGE_PROJECT_TOKEN"};
 
 Status ParseFingerprint(const FieldReader& f, CredentialsRef* ref) {
   RETURN_IF_ERROR(f.OnlyKnown({"fingerprint", "keys"}));

@@ -3,7 +3,6 @@
 #include <string>
 
 #include "common/sha256.h"
-
 #include "engine/model/project.h"
 
 namespace steward::engine {
@@ -16,7 +15,8 @@ constexpr size_t kHashDigits = 8;
 bool IsLowerAlnum(char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); }
 
 std::string Quoted(std::string_view what, std::string_view s) {
-  return std::string(what) + " \"" + std::string(s.substr(0, 64)) + (s.size() > 64 ? "...\"" : "\"");
+  return std::string(what) + " \"" + std::string(s.substr(0, 64)) +
+         (s.size() > 64 ? "...\"" : "\"");
 }
 
 // [a-z0-9-]{1,max}, starting with a letter or digit; `strict` also wants one at the end.

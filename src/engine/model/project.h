@@ -89,7 +89,7 @@ struct ProjectSpec {
   std::optional<Json> liveness_probe, readiness_probe, startup_probe;  // Probe objects
   std::optional<Json> pod_security_context, container_security_context;
   std::optional<std::vector<std::string>> image_pull_secrets;
-  std::optional<std::string> private_ca;  // ConfigMap name with chain.pem
+  std::optional<std::string> private_ca;      // ConfigMap name with chain.pem
   std::optional<CredentialsRef> credentials;  // nullopt: Steward-generated credentials
   std::string license_type;                   // "" or "ee": FORGE_LICENSE_TYPE
 
@@ -199,7 +199,8 @@ struct EngineConfig {
   std::string private_ca;       // ConfigMap name; "" = none
   std::string service_account;  // "" = namespace default
   std::string scheduler_name;   // pod spec.schedulerName; "" = the cluster's default scheduler
-  bool log_passthrough = false;  // FORGE_LOG_PASSTHROUGH=true: the launcher copies NR's log to stdout
+  bool log_passthrough =
+      false;  // FORGE_LOG_PASSTHROUGH=true: the launcher copies NR's log to stdout
   std::string time_zone = "Europe/London";
   int progress_deadline_seconds = 600;
 
@@ -225,10 +226,10 @@ struct EngineConfig {
 // spec.stack, storage as spec.storage, labels, probes, ...); in addition namespace is a DNS-1123
 // label, domain a DNS-1123 subdomain, urlScheme http|https, urlPort 0..65535, forgeUrl an
 // http(s) URL, serviceType ClusterIP|NodePort, ingressClass / certManagerIssuer / privateCA /
-// serviceAccount / schedulerName "" or a DNS-1123 subdomain, httpProbeAddress "" or host:port, workers 1..256,
-// progressDeadlineSeconds 1..86400, httpProbeTimeoutMs 1..60000, stepTimeoutSeconds 1..86400,
-// policy {allowPrivileged, allowRunAsRoot, allowedAnnotationPrefixes}. nodeSelector keys are not
-// reserved (they select node labels, not labels Steward sets).
+// serviceAccount / schedulerName "" or a DNS-1123 subdomain, httpProbeAddress "" or host:port,
+// workers 1..256, progressDeadlineSeconds 1..86400, httpProbeTimeoutMs 1..60000,
+// stepTimeoutSeconds 1..86400, policy {allowPrivileged, allowRunAsRoot, allowedAnnotationPrefixes}.
+// nodeSelector keys are not reserved (they select node labels, not labels Steward sets).
 StatusOr<EngineConfig> ParseEngineConfig(const Json& j, std::string_view path = "engine");
 
 // The spec with the config's defaults applied: every field the manifests need is set.

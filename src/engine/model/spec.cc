@@ -122,9 +122,9 @@ StatusOr<ProjectSpec> ParseProjectSpec(const Json& j, std::string_view path,
   }
   RETURN_IF_ERROR(f.String("licenseType", &spec.license_type));
   if (!spec.license_type.empty() && spec.license_type != "ee") {
-    return InvalidField(f.PathOf("licenseType"),
-                        "must be \"ee\" (a licensed platform) or \"\" (got " +
-                            QuoteShort(spec.license_type) + ")");
+    return InvalidField(
+        f.PathOf("licenseType"),
+        "must be \"ee\" (a licensed platform) or \"\" (got " + QuoteShort(spec.license_type) + ")");
   }
   return spec;
 }

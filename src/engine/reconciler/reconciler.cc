@@ -260,7 +260,7 @@ struct Reconciler::Run {
   // ---- teardown ----
 
   Outcome Teardown(const ObjectNames& names);  // Ingresses → Service → Deployment and pods → TLS
-  Outcome Remove(const ObjectNames& names);    // PVC → Secrets (delete only)
+  Outcome Remove(const ObjectNames& names);  // PVC → Secrets (delete only)
   // The TLS Secret cert-manager made for one of the project's Ingresses: deleted when it is a
   // kubernetes.io/tls Secret that no other project labels as its own (one read, one delete).
   Outcome RemoveTlsSecret(const std::string& name);
@@ -605,8 +605,7 @@ Reconciler::Outcome Reconciler::Run::PromoteCredentials(
     // The platform's credentials: every pod must hold the current set before the older sets'
     // Secrets go (an old pod still reads its env from one only at start, but a restart of its
     // container would need it).
-    const std::string want =
-        std::string(kSuppliedCredentialPrefix) + spec.credentials->fingerprint;
+    const std::string want = std::string(kSuppliedCredentialPrefix) + spec.credentials->fingerprint;
     for (const auto& p : r.observer_.ByLabel(kPod, kProjectLabel, rec.id)) {
       if (Annotation(p->Parse(), kCredentialAnnotation) != want) {
         return Note("Credentials",
@@ -614,8 +613,7 @@ Reconciler::Outcome Reconciler::Run::PromoteCredentials(
                                   "pod " + p->name() + " still holds older credentials"));
       }
     }
-    Outcome gc =
-        RemoveSuppliedSecrets(SuppliedSecretName(rec.name, spec.credentials->fingerprint));
+    Outcome gc = RemoveSuppliedSecrets(SuppliedSecretName(rec.name, spec.credentials->fingerprint));
     if (!gc.done()) return Note("Credentials", gc);
     return Outcome::Done();
   }

@@ -15,8 +15,8 @@ Status Unreachable(const kube::ApiError& e, std::string_view what) {
                        " (nothing was changed; send the request again)");
   }
   return Status(e.ToStatus().code(), "spec.credentials: the cluster refused to " +
-                                         std::string(what) + " the credentials Secret: " +
-                                         e.ToStatus().message());
+                                         std::string(what) +
+                                         " the credentials Secret: " + e.ToStatus().message());
 }
 
 }  // namespace

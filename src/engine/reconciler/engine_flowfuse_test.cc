@@ -1,0 +1,210 @@
+// FlowFuse parity through the whole engine against the embedded cluster (issue 15): platform-
+// supplied credentials (write-only, in their own Secret, rolled like a rotation), names as the
+// platform makes them, and the TLS Secrets cert-manager makes, deleted on suspend.
+#include <gmock/gmock.h>
+
+#include "common/base64.h"
+#include "common/file.h"
+#include "engine/reconciler/engine_test_support.h"
+
+namespace steward::engine::testing {
+namespace {
+
+using test_support::Eventually;
+using ::testing::HasSubstr;
+
+class FlowFuseTest : public EngineFixture {
+ protected:
+  static Json Credentials(const std::string& token) {
+    return Json{{"clientId", "ffp_" + token},
+                {"clientSecret", "secret-" + token},
+                {"token", "ffpt_" + token},
+                {"nodeRedSecret", "nr-" + token}};
+  }
+  // The environment a ready pod of the project started with, from its launcher stand-in.
+  Json PodEnv(const std::string& service) {
+    kube::TransportRequest request;
+    request.method = "GET";
+    request.target = "/api/v1/namespaces/" + std::string(kNs) + "/services/" + service +
+                     ":2880/proxy/flowforge/env";
+    auto response = client_->transport().Do(request);
+    if (!response.ok() || response->status != 200) return nullptr;
+    auto env = ParseJson(response->body);
+    return env.ok() ? *env : Json(nullptr);
+  }
+  std::vector<std::string> SuppliedSecrets(const std::string& id) {
+    std::vector<std::string> names;
+    for (const Json& s :
+         ListLabelled("secrets", "steward.io/project=" + id + ",steward.io/credentials=supplied")) {
+      names.push_back(GetString(s["metadata"], "name"));
+    }
+    return names;
+  }
+  // The whole store file, as bytes: a supplied value must not be anywhere in it.
+  std::string StoreBytes() {
+    std::string all;
+    for (const char* suffix : {"/steward.db", "/steward.db-wal"}) {
+      auto bytes = ReadSmallFile(dir_ + suffix, 256u << 20);
+      if (bytes.ok()) all += *bytes;
+    }
+    return all;
+  }
+};
+
+TEST_F(FlowFuseTest, SuppliedCredentialsReachTheLauncherAndRotateWithoutAGap) {
+  StartCluster();
+  OpenStore();
+  RecordDetailedSnapshotsAtPhases();
+  StartEngine();
+  Json spec = Spec();
+  spec["credentials"] = Credentials("one");
+  auto put = engine_->intents().Put("alpha", spec, "", /*start=*/true);
+  ASSERT_TRUE(put.ok()) << put.error().ToString();
+  const std::string id = put->record.id;
+  ASSERT_TRUE(WaitPhase(id, "Running", 1));
+  const std::string fp1 = ParseJson(Record(id).spec_json)->at("credentials")["fingerprint"];
+
+  // The launcher got exactly the platform's values, from the Secret of this set. (The service
+  // proxy resolves endpoints from a watch of its own, which may lag the engine's by a moment.)
+  Json env;
+  ASSERT_TRUE(Eventually(
+      [&] {
+        env = PodEnv("alpha");
+        return env.is_object();
+      },
+      seconds(10)));
+  EXPECT_EQ(env["FORGE_CLIENT_ID"], "ffp_one");
+  EXPECT_EQ(env["FORGE_CLIENT_SECRET"], "secret-one");
+  EXPECT_EQ(env["FORGE_PROJECT_TOKEN"], "ffpt_one");
+  EXPECT_EQ(env["FORGE_NR_SECRET"], "nr-one");
+  EXPECT_THAT(SuppliedSecrets(id), ::testing::ElementsAre("alpha-credentials-" + fp1));
+  auto dep = Get("deployments.apps", "alpha");
+  ASSERT_TRUE(dep.has_value());
+  EXPECT_THAT(DumpJson(*dep), ::testing::Not(HasSubstr("ffpt_one")));
+
+  // New values (the platform refreshed the tokens): a rolling replacement, the old Secret
+  // deleted only once no pod holds it, and Running only with every pod on the new set.
+  spec["credentials"] = Credentials("two");
+  auto rotate = engine_->intents().Put("alpha", spec);
+  ASSERT_TRUE(rotate.ok()) << rotate.error().ToString();
+  ASSERT_EQ(rotate->record.generation, 2);
+  ASSERT_TRUE(WaitPhase(id, "Running", 2));
+  ASSERT_TRUE(WaitSnapshot(id, "Running", 2));
+  const std::string fp2 = ParseJson(Record(id).spec_json)->at("credentials")["fingerprint"];
+  ASSERT_NE(fp1, fp2);
+  for (const auto& s : Snapshots()) {
+    if (s.id != id || s.phase != "Running" || s.generation != 2) continue;
+    for (const auto& pod : s.at.pod_details) {
+      EXPECT_EQ(pod.credential_id, "supplied-" + fp2) << s.at.describe;
+    }
+  }
+  ASSERT_TRUE(Eventually([&] { return SuppliedSecrets(id).size() == 1; }, seconds(10)));
+  EXPECT_THAT(SuppliedSecrets(id), ::testing::ElementsAre("alpha-credentials-" + fp2));
+  EXPECT_TRUE(Eventually(
+      [&] {
+        const Json e = PodEnv("alpha");
+        return e.is_object() && e.value("FORGE_PROJECT_TOKEN", "") == "ffpt_two";
+      },
+      seconds(10)))
+      << PodEnv("alpha").dump();
+
+  // Nothing of the values is in the store (spec, status, history, any page of the file).
+  const std::string bytes = StoreBytes();
+  ASSERT_FALSE(bytes.empty());
+  for (const char* value : {"ffpt_one", "ffpt_two", "secret-one", "secret-two", "nr-two"}) {
+    EXPECT_EQ(bytes.find(value), std::string::npos) << value;
+  }
+
+  // Delete: every Secret of the project goes, supplied ones too.
+  ASSERT_TRUE(engine_->intents().Delete(id).ok());
+  ASSERT_TRUE(WaitPurged(id));
+  EXPECT_TRUE(Leftovers(id).empty()) << ::testing::PrintToString(Leftovers(id));
+}
+
+TEST_F(FlowFuseTest, ASuppliedSecretDeletedBehindStewardsBackIsReportedNotInvented) {
+  StartCluster();
+  OpenStore();
+  StartEngine();
+  Json spec = Spec();
+  spec["credentials"] = Credentials("one");
+  auto put = engine_->intents().Put("beta", spec, "", false);
+  ASSERT_TRUE(put.ok()) << put.error().ToString();
+  const std::string id = put->record.id;
+  ASSERT_TRUE(WaitPhase(id, "Suspended", 1));
+  // The Secret is gone before the start: Steward cannot make the values up.
+  for (const std::string& name : SuppliedSecrets(id)) {
+    ASSERT_TRUE(cluster_->api().Delete(Kind("secrets"), kNs, name, {}).ok());
+  }
+  ASSERT_TRUE(engine_->intents().Start(id).ok());
+  ASSERT_TRUE(Eventually(
+      [&] {
+        ProjectStatus st = StatusOf(id);
+        return st.observed_generation == 2 && st.reason == "WaitingForCredentials";
+      },
+      seconds(20)))
+      << StatusOf(id).reason << ": " << StatusOf(id).message;
+  EXPECT_FALSE(Get("deployments.apps", "beta").has_value());
+  // Putting the credentials again recovers.
+  spec["credentials"] = Credentials("again");
+  ASSERT_TRUE(engine_->intents().Put("beta", spec).ok());
+  ASSERT_TRUE(WaitPhase(id, "Running", 3));
+}
+
+TEST_F(FlowFuseTest, NamesTheDriverCannotHoldRunAndAreReachable) {
+  StartCluster();
+  OpenStore();
+  StartEngine();
+  const std::string longest = "n" + std::string(61, 'x') + "9";  // 63 characters
+  for (const std::string& name : {longest, std::string("7-up"), std::string("ends-with-")}) {
+    auto put = engine_->intents().Put(name, Spec(), "", true);
+    ASSERT_TRUE(put.ok()) << name << ": " << put.error().ToString();
+    ASSERT_TRUE(WaitPhase(put->record.id, "Running", 1))
+        << name << ": " << StatusOf(put->record.id).message;
+    const ObjectNames n = NamesFor(put->record.id, name);
+    EXPECT_TRUE(Get("services", n.service).has_value()) << n.service;
+    const std::string host = DnsLabelOf(name) + ".localhost";
+    EXPECT_EQ(StatusOf(put->record.id).url, "http://" + host + "/");
+    EXPECT_EQ(IngressStatus(host), 200) << host;
+  }
+}
+
+TEST_F(FlowFuseTest, SuspendDeletesTheTlsSecretsCertManagerMadeAndNoOtherSecret) {
+  StartCluster();
+  OpenStore();
+  EngineOptions options = DefaultOptions();
+  options.config.cert_manager_issuer = "letsencrypt";
+  options.config.require_ingress_address = true;
+  StartEngine(options);
+  auto put = engine_->intents().Put("gamma", Spec(), "", true);
+  ASSERT_TRUE(put.ok());
+  const std::string id = put->record.id;
+  ASSERT_TRUE(WaitPhase(id, "Running", 1));
+  auto ingress = Get("ingresses.networking.k8s.io", "gamma");
+  ASSERT_TRUE(ingress.has_value());
+  EXPECT_EQ((*ingress)["spec"]["tls"][0]["secretName"], "gamma");
+  // What cert-manager would make for it (no Steward labels), and an unrelated Secret whose name
+  // is the custom one's but that is not a certificate.
+  auto tls = [](const std::string& name, const std::string& type) {
+    return Json{{"apiVersion", "v1"},
+                {"kind", "Secret"},
+                {"metadata", {{"name", name}, {"namespace", kNs}}},
+                {"type", type},
+                {"data", {{"tls.crt", Base64Encode("c")}, {"tls.key", Base64Encode("k")}}}};
+  };
+  ASSERT_TRUE(cluster_->api().Create(Kind("secrets"), kNs, tls("gamma", "kubernetes.io/tls")).ok());
+  ASSERT_TRUE(cluster_->api().Create(Kind("secrets"), kNs, tls("gamma-custom", "Opaque")).ok());
+
+  ASSERT_TRUE(engine_->intents().Suspend(id).ok());
+  ASSERT_TRUE(WaitPhase(id, "Suspended", 2));
+  EXPECT_FALSE(Get("secrets", "gamma").has_value());
+  EXPECT_TRUE(Get("secrets", "gamma-custom").has_value());       // not a certificate: not ours
+  EXPECT_TRUE(Get("secrets", "gamma-credentials").has_value());  // kept on suspend
+  bool recorded = false;
+  for (const auto& c : StatusOf(id).conditions) {
+    if (c.resource == "TLSSecrets") recorded = c.ready;
+  }
+  EXPECT_TRUE(recorded);
+}
+
+}  // namespace
+}  // namespace steward::engine::testing
