@@ -213,6 +213,8 @@ class Server final : public ApiServer, public net::Handler {
   void HandleSuspend(const CallPtr& call);
   void HandleRestart(const CallPtr& call);
   void HandleRotate(const CallPtr& call);
+  void HandleRename(const CallPtr& call);
+  void HandleStackDefaults(const CallPtr& call);
   void HandleHistory(const CallPtr& call);
   void HandleCredentialCheck(const CallPtr& call);
   void HandleWatch(const CallPtr& call);

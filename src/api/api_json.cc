@@ -79,6 +79,7 @@ ErrorAnswer FromStatus(const Status& status) {
     case StatusCode::kNotFound:
       return MakeError(404, "NotFound", m);
     case StatusCode::kFailedPrecondition:
+    case StatusCode::kAborted:  // the state moved under the request: send it again
     case StatusCode::kAlreadyExists:
       return MakeError(409, "Conflict", m);
     case StatusCode::kUnavailable:

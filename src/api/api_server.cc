@@ -83,6 +83,8 @@ Server::Server(ApiOptions options, ApiDeps deps)
   add("/v1/projects/{project}/suspend", {{"POST", {&Server::HandleSuspend, wait}}});
   add("/v1/projects/{project}/restart", {{"POST", {&Server::HandleRestart, wait}}});
   add("/v1/projects/{project}/rotate-credentials", {{"POST", {&Server::HandleRotate, wait}}});
+  add("/v1/projects/{project}/rename", {{"POST", {&Server::HandleRename, wait}}});
+  add("/v1/stack", {{"GET", {&Server::HandleStackDefaults}}});
   add("/v1/projects/{project}/history", {{"GET", {&Server::HandleHistory, {"limit", "after"}}}});
   add("/v1/projects/{project}/instance", {{"GET", {&Server::HandleInstanceInfo}}});
   add("/v1/projects/{project}/logs", {{"GET", {&Server::HandleInstanceLogs}}});

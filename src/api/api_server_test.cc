@@ -1059,6 +1059,39 @@ TEST_F(ApiTest, SuppliedCredentialsAreWriteOnlyEverywhere) {
   EXPECT_EQ(StoreState(), before);
 }
 
+TEST_F(ApiTest, StackDefaultsAnswerAsTheDriversInit) {
+  auto r = Do("GET", "/v1/stack");
+  ASSERT_EQ(r.status, 200) << r.body;
+  Json j = Body(r);
+  EXPECT_EQ(j["defaults"]["container"], config_.default_stack.image);
+  EXPECT_EQ(j["defaults"]["cpu"], config_.default_stack.cpu);
+  EXPECT_EQ(j["defaults"]["memory"], config_.default_stack.memory_mb);
+  EXPECT_EQ(j["properties"]["cpu"]["label"], "CPU Cores (in 1/100th units)");
+  EXPECT_TRUE(j["properties"]["memory"]["validate"].is_string());
+  ExpectError(Do("GET", "/v1/stack?x=1"), 400, "InvalidArgument", "x", "unknown");
+}
+
+TEST_F(ApiTest, RenameTakesANameAndOnlyASuspendedProject) {
+  ASSERT_EQ(
+      Do("PUT", "/v1/projects/alpha?wait=30s", SpecBody("flowfuse/node-red:4.0", true)).status,
+      201);
+  ExpectError(Do("POST", "/v1/projects/alpha/rename", DumpJson(Json{{"name", "beta"}})), 409,
+              "Conflict", "", "Suspended");
+  ASSERT_EQ(Do("POST", "/v1/projects/alpha/suspend?wait=30s").status, 200);
+  ExpectError(Do("POST", "/v1/projects/alpha/rename", "{}"), 400, "InvalidArgument", "name",
+              "required");
+  ExpectError(Do("POST", "/v1/projects/alpha/rename", DumpJson(Json{{"name", "Bad"}})), 400,
+              "InvalidArgument", "name", "lowercase");
+  ExpectError(Do("POST", "/v1/projects/alpha/rename", DumpJson(Json{{"name", "b"}, {"x", 1}})), 400,
+              "InvalidArgument", "x", "unknown");
+  auto renamed = Do("POST", "/v1/projects/alpha/rename?wait=30s", DumpJson(Json{{"name", "beta"}}));
+  ASSERT_EQ(renamed.status, 200) << renamed.body;
+  EXPECT_EQ(Body(renamed)["name"], "beta");
+  EXPECT_EQ(Body(renamed)["status"]["phase"], "Suspended");
+  EXPECT_EQ(Do("GET", "/v1/projects/alpha").status, 404);
+  EXPECT_EQ(Do("GET", "/v1/projects/beta").status, 200);
+}
+
 }  // namespace
 }  // namespace testing
 }  // namespace steward::api

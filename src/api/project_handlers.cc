@@ -154,6 +154,38 @@ void Server::HandleRestart(const CallPtr& call) {
 void Server::HandleRotate(const CallPtr& call) { HandleOperation(call, &engine::Intents::Rotate); }
 void Server::HandleDelete(const CallPtr& call) { HandleOperation(call, &engine::Intents::Delete); }
 
+void Server::HandleRename(const CallPtr& call) {
+  std::optional<std::chrono::milliseconds> wait;
+  if (!ReadWait(call, &wait)) return;
+  auto body = ReadJsonBody(call, true);
+  if (!body) return;
+  std::string name;
+  Status shape = [&]() -> Status {
+    ASSIGN_OR_RETURN(FieldReader f, FieldReader::Of(*body, ""));
+    RETURN_IF_ERROR(f.OnlyKnown({"name"}));
+    RETURN_IF_ERROR(f.Required("name"));
+    return f.String("name", &name);
+  }();
+  if (!shape.ok()) {
+    ReplyError(call, FromStatus(shape));
+    return;
+  }
+  auto rec = deps_.intents->Rename(call->params[0], name);
+  if (!rec.ok()) {
+    ReplyError(call, FromStatus(rec.error()));
+    return;
+  }
+  AnswerOrWait(call, *rec, 202, 200, wait, false);
+}
+
+void Server::HandleStackDefaults(const CallPtr& call) {
+  const engine::Stack& stack =
+      deps_.config != nullptr ? deps_.config->default_stack : engine::EngineConfig{}.default_stack;
+  Reply(call, 200,
+        Json{{"defaults", engine::DefaultStackProperties(stack)},
+             {"properties", engine::StackPropertySchema()}});
+}
+
 void Server::HandleGet(const CallPtr& call) {
   auto rec = deps_.intents->Find(call->params[0]);
   if (!rec.ok()) {

@@ -15,7 +15,7 @@ namespace steward::engine {
 class CredentialVault {
  public:
   virtual ~CredentialVault() = default;
-  // Makes the Secret of `values` for project `id` named `name` exist (SuppliedSecretName);
+  // Makes the Secret of `values` for project `id` (named `name`) exist (SuppliedSecretName);
   // idempotent. kUnavailable when the cluster cannot be reached (nothing is committed then);
   // kAlreadyExists when a Secret of that name exists that is not this project's.
   virtual Status Put(const std::string& id, const std::string& name,

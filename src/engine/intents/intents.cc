@@ -329,6 +329,42 @@ StatusOr<ProjectRecord> Intents::Rotate(std::string_view id_or_name) {
   return rec;
 }
 
+StatusOr<ProjectRecord> Intents::Rename(std::string_view id_or_name, std::string_view new_name) {
+  if (Status s = ValidateProjectName(new_name); !s.ok()) return InvalidField("name", s.message());
+  ASSIGN_OR_RETURN(ProjectRecord found, Find(id_or_name));
+  bool changed = false;
+  ASSIGN_OR_RETURN(
+      ProjectRecord rec,
+      store_.MutateProject(
+          found.id,
+          [&](ProjectRecord& r, const std::vector<store::Credential>&,
+              store::Mutation& m) -> Status {
+            if (r.name == new_name) return Status::Ok();
+            RETURN_IF_ERROR(RefuseIfDeleting(r));
+            if (r.desired != DesiredState::kSuspended || r.phase != "Suspended") {
+              return FailedPrecondition(
+                  "project " + r.name + " can be renamed only when it is Suspended (it is " +
+                  (r.phase.empty() ? std::string("Pending") : r.phase) + ", to be " +
+                  std::string(store::ToString(r.desired)) + "): suspend it first");
+            }
+            auto spec_json = ParseJson(r.spec_json);
+            ASSIGN_OR_RETURN(ProjectSpec spec, spec_json.ok()
+                                                   ? ParseProjectSpec(*spec_json)
+                                                   : StatusOr<ProjectSpec>(spec_json.error()));
+            const std::string old_name = r.name;
+            r.name = std::string(new_name);
+            ++r.generation;
+            MarkAccepted(r);
+            m.hostnames = ProjectClaims(config_, r.id, new_name, spec);
+            m.history.push_back(Operation("rename", r.generation,
+                                          Json{{"from", old_name}, {"to", std::string(new_name)}}));
+            changed = true;
+            return Status::Ok();
+          }));
+  if (changed) Notify(rec.id);
+  return rec;
+}
+
 StatusOr<int> Intents::ClaimUnclaimedHostnames() {
   ASSIGN_OR_RETURN(std::vector<ProjectRecord> unclaimed, store_.ListProjectsWithoutHostnames());
   if (unclaimed.empty()) return 0;

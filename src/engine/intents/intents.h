@@ -68,6 +68,12 @@ class Intents {
   // credential; the older stays valid until then (pods of the unfinished rollout may hold it).
   StatusOr<store::ProjectRecord> Rotate(std::string_view id_or_name);
   StatusOr<store::ProjectRecord> Delete(std::string_view id_or_name);
+  // Gives the project another name, keeping its id, PVC, credentials and history (FlowFuse:
+  // stop, rename, start). Only while it is suspended and Suspended (nothing named after the old
+  // name runs): kFailedPrecondition otherwise. kInvalidArgument for a bad name, kAlreadyExists
+  // when the name, or a hostname or object name it would claim, is another project's. The
+  // same name again changes nothing. A new generation; the next start renders the new names.
+  StatusOr<store::ProjectRecord> Rename(std::string_view id_or_name, std::string_view new_name);
 
   StatusOr<store::ProjectRecord> Find(std::string_view id_or_name);
 

@@ -167,7 +167,7 @@ Json RenderContainer(const RenderInput& in, const ObjectNames& names,
   // more people and tools can read): the platform's own when it supplied them (a Secret per
   // set, so a change rolls the pods), else Steward's.
   if (spec.credentials) {
-    const std::string secret = SuppliedSecretName(in.name, spec.credentials->fingerprint);
+    const std::string secret = SuppliedSecretName(in.id, spec.credentials->fingerprint);
     for (const std::string& key : spec.credentials->keys) {
       env.push_back(SecretEnv(key, secret, key));
     }
@@ -446,8 +446,8 @@ bool Matches(const Json& desired, const Json& live, std::string* where) {
 
 }  // namespace
 
-std::string SuppliedSecretName(std::string_view name, std::string_view fingerprint) {
-  return FitName(DnsLabelOf(name), "-credentials-" + std::string(fingerprint), 253);
+std::string SuppliedSecretName(std::string_view id, std::string_view fingerprint) {
+  return std::string(id) + "-credentials-" + std::string(fingerprint);
 }
 
 Json RenderSuppliedSecret(std::string_view id, std::string_view name, const EngineConfig* config,
@@ -459,7 +459,7 @@ Json RenderSuppliedSecret(std::string_view id, std::string_view name, const Engi
   StringMap labels = LabelsFor(in);
   labels[std::string(kCredentialsLabel)] = std::string(kSuppliedValue);
   Json secret = NewObject(
-      "v1", "Secret", Metadata(in, SuppliedSecretName(name, values.Ref().fingerprint), {}, labels));
+      "v1", "Secret", Metadata(in, SuppliedSecretName(id, values.Ref().fingerprint), {}, labels));
   secret["type"] = "Opaque";
   secret["immutable"] = true;
   Json data = Json::object();

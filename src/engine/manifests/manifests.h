@@ -51,9 +51,9 @@ inline constexpr int kWebPort = 1880;
 inline constexpr int kManagementPort = 2880;
 
 // The Secret that holds a project's supplied credentials with this fingerprint:
-// "<name>-credentials-<fingerprint>". Labelled as every object, plus
-// steward.io/credentials=supplied; immutable (a new set is a new Secret).
-std::string SuppliedSecretName(std::string_view name, std::string_view fingerprint);
+// "<id>-credentials-<fingerprint>" (by id, as the PVC, so a rename keeps it). Labelled as every
+// object, plus steward.io/credentials=supplied; immutable (a new set is a new Secret).
+std::string SuppliedSecretName(std::string_view id, std::string_view fingerprint);
 inline constexpr std::string_view kCredentialsLabel = "steward.io/credentials";
 inline constexpr std::string_view kSuppliedValue = "supplied";
 // The pod-template credential annotation of pods started with supplied credentials is this

@@ -391,8 +391,8 @@ TEST(RenderTest, SuppliedCredentialsComeFromTheirOwnSecretAndRollThePods) {
   in.resolved.spec.credentials = values.Ref();
   in.resolved.spec.license_type = "ee";
   Manifests m = Render(in);
-  const std::string secret = "hello-credentials-" + values.Ref().fingerprint;
-  EXPECT_EQ(SuppliedSecretName("hello", values.Ref().fingerprint), secret);
+  const std::string secret = "p1a2b3-credentials-" + values.Ref().fingerprint;
+  EXPECT_EQ(SuppliedSecretName("p1a2b3", values.Ref().fingerprint), secret);
   for (const char* key :
        {"FORGE_CLIENT_ID", "FORGE_CLIENT_SECRET", "FORGE_PROJECT_TOKEN", "FORGE_NR_SECRET"}) {
     EXPECT_EQ(

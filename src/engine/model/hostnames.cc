@@ -25,7 +25,9 @@ std::string UrlHost(std::string_view url) {
 
 std::vector<std::string> ProjectHostnames(const EngineConfig& config, std::string_view name,
                                           const ProjectSpec& spec) {
-  std::vector<std::string> out{AsciiLower(DnsLabelOf(name) + "." + config.domain)};
+  const std::optional<UrlParts> kept = SplitInstanceUrl(spec.url);
+  std::vector<std::string> out{
+      AsciiLower(kept ? kept->host : DnsLabelOf(name) + "." + config.domain)};
   if (!spec.custom_hostname.empty()) {
     std::string custom = AsciiLower(spec.custom_hostname);
     if (custom != out[0]) out.push_back(std::move(custom));
@@ -34,6 +36,22 @@ std::vector<std::string> ProjectHostnames(const EngineConfig& config, std::strin
 }
 
 Status CheckCustomHostnamePolicy(const EngineConfig& config, const ProjectSpec& spec) {
+  if (const std::optional<UrlParts> kept = SplitInstanceUrl(spec.url)) {
+    // The kept URL's host: any under the platform's domain (a project renamed keeps
+    // <old name>.<domain>), else as a custom hostname.
+    const std::string host = AsciiLower(kept->host);
+    const std::string domain = AsciiLower(config.domain);
+    if (host == domain || host == UrlHost(config.forge_url)) {
+      return InvalidField("spec.url", "\"" + host + "\" is the platform's own host");
+    }
+    const auto& allowed = config.custom_hostname.allowed_domains;
+    if (!UnderDomain(host, domain) && !allowed.empty() &&
+        std::none_of(allowed.begin(), allowed.end(),
+                     [&](const auto& d) { return UnderDomain(host, AsciiLower(d)); })) {
+      return InvalidField("spec.url", "\"" + host + "\" is neither under " + domain +
+                                          " nor within engine.customHostname.allowedDomains");
+    }
+  }
   if (spec.custom_hostname.empty()) return Status::Ok();
   const std::string host = AsciiLower(spec.custom_hostname);
   const std::string domain = AsciiLower(config.domain);

@@ -77,7 +77,11 @@ struct StorageSpec {
 struct ProjectSpec {
   std::string team;  // required, 1..63 chars [A-Za-z0-9_-]
   Stack stack;
-  std::string custom_hostname;         // "" = none; else a DNS name (RFC 1123 subdomain)
+  std::string custom_hostname;  // "" = none; else a DNS name (RFC 1123 subdomain)
+  // The instance's URL, kept as the platform has it (FlowFuse keeps project.url's scheme, host
+  // and port across restarts and renames): "http(s)://host[:port]", optionally with a final
+  // "/". "" = <name>.<domain> with the config's scheme and port.
+  std::string url;
   std::optional<StorageSpec> storage;  // nullopt = config's storage default (maybe none)
   int replicas = 1;                    // 1..10; > 1 is HA
   StringMap labels;                    // added to every object (keys/values validated)
@@ -250,6 +254,20 @@ struct ResolvedSpec {
   std::string url;                     // scheme://host[:port]/
 };
 ResolvedSpec Resolve(const EngineConfig& config, std::string_view name, const ProjectSpec& spec);
+
+// What FlowFuse's platform asks of a driver about stacks (GET /v1/stack): the property schema
+// of its stack editor, as FlowFuse's Kubernetes driver answers init() — cpu in hundredths of a
+// core 1..1000, memory in MB, container an image — with the ranges Steward accepts; and the
+// default stack (getDefaultStackProperties): {cpu, memory, container[, env]} from the config.
+Json StackPropertySchema();
+Json DefaultStackProperties(const Stack& stack);
+
+// spec.url taken apart: scheme "http" | "https", host, port ("" = the scheme's). nullopt when
+// it is not scheme://host[:port][/].
+struct UrlParts {
+  std::string scheme, host, port;
+};
+std::optional<UrlParts> SplitInstanceUrl(std::string_view url);
 
 // Name rules shared by the API and the engine.
 bool IsDns1123Label(std::string_view s);      // [a-z0-9]([-a-z0-9]*[a-z0-9])?, <= 63

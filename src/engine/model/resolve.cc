@@ -40,6 +40,11 @@ ResolvedSpec Resolve(const EngineConfig& config, std::string_view name, const Pr
   if (!s.image_pull_secrets) s.image_pull_secrets = config.image_pull_secrets;
   if (!s.private_ca) s.private_ca = config.private_ca;
 
+  if (const std::optional<UrlParts> kept = SplitInstanceUrl(spec.url)) {
+    r.host = kept->host;
+    r.url = kept->scheme + "://" + kept->host + (kept->port.empty() ? "" : ":" + kept->port) + "/";
+    return r;
+  }
   r.host = DnsLabelOf(name) + "." + config.domain;
   r.url = config.url_scheme + "://" + r.host;
   if (config.url_port != 0) r.url += ":" + std::to_string(config.url_port);

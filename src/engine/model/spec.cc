@@ -3,6 +3,29 @@
 
 namespace steward::engine {
 
+std::optional<UrlParts> SplitInstanceUrl(std::string_view url) {
+  UrlParts parts;
+  std::string_view rest;
+  if (url.starts_with("http://")) {
+    parts.scheme = "http";
+    rest = url.substr(7);
+  } else if (url.starts_with("https://")) {
+    parts.scheme = "https";
+    rest = url.substr(8);
+  } else {
+    return std::nullopt;
+  }
+  if (rest.ends_with('/')) rest.remove_suffix(1);
+  if (rest.empty() || rest.find_first_of("/?#@[] ") != std::string_view::npos) return std::nullopt;
+  const size_t colon = rest.find(':');
+  parts.host = std::string(rest.substr(0, colon));
+  if (colon != std::string_view::npos) {
+    parts.port = std::string(rest.substr(colon + 1));
+    if (parts.port.empty()) return std::nullopt;
+  }
+  return parts;
+}
+
 namespace {
 
 Status CheckTeam(std::string_view team, std::string_view path) {
@@ -36,6 +59,25 @@ Status CheckCustomHostname(std::string_view host, std::string_view path) {
   return Status::Ok();
 }
 
+// scheme://host[:port][/]: what FlowFuse keeps of project.url.
+Status CheckInstanceUrl(std::string_view url, std::string_view path) {
+  if (url.empty()) return Status::Ok();
+  const std::optional<UrlParts> parts = SplitInstanceUrl(url);
+  if (!parts) {
+    return InvalidField(path,
+                        "must be http://host[:port] or https://host[:port] (no user, path, query "
+                        "or fragment)");
+  }
+  RETURN_IF_ERROR(CheckCustomHostname(parts->host, path));
+  if (!parts->port.empty()) {
+    int port = 0;
+    for (char c : parts->port)
+      port = c >= '0' && c <= '9' && port < 100000 ? port * 10 + (c - '0') : 100000;
+    if (port < 1 || port > 65535) return InvalidField(path, "port must be between 1 and 65535");
+  }
+  return Status::Ok();
+}
+
 Status ParseIngress(const Json& j, std::string path, ProjectSpec* spec) {
   ASSIGN_OR_RETURN(FieldReader f, FieldReader::Of(j, std::move(path)));
   RETURN_IF_ERROR(f.OnlyKnown({"className", "annotations"}));
@@ -60,7 +102,7 @@ StatusOr<ProjectSpec> ParseProjectSpec(const Json& j, std::string_view path,
   RETURN_IF_ERROR(f.OnlyKnown({"team", "stack", "customHostname", "storage", "replicas", "labels",
                                "annotations", "ingress", "nodeSelector", "tolerations", "probes",
                                "podSecurityContext", "containerSecurityContext", "imagePullSecrets",
-                               "privateCA", "credentials", "licenseType"}));
+                               "privateCA", "credentials", "licenseType", "url"}));
   ProjectSpec spec;
   if (f.Find("team") == nullptr) return InvalidField(f.PathOf("team"), "is required");
   RETURN_IF_ERROR(f.String("team", &spec.team));
@@ -69,6 +111,8 @@ StatusOr<ProjectSpec> ParseProjectSpec(const Json& j, std::string_view path,
   if (const Json* stack = f.Find("stack")) {
     RETURN_IF_ERROR(internal::ParseStack(*stack, f.PathOf("stack"), &spec.stack));
   }
+  RETURN_IF_ERROR(f.String("url", &spec.url));
+  RETURN_IF_ERROR(CheckInstanceUrl(spec.url, f.PathOf("url")));
   RETURN_IF_ERROR(f.String("customHostname", &spec.custom_hostname));
   RETURN_IF_ERROR(CheckCustomHostname(spec.custom_hostname, f.PathOf("customHostname")));
   if (const Json* storage = f.Find("storage")) {
@@ -141,6 +185,7 @@ Json ToJson(const ProjectSpec& spec) {
   if (!stack.empty()) j["stack"] = std::move(stack);
 
   if (!spec.custom_hostname.empty()) j["customHostname"] = spec.custom_hostname;
+  if (!spec.url.empty()) j["url"] = spec.url;
   if (spec.storage) {
     Json s = Json{{"size", spec.storage->size}};
     if (!spec.storage->storage_class.empty()) s["storageClass"] = spec.storage->storage_class;

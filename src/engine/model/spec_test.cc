@@ -10,6 +10,7 @@ namespace steward::engine {
 namespace {
 
 using testing::IsInvalid;
+using testing::IsInvalidValue;
 using testing::J;
 
 constexpr char kDigest[] =
@@ -509,6 +510,68 @@ TEST(SpecEqualityTest, DiffersOnAnyField) {
   b = *a;
   b.stack.env["NEW"] = "1";
   EXPECT_NE(*a, b);
+}
+
+TEST(SpecTest, AKeptUrlIsSchemeHostAndPortOnly) {
+  for (const char* ok :
+       {"http://shop.example.com", "https://shop.example.com:8443/", "https://a.b"}) {
+    Json j = {{"team", "t"}, {"url", ok}};
+    auto spec = ParseProjectSpec(j);
+    ASSERT_TRUE(spec.ok()) << ok << ": " << spec.error().ToString();
+    EXPECT_EQ(ToJson(*spec)["url"], ok);
+  }
+  for (const char* bad :
+       {"ftp://a.b", "https://a.b/path", "https://u@a.b", "https://a.b?q", "https://A.b",
+        "https://a.b:0", "https://a.b:70000", "https://a.b:", "https://nodot", "https://"}) {
+    Json j = {{"team", "t"}, {"url", bad}};
+    EXPECT_TRUE(IsInvalid(ParseProjectSpec(j), "spec.url")) << bad;
+  }
+  EngineConfig config;
+  config.domain = "example.com";
+  ProjectSpec spec;
+  spec.team = "t";
+  spec.url = "https://kept.example.com:8443";
+  ResolvedSpec r = Resolve(config, "renamed", spec);
+  EXPECT_EQ(r.host, "kept.example.com");
+  EXPECT_EQ(r.url, "https://kept.example.com:8443/");
+  EXPECT_EQ(ProjectHostnames(config, "renamed", spec)[0], "kept.example.com");
+  spec.url = "https://example.com";
+  EXPECT_TRUE(
+      IsInvalidValue(CheckCustomHostnamePolicy(config, spec), "spec.url", "platform's own"));
+}
+
+TEST(SpecTest, LicenseTypeIsEeOrNothing) {
+  EXPECT_TRUE(ParseProjectSpec(Json{{"team", "t"}, {"licenseType", "ee"}}).ok());
+  EXPECT_TRUE(
+      IsInvalid(ParseProjectSpec(Json{{"team", "t"}, {"licenseType", "pro"}}), "spec.licenseType"));
+}
+
+TEST(SpecTest, StoredJsonNeverTakesCredentialValues) {
+  Json j = {{"team", "t"},
+            {"credentials", {{"clientId", "a"}, {"clientSecret", "b"}, {"token", "c"}}}};
+  EXPECT_TRUE(IsInvalid(ParseProjectSpec(j), "spec.credentials", "never stored"));
+  CredentialsInput input;
+  auto spec = ParseProjectSpec(j, "spec", &input);
+  ASSERT_TRUE(spec.ok()) << spec.error().ToString();
+  EXPECT_EQ(input.mode, CredentialsInput::Mode::kSupplied);
+  ASSERT_TRUE(spec->credentials.has_value());
+  // The stored form parses back to the same reference, and shows no value.
+  auto back = ParseProjectSpec(ToJson(*spec));
+  ASSERT_TRUE(back.ok()) << back.error().ToString();
+  EXPECT_EQ(back->credentials, spec->credentials);
+  EXPECT_EQ(DumpJson(ToJson(*spec)).find("\"c\""), std::string::npos);
+}
+
+TEST(StackPropertiesTest, SchemaAndDefaultsAsTheDriverAnswersThem) {
+  Json schema = StackPropertySchema();
+  for (const char* key : {"cpu", "memory", "container"}) {
+    ASSERT_TRUE(schema.contains(key)) << key;
+    for (const char* field : {"label", "validate", "invalidMessage", "description"}) {
+      EXPECT_TRUE(schema[key][field].is_string()) << key << "." << field;
+    }
+  }
+  EXPECT_EQ(DefaultStackProperties(EngineConfig{}.default_stack),
+            (Json{{"cpu", 10}, {"memory", 256}, {"container", "flowfuse/node-red"}}));
 }
 
 }  // namespace

@@ -77,7 +77,7 @@ TEST_F(FlowFuseTest, SuppliedCredentialsReachTheLauncherAndRotateWithoutAGap) {
   EXPECT_EQ(env["FORGE_CLIENT_SECRET"], "secret-one");
   EXPECT_EQ(env["FORGE_PROJECT_TOKEN"], "ffpt_one");
   EXPECT_EQ(env["FORGE_NR_SECRET"], "nr-one");
-  EXPECT_THAT(SuppliedSecrets(id), ::testing::ElementsAre("alpha-credentials-" + fp1));
+  EXPECT_THAT(SuppliedSecrets(id), ::testing::ElementsAre(id + "-credentials-" + fp1));
   auto dep = Get("deployments.apps", "alpha");
   ASSERT_TRUE(dep.has_value());
   EXPECT_THAT(DumpJson(*dep), ::testing::Not(HasSubstr("ffpt_one")));
@@ -99,7 +99,7 @@ TEST_F(FlowFuseTest, SuppliedCredentialsReachTheLauncherAndRotateWithoutAGap) {
     }
   }
   ASSERT_TRUE(Eventually([&] { return SuppliedSecrets(id).size() == 1; }, seconds(10)));
-  EXPECT_THAT(SuppliedSecrets(id), ::testing::ElementsAre("alpha-credentials-" + fp2));
+  EXPECT_THAT(SuppliedSecrets(id), ::testing::ElementsAre(id + "-credentials-" + fp2));
   EXPECT_TRUE(Eventually(
       [&] {
         const Json e = PodEnv("alpha");
@@ -204,6 +204,56 @@ TEST_F(FlowFuseTest, SuspendDeletesTheTlsSecretsCertManagerMadeAndNoOtherSecret)
     if (c.resource == "TLSSecrets") recorded = c.ready;
   }
   EXPECT_TRUE(recorded);
+}
+
+}  // namespace
+}  // namespace steward::engine::testing
+
+namespace steward::engine::testing {
+namespace {
+
+TEST_F(FlowFuseTest, RenameWhileSuspendedKeepsThePvcHistoryAndUrl) {
+  StartCluster();
+  OpenStore();
+  StartEngine();
+  Json spec = Spec();
+  spec["storage"] = {{"size", "1Gi"}};
+  spec["url"] = "http://old.localhost";  // as the platform keeps project.url
+  auto put = engine_->intents().Put("old", spec, "", true);
+  ASSERT_TRUE(put.ok()) << put.error().ToString();
+  const std::string id = put->record.id;
+  ASSERT_TRUE(WaitPhase(id, "Running", 1));
+  auto pvc = Get("persistentvolumeclaims", id + "-pvc");
+  ASSERT_TRUE(pvc.has_value());
+  const std::string pvc_uid = GetString((*pvc)["metadata"], "uid");
+
+  // Not while it runs.
+  auto early = engine_->intents().Rename("old", "new");
+  ASSERT_EQ(early.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_THAT(early.status().message(), HasSubstr("Suspended"));
+
+  ASSERT_TRUE(engine_->intents().Suspend(id).ok());
+  ASSERT_TRUE(WaitPhase(id, "Suspended", 2));
+  auto renamed = engine_->intents().Rename("old", "new");
+  ASSERT_TRUE(renamed.ok()) << renamed.error().ToString();
+  EXPECT_EQ(renamed->name, "new");
+  EXPECT_EQ(renamed->generation, 3);
+  ASSERT_TRUE(engine_->intents().Start("new").ok());
+  ASSERT_TRUE(WaitPhase(id, "Running", 4));
+
+  EXPECT_EQ(GetString(Get("persistentvolumeclaims", id + "-pvc")->at("metadata"), "uid"), pvc_uid);
+  EXPECT_TRUE(Get("deployments.apps", "new").has_value());
+  EXPECT_FALSE(Get("deployments.apps", "old").has_value());
+  EXPECT_TRUE(
+      Eventually([&] { return !Get("secrets", "old-credentials").has_value(); }, seconds(10)));
+  // The kept URL is still the instance's address.
+  EXPECT_EQ(StatusOf(id).url, "http://old.localhost/");
+  EXPECT_EQ(IngressStatus("old.localhost"), 200);
+  auto history = store_->ListHistory(id, 0, 100);
+  ASSERT_TRUE(history.ok());
+  bool saw_rename = false;
+  for (const auto& h : *history) saw_rename = saw_rename || h.summary == "rename";
+  EXPECT_TRUE(saw_rename);
 }
 
 }  // namespace

@@ -492,6 +492,12 @@ Reconciler::Outcome Reconciler::Run::ProvisionStorage(const Manifests& m) {
   auto secret = Ensure(kSecret, m.secret);
   if (!secret.outcome.done()) return Note("Secret", secret.outcome);
   Condition("Secret", true, "Ready", "credentials Secret " + m.names.secret + " matches");
+  // The credentials Secret of the name the project had before a rename.
+  for (const auto& old : r.observer_.ByLabel(kSecret, kProjectLabel, rec.id)) {
+    if (old->label(kCredentialsLabel) == kSuppliedValue || old->name() == m.names.secret) continue;
+    Outcome gone = EnsureGone(kSecret, old->name());
+    if (!gone.done()) return Note("Secret", gone);
+  }
 
   if (m.pvc) {
     auto pvc = Ensure(kPvc, *m.pvc);
@@ -573,7 +579,7 @@ Reconciler::Outcome Reconciler::Run::Probe() {
 
 Reconciler::Outcome Reconciler::Run::SuppliedCredentialsPresent() {
   if (!spec.credentials) return Outcome::Done();
-  const std::string name = SuppliedSecretName(rec.name, spec.credentials->fingerprint);
+  const std::string name = SuppliedSecretName(rec.id, spec.credentials->fingerprint);
   View view = r.observer_.Get(kSecret, name);
   if (view.object && view.object->label(kProjectLabel) != rec.id) {
     return Note("Credentials", Outcome::Failed("CredentialsNotOurs",
@@ -613,7 +619,7 @@ Reconciler::Outcome Reconciler::Run::PromoteCredentials(
                                   "pod " + p->name() + " still holds older credentials"));
       }
     }
-    Outcome gc = RemoveSuppliedSecrets(SuppliedSecretName(rec.name, spec.credentials->fingerprint));
+    Outcome gc = RemoveSuppliedSecrets(SuppliedSecretName(rec.id, spec.credentials->fingerprint));
     if (!gc.done()) return Note("Credentials", gc);
     return Outcome::Done();
   }
@@ -734,8 +740,11 @@ Reconciler::Outcome Reconciler::Run::Remove(const ObjectNames& names) {
   if (!pvc.done()) return Note("PersistentVolumeClaim", pvc);
   Outcome secret = EnsureGone(kSecret, names.secret);
   if (!secret.done()) return Note("Secret", secret);
-  Outcome supplied = RemoveSuppliedSecrets("");
-  if (!supplied.done()) return Note("Secret", supplied);
+  // Every other Secret of the project: supplied credentials, one of a name it had before.
+  for (const auto& other : r.observer_.ByLabel(kSecret, kProjectLabel, rec.id)) {
+    Outcome gone = EnsureGone(kSecret, other->name());
+    if (!gone.done()) return Note("Secret", gone);
+  }
   return Outcome::Done();
 }
 

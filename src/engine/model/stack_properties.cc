@@ -1,0 +1,41 @@
+// The stack properties FlowFuse's platform asks its driver for: the schema its stack editor
+// validates against (the driver's init() answer) and the default stack.
+#include "engine/model/project.h"
+
+namespace steward::engine {
+
+Json StackPropertySchema() {
+  return Json{
+      {"cpu",
+       {{"label", "CPU Cores (in 1/100th units)"},
+        {"validate", "^([1-9][0-9]{0,2}|1000)$"},
+        {"invalidMessage",
+         "Invalid value - must be a number between 1 and 1000, where 100 represents 1 CPU core"},
+        {"description",
+         "Defines the CPU resources each Project should receive, in units of 1/100th of a CPU "
+         "core. 100 equates to 1 CPU core"}}},
+      {"memory",
+       {{"label", "Memory (MB)"},
+        {"validate",
+         "^([1-9][0-9]{0,5}|10[0-3][0-9]{4}|104[0-7][0-9]{3}|1048[0-4][0-9]{2}|"
+         "10485[0-6][0-9]|104857[0-6])$"},
+        {"invalidMessage", "Invalid value - must be a number between 1 and 1048576"},
+        {"description",
+         "How much memory the container for each Project will be granted, recommended value "
+         "256"}}},
+      {"container",
+       {{"label", "Container Location"},
+        // A first check for the editor; Steward checks the reference itself on every put.
+        {"validate", "^[a-zA-Z0-9][a-zA-Z0-9._:/@+-]*$"},
+        {"invalidMessage", "Invalid value - must be a Docker image"},
+        {"description", "Container image location, can include a tag"}}},
+  };
+}
+
+Json DefaultStackProperties(const Stack& stack) {
+  Json j = {{"cpu", stack.cpu}, {"memory", stack.memory_mb}, {"container", stack.image}};
+  if (!stack.env.empty()) j["env"] = stack.env;
+  return j;
+}
+
+}  // namespace steward::engine
