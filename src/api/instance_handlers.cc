@@ -1,6 +1,7 @@
 // Instance routes through instance::InstanceCalls: launcher info, logs, flow commands (the
 // restart one pod at a time), logout, files, resources (and their live stream) and MCP.
 #include <algorithm>
+#include <cstdio>
 #include <random>
 #include <set>
 

@@ -188,7 +188,7 @@ InstanceOps::Reply InstanceOps::CallProxy(const Pod& pod, const Request& req) co
                    "/proxy" + req.path;
   request.body = req.body;
   if (!req.body.empty()) request.content_type = req.content_type;
-  request.timeout = options_.timeout;
+  request.timeout = req.timeout.count() > 0 ? req.timeout : options_.timeout;
   // A 5xx through the proxy is the pod's (or the dial's) answer, not a flaky API server:
   // repeating it would only spend the caller's timeout, and a command must not run twice.
   request.retry = kube::RetryClass::kWrite;
@@ -239,7 +239,7 @@ InstanceOps::Reply InstanceOps::CallDirect(const Pod& pod, const Request& req) c
     client_options.host = pod.ip;
     client_options.port = options_.management_port;
   }
-  client_options.timeout = options_.timeout;
+  client_options.timeout = req.timeout.count() > 0 ? req.timeout : options_.timeout;
   auto client = net::HttpClient::Create(client_options);
   net::Headers headers;
   if (!req.body.empty()) headers.Set("Content-Type", req.content_type);
@@ -254,7 +254,7 @@ InstanceOps::Reply InstanceOps::CallDirect(const Pod& pod, const Request& req) c
           ? client->Request(req.method, req.path, req.body, headers)
           : client->Stream(
                 req.method, req.path, [&](std::string_view d) { return bounded.Add(d); }, headers,
-                options_.timeout);
+                client_options.timeout);
   if (!response.ok()) {
     const Status& s = response.error();
     reply.failure = Status(UnreachableCode(s.code()),
@@ -508,7 +508,12 @@ StatusOr<std::vector<RestartStep>> InstanceOps::RestartEach(
       continue;
     }
     const auto started = std::chrono::steady_clock::now();
-    Reply reply = Call(pod, "POST", "/flowforge/command", R"({"cmd":"restart"})");
+    Request restart;
+    restart.method = "POST";
+    restart.path = "/flowforge/command";
+    restart.body = R"({"cmd":"restart"})";
+    restart.timeout = std::max(options_.timeout, per_pod);
+    Reply reply = Call(pod, restart);
     PodAnswer answer = AnswerOf(pod.name, reply.status, reply.body, reply.failure);
     step.status = answer.status;
     step.body = std::move(answer.body);

@@ -100,7 +100,9 @@ class InstanceOps : public InstanceCalls {
   // name order; after a 2xx answer, GET /flowforge/info on that pod (every restart_poll) until
   // its state is "running", for at most `per_pod` from the command; then the next pod. The first
   // failure (unreachable, an HTTP error answer, not running again in time) ends the run: later
-  // pods are "skipped". The call itself fails only as Command does (bad service, no ready pod).
+  // pods are "skipped". The restart command itself may take up to `per_pod` to answer (the real
+  // launcher answers only once it has restarted: a 2 s pause, settings, start). The call itself
+  // fails only as Command does (bad service, no ready pod).
   StatusOr<std::vector<RestartStep>> RestartEach(const std::string& service,
                                                  std::chrono::milliseconds per_pod) const override;
 
@@ -114,6 +116,7 @@ class InstanceOps : public InstanceCalls {
     std::string method, path, body;
     std::string content_type = "application/json";  // sent when body is not empty
     size_t max_bytes = 0;
+    std::chrono::milliseconds timeout{0};  // 0: InstanceOptions::timeout
   };
   static Request GetRequest(std::string path);
   // One request's outcome: an HTTP answer from the launcher (failure OK), or why none came.

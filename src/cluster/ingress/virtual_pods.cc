@@ -6,7 +6,6 @@
 #include <chrono>
 #include <functional>
 #include <optional>
-#include <ranges>
 #include <string>
 
 #include "common/json_access.h"
@@ -835,9 +834,9 @@ net::HttpResponse VirtualPods::ServeFiles(PodState& state, std::string_view rest
       auto dir = Normalize(*norm + "/" + (*body)["path"].get<std::string>());
       if (!dir) return Bare(500);
       // mkdir -p: every missing ancestor too; a file in the way is an error.
-      std::string walk;
-      for (auto seg : std::views::split(std::string_view(*dir), '/')) {
-        walk += (walk.empty() ? "" : "/") + std::string(seg.begin(), seg.end());
+      for (size_t end = 0; end != std::string::npos && !dir->empty();) {
+        end = dir->find('/', end == 0 ? 0 : end + 1);
+        const std::string walk = dir->substr(0, end);
         auto it = files.find(walk);
         if (it != files.end() && !it->second.dir) return Bare(500);
         if (it == files.end()) files[walk] = FileNode{true, "", now_ms};
