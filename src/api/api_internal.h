@@ -109,10 +109,13 @@ struct Method {
 };
 
 struct Route {
-  std::string pattern;  // "/v1/projects/{project}/start"
+  // "/v1/projects/{project}/start"; a last segment "{name...}" matches one or more segments,
+  // captured as one parameter, joined with '/' (each decoded; an empty one kept as "").
+  std::string pattern;
   std::vector<std::string> segments;
   std::map<std::string, Method> methods;  // "GET" → handler
   bool open = false;                      // no authentication
+  bool large_body = false;                // bodies up to ApiOptions::max_file_bytes
 };
 
 // The path of a request target as sent (net::RawPath), split at '/' and each segment
@@ -179,6 +182,22 @@ struct Stream {
   std::map<std::string, int64_t> sent_versions GUARDED_BY(mu);
 };
 
+// A live resources stream (GET /v1/projects/{p}/resources/stream): every ready pod's
+// /flowforge/resources read every ApiOptions::resources_poll on the pool (a Scheduler timer posts
+// each poll), new samples written as `sample` events; ended (`end` event) when a pod it started
+// with is no longer ready, when no pod answers, or when the client does not keep up; dropped
+// when the client goes or the server stops.
+struct ResourceStream {
+  CallPtr call;
+  std::string project;  // the project's name, for messages
+  std::string service;
+  Mutex mu;
+  bool ended GUARDED_BY(mu) = false;
+  std::map<std::string, double> last_ts GUARDED_BY(mu);  // per pod: the newest sample sent
+  Scheduler::TaskId timer GUARDED_BY(mu) = 0;
+  std::chrono::steady_clock::time_point last_write GUARDED_BY(mu);
+};
+
 class Server final : public ApiServer, public net::Handler {
  public:
   Server(ApiOptions options, ApiDeps deps);
@@ -224,12 +243,33 @@ class Server final : public ApiServer, public net::Handler {
   void HandleFlowsStop(const CallPtr& call);
   void HandleFlowsRestart(const CallPtr& call);
   void HandleLogout(const CallPtr& call);
+  void HandleFiles(const CallPtr& call);
+  void HandleResources(const CallPtr& call);
+  void HandleResourcesStream(const CallPtr& call);
+  void HandleMcpFeatures(const CallPtr& call);
+  void HandleMcpToolCall(const CallPtr& call);
+  void HandleMcpResourceRead(const CallPtr& call);
 
  private:
   friend struct ServerTestPeer;
   using OpFn = StatusOr<store::ProjectRecord> (engine::Intents::*)(std::string_view);
   void HandleOperation(const CallPtr& call, OpFn op);
   void HandleFlowsCommand(const CallPtr& call, const std::string& cmd);
+  void HandleRestartEach(const CallPtr& call);
+  // The files routes' parts (the path checked, the project found).
+  void FilesList(const CallPtr& call, const store::ProjectRecord& rec, const std::string& path);
+  void FilesRename(const CallPtr& call, const store::ProjectRecord& rec, const std::string& path);
+  void FilesDelete(const CallPtr& call, const store::ProjectRecord& rec, const std::string& path);
+  void FilesCreate(const CallPtr& call, const store::ProjectRecord& rec, const std::string& path);
+  // Sends an MCP command (`data` its arguments) to one pod and answers {pod, <key>: answer}.
+  void McpCommand(const CallPtr& call, const std::string& cmd, Json data, const std::string& key);
+  // One poll of a resources stream (on the pool); schedules the next unless it ended.
+  void PollResources(const std::shared_ptr<ResourceStream>& s) EXCLUDES(s->mu);
+  // Ends a resources stream with an `end` event (s->mu held); no-op when it has ended.
+  void EndResourcesLocked(const std::shared_ptr<ResourceStream>& s, const std::string& reason,
+                          const std::string& message) REQUIRES(s->mu);
+  void DropResourceStream(const std::shared_ptr<ResourceStream>& s)
+      EXCLUDES(resource_streams_mu_, s->mu);
 
   // Body helpers: nullopt after answering the error.
   std::optional<Json> ReadJsonBody(const CallPtr& call, bool required);
@@ -274,6 +314,8 @@ class Server final : public ApiServer, public net::Handler {
   std::optional<ErrorAnswer> AuthError(const net::HttpRequest& request, const Route* route,
                                        bool probe) const;
   bool Authorized(const net::HttpRequest& request) const;
+  // 413 for a head whose Content-Length is over the limit of the route it reaches.
+  std::optional<ErrorAnswer> HeadTooLarge(const net::HttpRequest& head, const Route* route) const;
 
   ApiOptions options_;
   ApiDeps deps_;
@@ -303,6 +345,9 @@ class Server final : public ApiServer, public net::Handler {
 
   Mutex streams_mu_;
   std::vector<std::shared_ptr<Stream>> streams_ GUARDED_BY(streams_mu_);
+
+  Mutex resource_streams_mu_;
+  std::vector<std::shared_ptr<ResourceStream>> resource_streams_ GUARDED_BY(resource_streams_mu_);
 
   // A stream whose client leaves more than this unsent (beyond its snapshot) is ended.
   static constexpr size_t kStreamPendingLimit = 1 << 20;

@@ -62,12 +62,14 @@ StatusOr<std::unique_ptr<ApiServer>> ApiServer::Start(ApiOptions options, ApiDep
 
 Server::Server(ApiOptions options, ApiDeps deps)
     : options_(std::move(options)), deps_(std::move(deps)) {
-  auto add = [this](std::string pattern, std::map<std::string, Method> methods, bool open = false) {
+  auto add = [this](std::string pattern, std::map<std::string, Method> methods, bool open = false,
+                    bool large_body = false) {
     Route r;
     r.segments = Split(pattern);
     r.pattern = std::move(pattern);
     r.methods = std::move(methods);
     r.open = open;
+    r.large_body = large_body;
     routes_.push_back(std::move(r));
   };
   const std::vector<std::string> wait = {"wait"};
@@ -90,8 +92,19 @@ Server::Server(ApiOptions options, ApiDeps deps)
   add("/v1/projects/{project}/logs", {{"GET", {&Server::HandleInstanceLogs}}});
   add("/v1/projects/{project}/flows/start", {{"POST", {&Server::HandleFlowsStart}}});
   add("/v1/projects/{project}/flows/stop", {{"POST", {&Server::HandleFlowsStop}}});
-  add("/v1/projects/{project}/flows/restart", {{"POST", {&Server::HandleFlowsRestart}}});
+  add("/v1/projects/{project}/flows/restart", {{"POST", {&Server::HandleFlowsRestart, {"mode"}}}});
   add("/v1/projects/{project}/logout", {{"POST", {&Server::HandleLogout}}});
+  const std::map<std::string, Method> files = {{"GET", {&Server::HandleFiles}},
+                                               {"PUT", {&Server::HandleFiles}},
+                                               {"DELETE", {&Server::HandleFiles}},
+                                               {"POST", {&Server::HandleFiles}}};
+  add("/v1/projects/{project}/files", files, false, true);
+  add("/v1/projects/{project}/files/{path...}", files, false, true);
+  add("/v1/projects/{project}/resources", {{"GET", {&Server::HandleResources}}});
+  add("/v1/projects/{project}/resources/stream", {{"GET", {&Server::HandleResourcesStream}}});
+  add("/v1/projects/{project}/mcp/features", {{"POST", {&Server::HandleMcpFeatures}}});
+  add("/v1/projects/{project}/mcp/tools/call", {{"POST", {&Server::HandleMcpToolCall}}});
+  add("/v1/projects/{project}/mcp/resources/read", {{"POST", {&Server::HandleMcpResourceRead}}});
   add("/v1/credentials/check", {{"POST", {&Server::HandleCredentialCheck}}});
   add("/v1/watch", {{"GET", {&Server::HandleWatch, {"project", "team", "initial"}}}});
 }
@@ -129,8 +142,9 @@ Status Server::Init() {
 
   net::HttpServer::Options http = options_.http;
   // The server hands a request over the limit to Handle (body_too_large) without reading its
-  // body, and sends no "100 Continue" for it: ours is the limit.
-  http.max_body_bytes = options_.max_body_bytes;
+  // body, and sends no "100 Continue" for it: ours is the limit. The files routes take larger
+  // bodies; CheckHead refuses a larger Content-Length on every other route from the head.
+  http.max_body_bytes = std::max(options_.max_body_bytes, options_.max_file_bytes);
   auto started = net::HttpServer::Start(http, *this);
   if (!started.ok()) {
     Stop();
@@ -199,6 +213,15 @@ void Server::Stop() {
       s->call->writer->End();
     }
   }
+  std::vector<std::shared_ptr<ResourceStream>> resource_streams;
+  {
+    MutexLock lock(resource_streams_mu_);
+    resource_streams.swap(resource_streams_);
+  }
+  for (auto& s : resource_streams) {
+    MutexLock lock(s->mu);
+    EndResourcesLocked(s, "Stopping", "the server is stopping");
+  }
   if (pool_) pool_->Join();  // handlers in flight finish (they see stopping_)
   // Waiters registered by those last handlers.
   {
@@ -214,12 +237,17 @@ void Server::Stop() {
 const Route* Server::Match(const std::vector<std::string>& segs,
                            std::vector<std::string>* params) const {
   for (const Route& r : routes_) {
-    if (r.segments.size() != segs.size()) continue;
+    const bool rest = !r.segments.empty() && r.segments.back().ends_with("...}");
+    if (rest ? segs.size() < r.segments.size() : r.segments.size() != segs.size()) continue;
     std::vector<std::string> p;
     bool ok = true;
-    for (size_t i = 0; i < segs.size() && ok; ++i) {
+    for (size_t i = 0; i < r.segments.size() && ok; ++i) {
       const std::string& want = r.segments[i];
-      if (want.size() > 2 && want.front() == '{' && want.back() == '}') {
+      if (rest && i + 1 == r.segments.size()) {
+        std::string joined;
+        for (size_t j = i; j < segs.size(); ++j) joined += (j == i ? "" : "/") + segs[j];
+        p.push_back(std::move(joined));
+      } else if (want.size() > 2 && want.front() == '{' && want.back() == '}') {
         if (segs[i].empty()) ok = false;
         p.push_back(segs[i]);
       } else {
@@ -274,12 +302,31 @@ std::optional<ErrorAnswer> Server::AuthError(const net::HttpRequest& request, co
                        : "an Authorization: Bearer <token> header is required");
 }
 
+std::optional<ErrorAnswer> Server::HeadTooLarge(const net::HttpRequest& head,
+                                                const Route* route) const {
+  // The server's limit is the files routes' one; every other route refuses a larger
+  // Content-Length here, before the body is read. (A chunked body without one is read up to the
+  // server's limit and refused by Dispatch.)
+  if (route != nullptr && route->large_body) return std::nullopt;
+  std::string_view length = head.headers.Get("Content-Length");
+  if (length.empty()) return std::nullopt;
+  uint64_t n = 0;
+  for (char c : length) {
+    if (c < '0' || c > '9' || n > (uint64_t{1} << 60)) return std::nullopt;  // framing's to judge
+    n = n * 10 + static_cast<uint64_t>(c - '0');
+  }
+  if (n <= options_.max_body_bytes) return std::nullopt;
+  return MakeError(413, "BodyTooLarge",
+                   "the body is over " + std::to_string(options_.max_body_bytes) + " bytes");
+}
+
 std::optional<net::HttpResponse> Server::CheckHead(const net::HttpRequest& head) {
   // A request without the token is refused before its body is read (or "100 Continue" sent).
   std::optional<std::vector<std::string>> segments;
   std::vector<std::string> params;
   const Route* route = Resolve(head, /*probe=*/false, &segments, &params);
   auto refused = AuthError(head, route, /*probe=*/false);
+  if (!refused) refused = HeadTooLarge(head, route);
   if (!refused) return std::nullopt;
   Call call;
   call.request.method = head.method;
@@ -287,7 +334,7 @@ std::optional<net::HttpResponse> Server::CheckHead(const net::HttpRequest& head)
   RecordMetrics(call, refused->status);
   net::HttpResponse r;
   r.status = refused->status;
-  r.headers = Challenge();
+  if (r.status == 401) r.headers = Challenge();
   r.headers.Set("Content-Type", "application/json");
   r.body = DumpJson(ErrorJson(*refused)) + "\n";
   return r;
@@ -337,10 +384,12 @@ void Server::Dispatch(net::HttpRequest request, std::shared_ptr<net::ResponseWri
                std::move(h));
     return;
   }
-  if (call->request.body_too_large || call->request.body.size() > options_.max_body_bytes) {
-    ReplyError(call,
-               MakeError(413, "BodyTooLarge",
-                         "the body is over " + std::to_string(options_.max_body_bytes) + " bytes"));
+  const size_t limit = route->large_body ? options_.max_file_bytes : options_.max_body_bytes;
+  if (call->request.body_too_large || call->request.body.size() > limit) {
+    ReplyError(call, MakeError(413, "BodyTooLarge",
+                               "the body is over " + std::to_string(limit) + " bytes" +
+                                   (route->large_body ? " (the files limit, maxFileBytes)" : ""),
+                               route->large_body ? "file" : ""));
     return;
   }
   if (auto bad = CheckQuery(call->request.query, it->second.params)) {

@@ -35,6 +35,14 @@ struct ApiOptions {
   net::HttpServer::Options http;
   std::string token;  // the bearer token every /v1 request must carry; required
   size_t max_body_bytes = 1024 * 1024;
+  // The files routes (/v1/projects/{p}/files...): the largest upload accepted (413 beyond, the
+  // body is not read past it) and the largest launcher answer read (502 beyond).
+  size_t max_file_bytes = 32u << 20;
+  // POST .../flows/restart (one pod at a time): how long each pod may take to answer running
+  // again after its restart command.
+  std::chrono::milliseconds restart_per_pod{60000};
+  // GET .../resources/stream: how often every ready pod's /flowforge/resources is read.
+  std::chrono::milliseconds resources_poll{1000};
   std::chrono::milliseconds max_wait{600000};  // the largest ?wait= accepted
   std::chrono::milliseconds keepalive{15000};  // watch-stream comment interval
   int workers = 8;                             // threads for blocking work

@@ -1,5 +1,12 @@
-// Instance routes: launcher info, logs, flow commands and logout through instance::InstanceOps.
+// Instance routes through instance::InstanceCalls: launcher info, logs, flow commands (the
+// restart one pod at a time), logout, files, resources (and their live stream) and MCP.
+#include <algorithm>
+#include <cstdio>
+#include <random>
+#include <set>
+
 #include "api/api_internal.h"
+#include "common/fields.h"
 #include "engine/manifests/manifests.h"
 
 namespace steward::api {
@@ -10,6 +17,7 @@ ErrorAnswer FromInstanceStatus(const Status& s) {
     case StatusCode::kFailedPrecondition:
       return MakeError(409, "ProjectNotRunning", s.message());
     case StatusCode::kAborted:
+    case StatusCode::kOutOfRange:
       return MakeError(502, "InstanceError", s.message());
     case StatusCode::kUnavailable:
     case StatusCode::kDeadlineExceeded:
@@ -19,8 +27,111 @@ ErrorAnswer FromInstanceStatus(const Status& s) {
   }
 }
 
+// As FromInstanceStatus; "no ready pod" also says what phase the project is in.
+ErrorAnswer FromInstance(const store::ProjectRecord& r, const Status& s) {
+  if (s.code() == StatusCode::kFailedPrecondition) {
+    return MakeError(
+        409, "ProjectNotRunning",
+        "project " + r.name + " is " + PhaseOf(r) + " and no pod can answer: " + s.message());
+  }
+  return FromInstanceStatus(s);
+}
+
 std::string ServiceOf(const store::ProjectRecord& r) {
   return engine::NamesFor(r.id, r.name).service;
+}
+
+// The multipart/form-data body the launcher's upload route reads (multer, field "file").
+std::string MultipartUpload(const std::string& path, const std::string& content,
+                            std::string* content_type) {
+  std::string filename = path.substr(path.rfind('/') + 1);
+  std::replace(filename.begin(), filename.end(), '"', '_');
+  std::mt19937_64 rng(std::random_device{}());
+  std::string boundary;
+  do {
+    char buf[40];
+    snprintf(buf, sizeof buf, "steward-%016llx", static_cast<unsigned long long>(rng()));
+    boundary = buf;
+  } while (content.find(boundary) != std::string::npos);
+  *content_type = "multipart/form-data; boundary=" + boundary;
+  std::string body;
+  body.reserve(content.size() + 256);
+  body += "--" + boundary + "\r\n";
+  body += "Content-Disposition: form-data; name=\"file\"; filename=\"" + filename + "\"\r\n";
+  body += "Content-Type: application/octet-stream\r\n\r\n";
+  body += content;
+  body += "\r\n--" + boundary + "--\r\n";
+  return body;
+}
+
+// A file path from a body field: a non-empty string without traversal.
+Status CheckBodyPath(const Json& body, std::string_view field, std::string* out) {
+  ASSIGN_OR_RETURN(FieldReader f, FieldReader::Of(body, ""));
+  RETURN_IF_ERROR(f.OnlyKnown({field}));
+  RETURN_IF_ERROR(f.Required(field));
+  RETURN_IF_ERROR(f.NonEmptyString(field, out));
+  if (std::string problem = instance::FilePathProblem(*out); !problem.empty()) {
+    return InvalidField(field, problem);
+  }
+  return Status::Ok();
+}
+
+// The error for a launcher's non-2xx answer to a files request.
+ErrorAnswer FileError(const instance::FileAnswer& a, const std::string& what,
+                      const std::string& path) {
+  const std::string where = " (pod " + a.pod + ")";
+  switch (a.status) {
+    case 404:
+      return MakeError(
+          404, "NotFound",
+          what + ": " + (path.empty() ? "/" : path) + ": no such file or directory" + where);
+    case 400:
+      return BadArgument("path", "path: " + path + " is not a directory" + where);
+    case 403:
+      return BadArgument("path", "path: " + path + " is outside the storage directory" + where);
+    default:
+      return MakeError(502, "InstanceError",
+                       what + ": pod " + a.pod + " answered HTTP " + std::to_string(a.status) +
+                           (a.body.empty() ? "" : ": " + a.body.substr(0, 200)));
+  }
+}
+
+bool Is2xx(int status) { return status >= 200 && status < 300; }
+
+// An MCP endpoint as the launcher takes it: a URL or path, or {mcpEndpoint, headers?,
+// accessToken?: {scheme?, token?, scope?}} (other keys are the caller's, carried as they are).
+Status CheckMcpEndpoint(const Json& v, const std::string& path) {
+  if (v.is_string()) {
+    if (v.get<std::string>().empty()) return InvalidField(path, "must not be empty");
+    return Status::Ok();
+  }
+  if (!v.is_object()) {
+    return InvalidField(path, "must be a string or an object with \"mcpEndpoint\", got " +
+                                  std::string(JsonTypeName(v)));
+  }
+  ASSIGN_OR_RETURN(FieldReader f, FieldReader::Of(v, path));
+  std::string endpoint;
+  RETURN_IF_ERROR(f.Required("mcpEndpoint"));
+  RETURN_IF_ERROR(f.NonEmptyString("mcpEndpoint", &endpoint));
+  std::map<std::string, std::string> headers;
+  RETURN_IF_ERROR(f.StringMap("headers", &headers));
+  const Json* token = nullptr;
+  RETURN_IF_ERROR(f.Object("accessToken", &token));
+  if (token != nullptr) {
+    ASSIGN_OR_RETURN(FieldReader t, FieldReader::Of(*token, f.PathOf("accessToken")));
+    RETURN_IF_ERROR(t.OnlyKnown({"scheme", "token", "scope"}));
+    std::string ignored;
+    RETURN_IF_ERROR(t.String("scheme", &ignored));
+    RETURN_IF_ERROR(t.String("token", &ignored));
+    if (const Json* scope = t.Find("scope"); scope != nullptr && !scope->is_string()) {
+      bool strings = scope->is_array() && std::all_of(scope->begin(), scope->end(),
+                                                      [](const Json& e) { return e.is_string(); });
+      if (!strings) {
+        return InvalidField(t.PathOf("scope"), "must be a string or an array of strings");
+      }
+    }
+  }
+  return Status::Ok();
 }
 
 }  // namespace
@@ -31,11 +142,19 @@ std::optional<store::ProjectRecord> Server::RunningProject(const CallPtr& call) 
     ReplyError(call, FromStatus(rec.error()));
     return std::nullopt;
   }
+  // Any phase with a ready pod can answer (a Provisioning project's pod may be up: the platform
+  // asks for a starting instance's logs); InstanceOps says when none is. A project that is
+  // suspended or being deleted has (or soon has) no pod: the cluster is not asked.
   const std::string phase = PhaseOf(*rec);
-  if (phase != "Running" && phase != "Updating" && phase != "Degraded") {
-    ReplyError(call, MakeError(409, "ProjectNotRunning",
-                               "project " + rec->name + " is " + phase +
-                                   "; instance operations need Running, Updating or Degraded"));
+  const bool never_started = phase == "Pending" && rec->desired == store::DesiredState::kSuspended;
+  if (phase == "Suspended" || phase == "Deleting" ||
+      rec->desired == store::DesiredState::kDeleted || never_started) {
+    ReplyError(
+        call,
+        MakeError(409, "ProjectNotRunning",
+                  "project " + rec->name + " is " + phase +
+                      (rec->desired == store::DesiredState::kDeleted ? " (being deleted)" : "") +
+                      "; it has no pod to answer instance operations"));
     return std::nullopt;
   }
   if (deps_.instance == nullptr) {
@@ -50,7 +169,7 @@ void Server::HandleInstanceInfo(const CallPtr& call) {
   if (!rec) return;
   auto info = deps_.instance->Info(ServiceOf(*rec));
   if (!info.ok()) {
-    ReplyError(call, FromInstanceStatus(info.error()));
+    ReplyError(call, FromInstance(*rec, info.error()));
     return;
   }
   Reply(call, 200, Json{{"project", ProjectJson(*rec)}, {"instance", std::move(*info)}});
@@ -61,7 +180,7 @@ void Server::HandleInstanceLogs(const CallPtr& call) {
   if (!rec) return;
   auto logs = deps_.instance->Logs(ServiceOf(*rec));
   if (!logs.ok()) {
-    ReplyError(call, FromInstanceStatus(logs.error()));
+    ReplyError(call, FromInstance(*rec, logs.error()));
     return;
   }
   Json items = logs->is_array() ? std::move(*logs) : Json::array();
@@ -89,7 +208,7 @@ void Server::HandleFlowsCommand(const CallPtr& call, const std::string& cmd) {
   if (!rec) return;
   auto answers = deps_.instance->Command(ServiceOf(*rec), command);
   if (!answers.ok()) {
-    ReplyError(call, FromInstanceStatus(answers.error()));
+    ReplyError(call, FromInstance(*rec, answers.error()));
     return;
   }
   Json pods = Json::array();
@@ -115,9 +234,491 @@ void Server::HandleFlowsCommand(const CallPtr& call, const std::string& cmd) {
   }
 }
 
+void Server::HandleRestartEach(const CallPtr& call) {
+  auto body = ReadJsonBody(call, false);
+  if (!body) return;
+  if (Status bad = NoFields(*body); !bad.ok()) {
+    ReplyError(call, FromStatus(bad));
+    return;
+  }
+  auto rec = RunningProject(call);
+  if (!rec) return;
+  auto steps = deps_.instance->RestartEach(ServiceOf(*rec), options_.restart_per_pod);
+  if (!steps.ok()) {
+    ReplyError(call, FromInstance(*rec, steps.error()));
+    return;
+  }
+  Json pods = Json::array();
+  std::string failure;
+  for (const auto& st : *steps) {
+    Json p = {{"pod", st.pod},
+              {"outcome", st.outcome},
+              {"status", st.status},
+              {"body", st.body},
+              {"elapsedMs", st.elapsed_ms}};
+    if (!st.error.empty()) {
+      p["error"] = st.error;
+      failure = st.error;
+    }
+    pods.push_back(std::move(p));
+  }
+  if (failure.empty()) {
+    Reply(call, 200, Json{{"mode", "sequential"}, {"pods", std::move(pods)}});
+    return;
+  }
+  // The error answer also carries every pod's step: which were restarted before the failure.
+  const bool timeout = failure.find("not running again in time") != std::string::npos;
+  Json answer = ErrorJson(MakeError(timeout ? 504 : 502, timeout ? "Timeout" : "InstanceError",
+                                    "restart: " + failure + "; later pods were not restarted"));
+  answer["mode"] = "sequential";
+  answer["pods"] = std::move(pods);
+  Reply(call, timeout ? 504 : 502, answer);
+}
+
+void Server::HandleFiles(const CallPtr& call) {
+  const std::string path = call->params.size() > 1 ? call->params[1] : "";
+  const std::string& method = call->request.method;
+  // Everything about the request is checked before the project is looked up, so nothing is
+  // sent to a pod for a refused one.
+  if (std::string problem = instance::FilePathProblem(path); !problem.empty()) {
+    ReplyError(call, BadArgument("path", "path: " + problem));
+    return;
+  }
+  if (path.empty() && (method == "PUT" || method == "DELETE")) {
+    ReplyError(call, BadArgument("path",
+                                 "path: must not be empty (the storage directory itself "
+                                 "cannot be renamed or deleted)"));
+    return;
+  }
+  if (method == "GET" || method == "DELETE") {
+    if (!call->request.body.empty()) {
+      ReplyError(call, BadArgument("", method + " on a file takes no body"));
+      return;
+    }
+  }
+  auto rec = RunningProject(call);
+  if (!rec) return;
+  if (method == "GET") {
+    FilesList(call, *rec, path);
+  } else if (method == "PUT") {
+    FilesRename(call, *rec, path);
+  } else if (method == "DELETE") {
+    FilesDelete(call, *rec, path);
+  } else {
+    FilesCreate(call, *rec, path);
+  }
+}
+
+void Server::FilesList(const CallPtr& call, const store::ProjectRecord& rec,
+                       const std::string& path) {
+  instance::FileRequest req;
+  req.method = "GET";
+  req.path = path;
+  auto answer = deps_.instance->Files(ServiceOf(rec), req, options_.max_file_bytes);
+  if (!answer.ok()) {
+    ReplyError(call, FromInstance(rec, answer.error()));
+    return;
+  }
+  if (!Is2xx(answer->status)) {
+    ReplyError(call, FileError(*answer, "list", path));
+    return;
+  }
+  auto listing = ParseJson(answer->body);
+  if (!listing.ok() || !listing->is_object() || !listing->contains("files") ||
+      !(*listing)["files"].is_array()) {
+    ReplyError(call, MakeError(502, "InstanceError",
+                               "list: pod " + answer->pod +
+                                   " answered a listing that is not {files: [...]}: " +
+                                   answer->body.substr(0, 200)));
+    return;
+  }
+  Json out = std::move(*listing);
+  out["pod"] = answer->pod;
+  out["path"] = path;
+  if (!out.contains("count")) out["count"] = out["files"].size();
+  Reply(call, 200, out);
+}
+
+void Server::FilesRename(const CallPtr& call, const store::ProjectRecord& rec,
+                         const std::string& path) {
+  auto body = ReadJsonBody(call, true);
+  if (!body) return;
+  std::string to;
+  if (Status bad = CheckBodyPath(*body, "newPath", &to); !bad.ok()) {
+    ReplyError(call, FromStatus(bad));
+    return;
+  }
+  instance::FileRequest req;
+  req.method = "PUT";
+  req.path = path;
+  req.body = DumpJson(Json{{"path", to}});
+  req.content_type = "application/json";
+  auto answer = deps_.instance->Files(ServiceOf(rec), req, options_.max_file_bytes);
+  if (!answer.ok()) {
+    ReplyError(call, FromInstance(rec, answer.error()));
+    return;
+  }
+  if (!Is2xx(answer->status)) {
+    if (answer->status == 404) {
+      ReplyError(call, MakeError(404, "NotFound",
+                                 "rename: " + path + " does not exist, or the directory of " + to +
+                                     " does not (pod " + answer->pod + ")"));
+    } else {
+      ReplyError(call, FileError(*answer, "rename", path));
+    }
+    return;
+  }
+  Reply(call, 200, Json{{"pod", answer->pod}, {"path", path}, {"newPath", to}});
+}
+
+void Server::FilesDelete(const CallPtr& call, const store::ProjectRecord& rec,
+                         const std::string& path) {
+  instance::FileRequest req;
+  req.method = "DELETE";
+  req.path = path;
+  auto answer = deps_.instance->Files(ServiceOf(rec), req, options_.max_file_bytes);
+  if (!answer.ok()) {
+    ReplyError(call, FromInstance(rec, answer.error()));
+    return;
+  }
+  if (!Is2xx(answer->status)) {
+    ReplyError(call, FileError(*answer, "delete", path));
+    return;
+  }
+  Reply(call, 200, Json{{"pod", answer->pod}, {"path", path}, {"deleted", true}});
+}
+
+void Server::FilesCreate(const CallPtr& call, const store::ProjectRecord& rec,
+                         const std::string& path) {
+  std::string_view ct = call->request.headers.Get("Content-Type");
+  std::string_view media = ct.substr(0, ct.find(';'));
+  while (!media.empty() && media.back() == ' ') media.remove_suffix(1);
+  instance::FileRequest req;
+  req.method = "POST";
+  req.path = path;
+  std::string created = path;
+  const bool upload = AsciiLower(media) == "application/octet-stream";
+  if (upload) {
+    if (path.empty()) {
+      ReplyError(call, BadArgument("path", "path: an upload needs the file's path"));
+      return;
+    }
+    req.body = MultipartUpload(path, call->request.body, &req.content_type);
+  } else if (AsciiLower(media) == "application/json") {
+    auto body = ReadJsonBody(call, true);
+    if (!body) return;
+    std::string dir;
+    if (Status bad = CheckBodyPath(*body, "directory", &dir); !bad.ok()) {
+      ReplyError(call, FromStatus(bad));
+      return;
+    }
+    req.body = DumpJson(Json{{"path", dir}});
+    req.content_type = "application/json";  // the launcher compares it exactly
+    created = path.empty() ? dir : path + "/" + dir;
+  } else {
+    ReplyError(call, MakeError(415, "UnsupportedMediaType",
+                               "POST on a file path takes application/octet-stream (an upload: "
+                               "the file's bytes) or application/json ({\"directory\": ...}: a "
+                               "new directory); got Content-Type \"" +
+                                   std::string(ct) + "\""));
+    return;
+  }
+  auto answer = deps_.instance->Files(ServiceOf(rec), req, options_.max_file_bytes);
+  if (!answer.ok()) {
+    ReplyError(call, FromInstance(rec, answer.error()));
+    return;
+  }
+  if (!Is2xx(answer->status)) {
+    if (answer->status == 404) {
+      ReplyError(call, MakeError(404, "NotFound",
+                                 "upload: the directory of " + path + " does not exist (pod " +
+                                     answer->pod + ")"));
+    } else {
+      ReplyError(call, FileError(*answer, upload ? "upload" : "mkdir", path));
+    }
+    return;
+  }
+  Json out = {{"pod", answer->pod}, {"path", created}};
+  if (upload) {
+    out["size"] = call->request.body.size();
+  } else {
+    out["directory"] = true;
+  }
+  Reply(call, 201, out);
+}
+
+void Server::McpCommand(const CallPtr& call, const std::string& cmd, Json data,
+                        const std::string& key) {
+  auto rec = RunningProject(call);
+  if (!rec) return;
+  auto answer =
+      deps_.instance->CommandOne(ServiceOf(*rec), Json{{"cmd", cmd}, {"data", std::move(data)}});
+  if (!answer.ok()) {
+    ReplyError(call, FromInstance(*rec, answer.error()));
+    return;
+  }
+  if (!Is2xx(answer->status)) {
+    std::string why = answer->body.is_object() ? GetString(answer->body, "err") : "";
+    if (why.empty() && answer->body.is_object()) why = GetString(answer->body, "error");
+    if (answer->status == 404) why = "the launcher does not know " + cmd + " (an older launcher?)";
+    ReplyError(call,
+               MakeError(502, "InstanceError",
+                         cmd + ": pod " + answer->pod + " answered HTTP " +
+                             std::to_string(answer->status) + (why.empty() ? "" : ": " + why)));
+    return;
+  }
+  Reply(call, 200, Json{{"pod", answer->pod}, {key, std::move(answer->body)}});
+}
+
+void Server::HandleMcpFeatures(const CallPtr& call) {
+  auto body = ReadJsonBody(call, true);
+  if (!body) return;
+  Status bad = [&]() -> Status {
+    ASSIGN_OR_RETURN(FieldReader f, FieldReader::Of(*body, ""));
+    RETURN_IF_ERROR(f.OnlyKnown({"endpoints"}));
+    RETURN_IF_ERROR(f.Required("endpoints"));
+    const Json& list = (*body)["endpoints"];
+    if (!list.is_array()) {
+      return InvalidField("endpoints", "must be an array, got " + std::string(JsonTypeName(list)));
+    }
+    for (size_t i = 0; i < list.size(); ++i) {
+      RETURN_IF_ERROR(CheckMcpEndpoint(list[i], IndexPath("endpoints", i)));
+    }
+    return Status::Ok();
+  }();
+  if (!bad.ok()) {
+    ReplyError(call, FromStatus(bad));
+    return;
+  }
+  McpCommand(call, "mcp:get-features", Json{{"endpoints", (*body)["endpoints"]}}, "features");
+}
+
+void Server::HandleMcpToolCall(const CallPtr& call) {
+  auto body = ReadJsonBody(call, true);
+  if (!body) return;
+  std::string name;
+  Status bad = [&]() -> Status {
+    ASSIGN_OR_RETURN(FieldReader f, FieldReader::Of(*body, ""));
+    RETURN_IF_ERROR(f.OnlyKnown({"endpoint", "name", "input"}));
+    RETURN_IF_ERROR(f.Required("endpoint"));
+    RETURN_IF_ERROR(CheckMcpEndpoint((*body)["endpoint"], "endpoint"));
+    RETURN_IF_ERROR(f.Required("name"));
+    RETURN_IF_ERROR(f.NonEmptyString("name", &name));
+    std::optional<Json> input;
+    return f.Object("input", &input);
+  }();
+  if (!bad.ok()) {
+    ReplyError(call, FromStatus(bad));
+    return;
+  }
+  Json data = {{"endpoint", (*body)["endpoint"]}, {"name", name}};
+  data["input"] =
+      body->contains("input") && !(*body)["input"].is_null() ? (*body)["input"] : Json::object();
+  McpCommand(call, "mcp:call-tool", std::move(data), "result");
+}
+
+void Server::HandleMcpResourceRead(const CallPtr& call) {
+  auto body = ReadJsonBody(call, true);
+  if (!body) return;
+  std::string uri;
+  Status bad = [&]() -> Status {
+    ASSIGN_OR_RETURN(FieldReader f, FieldReader::Of(*body, ""));
+    RETURN_IF_ERROR(f.OnlyKnown({"endpoint", "uri"}));
+    RETURN_IF_ERROR(f.Required("endpoint"));
+    RETURN_IF_ERROR(CheckMcpEndpoint((*body)["endpoint"], "endpoint"));
+    RETURN_IF_ERROR(f.Required("uri"));
+    return f.NonEmptyString("uri", &uri);
+  }();
+  if (!bad.ok()) {
+    ReplyError(call, FromStatus(bad));
+    return;
+  }
+  McpCommand(call, "mcp:read-resource", Json{{"endpoint", (*body)["endpoint"]}, {"uri", uri}},
+             "result");
+}
+
+void Server::HandleResources(const CallPtr& call) {
+  auto rec = RunningProject(call);
+  if (!rec) return;
+  auto resources = deps_.instance->Resources(ServiceOf(*rec));
+  if (!resources.ok()) {
+    ReplyError(call, FromInstance(*rec, resources.error()));
+    return;
+  }
+  Reply(call, 200, *resources);
+}
+
+// ---- resources stream ----
+
+namespace {
+
+std::string SseEvent(std::string_view event, const Json& data) {
+  return "event: " + std::string(event) + "\ndata: " + DumpJson(data) + "\n\n";
+}
+
+double SampleTs(const Json& s) {
+  auto it = s.find("ts");
+  return it != s.end() && it->is_number() ? it->get<double>() : 0;
+}
+
+// A resources stream whose client leaves more than this unsent is ended (SlowConsumer).
+constexpr size_t kResourcesPendingLimit = 1 << 20;
+
+}  // namespace
+
+void Server::HandleResourcesStream(const CallPtr& call) {
+  auto rec = RunningProject(call);
+  if (!rec) return;
+  // The first read answers errors (no ready pod: 409) before the stream begins; its samples
+  // are history: the stream sends what comes after them.
+  auto first = deps_.instance->Resources(ServiceOf(*rec));
+  if (!first.ok()) {
+    ReplyError(call, FromInstance(*rec, first.error()));
+    return;
+  }
+  auto s = std::make_shared<ResourceStream>();
+  s->call = call;
+  s->project = rec->name;
+  s->service = ServiceOf(*rec);
+  {
+    MutexLock lock(s->mu);
+    for (const Json& pod : (*first)["pods"]) s->last_ts[pod.get<std::string>()] = 0;
+    for (const Json& sample : (*first)["resources"]) {
+      double& last = s->last_ts[GetString(sample, "pod")];
+      last = std::max(last, SampleTs(sample));
+    }
+    net::Headers h;
+    h.Set("Content-Type", "text/event-stream");
+    h.Set("Cache-Control", "no-cache");
+    h.Set("X-Accel-Buffering", "no");
+    call->answered = true;
+    RecordMetrics(*call, 200);
+    call->writer->BeginStream(200, std::move(h));
+    s->last_write = std::chrono::steady_clock::now();
+    if (!call->writer->Write(SseEvent("sync", Json{{"pods", (*first)["pods"]}}))) {
+      s->ended = true;
+      return;
+    }
+  }
+  {
+    MutexLock lock(resource_streams_mu_);
+    if (stopping_) {
+      MutexLock slock(s->mu);
+      EndResourcesLocked(s, "Stopping", "the server is stopping");
+      return;
+    }
+    resource_streams_.push_back(s);
+  }
+  // OnClose runs on an I/O thread and must not block: the removal happens on the pool.
+  std::weak_ptr<ResourceStream> weak = s;
+  call->writer->OnClose([this, weak] {
+    if (auto st = weak.lock()) pool_->Post([this, st] { DropResourceStream(st); });
+  });
+  MutexLock lock(s->mu);
+  if (s->ended) return;
+  s->timer = scheduler_->Schedule(options_.resources_poll, [this, s] {
+    if (!pool_->Post([this, s] { PollResources(s); })) DropResourceStream(s);
+  });
+}
+
+void Server::PollResources(const std::shared_ptr<ResourceStream>& s) {
+  {
+    MutexLock lock(s->mu);
+    if (s->ended) return;
+    s->timer = 0;
+  }
+  if (stopping_) return;
+  auto now = deps_.instance->Resources(s->service);
+  MutexLock lock(s->mu);
+  if (s->ended) return;
+  if (!now.ok()) {
+    const bool no_pod = now.error().code() == StatusCode::kFailedPrecondition;
+    EndResourcesLocked(s, no_pod ? "PodGone" : "Unavailable",
+                       "project " + s->project + ": " + now.error().message());
+    return;
+  }
+  std::set<std::string> pods;
+  for (const Json& pod : (*now)["pods"]) pods.insert(pod.get<std::string>());
+  for (const auto& [pod, ts] : s->last_ts) {
+    if (pods.count(pod) == 0) {
+      EndResourcesLocked(s, "PodGone",
+                         "pod " + pod + " of project " + s->project +
+                             " is no longer ready; reconnect to follow the pods there are now");
+      return;
+    }
+  }
+  std::string out;
+  for (const Json& sample : (*now)["resources"]) {
+    const std::string pod = GetString(sample, "pod");
+    auto it = s->last_ts.find(pod);
+    const double ts = SampleTs(sample);
+    if (it == s->last_ts.end()) {  // a pod that became ready since: followed from now on
+      it = s->last_ts.emplace(pod, 0).first;
+    }
+    if (ts <= it->second) continue;
+    it->second = ts;
+    out += SseEvent("sample", sample);
+  }
+  for (const std::string& pod : pods) s->last_ts.try_emplace(pod, 0);
+  const auto now_time = std::chrono::steady_clock::now();
+  if (out.empty() && now_time - s->last_write >= options_.keepalive) out = ": keep-alive\n\n";
+  if (!out.empty()) {
+    if (s->call->writer->pending_bytes() > kResourcesPendingLimit) {
+      EndResourcesLocked(s, "SlowConsumer",
+                         "the client did not keep up with the stream (" +
+                             std::to_string(s->call->writer->pending_bytes()) + " bytes unsent)");
+      return;
+    }
+    if (!s->call->writer->Write(std::move(out))) {
+      s->ended = true;
+      return;
+    }
+    s->last_write = now_time;
+  }
+  if (stopping_) return;
+  s->timer = scheduler_->Schedule(options_.resources_poll, [this, s] {
+    if (!pool_->Post([this, s] { PollResources(s); })) DropResourceStream(s);
+  });
+}
+
+void Server::EndResourcesLocked(const std::shared_ptr<ResourceStream>& s, const std::string& reason,
+                                const std::string& message) {
+  if (s->ended) return;
+  s->ended = true;
+  if (s->timer != 0) scheduler_->Cancel(s->timer);
+  s->timer = 0;
+  s->call->writer->Write(SseEvent("end", Json{{"reason", reason}, {"message", message}}));
+  s->call->writer->End();
+}
+
+void Server::DropResourceStream(const std::shared_ptr<ResourceStream>& s) {
+  {
+    MutexLock lock(s->mu);
+    if (!s->ended) {
+      s->ended = true;
+      if (s->timer != 0) scheduler_->Cancel(s->timer);
+      s->timer = 0;
+      s->call->writer->End();
+    }
+  }
+  MutexLock lock(resource_streams_mu_);
+  resource_streams_.erase(std::remove(resource_streams_.begin(), resource_streams_.end(), s),
+                          resource_streams_.end());
+}
+
 void Server::HandleFlowsStart(const CallPtr& call) { HandleFlowsCommand(call, "start"); }
 void Server::HandleFlowsStop(const CallPtr& call) { HandleFlowsCommand(call, "stop"); }
-void Server::HandleFlowsRestart(const CallPtr& call) { HandleFlowsCommand(call, "restart"); }
+void Server::HandleFlowsRestart(const CallPtr& call) {
+  std::string_view mode = call->request.Query("mode");
+  if (mode == "parallel") {
+    HandleFlowsCommand(call, "restart");
+  } else if (mode.empty() || mode == "sequential") {
+    HandleRestartEach(call);
+  } else {
+    ReplyError(call, BadArgument("mode", "mode: must be sequential or parallel (got \"" +
+                                             std::string(mode) + "\")"));
+  }
+}
 void Server::HandleLogout(const CallPtr& call) { HandleFlowsCommand(call, "logout"); }
 
 }  // namespace steward::api

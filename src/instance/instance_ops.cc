@@ -4,8 +4,10 @@
 #include <future>
 #include <map>
 #include <string_view>
+#include <thread>
 #include <utility>
 
+#include "common/fields.h"
 #include "kube/client/api_error.h"
 #include "kube/client/resource.h"
 #include "kube/transport/transport.h"
@@ -46,6 +48,42 @@ bool IsApiServerStatus(const std::string& body) {
          GetString(*parsed, "apiVersion") == "v1";
 }
 
+Status CheckCommand(const Json& command) {
+  if (!command.is_object() || !command.contains("cmd") || !command["cmd"].is_string() ||
+      command["cmd"].get<std::string>().empty()) {
+    return InvalidArgument("command.cmd: must be a non-empty string in a JSON object");
+  }
+  return Status::Ok();
+}
+
+PodAnswer AnswerOf(const std::string& pod, int status, const std::string& body,
+                   const Status& failure) {
+  PodAnswer answer;
+  answer.pod = pod;
+  if (!failure.ok()) {
+    answer.error = failure.message();
+  } else {
+    answer.status = status;
+    auto parsed = ParseJson(body);
+    if (parsed.ok()) answer.body = std::move(parsed).value();
+  }
+  return answer;
+}
+
+// "a b/c" -> "a%20b/c": every segment encoded, the separators kept.
+std::string EncodePath(std::string_view path) {
+  std::string out;
+  size_t i = 0;
+  while (i < path.size()) {
+    size_t j = path.find('/', i);
+    if (j == std::string_view::npos) j = path.size();
+    if (!out.empty()) out += '/';
+    out += net::PercentEncode(path.substr(i, j - i));
+    i = j + 1;
+  }
+  return out;
+}
+
 double TsOf(const Json& entry) {
   auto it = entry.find("ts");
   if (it == entry.end() || !it->is_number()) return 0;
@@ -53,6 +91,13 @@ double TsOf(const Json& entry) {
 }
 
 }  // namespace
+
+InstanceOps::Request InstanceOps::GetRequest(std::string path) {
+  Request r;
+  r.method = "GET";
+  r.path = std::move(path);
+  return r;
+}
 
 InstanceOps::InstanceOps(std::shared_ptr<kube::Client> client, InstanceOptions options)
     : client_(std::move(client)), options_(std::move(options)) {}
@@ -99,30 +144,72 @@ StatusOr<std::vector<InstanceOps::Pod>> InstanceOps::ReadyPods(const std::string
 
 InstanceOps::Reply InstanceOps::Call(const Pod& pod, const std::string& method,
                                      const std::string& path, const std::string& body) const {
-  return options_.access == Access::kProxy ? CallProxy(pod, method, path, body)
-                                           : CallDirect(pod, method, path, body);
+  Request request;
+  request.method = method;
+  request.path = path;
+  request.body = body;
+  return Call(pod, request);
 }
 
-InstanceOps::Reply InstanceOps::CallProxy(const Pod& pod, const std::string& method,
-                                          const std::string& path, const std::string& body) const {
+InstanceOps::Reply InstanceOps::Call(const Pod& pod, const Request& request) const {
+  return options_.access == Access::kProxy ? CallProxy(pod, request) : CallDirect(pod, request);
+}
+
+namespace {
+
+// Collects a streamed body up to `max` bytes; past it, stops the read and says so.
+struct BoundedBody {
+  size_t max = 0;
+  std::string data;
+  bool over = false;
+  bool Add(std::string_view chunk) {
+    if (data.size() + chunk.size() > max) {
+      over = true;
+      return false;
+    }
+    data.append(chunk);
+    return true;
+  }
+};
+
+Status OverLimit(const std::string& pod, const std::string& method, const std::string& path,
+                 size_t max) {
+  return OutOfRange("pod " + pod + ": the answer to " + method + " " + path + " is over " +
+                    std::to_string(max) + " bytes (the limit)");
+}
+
+}  // namespace
+
+InstanceOps::Reply InstanceOps::CallProxy(const Pod& pod, const Request& req) const {
   kube::TransportRequest request;
-  request.method = method;
+  request.method = req.method;
   request.target = "/api/v1/namespaces/" + net::PercentEncode(options_.ns) + "/pods/" +
                    net::PercentEncode(pod.name) + ":" + std::to_string(options_.management_port) +
-                   "/proxy" + path;
-  request.body = body;
-  if (!body.empty()) request.content_type = "application/json";
-  request.timeout = options_.timeout;
+                   "/proxy" + req.path;
+  request.body = req.body;
+  if (!req.body.empty()) request.content_type = req.content_type;
+  request.timeout = req.timeout.count() > 0 ? req.timeout : options_.timeout;
   // A 5xx through the proxy is the pod's (or the dial's) answer, not a flaky API server:
   // repeating it would only spend the caller's timeout, and a command must not run twice.
   request.retry = kube::RetryClass::kWrite;
 
   Reply reply;
-  auto response = client_->transport().Do(request);
+  BoundedBody bounded{req.max_bytes};
+  StatusOr<kube::TransportResponse> response =
+      req.max_bytes == 0 ? client_->transport().Do(request)
+                         : client_->transport().Stream(
+                               request, [&](std::string_view d) { return bounded.Add(d); });
   if (!response.ok()) {
     const Status& s = response.error();
     reply.failure = Status(UnreachableCode(s.code()), "pod " + pod.name + ": " + s.message());
     return reply;
+  }
+  if (req.max_bytes != 0 && Is2xx(response->status)) {
+    if (bounded.over) {
+      reply.failure = OverLimit(pod.name, req.method, req.path, req.max_bytes);
+      return reply;
+    }
+    response->body = std::move(bounded.data);
   }
   if (!Is2xx(response->status) && IsApiServerStatus(response->body)) {
     kube::ApiError e =
@@ -134,13 +221,17 @@ InstanceOps::Reply InstanceOps::CallProxy(const Pod& pod, const std::string& met
     }
     return reply;
   }
+  if (req.max_bytes != 0 && response->body.size() > req.max_bytes) {
+    reply.failure = OverLimit(pod.name, req.method, req.path, req.max_bytes);
+    return reply;
+  }
   reply.status = response->status;
+  reply.content_type = std::string(response->headers.Get("Content-Type"));
   reply.body = std::move(response->body);
   return reply;
 }
 
-InstanceOps::Reply InstanceOps::CallDirect(const Pod& pod, const std::string& method,
-                                           const std::string& path, const std::string& body) const {
+InstanceOps::Reply InstanceOps::CallDirect(const Pod& pod, const Request& req) const {
   net::HttpClient::Options client_options;
   if (options_.dial_override) {
     std::tie(client_options.host, client_options.port) = options_.dial_override(pod.ip);
@@ -148,14 +239,22 @@ InstanceOps::Reply InstanceOps::CallDirect(const Pod& pod, const std::string& me
     client_options.host = pod.ip;
     client_options.port = options_.management_port;
   }
-  client_options.timeout = options_.timeout;
+  client_options.timeout = req.timeout.count() > 0 ? req.timeout : options_.timeout;
   auto client = net::HttpClient::Create(client_options);
   net::Headers headers;
-  if (!body.empty()) headers.Set("Content-Type", "application/json");
+  if (!req.body.empty()) headers.Set("Content-Type", req.content_type);
   headers.Set("Accept", "application/json");
 
   Reply reply;
-  auto response = client->Request(method, path, body, headers);
+  BoundedBody bounded{req.max_bytes};
+  // A bounded read streams the body (HttpClient::Stream sends no body: bounded requests are
+  // GETs, the only launcher answers that can be large).
+  StatusOr<net::HttpResponse> response =
+      req.max_bytes == 0 || !req.body.empty()
+          ? client->Request(req.method, req.path, req.body, headers)
+          : client->Stream(
+                req.method, req.path, [&](std::string_view d) { return bounded.Add(d); }, headers,
+                client_options.timeout);
   if (!response.ok()) {
     const Status& s = response.error();
     reply.failure = Status(UnreachableCode(s.code()),
@@ -163,8 +262,32 @@ InstanceOps::Reply InstanceOps::CallDirect(const Pod& pod, const std::string& me
                                std::to_string(client_options.port) + "): " + s.message());
     return reply;
   }
+  if (req.max_bytes != 0 && req.body.empty()) {
+    if (bounded.over) {
+      reply.failure = OverLimit(pod.name, req.method, req.path, req.max_bytes);
+      return reply;
+    }
+    response->body = std::move(bounded.data);
+  } else if (req.max_bytes != 0 && response->body.size() > req.max_bytes) {
+    reply.failure = OverLimit(pod.name, req.method, req.path, req.max_bytes);
+    return reply;
+  }
   reply.status = response->status;
+  reply.content_type = std::string(response->headers.Get("Content-Type"));
   reply.body = std::move(response->body);
+  return reply;
+}
+
+InstanceOps::Reply InstanceOps::CallFirst(const std::vector<Pod>& pods, const Request& request,
+                                          size_t* index) const {
+  // The first pod (by name) that can be reached answers: an HA project stays answerable while
+  // one of its pods is going away (the endpoints may lag the pod's deletion).
+  size_t i = 0;
+  Reply reply = Call(pods[0], request);
+  while (reply.failure.code() == StatusCode::kUnavailable && i + 1 < pods.size()) {
+    reply = Call(pods[++i], request);
+  }
+  *index = i;
   return reply;
 }
 
@@ -193,13 +316,8 @@ std::vector<InstanceOps::Reply> InstanceOps::CallAll(const std::vector<Pod>& pod
 
 StatusOr<Json> InstanceOps::Info(const std::string& service) const {
   ASSIGN_OR_RETURN(std::vector<Pod> pods, ReadyPods(service));
-  // The first pod (by name) that can be reached answers: an HA project stays answerable while
-  // one of its pods is going away (the endpoints may lag the pod's deletion).
   size_t i = 0;
-  Reply reply = Call(pods[0], "GET", "/flowforge/info", "");
-  while (reply.failure.code() == StatusCode::kUnavailable && i + 1 < pods.size()) {
-    reply = Call(pods[++i], "GET", "/flowforge/info", "");
-  }
+  Reply reply = CallFirst(pods, GetRequest("/flowforge/info"), &i);
   const Pod& pod = pods[i];
   if (!reply.failure.ok()) return reply.failure;
   if (!Is2xx(reply.status)) {
@@ -250,28 +368,173 @@ StatusOr<Json> InstanceOps::Logs(const std::string& service) const {
 
 StatusOr<std::vector<PodAnswer>> InstanceOps::Command(const std::string& service,
                                                       const Json& command) const {
-  if (!command.is_object() || !command.contains("cmd") || !command["cmd"].is_string() ||
-      command["cmd"].get<std::string>().empty()) {
-    return InvalidArgument("command.cmd: must be a non-empty string in a JSON object");
-  }
+  RETURN_IF_ERROR(CheckCommand(command));
   ASSIGN_OR_RETURN(std::vector<Pod> pods, ReadyPods(service));
   std::vector<Reply> replies = CallAll(pods, "POST", "/flowforge/command", DumpJson(command));
   std::vector<PodAnswer> answers;
   answers.reserve(pods.size());
   for (size_t i = 0; i < pods.size(); ++i) {
-    PodAnswer answer;
-    answer.pod = pods[i].name;
-    Reply& reply = replies[i];
-    if (!reply.failure.ok()) {
-      answer.error = reply.failure.message();
-    } else {
-      answer.status = reply.status;
-      auto parsed = ParseJson(reply.body);
-      if (parsed.ok()) answer.body = std::move(parsed).value();
-    }
-    answers.push_back(std::move(answer));
+    answers.push_back(
+        AnswerOf(pods[i].name, replies[i].status, replies[i].body, replies[i].failure));
   }
   return answers;
+}
+
+StatusOr<PodAnswer> InstanceOps::CommandOne(const std::string& service, const Json& command) const {
+  RETURN_IF_ERROR(CheckCommand(command));
+  ASSIGN_OR_RETURN(std::vector<Pod> pods, ReadyPods(service));
+  Request request;
+  request.method = "POST";
+  request.path = "/flowforge/command";
+  request.body = DumpJson(command);
+  size_t i = 0;
+  Reply reply = CallFirst(pods, request, &i);
+  if (!reply.failure.ok()) return reply.failure;
+  return AnswerOf(pods[i].name, reply.status, reply.body, reply.failure);
+}
+
+StatusOr<FileAnswer> InstanceOps::Files(const std::string& service, const FileRequest& file,
+                                        size_t max_answer_bytes) const {
+  if (std::string problem = FilePathProblem(file.path); !problem.empty()) {
+    return InvalidField("path", problem);
+  }
+  const std::string& m = file.method;
+  if (m != "GET" && m != "PUT" && m != "DELETE" && m != "POST") {
+    return InvalidArgument("method: " + m + " is not one of GET, PUT, DELETE, POST");
+  }
+  ASSIGN_OR_RETURN(std::vector<Pod> pods, ReadyPods(service));
+  Request request;
+  request.method = m;
+  request.path = "/flowforge/files/_/" + EncodePath(file.path);
+  request.body = file.body;
+  request.content_type = file.content_type;
+  request.max_bytes = max_answer_bytes;
+  size_t i = 0;
+  Reply reply = CallFirst(pods, request, &i);
+  if (!reply.failure.ok()) return reply.failure;
+  FileAnswer answer;
+  answer.pod = pods[i].name;
+  answer.status = reply.status;
+  answer.content_type = std::move(reply.content_type);
+  answer.body = std::move(reply.body);
+  return answer;
+}
+
+StatusOr<Json> InstanceOps::Resources(const std::string& service) const {
+  ASSIGN_OR_RETURN(std::vector<Pod> pods, ReadyPods(service));
+  std::vector<Reply> replies = CallAll(pods, "GET", "/flowforge/resources", "");
+  std::vector<Json> samples;
+  Json meta = Json::object();
+  for (size_t i = 0; i < pods.size(); ++i) {
+    const Pod& pod = pods[i];
+    Reply& reply = replies[i];
+    if (!reply.failure.ok()) return reply.failure;
+    if (!Is2xx(reply.status)) {
+      return Aborted("pod " + pod.name + ": GET /flowforge/resources answered HTTP " +
+                     std::to_string(reply.status) + ": " + Excerpt(reply.body));
+    }
+    auto parsed = ParseJson(reply.body);
+    const Json* list = nullptr;
+    if (parsed.ok() && parsed->is_array()) list = &*parsed;  // launchers before {meta, ...}
+    if (parsed.ok() && parsed->is_object()) list = FindPath(*parsed, "resources");
+    bool shaped =
+        list != nullptr && list->is_array() &&
+        std::all_of(list->begin(), list->end(), [](const Json& e) { return e.is_object(); });
+    if (!shaped) {
+      return Aborted("pod " + pod.name + ": GET /flowforge/resources answered HTTP " +
+                     std::to_string(reply.status) +
+                     " with a body that is not {\"resources\": [objects]}: " + Excerpt(reply.body));
+    }
+    if (i == 0 && parsed->is_object() && parsed->contains("meta") &&
+        (*parsed)["meta"].is_object()) {
+      meta = (*parsed)["meta"];
+    }
+    for (const Json& sample : *list) {
+      Json s = sample;
+      s["pod"] = pod.name;
+      samples.push_back(std::move(s));
+    }
+  }
+  std::stable_sort(samples.begin(), samples.end(),
+                   [](const Json& a, const Json& b) { return TsOf(a) < TsOf(b); });
+  Json merged = Json::array();
+  for (Json& s : samples) merged.push_back(std::move(s));
+  const size_t count = merged.size();
+  Json names = Json::array();
+  for (const Pod& pod : pods) names.push_back(pod.name);
+  return Json{{"meta", std::move(meta)},
+              {"resources", std::move(merged)},
+              {"count", count},
+              {"pods", std::move(names)}};
+}
+
+Status InstanceOps::WaitRunning(const Pod& pod,
+                                std::chrono::steady_clock::time_point deadline) const {
+  std::string last = "no answer yet";
+  while (true) {
+    Reply reply = Call(pod, "GET", "/flowforge/info", "");
+    if (!reply.failure.ok()) {
+      last = reply.failure.message();
+    } else if (!Is2xx(reply.status)) {
+      last = "GET /flowforge/info answered HTTP " + std::to_string(reply.status);
+    } else {
+      auto parsed = ParseJson(reply.body);
+      std::string state = parsed.ok() && parsed->is_object() ? GetString(*parsed, "state") : "";
+      if (state == "running") return Status::Ok();
+      last = "state is \"" + state + "\"";
+    }
+    auto now = std::chrono::steady_clock::now();
+    if (now >= deadline) {
+      return Status(StatusCode::kDeadlineExceeded,
+                    "pod " + pod.name + ": not running again in time after restart (" + last + ")");
+    }
+    // Waiting on another process: asking again is the only way to see it change.
+    std::this_thread::sleep_for(
+        std::min<std::chrono::steady_clock::duration>(options_.restart_poll, deadline - now));
+  }
+}
+
+StatusOr<std::vector<RestartStep>> InstanceOps::RestartEach(
+    const std::string& service, std::chrono::milliseconds per_pod) const {
+  ASSIGN_OR_RETURN(std::vector<Pod> pods, ReadyPods(service));
+  std::vector<RestartStep> steps;
+  bool failed = false;
+  for (const Pod& pod : pods) {
+    RestartStep step;
+    step.pod = pod.name;
+    if (failed) {
+      step.outcome = "skipped";
+      steps.push_back(std::move(step));
+      continue;
+    }
+    const auto started = std::chrono::steady_clock::now();
+    Request restart;
+    restart.method = "POST";
+    restart.path = "/flowforge/command";
+    restart.body = R"({"cmd":"restart"})";
+    restart.timeout = std::max(options_.timeout, per_pod);
+    Reply reply = Call(pod, restart);
+    PodAnswer answer = AnswerOf(pod.name, reply.status, reply.body, reply.failure);
+    step.status = answer.status;
+    step.body = std::move(answer.body);
+    if (!reply.failure.ok()) {
+      step.error = reply.failure.message();
+    } else if (!Is2xx(reply.status)) {
+      std::string why = step.body.is_object() ? GetString(step.body, "error") : "";
+      if (why.empty() && step.body.is_object()) why = GetString(step.body, "err");
+      step.error = "pod " + pod.name + ": restart answered HTTP " + std::to_string(reply.status) +
+                   (why.empty() ? "" : ": " + why);
+    } else if (Status s = WaitRunning(pod, started + per_pod); !s.ok()) {
+      step.error = s.message();
+    }
+    step.elapsed_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                          std::chrono::steady_clock::now() - started)
+                          .count();
+    failed = !step.error.empty();
+    step.outcome = failed ? "failed" : "restarted";
+    steps.push_back(std::move(step));
+  }
+  return steps;
 }
 
 }  // namespace steward::instance

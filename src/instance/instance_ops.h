@@ -1,6 +1,6 @@
 // InstanceOps: the operations on a running instance that the FlowFuse driver offers beside the
-// lifecycle (details, logs, start/stop/restart flows, logout of a user token), through the
-// launcher's admin API on the pods' `management` port (2880).
+// lifecycle (details, logs, start/stop/restart flows, logout of a user token, files, resources,
+// MCP commands), through the launcher's admin API on the pods' `management` port (2880).
 //
 // Access: kDirect sends plain HTTP to each ready endpoint's pod IP on port 2880 (Steward runs in
 // the cluster and can reach pod IPs); kProxy goes through the Kubernetes API server's pod proxy
@@ -52,6 +52,8 @@ struct InstanceOptions {
   Access access = Access::kProxy;
   uint16_t management_port = 2880;
   std::chrono::milliseconds timeout{5000};  // per pod request
+  // RestartEach: how often a restarted pod's /flowforge/info is asked until it says running.
+  std::chrono::milliseconds restart_poll{200};
   // Test seam for kDirect: maps a pod IP to the host:port actually dialled (default: ip:2880).
   std::function<std::pair<std::string, uint16_t>(const std::string& pod_ip)> dial_override;
 };
@@ -78,27 +80,66 @@ class InstanceOps : public InstanceCalls {
   // kFailedPrecondition (no ready pod) or a failure to list the endpoints.
   StatusOr<std::vector<PodAnswer>> Command(const std::string& service,
                                            const Json& command) const override;
+  // POST /flowforge/command to one pod: the first by name that can be reached (MCP commands,
+  // which the driver sends to the Service, so to any one pod). Checks `command` as Command does.
+  // An HTTP error status is an answer; kUnavailable when no pod could be reached.
+  StatusOr<PodAnswer> CommandOne(const std::string& service, const Json& command) const override;
+  // The launcher's files API (`/flowforge/files/_/<path>`, each segment percent-encoded) on the
+  // first pod by name that can be reached. Any HTTP status is an answer (the launcher's 404,
+  // 400, 403, 406 and 5xx are the caller's to map). kInvalidArgument (field "path") when
+  // FilePathProblem() finds one or the method is not GET/PUT/DELETE/POST; kOutOfRange when the
+  // answer is over `max_answer_bytes` (it is not read further: the connection is dropped).
+  StatusOr<FileAnswer> Files(const std::string& service, const FileRequest& request,
+                             size_t max_answer_bytes) const override;
+  // GET /flowforge/resources from every ready pod; each must answer {resources: [objects]} (or,
+  // from older launchers, a bare array). Samples gain "pod" and are merged, sorted by numeric
+  // ts (stable, as Logs); meta is the first pod's. {meta, resources, count, pods} (pods: the
+  // names of the pods asked, in name order). Errors as Logs.
+  StatusOr<Json> Resources(const std::string& service) const override;
+  // The driver's HA restartFlows done one pod at a time: {"cmd":"restart"} to each ready pod in
+  // name order; after a 2xx answer, GET /flowforge/info on that pod (every restart_poll) until
+  // its state is "running", for at most `per_pod` from the command; then the next pod. The first
+  // failure (unreachable, an HTTP error answer, not running again in time) ends the run: later
+  // pods are "skipped". The restart command itself may take up to `per_pod` to answer (the real
+  // launcher answers only once it has restarted: a 2 s pause, settings, start). The call itself
+  // fails only as Command does (bad service, no ready pod).
+  StatusOr<std::vector<RestartStep>> RestartEach(const std::string& service,
+                                                 std::chrono::milliseconds per_pod) const override;
 
  private:
   struct Pod {
     std::string name, ip;
   };
+  // One request to a launcher. max_bytes > 0 bounds the answer's body: it is read as a stream
+  // and the call fails (kOutOfRange) past it.
+  struct Request {
+    std::string method, path, body;
+    std::string content_type = "application/json";  // sent when body is not empty
+    size_t max_bytes = 0;
+    std::chrono::milliseconds timeout{0};  // 0: InstanceOptions::timeout
+  };
+  static Request GetRequest(std::string path);
   // One request's outcome: an HTTP answer from the launcher (failure OK), or why none came.
   struct Reply {
     int status = 0;
     std::string body;
+    std::string content_type;
     Status failure;  // kUnavailable (unreachable), or the API server's refusal; "pod X: ..."
   };
   StatusOr<std::vector<Pod>> ReadyPods(const std::string& service) const;
   Reply Call(const Pod& pod, const std::string& method, const std::string& path,
              const std::string& body) const;
-  Reply CallProxy(const Pod& pod, const std::string& method, const std::string& path,
-                  const std::string& body) const;
-  Reply CallDirect(const Pod& pod, const std::string& method, const std::string& path,
-                   const std::string& body) const;
+  Reply Call(const Pod& pod, const Request& request) const;
+  Reply CallProxy(const Pod& pod, const Request& request) const;
+  Reply CallDirect(const Pod& pod, const Request& request) const;
   // Call() on every pod at once; replies in the pods' order.
   std::vector<Reply> CallAll(const std::vector<Pod>& pods, const std::string& method,
                              const std::string& path, const std::string& body) const;
+  // Call() on the pods in order until one is reached; *index is the pod that answered (or the
+  // last one tried).
+  Reply CallFirst(const std::vector<Pod>& pods, const Request& request, size_t* index) const;
+  // Waits until `pod` answers GET /flowforge/info with state "running", up to `deadline`.
+  Status WaitRunning(const Pod& pod, std::chrono::steady_clock::time_point deadline) const;
 
   std::shared_ptr<kube::Client> client_;
   InstanceOptions options_;

@@ -316,11 +316,12 @@ TEST_F(InstanceOpsTest, ProxyStopStartAndLogoutDriveTheLauncher) {
   ASSERT_TRUE(logs.ok());
   EXPECT_EQ(logs->back()["msg"], "Logging out of the editor");
 
-  // The launcher's own 404 (unknown command) is an answer, not an unreachable pod.
+  // The launcher's own 404 (unknown command) is an answer, not an unreachable pod; its body is
+  // {} as lib/admin.js sends it.
   auto unknown = ops.Command(service, {{"cmd", "fly"}});
   ASSERT_TRUE(unknown.ok());
   EXPECT_EQ((*unknown)[0].status, 404);
-  EXPECT_EQ((*unknown)[0].body["error"], "unknown command: fly");
+  EXPECT_EQ((*unknown)[0].body, Json::object());
 }
 
 TEST_F(InstanceOpsTest, ProxyHaCommandReachesEveryPodAndLogsMergeThem) {
@@ -686,6 +687,311 @@ TEST_F(InstanceOpsTest, ListFailureKeepsTheApiErrorCode) {
   ASSERT_FALSE(info.ok());
   EXPECT_EQ(info.error().code(), StatusCode::kUnauthenticated) << info.error().ToString();
   EXPECT_THAT(info.error().message(), HasSubstr("listing endpointslices of service anything"));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Files, resources, one-pod commands and the one-at-a-time restart.
+
+TEST(FilePathProblemTest, RefusesTraversalAndOddPaths) {
+  for (std::string ok : {"", "a", "a/b.txt", "dir/sub/file name.json", "...", "a..b", "%41"}) {
+    EXPECT_EQ(FilePathProblem(ok), "") << ok;
+  }
+  const std::vector<std::pair<std::string, std::string>> bad = {
+      {"..", "'..'"},
+      {"a/../b", "'..'"},
+      {"./a", "'.'"},
+      {"/etc/passwd", "relative"},
+      {"a//b", "empty segments"},
+      {"a/", "empty segments"},
+      {"a\\..\\b", "backslash"},
+      {std::string("a\0b", 3), "control"},
+      {"a\nb", "control"},
+      {"%2e%2e", "'..'"},
+      {"a/%2E%2e/b", "'..'"},
+      {"%252e%252e", "'..'"},
+      {"%2e", "'.'"},
+      {"a%2fb", "encoded"},
+      {"a%5cb", "encoded"},
+      {"a%00b", "encoded"},
+      {std::string(256, 'x'), "255"},
+      {std::string(5000, 'x'), "4096"},
+  };
+  for (const auto& [path, why] : bad) {
+    EXPECT_THAT(FilePathProblem(path), HasSubstr(why)) << path;
+  }
+}
+
+TEST_F(InstanceOpsTest, DirectFilesEncodeThePathAndPassTheAnswerThrough) {
+  FakeLauncher a([](const net::HttpRequest& r) {
+    if (r.method == "GET") return Answer(200, R"({"meta":{},"files":[],"count":0})");
+    return Answer(201, "", "text/plain");
+  });
+  CreateSlice("files-1", "files", Json::array({Endpoint("10.0.5.1", "files-a")}));
+  Dialler d;
+  d.ports = {{"10.0.5.1", a.port()}};
+  InstanceOps ops(*client_, DirectOptions(d));
+
+  FileRequest list;
+  list.method = "GET";
+  list.path = "my dir/a%b";
+  auto listed = ops.Files("files", list, 1024);
+  ASSERT_TRUE(listed.ok()) << listed.error().ToString();
+  EXPECT_EQ(listed->pod, "files-a");
+  EXPECT_EQ(listed->status, 200);
+  EXPECT_EQ(listed->body, R"({"meta":{},"files":[],"count":0})");
+
+  FileRequest mkdir;
+  mkdir.method = "POST";
+  mkdir.path = "";
+  mkdir.body = R"({"path":"new"})";
+  mkdir.content_type = "application/json";
+  auto made = ops.Files("files", mkdir, 1024);
+  ASSERT_TRUE(made.ok()) << made.error().ToString();
+  EXPECT_EQ(made->status, 201);
+
+  auto seen = a.seen();
+  ASSERT_EQ(seen.size(), 2u);
+  EXPECT_EQ(seen[0].method, "GET");
+  // The server decodes the target once: what arrives is the path as given.
+  EXPECT_EQ(seen[0].path, "/flowforge/files/_/my dir/a%b");
+  EXPECT_EQ(seen[1].method, "POST");
+  EXPECT_EQ(seen[1].path, "/flowforge/files/_/");
+  EXPECT_EQ(seen[1].content_type, "application/json");
+  EXPECT_EQ(seen[1].body, R"({"path":"new"})");
+}
+
+TEST_F(InstanceOpsTest, FilesRefuseBadPathsAndOversizedAnswersBeforeOrWhileReading) {
+  const std::string big(64 * 1024, 'x');
+  FakeLauncher a([&](const net::HttpRequest&) {
+    return Answer(200, R"({"files":[],"pad":")" + big + R"("})");
+  });
+  CreateSlice("fbig-1", "fbig", Json::array({Endpoint("10.0.6.1", "fbig-a")}));
+  Dialler d;
+  d.ports = {{"10.0.6.1", a.port()}};
+  InstanceOps ops(*client_, DirectOptions(d));
+
+  for (std::string path : {"../etc", "a/%2e%2e/b", "/abs", "a\\b"}) {
+    FileRequest r;
+    r.method = "GET";
+    r.path = path;
+    auto answer = ops.Files("fbig", r, 1 << 20);
+    ASSERT_FALSE(answer.ok()) << path;
+    EXPECT_EQ(answer.error().code(), StatusCode::kInvalidArgument);
+    EXPECT_EQ(answer.error().field(), "path");
+  }
+  EXPECT_TRUE(a.seen().empty());
+  EXPECT_TRUE(d.Dialled().empty());
+
+  FileRequest r;
+  r.method = "GET";
+  r.path = "dir";
+  auto over = ops.Files("fbig", r, 4096);
+  ASSERT_FALSE(over.ok());
+  EXPECT_EQ(over.error().code(), StatusCode::kOutOfRange);
+  EXPECT_THAT(over.error().message(), HasSubstr("over 4096 bytes"));
+  auto under = ops.Files("fbig", r, 1 << 20);
+  ASSERT_TRUE(under.ok()) << under.error().ToString();
+  EXPECT_GT(under->body.size(), big.size());
+}
+
+TEST_F(InstanceOpsTest, ProxyFilesAndResourcesReachTheLauncherStandIn) {
+  std::string service = CreateProject("pfile01", "files-one", 1);
+  WaitReady(service, 1);
+  InstanceOps ops = Ops();
+  FileRequest mkdir;
+  mkdir.method = "POST";
+  mkdir.path = "";
+  mkdir.body = R"({"path":"docs/sub"})";
+  mkdir.content_type = "application/json";
+  auto made = ops.Files(service, mkdir, 1 << 20);
+  ASSERT_TRUE(made.ok()) << made.error().ToString();
+  EXPECT_EQ(made->status, 201);
+  FileRequest list;
+  list.method = "GET";
+  list.path = "docs";
+  auto listed = ops.Files(service, list, 1 << 20);
+  ASSERT_TRUE(listed.ok()) << listed.error().ToString();
+  ASSERT_EQ(listed->status, 200) << listed->body;
+  Json body = *ParseJson(listed->body);
+  ASSERT_EQ(body["files"].size(), 1u) << listed->body;
+  EXPECT_EQ(body["files"][0]["name"], "sub");
+  EXPECT_EQ(body["files"][0]["type"], "directory");
+  list.path = "missing";
+  auto missing = ops.Files(service, list, 1 << 20);
+  ASSERT_TRUE(missing.ok());
+  EXPECT_EQ(missing->status, 404);
+
+  auto resources = ops.Resources(service);
+  ASSERT_TRUE(resources.ok()) << resources.error().ToString();
+  EXPECT_EQ((*resources)["pods"], Json::array({*ProjectPods("pfile01").begin()}));
+  EXPECT_EQ((*resources)["count"], (*resources)["resources"].size());
+}
+
+TEST_F(InstanceOpsTest, DirectResourcesMergeEveryPodByTs) {
+  FakeLauncher a([](const net::HttpRequest&) {
+    return Answer(
+        200, R"({"meta":{"m":"a"},"resources":[{"ts":1,"cpu":1},{"ts":4,"cpu":4}],"count":2})");
+  });
+  FakeLauncher b([](const net::HttpRequest&) { return Answer(200, R"([{"ts":2},{"ts":3}])"); });
+  FakeLauncher c([](const net::HttpRequest&) {
+    return Answer(200, R"({"meta":{},"resources":[{"ts":0.5}],"count":1})");
+  });
+  CreateSlice("res-1", "res",
+              Json::array({Endpoint("10.0.7.1", "res-a"), Endpoint("10.0.7.2", "res-b"),
+                           Endpoint("10.0.7.3", "res-c")}));
+  Dialler d;
+  d.ports = {{"10.0.7.1", a.port()}, {"10.0.7.2", b.port()}, {"10.0.7.3", c.port()}};
+  InstanceOps ops(*client_, DirectOptions(d));
+  auto merged = ops.Resources("res");
+  ASSERT_TRUE(merged.ok()) << merged.error().ToString();
+  std::vector<std::string> order;
+  for (const Json& s : (*merged)["resources"]) {
+    order.push_back(GetString(s, "pod") + "@" + DumpJson(s["ts"]));
+  }
+  // Three replicas, all merged (the driver merges only the first two).
+  EXPECT_EQ(order,
+            (std::vector<std::string>{"res-c@0.5", "res-a@1", "res-b@2", "res-b@3", "res-a@4"}));
+  EXPECT_EQ((*merged)["count"], 5);
+  EXPECT_EQ((*merged)["meta"], Json({{"m", "a"}}));
+  EXPECT_EQ((*merged)["pods"], Json::array({"res-a", "res-b", "res-c"}));
+  for (FakeLauncher* f : {&a, &b, &c}) EXPECT_EQ(f->seen().at(0).path, "/flowforge/resources");
+}
+
+TEST_F(InstanceOpsTest, DirectCommandOneAsksTheFirstReachablePodOnly) {
+  FakeLauncher b([](const net::HttpRequest&) { return Answer(200, R"([{"spec":"x"}])"); });
+  CreateSlice("one-1", "one",
+              Json::array({Endpoint("10.0.8.1", "one-a"), Endpoint("10.0.8.2", "one-b"),
+                           Endpoint("10.0.8.3", "one-c")}));
+  Dialler d;
+  FakeLauncher c([](const net::HttpRequest&) { return Answer(200, "{}"); });
+  d.ports = {{"10.0.8.1", ClosedPort()}, {"10.0.8.2", b.port()}, {"10.0.8.3", c.port()}};
+  InstanceOps ops(*client_, DirectOptions(d));
+  Json cmd = {{"cmd", "mcp:get-features"}, {"data", {{"endpoints", {"/mcp"}}}}};
+  auto answer = ops.CommandOne("one", cmd);
+  ASSERT_TRUE(answer.ok()) << answer.error().ToString();
+  EXPECT_EQ(answer->pod, "one-b");  // one-a refused the connection
+  EXPECT_EQ(answer->body, Json::array({{{"spec", "x"}}}));
+  ASSERT_EQ(b.seen().size(), 1u);
+  EXPECT_EQ(*ParseJson(b.seen()[0].body), cmd);
+  EXPECT_TRUE(c.seen().empty());
+  auto bad = ops.CommandOne("one", Json{{"data", 1}});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().code(), StatusCode::kInvalidArgument);
+}
+
+// Two launchers that write every request to one shared, ordered record; after a restart each
+// says "starting" to the next `starting_answers` info requests, then "running".
+struct RestartRecord {
+  Mutex mu;
+  std::vector<std::string> events GUARDED_BY(mu);
+  std::vector<std::string> Events() {
+    MutexLock lock(mu);
+    return events;
+  }
+};
+
+class RestartingLauncher {
+ public:
+  RestartingLauncher(RestartRecord& record, std::string name, int starting_answers,
+                     int restart_status = 200)
+      : fake_([this, &record, name, starting_answers, restart_status](const net::HttpRequest& r) {
+          MutexLock lock(record.mu);
+          if (r.path == "/flowforge/command") {
+            record.events.push_back(name + ":restart");
+            left_ = starting_answers;
+            return restart_status == 200 ? Answer(200, "{}")
+                                         : Answer(restart_status, R"({"error":"boom"})");
+          }
+          std::string state = left_ > 0 ? "starting" : "running";
+          if (left_ > 0) --left_;
+          record.events.push_back(name + ":" + state);
+          return Answer(200, R"({"state":")" + state + R"("})");
+        }) {}
+  uint16_t port() const { return fake_.port(); }
+  size_t requests() const { return fake_.seen().size(); }
+
+ private:
+  int left_ = 0;  // guarded by the record's mutex
+  FakeLauncher fake_;
+};
+
+TEST_F(InstanceOpsTest, DirectRestartEachWaitsForEveryPodBeforeTheNext) {
+  RestartRecord record;
+  RestartingLauncher a(record, "a", 2), b(record, "b", 1);
+  CreateSlice("seq-1", "seq",
+              Json::array({Endpoint("10.0.9.2", "seq-b"), Endpoint("10.0.9.1", "seq-a")}));
+  Dialler d;
+  d.ports = {{"10.0.9.1", a.port()}, {"10.0.9.2", b.port()}};
+  InstanceOptions o = DirectOptions(d);
+  o.restart_poll = milliseconds(5);
+  InstanceOps ops(*client_, o);
+  auto steps = ops.RestartEach("seq", milliseconds(5000));
+  ASSERT_TRUE(steps.ok()) << steps.error().ToString();
+  ASSERT_EQ(steps->size(), 2u);
+  EXPECT_EQ((*steps)[0].pod, "seq-a");
+  EXPECT_EQ((*steps)[0].outcome, "restarted");
+  EXPECT_EQ((*steps)[0].status, 200);
+  EXPECT_EQ((*steps)[1].pod, "seq-b");
+  EXPECT_EQ((*steps)[1].outcome, "restarted");
+  EXPECT_EQ(record.Events(),
+            (std::vector<std::string>{"a:restart", "a:starting", "a:starting", "a:running",
+                                      "b:restart", "b:starting", "b:running"}));
+}
+
+TEST_F(InstanceOpsTest, DirectRestartEachStopsAtTheFirstFailure) {
+  RestartRecord record;
+  RestartingLauncher a(record, "a", 0, 500), b(record, "b", 0);
+  CreateSlice("seqf-1", "seqf",
+              Json::array({Endpoint("10.0.10.1", "seqf-a"), Endpoint("10.0.10.2", "seqf-b")}));
+  Dialler d;
+  d.ports = {{"10.0.10.1", a.port()}, {"10.0.10.2", b.port()}};
+  InstanceOps ops(*client_, DirectOptions(d));
+  auto steps = ops.RestartEach("seqf", milliseconds(5000));
+  ASSERT_TRUE(steps.ok()) << steps.error().ToString();
+  ASSERT_EQ(steps->size(), 2u);
+  EXPECT_EQ((*steps)[0].outcome, "failed");
+  EXPECT_EQ((*steps)[0].status, 500);
+  EXPECT_THAT((*steps)[0].error, HasSubstr("HTTP 500: boom"));
+  EXPECT_EQ((*steps)[1].outcome, "skipped");
+  EXPECT_EQ(b.requests(), 0u);
+
+  // A pod that never says running again fails at its deadline; the next is not touched.
+  RestartRecord record2;
+  RestartingLauncher slow(record2, "s", 1 << 30), next(record2, "n", 0);
+  CreateSlice("seqt-1", "seqt",
+              Json::array({Endpoint("10.0.11.1", "seqt-a"), Endpoint("10.0.11.2", "seqt-b")}));
+  Dialler d2;
+  d2.ports = {{"10.0.11.1", slow.port()}, {"10.0.11.2", next.port()}};
+  InstanceOptions o = DirectOptions(d2);
+  o.restart_poll = milliseconds(20);
+  InstanceOps ops2(*client_, o);
+  auto timed = ops2.RestartEach("seqt", milliseconds(300));
+  ASSERT_TRUE(timed.ok());
+  EXPECT_EQ((*timed)[0].outcome, "failed");
+  EXPECT_THAT((*timed)[0].error, HasSubstr("not running again in time"));
+  EXPECT_THAT((*timed)[0].error, HasSubstr("state is \"starting\""));
+  EXPECT_GE((*timed)[0].elapsed_ms, 300);
+  EXPECT_EQ((*timed)[1].outcome, "skipped");
+  EXPECT_EQ(next.requests(), 0u);
+}
+
+TEST_F(InstanceOpsTest, ProxyRestartEachRestartsEveryReplicaOfAnHaProject) {
+  std::string service = CreateProject("pseq01", "seq-two", 2);
+  WaitReady(service, 2);
+  InstanceOptions o;
+  o.ns = kNs;
+  o.access = Access::kProxy;
+  o.restart_poll = milliseconds(10);
+  InstanceOps ops(*client_, o);
+  auto steps = ops.RestartEach(service, milliseconds(10000));
+  ASSERT_TRUE(steps.ok()) << steps.error().ToString();
+  ASSERT_EQ(steps->size(), 2u);
+  for (const RestartStep& s : *steps) {
+    EXPECT_EQ(s.outcome, "restarted") << s.pod << ": " << s.error;
+    // The stand-in stays "starting" for a while after a restart: each step waited for it.
+    EXPECT_GE(s.elapsed_ms, 250) << s.pod;
+  }
+  EXPECT_EQ((*ops.Info(service))["state"], "running");
 }
 
 }  // namespace

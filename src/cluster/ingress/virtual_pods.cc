@@ -4,7 +4,9 @@
 #include <array>
 #include <cctype>
 #include <chrono>
+#include <functional>
 #include <optional>
+#include <string>
 
 #include "common/json_access.h"
 #include "common/time_util.h"
@@ -343,6 +345,7 @@ VirtualPods::PodState VirtualPods::StartPod(const Json& pod) const {
   }
   state.running = true;
   state.last_start_ms = now;
+  state.next_sample_ms = now + sample_interval_ms_.load();
   AppendLog(state, now, "system", "FlowFuse Launcher version: " + std::string(kLauncherVersion));
   AppendLog(state, now, "system", "Loading project settings");
   AppendLog(state, now, "system", "Target state is 'running'");
@@ -462,7 +465,8 @@ StatusOr<net::HttpResponse> VirtualPods::Serve(const Json& pod, int port,
     }
     if (management) {
       response = ServeManagement(*state, request);
-    } else if (!state->running && container != nullptr && container == launcher) {
+    } else if ((!state->running || Starting(*state)) && container != nullptr &&
+               container == launcher) {
       // The launcher's stopped Node-RED no longer listens on its ports.
       return Unavailable("connection refused: Node-RED in pod " + ns + "/" + name + " is stopped");
     }
@@ -508,13 +512,53 @@ net::HttpResponse VirtualPods::ServeWeb(const Json& pod, const Json* container, 
   return r;
 }
 
+void VirtualPods::SetRestartDuration(std::chrono::milliseconds d) { restart_ms_ = d.count(); }
+
+void VirtualPods::SetResourceSampleInterval(std::chrono::milliseconds d) {
+  sample_interval_ms_ = std::max<int64_t>(1, d.count());
+}
+
+bool VirtualPods::Starting(const PodState& state) {
+  return state.running && std::chrono::steady_clock::now() < state.restarting_until;
+}
+
+void VirtualPods::TakeSamples(PodState& state, int64_t now_ms) const {
+  constexpr size_t kMaxSamples = 1000;  // the launcher's SampleBuffer size
+  const int64_t interval = sample_interval_ms_.load();
+  // A pod idle for long catches up at most a buffer's worth.
+  if (state.next_sample_ms < now_ms - interval * static_cast<int64_t>(kMaxSamples)) {
+    state.next_sample_ms = now_ms - interval * static_cast<int64_t>(kMaxSamples);
+  }
+  // The launcher's src: the first 4 hex digits of md5(hostname); any stable 4 hex digits will do.
+  char src[8];
+  snprintf(src, sizeof src, "%04x",
+           static_cast<unsigned>(std::hash<std::string>{}(state.name) & 0xffff));
+  while (state.next_sample_ms <= now_ms) {
+    const int64_t n = state.sample_seq++;
+    Json sample = {{"src", src},
+                   {"ps", 60.0 + static_cast<double>(n % 17)},
+                   {"cpu", state.running ? static_cast<double>((n * 7) % 50) / 10.0 : 0.0},
+                   {"ela", 0.0005 + static_cast<double>(n % 5) / 10000.0},
+                   {"hs", 32.5},
+                   {"hu", 20.0 + static_cast<double>(n % 9)},
+                   {"ts", state.next_sample_ms}};
+    state.samples.push_back(std::move(sample));
+    state.next_sample_ms += interval;
+  }
+  if (state.samples.size() > kMaxSamples) {
+    state.samples.erase(
+        state.samples.begin(),
+        state.samples.begin() + static_cast<long>(state.samples.size() - kMaxSamples));
+  }
+}
+
 net::HttpResponse VirtualPods::ServeManagement(PodState& state, const net::HttpRequest& request) {
   const std::string& path = request.path;
   const bool get = request.method == "GET" || request.method == "HEAD";
   if (get && path == "/flowforge/info") {
     Json body = {
         {"id", state.project_id},
-        {"state", state.running ? "running" : "stopped"},
+        {"state", !state.running ? "stopped" : (Starting(state) ? "starting" : "running")},
         {"lastStartTime", state.last_start_ms},
         {"versions",
          {{"node-red", kNodeRedVersion}, {"launcher", kLauncherVersion}, {"node", kNodeVersion}}}};
@@ -529,46 +573,302 @@ net::HttpResponse VirtualPods::ServeManagement(PodState& state, const net::HttpR
   }
   if (get && path == "/flowforge/health-check") return JsonResponse(200, Json::object());
   if (get && path == "/flowforge/ready") {
-    return state.running ? JsonResponse(200, Json::object())
-                         : JsonResponse(503, {{"error", "Node-RED is not running"}});
+    return state.running && !Starting(state)
+               ? JsonResponse(200, Json::object())
+               : JsonResponse(503, {{"error", "Node-RED is not running"}});
+  }
+  if (get && path == "/flowforge/resources") {
+    TakeSamples(state, NowMs());
+    Json list = Json::array();
+    for (const Json& sample : state.samples) list.push_back(sample);
+    const size_t count = list.size();
+    return JsonResponse(
+        200, {{"meta", Json::object()}, {"resources", std::move(list)}, {"count", count}});
   }
   if (get && path == "/flowforge/env") {
     Json body = Json::object();
     for (const auto& [k, v] : state.env) body[k] = v;
     return JsonResponse(200, body);
   }
-  if (request.method == "POST" && path == "/flowforge/command") {
-    auto parsed = ParseJson(request.body);
-    if (!parsed.ok() || !parsed->is_object() || !(*parsed)["cmd"].is_string()) {
-      return JsonResponse(400, {{"error", "request body must be JSON with a string 'cmd'"}});
-    }
-    const std::string cmd = (*parsed)["cmd"].get<std::string>();
-    const int64_t now = NowMs();
-    if (cmd == "start") {
-      if (state.running) return JsonResponse(409, {{"error", "Node-RED is already running"}});
-      AppendLog(state, now, "system", "Starting Node-RED");
-      AppendLog(state, now, "info", "Started flows");
-      state.running = true;
-      state.last_start_ms = now;
-    } else if (cmd == "stop") {
-      AppendLog(state, now, "system", "Stopping Node-RED");
-      if (state.running) AppendLog(state, now, "system", "Node-RED stopped");
-      state.running = false;
-    } else if (cmd == "restart") {
-      AppendLog(state, now, "system", "Restarting Node-RED");
-      if (state.running) AppendLog(state, now, "system", "Node-RED stopped");
-      AppendLog(state, now, "system", "Starting Node-RED");
-      AppendLog(state, now, "info", "Started flows");
-      state.running = true;
-      state.last_start_ms = now;
-    } else if (cmd == "logout") {
-      AppendLog(state, now, "system", "Logging out of the editor");
-    } else {
-      return JsonResponse(404, {{"error", "unknown command: " + cmd}});
-    }
-    return JsonResponse(200, Json::object());
+  constexpr std::string_view kFiles = "/flowforge/files/_/";
+  if (path.starts_with(kFiles)) {
+    return ServeFiles(state, std::string_view(path).substr(kFiles.size()), request, NowMs());
   }
+  if (request.method == "POST" && path == "/flowforge/command") return ServeCommand(state, request);
   return JsonResponse(404, {{"error", "Not Found"}, {"path", path}});
+}
+
+namespace {
+
+// What a made-up MCP server in the pod offers (the launcher's getFeatures shape per endpoint).
+Json McpFeatures() {
+  return {
+      {"tools",
+       Json::array({{{"name", "echo"},
+                     {"description", "Answers its input"},
+                     {"inputSchema",
+                      {{"type", "object"}, {"properties", {{"text", {{"type", "string"}}}}}}}}})},
+      {"resources",
+       Json::array(
+           {{{"uri", "nodered://flows"}, {"name", "flows"}, {"mimeType", "application/json"}}})},
+      {"resourceTemplates", Json::array()},
+      {"prompts", Json::array()},
+      {"capabilities", {{"tools", Json::object()}, {"resources", Json::object()}}}};
+}
+
+// The launcher's normalizeEndpoint: a string, or an object with a string mcpEndpoint.
+bool McpEndpointValid(const Json& e) {
+  return (e.is_string() && !e.get<std::string>().empty()) ||
+         (e.is_object() && e.contains("mcpEndpoint") && e["mcpEndpoint"].is_string());
+}
+
+}  // namespace
+
+net::HttpResponse VirtualPods::ServeCommand(PodState& state, const net::HttpRequest& request) {
+  auto parsed = ParseJson(request.body);
+  if (!parsed.ok() || !parsed->is_object() || !(*parsed)["cmd"].is_string()) {
+    return JsonResponse(400, {{"error", "request body must be JSON with a string 'cmd'"}});
+  }
+  const std::string cmd = (*parsed)["cmd"].get<std::string>();
+  const Json& data = MemberOrNull(*parsed, "data");
+  const int64_t now = NowMs();
+  if (cmd == "start") {
+    if (state.running) return JsonResponse(409, {{"error", "Node-RED is already running"}});
+    AppendLog(state, now, "system", "Starting Node-RED");
+    AppendLog(state, now, "info", "Started flows");
+    state.running = true;
+    state.last_start_ms = now;
+  } else if (cmd == "stop") {
+    AppendLog(state, now, "system", "Stopping Node-RED");
+    if (state.running) AppendLog(state, now, "system", "Node-RED stopped");
+    state.running = false;
+  } else if (cmd == "restart") {
+    AppendLog(state, now, "system", "Restarting Node-RED");
+    if (state.running) AppendLog(state, now, "system", "Node-RED stopped");
+    AppendLog(state, now, "system", "Starting Node-RED");
+    AppendLog(state, now, "info", "Started flows");
+    state.running = true;
+    state.last_start_ms = now;
+    state.restarting_until =
+        std::chrono::steady_clock::now() + std::chrono::milliseconds(restart_ms_.load());
+  } else if (cmd == "logout") {
+    AppendLog(state, now, "system", "Logging out of the editor");
+  } else if (cmd == "mcp:get-features") {
+    // An array with one {spec, features, error} per endpoint; [] without endpoints.
+    Json out = Json::array();
+    const Json& endpoints = MemberOrNull(data, "endpoints");
+    if (endpoints.is_array()) {
+      for (const Json& e : endpoints) {
+        Json spec = e.is_object() ? e : Json::object();
+        spec["key"] = e.is_string() ? e : MemberOrNull(e, "mcpEndpoint");
+        if (!McpEndpointValid(e)) {
+          out.push_back({{"spec", {{"key", "<invalid>"}, {"skip", true}}},
+                         {"error",
+                          "Invalid endpoint spec: must be a string or object with an "
+                          "\"mcpEndpoint\" property"}});
+          continue;
+        }
+        out.push_back({{"spec", spec}, {"features", McpFeatures()}, {"error", nullptr}});
+      }
+    }
+    return JsonResponse(200, out);
+  } else if (cmd == "mcp:call-tool" || cmd == "mcp:read-resource") {
+    const bool tool = cmd == "mcp:call-tool";
+    const Json& endpoint = MemberOrNull(data, "endpoint");
+    const std::string what = GetString(data, tool ? "name" : "uri");
+    if (endpoint.is_null() || (endpoint.is_string() && endpoint.get<std::string>().empty())) {
+      return JsonResponse(500, {{"err", "endpoint is required"}});
+    }
+    if (what.empty()) {
+      return JsonResponse(500,
+                          {{"err", tool ? "Tool name is required" : "Resource URI is required"}});
+    }
+    if (tool) {
+      if (what != "echo") {
+        return JsonResponse(500, {{"err", "MCP error -32602: Tool " + what + " not found"}});
+      }
+      const Json& input = MemberOrNull(data, "input");
+      return JsonResponse(
+          200, {{"content", Json::array({{{"type", "text"}, {"text", GetString(input, "text")}}})},
+                {"isError", false}});
+    }
+    if (what != "nodered://flows") {
+      return JsonResponse(500, {{"err", "MCP error -32002: Resource " + what + " not found"}});
+    }
+    return JsonResponse(
+        200, {{"contents",
+               Json::array({{{"uri", what}, {"mimeType", "application/json"}, {"text", "[]"}}})}});
+  } else {
+    return JsonResponse(404, Json::object());  // the launcher answers an unknown cmd 404 {}
+  }
+  return JsonResponse(200, Json::object());
+}
+
+namespace {
+
+net::HttpResponse Bare(int status) {
+  net::HttpResponse r;
+  r.status = status;
+  return r;
+}
+
+// path.normalize(path.join(BASE, rest)) relative to BASE; nullopt when it leaves BASE.
+std::optional<std::string> Normalize(std::string_view rest) {
+  std::vector<std::string> parts;
+  size_t i = 0;
+  while (i <= rest.size()) {
+    size_t j = rest.find('/', i);
+    if (j == std::string_view::npos) j = rest.size();
+    std::string_view seg = rest.substr(i, j - i);
+    i = j + 1;
+    if (seg.empty() || seg == ".") continue;
+    if (seg == "..") {
+      if (parts.empty()) return std::nullopt;
+      parts.pop_back();
+      continue;
+    }
+    parts.emplace_back(seg);
+  }
+  std::string out;
+  for (const auto& p : parts) out += (out.empty() ? "" : "/") + p;
+  return out;
+}
+
+std::string Parent(const std::string& p) {
+  size_t slash = p.rfind('/');
+  return slash == std::string::npos ? "" : p.substr(0, slash);
+}
+
+// The part named "file" of a multipart/form-data body (what multer's upload.single('file')
+// reads); nullopt when there is none.
+std::optional<std::string> MultipartFile(std::string_view content_type, std::string_view body) {
+  size_t b = content_type.find("boundary=");
+  if (b == std::string_view::npos) return std::nullopt;
+  std::string boundary(content_type.substr(b + 9));
+  if (size_t semi = boundary.find(';'); semi != std::string::npos) boundary.resize(semi);
+  if (boundary.size() >= 2 && boundary.front() == '"')
+    boundary = boundary.substr(1, boundary.size() - 2);
+  const std::string delim = "--" + boundary;
+  size_t pos = body.find(delim);
+  while (pos != std::string_view::npos) {
+    size_t head = pos + delim.size();
+    if (body.substr(head, 2) == "--") return std::nullopt;
+    head += 2;  // CRLF
+    size_t head_end = body.find("\r\n\r\n", head);
+    if (head_end == std::string_view::npos) return std::nullopt;
+    std::string_view headers = body.substr(head, head_end - head);
+    size_t next = body.find("\r\n" + delim, head_end + 4);
+    if (next == std::string_view::npos) return std::nullopt;
+    if (headers.find("name=\"file\"") != std::string_view::npos) {
+      return std::string(body.substr(head_end + 4, next - head_end - 4));
+    }
+    pos = next + 2;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+net::HttpResponse VirtualPods::ServeFiles(PodState& state, std::string_view rest,
+                                          const net::HttpRequest& request, int64_t now_ms) {
+  auto norm = Normalize(rest);
+  auto& files = state.files;
+  auto is_dir = [&](const std::string& p) {
+    auto it = files.find(p);
+    return p.empty() || (it != files.end() && it->second.dir);
+  };
+  auto exists = [&](const std::string& p) { return p.empty() || files.count(p) != 0; };
+  const std::string& m = request.method;
+  if (m == "GET" || m == "HEAD") {
+    if (!norm) return JsonResponse(200, Json::array());  // the launcher's answer outside BASE
+    if (!exists(*norm)) return Bare(404);
+    if (!is_dir(*norm)) return Bare(400);  // ENOTDIR
+    Json list = Json::array();
+    const std::string prefix = norm->empty() ? "" : *norm + "/";
+    for (const auto& [p, node] : files) {
+      if (!p.starts_with(prefix) || p.find('/', prefix.size()) != std::string::npos) continue;
+      Json rep = {
+          {"name", p.substr(prefix.size())},
+          {"lastModified", FormatRfc3339(SystemTime(std::chrono::milliseconds(node.mtime_ms)))}};
+      if (node.dir) {
+        rep["type"] = "directory";
+      } else {
+        rep["type"] = "file";
+        rep["size"] = node.content.size();
+      }
+      list.push_back(std::move(rep));
+    }
+    const size_t count = list.size();
+    return JsonResponse(200,
+                        {{"meta", Json::object()}, {"files", std::move(list)}, {"count", count}});
+  }
+  if (m == "PUT") {
+    auto body = ParseJson(request.body);
+    if (!body.ok() || !body->is_object() || !(*body)["path"].is_string()) return Bare(500);
+    auto to = Normalize((*body)["path"].get<std::string>());
+    if (!norm || !to) return Bare(403);
+    if (!exists(*norm) || !is_dir(Parent(*to)) || norm->empty()) return Bare(404);
+    // rename(2): the node and everything under it move.
+    std::map<std::string, FileNode> moved;
+    for (auto it = files.begin(); it != files.end();) {
+      if (it->first == *norm || it->first.starts_with(*norm + "/")) {
+        moved.emplace(*to + it->first.substr(norm->size()), std::move(it->second));
+        it = files.erase(it);
+      } else {
+        ++it;
+      }
+    }
+    for (auto& [p, node] : moved) {
+      if (auto old = files.find(p); old != files.end())
+        state.file_bytes -= old->second.content.size();
+      files[p] = std::move(node);
+    }
+    return Bare(202);
+  }
+  if (m == "POST") {
+    if (!norm) return Bare(403);
+    std::string_view ct = request.headers.Get("Content-Type");
+    if (ct == "application/json") {
+      auto body = ParseJson(request.body);
+      if (!body.ok() || !body->is_object() || !(*body)["path"].is_string()) return Bare(500);
+      auto dir = Normalize(*norm + "/" + (*body)["path"].get<std::string>());
+      if (!dir) return Bare(500);
+      // mkdir -p: every missing ancestor too; a file in the way is an error.
+      for (size_t end = 0; end != std::string::npos && !dir->empty();) {
+        end = dir->find('/', end == 0 ? 0 : end + 1);
+        const std::string walk = dir->substr(0, end);
+        auto it = files.find(walk);
+        if (it != files.end() && !it->second.dir) return Bare(500);
+        if (it == files.end()) files[walk] = FileNode{true, "", now_ms};
+      }
+      return Bare(201);
+    }
+    if (!ct.starts_with("multipart/form-data")) return Bare(ct.empty() ? 500 : 406);
+    auto content = MultipartFile(ct, request.body);
+    if (!content || norm->empty()) return Bare(500);
+    if (!is_dir(Parent(*norm))) return Bare(404);
+    auto it = files.find(*norm);
+    if (it != files.end() && it->second.dir) return Bare(500);  // EISDIR
+    const size_t old = it == files.end() ? 0 : it->second.content.size();
+    if (state.file_bytes - old + content->size() > kMaxStorageBytes) return Bare(500);  // ENOSPC
+    state.file_bytes = state.file_bytes - old + content->size();
+    files[*norm] = FileNode{false, std::move(*content), now_ms};
+    return Bare(201);
+  }
+  if (m == "DELETE") {
+    if (!norm || norm->empty()) return Bare(403);
+    if (!exists(*norm)) return Bare(404);
+    for (auto it = files.begin(); it != files.end();) {
+      if (it->first == *norm || it->first.starts_with(*norm + "/")) {
+        state.file_bytes -= it->second.content.size();
+        it = files.erase(it);
+      } else {
+        ++it;
+      }
+    }
+    return Bare(204);
+  }
+  return Bare(404);
 }
 
 }  // namespace steward::cluster::ingress

@@ -12,7 +12,17 @@
 //       GET  /flowforge/logs          [{"ts", "level", "msg"}...]
 //       GET  /flowforge/health-check  200
 //       GET  /flowforge/ready         200 when running, else 503
-//       POST /flowforge/command       {"cmd": "start"|"stop"|"restart"|"logout"}
+//       GET  /flowforge/resources     {"meta", "resources": [{ts, src, ps, cpu, ela, hs, hu}],
+//                                      "count"}: a sample every resource_sample_interval since
+//                                      the pod started (at most 1000 kept), as the launcher's
+//       POST /flowforge/command       {"cmd": "start"|"stop"|"restart"|"logout"|"mcp:..."};
+//                                      "restart" leaves the launcher "starting" (its web port
+//                                      refusing, /ready 503) for restart_duration before it is
+//                                      "running" again; the mcp commands answer as the
+//                                      launcher's lib/mcp.js does, for one made-up MCP server
+//       GET|PUT|DELETE|POST /flowforge/files/_/<path>: the launcher's files API (lib/files) on an
+//                                      in-memory storage directory per pod, at most
+//                                      kMaxStorageBytes of file content (500 beyond)
 //       GET  /flowforge/env           the resolved env of the launcher container (a test aid)
 //   - any other port: a small page (HTML, or JSON with "Accept: application/json") naming
 //     the pod, namespace, method, path, host and container image (the JSON form also echoes
@@ -31,6 +41,8 @@
 // Lifecycle: Stop() (idempotent, run by the destructor) ends the pod watch.
 #pragma once
 
+#include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -79,6 +91,13 @@ class VirtualPods {
   // Number of pods with state, for tests and metrics.
   size_t TrackedPods() const;
 
+  // How long a "restart" command keeps a launcher "starting" (default 300 ms), and how often
+  // the launcher takes a resources sample (default 1 s). Apply to later requests.
+  void SetRestartDuration(std::chrono::milliseconds d);
+  void SetResourceSampleInterval(std::chrono::milliseconds d);
+  // The file content one pod's storage directory holds at most.
+  static constexpr size_t kMaxStorageBytes = 64u << 20;
+
   void Stop();
 
  private:
@@ -87,14 +106,27 @@ class VirtualPods {
     std::string level;
     std::string msg;
   };
+  struct FileNode {
+    bool dir = false;
+    std::string content;
+    int64_t mtime_ms = 0;
+  };
   struct PodState {
     std::string ns;
     std::string name;
     std::string project_id;
     bool running = true;
     int64_t last_start_ms = 0;
+    // A restart in progress: "starting" until then (steady time, so that it ends in a test
+    // whose cluster clock stands still).
+    std::chrono::steady_clock::time_point restarting_until{};
     std::vector<LogLine> logs;  // bounded, oldest first
     std::vector<std::pair<std::string, std::string>> env;
+    std::map<std::string, FileNode> files;  // storage-relative normalised path → node
+    size_t file_bytes = 0;                  // content held in `files`
+    std::vector<Json> samples;              // resources, oldest first, bounded
+    int64_t next_sample_ms = 0;
+    int64_t sample_seq = 0;
   };
   struct ParsedPod {
     uint64_t revision = 0;
@@ -113,9 +145,17 @@ class VirtualPods {
   net::HttpResponse ServeWeb(const Json& pod, const Json* container, int port,
                              const net::HttpRequest& request) const;
   net::HttpResponse ServeManagement(PodState& state, const net::HttpRequest& request);
+  net::HttpResponse ServeCommand(PodState& state, const net::HttpRequest& request);
+  static net::HttpResponse ServeFiles(PodState& state, std::string_view rest,
+                                      const net::HttpRequest& request, int64_t now_ms);
+  void TakeSamples(PodState& state, int64_t now_ms) const;
+  static bool Starting(const PodState& state);
 
   ObjectApi& api_;
   std::unique_ptr<WatchFeed> feed_;
+
+  std::atomic<int64_t> restart_ms_{300};
+  std::atomic<int64_t> sample_interval_ms_{1000};
 
   mutable Mutex mu_;
   std::unordered_map<std::string, PodState> states_ GUARDED_BY(mu_);        // by uid

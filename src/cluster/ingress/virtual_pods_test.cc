@@ -6,6 +6,7 @@
 #include <chrono>
 
 #include "cluster/ingress/ingress_test_util.h"
+#include "test_support/eventually.h"
 
 namespace steward::cluster::ingress {
 namespace {
@@ -167,12 +168,23 @@ TEST_F(VirtualPodsTest, CommandsChangeLauncherState) {
   EXPECT_TRUE(pods_->Serve(pod, 1880, Request("GET", "/")).ok());
 
   cluster_.clock().Advance(std::chrono::seconds(10));
+  pods_->SetRestartDuration(std::chrono::seconds(30));
   EXPECT_EQ(Command(pod, R"({"cmd":"restart"})").status, 200);
-  EXPECT_EQ(info()["state"], "running");
+  // Restarting: "starting", not ready, Node-RED's port refusing, until the restart is over.
+  EXPECT_EQ(info()["state"], "starting");
   EXPECT_EQ(info()["lastStartTime"], NowMs());
+  EXPECT_EQ(MustServe(pod, 2880, Request("GET", "/flowforge/ready")).status, 503);
+  EXPECT_EQ(pods_->Serve(pod, 1880, Request("GET", "/")).status().code(), StatusCode::kUnavailable);
+  pods_->SetRestartDuration(std::chrono::milliseconds(50));
+  EXPECT_EQ(Command(pod, R"({"cmd":"restart"})").status, 200);
+  EXPECT_TRUE(test_support::Eventually([&] { return info()["state"] == "running"; }));
+  EXPECT_EQ(MustServe(pod, 2880, Request("GET", "/flowforge/ready")).status, 200);
+  EXPECT_TRUE(pods_->Serve(pod, 1880, Request("GET", "/")).ok());
 
   EXPECT_EQ(Command(pod, R"({"cmd":"logout","token":"abc"})").status, 200);
-  EXPECT_EQ(Command(pod, R"({"cmd":"dance"})").status, 404);
+  net::HttpResponse dance = Command(pod, R"({"cmd":"dance"})");
+  EXPECT_EQ(dance.status, 404);
+  EXPECT_EQ(BodyJson(dance), Json::object());  // as lib/admin.js answers an unknown command
   EXPECT_EQ(Command(pod, R"({"cmd":)").status, 400);
   EXPECT_EQ(Command(pod, R"({"nocmd":1})").status, 400);
 
@@ -286,6 +298,134 @@ TEST_F(VirtualPodsTest, ServeFromRecordChecksTheUid) {
   EXPECT_TRUE(pods_->Serve(*rec, 1880, Request("GET", "/")).ok());  // cached parse
   EXPECT_EQ(pods_->Serve(*rec, 1880, Request("GET", "/"), "other-uid").status().code(),
             StatusCode::kUnavailable);
+}
+
+// The launcher's files API (lib/files/index.js), status for status.
+class VirtualPodsFilesTest : public VirtualPodsTest {
+ protected:
+  net::HttpResponse Files(const Json& pod, std::string method, std::string path,
+                          std::string body = "", std::string content_type = "") {
+    net::HttpRequest r =
+        Request(std::move(method), "/flowforge/files/_/" + path, "", std::move(body));
+    if (!content_type.empty()) r.headers.Set("Content-Type", content_type);
+    return MustServe(pod, 2880, r);
+  }
+  static std::string Multipart(const std::string& content) {
+    return "--XyZ\r\nContent-Disposition: form-data; name=\"file\"; filename=\"f\"\r\n"
+           "Content-Type: application/octet-stream\r\n\r\n" +
+           content + "\r\n--XyZ--\r\n";
+  }
+  static constexpr const char* kMultipart = "multipart/form-data; boundary=XyZ";
+};
+
+TEST_F(VirtualPodsFilesTest, ListMkdirUploadRenameDelete) {
+  Json pod = cluster_.RunningPod("default", "files-a");
+  Json root = BodyJson(Files(pod, "GET", ""));
+  EXPECT_EQ(root, Json({{"meta", Json::object()}, {"files", Json::array()}, {"count", 0}}));
+
+  EXPECT_EQ(Files(pod, "POST", "", R"({"path":"a/b"})", "application/json").status, 201);
+  EXPECT_EQ(Files(pod, "POST", "a/b/f.txt", Multipart("hello\r\n--X"), kMultipart).status, 201);
+  Json a = BodyJson(Files(pod, "GET", "a"));
+  ASSERT_EQ(a["count"], 1);
+  EXPECT_EQ(a["files"][0]["name"], "b");
+  EXPECT_EQ(a["files"][0]["type"], "directory");
+  EXPECT_TRUE(a["files"][0]["lastModified"].is_string());
+  Json b = BodyJson(Files(pod, "GET", "a/b"));
+  ASSERT_EQ(b["count"], 1);
+  EXPECT_EQ(b["files"][0]["name"], "f.txt");
+  EXPECT_EQ(b["files"][0]["type"], "file");
+  EXPECT_EQ(b["files"][0]["size"], std::string("hello\r\n--X").size());
+
+  // A file is not listed (ENOTDIR 400); a missing path is 404.
+  EXPECT_EQ(Files(pod, "GET", "a/b/f.txt").status, 400);
+  EXPECT_EQ(Files(pod, "GET", "nope").status, 404);
+  // Upload into a missing directory: 404; neither JSON nor multipart: 406.
+  EXPECT_EQ(Files(pod, "POST", "x/y.txt", Multipart("z"), kMultipart).status, 404);
+  EXPECT_EQ(Files(pod, "POST", "a/z.txt", "raw", "text/plain").status, 406);
+
+  // PUT renames (body {path}, relative to the storage root): 202.
+  EXPECT_EQ(Files(pod, "PUT", "a/b/f.txt", R"({"path":"a/g.txt"})", "application/json").status,
+            202);
+  Json moved = BodyJson(Files(pod, "GET", "a"));
+  EXPECT_EQ(moved["count"], 2);
+  EXPECT_EQ(BodyJson(Files(pod, "GET", "a/b"))["count"], 0);
+  EXPECT_EQ(Files(pod, "PUT", "gone", R"({"path":"a/h"})", "application/json").status, 404);
+
+  // Outside the storage directory: 403 for DELETE, PUT, POST; the root cannot be deleted.
+  EXPECT_EQ(Files(pod, "DELETE", "../x").status, 403);
+  EXPECT_EQ(Files(pod, "DELETE", "").status, 403);
+  EXPECT_EQ(Files(pod, "POST", "../x", Multipart("z"), kMultipart).status, 403);
+  EXPECT_EQ(Files(pod, "PUT", "a/g.txt", R"({"path":"../../etc"})", "application/json").status,
+            403);
+
+  // DELETE is recursive: 204, then 404.
+  EXPECT_EQ(Files(pod, "DELETE", "a").status, 204);
+  EXPECT_EQ(Files(pod, "DELETE", "a").status, 404);
+  EXPECT_EQ(BodyJson(Files(pod, "GET", ""))["count"], 0);
+}
+
+TEST_F(VirtualPodsFilesTest, StorageIsPerPodAndCapped) {
+  Json a = cluster_.RunningPod("default", "cap-a", "10.244.0.21");
+  Json b = cluster_.RunningPod("default", "cap-b", "10.244.0.22");
+  EXPECT_EQ(Files(a, "POST", "one", Multipart("1"), kMultipart).status, 201);
+  EXPECT_EQ(BodyJson(Files(a, "GET", ""))["count"], 1);
+  EXPECT_EQ(BodyJson(Files(b, "GET", ""))["count"], 0);
+  const std::string big(VirtualPods::kMaxStorageBytes / 2 + 1, 'x');
+  EXPECT_EQ(Files(a, "POST", "big1", Multipart(big), kMultipart).status, 201);
+  EXPECT_EQ(Files(a, "POST", "big2", Multipart(big), kMultipart).status, 500);  // ENOSPC
+  EXPECT_EQ(Files(a, "DELETE", "big1").status, 204);
+  EXPECT_EQ(Files(a, "POST", "big2", Multipart(big), kMultipart).status, 201);
+}
+
+TEST_F(VirtualPodsTest, ResourcesAreSampledAtTheInterval) {
+  pods_->SetResourceSampleInterval(std::chrono::seconds(5));
+  Json pod = cluster_.RunningPod("default", "res-a");
+  auto resources = [&] {
+    return BodyJson(MustServe(pod, 2880, Request("GET", "/flowforge/resources")));
+  };
+  Json first = resources();
+  EXPECT_EQ(first["count"], first["resources"].size());
+  const size_t before = first["resources"].size();
+  cluster_.clock().Advance(std::chrono::seconds(16));
+  Json later = resources();
+  ASSERT_EQ(later["resources"].size(), before + 3);
+  int64_t prev = 0;
+  for (const Json& s : later["resources"]) {
+    EXPECT_GT(s["ts"].get<int64_t>(), prev);
+    prev = s["ts"].get<int64_t>();
+    for (const char* k : {"src", "ps", "cpu", "ela", "hs", "hu"}) EXPECT_TRUE(s.contains(k)) << k;
+  }
+  EXPECT_LE(prev, NowMs());
+}
+
+TEST_F(VirtualPodsTest, McpCommandsAnswerAsTheLauncherDoes) {
+  Json pod = cluster_.RunningPod("default", "mcp-a");
+  Json features = BodyJson(Command(
+      pod, R"({"cmd":"mcp:get-features","data":{"endpoints":["/mcp",{"mcpEndpoint":"/m2"},7]}})"));
+  ASSERT_EQ(features.size(), 3u);
+  EXPECT_EQ(features[0]["spec"]["key"], "/mcp");
+  EXPECT_EQ(features[0]["features"]["tools"][0]["name"], "echo");
+  EXPECT_TRUE(features[0]["error"].is_null());
+  EXPECT_EQ(features[1]["spec"]["mcpEndpoint"], "/m2");
+  EXPECT_THAT(GetString(features[2], "error"), HasSubstr("Invalid endpoint spec"));
+  EXPECT_EQ(BodyJson(Command(pod, R"({"cmd":"mcp:get-features"})")), Json::array());
+
+  net::HttpResponse call = Command(
+      pod,
+      R"({"cmd":"mcp:call-tool","data":{"endpoint":"/mcp","name":"echo","input":{"text":"hi"}}})");
+  EXPECT_EQ(call.status, 200);
+  EXPECT_EQ(BodyJson(call)["content"][0]["text"], "hi");
+  net::HttpResponse missing =
+      Command(pod, R"({"cmd":"mcp:call-tool","data":{"endpoint":"/mcp","name":"nope"}})");
+  EXPECT_EQ(missing.status, 500);
+  EXPECT_THAT(GetString(BodyJson(missing), "err"), HasSubstr("nope"));
+  EXPECT_EQ(Command(pod, R"({"cmd":"mcp:call-tool","data":{"name":"echo"}})").status, 500);
+
+  net::HttpResponse read = Command(
+      pod, R"({"cmd":"mcp:read-resource","data":{"endpoint":"/mcp","uri":"nodered://flows"}})");
+  EXPECT_EQ(read.status, 200);
+  EXPECT_EQ(BodyJson(read)["contents"][0]["uri"], "nodered://flows");
+  EXPECT_EQ(Command(pod, R"({"cmd":"mcp:read-resource","data":{"endpoint":"/mcp"}})").status, 500);
 }
 
 }  // namespace
