@@ -43,7 +43,7 @@ TEST(FromStatusTest, Codes) {
   EXPECT_EQ(FromStatus(FailedPrecondition("x")).reason, "Conflict");
   EXPECT_EQ(FromStatus(AlreadyExists("x")).status, 409);
   EXPECT_EQ(FromStatus(Unavailable("x")).status, 503);
-  EXPECT_EQ(FromStatus(Aborted("x")).status, 500);
+  EXPECT_EQ(FromStatus(Aborted("x")).status, 409);  // moved under the request: send it again
   EXPECT_EQ(FromStatus(Internal("boom")).reason, "Internal");
   EXPECT_EQ(ErrorJson(MakeError(404, "NotFound", "m")),
             (Json{{"error", {{"code", 404}, {"reason", "NotFound"}, {"message", "m"}}}}));
