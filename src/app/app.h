@@ -62,6 +62,11 @@ struct ServeConfig {
 
   InstanceAccess instance_access = InstanceAccess::kAuto;
   std::chrono::milliseconds instance_timeout{5000};
+  // The files routes' size limit, the HA flow restart's wait per pod, the resources stream's
+  // poll interval (api::ApiOptions; `instance:` maxFileBytes, restartPerPod, resourcesPoll).
+  size_t instance_max_file_bytes = 32u << 20;
+  std::chrono::milliseconds instance_restart_per_pod{60000};
+  std::chrono::milliseconds instance_resources_poll{1000};
 
   engine::EngineConfig engine;  // the `engine:` section (ParseEngineConfig)
 };

@@ -124,7 +124,17 @@ Status ParseApi(const Json* j, ServeConfig* out) {
 
 Status ParseInstance(const Json* j, ServeConfig* out) {
   ASSIGN_OR_RETURN(FieldReader s, Section(j, "instance"));
-  RETURN_IF_ERROR(s.OnlyKnown({"access", "timeout"}));
+  RETURN_IF_ERROR(
+      s.OnlyKnown({"access", "timeout", "maxFileBytes", "restartPerPod", "resourcesPoll"}));
+  int64_t max_file = static_cast<int64_t>(out->instance_max_file_bytes);
+  RETURN_IF_ERROR(s.Int("maxFileBytes", 1, int64_t{1} << 34, &max_file));
+  out->instance_max_file_bytes = static_cast<size_t>(max_file);
+  RETURN_IF_ERROR(BoundedDuration(s, "restartPerPod", std::chrono::seconds(1),
+                                  std::chrono::hours(1), "1s and 1h",
+                                  &out->instance_restart_per_pod));
+  RETURN_IF_ERROR(BoundedDuration(s, "resourcesPoll", std::chrono::milliseconds(100),
+                                  std::chrono::minutes(1), "100ms and 1m",
+                                  &out->instance_resources_poll));
   std::string access = "auto";
   RETURN_IF_ERROR(s.OneOf("access", {"auto", "direct", "proxy"}, &access));
   out->instance_access = access == "direct"  ? InstanceAccess::kDirect

@@ -80,6 +80,9 @@ kubernetes:
 instance:
   access: direct
   timeout: 1500ms
+  maxFileBytes: 1048576
+  restartPerPod: 90s
+  resourcesPoll: 250ms
 engine:
   namespace: projects
   domain: example.com
@@ -102,6 +105,9 @@ engine:
   EXPECT_EQ(c->kubeconfig_out, "/tmp/kc");
   EXPECT_EQ(c->instance_access, InstanceAccess::kDirect);
   EXPECT_EQ(c->instance_timeout, milliseconds(1500));
+  EXPECT_EQ(c->instance_max_file_bytes, 1048576u);
+  EXPECT_EQ(c->instance_restart_per_pod, milliseconds(90000));
+  EXPECT_EQ(c->instance_resources_poll, milliseconds(250));
   EXPECT_EQ(c->engine.namespace_name, "projects");
   EXPECT_EQ(c->engine.domain, "example.com");
   EXPECT_EQ(c->engine.workers, 4);
@@ -154,6 +160,9 @@ TEST(ServeConfigTest, UnknownKeysAreNamedWithTheirPath) {
   ExpectInvalid("kubernetes: {profile: instant}", "kubernetes.profile", "unknown key");
   ExpectInvalid("kubernetes: {embedded: {port: 1}}", "kubernetes.embedded.port", "unknown key");
   ExpectInvalid("instance: {retries: 2}", "instance.retries", "unknown key");
+  ExpectInvalid("instance: {maxFileBytes: 0}", "instance.maxFileBytes", "between");
+  ExpectInvalid("instance: {resourcesPoll: 1ms}", "instance.resourcesPoll", "between 100ms");
+  ExpectInvalid("instance: {restartPerPod: 2h}", "instance.restartPerPod", "between 1s");
   // The engine section names its own fields the same way.
   ExpectInvalid("engine: {namespacee: x}", "engine.namespacee", "unknown field");
 }
