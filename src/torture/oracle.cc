@@ -260,7 +260,10 @@ ScanResult Oracle::ScanLabelled() const {
       return result;
     }
     for (const Json& item : list->items) {
-      result.objects.push_back({type->kind, GetString(item["metadata"], "name"),
+      const bool supplied = type == &ResourceType::Secret() &&
+                            LabelOf(item, engine::kCredentialsLabel) == engine::kSuppliedValue;
+      result.objects.push_back({supplied ? std::string(kSuppliedSecret) : type->kind,
+                                GetString(item["metadata"], "name"),
                                 GetString(item["metadata"], "uid"),
                                 LabelOf(item, engine::kProjectLabel), Terminating(item)});
     }
@@ -273,7 +276,8 @@ std::vector<std::string> Oracle::Duplicates(const std::vector<LabelledObject>& o
   for (const auto& o : objects) by[{o.project_id, o.kind}].push_back(o.name);
   std::vector<std::string> out;
   for (const auto& [key, names] : by) {
-    const size_t allowed = key.second == "Ingress" ? 2 : 1;
+    size_t allowed = key.second == "Ingress" ? 2 : 1;
+    if (key.second == kSuppliedSecret) allowed = names.size();
     if (names.size() <= allowed) continue;
     std::string s = "project " + key.first + " has " + std::to_string(names.size()) + " " +
                     key.second + " objects:";

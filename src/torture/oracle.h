@@ -59,6 +59,9 @@ struct CheckResult {
 };
 
 // One object with Steward's labels, as a scan saw it.
+// LabelledObject::kind of a Secret labelled steward.io/credentials=supplied.
+inline constexpr std::string_view kSuppliedSecret = "Secret (supplied credentials)";
+
 struct LabelledObject {
   std::string kind;  // "Deployment", ...
   std::string name;
@@ -88,7 +91,10 @@ class Oracle {
   // Every Deployment, Service, Ingress, Secret and PVC with app.kubernetes.io/managed-by=steward.
   ScanResult ScanLabelled() const;
   // Objects of a project beyond what one project may have (1 Deployment, Service, Secret, PVC;
-  // 2 Ingresses), each described; empty when none.
+  // 2 Ingresses), each described; empty when none. Secrets of supplied credentials (kind
+  // kSuppliedSecret) are not counted: a project keeps one per set some pod still holds (a
+  // rollout stuck on a failing image keeps its older pods), which a scan of labelled objects
+  // cannot judge; FlowFuseTest checks that an older set's Secret goes once no pod holds it.
   static std::vector<std::string> Duplicates(const std::vector<LabelledObject>& objects);
   // The credential token in a project's Secret (FORGE_PROJECT_TOKEN, decoded), "" when the
   // Secret does not exist or is terminating; nullopt when the cluster could not be asked.

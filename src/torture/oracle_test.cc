@@ -231,6 +231,16 @@ TEST(OracleDuplicatesTest, OneOfEachKindAndTwoIngressesPerProject) {
   EXPECT_EQ(d[1], "project p-a has 3 Ingress objects: a a-custom a-extra");
 }
 
+TEST(OracleDuplicatesTest, SuppliedCredentialSecretsAreCountedApart) {
+  const std::string supplied(kSuppliedSecret);
+  std::vector<LabelledObject> objects = {{"Secret", "a-credentials", "u1", "p-a", false},
+                                         {supplied, "p-a-credentials-1", "u2", "p-a", false},
+                                         {supplied, "p-a-credentials-2", "u3", "p-a", false}};
+  EXPECT_TRUE(Oracle::Duplicates(objects).empty());
+  objects.push_back({"Secret", "a-credentials-copy", "u4", "p-a", false});
+  EXPECT_EQ(Oracle::Duplicates(objects).size(), 1u);  // Steward's own Secret: still one
+}
+
 TEST(ClaimTest, OnlyAPhaseReachedAtTheCurrentGenerationIsAClaim) {
   Json p = {
       {"id", "p-1"},

@@ -21,6 +21,12 @@ std::string_view OpName(OpKind kind) {
       return "change-stack";
     case OpKind::kDelete:
       return "delete";
+    case OpKind::kSupply:
+      return "supply-credentials";
+    case OpKind::kFiles:
+      return "files";
+    case OpKind::kResources:
+      return "resources";
   }
   return "?";
 }
@@ -56,12 +62,14 @@ std::vector<PlannedOp> PlanProject(uint64_t seed, int project_index, const PlanO
       op.image = image();
       exists = true;
     } else {
-      // Weights: start 15, suspend 15, restart 12, rotate 12, change-stack 15, delete 8.
+      // Weights: start 15, suspend 15, restart 12, rotate 12, change-stack 15, delete 8,
+      // supply-credentials 8, files 6, resources 6.
       static constexpr struct {
         OpKind kind;
         int weight;
       } kWeights[] = {{OpKind::kStart, 15},  {OpKind::kSuspend, 15},     {OpKind::kRestart, 12},
-                      {OpKind::kRotate, 12}, {OpKind::kChangeStack, 15}, {OpKind::kDelete, 8}};
+                      {OpKind::kRotate, 12}, {OpKind::kChangeStack, 15}, {OpKind::kDelete, 8},
+                      {OpKind::kSupply, 8},  {OpKind::kFiles, 6},        {OpKind::kResources, 6}};
       int total = 0;
       for (const auto& w : kWeights) total += w.weight;
       int pick = static_cast<int>(rng() % static_cast<uint64_t>(total));
@@ -72,7 +80,7 @@ std::vector<PlannedOp> PlanProject(uint64_t seed, int project_index, const PlanO
         }
         pick -= w.weight;
       }
-      if (op.kind == OpKind::kChangeStack) op.image = image();
+      if (op.kind == OpKind::kChangeStack || op.kind == OpKind::kSupply) op.image = image();
       if (op.kind == OpKind::kDelete) exists = false;
     }
     op.gap = std::chrono::milliseconds(

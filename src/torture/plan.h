@@ -12,7 +12,21 @@
 
 namespace steward::torture {
 
-enum class OpKind { kCreate, kStart, kSuspend, kRestart, kRotate, kChangeStack, kDelete };
+// kSupply puts new platform-issued credentials (spec.credentials); kFiles and kResources are
+// instance operations (a directory made, listed and removed through the launcher's files API;
+// the merged resources), answered 2xx when a pod is ready and 409/503 when none can answer.
+enum class OpKind {
+  kCreate,
+  kStart,
+  kSuspend,
+  kRestart,
+  kRotate,
+  kChangeStack,
+  kDelete,
+  kSupply,
+  kFiles,
+  kResources
+};
 std::string_view OpName(OpKind kind);
 
 struct PlannedOp {

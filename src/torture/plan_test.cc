@@ -41,7 +41,8 @@ TEST(PlanTest, SequencesStartWithACreateAndRecreateAfterEachDelete) {
       EXPECT_LE(op.gap.count(), o.max_gap_ms);
       EXPECT_FALSE(op.overlap && op.wait);
       EXPECT_FALSE(op.overlap && op.kind == OpKind::kCreate);
-      if (op.kind == OpKind::kCreate || op.kind == OpKind::kChangeStack) {
+      if (op.kind == OpKind::kCreate || op.kind == OpKind::kChangeStack ||
+          op.kind == OpKind::kSupply) {
         EXPECT_FALSE(op.image.empty());
         if (op.image == kFailingImage) ++failing;
       } else {
@@ -51,7 +52,7 @@ TEST(PlanTest, SequencesStartWithACreateAndRecreateAfterEachDelete) {
       waits += op.wait;
     }
   }
-  EXPECT_EQ(kinds.size(), 7u);  // every kind of operation occurs
+  EXPECT_EQ(kinds.size(), 10u);  // every kind of operation occurs
   // 4000 operations: the configured shares, loosely.
   EXPECT_GT(waits, 1600);
   EXPECT_LT(waits, 2400);

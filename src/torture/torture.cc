@@ -301,6 +301,60 @@ Json SpecFor(const std::string& name, int index, const std::string& image) {
   return spec;
 }
 
+// An instance operation: each call answered 2xx, or refused with 404 (no such project), 409 (no
+// pod can answer) or 503 (the pod went while it was asked); anything else is a violation, and no
+// answer at all is re-sent as a lifecycle operation is.
+void ExecuteInstanceOp(api_client::ApiClient& api, const std::string& name, const PlannedOp& op,
+                       Record& rec) {
+  const std::string base = ProjectPath(name);
+  std::vector<std::pair<std::string, std::string>> calls;  // method, target
+  std::vector<Json> bodies;
+  if (op.kind == OpKind::kFiles) {
+    calls = {{"POST", base + "/files"},
+             {"GET", base + "/files/torture"},
+             {"DELETE", base + "/files/torture"}};
+    bodies = {Json{{"directory", "torture/" + std::to_string(op.gap.count())}}, nullptr, nullptr};
+  } else {
+    calls = {{"GET", base + "/resources"}};
+    bodies = {nullptr};
+  }
+  const std::string op_name(OpName(op.kind));
+  const auto deadline = Clock::now() + kNoAnswerDeadline;
+  for (size_t i = 0; i < calls.size(); ++i) {
+    const auto& [method, target] = calls[i];
+    while (true) {
+      rec.Update([](TortureReport& r) { ++r.ops_sent; });
+      auto answer = api.Call(method, target, bodies[i].is_null() ? nullptr : &bodies[i]);
+      if (answer.ok()) {
+        rec.Update([](TortureReport& r) {
+          ++r.ops_answered;
+          ++r.instance_ops;
+        });
+        break;
+      }
+      const int code = api.last_error().http_status;
+      if (code == 0) {
+        rec.Update([](TortureReport& r) { ++r.ops_no_answer; });
+        if (Clock::now() > deadline) {
+          rec.Violation(name, "availability", op_name + " got no answer", "(an instance call)");
+          return;
+        }
+        std::this_thread::sleep_for(milliseconds(300));
+        continue;
+      }
+      if (code == 404 || code == 409 || code == 503) {
+        rec.Update([](TortureReport& r) { ++r.ops_refused; });
+        return;  // the rest of this operation needs what was refused
+      }
+      rec.Violation(name, "api",
+                    op_name + ": " + method + " " + target + " answered " + std::to_string(code) +
+                        " " + api.last_error().reason + ": " + api.last_error().message,
+                    "(a valid instance call)");
+      return;
+    }
+  }
+}
+
 // Sends one planned operation and records the answer; re-sends while there is no answer.
 void Execute(api_client::ApiClient& api, const std::string& name, int index, const PlannedOp& op,
              Record& rec) {
@@ -328,6 +382,19 @@ void Execute(api_client::ApiClient& api, const std::string& name, int index, con
     case OpKind::kDelete:
       method = "DELETE";
       break;
+    case OpKind::kSupply:
+      // A stack change with new platform credentials (a rotation through a new Secret of theirs);
+      // like change-stack, it creates the project when an overlapping delete got there first.
+      method = "PUT";
+      body = Json{{"spec", SpecFor(name, index, op.image)}};
+      body["spec"]["credentials"] = {{"clientId", "ffp_" + name},
+                                     {"clientSecret", "s-" + std::to_string(op.gap.count())},
+                                     {"token", "ffpt_" + std::to_string(op.gap.count())}};
+      break;
+    case OpKind::kFiles:
+    case OpKind::kResources:
+      ExecuteInstanceOp(api, name, op, rec);
+      return;
   }
   if (op.wait) target += std::string("?") + kWaitQuery;
   const std::string op_name(OpName(op.kind));
@@ -336,7 +403,7 @@ void Execute(api_client::ApiClient& api, const std::string& name, int index, con
   bool unanswered = false;  // an earlier attempt got no answer: it may have been applied
   while (true) {
     if (op.kind == OpKind::kCreate || op.kind == OpKind::kChangeStack ||
-        op.kind == OpKind::kRotate) {
+        op.kind == OpKind::kRotate || op.kind == OpKind::kSupply) {
       rec.CountCredentialOp(name);
     }
     rec.Update([](TortureReport& r) { ++r.ops_sent; });
@@ -361,7 +428,10 @@ void Execute(api_client::ApiClient& api, const std::string& name, int index, con
       rec.AddAnswer(name, std::move(a));
       return;
     }
-    const int code = api.last_error().http_status;
+    int code = api.last_error().http_status;
+    // A supply the cluster could not take (its Secret is written before the intent): nothing
+    // was committed, and the answer says to send it again.
+    if (code == 503 && op.kind == OpKind::kSupply) code = 0;
     if (code == 0) {
       unanswered = true;
       rec.Update([](TortureReport& r) { ++r.ops_no_answer; });
@@ -1010,9 +1080,9 @@ StatusOr<TortureReport> RunTorture(const TortureOptions& options, std::ostream& 
       << report.claims_checked << " claims checked (" << report.claims_held << " held, "
       << report.claims_superseded << " superseded, " << report.claims_inconclusive
       << " inconclusive), " << report.scans << " scans, " << report.credential_checks
-      << " credential checks, " << report.steward_kills << " steward kills, "
-      << report.cluster_restarts << " cluster restarts, " << static_cast<int>(report.seconds)
-      << " s\n";
+      << " credential checks, " << report.instance_ops << " instance calls, "
+      << report.steward_kills << " steward kills, " << report.cluster_restarts
+      << " cluster restarts, " << static_cast<int>(report.seconds) << " s\n";
   out << "violations: " << report.violations.size() << "\n";
   if (!report.violations.empty()) out << "replay: " << rec.replay() << "\n";
   return report;

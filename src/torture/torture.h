@@ -49,6 +49,7 @@ struct TortureReport {
   int64_t claims_inconclusive = 0;
   int64_t scans = 0;
   int64_t credential_checks = 0;
+  int64_t instance_ops = 0;  // instance calls (files, resources) answered 2xx
   int steward_kills = 0;
   int cluster_restarts = 0;
   double seconds = 0;

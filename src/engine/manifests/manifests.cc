@@ -451,7 +451,7 @@ std::string SuppliedSecretName(std::string_view id, std::string_view fingerprint
 }
 
 Json RenderSuppliedSecret(std::string_view id, std::string_view name, const EngineConfig* config,
-                          const SuppliedCredentials& values) {
+                          const SuppliedCredentials& values, int64_t supplied_at_ms) {
   RenderInput in;
   in.id = std::string(id);
   in.name = std::string(name);
@@ -459,7 +459,9 @@ Json RenderSuppliedSecret(std::string_view id, std::string_view name, const Engi
   StringMap labels = LabelsFor(in);
   labels[std::string(kCredentialsLabel)] = std::string(kSuppliedValue);
   Json secret = NewObject(
-      "v1", "Secret", Metadata(in, SuppliedSecretName(id, values.Ref().fingerprint), {}, labels));
+      "v1", "Secret",
+      Metadata(in, SuppliedSecretName(id, values.Ref().fingerprint),
+               {{std::string(kSuppliedAtAnnotation), std::to_string(supplied_at_ms)}}, labels));
   secret["type"] = "Opaque";
   secret["immutable"] = true;
   Json data = Json::object();

@@ -55,6 +55,12 @@ inline constexpr int kManagementPort = 2880;
 // object, plus steward.io/credentials=supplied; immutable (a new set is a new Secret).
 std::string SuppliedSecretName(std::string_view id, std::string_view fingerprint);
 inline constexpr std::string_view kCredentialsLabel = "steward.io/credentials";
+// When the API last took the set (wall-clock ms): written at create, refreshed when the same set
+// is put again. The engine deletes an older set only when it was taken before the current one
+// (or long ago: kSuppliedGraceMs), so that a run on an older intent never deletes the Secret of
+// a newer one that is about to be committed.
+inline constexpr std::string_view kSuppliedAtAnnotation = "steward.io/supplied-at";
+inline constexpr int64_t kSuppliedGraceMs = 10 * 60 * 1000;
 inline constexpr std::string_view kSuppliedValue = "supplied";
 // The pod-template credential annotation of pods started with supplied credentials is this
 // prefix + the fingerprint.
@@ -101,7 +107,7 @@ Manifests Render(const RenderInput& in);
 // The Secret of supplied credentials (the values as data, base64), for project `id` named
 // `name`, in the config's namespace; spec-hash annotation set.
 Json RenderSuppliedSecret(std::string_view id, std::string_view name, const EngineConfig* config,
-                          const SuppliedCredentials& values);
+                          const SuppliedCredentials& values, int64_t supplied_at_ms);
 
 // Hash of what Steward controls in an object (labels, annotations other than the hash itself,
 // and spec / data / the fields Steward sets); hex, stable across runs and platforms.

@@ -414,7 +414,8 @@ TEST(RenderTest, SuppliedCredentialsComeFromTheirOwnSecretAndRollThePods) {
   in.resolved.spec.credentials = next.Ref();
   EXPECT_NE(Render(in).deployment["spec"]["template"], m.deployment["spec"]["template"]);
 
-  const Json sealed = RenderSuppliedSecret("p1a2b3", "hello", &config, values);
+  const Json sealed = RenderSuppliedSecret("p1a2b3", "hello", &config, values, 1234);
+  EXPECT_EQ(sealed["metadata"]["annotations"]["steward.io/supplied-at"], "1234");
   EXPECT_EQ(sealed["metadata"]["name"], secret);
   EXPECT_EQ(sealed["immutable"], true);
   EXPECT_EQ(sealed["metadata"]["labels"]["steward.io/project"], "p1a2b3");

@@ -6,6 +6,7 @@
 #include "common/base64.h"
 #include "common/file.h"
 #include "engine/reconciler/engine_test_support.h"
+#include "engine/reconciler/secret_vault.h"
 
 namespace steward::engine::testing {
 namespace {
@@ -254,6 +255,51 @@ TEST_F(FlowFuseTest, RenameWhileSuspendedKeepsThePvcHistoryAndUrl) {
   bool saw_rename = false;
   for (const auto& h : *history) saw_rename = saw_rename || h.summary == "rename";
   EXPECT_TRUE(saw_rename);
+}
+
+}  // namespace
+}  // namespace steward::engine::testing
+
+namespace steward::engine::testing {
+namespace {
+
+// Regression (found by the torture run): a run on an older intent deleted the Secret a newer
+// PUT had just written (the vault writes it before the intent is committed), and the newer
+// intent then waited for its credentials for ever.
+TEST_F(FlowFuseTest, ARunOnAnOlderIntentKeepsTheSecretOfANewerSet) {
+  StartCluster();
+  OpenStore();
+  EngineOptions options = DefaultOptions();
+  StartEngine(options);
+  Json spec = Spec();
+  spec["credentials"] = Credentials("one");
+  auto put = engine_->intents().Put("delta", spec, "", true);
+  ASSERT_TRUE(put.ok()) << put.error().ToString();
+  const std::string id = put->record.id;
+  ASSERT_TRUE(WaitPhase(id, "Running", 1));
+  // A newer set's Secret, as a PUT in flight leaves it before its commit.
+  SecretVault vault(client_, options.config, "test");
+  SuppliedCredentials newer;
+  newer.env = {{"FORGE_CLIENT_ID", "ffp_new"},
+               {"FORGE_CLIENT_SECRET", "secret-new"},
+               {"FORGE_PROJECT_TOKEN", "ffpt_new"}};
+  ASSERT_TRUE(vault.Put(id, "delta", newer).ok());
+  const std::string newer_name = SuppliedSecretName(id, newer.Ref().fingerprint);
+  ASSERT_TRUE(Eventually([&] { return SuppliedSecrets(id).size() == 2; }, seconds(10)));
+  // A run on the current intent (a restart rolls the pods and ends in Running again).
+  auto restarted = engine_->intents().Restart(id);
+  ASSERT_TRUE(restarted.ok());
+  ASSERT_TRUE(WaitPhase(id, "Running", restarted->generation));
+  EXPECT_TRUE(Get("secrets", newer_name).has_value());
+  // The same set put again is fine, and the older set goes once the newer one runs.
+  Json next = Spec();
+  next["credentials"] = {
+      {"clientId", "ffp_new"}, {"clientSecret", "secret-new"}, {"token", "ffpt_new"}};
+  auto rotated = engine_->intents().Put("delta", next);
+  ASSERT_TRUE(rotated.ok()) << rotated.error().ToString();
+  ASSERT_TRUE(WaitPhase(id, "Running", rotated->record.generation));
+  ASSERT_TRUE(Eventually([&] { return SuppliedSecrets(id).size() == 1; }, seconds(10)));
+  EXPECT_THAT(SuppliedSecrets(id), ::testing::ElementsAre(newer_name));
 }
 
 }  // namespace

@@ -1,8 +1,10 @@
 #include "engine/reconciler/reconciler.h"
 
 #include <algorithm>
+#include <charconv>
 #include <chrono>
 #include <optional>
+#include <set>
 #include <utility>
 
 #include "common/json_access.h"
@@ -477,6 +479,11 @@ Reconciler::Outcome Reconciler::Run::Provision(const Manifests& m,
   if (!o.done()) return o;
   o = SuppliedCredentialsPresent();
   if (!o.done()) return o;
+  // Sets no pod holds any more go at once, whatever the rollout's state.
+  if (spec.credentials) {
+    o = RemoveSuppliedSecrets(SuppliedSecretName(rec.id, spec.credentials->fingerprint));
+    if (!o.done()) return Note("Credentials", o);
+  }
   o = ProvisionDeployment(m);
   if (!o.done()) return o;
   o = ProvisionService(m);
@@ -597,8 +604,34 @@ Reconciler::Outcome Reconciler::Run::SuppliedCredentialsPresent() {
 }
 
 Reconciler::Outcome Reconciler::Run::RemoveSuppliedSecrets(const std::string& keep) {
+  // A set some pod still holds stays too (a rollout stuck on a failing image keeps its older
+  // pods, and a restart of one of their containers reads the Secret again).
+  std::set<std::string> held = {keep};
+  for (const auto& p : r.observer_.ByLabel(kPod, kProjectLabel, rec.id)) {
+    const std::string id = Annotation(p->Parse(), kCredentialAnnotation);
+    if (id.starts_with(kSuppliedCredentialPrefix)) {
+      held.insert(SuppliedSecretName(rec.id, id.substr(kSuppliedCredentialPrefix.size())));
+    }
+  }
+  auto supplied_at = [](const kube::ObjectRef& s) -> int64_t {
+    const std::string v = Annotation(s->Parse(), kSuppliedAtAnnotation);
+    int64_t ms = 0;
+    auto [ptr, ec] = std::from_chars(v.data(), v.data() + v.size(), ms);
+    return ec == std::errc() && ptr == v.data() + v.size() ? ms : 0;
+  };
+  int64_t current_at = -1;  // no current set: only the grace period lets a set go
+  if (!keep.empty()) {
+    View current = r.observer_.Get(kSecret, keep);
+    if (!current.object) return Outcome::Done();  // not seen yet: judge nothing against it
+    current_at = supplied_at(current.object);
+  }
+  const int64_t now = WallMs(r.clock_);
   for (const auto& secret : r.observer_.ByLabel(kSecret, kProjectLabel, rec.id)) {
-    if (secret->label(kCredentialsLabel) != kSuppliedValue || secret->name() == keep) continue;
+    if (secret->label(kCredentialsLabel) != kSuppliedValue || held.contains(secret->name())) {
+      continue;
+    }
+    const int64_t at = supplied_at(secret);
+    if (!(at < current_at || now - at > kSuppliedGraceMs)) continue;  // maybe a newer intent's
     Outcome gone = EnsureGone(kSecret, secret->name());
     if (!gone.done()) return gone;
   }
@@ -937,6 +970,7 @@ Expected<Reconciler::Loaded, WorkResult> Reconciler::Load(const std::string& pro
 Reconciler::Decision Reconciler::Decide(Run& run, const Loaded& in) {
   const ProjectRecord& rec = run.rec;
   if (rec.desired != DesiredState::kRunning) {
+    if (in.spec.ok()) run.spec = *in.spec;
     if (in.prev && in.prev->observed_generation == rec.generation) {
       for (const ResourceCondition& c : in.prev->conditions) {
         if (c.resource == "TLSSecrets" && c.ready) run.tls_secrets_gone = true;
@@ -1002,6 +1036,12 @@ Reconciler::Decision Reconciler::DecideStopped(Run& run) {
   Decision d;
   d.status.observed_generation = rec.generation;
   d.outcome = run.Teardown(names);
+  if (d.outcome.done() && !deleting) {
+    // Suspended: no pod holds any set of supplied credentials, so only the current one stays.
+    Outcome gc = run.RemoveSuppliedSecrets(
+        run.spec.credentials ? SuppliedSecretName(rec.id, run.spec.credentials->fingerprint) : "");
+    if (!gc.done()) d.outcome = run.Note("Credentials", gc);
+  }
   if (d.outcome.done() && deleting) d.outcome = run.Remove(names);
   d.bounded = BoundWait(rec, run, &d.outcome);
   if (d.outcome.done()) {

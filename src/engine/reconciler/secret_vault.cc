@@ -1,5 +1,7 @@
 #include "engine/reconciler/secret_vault.h"
 
+#include <chrono>
+#include <thread>
 #include <utility>
 
 #include "common/json_access.h"
@@ -27,15 +29,27 @@ SecretVault::SecretVault(std::shared_ptr<kube::Client> client, const EngineConfi
 
 Status SecretVault::Put(const std::string& id, const std::string& name,
                         const SuppliedCredentials& values) {
-  const Json desired = RenderSuppliedSecret(id, name, &config_, values);
+  const int64_t now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                             std::chrono::system_clock::now().time_since_epoch())
+                             .count();
+  const Json desired = RenderSuppliedSecret(id, name, &config_, values, now_ms);
   const std::string secret_name = GetString(desired["metadata"], "name");
   const kube::ResourceType& type = kube::ResourceType::Secret();
   const std::string& ns = config_.namespace_name;
   kube::WriteOptions options{.field_manager = field_manager_, .field_validation = "Strict"};
+  // A request the server refused for now (429, 5xx, a dropped connection) is sent again a few
+  // times, about 1.5 s in all, before the PUT is answered 503: the API worker may wait that long.
+  int transient = 0;
   for (int attempt = 0; attempt < 3; ++attempt) {
     auto created = client_->Create(type, ns, desired, options);
     if (created.ok()) return Status::Ok();
-    if (!created.error().IsAlreadyExists()) return Unreachable(created.error(), "create");
+    const kube::ApiError& e = created.error();
+    if ((e.IsRetryable() || e.IsTransport()) && transient < 4) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100 << transient++));
+      --attempt;
+      continue;
+    }
+    if (!e.IsAlreadyExists()) return Unreachable(e, "create");
     auto live = client_->Get(type, ns, secret_name);
     if (!live.ok()) {
       if (live.error().IsNotFound()) continue;  // deleted in between: create again
@@ -50,7 +64,23 @@ Status SecretVault::Put(const std::string& id, const std::string& name,
                            " exists and is not one Steward made; remove or rename it");
     }
     const bool same_project = GetString(labels, std::string(kProjectLabel)) == id;
-    if (same_project && LiveMatchesDesired(desired, *live)) return Status::Ok();
+    if (same_project && MemberOrNull(*live, "data") == desired["data"]) {
+      // The same set again: mark it as taken now, so that the engine does not delete it as an
+      // older set while this intent is being committed.
+      const std::string patch = DumpJson(
+          Json{{"metadata",
+                {{"annotations", {{std::string(kSuppliedAtAnnotation), std::to_string(now_ms)}}},
+                 {"resourceVersion", GetString(meta, "resourceVersion")}}}});
+      auto patched = client_->Patch(type, ns, secret_name, kube::PatchType::kMerge, patch, options);
+      if (patched.ok()) return Status::Ok();
+      if (patched.error().IsNotFound() || patched.error().IsConflict()) continue;
+      if ((patched.error().IsRetryable() || patched.error().IsTransport()) && transient < 4) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(100 << transient++));
+        --attempt;
+        continue;
+      }
+      return Unreachable(patched.error(), "update");
+    }
     // A leftover of a project of the same name that is gone: replace it.
     kube::DeleteOptions del;
     del.precondition_uid = GetString(meta, "uid");

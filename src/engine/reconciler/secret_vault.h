@@ -23,7 +23,8 @@ class SecretVault : public CredentialVault {
 
   // Create; when it exists: fine if it is this project's with these values; a Steward-managed
   // leftover of another project (same name, deleted and created again) is replaced; anything
-  // else is kAlreadyExists. Transport and server failures are kUnavailable.
+  // else is kAlreadyExists. Transient refusals (429, 5xx, transport) are retried for about
+  // 1.5 s, then kUnavailable.
   Status Put(const std::string& id, const std::string& name,
              const SuppliedCredentials& values) override;
 
