@@ -257,6 +257,15 @@ class Server final : public ApiServer, public net::Handler {
   void HandleFlowsCommand(const CallPtr& call, const std::string& cmd);
   void HandleRestartEach(const CallPtr& call);
   // The files routes' parts (the path checked, the project found).
+  // Answers 200 text/event-stream (no caching, no proxy buffering) and starts the stream.
+  void BeginEventStream(const CallPtr& call);
+  // Sends a files request to the project's launcher; on anything but a 2xx answer replies with
+  // the error (`not_found`, when set, is the message of a 404) and returns nullopt.
+  std::optional<instance::FileAnswer> SendFiles(const CallPtr& call,
+                                                const store::ProjectRecord& rec,
+                                                const instance::FileRequest& req,
+                                                const std::string& op, const std::string& path,
+                                                const std::string& not_found);
   void FilesList(const CallPtr& call, const store::ProjectRecord& rec, const std::string& path);
   void FilesRename(const CallPtr& call, const store::ProjectRecord& rec, const std::string& path);
   void FilesDelete(const CallPtr& call, const store::ProjectRecord& rec, const std::string& path);

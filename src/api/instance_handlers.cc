@@ -309,20 +309,30 @@ void Server::HandleFiles(const CallPtr& call) {
   }
 }
 
+std::optional<instance::FileAnswer> Server::SendFiles(
+    const CallPtr& call, const store::ProjectRecord& rec, const instance::FileRequest& req,
+    const std::string& op, const std::string& path, const std::string& not_found) {
+  auto answer = deps_.instance->Files(ServiceOf(rec), req, options_.max_file_bytes);
+  if (!answer.ok()) {
+    ReplyError(call, FromInstance(rec, answer.error()));
+    return std::nullopt;
+  }
+  if (Is2xx(answer->status)) return std::move(*answer);
+  if (answer->status == 404 && !not_found.empty()) {
+    ReplyError(call, MakeError(404, "NotFound", not_found + " (pod " + answer->pod + ")"));
+  } else {
+    ReplyError(call, FileError(*answer, op, path));
+  }
+  return std::nullopt;
+}
+
 void Server::FilesList(const CallPtr& call, const store::ProjectRecord& rec,
                        const std::string& path) {
   instance::FileRequest req;
   req.method = "GET";
   req.path = path;
-  auto answer = deps_.instance->Files(ServiceOf(rec), req, options_.max_file_bytes);
-  if (!answer.ok()) {
-    ReplyError(call, FromInstance(rec, answer.error()));
-    return;
-  }
-  if (!Is2xx(answer->status)) {
-    ReplyError(call, FileError(*answer, "list", path));
-    return;
-  }
+  auto answer = SendFiles(call, rec, req, "list", path, "");
+  if (!answer) return;
   auto listing = ParseJson(answer->body);
   if (!listing.ok() || !listing->is_object() || !listing->contains("files") ||
       !(*listing)["files"].is_array()) {
@@ -353,21 +363,10 @@ void Server::FilesRename(const CallPtr& call, const store::ProjectRecord& rec,
   req.path = path;
   req.body = DumpJson(Json{{"path", to}});
   req.content_type = "application/json";
-  auto answer = deps_.instance->Files(ServiceOf(rec), req, options_.max_file_bytes);
-  if (!answer.ok()) {
-    ReplyError(call, FromInstance(rec, answer.error()));
-    return;
-  }
-  if (!Is2xx(answer->status)) {
-    if (answer->status == 404) {
-      ReplyError(call, MakeError(404, "NotFound",
-                                 "rename: " + path + " does not exist, or the directory of " + to +
-                                     " does not (pod " + answer->pod + ")"));
-    } else {
-      ReplyError(call, FileError(*answer, "rename", path));
-    }
-    return;
-  }
+  auto answer =
+      SendFiles(call, rec, req, "rename", path,
+                "rename: " + path + " does not exist, or the directory of " + to + " does not");
+  if (!answer) return;
   Reply(call, 200, Json{{"pod", answer->pod}, {"path", path}, {"newPath", to}});
 }
 
@@ -376,15 +375,8 @@ void Server::FilesDelete(const CallPtr& call, const store::ProjectRecord& rec,
   instance::FileRequest req;
   req.method = "DELETE";
   req.path = path;
-  auto answer = deps_.instance->Files(ServiceOf(rec), req, options_.max_file_bytes);
-  if (!answer.ok()) {
-    ReplyError(call, FromInstance(rec, answer.error()));
-    return;
-  }
-  if (!Is2xx(answer->status)) {
-    ReplyError(call, FileError(*answer, "delete", path));
-    return;
-  }
+  auto answer = SendFiles(call, rec, req, "delete", path, "");
+  if (!answer) return;
   Reply(call, 200, Json{{"pod", answer->pod}, {"path", path}, {"deleted", true}});
 }
 
@@ -423,21 +415,9 @@ void Server::FilesCreate(const CallPtr& call, const store::ProjectRecord& rec,
                                    std::string(ct) + "\""));
     return;
   }
-  auto answer = deps_.instance->Files(ServiceOf(rec), req, options_.max_file_bytes);
-  if (!answer.ok()) {
-    ReplyError(call, FromInstance(rec, answer.error()));
-    return;
-  }
-  if (!Is2xx(answer->status)) {
-    if (answer->status == 404) {
-      ReplyError(call, MakeError(404, "NotFound",
-                                 "upload: the directory of " + path + " does not exist (pod " +
-                                     answer->pod + ")"));
-    } else {
-      ReplyError(call, FileError(*answer, upload ? "upload" : "mkdir", path));
-    }
-    return;
-  }
+  auto answer = SendFiles(call, rec, req, upload ? "upload" : "mkdir", path,
+                          upload ? "upload: the directory of " + path + " does not exist" : "");
+  if (!answer) return;
   Json out = {{"pod", answer->pod}, {"path", created}};
   if (upload) {
     out["size"] = call->request.body.size();
@@ -587,13 +567,7 @@ void Server::HandleResourcesStream(const CallPtr& call) {
       double& last = s->last_ts[GetString(sample, "pod")];
       last = std::max(last, SampleTs(sample));
     }
-    net::Headers h;
-    h.Set("Content-Type", "text/event-stream");
-    h.Set("Cache-Control", "no-cache");
-    h.Set("X-Accel-Buffering", "no");
-    call->answered = true;
-    RecordMetrics(*call, 200);
-    call->writer->BeginStream(200, std::move(h));
+    BeginEventStream(call);
     s->last_write = std::chrono::steady_clock::now();
     if (!call->writer->Write(SseEvent("sync", Json{{"pods", (*first)["pods"]}}))) {
       s->ended = true;

@@ -37,6 +37,16 @@ std::string FanoutBehindEvent(size_t queued_bytes) {
          "\n\n";
 }
 
+void Server::BeginEventStream(const CallPtr& call) {
+  net::Headers h;
+  h.Set("Content-Type", "text/event-stream");
+  h.Set("Cache-Control", "no-cache");
+  h.Set("X-Accel-Buffering", "no");  // no buffering in an nginx in front
+  call->answered = true;
+  RecordMetrics(*call, 200);
+  call->writer->BeginStream(200, std::move(h));
+}
+
 void Server::HandleWatch(const CallPtr& call) {
   const net::HttpRequest& req = call->request;
   bool initial = true;
@@ -61,13 +71,7 @@ void Server::HandleWatch(const CallPtr& call) {
     s->initial = initial;
     s->live = !initial;
     s->max_pending = stream_pending_limit_.load();
-    net::Headers h;
-    h.Set("Content-Type", "text/event-stream");
-    h.Set("Cache-Control", "no-cache");
-    h.Set("X-Accel-Buffering", "no");
-    call->answered = true;
-    RecordMetrics(*call, 200);
-    call->writer->BeginStream(200, std::move(h));
+    BeginEventStream(call);
   }
   {
     MutexLock lock(streams_mu_);
