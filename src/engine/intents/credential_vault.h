@@ -16,10 +16,14 @@ class CredentialVault {
  public:
   virtual ~CredentialVault() = default;
   // Makes the Secret of `values` for project `id` (named `name`) exist (SuppliedSecretName);
-  // idempotent. kUnavailable when the cluster cannot be reached (nothing is committed then);
+  // idempotent. True when this call created it (false: it was there, the same set put again).
+  // kUnavailable when the cluster cannot be reached (nothing is committed then);
   // kAlreadyExists when a Secret of that name exists that is not this project's.
-  virtual Status Put(const std::string& id, const std::string& name,
-                     const SuppliedCredentials& values) = 0;
+  virtual StatusOr<bool> Put(const std::string& id, const std::string& name,
+                             const SuppliedCredentials& values) = 0;
+  // Deletes the Secret a Put created when the intent naming it was not committed after all
+  // (best effort: what is left is removed with the project, or by orphan removal).
+  virtual void Discard(const std::string& id, const std::string& fingerprint) = 0;
 };
 
 }  // namespace steward::engine

@@ -160,6 +160,7 @@ StatusOr<Intents::PutResult> Intents::Put(std::string_view name, const Json& spe
   // the project the name will be: the existing one's, else a new one (checked again inside the
   // transaction, in case the name changed hands in between).
   std::string project_id(id);
+  bool wrote_secret = false;  // a Secret this Put created, to discard if nothing is committed
   if (credentials.mode == CredentialsInput::Mode::kSupplied) {
     if (vault_ == nullptr) {
       return FailedPrecondition(
@@ -172,13 +173,14 @@ StatusOr<Intents::PutResult> Intents::Put(std::string_view name, const Json& spe
         return AlreadyExists("project name " + std::string(name) + " is taken by project " +
                              existing->id);
       }
+      RETURN_IF_ERROR(RefuseIfDeleting(*existing));  // before anything is written for it
       project_id = existing->id;
     } else if (existing.error().code() != StatusCode::kNotFound) {
       return existing.error();
     } else if (project_id.empty()) {
       project_id = NewProjectId();
     }
-    RETURN_IF_ERROR(vault_->Put(project_id, std::string(name), credentials.values));
+    ASSIGN_OR_RETURN(wrote_secret, vault_->Put(project_id, std::string(name), credentials.values));
   }
 
   // The spec as it will be stored, given the project's current credentials (kKeep keeps them).
@@ -244,10 +246,13 @@ StatusOr<Intents::PutResult> Intents::Put(std::string_view name, const Json& spe
         Operation(want_start ? "update+start" : "update", r.generation, ToJson(stored)));
     return Status::Ok();
   };
-  ASSIGN_OR_RETURN(store::Store::UpsertResult put,
-                   store_.UpsertProjectByName(name, create, update));
-  if (changed) Notify(put.record.id);
-  return PutResult{std::move(put.record), put.created, changed};
+  auto put = store_.UpsertProjectByName(name, create, update);
+  if (!put.ok()) {
+    if (wrote_secret) vault_->Discard(project_id, credentials.ref.fingerprint);
+    return put.error();
+  }
+  if (changed) Notify(put->record.id);
+  return PutResult{std::move(put->record), put->created, changed};
 }
 
 StatusOr<ProjectRecord> Intents::SetDesired(std::string_view id_or_name, DesiredState d,

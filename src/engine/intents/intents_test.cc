@@ -746,12 +746,20 @@ TEST_F(IntentsTest, LongAndTrailingDashNamesAreStoredAndClaimDerivedNames) {
 
 class RecordingVault : public CredentialVault {
  public:
-  Status Put(const std::string& id, const std::string& name,
-             const SuppliedCredentials& values) override {
+  StatusOr<bool> Put(const std::string& id, const std::string& name,
+                     const SuppliedCredentials& values) override {
     MutexLock lock(mu_);
     if (!fail_.ok()) return fail_;
     puts_.push_back({id, name, values.env});
-    return Status::Ok();
+    return true;
+  }
+  void Discard(const std::string& id, const std::string& fingerprint) override {
+    MutexLock lock(mu_);
+    discarded_.push_back(id + "/" + fingerprint);
+  }
+  std::vector<std::string> Discarded() {
+    MutexLock lock(mu_);
+    return discarded_;
   }
   struct Call {
     std::string id, name;
@@ -769,6 +777,7 @@ class RecordingVault : public CredentialVault {
  private:
   Mutex mu_;
   std::vector<Call> puts_ GUARDED_BY(mu_);
+  std::vector<std::string> discarded_ GUARDED_BY(mu_);
   Status fail_ GUARDED_BY(mu_);
 };
 
@@ -915,6 +924,28 @@ TEST_F(SuppliedCredentialsTest, BadShapesNameTheFieldAndNeverEchoAValue) {
   }
   EXPECT_EQ(ProjectCount(), 0u);
   EXPECT_TRUE(vault_.Calls().empty());
+}
+
+// Found by the torture run: a PUT with credentials against a project being deleted wrote its
+// Secret, was refused, and left the Secret behind the purged project.
+TEST_F(SuppliedCredentialsTest, NothingIsWrittenForAProjectBeingDeletedAndARefusedCommitDiscards) {
+  ASSERT_TRUE(PutWith(Credentials("one"), true).ok());
+  ASSERT_TRUE(with_vault_->Delete("alpha").ok());
+  auto refused = PutWith(Credentials("two"));
+  ASSERT_EQ(refused.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_EQ(vault_.Calls().size(), 1u);  // nothing written for "two"
+  // A commit refused after the Secret was written (here: a hostname another project holds)
+  // discards what it wrote.
+  ASSERT_TRUE(with_vault_->Put("beta", SpecWithHost("flows.example.com")).ok());
+  Json spec = SpecWithHost("flows.example.com");
+  spec["credentials"] = Credentials("three");
+  auto clash = with_vault_->Put("gamma", spec);
+  ASSERT_EQ(clash.status().code(), StatusCode::kAlreadyExists);
+  ASSERT_EQ(vault_.Calls().size(), 2u);
+  SuppliedCredentials three;
+  three.env = vault_.Calls()[1].env;
+  EXPECT_THAT(vault_.Discarded(),
+              ElementsAre(vault_.Calls()[1].id + "/" + three.Ref().fingerprint));
 }
 
 TEST_F(SuppliedCredentialsTest, RotateIsRefusedForSuppliedCredentials) {

@@ -283,7 +283,8 @@ TEST_F(FlowFuseTest, ARunOnAnOlderIntentKeepsTheSecretOfANewerSet) {
   newer.env = {{"FORGE_CLIENT_ID", "ffp_new"},
                {"FORGE_CLIENT_SECRET", "secret-new"},
                {"FORGE_PROJECT_TOKEN", "ffpt_new"}};
-  ASSERT_TRUE(vault.Put(id, "delta", newer).ok());
+  auto wrote = vault.Put(id, "delta", newer);
+  ASSERT_TRUE(wrote.ok() && *wrote);
   const std::string newer_name = SuppliedSecretName(id, newer.Ref().fingerprint);
   ASSERT_TRUE(Eventually([&] { return SuppliedSecrets(id).size() == 2; }, seconds(10)));
   // A run on the current intent (a restart rolls the pods and ends in Running again).

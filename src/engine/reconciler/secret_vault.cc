@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "common/json_access.h"
+#include "common/log.h"
 #include "engine/manifests/manifests.h"
 
 namespace steward::engine {
@@ -27,8 +28,8 @@ SecretVault::SecretVault(std::shared_ptr<kube::Client> client, const EngineConfi
                          std::string field_manager)
     : client_(std::move(client)), config_(config), field_manager_(std::move(field_manager)) {}
 
-Status SecretVault::Put(const std::string& id, const std::string& name,
-                        const SuppliedCredentials& values) {
+StatusOr<bool> SecretVault::Put(const std::string& id, const std::string& name,
+                                const SuppliedCredentials& values) {
   const int64_t now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
                              std::chrono::system_clock::now().time_since_epoch())
                              .count();
@@ -42,7 +43,7 @@ Status SecretVault::Put(const std::string& id, const std::string& name,
   int transient = 0;
   for (int attempt = 0; attempt < 3; ++attempt) {
     auto created = client_->Create(type, ns, desired, options);
-    if (created.ok()) return Status::Ok();
+    if (created.ok()) return true;
     const kube::ApiError& e = created.error();
     if ((e.IsRetryable() || e.IsTransport()) && transient < 4) {
       std::this_thread::sleep_for(std::chrono::milliseconds(100 << transient++));
@@ -72,7 +73,7 @@ Status SecretVault::Put(const std::string& id, const std::string& name,
                 {{"annotations", {{std::string(kSuppliedAtAnnotation), std::to_string(now_ms)}}},
                  {"resourceVersion", GetString(meta, "resourceVersion")}}}});
       auto patched = client_->Patch(type, ns, secret_name, kube::PatchType::kMerge, patch, options);
-      if (patched.ok()) return Status::Ok();
+      if (patched.ok()) return false;
       if (patched.error().IsNotFound() || patched.error().IsConflict()) continue;
       if ((patched.error().IsRetryable() || patched.error().IsTransport()) && transient < 4) {
         std::this_thread::sleep_for(std::chrono::milliseconds(100 << transient++));
@@ -91,6 +92,17 @@ Status SecretVault::Put(const std::string& id, const std::string& name,
   }
   return Unavailable("spec.credentials: the credentials Secret " + secret_name +
                      " kept changing while it was written; send the request again");
+}
+
+void SecretVault::Discard(const std::string& id, const std::string& fingerprint) {
+  auto deleted = client_->Delete(kube::ResourceType::Secret(), config_.namespace_name,
+                                 SuppliedSecretName(id, fingerprint));
+  if (!deleted.ok() && !deleted.error().IsNotFound()) {
+    LOG_WARN(
+        "could not remove the credentials Secret of an intent that was not committed "
+        "(project {}): {}; it goes with the project or by orphan removal",
+        id, deleted.error().ToStatus().message());
+  }
 }
 
 }  // namespace steward::engine

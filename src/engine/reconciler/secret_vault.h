@@ -25,8 +25,9 @@ class SecretVault : public CredentialVault {
   // leftover of another project (same name, deleted and created again) is replaced; anything
   // else is kAlreadyExists. Transient refusals (429, 5xx, transport) are retried for about
   // 1.5 s, then kUnavailable.
-  Status Put(const std::string& id, const std::string& name,
-             const SuppliedCredentials& values) override;
+  StatusOr<bool> Put(const std::string& id, const std::string& name,
+                     const SuppliedCredentials& values) override;
+  void Discard(const std::string& id, const std::string& fingerprint) override;
 
  private:
   std::shared_ptr<kube::Client> client_;
