@@ -46,7 +46,11 @@ const std::set<std::string_view> kDriverEnv = {"TZ",
                                                "NODE_EXTRA_CA_CERTS"};
 
 std::string Label(const Json& obj, std::string_view key) {
-  return StringAtPath(obj, "metadata.labels." + std::string(key));
+  // Label keys hold dots ("steward.io/project"): no dotted-path lookup.
+  const Json& labels = PathOrNull(obj, "metadata.labels");
+  if (!labels.is_object()) return "";
+  auto it = labels.find(std::string(key));
+  return it != labels.end() && it->is_string() ? it->get<std::string>() : "";
 }
 
 std::string AnnotationOf(const Json& obj, std::string_view key) {
