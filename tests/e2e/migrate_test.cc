@@ -314,11 +314,13 @@ TEST_F(MigrateE2E, UnmappableInstanceIsNamedAndLeftAlone) {
                      "jsonpath={.metadata.labels.steward\\.io/project}"})
                 .out,
             "");
-  RunResult bad = ::steward::e2e::Run({StewardBinary(), "migrate", "--from", "driver-k8s", "--kubeconfig",
-                       dir_.path() + "/absent-kubeconfig", "--dry-run"});
+  RunResult bad =
+      ::steward::e2e::Run({StewardBinary(), "migrate", "--from", "driver-k8s", "--kubeconfig",
+                           dir_.path() + "/absent-kubeconfig", "--dry-run"});
   EXPECT_EQ(bad.exit_code, 2);
   EXPECT_THAT(bad.err, HasSubstr("kubeconfig"));
-  RunResult from = ::steward::e2e::Run({StewardBinary(), "migrate", "--from", "driver-docker", "--dry-run"});
+  RunResult from =
+      ::steward::e2e::Run({StewardBinary(), "migrate", "--from", "driver-docker", "--dry-run"});
   EXPECT_EQ(from.exit_code, 2);
   EXPECT_THAT(from.err, HasSubstr("--from"));
 }
