@@ -7,6 +7,7 @@
 
 #include "common/json_access.h"
 #include "common/log.h"
+#include "common/time_util.h"
 #include "engine/manifests/manifests.h"
 #include "engine/readiness/readiness.h"
 
@@ -18,6 +19,10 @@ using store::CredentialState;
 using store::DesiredState;
 using store::ProjectRecord;
 using Millis = std::chrono::milliseconds;
+
+// How long a supplied-credentials Secret of a project the store does not know is left alone by
+// orphan removal (the API writes it just before committing the project).
+constexpr std::chrono::seconds kSuppliedSecretGrace{120};
 
 const ResourceType& kSecret = ResourceType::Secret();
 const ResourceType& kPvc = ResourceType::PersistentVolumeClaim();
@@ -1151,10 +1156,25 @@ WorkResult Reconciler::ReconcileUnknown(const std::string& project_id) {
   }
   // Objects `steward migrate` relabelled for a project it is about to store are never removed
   // (reported as orphans until the project exists).
-  std::erase_if(found, [](const Found& f) {
-    return !Annotation(f.obj->Parse(), kMigratingAnnotation).empty();
+  // The API writes a project's supplied-credentials Secret just before it commits the project:
+  // one younger than kSuppliedSecretGrace is not an orphan yet.
+  const SystemTime now = clock_.WallNow();
+  std::erase_if(found, [&](const Found& f) {
+    const Json obj = f.obj->Parse();
+    if (!Annotation(obj, kMigratingAnnotation).empty()) return true;
+    if (f.type == &kSecret && Label(obj, kCredentialsLabel) == kSuppliedValue) {
+      auto created = ParseRfc3339(GetString(MemberOrNull(obj, "metadata"), "creationTimestamp"));
+      return !created || now - *created < kSuppliedSecretGrace;
+    }
+    return false;
   });
   if (found.empty() || !options_.config.remove_orphans) return WorkResult::Ok();
+  // Stored meanwhile (the run began before the project was committed): not orphans.
+  if (auto stored = store_.GetProject(project_id); stored.ok()) {
+    return WorkResult::RequeueAfter(Millis(0));
+  } else if (stored.error().code() != StatusCode::kNotFound) {
+    return WorkResult::Error(stored.error());
+  }
   ProjectRecord ghost;
   ghost.id = project_id;
   Run run(*this, ghost);
