@@ -22,6 +22,11 @@ void AddDemoCommand(CLI::App& app);
 // of the REST API (docs/api.md); exit 1 when the API refuses, 2 for usage or connection errors.
 void AddProjectCommand(CLI::App& app);
 
+// `steward migrate --from driver-k8s`: takes over the instances FlowFuse's driver-k8s created
+// (docs/migration.md); --dry-run prints the plan. Exit 0 when all are migrated, 1 when some could
+// not be, 2 for usage, configuration or connection errors.
+void AddMigrateCommand(CLI::App& app);
+
 // `steward serve`: the REST API, the store and the engine (app::App) from --config and flags,
 // against a kubeconfig, in-cluster or embedded cluster, until SIGINT/SIGTERM. Exit 0 after a
 // clean stop, 2 when it cannot start (configuration, cluster, store, listen address).

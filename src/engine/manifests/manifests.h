@@ -47,6 +47,10 @@ inline constexpr std::string_view kSpecHashAnnotation = "steward.io/spec-hash";
 // Pod-template annotations whose change rolls the pods.
 inline constexpr std::string_view kRestartAnnotation = "steward.io/restart-epoch";
 inline constexpr std::string_view kCredentialAnnotation = "steward.io/credential-id";
+// On objects `steward migrate` has relabelled for a project it has not yet handed to Steward's
+// API (value: where they came from, "driver-k8s"): orphan removal (engine.removeOrphans) never
+// deletes an object carrying it, as the project it belongs to is about to be stored.
+inline constexpr std::string_view kMigratingAnnotation = "steward.io/migrating";
 inline constexpr int kWebPort = 1880;
 inline constexpr int kManagementPort = 2880;
 

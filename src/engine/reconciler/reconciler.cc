@@ -9,6 +9,7 @@
 
 #include "common/json_access.h"
 #include "common/log.h"
+#include "common/time_util.h"
 #include "engine/manifests/manifests.h"
 #include "engine/readiness/readiness.h"
 
@@ -20,6 +21,10 @@ using store::CredentialState;
 using store::DesiredState;
 using store::ProjectRecord;
 using Millis = std::chrono::milliseconds;
+
+// How long a supplied-credentials Secret of a project the store does not know is left alone by
+// orphan removal (the API writes it just before committing the project).
+constexpr std::chrono::seconds kSuppliedSecretGrace{120};
 
 const ResourceType& kSecret = ResourceType::Secret();
 const ResourceType& kPvc = ResourceType::PersistentVolumeClaim();
@@ -69,6 +74,32 @@ std::string OwnContentHash(const Json& obj) {
     }
   }
   return SpecHash(copy);
+}
+
+// A live Deployment's spec.selector that differs from the rendered one but selects the rendered
+// pod template (matchLabels only, each one a label of the template with the same value, at least
+// one): `*out` becomes `desired` with the live selector, and true is returned. The spec-hash
+// annotation stays the rendered one, so the next run compares the same way.
+bool KeepLiveSelector(const Json& desired, const Json& live, Json* out) {
+  const Json* live_selector = FindPath(live, "spec.selector");
+  const Json* want_selector = FindPath(desired, "spec.selector");
+  if (live_selector == nullptr || want_selector == nullptr || *live_selector == *want_selector) {
+    return false;
+  }
+  if (!live_selector->is_object() || live_selector->size() != 1) return false;
+  const Json* match = FindPath(*live_selector, "matchLabels");
+  const Json* labels = FindPath(desired, "spec.template.metadata.labels");
+  if (match == nullptr || !match->is_object() || match->empty() || labels == nullptr ||
+      !labels->is_object()) {
+    return false;
+  }
+  for (const auto& [k, v] : match->items()) {
+    auto it = labels->find(k);
+    if (it == labels->end() || *it != v) return false;
+  }
+  *out = desired;
+  (*out)["spec"]["selector"] = *live_selector;
+  return true;
 }
 
 int64_t WallMs(const Clock& clock) {
@@ -375,9 +406,15 @@ Reconciler::Run::Ensured Reconciler::Run::Converge(const ResourceType& type, con
                           what + " is still terminating; waiting for it to be gone first"),
             {}};
   }
+  // A Deployment's selector is immutable: one it was created with (FlowFuse's driver selects on
+  // {app: <id>}) stays when it selects the pods Steward renders, instead of an update the
+  // server must refuse.
+  Json kept;
+  const Json* want = &desired;
+  if (type == kDeployment && KeepLiveSelector(desired, live, &kept)) want = &kept;
   const bool same_hash =
-      Annotation(live, kSpecHashAnnotation) == Annotation(desired, kSpecHashAnnotation);
-  if (same_hash && LiveMatchesDesired(desired, live)) return {Outcome::Done(), std::move(live)};
+      Annotation(live, kSpecHashAnnotation) == Annotation(*want, kSpecHashAnnotation);
+  if (same_hash && LiveMatchesDesired(*want, live)) return {Outcome::Done(), std::move(live)};
   if (type == kPvc) {
     // A claim's spec is immutable once bound; its data matters more than a label.
     return {Outcome::Done(), std::move(live)};
@@ -385,7 +422,7 @@ Reconciler::Run::Ensured Reconciler::Run::Converge(const ResourceType& type, con
   const std::string old_rv = GetString(live["metadata"], "resourceVersion");
   if (auto crash = Hook("before", "update", type, name)) return {*crash, {}};
   auto updated =
-      r.client_->Update(type, UpdateBody(type, desired, live),
+      r.client_->Update(type, UpdateBody(type, *want, live),
                         {.field_manager = r.options_.field_manager, .field_validation = "Strict"});
   ++r.writes_;
   if (auto crash = Hook("after", "update", type, name)) return {*crash, {}};
@@ -396,7 +433,7 @@ Reconciler::Run::Ensured Reconciler::Run::Converge(const ResourceType& type, con
   if (GetString((*updated)["metadata"], "resourceVersion") != old_rv) {
     r.observer_.ExpectUpdated(type, name, old_rv);
   }
-  if (auto lost = NotPersisted(type, name, desired, *updated)) return {*lost, {}};
+  if (auto lost = NotPersisted(type, name, *want, *updated)) return {*lost, {}};
   return {Outcome::Done(), std::move(*updated)};
 }
 
@@ -1157,7 +1194,27 @@ WorkResult Reconciler::ReconcileUnknown(const std::string& project_id) {
       }
     }
   }
+  // Objects `steward migrate` relabelled for a project it is about to store are never removed
+  // (reported as orphans until the project exists).
+  // The API writes a project's supplied-credentials Secret just before it commits the project:
+  // one younger than kSuppliedSecretGrace is not an orphan yet.
+  const SystemTime now = clock_.WallNow();
+  std::erase_if(found, [&](const Found& f) {
+    const Json obj = f.obj->Parse();
+    if (!Annotation(obj, kMigratingAnnotation).empty()) return true;
+    if (f.type == &kSecret && Label(obj, kCredentialsLabel) == kSuppliedValue) {
+      auto created = ParseRfc3339(GetString(MemberOrNull(obj, "metadata"), "creationTimestamp"));
+      return !created || now - *created < kSuppliedSecretGrace;
+    }
+    return false;
+  });
   if (found.empty() || !options_.config.remove_orphans) return WorkResult::Ok();
+  // Stored meanwhile (the run began before the project was committed): not orphans.
+  if (auto stored = store_.GetProject(project_id); stored.ok()) {
+    return WorkResult::RequeueAfter(Millis(0));
+  } else if (stored.error().code() != StatusCode::kNotFound) {
+    return WorkResult::Error(stored.error());
+  }
   ProjectRecord ghost;
   ghost.id = project_id;
   Run run(*this, ghost);

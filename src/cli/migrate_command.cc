@@ -1,0 +1,275 @@
+// `steward migrate --from driver-k8s`: hands the instances FlowFuse's driver-k8s created over to
+// Steward without re-creating anything (docs/migration.md).
+//
+// Per instance, in this order (why in docs/migration.md "Order of steps"):
+//   1. plan (read only): map the driver's objects to a Steward project and say what differs;
+//   2. ask Steward's API whether it already has the project (same id: a rerun; another id: an
+//      error, nothing changed);
+//   3. relabel the objects in Kubernetes (steward.io/project, managed-by, and the
+//      steward.io/migrating marker that keeps orphan removal away from them);
+//   4. PUT the project through the API, its credentials as supplied values (no rotation), with
+//      its id and start=true: the engine then adopts the objects and rolls the Deployment once;
+//   5. remove the marker; 6. wait until Steward reports the project Running.
+// Exit 0 when every instance is migrated (or already was), 1 when some could not be, 2 for
+// usage, configuration or connection errors before anything changed.
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "api_client/api_client.h"
+#include "app/app.h"
+#include "cli/api_flags.h"
+#include "cli/commands.h"
+#include "cli/kube_flags.h"
+#include "common/json_access.h"
+#include "common/log.h"
+#include "engine/migrate/driver_k8s.h"
+#include "kube/client/client.h"
+#include "kube/transport/transport.h"
+#include "net/http.h"
+
+namespace steward::cli {
+namespace {
+
+using engine::migrate::InstancePlan;
+using Action = engine::migrate::InstancePlan::Action;
+
+constexpr int kExitPartial = 1;
+constexpr int kExitUsage = 2;
+
+struct MigrateFlags {
+  std::string from;
+  KubeFlags kube;
+  GlobalFlags api;
+  std::string config_file;
+  bool dry_run = false;
+  std::string output = "text";
+  std::string wait_timeout = "10m";
+  bool no_wait = false;
+};
+
+int Fail(const std::string& message, int code) {
+  std::fflush(stdout);
+  std::fprintf(stderr, "steward migrate: %s\n", message.c_str());
+  return code;
+}
+
+std::string ProjectPath(const std::string& name) {
+  return "/v1/projects/" + net::PercentEncode(name);
+}
+
+struct Result {
+  std::string name;
+  std::string outcome;  // migrated | managed | failed
+  std::string message;
+  int64_t generation = 0;
+  std::string phase;
+};
+
+// Steps 2 to 5 for one instance; on failure `r.outcome` is "failed" and says which step.
+void MigrateOne(const kube::Client& kube, const std::string& ns, api_client::ApiClient& api,
+                const InstancePlan& p, Result& r) {
+  auto failed = [&](std::string message) {
+    r.outcome = "failed";
+    r.message = std::move(message);
+  };
+  bool stored = false;
+  auto got = api.Get(ProjectPath(p.name));
+  if (got.ok()) {
+    if (GetString(*got, "id") != p.id) {
+      return failed("Steward already has a project " + p.name + " with id " +
+                    GetString(*got, "id") + " (the Deployment's is " + p.id + "); nothing changed");
+    }
+    stored = true;
+    r.generation = GetInt(*got, "generation");
+  } else if (api.last_error().http_status != 404) {
+    return failed("GET " + ProjectPath(p.name) + ": " + got.error().message() +
+                  "; nothing changed");
+  }
+  if (Status s = engine::migrate::Relabel(kube, ns, p); !s.ok()) {
+    return failed("relabel: " + s.message() + " (run again to go on)");
+  }
+  if (!stored) {
+    Json body = {{"spec", p.spec}, {"id", p.id}, {"start", p.start}};
+    auto put = api.Put(ProjectPath(p.name), body);
+    if (!put.ok()) {
+      return failed("PUT " + ProjectPath(p.name) + ": " + put.error().message() +
+                    " (the objects stay labelled and marked steward.io/migrating, so orphan "
+                    "removal leaves them; fix the cause and run again)");
+    }
+    r.generation = GetInt(*put, "generation");
+  }
+  if (Status s = engine::migrate::ClearMarkers(kube, ns, p); !s.ok()) {
+    return failed("removing the steward.io/migrating marker: " + s.message() +
+                  " (run again to go on)");
+  }
+  r.outcome = "migrated";
+  r.message = stored ? "already stored; relabelling finished" : "handed to Steward";
+}
+
+// Step 6: every migrated project Running at (at least) the generation its PUT answered.
+void WaitRunning(api_client::ApiClient& api, std::vector<Result>& results,
+                 std::chrono::milliseconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  for (;;) {
+    bool pending = false;
+    for (Result& r : results) {
+      if (r.outcome != "migrated" || r.phase == "Running" || r.phase == "Failed") continue;
+      auto got = api.Get(ProjectPath(r.name));
+      if (!got.ok()) {
+        r.phase = "unknown (" + got.error().message() + ")";
+        pending = true;
+        continue;
+      }
+      const Json& status = MemberOrNull(*got, "status");
+      const std::string phase = GetString(status, "phase");
+      const bool current = GetInt(status, "observedGeneration") >= r.generation;
+      r.phase = current ? phase : "Pending";
+      if (current && phase == "Failed") {
+        r.message +=
+            "; Failed: " + GetString(status, "reason") + ": " + GetString(status, "message");
+      }
+      if (r.phase != "Running" && r.phase != "Failed") pending = true;
+    }
+    if (!pending || std::chrono::steady_clock::now() >= deadline) return;
+    std::this_thread::sleep_for(std::chrono::milliseconds(250));  // polling the API
+  }
+}
+
+int RunMigrate(const MigrateFlags& flags) {
+  spdlog::set_level(spdlog::level::warn);
+  if (flags.from != engine::migrate::kFromDriverK8s) {
+    return Fail("--from: only driver-k8s is known (got \"" + flags.from + "\")", kExitUsage);
+  }
+  if (flags.output != "text" && flags.output != "json") {
+    return Fail("--output: text or json (got \"" + flags.output + "\")", kExitUsage);
+  }
+  engine::EngineConfig config;
+  if (!flags.config_file.empty()) {
+    auto serve = app::LoadServeConfig(flags.config_file);
+    if (!serve.ok()) return Fail("--config: " + serve.error().message(), kExitUsage);
+    config = serve->engine;
+  }
+  KubeFlags kube_flags = flags.kube;
+  if (kube_flags.namespace_name.empty() && !flags.config_file.empty()) {
+    kube_flags.namespace_name = config.namespace_name;
+  }
+  auto rest = LoadRestConfig(kube_flags);
+  if (!rest.ok()) return Fail("kubeconfig: " + rest.error().message(), kExitUsage);
+  config.namespace_name = rest->namespace_name;
+  const std::string ns = rest->namespace_name;
+  auto transport = kube::Transport::Create(*rest, kube::TransportOptions{});
+  if (!transport.ok()) return Fail("kubernetes: " + transport.error().message(), kExitUsage);
+  kube::Client kube(*transport);
+
+  auto plan = engine::migrate::BuildPlan(kube, ns, config);
+  if (!plan.ok()) return Fail(plan.error().message(), kExitUsage);
+  bool unmappable = false;
+  for (const InstancePlan& p : plan->instances) unmappable |= p.action == Action::kError;
+
+  if (flags.dry_run) {
+    if (flags.output == "json") {
+      std::printf("%s\n", DumpJson(engine::migrate::PlanJson(*plan)).c_str());
+    } else {
+      std::printf("%s", engine::migrate::PlanText(*plan).c_str());
+      std::printf("dry run: nothing changed\n");
+    }
+    std::fflush(stdout);
+    return unmappable ? kExitPartial : 0;
+  }
+
+  std::chrono::milliseconds wait{0};
+  if (!flags.no_wait) {
+    auto d = api_client::ParseDuration(flags.wait_timeout);
+    if (!d.ok()) return Fail("--wait-timeout: " + d.error().message(), kExitUsage);
+    wait = *d;
+  }
+  auto options = ClientOptions(flags.api);
+  if (!options.ok()) return Fail(options.error().message(), kExitUsage);
+  auto api = api_client::ApiClient::Create(*options);
+  if (!api.ok()) return Fail(api.error().message(), kExitUsage);
+  // Steward must answer before anything is relabelled.
+  if (auto ping = (*api)->Get("/v1/projects?limit=1"); !ping.ok()) {
+    return Fail(
+        "Steward's API (" + (*api)->server() + "): " + ping.error().message() + "; nothing changed",
+        kExitUsage);
+  }
+
+  if (flags.output == "text") std::printf("%s", engine::migrate::PlanText(*plan).c_str());
+  std::vector<Result> results;
+  for (const InstancePlan& p : plan->instances) {
+    Result r;
+    r.name = p.name;
+    if (p.action == Action::kError) {
+      r.outcome = "failed";
+      r.message = p.error + " (nothing changed)";
+    } else if (p.action == Action::kManaged) {
+      r.outcome = "managed";
+      r.message = "already Steward's";
+      bool marked = false;
+      for (const auto& o : p.objects) marked |= o.marked;
+      if (marked) {
+        if (Status s = engine::migrate::ClearMarkers(kube, ns, p); !s.ok()) {
+          r.outcome = "failed";
+          r.message = "removing the steward.io/migrating marker: " + s.message();
+        }
+      }
+    } else {
+      MigrateOne(kube, ns, **api, p, r);
+    }
+    results.push_back(std::move(r));
+  }
+  if (wait.count() > 0) WaitRunning(**api, results, wait);
+
+  int code = 0;
+  Json out = Json::array();
+  for (const Result& r : results) {
+    const bool ok = r.outcome == "managed" ||
+                    (r.outcome == "migrated" && (wait.count() == 0 || r.phase == "Running"));
+    if (!ok) code = kExitPartial;
+    if (flags.output == "json") {
+      out.push_back({{"name", r.name},
+                     {"outcome", r.outcome},
+                     {"message", r.message},
+                     {"generation", r.generation},
+                     {"phase", r.phase}});
+    } else {
+      std::printf("%-8s %s: %s%s\n", ok ? "ok" : "FAILED", r.name.c_str(), r.message.c_str(),
+                  r.phase.empty() ? "" : (" (" + r.phase + ")").c_str());
+    }
+  }
+  if (flags.output == "json") {
+    Json j = engine::migrate::PlanJson(*plan);
+    j["results"] = std::move(out);
+    std::printf("%s\n", DumpJson(j).c_str());
+  }
+  std::fflush(stdout);
+  return code;
+}
+
+}  // namespace
+
+void AddMigrateCommand(CLI::App& app) {
+  auto flags = std::make_shared<MigrateFlags>();
+  auto* cmd = app.add_subcommand(
+      "migrate",
+      "Take over the instances FlowFuse's driver-k8s created (no re-create, no data or "
+      "credential change): plan with --dry-run, then adopt");
+  cmd->add_option("--from", flags->from, "What created the objects: driver-k8s")->required();
+  AddKubeFlags(*cmd, flags->kube);
+  AddGlobalFlags(*cmd, flags->api);
+  cmd->add_option("--config", flags->config_file,
+                  "Steward's config file (as given to `steward serve`): its engine section says "
+                  "what Steward renders, and its namespace is the default for -n");
+  cmd->add_flag("--dry-run", flags->dry_run, "Print the plan and change nothing");
+  cmd->add_option("--output,-o", flags->output, "text or json")->capture_default_str();
+  cmd->add_option("--wait-timeout", flags->wait_timeout,
+                  "How long to wait for the migrated projects to be Running")
+      ->capture_default_str();
+  cmd->add_flag("--no-wait", flags->no_wait, "Do not wait for Running");
+  cmd->callback([flags] { SetExitCode(RunMigrate(*flags)); });
+}
+
+}  // namespace steward::cli
