@@ -547,8 +547,8 @@ TEST_F(ProjectCliTest, SpecFileCreatesAndNamesAnUnknownField) {
   EXPECT_THAT(refused.err, HasSubstr("spec.colour"));
   EXPECT_EQ(Cli({"get", "delta"}).exit_code, 1);  // a refused request changes nothing
 
-  RunResult bad_memory =
-      Cli({"create", "delta", "--team", "t", "--image", "nodered/node-red:4.0", "--memory", "2000000"});
+  RunResult bad_memory = Cli(
+      {"create", "delta", "--team", "t", "--image", "nodered/node-red:4.0", "--memory", "2000000"});
   EXPECT_EQ(bad_memory.exit_code, 1) << Describe(bad_memory);
   EXPECT_THAT(bad_memory.err, HasSubstr("spec.stack.memory"));
 
