@@ -11,6 +11,7 @@
 
 #include "api/api_internal.h"
 #include "common/duration.h"
+#include "engine/manifests/manifests.h"
 #include "engine/model/project.h"
 #include "fuzz_util.h"
 
@@ -96,7 +97,18 @@ void FuzzBody(std::string_view name, std::string_view text) {
     engine::ResolvedSpec r = engine::Resolve(engine::EngineConfig{}, name, *spec);
     FUZZ_CHECK(!r.spec.stack.image.empty());
     FUZZ_CHECK(r.spec.stack.cpu > 0 && r.spec.stack.memory_mb > 0);
-    FUZZ_CHECK(r.host.starts_with(std::string(name) + "."));
+    // The host: a kept URL's, else the name as a DNS label (a trailing '-' hashed into one)
+    // under the domain; a valid hostname either way.
+    if (auto kept = engine::SplitInstanceUrl(spec->url)) {
+      FUZZ_CHECK_MSG(r.host == kept->host, r.host);
+    } else {
+      FUZZ_CHECK_MSG(r.host == engine::DnsLabelOf(name) + ".localhost", r.host);
+    }
+    FUZZ_CHECK_MSG(engine::IsDns1123Subdomain(r.host), r.host);
+    // Every object name fits Kubernetes' limits, whatever name the platform sends.
+    const engine::ObjectNames n = engine::NamesFor("p", name);
+    FUZZ_CHECK_MSG(engine::IsDns1123Label(n.service) && n.service.size() <= 63, n.service);
+    FUZZ_CHECK_MSG(engine::IsDns1123Label(n.deployment), n.deployment);
   }
 }
 
