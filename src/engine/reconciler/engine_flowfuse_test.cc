@@ -305,3 +305,33 @@ TEST_F(FlowFuseTest, ARunOnAnOlderIntentKeepsTheSecretOfANewerSet) {
 
 }  // namespace
 }  // namespace steward::engine::testing
+
+namespace steward::engine::testing {
+namespace {
+
+// Found by the torture run (cluster restarts): a supplied-credentials Secret the cache had not
+// shown yet outlived its deleted project.
+TEST_F(FlowFuseTest, DeleteRemovesASecretOfTheProjectTheCacheHasNotShown) {
+  StartCluster();
+  auto gate = GateClient();
+  OpenStore();
+  StartEngine();
+  auto put = engine_->intents().Put("eps", Spec(), "", false);
+  ASSERT_TRUE(put.ok());
+  const std::string id = put->record.id;
+  ASSERT_TRUE(WaitPhase(id, "Suspended", 1));
+  gate->Hold("secrets");  // the engine's Secret watch sees nothing from here on
+  SuppliedCredentials values;
+  values.env = {
+      {"FORGE_CLIENT_ID", "a"}, {"FORGE_CLIENT_SECRET", "b"}, {"FORGE_PROJECT_TOKEN", "c"}};
+  const EngineOptions options = DefaultOptions();
+  const Json secret = RenderSuppliedSecret(id, "eps", &options.config, values, 1);
+  ASSERT_TRUE(cluster_->api().Create(Kind("secrets"), kNs, secret).ok());
+  ASSERT_TRUE(engine_->intents().Delete(id).ok());
+  ASSERT_TRUE(WaitPurged(id));
+  EXPECT_FALSE(Get("secrets", GetString(secret["metadata"], "name")).has_value());
+  gate->Release();
+}
+
+}  // namespace
+}  // namespace steward::engine::testing

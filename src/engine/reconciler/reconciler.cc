@@ -815,6 +815,27 @@ Reconciler::Outcome Reconciler::Run::Remove(const ObjectNames& names) {
     Outcome gone = EnsureGone(kSecret, other->name());
     if (!gone.done()) return Note("Secret", gone);
   }
+  // The API writes a supplied-credentials Secret just before it commits the intent naming it,
+  // so the cache may not show it yet: before the record goes, ask the server itself (one list
+  // per delete) and delete what it still has.
+  kube::ListOptions list;
+  list.label_selector = std::string(kProjectLabel) + "=" + rec.id + "," +
+                        std::string(kManagedByLabel) + "=" + std::string(kManagedByValue);
+  auto left = r.client_->List(kSecret, ns, list);
+  if (!left.ok()) return Note("Secret", Classified(left.error(), "list", "Secrets"));
+  for (const Json& s : left->items) {
+    const Json& meta = MemberOrNull(s, "metadata");
+    kube::DeleteOptions options;
+    options.precondition_uid = GetString(meta, "uid");
+    const std::string name = GetString(meta, "name");
+    if (auto crash = Hook("before", "delete", kSecret, name)) return *crash;
+    auto deleted = r.client_->Delete(kSecret, ns, name, options);
+    ++r.writes_;
+    if (auto crash = Hook("after", "delete", kSecret, name)) return *crash;
+    if (!deleted.ok() && !deleted.error().IsNotFound()) {
+      return Note("Secret", Classified(deleted.error(), "delete", "Secret " + name));
+    }
+  }
   return Outcome::Done();
 }
 

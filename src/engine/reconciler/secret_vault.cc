@@ -97,6 +97,14 @@ StatusOr<bool> SecretVault::Put(const std::string& id, const std::string& name,
 void SecretVault::Discard(const std::string& id, const std::string& fingerprint) {
   auto deleted = client_->Delete(kube::ResourceType::Secret(), config_.namespace_name,
                                  SuppliedSecretName(id, fingerprint));
+  // As Put: transient refusals are sent again for about 1.5 s.
+  for (int i = 0;
+       i < 4 && !deleted.ok() && (deleted.error().IsRetryable() || deleted.error().IsTransport());
+       ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100 << i));
+    deleted = client_->Delete(kube::ResourceType::Secret(), config_.namespace_name,
+                              SuppliedSecretName(id, fingerprint));
+  }
   if (!deleted.ok() && !deleted.error().IsNotFound()) {
     LOG_WARN(
         "could not remove the credentials Secret of an intent that was not committed "
