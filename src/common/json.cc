@@ -186,4 +186,30 @@ int64_t NumberAtPath(const Json& obj, std::string_view dotted_path, int64_t fall
   return fallback;
 }
 
+namespace {
+
+std::string MetadataString(const Json& obj, std::string_view map, std::string_view key) {
+  const Json& m = MemberOrNull(MemberOrNull(obj, "metadata"), map);
+  return GetString(m, key);
+}
+
+}  // namespace
+
+std::string LabelOf(const Json& obj, std::string_view key) {
+  return MetadataString(obj, "labels", key);
+}
+
+std::string AnnotationOf(const Json& obj, std::string_view key) {
+  return MetadataString(obj, "annotations", key);
+}
+
+bool IsGoZeroValue(const Json& j) {
+  if (j.is_null()) return true;
+  if (j.is_string()) return j.get_ref<const std::string&>().empty();
+  if (j.is_boolean()) return !j.get<bool>();
+  if (j.is_number()) return j == 0;
+  if (j.is_object() || j.is_array()) return j.empty();
+  return false;
+}
+
 }  // namespace steward

@@ -31,4 +31,13 @@ std::string StringAtPath(const Json& obj, std::string_view dotted_path);
 // of a float64), or `fallback` when a step is absent or the value is not a number.
 int64_t NumberAtPath(const Json& obj, std::string_view dotted_path, int64_t fallback = 0);
 
+// A Kubernetes object's metadata.labels[key] / metadata.annotations[key] as a string; "" when
+// absent or not a string. The key is taken whole (label keys hold dots and slashes).
+std::string LabelOf(const Json& obj, std::string_view key);
+std::string AnnotationOf(const Json& obj, std::string_view key);
+
+// Go's zero value, which `omitempty` leaves out of what a server returns: null, "", false, 0,
+// {} and [].
+bool IsGoZeroValue(const Json& j);
+
 }  // namespace steward

@@ -3,6 +3,7 @@
 #include <map>
 
 #include "common/base64.h"
+#include "common/json_access.h"
 #include "engine/manifests/manifests.h"
 #include "net/http_client.h"
 
@@ -19,11 +20,6 @@ int64_t IntAt(const Json& obj, std::string_view path) {
 bool Terminating(const Json& obj) {
   const Json* ts = FindPath(obj, "metadata.deletionTimestamp");
   return ts != nullptr && !ts->is_null();
-}
-
-std::string LabelOf(const Json& obj, std::string_view key) {
-  const Json* labels = FindPath(obj, "metadata.labels");
-  return labels != nullptr && labels->is_object() ? GetString(*labels, key) : "";
 }
 
 // A failed read: kInconclusive when the cluster did not answer, else the error as shown.

@@ -9,6 +9,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <thread>
 
 #include "net/http_client.h"
@@ -33,6 +35,13 @@ void SetNonBlocking(int fd) { fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK
 std::string StewardBinary() {
   const char* env = std::getenv("STEWARD_BINARY");
   return env != nullptr ? env : "steward";
+}
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
 }
 
 RunResult Run(const std::vector<std::string>& argv, const std::string& input,

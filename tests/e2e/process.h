@@ -103,4 +103,7 @@ HttpAnswer HttpGet(uint16_t port, const std::string& host, const std::string& pa
 
 std::string StewardBinary();
 
+// The whole file at `path` ("" when it cannot be read).
+std::string ReadFile(const std::string& path);
+
 }  // namespace steward::e2e

@@ -401,17 +401,6 @@ void Seal(Json& object) {
   object["metadata"]["annotations"][std::string(kSpecHashAnnotation)] = SpecHash(object);
 }
 
-// Go's omitempty drops zero values, so a real server may return none of these even though
-// they were sent.
-bool IsZeroValue(const Json& j) {
-  if (j.is_null()) return true;
-  if (j.is_string()) return j.get_ref<const std::string&>().empty();
-  if (j.is_boolean()) return !j.get<bool>();
-  if (j.is_number()) return j == 0;
-  if (j.is_object() || j.is_array()) return j.empty();
-  return false;
-}
-
 // Appends to `where` the path (".key", "[i]") of the first place `live` differs.
 bool Matches(const Json& desired, const Json& live, std::string* where) {
   if (desired.is_object()) {
@@ -419,7 +408,7 @@ bool Matches(const Json& desired, const Json& live, std::string* where) {
     for (const auto& [key, value] : desired.items()) {
       auto it = live.find(key);
       if (it == live.end()) {
-        if (!IsZeroValue(value)) {
+        if (!IsGoZeroValue(value)) {
           *where += "." + key;
           return false;
         }

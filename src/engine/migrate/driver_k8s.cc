@@ -45,37 +45,13 @@ const std::set<std::string_view> kDriverEnv = {"TZ",
                                                "FORGE_LOG_PASSTHROUGH",
                                                "NODE_EXTRA_CA_CERTS"};
 
-std::string Label(const Json& obj, std::string_view key) {
-  // Label keys hold dots ("steward.io/project"): no dotted-path lookup.
-  const Json& labels = PathOrNull(obj, "metadata.labels");
-  if (!labels.is_object()) return "";
-  auto it = labels.find(std::string(key));
-  return it != labels.end() && it->is_string() ? it->get<std::string>() : "";
-}
-
-std::string AnnotationOf(const Json& obj, std::string_view key) {
-  const Json& a = PathOrNull(obj, "metadata.annotations");
-  if (!a.is_object()) return "";
-  auto it = a.find(std::string(key));
-  return it != a.end() && it->is_string() ? it->get<std::string>() : "";
-}
-
 bool Ours(const Json& obj, const std::string& id) {
-  return Label(obj, kProjectLabel) == id && Label(obj, kManagedByLabel) == kManagedByValue;
+  return LabelOf(obj, kProjectLabel) == id && LabelOf(obj, kManagedByLabel) == kManagedByValue;
 }
 
 bool Marked(const Json& obj) { return !AnnotationOf(obj, kMigratingAnnotation).empty(); }
 
 std::string NameOf(const Json& obj) { return StringAtPath(obj, "metadata.name"); }
-
-bool IsZero(const Json& j) {
-  if (j.is_null()) return true;
-  if (j.is_string()) return j.get_ref<const std::string&>().empty();
-  if (j.is_boolean()) return !j.get<bool>();
-  if (j.is_number()) return j == 0;
-  if (j.is_object() || j.is_array()) return j.empty();
-  return false;
-}
 
 bool Named(const Json& array) {
   if (!array.is_array() || array.empty()) return false;
@@ -100,14 +76,14 @@ void Diff(const Json& desired, const Json& live, const std::string& path,
           std::vector<std::string>* out) {
   if (desired.is_object()) {
     if (!live.is_object()) {
-      if (!IsZero(desired)) out->push_back(path);
+      if (!IsGoZeroValue(desired)) out->push_back(path);
       return;
     }
     for (const auto& [key, value] : desired.items()) {
       const std::string sub = path.empty() ? key : path + "." + key;
       auto it = live.find(key);
       if (it == live.end()) {
-        if (!IsZero(value)) out->push_back(sub);
+        if (!IsGoZeroValue(value)) out->push_back(sub);
       } else {
         Diff(value, *it, sub, out);
       }
@@ -359,7 +335,7 @@ void PlanInstance(const EngineConfig& config, const std::map<std::string, Json>&
   if (ing) found.push_back({"Ingress", &*ing});
   if (custom) found.push_back({"Ingress", &*custom});
   for (const auto& [kind, obj] : found) {
-    const std::string owner = Label(*obj, kProjectLabel);
+    const std::string owner = LabelOf(*obj, kProjectLabel);
     if (!owner.empty() && owner != p.id) {
       return fail(kind + " " + NameOf(*obj) + ": labelled steward.io/project=" + owner +
                   ", not this instance's id " + p.id);
@@ -544,8 +520,8 @@ StatusOr<Plan> BuildPlan(const kube::Client& client, std::string_view ns,
   for (const auto& [name, dep] : deployments) {
     InstancePlan p;
     p.name = name;
-    p.id = Label(dep, "app");
-    if (p.id.empty()) p.id = Label(dep, kProjectLabel);
+    p.id = LabelOf(dep, "app");
+    if (p.id.empty()) p.id = LabelOf(dep, kProjectLabel);
     ids.insert(p.id);
     if (Ours(dep, p.id) && !Marked(dep)) {
       p.action = InstancePlan::Action::kManaged;
@@ -573,10 +549,10 @@ StatusOr<Plan> BuildPlan(const kube::Client& client, std::string_view ns,
     plan.instances.push_back(std::move(p));
   }
   for (const auto& [name, pvc] : pvcs) {
-    const std::string id = Label(pvc, "ff-project-id");
+    const std::string id = LabelOf(pvc, "ff-project-id");
     if (id.empty() || ids.contains(id) || Ours(pvc, id)) continue;
     plan.skipped.push_back("PersistentVolumeClaim " + name + ": instance " + id + " (" +
-                           Label(pvc, "ff-project-name") +
+                           LabelOf(pvc, "ff-project-name") +
                            ") has no Deployment (suspended by driver-k8s); start it with "
                            "driver-k8s, then migrate");
   }

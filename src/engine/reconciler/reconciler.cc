@@ -36,23 +36,9 @@ const ResourceType& kSlice = ResourceType::EndpointSlice();
 
 std::string NameOf(const Json& obj) { return GetString(obj["metadata"], "name"); }
 
-std::string Label(const Json& obj, std::string_view key) {
-  const Json* v = FindPath(obj, "metadata.labels");
-  if (v == nullptr || !v->is_object()) return "";
-  auto it = v->find(std::string(key));
-  return it != v->end() && it->is_string() ? it->get<std::string>() : "";
-}
-
 bool Terminating(const Json& obj) {
   const Json* ts = FindPath(obj, "metadata.deletionTimestamp");
   return ts != nullptr && !ts->is_null();
-}
-
-std::string Annotation(const Json& obj, std::string_view key) {
-  const Json* v = FindPath(obj, "metadata.annotations");
-  if (v == nullptr || !v->is_object()) return "";
-  auto it = v->find(std::string(key));
-  return it != v->end() && it->is_string() ? it->get<std::string>() : "";
 }
 
 // What a write of ours determines in an object: its SpecHash (status excluded) without the
@@ -245,7 +231,8 @@ struct Reconciler::Run {
     conditions.push_back({std::move(resource), ready, std::move(reason), std::move(message)});
   }
   bool Ours(const Json& obj) const {
-    return Label(obj, kProjectLabel) == rec.id && Label(obj, kManagedByLabel) == kManagedByValue;
+    return LabelOf(obj, kProjectLabel) == rec.id &&
+           LabelOf(obj, kManagedByLabel) == kManagedByValue;
   }
   // Classify, with this project's retry delay for refused credentials.
   Outcome Classified(const kube::ApiError& e, std::string_view verb, const std::string& object) {
@@ -413,7 +400,7 @@ Reconciler::Run::Ensured Reconciler::Run::Converge(const ResourceType& type, con
   const Json* want = &desired;
   if (type == kDeployment && KeepLiveSelector(desired, live, &kept)) want = &kept;
   const bool same_hash =
-      Annotation(live, kSpecHashAnnotation) == Annotation(*want, kSpecHashAnnotation);
+      AnnotationOf(live, kSpecHashAnnotation) == AnnotationOf(*want, kSpecHashAnnotation);
   if (same_hash && LiveMatchesDesired(*want, live)) return {Outcome::Done(), std::move(live)};
   if (type == kPvc) {
     // A claim's spec is immutable once bound; its data matters more than a label.
@@ -645,13 +632,13 @@ Reconciler::Outcome Reconciler::Run::RemoveSuppliedSecrets(const std::string& ke
   // pods, and a restart of one of their containers reads the Secret again).
   std::set<std::string> held = {keep};
   for (const auto& p : r.observer_.ByLabel(kPod, kProjectLabel, rec.id)) {
-    const std::string id = Annotation(p->Parse(), kCredentialAnnotation);
+    const std::string id = AnnotationOf(p->Parse(), kCredentialAnnotation);
     if (id.starts_with(kSuppliedCredentialPrefix)) {
       held.insert(SuppliedSecretName(rec.id, id.substr(kSuppliedCredentialPrefix.size())));
     }
   }
   auto supplied_at = [](const kube::ObjectRef& s) -> int64_t {
-    const std::string v = Annotation(s->Parse(), kSuppliedAtAnnotation);
+    const std::string v = AnnotationOf(s->Parse(), kSuppliedAtAnnotation);
     int64_t ms = 0;
     auto [ptr, ec] = std::from_chars(v.data(), v.data() + v.size(), ms);
     return ec == std::errc() && ptr == v.data() + v.size() ? ms : 0;
@@ -683,7 +670,7 @@ Reconciler::Outcome Reconciler::Run::PromoteCredentials(
     // container would need it).
     const std::string want = std::string(kSuppliedCredentialPrefix) + spec.credentials->fingerprint;
     for (const auto& p : r.observer_.ByLabel(kPod, kProjectLabel, rec.id)) {
-      if (Annotation(p->Parse(), kCredentialAnnotation) != want) {
+      if (AnnotationOf(p->Parse(), kCredentialAnnotation) != want) {
         return Note("Credentials",
                     Outcome::Wait("RotationInProgress",
                                   "pod " + p->name() + " still holds older credentials"));
@@ -696,7 +683,7 @@ Reconciler::Outcome Reconciler::Run::PromoteCredentials(
   if (const store::Credential* pending = CredentialToHold(creds, true); pending != nullptr) {
     for (const auto& p : r.observer_.ByLabel(kPod, kProjectLabel, rec.id)) {
       Json pod = p->Parse();
-      if (Annotation(pod, kCredentialAnnotation) != pending->id) {
+      if (AnnotationOf(pod, kCredentialAnnotation) != pending->id) {
         return Note("Credentials",
                     Outcome::Wait("RotationInProgress",
                                   "pod " + p->name() + " still holds older credentials"));
@@ -707,7 +694,7 @@ Reconciler::Outcome Reconciler::Run::PromoteCredentials(
   }
   // Back to Steward's credentials from supplied ones: the old sets go once no pod holds one.
   for (const auto& p : r.observer_.ByLabel(kPod, kProjectLabel, rec.id)) {
-    if (Annotation(p->Parse(), kCredentialAnnotation).starts_with(kSuppliedCredentialPrefix)) {
+    if (AnnotationOf(p->Parse(), kCredentialAnnotation).starts_with(kSuppliedCredentialPrefix)) {
       return Note("Credentials",
                   Outcome::Wait("RotationInProgress",
                                 "pod " + p->name() + " still holds supplied credentials"));
@@ -789,7 +776,7 @@ Reconciler::Outcome Reconciler::Run::RemoveTlsSecret(const std::string& name) {
     if (live.error().IsNotFound()) return Outcome::Done();
     return Classified(live.error(), "get", what);
   }
-  const std::string owner = Label(*live, kProjectLabel);
+  const std::string owner = LabelOf(*live, kProjectLabel);
   if (GetString(*live, "type") != "kubernetes.io/tls" || (!owner.empty() && owner != rec.id)) {
     return Outcome::Done();  // not a certificate of ours: leave it
   }
@@ -1222,8 +1209,8 @@ WorkResult Reconciler::ReconcileUnknown(const std::string& project_id) {
   const SystemTime now = clock_.WallNow();
   std::erase_if(found, [&](const Found& f) {
     const Json obj = f.obj->Parse();
-    if (!Annotation(obj, kMigratingAnnotation).empty()) return true;
-    if (f.type == &kSecret && Label(obj, kCredentialsLabel) == kSuppliedValue) {
+    if (!AnnotationOf(obj, kMigratingAnnotation).empty()) return true;
+    if (f.type == &kSecret && LabelOf(obj, kCredentialsLabel) == kSuppliedValue) {
       auto created = ParseRfc3339(GetString(MemberOrNull(obj, "metadata"), "creationTimestamp"));
       return !created || now - *created < kSuppliedSecretGrace;
     }
