@@ -75,6 +75,77 @@ Readiness DeploymentReadiness(const Json& deployment) {
   return Make(State::kReady, "Ready", Plural(available, "replica") + " available");
 }
 
+Readiness ReplicaSetsReadiness(const Json& deployment, const std::vector<Json>& replica_sets) {
+  constexpr std::string_view kRevision = "deployment.kubernetes.io/revision";
+  const Json& dep_meta = MemberOrNull(deployment, "metadata");
+  const std::string uid = GetString(dep_meta, "uid");
+  const std::string revision = GetString(MemberOrNull(dep_meta, "annotations"), kRevision);
+  bool current_seen = revision.empty();
+  for (const Json& rs : replica_sets) {
+    const Json& meta = MemberOrNull(rs, "metadata");
+    bool controlled = false;
+    const Json& owners = MemberOrNull(meta, "ownerReferences");
+    if (owners.is_array()) {
+      for (const Json& o : owners) {
+        controlled = controlled || (MemberOrNull(o, "controller") == true &&
+                                    GetString(o, "uid") == uid && !uid.empty());
+      }
+    }
+    if (!controlled) continue;
+    const std::string name = GetString(meta, "name");
+    const Json& status = MemberOrNull(rs, "status");
+    const int64_t have = GetInt(status, "replicas");
+    if (meta.contains("deletionTimestamp") && have == 0) continue;
+    const bool current =
+        !revision.empty() && GetString(MemberOrNull(meta, "annotations"), kRevision) == revision;
+    current_seen = current_seen || current;
+    const int64_t generation = GetInt(meta, "generation");
+    const int64_t observed = GetInt(status, "observedGeneration");
+    if (observed < generation) {
+      return Make(State::kWaiting, "RolloutInProgress",
+                  "waiting for the replica set controller to observe generation " +
+                      std::to_string(generation) + " of ReplicaSet " + name + " (observed " +
+                      std::to_string(observed) + ")");
+    }
+    // Only the Deployment's own ReplicaSet may run pods (an older one still scaled up, or a newer
+    // one the cached Deployment does not know of yet, means the rollout is not over).
+    const int64_t want = current ? GetInt(MemberOrNull(rs, "spec"), "replicas", 1) : 0;
+    const int64_t spec = GetInt(MemberOrNull(rs, "spec"), "replicas", 1);
+    if (have != want || spec != want) {
+      return Make(State::kWaiting, "RolloutInProgress",
+                  "rollout: ReplicaSet " + name + " has " + Plural(have, "replica") + " of " +
+                      std::to_string(spec) + (current ? "" : " (not the Deployment's revision)"));
+    }
+  }
+  if (!current_seen) {
+    return Make(State::kWaiting, "RolloutInProgress",
+                "waiting to see the ReplicaSet of revision " + revision);
+  }
+  return Make(State::kReady, "Ready", "only the ReplicaSet of the Deployment's revision runs pods");
+}
+
+void SlimReplicaSet(Json& rs) {
+  if (!rs.is_object()) return;
+  constexpr std::string_view kRevision = "deployment.kubernetes.io/revision";
+  const std::string revision = AnnotationOf(rs, kRevision);
+  Json slim = Json::object();
+  for (const char* key : {"apiVersion", "kind", "status"}) {
+    if (rs.contains(key)) slim[key] = std::move(rs[key]);
+  }
+  if (rs.contains("metadata") && rs["metadata"].is_object()) {
+    Json& meta = rs["metadata"];
+    Json& out = slim["metadata"];
+    for (const char* key : {"name", "namespace", "uid", "resourceVersion", "generation", "labels",
+                            "ownerReferences", "deletionTimestamp"}) {
+      if (meta.contains(key)) out[key] = std::move(meta[key]);
+    }
+    if (!revision.empty()) out["annotations"][std::string(kRevision)] = revision;
+  }
+  const Json& spec = MemberOrNull(rs, "spec");
+  if (spec.is_object() && spec.contains("replicas")) slim["spec"]["replicas"] = spec["replicas"];
+  rs = std::move(slim);
+}
+
 Readiness PvcReadiness(const Json& pvc) {
   const std::string phase = GetString(MemberOrNull(pvc, "status"), "phase");
   if (phase == "Bound") return Make(State::kReady, "Ready", "claim is Bound");

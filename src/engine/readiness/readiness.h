@@ -29,6 +29,21 @@ struct Readiness {
 // ("waiting for 2 available replicas (1 available)").
 Readiness DeploymentReadiness(const Json& deployment);
 
+// The ReplicaSets of a Deployment its status calls complete (`replica_sets` may hold others:
+// only those `deployment` controls count, by uid): kWaiting "RolloutInProgress" until the one of
+// the Deployment's revision (annotation deployment.kubernetes.io/revision) is among them, every
+// one has observed its generation, that one has status.replicas == spec.replicas (1 when unset)
+// and every other one has 0 of 0. The Deployment's counts are sums of the ReplicaSets' status,
+// which lags a pod an abandoned ReplicaSet is still creating (a rollout reverted at once, as after
+// an out-of-band edit), and a cached Deployment can lag its ReplicaSets: either way a pod of
+// another template would serve. A deleted ReplicaSet with no replicas left is ignored.
+Readiness ReplicaSetsReadiness(const Json& deployment, const std::vector<Json>& replica_sets);
+
+// Cuts a ReplicaSet down to what ReplicaSetsReadiness and an informer read (identity, labels,
+// owners, deletionTimestamp, generation, the revision annotation, spec.replicas, status): the
+// engine's ReplicaSet cache keeps them without their pod template.
+void SlimReplicaSet(Json& replica_set);
+
 // PVC: status.phase == Bound; Lost is kFailed.
 Readiness PvcReadiness(const Json& pvc);
 

@@ -158,6 +158,116 @@ Json Pvc(Json status) {
   return p;
 }
 
+Json Owned(int64_t revision) {
+  Json d = Deployment(3, {{"replicas", 1}}, Counts(3, 1, 1, 1));
+  d["metadata"]["uid"] = "dep-uid";
+  d["metadata"]["annotations"]["deployment.kubernetes.io/revision"] = std::to_string(revision);
+  return d;
+}
+
+Json ReplicaSet(const std::string& name, int64_t revision, int64_t generation, int64_t observed,
+                int64_t want, int64_t have, const std::string& owner_uid = "dep-uid") {
+  return Json{{"metadata",
+               {{"name", name},
+                {"generation", generation},
+                {"annotations", {{"deployment.kubernetes.io/revision", std::to_string(revision)}}},
+                {"ownerReferences", Json::array({{{"kind", "Deployment"},
+                                                  {"name", "web"},
+                                                  {"uid", owner_uid},
+                                                  {"controller", true}}})}}},
+              {"spec", {{"replicas", want}}},
+              {"status", {{"observedGeneration", observed}, {"replicas", have}}}};
+}
+
+TEST(ReplicaSetsReadinessTest, EveryReplicaSetAtItsSpecIsReady) {
+  auto r = ReplicaSetsReadiness(
+      Owned(3), {ReplicaSet("web-a", 3, 1, 1, 1, 1), ReplicaSet("web-b", 2, 2, 2, 0, 0)});
+  EXPECT_TRUE(r.ready()) << r.message;
+}
+
+// An out-of-band edit reverted at once: the abandoned ReplicaSet was scaled to 0 before its
+// controller saw that, and a pod it created is not counted anywhere yet.
+TEST(ReplicaSetsReadinessTest, AnAbandonedReplicaSetNotYetObservedWaits) {
+  auto r = ReplicaSetsReadiness(
+      Owned(3), {ReplicaSet("web-a", 3, 1, 1, 1, 1), ReplicaSet("web-b", 2, 2, 1, 0, 0)});
+  EXPECT_EQ(r.state, State::kWaiting);
+  EXPECT_EQ(r.reason, "RolloutInProgress");
+  EXPECT_EQ(r.message,
+            "waiting for the replica set controller to observe generation 2 of ReplicaSet web-b "
+            "(observed 1)");
+}
+
+TEST(ReplicaSetsReadinessTest, AnOldReplicaSetWithAPodLeftWaits) {
+  auto r = ReplicaSetsReadiness(
+      Owned(3), {ReplicaSet("web-a", 3, 1, 1, 1, 1), ReplicaSet("web-b", 2, 2, 2, 0, 1)});
+  EXPECT_FALSE(r.ready());
+  EXPECT_EQ(r.message,
+            "rollout: ReplicaSet web-b has 1 replica of 0 (not the Deployment's "
+            "revision)");
+}
+
+// The cached Deployment has not caught up with an edit whose ReplicaSet the cache already shows.
+TEST(ReplicaSetsReadinessTest, AReplicaSetNewerThanTheCachedDeploymentWaits) {
+  auto r = ReplicaSetsReadiness(
+      Owned(1), {ReplicaSet("web-a", 1, 1, 1, 1, 1), ReplicaSet("web-b", 2, 1, 1, 1, 1)});
+  EXPECT_FALSE(r.ready());
+  EXPECT_EQ(r.message,
+            "rollout: ReplicaSet web-b has 1 replica of 1 (not the Deployment's "
+            "revision)");
+}
+
+TEST(ReplicaSetsReadinessTest, TheCurrentReplicaSetShortOfItsSpecWaits) {
+  auto r = ReplicaSetsReadiness(Owned(3), {ReplicaSet("web-a", 3, 2, 2, 2, 1)});
+  EXPECT_FALSE(r.ready());
+  EXPECT_EQ(r.message, "rollout: ReplicaSet web-a has 1 replica of 2");
+}
+
+TEST(ReplicaSetsReadinessTest, TheReplicaSetOfTheDeploymentsRevisionMustBeSeen) {
+  // The cache has not caught up with the ReplicaSet the Deployment now runs.
+  auto r = ReplicaSetsReadiness(Owned(4), {ReplicaSet("web-a", 3, 2, 2, 0, 0)});
+  EXPECT_FALSE(r.ready());
+  EXPECT_EQ(r.message, "waiting to see the ReplicaSet of revision 4");
+}
+
+TEST(ReplicaSetsReadinessTest, OthersReplicaSetsAndDeletedEmptyOnesDoNotCount) {
+  Json deleted = ReplicaSet("web-old", 1, 5, 4, 0, 0);
+  deleted["metadata"]["deletionTimestamp"] = "2026-12-01T00:00:00Z";
+  auto r =
+      ReplicaSetsReadiness(Owned(3), {ReplicaSet("web-a", 3, 1, 1, 1, 1),
+                                      ReplicaSet("other", 9, 2, 1, 0, 3, "other-uid"), deleted});
+  EXPECT_TRUE(r.ready()) << r.message;
+}
+
+TEST(ReplicaSetsReadinessTest, ASlimmedReplicaSetIsJudgedAsTheWholeOne) {
+  for (Json rs : {ReplicaSet("web-a", 3, 1, 1, 1, 1), ReplicaSet("web-b", 2, 2, 1, 0, 0),
+                  ReplicaSet("web-c", 3, 2, 2, 0, 1)}) {
+    rs["metadata"]["namespace"] = "projects";
+    rs["metadata"]["resourceVersion"] = "7";
+    rs["metadata"]["labels"] = {{"steward.io/project", "p"}};
+    rs["metadata"]["annotations"]["deployment.kubernetes.io/desired-replicas"] = "1";
+    rs["metadata"]["managedFields"] = Json::array({{{"manager", "x"}}});
+    rs["spec"]["template"] = {{"spec", {{"containers", Json::array({{{"image", "nr"}}})}}}};
+    Json slim = rs;
+    SlimReplicaSet(slim);
+    EXPECT_EQ(ReplicaSetsReadiness(Owned(3), {slim}).message,
+              ReplicaSetsReadiness(Owned(3), {rs}).message);
+    EXPECT_FALSE(slim["spec"].contains("template"));
+    EXPECT_FALSE(slim["metadata"].contains("managedFields"));
+    EXPECT_EQ(slim["metadata"]["annotations"].size(), 1u);  // the revision only
+    for (const char* key : {"name", "namespace", "resourceVersion", "labels", "ownerReferences"}) {
+      EXPECT_EQ(slim["metadata"][key], rs["metadata"][key]) << key;
+    }
+  }
+  Json odd = Json::array({1, 2});
+  SlimReplicaSet(odd);  // not an object: left alone
+  EXPECT_EQ(odd, Json::array({1, 2}));
+}
+
+TEST(ReplicaSetsReadinessTest, GarbageInputWaitsInsteadOfCrashing) {
+  EXPECT_FALSE(ReplicaSetsReadiness(Owned(1), {Json(), Json::array(), Json("x")}).ready());
+  EXPECT_TRUE(ReplicaSetsReadiness(Json(), {Json(42)}).ready());  // no revision to wait for
+}
+
 TEST(PvcReadinessTest, BoundIsReady) {
   auto r = PvcReadiness(Pvc({{"phase", "Bound"}}));
   EXPECT_TRUE(r.ready());

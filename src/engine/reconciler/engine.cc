@@ -5,6 +5,7 @@
 #include "common/log.h"
 #include "common/mutex.h"
 #include "engine/manifests/manifests.h"
+#include "engine/readiness/readiness.h"
 #include "engine/reconciler/observer.h"
 #include "engine/reconciler/reconciler.h"
 #include "engine/reconciler/secret_vault.h"
@@ -59,8 +60,10 @@ struct Engine::Impl {
     return std::string(obj->label(kProjectLabel));
   }
 
-  void Watch(const ResourceType& type, const std::string& selector) {
-    auto informer = factory->For(type, options.config.namespace_name, selector);
+  void Watch(const ResourceType& type, const std::string& selector,
+             std::function<void(Json&)> transform = {}) {
+    auto informer =
+        factory->For(type, options.config.namespace_name, selector, std::move(transform));
     observer.Add(type, informer);
     auto wake = [this, &type](const kube::ObjectRef& obj) {
       std::string id = ProjectOf(type, obj);
@@ -101,6 +104,9 @@ StatusOr<std::unique_ptr<Engine>> Engine::Create(EngineOptions options,
     impl->Watch(*t, ours);
   }
   impl->Watch(ResourceType::EndpointSlice(), "kubernetes.io/service-name");
+  // ReplicaSets (they carry the pod template's labels) only for ReplicaSetsReadiness: kept
+  // without their pod template, a tenth of their size.
+  impl->Watch(ResourceType::ReplicaSet(), ours, SlimReplicaSet);
   impl->reconciler =
       std::make_unique<Reconciler>(impl->options, impl->client, store, impl->observer, impl->clock);
   return std::unique_ptr<Engine>(new Engine(std::move(impl)));

@@ -84,6 +84,7 @@ struct Snapshot {
   bool deployment = false, service = false, ingress = false, custom_ingress = false;
   int pods = 0;
   std::string image;
+  std::string deployment_waiting;  // "reason: message" when the Deployment is not ready
   std::string describe;
   std::vector<PodDetail> pod_details;  // filled by ObserveDetailed only
 };
@@ -282,7 +283,9 @@ class EngineFixture : public ::testing::Test {
     if (auto pvc = Get("persistentvolumeclaims", n.pvc)) s.pvc_bound = PvcReadiness(*pvc).ready();
     if (auto dep = Get("deployments.apps", n.deployment)) {
       s.deployment = true;
-      s.deployment_ready = DeploymentReadiness(*dep).ready();
+      Readiness r = DeploymentReadiness(*dep);
+      s.deployment_ready = r.ready();
+      if (!r.ready()) s.deployment_waiting = r.reason + ": " + r.message;
       s.image = GetString((*dep)["spec"]["template"]["spec"]["containers"][0], "image");
     }
     if (auto svc = Get("services", n.service)) {
@@ -300,7 +303,9 @@ class EngineFixture : public ::testing::Test {
     s.pods = static_cast<int>(ListLabelled("pods", "steward.io/project=" + id).size());
     s.describe =
         "secret=" + std::to_string(s.secret) + " deployment=" + std::to_string(s.deployment) +
-        "/ready=" + std::to_string(s.deployment_ready) + " service=" + std::to_string(s.service) +
+        "/ready=" + std::to_string(s.deployment_ready) +
+        (s.deployment_waiting.empty() ? "" : " (" + s.deployment_waiting + ")") +
+        " service=" + std::to_string(s.service) +
         "/endpoints=" + std::to_string(s.endpoints_ready) +
         " ingress=" + std::to_string(s.ingress) + "/address=" + std::to_string(s.ingress_address) +
         " pods=" + std::to_string(s.pods);

@@ -32,6 +32,7 @@ const ResourceType& kDeployment = ResourceType::Deployment();
 const ResourceType& kService = ResourceType::Service();
 const ResourceType& kIngress = ResourceType::Ingress();
 const ResourceType& kPod = ResourceType::Pod();
+const ResourceType& kReplicaSet = ResourceType::ReplicaSet();
 const ResourceType& kSlice = ResourceType::EndpointSlice();
 
 std::string NameOf(const Json& obj) { return GetString(obj["metadata"], "name"); }
@@ -544,16 +545,23 @@ Reconciler::Outcome Reconciler::Run::ProvisionStorage(const Manifests& m) {
 Reconciler::Outcome Reconciler::Run::ProvisionDeployment(const Manifests& m) {
   auto dep = Ensure(kDeployment, m.deployment);
   if (!dep.outcome.done()) return Note("Deployment", dep.outcome);
+  std::vector<Json> pods;
+  for (const auto& p : r.observer_.ByLabel(kPod, kProjectLabel, rec.id)) {
+    pods.push_back(p->Parse());
+  }
   Readiness rd = DeploymentReadiness(dep.live);
   if (!rd.ready()) {
-    std::vector<Json> pods;
-    for (const auto& p : r.observer_.ByLabel(kPod, kProjectLabel, rec.id)) {
-      pods.push_back(p->Parse());
-    }
     std::string detail = PodFailureDetail(pods);
     Outcome o = FromReadiness(rd, "Deployment " + m.names.deployment);
     if (!detail.empty()) o.message += " (pod: " + detail + ")";
     return Note("Deployment", o);
+  }
+  std::vector<Json> replica_sets;
+  for (const auto& rs : r.observer_.ByLabel(kReplicaSet, kProjectLabel, rec.id)) {
+    replica_sets.push_back(rs->Parse());
+  }
+  if (Readiness rs = ReplicaSetsReadiness(dep.live, replica_sets); !rs.ready()) {
+    return Note("Deployment", FromReadiness(rs, "Deployment " + m.names.deployment));
   }
   Condition("Deployment", true, "Ready", rd.message);
   return Outcome::Done();

@@ -73,6 +73,8 @@ struct Informer::Impl {
   void ApplyEvent(const WatchEvent& event);
   void ApplyUpsert(const WatchEvent& event);
   void ApplyDelete(const WatchEvent& event);
+  // The cached form of a listed or watched object (after options.transform).
+  StatusOr<ObjectRef> Build(const Json& object) const;
   void SetResourceVersion(const std::string& rv);
   // Sleeps on the clock; false when stopping.
   bool Sleep(Millis delay);
@@ -199,7 +201,7 @@ void Informer::Impl::AddPage(const ObjectList& page,
         continue;
       }
     }
-    auto built = CachedObject::FromJson(item);
+    auto built = Build(item);
     if (!built.ok()) {
       LOG_WARN("informer {}: skipping a listed object: {}", name, built.status().ToString());
       continue;
@@ -310,8 +312,15 @@ void Informer::Impl::ApplyEvent(const WatchEvent& event) {
   SetResourceVersion(event.ResourceVersion());
 }
 
+StatusOr<ObjectRef> Informer::Impl::Build(const Json& object) const {
+  if (!options.transform) return CachedObject::FromJson(object);
+  Json copy = object;
+  options.transform(copy);
+  return CachedObject::FromJson(copy);
+}
+
 void Informer::Impl::ApplyUpsert(const WatchEvent& event) {
-  auto built = CachedObject::FromJson(event.object);
+  auto built = Build(event.object);
   if (!built.ok()) {
     LOG_WARN("informer {}: skipping a {} event: {}", name, WatchEventTypeName(event.type),
              built.status().ToString());
@@ -340,7 +349,7 @@ void Informer::Impl::ApplyDelete(const WatchEvent& event) {
   // its metadata still removes the cached one, which is then passed instead.
   ObjectRef final_state;
   std::string key;
-  if (auto built = CachedObject::FromJson(event.object); built.ok()) {
+  if (auto built = Build(event.object); built.ok()) {
     final_state = std::move(built).value();
     key = final_state->key();
   } else {

@@ -110,6 +110,10 @@ struct InformerOptions {
   Millis backoff_max{30000};
   // Server-side watch timeout per request (the server may end sooner); the watch is reopened.
   int watch_timeout_seconds = 300;
+  // Applied to every listed or watched object before it is cached and handed to handlers
+  // (client-go's SetTransform): e.g. to drop fields no reader needs. It must keep metadata's
+  // name, namespace, resourceVersion, uid, labels and deletionTimestamp. Null: objects as sent.
+  std::function<void(Json& object)> transform;
   // Label keys indexed (ByLabel); namespace/name is always indexed.
   std::vector<std::string> label_indexes = {"steward.io/project"};
   Clock* clock = nullptr;  // null = RealClock
@@ -174,9 +178,12 @@ class InformerFactory {
  public:
   InformerFactory(std::shared_ptr<Client> client, InformerOptions defaults = {});
   ~InformerFactory();
-  // The shared informer, created (not started) on first use.
+  // The shared informer, created (not started) on first use. `transform` replaces the
+  // defaults' (InformerOptions::transform) for an informer this call creates; a later call for
+  // the same (kind, namespace, selector) shares the informer as it was made.
   std::shared_ptr<Informer> For(const ResourceType& type, const std::string& ns = "",
-                                const std::string& label_selector = "");
+                                const std::string& label_selector = "",
+                                std::function<void(Json&)> transform = {});
   void StartAll();
   void StopAll();
   bool WaitForAllSynced(Millis timeout);

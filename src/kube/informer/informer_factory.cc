@@ -35,12 +35,14 @@ InformerFactory::InformerFactory(std::shared_ptr<Client> client, InformerOptions
 InformerFactory::~InformerFactory() { StopAll(); }
 
 std::shared_ptr<Informer> InformerFactory::For(const ResourceType& type, const std::string& ns,
-                                               const std::string& label_selector) {
+                                               const std::string& label_selector,
+                                               std::function<void(Json&)> transform) {
   MutexLock lock(impl_->mu);
   auto& slot = impl_->informers[Impl::Key(type, ns, label_selector)];
   if (!slot) {
     InformerOptions options = impl_->defaults;
     if (options.name.empty()) options.name = type.resource;
+    if (transform) options.transform = std::move(transform);
     slot = std::make_shared<Informer>(MakeListerWatcher(impl_->client, type, ns, label_selector),
                                       std::move(options));
   }

@@ -243,6 +243,50 @@ TEST_F(InformerTest, WatchEventsReachTheCacheAndHandlersInOrder) {
   EXPECT_EQ(stats.lists, 1u);
 }
 
+// A transform shapes what the cache keeps and the handlers get, for listed, watched and deleted
+// objects alike.
+TEST_F(InformerTest, TheTransformShapesEveryObjectBeforeItIsCached) {
+  api_->Create("ns", "listed", {}, "big");
+  auto options = Options();
+  options.transform = [](Json& o) {
+    o.erase("data");
+    o["metadata"]["annotations"]["shaped"] = "yes";
+  };
+  auto informer = Make(options);
+  Mutex mu;
+  std::vector<std::string> seen;
+  InformerHandlers h;
+  auto record = [&](const ObjectRef& o) {
+    Json j = o->Parse();
+    MutexLock lock(mu);
+    seen.push_back(o->name() + (j.contains("data") ? " data" : "") +
+                   (j["metadata"]["annotations"].value("shaped", "") == "yes" ? " shaped" : ""));
+  };
+  h.on_add = record;
+  h.on_update = [&](const ObjectRef&, const ObjectRef& o) { record(o); };
+  h.on_delete = [&](const ObjectRef& o, bool) { record(o); };
+  informer->AddHandlers(h);
+  informer->Start();
+  ASSERT_TRUE(informer->WaitForSync(seconds(10)));
+  api_->Create("ns", "watched", {{"team", "x"}}, "big");
+  api_->Update("ns", "watched", {{"team", "y"}}, "bigger");
+  api_->Delete("ns", "listed");
+  ASSERT_TRUE(Eventually([&] {
+    MutexLock lock(mu);
+    return seen.size() >= 4;
+  }));
+  {
+    MutexLock lock(mu);
+    EXPECT_THAT(seen,
+                ElementsAre("listed shaped", "watched shaped", "watched shaped", "listed shaped"));
+  }
+  ObjectRef cached = informer->Get("ns", "watched");
+  ASSERT_NE(cached, nullptr);
+  EXPECT_FALSE(cached->Parse().contains("data"));
+  EXPECT_EQ(cached->label("team"), "y");  // labels (and the index) come through
+  EXPECT_EQ(Keys(informer->ByLabel("team", "y")), std::vector<std::string>{"ns/watched"});
+}
+
 TEST_F(InformerTest, CacheIsUpdatedBeforeTheHandlerRuns) {
   auto informer = Make();
   Mutex mu;
