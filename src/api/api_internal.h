@@ -144,6 +144,7 @@ struct Waiter {
 // event, docs/api.md), rendered once by the store listener and shared by every stream, and what
 // routing it needs. Immutable once queued.
 struct StreamEvent {
+  store::RecordKind kind = store::RecordKind::kProject;
   std::string project_id;
   std::string name;  // the project's name (a purge: the name it had)
   std::string team;
@@ -168,7 +169,8 @@ struct Stream {
   // Filter: a change matches when its project's id or name equals this ("" = every project).
   // A name that does not exist yet is fine: the stream then shows the project once created.
   std::string project;
-  std::string team;  // filter; "" = every team
+  std::string team;                                                     // filter; "" = every team
+  std::optional<store::RecordKind> kind = store::RecordKind::kProject;  // nullopt: every kind
   Mutex mu;
   bool initial GUARDED_BY(mu) = false;  // began with a snapshot of the current projects
   bool live GUARDED_BY(mu) = false;     // false while the initial snapshot is being written
@@ -226,6 +228,15 @@ class Server final : public ApiServer, public net::Handler {
   void HandleMetrics(const CallPtr& call);
   void HandleList(const CallPtr& call);
   void HandleGet(const CallPtr& call);
+  // MQTT schema agents (/v1/agents): the same operations on records of RecordKind::kAgent.
+  void HandleAgentList(const CallPtr& call);
+  void HandleAgentGet(const CallPtr& call);
+  void HandleAgentPut(const CallPtr& call);
+  void HandleAgentDelete(const CallPtr& call);
+  void HandleAgentStart(const CallPtr& call);
+  void HandleAgentStop(const CallPtr& call);
+  void HandleAgentRestart(const CallPtr& call);
+  void HandleAgentHistory(const CallPtr& call);
   void HandlePut(const CallPtr& call);
   void HandleDelete(const CallPtr& call);
   void HandleStart(const CallPtr& call);
@@ -252,8 +263,13 @@ class Server final : public ApiServer, public net::Handler {
 
  private:
   friend struct ServerTestPeer;
-  using OpFn = StatusOr<store::ProjectRecord> (engine::Intents::*)(std::string_view);
-  void HandleOperation(const CallPtr& call, OpFn op);
+  using OpFn = StatusOr<store::ProjectRecord> (engine::Intents::*)(std::string_view,
+                                                                   store::RecordKind);
+  void HandleOperation(const CallPtr& call, OpFn op,
+                       store::RecordKind kind = store::RecordKind::kProject);
+  void ListRecords(const CallPtr& call, store::RecordKind kind);
+  void GetRecord(const CallPtr& call, store::RecordKind kind);
+  void History(const CallPtr& call, store::RecordKind kind);
   void HandleFlowsCommand(const CallPtr& call, const std::string& cmd);
   void HandleRestartEach(const CallPtr& call);
   // The files routes' parts (the path checked, the project found).

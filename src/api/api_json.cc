@@ -156,6 +156,7 @@ Json ProjectJson(const store::ProjectRecord& r) {
   Json spec = Json::object();
   if (auto j = ParseJson(r.spec_json); j.ok()) spec = std::move(*j);
   return Json{{"id", r.id},
+              {"kind", std::string(store::ToString(r.kind))},
               {"name", r.name},
               {"team", r.team},
               {"spec", std::move(spec)},

@@ -105,8 +105,18 @@ Server::Server(ApiOptions options, ApiDeps deps)
   add("/v1/projects/{project}/mcp/features", {{"POST", {&Server::HandleMcpFeatures}}});
   add("/v1/projects/{project}/mcp/tools/call", {{"POST", {&Server::HandleMcpToolCall}}});
   add("/v1/projects/{project}/mcp/resources/read", {{"POST", {&Server::HandleMcpResourceRead}}});
+  add("/v1/agents",
+      {{"GET",
+        {&Server::HandleAgentList, {"team", "phase", "desiredState", "limit", "continue"}}}});
+  add("/v1/agents/{agent}", {{"GET", {&Server::HandleAgentGet}},
+                             {"PUT", {&Server::HandleAgentPut, wait}},
+                             {"DELETE", {&Server::HandleAgentDelete, wait}}});
+  add("/v1/agents/{agent}/start", {{"POST", {&Server::HandleAgentStart, wait}}});
+  add("/v1/agents/{agent}/stop", {{"POST", {&Server::HandleAgentStop, wait}}});
+  add("/v1/agents/{agent}/restart", {{"POST", {&Server::HandleAgentRestart, wait}}});
+  add("/v1/agents/{agent}/history", {{"GET", {&Server::HandleAgentHistory, {"limit", "after"}}}});
   add("/v1/credentials/check", {{"POST", {&Server::HandleCredentialCheck}}});
-  add("/v1/watch", {{"GET", {&Server::HandleWatch, {"project", "team", "initial"}}}});
+  add("/v1/watch", {{"GET", {&Server::HandleWatch, {"project", "team", "initial", "kind"}}}});
 }
 
 Server::~Server() { Stop(); }
@@ -577,6 +587,8 @@ void Server::OnChange(const store::ProjectChange& change) {
   }
   StreamEvent e;
   e.project_id = change.project_id;
+  e.kind = change.record ? change.record->kind
+                         : (change.purged ? change.purged->kind : store::RecordKind::kProject);
   if (change.record) {
     e.name = change.record->name;
     e.team = change.record->team;

@@ -127,7 +127,7 @@ void Server::HandlePut(const CallPtr& call) {
   AnswerOrWait(call, put->record, status, status, wait, false);
 }
 
-void Server::HandleOperation(const CallPtr& call, OpFn op) {
+void Server::HandleOperation(const CallPtr& call, OpFn op, store::RecordKind kind) {
   std::optional<std::chrono::milliseconds> wait;
   if (!ReadWait(call, &wait)) return;
   auto body = ReadJsonBody(call, false);
@@ -136,13 +136,56 @@ void Server::HandleOperation(const CallPtr& call, OpFn op) {
     ReplyError(call, FromStatus(s));
     return;
   }
-  auto rec = (deps_.intents->*op)(call->params[0]);
+  auto rec = (deps_.intents->*op)(call->params[0], kind);
   if (!rec.ok()) {
     ReplyError(call, FromStatus(rec.error()));
     return;
   }
   AnswerOrWait(call, *rec, 202, 200, wait, op == &engine::Intents::Delete);
 }
+
+void Server::HandleAgentPut(const CallPtr& call) {
+  std::optional<std::chrono::milliseconds> wait;
+  if (!ReadWait(call, &wait)) return;
+  auto body = ReadJsonBody(call, true);
+  if (!body) return;
+  bool start = false;
+  const Json* spec = nullptr;  // points into *body
+  Status shape = [&]() -> Status {
+    ASSIGN_OR_RETURN(FieldReader f, FieldReader::Of(*body, ""));
+    RETURN_IF_ERROR(f.OnlyKnown({"spec", "start"}));
+    RETURN_IF_ERROR(f.Required("spec"));
+    RETURN_IF_ERROR(f.Object("spec", &spec));
+    return f.Bool("start", &start);
+  }();
+  if (!shape.ok()) {
+    ReplyError(call, FromStatus(shape));
+    return;
+  }
+  auto put = deps_.intents->PutAgent(call->params[0], *spec, start);
+  if (!put.ok()) {
+    ReplyError(call, FromStatus(put.error()));
+    return;
+  }
+  const int status = put->created ? 201 : 200;
+  AnswerOrWait(call, put->record, status, status, wait, false);
+}
+
+void Server::HandleAgentDelete(const CallPtr& call) {
+  HandleOperation(call, &engine::Intents::Delete, store::RecordKind::kAgent);
+}
+void Server::HandleAgentStart(const CallPtr& call) {
+  HandleOperation(call, &engine::Intents::Start, store::RecordKind::kAgent);
+}
+void Server::HandleAgentStop(const CallPtr& call) {
+  HandleOperation(call, &engine::Intents::Suspend, store::RecordKind::kAgent);
+}
+void Server::HandleAgentRestart(const CallPtr& call) {
+  HandleOperation(call, &engine::Intents::Restart, store::RecordKind::kAgent);
+}
+void Server::HandleAgentList(const CallPtr& call) { ListRecords(call, store::RecordKind::kAgent); }
+void Server::HandleAgentGet(const CallPtr& call) { GetRecord(call, store::RecordKind::kAgent); }
+void Server::HandleAgentHistory(const CallPtr& call) { History(call, store::RecordKind::kAgent); }
 
 void Server::HandleStart(const CallPtr& call) { HandleOperation(call, &engine::Intents::Start); }
 void Server::HandleSuspend(const CallPtr& call) {
@@ -186,8 +229,10 @@ void Server::HandleStackDefaults(const CallPtr& call) {
              {"properties", engine::StackPropertySchema()}});
 }
 
-void Server::HandleGet(const CallPtr& call) {
-  auto rec = deps_.intents->Find(call->params[0]);
+void Server::HandleGet(const CallPtr& call) { GetRecord(call, store::RecordKind::kProject); }
+
+void Server::GetRecord(const CallPtr& call, store::RecordKind kind) {
+  auto rec = deps_.intents->Find(call->params[0], kind);
   if (!rec.ok()) {
     ReplyError(call, FromStatus(rec.error()));
     return;
@@ -195,9 +240,12 @@ void Server::HandleGet(const CallPtr& call) {
   Reply(call, 200, ProjectJson(*rec));
 }
 
-void Server::HandleList(const CallPtr& call) {
+void Server::HandleList(const CallPtr& call) { ListRecords(call, store::RecordKind::kProject); }
+
+void Server::ListRecords(const CallPtr& call, store::RecordKind kind) {
   const net::HttpRequest& req = call->request;
   store::ListFilter filter;
+  filter.kind = kind;
   if (req.HasQuery("team")) filter.team = std::string(req.Query("team"));
   bool pending = false;
   if (req.HasQuery("phase")) {
@@ -267,7 +315,9 @@ void Server::HandleList(const CallPtr& call) {
   Reply(call, 200, Json{{"items", std::move(out)}, {"continue", next}});
 }
 
-void Server::HandleHistory(const CallPtr& call) {
+void Server::HandleHistory(const CallPtr& call) { History(call, store::RecordKind::kProject); }
+
+void Server::History(const CallPtr& call, store::RecordKind kind) {
   ErrorAnswer error;
   auto limit = IntParam(call->request, "limit", 1, 1000, 100, &error);
   if (!limit) {
@@ -280,7 +330,7 @@ void Server::HandleHistory(const CallPtr& call) {
     return;
   }
   std::string id;
-  auto rec = deps_.intents->Find(call->params[0]);
+  auto rec = deps_.intents->Find(call->params[0], kind);
   if (rec.ok()) {
     id = rec->id;
   } else if (rec.error().code() != StatusCode::kNotFound) {

@@ -8,8 +8,8 @@
 namespace steward::api {
 
 std::string ProjectEvent(const store::ProjectRecord& r) {
-  return "event: project\nid: " + std::to_string(r.version) +
-         "\ndata: " + DumpJson(ProjectJson(r)) + "\n\n";
+  return std::string(r.kind == store::RecordKind::kAgent ? "event: agent" : "event: project") +
+         "\nid: " + std::to_string(r.version) + "\ndata: " + DumpJson(ProjectJson(r)) + "\n\n";
 }
 
 std::string DeletedEvent(const std::string& id, const std::string& name, int64_t version) {
@@ -62,8 +62,22 @@ void Server::HandleWatch(const CallPtr& call) {
       return;
     }
   }
+  std::optional<store::RecordKind> kind = store::RecordKind::kProject;
+  if (req.HasQuery("kind")) {
+    std::string_view v = req.Query("kind");
+    if (v == "all") {
+      kind = std::nullopt;
+    } else if (auto parsed = store::ParseRecordKind(v)) {
+      kind = *parsed;
+    } else {
+      ReplyError(call, BadArgument("kind", "kind: must be project, agent or all (got \"" +
+                                               std::string(v) + "\")"));
+      return;
+    }
+  }
   auto s = std::make_shared<Stream>();
   s->call = call;
+  s->kind = kind;
   s->team = std::string(req.Query("team"));
   s->project = std::string(req.Query("project"));
   {
@@ -94,9 +108,11 @@ void Server::HandleWatch(const CallPtr& call) {
 
   store::ListFilter filter;
   if (!s->team.empty()) filter.team = s->team;
+  filter.kind = s->kind;
   std::vector<store::ProjectRecord> snapshot;
   if (!s->project.empty()) {
-    auto rec = deps_.intents->Find(s->project);
+    auto rec = deps_.intents->Find(s->project, s->kind.value_or(store::RecordKind::kProject));
+    if (!rec.ok() && !s->kind) rec = deps_.intents->Find(s->project, store::RecordKind::kAgent);
     if (rec.ok() && (s->team.empty() || rec->team == s->team)) snapshot.push_back(*rec);
   } else {
     auto all = deps_.store->ListProjects(filter);
@@ -165,6 +181,7 @@ void Server::FanOut(const std::vector<StreamEvent>& batch) {
     for (const StreamEvent& e : batch) {
       if (!s->project.empty() && s->project != e.project_id && s->project != e.name) continue;
       if (!s->team.empty() && s->team != e.team) continue;
+      if (s->kind && *s->kind != e.kind) continue;
       if (!s->live) {
         s->buffered.push_back(e);  // shares the text
         continue;

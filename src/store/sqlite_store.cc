@@ -72,12 +72,18 @@ CREATE TABLE hostnames (
 );
 CREATE INDEX hostnames_project ON hostnames (project_id);
 )sql",
+    // 3: records of MQTT schema agents beside projects (issue 15); every existing one is a project.
+    R"sql(
+ALTER TABLE projects ADD COLUMN kind TEXT NOT NULL DEFAULT 'project'
+  CHECK (kind IN ('project', 'agent'));
+CREATE INDEX projects_kind ON projects (kind, id);
+)sql",
 };
 constexpr int64_t kLatestVersion = std::size(kMigrations);
 
 constexpr const char* kProjectColumns =
     "id, name, team, spec_json, desired, generation, restart_epoch, status_json, phase, "
-    "observed_generation, created_ms, updated_ms, version";
+    "observed_generation, created_ms, updated_ms, version, kind";
 constexpr const char* kCredentialColumns =
     "id, project_id, token, state, created_ms, activated_ms, revoked_ms";
 constexpr const char* kHistoryColumns =
@@ -241,6 +247,7 @@ ProjectRecord ReadProject(const Statement& s) {
   r.created_ms = s.Int(10);
   r.updated_ms = s.Int(11);
   r.version = s.Int(12);
+  r.kind = ParseRecordKind(s.Text(13)).value_or(RecordKind::kProject);  // CHECKed
   return r;
 }
 
@@ -441,7 +448,7 @@ Status SqliteStore::CheckNameFree(const ProjectRecord& record) {
 
 Status SqliteStore::WriteProject(const ProjectRecord& r) {
   Statement s(db_.handle, std::string("INSERT INTO projects (") + kProjectColumns +
-                              ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+                              ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
                               "ON CONFLICT (id) DO UPDATE SET name = excluded.name, "
                               "team = excluded.team, spec_json = excluded.spec_json, "
                               "desired = excluded.desired, generation = excluded.generation, "
@@ -452,6 +459,7 @@ Status SqliteStore::WriteProject(const ProjectRecord& r) {
   s.Bind(r.id).Bind(r.name).Bind(r.team).Bind(r.spec_json).Bind(ToString(r.desired));
   s.Bind(r.generation).Bind(r.restart_epoch).Bind(r.status_json).Bind(r.phase);
   s.Bind(r.observed_generation).Bind(r.created_ms).Bind(r.updated_ms).Bind(r.version);
+  s.Bind(ToString(r.kind));  // the upsert never changes it
   s.Step();
   return db_.Check(s, "write project \"" + r.id + "\"");
 }
@@ -529,6 +537,7 @@ StatusOr<std::vector<HistoryEntry>> SqliteStore::WriteExtra(const std::string& p
 StatusOr<std::vector<ProjectRecord>> SqliteStore::ListProjects(const ListFilter& filter) {
   if (filter.limit < 0) return InvalidArgument("limit: must not be negative");
   std::string sql = std::string("SELECT ") + kProjectColumns + " FROM projects WHERE id > ?";
+  if (filter.kind) sql += " AND kind = ?";
   if (filter.team) sql += " AND team = ?";
   if (filter.phase) sql += " AND phase = ?";
   if (filter.desired) sql += " AND desired = ?";
@@ -536,6 +545,7 @@ StatusOr<std::vector<ProjectRecord>> SqliteStore::ListProjects(const ListFilter&
   MutexLock lock(mu_);
   Statement s(db_.handle, sql);
   s.Bind(filter.after_id);
+  if (filter.kind) s.Bind(ToString(*filter.kind));
   if (filter.team) s.Bind(*filter.team);
   if (filter.phase) s.Bind(*filter.phase);
   if (filter.desired) s.Bind(ToString(*filter.desired));
@@ -572,6 +582,10 @@ StatusOr<ProjectRecord> SqliteStore::MutateLocked(const ProjectRecord& before, c
   if (after.id != before.id) {
     return InvalidArgument("project \"" + before.id + "\": the id cannot change (to \"" + after.id +
                            "\")");
+  }
+  if (after.kind != before.kind) {
+    return InvalidArgument("project \"" + before.id + "\": the kind cannot change (from " +
+                           std::string(ToString(before.kind)) + ")");
   }
   if (SameIntentAndStatus(after, before) && extra.credentials.empty() && extra.history.empty() &&
       !extra.hostnames) {
@@ -690,7 +704,8 @@ StatusOr<std::map<std::string, std::string>> SqliteStore::ClaimHostnames(
 
 StatusOr<std::map<std::string, int64_t>> SqliteStore::CountByPhase() {
   MutexLock lock(mu_);
-  Statement s(db_.handle, "SELECT phase, COUNT(*) FROM projects GROUP BY phase");
+  Statement s(db_.handle,
+              "SELECT phase, COUNT(*) FROM projects WHERE kind = 'project' GROUP BY phase");
   std::map<std::string, int64_t> out;
   while (s.Step()) out[s.Text(0)] = s.Int(1);
   RETURN_IF_ERROR(db_.Check(s, "count projects by phase"));

@@ -930,7 +930,7 @@ TEST_F(SqliteStoreTest, ReopenKeepsDataAndDoesNotReapplyMigrations) {
   ASSERT_TRUE(store.MutateProject("p1", SetGeneration(3)).ok());
   std::string applied =
       RawQuery(path_, "SELECT group_concat(applied_ms) FROM schema_migrations ORDER BY version");
-  EXPECT_EQ(applied, std::to_string(kT0) + "," + std::to_string(kT0));
+  EXPECT_EQ(applied, std::to_string(kT0) + "," + std::to_string(kT0) + "," + std::to_string(kT0));
   store_.reset();
 
   clock_.Advance(std::chrono::hours(1));
@@ -941,7 +941,7 @@ TEST_F(SqliteStoreTest, ReopenKeepsDataAndDoesNotReapplyMigrations) {
   EXPECT_EQ(got->version, 2);
   EXPECT_EQ(reopened.FindCredentialByToken("tok-1")->id, "c-1");
   EXPECT_EQ(reopened.ListHistory("p1", 0, 0)->size(), 1u);
-  EXPECT_EQ(RawQuery(path_, "SELECT count(*) FROM schema_migrations"), "2");
+  EXPECT_EQ(RawQuery(path_, "SELECT count(*) FROM schema_migrations"), "3");
   EXPECT_EQ(
       RawQuery(path_, "SELECT group_concat(applied_ms) FROM schema_migrations ORDER BY version"),
       applied);
@@ -967,7 +967,7 @@ TEST_F(SqliteStoreTest, RefusesNewerSchema) {
   auto r = OpenSqliteStore(Options());
   EXPECT_EQ(r.status().code(), StatusCode::kFailedPrecondition);
   EXPECT_EQ(r.status().message(),
-            path_ + ": schema version 7 is newer than this Steward (knows up to 2)");
+            path_ + ": schema version 7 is newer than this Steward (knows up to 3)");
 }
 
 TEST_F(SqliteStoreTest, RefusesAFileThatIsNotSqlite) {
@@ -1175,12 +1175,67 @@ TEST_F(SqliteStoreTest, AVersionOneDatabaseGainsTheHostnamesTable) {
   MustCreate(Project("p1", "alpha"));
   store_.reset();
   // As a Steward of schema 1 left it.
-  RawExec(path_, "DROP TABLE hostnames; DELETE FROM schema_migrations WHERE version = 2");
+  RawExec(path_,
+          "DROP TABLE hostnames; DROP INDEX projects_kind; ALTER TABLE projects DROP COLUMN kind; "
+          "DELETE FROM schema_migrations WHERE version >= 2");
   Store& reopened = Open();
-  EXPECT_EQ(RawQuery(path_, "SELECT count(*) FROM schema_migrations"), "2");
+  EXPECT_EQ(RawQuery(path_, "SELECT count(*) FROM schema_migrations"), "3");
   ASSERT_TRUE(reopened.MutateProject("p1", ClaimHosts({"alpha.localhost"})).ok());
   EXPECT_EQ(RawQuery(path_, "SELECT project_id FROM hostnames WHERE host = 'alpha.localhost'"),
             "p1");
+}
+
+TEST_F(SqliteStoreTest, AVersionTwoDatabaseGainsKindsAndItsRecordsAreProjects) {
+  Open();
+  MustCreate(Project("p1", "alpha"));
+  store_.reset();
+  // As a Steward of schema 2 left it.
+  RawExec(path_,
+          "DROP INDEX projects_kind; ALTER TABLE projects DROP COLUMN kind; "
+          "DELETE FROM schema_migrations WHERE version = 3");
+  Store& reopened = Open();
+  EXPECT_EQ(RawQuery(path_, "SELECT count(*) FROM schema_migrations"), "3");
+  auto got = reopened.GetProject("p1");
+  ASSERT_TRUE(got.ok());
+  EXPECT_EQ(got->kind, RecordKind::kProject);
+}
+
+TEST_F(SqliteStoreTest, KindsAreKeptFilteredAndNeverChange) {
+  Store& store = Open();
+  MustCreate(Project("p1", "alpha"));
+  ProjectRecord agent = Project("a1", "mqtt-schema-agent-t-b");
+  agent.kind = RecordKind::kAgent;
+  MustCreate(agent);
+  EXPECT_EQ(store.GetProject("a1")->kind, RecordKind::kAgent);
+  EXPECT_EQ(store.GetProjectByName("alpha")->kind, RecordKind::kProject);
+  ListFilter agents;
+  agents.kind = RecordKind::kAgent;
+  auto listed = store.ListProjects(agents);
+  ASSERT_TRUE(listed.ok());
+  ASSERT_EQ(listed->size(), 1u);
+  EXPECT_EQ((*listed)[0].id, "a1");
+  EXPECT_EQ(store.ListProjects({})->size(), 2u);
+  // Metrics count projects only.
+  auto counts = store.CountByPhase();
+  ASSERT_TRUE(counts.ok());
+  int64_t total = 0;
+  for (const auto& [phase, n] : *counts) total += n;
+  EXPECT_EQ(total, 1);
+  // A record's kind is fixed at create; an upsert keeps it.
+  auto changed = store.MutateProject("a1", [](ProjectRecord& r, const auto&, Mutation&) {
+    r.kind = RecordKind::kProject;
+    return Status::Ok();
+  });
+  EXPECT_EQ(changed.status().code(), StatusCode::kInvalidArgument);
+  auto renamed = store.MutateProject("a1", [](ProjectRecord& r, const auto&, Mutation&) {
+    r.generation += 1;
+    return Status::Ok();
+  });
+  ASSERT_TRUE(renamed.ok());
+  EXPECT_EQ(store.GetProject("a1")->kind, RecordKind::kAgent);
+  // One name space for both kinds: their objects would share names.
+  ProjectRecord clash = Project("p2", "mqtt-schema-agent-t-b");
+  EXPECT_EQ(store.CreateProject(clash, {}).status().code(), StatusCode::kAlreadyExists);
 }
 
 }  // namespace

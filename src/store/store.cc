@@ -21,6 +21,15 @@ std::optional<DesiredState> ParseDesiredState(std::string_view s) {
   return std::nullopt;
 }
 
+std::string_view ToString(RecordKind k) { return k == RecordKind::kAgent ? "agent" : "project"; }
+
+std::optional<RecordKind> ParseRecordKind(std::string_view s) {
+  for (auto k : {RecordKind::kProject, RecordKind::kAgent}) {
+    if (s == ToString(k)) return k;
+  }
+  return std::nullopt;
+}
+
 std::string_view ToString(CredentialState s) {
   switch (s) {
     case CredentialState::kPending:

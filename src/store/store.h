@@ -30,9 +30,17 @@ enum class DesiredState { kRunning, kSuspended, kDeleted };
 std::string_view ToString(DesiredState s);  // "running" | "suspended" | "deleted"
 std::optional<DesiredState> ParseDesiredState(std::string_view s);
 
+// What a record manages: a Node-RED project, or an MQTT schema agent of a team broker (FlowFuse's
+// startBrokerAgent). Both have the same lifecycle (intent, generation, status, history); the
+// engine renders them differently.
+enum class RecordKind { kProject, kAgent };
+std::string_view ToString(RecordKind k);  // "project" | "agent"
+std::optional<RecordKind> ParseRecordKind(std::string_view s);
+
 struct ProjectRecord {
   std::string id;    // immutable; [a-z0-9]([-a-z0-9]*[a-z0-9])?, at most 40 characters
-  std::string name;  // 1-63 of [a-z0-9-], not starting with -; unique among stored projects
+  std::string name;  // 1-63 of [a-z0-9-], not starting with -; unique among stored records
+  RecordKind kind = RecordKind::kProject;  // set at create, never changed
   std::string team;
   std::string spec_json;  // the engine's project spec (canonical JSON)
   DesiredState desired = DesiredState::kSuspended;
@@ -91,6 +99,7 @@ struct Mutation {
 };
 
 struct ListFilter {
+  std::optional<RecordKind> kind;  // unset: records of every kind
   std::optional<std::string> team;
   std::optional<std::string> phase;
   std::optional<DesiredState> desired;
@@ -115,8 +124,8 @@ class Store {
   virtual StatusOr<ProjectRecord> GetProject(std::string_view id) = 0;  // kNotFound
   virtual StatusOr<ProjectRecord> GetProjectByName(std::string_view name) = 0;
   virtual StatusOr<std::vector<ProjectRecord>> ListProjects(const ListFilter& filter) = 0;
-  // Projects per phase ("" for those the engine has not written a status for), without reading
-  // any record: for metrics.
+  // Projects (RecordKind::kProject only) per phase ("" for those the engine has not written a
+  // status for), without reading any record: for metrics.
   virtual StatusOr<std::map<std::string, int64_t>> CountByPhase() = 0;
 
   // Inserts a new project with its first credentials and history, atomically. `record.version`,
@@ -129,9 +138,9 @@ class Store {
   // to `extra`. If `fn` fails nothing is written and its status is returned. If it changes
   // nothing and adds nothing, nothing is written (no version bump, no listener call).
   // kNotFound when the project does not exist; kAlreadyExists when a rename collides;
-  // kInvalidArgument when `fn` changed the id. Changes `fn` makes to version, created_ms and
-  // updated_ms are ignored. `fn` runs inside the transaction, under the store's lock: it must
-  // be quick and must not call the store.
+  // kInvalidArgument when `fn` changed the id or the kind. Changes `fn` makes to version,
+  // created_ms and updated_ms are ignored. `fn` runs inside the transaction, under the store's
+  // lock: it must be quick and must not call the store.
   using MutateFn = std::function<Status(
       ProjectRecord& record, const std::vector<Credential>& credentials, Mutation& extra)>;
   virtual StatusOr<ProjectRecord> MutateProject(std::string_view id, const MutateFn& fn) = 0;

@@ -11,6 +11,7 @@
 #include "common/json_access.h"
 #include "common/log.h"
 #include "engine/manifests/manifests.h"
+#include "engine/model/agent.h"
 
 namespace steward::engine {
 namespace {
@@ -84,11 +85,24 @@ std::optional<CredentialsRef> StoredCredentials(const ProjectRecord& r) {
   return spec.ok() ? spec->credentials : std::nullopt;
 }
 
+std::string_view KindWord(store::RecordKind kind) {
+  return kind == store::RecordKind::kAgent ? "agent" : "project";
+}
+
 Status RefuseIfDeleting(const ProjectRecord& r) {
   if (r.desired == DesiredState::kDeleted) {
-    return FailedPrecondition("project " + r.name + " is being deleted");
+    return FailedPrecondition(std::string(KindWord(r.kind)) + " " + r.name + " is being deleted");
   }
   return Status::Ok();
+}
+
+// A put of one kind on a name a record of the other kind holds.
+Status RefuseOtherKind(const ProjectRecord& r, store::RecordKind kind) {
+  if (r.kind == kind) return Status::Ok();
+  return AlreadyExists(
+      "name " + r.name + " is taken by " +
+      (r.kind == store::RecordKind::kAgent ? "an MQTT schema agent" : "a project") +
+      " (its objects would have the same names)");
 }
 
 }  // namespace
@@ -133,14 +147,16 @@ void Intents::Notify(const std::string& id) const {
   if (enqueue_) enqueue_(id);
 }
 
-StatusOr<ProjectRecord> Intents::Find(std::string_view id_or_name) {
-  auto by_id = store_.GetProject(id_or_name);
-  if (by_id.ok() || by_id.error().code() != StatusCode::kNotFound) return by_id;
-  auto by_name = store_.GetProjectByName(id_or_name);
-  if (!by_name.ok() && by_name.error().code() == StatusCode::kNotFound) {
-    return NotFound("project " + std::string(id_or_name) + " not found");
+StatusOr<ProjectRecord> Intents::Find(std::string_view id_or_name, store::RecordKind kind) {
+  auto found = store_.GetProject(id_or_name);
+  if (!found.ok() && found.error().code() == StatusCode::kNotFound) {
+    found = store_.GetProjectByName(id_or_name);
   }
-  return by_name;
+  if ((!found.ok() && found.error().code() == StatusCode::kNotFound) ||
+      (found.ok() && found->kind != kind)) {
+    return NotFound(std::string(KindWord(kind)) + " " + std::string(id_or_name) + " not found");
+  }
+  return found;
 }
 
 StatusOr<Intents::PutResult> Intents::Put(std::string_view name, const Json& spec_json,
@@ -169,6 +185,7 @@ StatusOr<Intents::PutResult> Intents::Put(std::string_view name, const Json& spe
     }
     auto existing = store_.GetProjectByName(name);
     if (existing.ok()) {
+      RETURN_IF_ERROR(RefuseOtherKind(*existing, store::RecordKind::kProject));
       if (!project_id.empty() && project_id != existing->id) {
         return AlreadyExists("project name " + std::string(name) + " is taken by project " +
                              existing->id);
@@ -230,6 +247,7 @@ StatusOr<Intents::PutResult> Intents::Put(std::string_view name, const Json& spe
                      " was deleted and created again while its credentials were stored; send "
                      "the request again");
     }
+    RETURN_IF_ERROR(RefuseOtherKind(r, store::RecordKind::kProject));
     RETURN_IF_ERROR(RefuseIfDeleting(r));
     ASSIGN_OR_RETURN(ProjectSpec stored, final_spec(StoredCredentials(r)));
     const std::string canonical = DumpJson(ToJson(stored));
@@ -255,9 +273,106 @@ StatusOr<Intents::PutResult> Intents::Put(std::string_view name, const Json& spe
   return PutResult{std::move(put->record), put->created, changed};
 }
 
-StatusOr<ProjectRecord> Intents::SetDesired(std::string_view id_or_name, DesiredState d,
-                                            std::string_view operation) {
-  ASSIGN_OR_RETURN(ProjectRecord found, Find(id_or_name));
+StatusOr<Intents::PutResult> Intents::PutAgent(std::string_view name, const Json& spec_json,
+                                               bool start) {
+  CredentialsInput credentials;
+  ASSIGN_OR_RETURN(AgentSpec spec, ParseAgentSpec(spec_json, "spec", &credentials));
+  ASSIGN_OR_RETURN(std::string want, AgentName(spec));
+  if (name != want) {
+    return InvalidField("name", "must be " + want +
+                                    " (mqtt-schema-agent-<team>-<broker> of spec.team and "
+                                    "spec.broker, lowercased), got " +
+                                    std::string(name));
+  }
+  // The token goes to its Secret before the intent naming it is committed (as Put does).
+  std::string agent_id;
+  bool wrote_secret = false;
+  auto existing = store_.GetProjectByName(name);
+  if (existing.ok()) {
+    RETURN_IF_ERROR(RefuseOtherKind(*existing, store::RecordKind::kAgent));
+    RETURN_IF_ERROR(RefuseIfDeleting(*existing));
+    agent_id = existing->id;
+  } else if (existing.error().code() != StatusCode::kNotFound) {
+    return existing.error();
+  } else {
+    agent_id = NewProjectId();
+  }
+  if (credentials.mode == CredentialsInput::Mode::kSupplied) {
+    if (vault_ == nullptr) {
+      return FailedPrecondition(
+          "spec.credentials: an agent's token needs the engine's Kubernetes client, which this "
+          "Steward does not have");
+    }
+    ASSIGN_OR_RETURN(wrote_secret, vault_->Put(agent_id, std::string(name), credentials.values));
+  }
+  const std::vector<std::string> claims = {"Deployment/" + want, "Service/" + want};
+  bool changed = false;
+  auto create = [&](ProjectRecord& r, store::Mutation& m) -> Status {
+    if (!spec.credentials) {
+      return InvalidField("spec.credentials.token",
+                          "is required to create an agent: it runs with the token its platform "
+                          "issues");
+    }
+    if (credentials.mode == CredentialsInput::Mode::kFingerprint) {
+      return InvalidField("spec.credentials.fingerprint",
+                          "is not the agent's current token (it has none yet: send the token)");
+    }
+    r.id = agent_id;
+    r.kind = store::RecordKind::kAgent;
+    r.team = spec.team;
+    r.spec_json = DumpJson(ToJson(spec));
+    r.desired = start ? DesiredState::kRunning : DesiredState::kSuspended;
+    r.generation = 1;
+    m.history.push_back(Operation(start ? "create+start" : "create", 1, ToJson(spec)));
+    m.hostnames = claims;
+    changed = true;
+    return Status::Ok();
+  };
+  auto update = [&](ProjectRecord& r, const auto&, store::Mutation& m) -> Status {
+    RETURN_IF_ERROR(RefuseOtherKind(r, store::RecordKind::kAgent));
+    if (r.id != agent_id) {
+      return Aborted("agent " + std::string(name) +
+                     " was deleted and created again while its token was stored; send the "
+                     "request again");
+    }
+    RETURN_IF_ERROR(RefuseIfDeleting(r));
+    AgentSpec stored = spec;
+    auto current_json = ParseJson(r.spec_json);
+    auto current = current_json.ok() ? ParseAgentSpec(*current_json)
+                                     : StatusOr<AgentSpec>(current_json.error());
+    const std::optional<CredentialsRef> held =
+        current.ok() ? current->credentials : std::optional<CredentialsRef>();
+    if (credentials.mode == CredentialsInput::Mode::kKeep) stored.credentials = held;
+    if (credentials.mode == CredentialsInput::Mode::kFingerprint && held != credentials.ref) {
+      return InvalidField("spec.credentials.fingerprint",
+                          "is not the agent's current token (send the token to change it)");
+    }
+    const std::string canonical = DumpJson(ToJson(stored));
+    const bool want_start = start && r.desired != DesiredState::kRunning;
+    if (r.spec_json == canonical && !want_start) return Status::Ok();
+    changed = true;
+    r.spec_json = canonical;
+    r.team = stored.team;
+    if (want_start) r.desired = DesiredState::kRunning;
+    ++r.generation;
+    MarkAccepted(r);
+    m.hostnames = claims;
+    m.history.push_back(
+        Operation(want_start ? "update+start" : "update", r.generation, ToJson(stored)));
+    return Status::Ok();
+  };
+  auto put = store_.UpsertProjectByName(name, create, update);
+  if (!put.ok()) {
+    if (wrote_secret) vault_->Discard(agent_id, credentials.ref.fingerprint);
+    return put.error();
+  }
+  if (changed) Notify(put->record.id);
+  return PutResult{std::move(put->record), put->created, changed};
+}
+
+StatusOr<ProjectRecord> Intents::SetDesired(std::string_view id_or_name, store::RecordKind kind,
+                                            DesiredState d, std::string_view operation) {
+  ASSIGN_OR_RETURN(ProjectRecord found, Find(id_or_name, kind));
   bool changed = false;
   ASSIGN_OR_RETURN(ProjectRecord rec,
                    store_.MutateProject(
@@ -275,38 +390,38 @@ StatusOr<ProjectRecord> Intents::SetDesired(std::string_view id_or_name, Desired
   return rec;
 }
 
-StatusOr<ProjectRecord> Intents::Start(std::string_view id_or_name) {
-  return SetDesired(id_or_name, DesiredState::kRunning, "start");
+StatusOr<ProjectRecord> Intents::Start(std::string_view id_or_name, store::RecordKind kind) {
+  return SetDesired(id_or_name, kind, DesiredState::kRunning, "start");
 }
-StatusOr<ProjectRecord> Intents::Suspend(std::string_view id_or_name) {
-  return SetDesired(id_or_name, DesiredState::kSuspended, "suspend");
+StatusOr<ProjectRecord> Intents::Suspend(std::string_view id_or_name, store::RecordKind kind) {
+  return SetDesired(id_or_name, kind, DesiredState::kSuspended, "suspend");
 }
-StatusOr<ProjectRecord> Intents::Delete(std::string_view id_or_name) {
-  return SetDesired(id_or_name, DesiredState::kDeleted, "delete");
+StatusOr<ProjectRecord> Intents::Delete(std::string_view id_or_name, store::RecordKind kind) {
+  return SetDesired(id_or_name, kind, DesiredState::kDeleted, "delete");
 }
 
-StatusOr<ProjectRecord> Intents::Restart(std::string_view id_or_name) {
-  ASSIGN_OR_RETURN(ProjectRecord found, Find(id_or_name));
-  ASSIGN_OR_RETURN(
-      ProjectRecord rec,
-      store_.MutateProject(
-          found.id, [&](ProjectRecord& r, const auto&, store::Mutation& m) -> Status {
-            RETURN_IF_ERROR(RefuseIfDeleting(r));
-            if (r.desired != DesiredState::kRunning) {
-              return FailedPrecondition("project " + r.name + " is not running; start it instead");
-            }
-            ++r.restart_epoch;
-            ++r.generation;
-            MarkAccepted(r);
-            m.history.push_back(Operation("restart", r.generation));
-            return Status::Ok();
-          }));
+StatusOr<ProjectRecord> Intents::Restart(std::string_view id_or_name, store::RecordKind kind) {
+  ASSIGN_OR_RETURN(ProjectRecord found, Find(id_or_name, kind));
+  ASSIGN_OR_RETURN(ProjectRecord rec,
+                   store_.MutateProject(
+                       found.id, [&](ProjectRecord& r, const auto&, store::Mutation& m) -> Status {
+                         RETURN_IF_ERROR(RefuseIfDeleting(r));
+                         if (r.desired != DesiredState::kRunning) {
+                           return FailedPrecondition(std::string(KindWord(r.kind)) + " " + r.name +
+                                                     " is not running; start it instead");
+                         }
+                         ++r.restart_epoch;
+                         ++r.generation;
+                         MarkAccepted(r);
+                         m.history.push_back(Operation("restart", r.generation));
+                         return Status::Ok();
+                       }));
   Notify(rec.id);
   return rec;
 }
 
-StatusOr<ProjectRecord> Intents::Rotate(std::string_view id_or_name) {
-  ASSIGN_OR_RETURN(ProjectRecord found, Find(id_or_name));
+StatusOr<ProjectRecord> Intents::Rotate(std::string_view id_or_name, store::RecordKind kind) {
+  ASSIGN_OR_RETURN(ProjectRecord found, Find(id_or_name, kind));
   ASSIGN_OR_RETURN(
       ProjectRecord rec,
       store_.MutateProject(
@@ -314,7 +429,7 @@ StatusOr<ProjectRecord> Intents::Rotate(std::string_view id_or_name) {
           [&](ProjectRecord& r, const std::vector<store::Credential>& creds,
               store::Mutation& m) -> Status {
             RETURN_IF_ERROR(RefuseIfDeleting(r));
-            if (StoredCredentials(r)) {
+            if (r.kind == store::RecordKind::kAgent || StoredCredentials(r)) {
               return FailedPrecondition(
                   "project " + r.name +
                   " runs with credentials the platform supplied (spec.credentials); put new ones "

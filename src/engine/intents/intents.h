@@ -56,18 +56,33 @@ class Intents {
   StatusOr<PutResult> Put(std::string_view name, const Json& spec_json, std::string_view id = "",
                           bool start = false);
 
-  // Each returns the record after the commit; its generation is the one to wait for. Start on a
+  // Creates or replaces an MQTT schema agent (engine/model/agent.h) named `name`, which must be
+  // AgentName(spec). The first put must carry the token (spec.credentials.token), written to its
+  // Secret before the intent is committed, as Put does with supplied project credentials; later
+  // puts without credentials keep it. Claims Deployment/<name> and Service/<name>. Otherwise as
+  // Put: idempotent, one transaction, kInvalidArgument naming the field, kAlreadyExists when the
+  // name is a project's (records of both kinds share one name space: their objects would).
+  StatusOr<PutResult> PutAgent(std::string_view name, const Json& spec_json, bool start = false);
+
+  // Each returns the record after the commit; its generation is the one to wait for.
+  // `kind`: the record must be of this kind (a project's name is unknown to the agents' routes
+  // and the other way round: kNotFound). Start on a
   // running project, suspend on a suspended one: no change, same generation. kNotFound for an
   // unknown project; kFailedPrecondition for a project being deleted.
-  StatusOr<store::ProjectRecord> Start(std::string_view id_or_name);
-  StatusOr<store::ProjectRecord> Suspend(std::string_view id_or_name);
+  StatusOr<store::ProjectRecord> Start(std::string_view id_or_name,
+                                       store::RecordKind kind = store::RecordKind::kProject);
+  StatusOr<store::ProjectRecord> Suspend(std::string_view id_or_name,
+                                         store::RecordKind kind = store::RecordKind::kProject);
   // Rolls the pods (new restart epoch). kFailedPrecondition when the project is not to run.
-  StatusOr<store::ProjectRecord> Restart(std::string_view id_or_name);
+  StatusOr<store::ProjectRecord> Restart(std::string_view id_or_name,
+                                         store::RecordKind kind = store::RecordKind::kProject);
   // New pending credentials; the engine activates them once pods holding them are ready, and
   // then revokes every older one. A second rotate while one is pending adds a newer pending
   // credential; the older stays valid until then (pods of the unfinished rollout may hold it).
-  StatusOr<store::ProjectRecord> Rotate(std::string_view id_or_name);
-  StatusOr<store::ProjectRecord> Delete(std::string_view id_or_name);
+  StatusOr<store::ProjectRecord> Rotate(std::string_view id_or_name,
+                                        store::RecordKind kind = store::RecordKind::kProject);
+  StatusOr<store::ProjectRecord> Delete(std::string_view id_or_name,
+                                        store::RecordKind kind = store::RecordKind::kProject);
   // Gives the project another name, keeping its id, PVC, credentials and history (FlowFuse:
   // stop, rename, start). Only while it is suspended and Suspended (nothing named after the old
   // name runs): kFailedPrecondition otherwise. kInvalidArgument for a bad name, kAlreadyExists
@@ -75,7 +90,8 @@ class Intents {
   // same name again changes nothing. A new generation; the next start renders the new names.
   StatusOr<store::ProjectRecord> Rename(std::string_view id_or_name, std::string_view new_name);
 
-  StatusOr<store::ProjectRecord> Find(std::string_view id_or_name);
+  StatusOr<store::ProjectRecord> Find(std::string_view id_or_name,
+                                      store::RecordKind kind = store::RecordKind::kProject);
 
   // Claims the hostnames of projects that hold none (stored by a Steward from before hostnames
   // were claimed), in one transaction. A hostname another project already holds stays that
@@ -85,8 +101,8 @@ class Intents {
   StatusOr<CredentialCheck> CheckCredential(std::string_view token);
 
  private:
-  StatusOr<store::ProjectRecord> SetDesired(std::string_view id_or_name, store::DesiredState d,
-                                            std::string_view operation);
+  StatusOr<store::ProjectRecord> SetDesired(std::string_view id_or_name, store::RecordKind kind,
+                                            store::DesiredState d, std::string_view operation);
   void Notify(const std::string& id) const;
 
   store::Store& store_;

@@ -359,7 +359,7 @@ TEST_F(IntentsTest, EveryOperationOnADeletingProjectIsFailedPrecondition) {
 TEST_F(IntentsTest, UnknownProjectIsNotFoundForEveryOperation) {
   for (auto op : {&Intents::Start, &Intents::Suspend, &Intents::Restart, &Intents::Rotate,
                   &Intents::Delete, &Intents::Find}) {
-    auto r = (intents_.get()->*op)("ghost");
+    auto r = (intents_.get()->*op)("ghost", store::RecordKind::kProject);
     ASSERT_FALSE(r.ok());
     EXPECT_EQ(r.error().code(), StatusCode::kNotFound);
     EXPECT_THAT(r.error().message(), HasSubstr("ghost"));

@@ -505,6 +505,82 @@ Manifests Render(const RenderInput& in) {
   return m;
 }
 
+AgentManifests RenderAgent(std::string_view id, std::string_view name, const EngineConfig* config,
+                           const AgentSpec& spec, int64_t restart_epoch) {
+  RenderInput in;
+  in.id = std::string(id);
+  in.name = std::string(name);
+  in.config = config;
+  const EngineConfig& c = ConfigOf(in);
+  AgentManifests m;
+  m.name = std::string(name);
+  StringMap labels = LabelsFor(in);
+  labels[std::string(kNameLabel)] = "mqtt-schema-agent";
+  labels["team"] = spec.team;
+  labels["broker"] = spec.broker;
+  labels["mqttSchemaAgent"] = "true";
+  StringMap pod_labels = labels;
+  pod_labels["name"] = m.name;  // the driver's selector label
+
+  Json env = Json::array();
+  for (const auto& [k, v] : AgentEnv(c, spec)) env.push_back(PlainEnv(k, v));
+  if (spec.credentials) {
+    m.secret = SuppliedSecretName(id, spec.credentials->fingerprint);
+    env.push_back(SecretEnv("FORGE_TEAM_TOKEN", m.secret, "FORGE_TEAM_TOKEN"));
+  }
+  const Json limits = {{"cpu", "100m"}, {"memory", "128Mi"}};
+  Json container = {
+      {"name", "mqtt-schema-agent"},
+      {"image", c.mqtt_schema_container},
+      {"imagePullPolicy", "Always"},
+      {"env", std::move(env)},
+      {"ports",
+       Json::array({{{"name", "web"}, {"containerPort", kAgentPort}, {"protocol", "TCP"}}})},
+      {"resources", {{"requests", limits}, {"limits", limits}}},
+  };
+  if (!c.container_security_context.is_null()) {
+    container["securityContext"] = c.container_security_context;
+  }
+  Json pod_spec = {{"enableServiceLinks", false}, {"containers", Json::array({container})}};
+  if (!c.scheduler_name.empty()) pod_spec["schedulerName"] = c.scheduler_name;
+  if (!c.node_selector.empty()) pod_spec["nodeSelector"] = ToJsonMap(c.node_selector);
+  if (!c.image_pull_secrets.empty()) {
+    Json refs = Json::array();
+    for (const auto& s : c.image_pull_secrets) refs.push_back({{"name", s}});
+    pod_spec["imagePullSecrets"] = std::move(refs);
+  }
+  const StringMap pod_annotations = {
+      {std::string(kRestartAnnotation), std::to_string(restart_epoch)},
+      {std::string(kCredentialAnnotation),
+       spec.credentials ? std::string(kSuppliedCredentialPrefix) + spec.credentials->fingerprint
+                        : std::string()}};
+
+  m.deployment = NewObject("apps/v1", "Deployment", Metadata(in, m.name, {}, labels));
+  m.deployment["spec"] = {
+      {"replicas", 1},
+      {"selector", {{"matchLabels", Selector(in)}}},
+      {"revisionHistoryLimit", 3},
+      {"progressDeadlineSeconds", c.progress_deadline_seconds},
+      {"strategy",
+       {{"type", "RollingUpdate"}, {"rollingUpdate", {{"maxSurge", 1}, {"maxUnavailable", 0}}}}},
+      {"template",
+       {{"metadata",
+         {{"labels", ToJsonMap(pod_labels)}, {"annotations", ToJsonMap(pod_annotations)}}},
+        {"spec", std::move(pod_spec)}}},
+  };
+  m.service = NewObject("v1", "Service", Metadata(in, m.name, {}, labels));
+  m.service["spec"] = {
+      {"type", "ClusterIP"},
+      {"selector", Selector(in)},
+      {"ports",
+       Json::array(
+           {{{"name", "web"}, {"port", kAgentPort}, {"targetPort", "web"}, {"protocol", "TCP"}}})},
+  };
+  Seal(m.deployment);
+  Seal(m.service);
+  return m;
+}
+
 std::string SpecHash(const Json& object) {
   if (!object.is_object()) return Sha256Hex(DumpJson(object));
   Json copy = object;

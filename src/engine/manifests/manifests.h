@@ -36,6 +36,7 @@
 #include <string_view>
 
 #include "common/json.h"
+#include "engine/model/agent.h"
 #include "engine/model/project.h"
 
 namespace steward::engine {
@@ -112,6 +113,24 @@ Manifests Render(const RenderInput& in);
 // `name`, in the config's namespace; spec-hash annotation set.
 Json RenderSuppliedSecret(std::string_view id, std::string_view name, const EngineConfig* config,
                           const SuppliedCredentials& values, int64_t supplied_at_ms);
+
+// An MQTT schema agent's objects (engine/model/agent.h), as FlowFuse's driver renders them:
+// a Deployment of one pod (container "mqtt-schema-agent", image config.mqtt_schema_container,
+// imagePullPolicy Always, 100m/128Mi requested and limited, port "web" 3500; env AgentEnv and
+// FORGE_TEAM_TOKEN from the supplied Secret by secretKeyRef; the config's nodeSelector,
+// schedulerName, imagePullSecrets and container security context) and a ClusterIP Service on
+// port "web" 3500. Both carry the driver's labels (name, team, broker, mqttSchemaAgent=true)
+// beside Steward's (the project label holds the agent's record id) and the config's labels;
+// both are named `name` (AgentName) and sealed with the spec-hash annotation.
+struct AgentManifests {
+  std::string name;
+  std::string secret;  // the supplied Secret the pod reads (SuppliedSecretName); "" when none
+  Json deployment;
+  Json service;
+};
+inline constexpr int kAgentPort = 3500;
+AgentManifests RenderAgent(std::string_view id, std::string_view name, const EngineConfig* config,
+                           const AgentSpec& spec, int64_t restart_epoch);
 
 // Hash of what Steward controls in an object (labels, annotations other than the hash itself,
 // and spec / data / the fields Steward sets); hex, stable across runs and platforms.

@@ -99,6 +99,7 @@ StatusOr<EngineConfig> ParseEngineConfig(const Json& j, std::string_view path) {
                                "logPassthrough",
                                "timeZone",
                                "progressDeadlineSeconds",
+                               "mqttSchemaContainer",
                                "requireIngressAddress",
                                "httpProbe",
                                "httpProbeAddress",
@@ -176,6 +177,8 @@ StatusOr<EngineConfig> ParseEngineConfig(const Json& j, std::string_view path) {
   RETURN_IF_ERROR(f.String("timeZone", &c.time_zone));
   RETURN_IF_ERROR(CheckTimeZone(c.time_zone, f.PathOf("timeZone")));
   RETURN_IF_ERROR(f.Int("progressDeadlineSeconds", 1, 86400, &c.progress_deadline_seconds));
+  RETURN_IF_ERROR(f.String("mqttSchemaContainer", &c.mqtt_schema_container));
+  RETURN_IF_ERROR(internal::CheckImage(c.mqtt_schema_container, f.PathOf("mqttSchemaContainer")));
 
   RETURN_IF_ERROR(f.Bool("requireIngressAddress", &c.require_ingress_address));
   RETURN_IF_ERROR(f.Bool("httpProbe", &c.http_probe));

@@ -54,7 +54,11 @@ constexpr std::array<std::string_view, 7> kKnownKeys = {
     "FORGE_BROKER_PASSWORD", "FORGE_BROKER_URL", "FORGE_BROKER_USERNAME", "FORGE_CLIENT_ID",
     "FORGE_CLIENT_SECRET",   "FORGE_NR_SECRET",  "FORGE_PROJECT_TOKEN"};
 
-Status ParseFingerprint(const FieldReader& f, CredentialsRef* ref) {
+constexpr std::array<std::string_view, 1> kAgentKeys = {"FORGE_TEAM_TOKEN"};
+
+template <size_t N>
+Status ParseFingerprint(const FieldReader& f, const std::array<std::string_view, N>& known,
+                        CredentialsRef* ref) {
   RETURN_IF_ERROR(f.OnlyKnown({"fingerprint", "keys"}));
   RETURN_IF_ERROR(f.String("fingerprint", &ref->fingerprint));
   if (ref->fingerprint.size() != kFingerprintDigits || !IsHex(ref->fingerprint)) {
@@ -67,8 +71,8 @@ Status ParseFingerprint(const FieldReader& f, CredentialsRef* ref) {
   for (size_t i = 0; i < keys->size(); ++i) {
     const Json& k = (*keys)[i];
     const std::string p = IndexPath(f.PathOf("keys"), i);
-    if (!k.is_string() || std::find(kKnownKeys.begin(), kKnownKeys.end(),
-                                    k.get_ref<const std::string&>()) == kKnownKeys.end()) {
+    if (!k.is_string() ||
+        std::find(known.begin(), known.end(), k.get_ref<const std::string&>()) == known.end()) {
       return InvalidField(p, "must be one of the FORGE_* names of supplied credentials");
     }
     ref->keys.push_back(k.get<std::string>());
@@ -126,7 +130,7 @@ Status ParseCredentials(const Json& j, std::string path, CredentialsInput* input
       return InvalidField(path, "give either the values or the fingerprint, not both");
     }
     CredentialsRef ref;
-    RETURN_IF_ERROR(ParseFingerprint(f, &ref));
+    RETURN_IF_ERROR(ParseFingerprint(f, kKnownKeys, &ref));
     if (input != nullptr) {
       input->mode = CredentialsInput::Mode::kFingerprint;
       input->ref = ref;
@@ -145,6 +149,35 @@ Status ParseCredentials(const Json& j, std::string path, CredentialsInput* input
   }
   input->mode = CredentialsInput::Mode::kSupplied;
   RETURN_IF_ERROR(ParseValues(f, &input->values));
+  input->ref = input->values.Ref();
+  *out = input->ref;
+  return Status::Ok();
+}
+
+Status ParseAgentCredentials(const Json& j, std::string path, CredentialsInput* input,
+                             std::optional<CredentialsRef>* out) {
+  ASSIGN_OR_RETURN(FieldReader f, FieldReader::Of(j, path));
+  if (f.Find("fingerprint") != nullptr || f.Find("keys") != nullptr) {
+    if (f.Find("token") != nullptr) {
+      return InvalidField(path, "give either the token or the fingerprint, not both");
+    }
+    CredentialsRef ref;
+    RETURN_IF_ERROR(ParseFingerprint(f, kAgentKeys, &ref));
+    if (input != nullptr) {
+      input->mode = CredentialsInput::Mode::kFingerprint;
+      input->ref = ref;
+    }
+    *out = std::move(ref);
+    return Status::Ok();
+  }
+  RETURN_IF_ERROR(f.OnlyKnown({"token"}));
+  if (f.Find("token") == nullptr) {
+    return InvalidField(f.PathOf("token"),
+                        "is required: an agent runs with the token its platform issues");
+  }
+  if (input == nullptr) return InvalidField(path, "holds a token, which is never stored");
+  input->mode = CredentialsInput::Mode::kSupplied;
+  RETURN_IF_ERROR(ReadSecretValue(f, "token", true, &input->values.env["FORGE_TEAM_TOKEN"]));
   input->ref = input->values.Ref();
   *out = input->ref;
   return Status::Ok();

@@ -207,6 +207,8 @@ struct EngineConfig {
       false;  // FORGE_LOG_PASSTHROUGH=true: the launcher copies NR's log to stdout
   std::string time_zone = "Europe/London";
   int progress_deadline_seconds = 600;
+  // The image of MQTT schema agents (FlowFuse's driver option mqttSchemaContainer).
+  std::string mqtt_schema_container = "flowfuse/mqtt-schema-agent";
 
   // Readiness and behaviour.
   bool require_ingress_address = true;  // wait for Ingress status.loadBalancer

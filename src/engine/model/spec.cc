@@ -28,19 +28,6 @@ std::optional<UrlParts> SplitInstanceUrl(std::string_view url) {
 
 namespace {
 
-Status CheckTeam(std::string_view team, std::string_view path) {
-  if (team.empty() || team.size() > 63) {
-    return InvalidField(path,
-                        "must be 1 to 63 characters (got " + std::to_string(team.size()) + ")");
-  }
-  for (char c : team) {
-    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-              c == '_' || c == '-';
-    if (!ok) return InvalidField(path, "must consist of letters, digits, '_' and '-'");
-  }
-  return Status::Ok();
-}
-
 Status CheckCustomHostname(std::string_view host, std::string_view path) {
   if (host.empty()) return Status::Ok();
   for (char c : host) {
@@ -106,7 +93,7 @@ StatusOr<ProjectSpec> ParseProjectSpec(const Json& j, std::string_view path,
   ProjectSpec spec;
   if (f.Find("team") == nullptr) return InvalidField(f.PathOf("team"), "is required");
   RETURN_IF_ERROR(f.String("team", &spec.team));
-  RETURN_IF_ERROR(CheckTeam(spec.team, f.PathOf("team")));
+  RETURN_IF_ERROR(internal::CheckTeam(spec.team, f.PathOf("team")));
 
   if (const Json* stack = f.Find("stack")) {
     RETURN_IF_ERROR(internal::ParseStack(*stack, f.PathOf("stack"), &spec.stack));
@@ -226,4 +213,20 @@ Json ToJson(const ProjectSpec& spec) {
   return j;
 }
 
+namespace internal {
+
+Status CheckTeam(std::string_view team, std::string_view path) {
+  if (team.empty() || team.size() > 63) {
+    return InvalidField(path,
+                        "must be 1 to 63 characters (got " + std::to_string(team.size()) + ")");
+  }
+  for (char c : team) {
+    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+              c == '_' || c == '-';
+    if (!ok) return InvalidField(path, "must consist of letters, digits, '_' and '-'");
+  }
+  return Status::Ok();
+}
+
+}  // namespace internal
 }  // namespace steward::engine

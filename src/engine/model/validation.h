@@ -40,6 +40,8 @@ Status CheckLabels(const StringMap& labels, std::string_view path, bool refuse_r
 Status CheckAnnotations(const StringMap& annotations, std::string_view path);
 Status CheckHttpUrl(std::string_view url, std::string_view path);
 Status CheckHostPort(std::string_view address, std::string_view path);
+// A FlowFuse team (or broker) hashid: 1..63 of [A-Za-z0-9_-].
+Status CheckTeam(std::string_view team, std::string_view path);
 
 // Shared sections. Fields absent from the JSON keep *out's current values.
 Status ParseStack(const Json& j, std::string path, Stack* out);
@@ -47,6 +49,10 @@ Status ParseStack(const Json& j, std::string path, Stack* out);
 // JSON, where values are refused) gets the mode and the values.
 Status ParseCredentials(const Json& j, std::string path, CredentialsInput* input,
                         std::optional<CredentialsRef>* out);
+// An agent's spec.credentials: {"token"} (FORGE_TEAM_TOKEN) in a request, or the fingerprint
+// form; {} is refused (an agent runs only with the token its platform issues).
+Status ParseAgentCredentials(const Json& j, std::string path, CredentialsInput* input,
+                             std::optional<CredentialsRef>* out);
 // `size_required`: the spec's storage needs a size; the config's has a default.
 Status ParseStorage(const Json& j, std::string path, bool size_required, StorageSpec* out);
 Status ParseProbes(const Json& j, std::string path, std::optional<Json>* liveness,

@@ -269,8 +269,10 @@ struct Reconciler::Run {
   // → credentials: the first step not done ends the run with its outcome.
   Outcome Provision(const Manifests& m, const std::vector<store::Credential>& creds);
   Outcome ProvisionStorage(const Manifests& m);  // Secret, then the PVC when there is one
-  Outcome ProvisionDeployment(const Manifests& m);
-  Outcome ProvisionService(const Manifests& m);
+  Outcome ProvisionDeployment(const Json& deployment, const std::string& name);
+  Outcome ProvisionService(const Json& service, const std::string& name);
+  // An MQTT schema agent: its token's Secret there, Deployment, Service, older tokens gone.
+  Outcome ProvisionAgent(const AgentManifests& m);
   Outcome ProvisionIngresses(const Manifests& m);  // the main one; the custom one or its absence
   Outcome Probe();
   // Every object is ready at this generation. Pending credentials become active once every
@@ -509,9 +511,9 @@ Reconciler::Outcome Reconciler::Run::Provision(const Manifests& m,
     o = RemoveSuppliedSecrets(SuppliedSecretName(rec.id, spec.credentials->fingerprint));
     if (!o.done()) return Note("Credentials", o);
   }
-  o = ProvisionDeployment(m);
+  o = ProvisionDeployment(m.deployment, m.names.deployment);
   if (!o.done()) return o;
-  o = ProvisionService(m);
+  o = ProvisionService(m.service, m.names.service);
   if (!o.done()) return o;
   o = ProvisionIngresses(m);
   if (!o.done()) return o;
@@ -542,8 +544,26 @@ Reconciler::Outcome Reconciler::Run::ProvisionStorage(const Manifests& m) {
   return Outcome::Done();
 }
 
-Reconciler::Outcome Reconciler::Run::ProvisionDeployment(const Manifests& m) {
-  auto dep = Ensure(kDeployment, m.deployment);
+Reconciler::Outcome Reconciler::Run::ProvisionAgent(const AgentManifests& m) {
+  if (!spec.credentials) {
+    return Note("Credentials", Outcome::Failed("NoCredentials", "agent " + rec.name +
+                                                                    " has no token: put one in "
+                                                                    "spec.credentials.token"));
+  }
+  Outcome o = SuppliedCredentialsPresent();
+  if (!o.done()) return o;
+  o = RemoveSuppliedSecrets(m.secret);
+  if (!o.done()) return Note("Credentials", o);
+  o = ProvisionDeployment(m.deployment, m.name);
+  if (!o.done()) return o;
+  o = ProvisionService(m.service, m.name);
+  if (!o.done()) return o;
+  return PromoteCredentials({});
+}
+
+Reconciler::Outcome Reconciler::Run::ProvisionDeployment(const Json& deployment,
+                                                         const std::string& name) {
+  auto dep = Ensure(kDeployment, deployment);
   if (!dep.outcome.done()) return Note("Deployment", dep.outcome);
   std::vector<Json> pods;
   for (const auto& p : r.observer_.ByLabel(kPod, kProjectLabel, rec.id)) {
@@ -552,7 +572,7 @@ Reconciler::Outcome Reconciler::Run::ProvisionDeployment(const Manifests& m) {
   Readiness rd = DeploymentReadiness(dep.live);
   if (!rd.ready()) {
     std::string detail = PodFailureDetail(pods);
-    Outcome o = FromReadiness(rd, "Deployment " + m.names.deployment);
+    Outcome o = FromReadiness(rd, "Deployment " + name);
     if (!detail.empty()) o.message += " (pod: " + detail + ")";
     return Note("Deployment", o);
   }
@@ -561,21 +581,22 @@ Reconciler::Outcome Reconciler::Run::ProvisionDeployment(const Manifests& m) {
     replica_sets.push_back(rs->Parse());
   }
   if (Readiness rs = ReplicaSetsReadiness(dep.live, replica_sets); !rs.ready()) {
-    return Note("Deployment", FromReadiness(rs, "Deployment " + m.names.deployment));
+    return Note("Deployment", FromReadiness(rs, "Deployment " + name));
   }
   Condition("Deployment", true, "Ready", rd.message);
   return Outcome::Done();
 }
 
-Reconciler::Outcome Reconciler::Run::ProvisionService(const Manifests& m) {
-  auto svc = Ensure(kService, m.service);
+Reconciler::Outcome Reconciler::Run::ProvisionService(const Json& service,
+                                                      const std::string& name) {
+  auto svc = Ensure(kService, service);
   if (!svc.outcome.done()) return Note("Service", svc.outcome);
   std::vector<Json> slices;
-  for (const auto& s : r.observer_.ByLabel(kSlice, "kubernetes.io/service-name", m.names.service)) {
+  for (const auto& s : r.observer_.ByLabel(kSlice, "kubernetes.io/service-name", name)) {
     slices.push_back(s->Parse());
   }
   Readiness rd = ServiceReadiness(svc.live, slices);
-  if (!rd.ready()) return Note("Service", FromReadiness(rd, "Service " + m.names.service));
+  if (!rd.ready()) return Note("Service", FromReadiness(rd, "Service " + name));
   Condition("Service", true, "Ready", rd.message);
   return Outcome::Done();
 }
@@ -747,11 +768,13 @@ Status Reconciler::Run::ActivateCredential(const std::string& pending_id) {
 }
 
 Reconciler::Outcome Reconciler::Run::Teardown(const ObjectNames& names) {
-  Outcome custom = EnsureGone(kIngress, names.custom_ingress);
-  Outcome main = EnsureGone(kIngress, names.ingress);
-  if (!custom.done()) return Note("CustomIngress", custom);
-  if (!main.done()) return Note("Ingress", main);
-  Condition("Ingress", true, "Gone", "Ingresses gone");
+  if (!names.ingress.empty()) {  // an agent has none
+    Outcome custom = EnsureGone(kIngress, names.custom_ingress);
+    Outcome main = EnsureGone(kIngress, names.ingress);
+    if (!custom.done()) return Note("CustomIngress", custom);
+    if (!main.done()) return Note("Ingress", main);
+    Condition("Ingress", true, "Gone", "Ingresses gone");
+  }
   Outcome svc = EnsureGone(kService, names.service);
   if (!svc.done()) return Note("Service", svc);
   Condition("Service", true, "Gone", "Service " + names.service + " gone");
@@ -769,6 +792,7 @@ Reconciler::Outcome Reconciler::Run::Teardown(const ObjectNames& names) {
   // driver deletes them on suspend.
   if (!tls_secrets_gone) {
     for (const std::string& tls : {names.tls, names.custom_tls}) {
+      if (tls.empty()) continue;
       Outcome o = RemoveTlsSecret(tls);
       if (!o.done()) return Note("TLSSecrets", o);
     }
@@ -801,10 +825,12 @@ Reconciler::Outcome Reconciler::Run::RemoveTlsSecret(const std::string& name) {
 }
 
 Reconciler::Outcome Reconciler::Run::Remove(const ObjectNames& names) {
-  Outcome pvc = EnsureGone(kPvc, names.pvc);
-  if (!pvc.done()) return Note("PersistentVolumeClaim", pvc);
-  Outcome secret = EnsureGone(kSecret, names.secret);
-  if (!secret.done()) return Note("Secret", secret);
+  if (!names.pvc.empty()) {  // an agent has neither a claim nor Steward's credentials Secret
+    Outcome pvc = EnsureGone(kPvc, names.pvc);
+    if (!pvc.done()) return Note("PersistentVolumeClaim", pvc);
+    Outcome secret = EnsureGone(kSecret, names.secret);
+    if (!secret.done()) return Note("Secret", secret);
+  }
   // Every other Secret of the project: supplied credentials, one of a name it had before.
   for (const auto& other : r.observer_.ByLabel(kSecret, kProjectLabel, rec.id)) {
     Outcome gone = EnsureGone(kSecret, other->name());
@@ -955,6 +981,19 @@ Phase WaitingPhase(const std::optional<ProjectStatus>& prev, int64_t generation,
   return Phase::kDegraded;
 }
 
+// The phase of a run toward Running that ended with `o`.
+Phase PhaseOf(const Reconciler::Outcome& o, const std::optional<ProjectStatus>& prev,
+              int64_t generation, bool drift, bool rolling, bool created) {
+  switch (o.kind) {
+    case Reconciler::Outcome::Kind::kDone:
+      return Phase::kRunning;
+    case Reconciler::Outcome::Kind::kFailed:
+      return Phase::kFailed;
+    default:
+      return WaitingPhase(prev, generation, drift, rolling, created);
+  }
+}
+
 bool SameStatus(const ProjectStatus& a, const ProjectStatus& b) {
   Json ja = ToJson(a), jb = ToJson(b);
   ja.erase("since");
@@ -971,7 +1010,8 @@ struct Reconciler::Loaded {
   std::optional<ProjectStatus> prev;
   StatusOr<ProjectSpec> spec;  // the stored spec, parsed
   Status policy;               // the spec against engine.policy (OK when it does not parse)
-  std::vector<store::Credential> creds;  // read only when the project is to run as specified
+  std::vector<store::Credential> creds;      // read only when the project is to run as specified
+  std::optional<StatusOr<AgentSpec>> agent;  // an agent's record: its spec (`spec` is unused)
 };
 
 // What a run decided and did: the step's outcome and the status it observed (phase, url; the
@@ -1007,6 +1047,16 @@ Expected<Reconciler::Loaded, WorkResult> Reconciler::Load(const std::string& pro
   ProjectRecord& rec = *got;
   std::optional<ProjectStatus> prev = ParseStoredStatus(rec.status_json);
   auto spec_json = ParseJson(rec.spec_json);
+  if (rec.kind == store::RecordKind::kAgent) {
+    StatusOr<AgentSpec> agent =
+        spec_json.ok() ? ParseAgentSpec(*spec_json) : StatusOr<AgentSpec>(spec_json.error());
+    return Loaded{std::move(rec),
+                  std::move(prev),
+                  StatusOr<ProjectSpec>(InvalidArgument("an agent's spec is not a project's")),
+                  Status::Ok(),
+                  {},
+                  std::move(agent)};
+  }
   auto spec =
       spec_json.ok() ? ParseProjectSpec(*spec_json) : StatusOr<ProjectSpec>(spec_json.error());
   Status policy = spec.ok() ? CheckSpecPolicy(options_.config.policy, *spec) : Status::Ok();
@@ -1022,6 +1072,7 @@ Expected<Reconciler::Loaded, WorkResult> Reconciler::Load(const std::string& pro
 
 Reconciler::Decision Reconciler::Decide(Run& run, const Loaded& in) {
   const ProjectRecord& rec = run.rec;
+  if (in.agent) return DecideAgent(run, in);
   if (rec.desired != DesiredState::kRunning) {
     if (in.spec.ok()) run.spec = *in.spec;
     if (in.prev && in.prev->observed_generation == rec.generation) {
@@ -1029,7 +1080,7 @@ Reconciler::Decision Reconciler::Decide(Run& run, const Loaded& in) {
         if (c.resource == "TLSSecrets" && c.ready) run.tls_secrets_gone = true;
       }
     }
-    return DecideStopped(run);
+    return DecideStopped(run, NamesFor(rec.id, rec.name));
   }
   Decision d;
   d.status.observed_generation = rec.generation;
@@ -1068,23 +1119,37 @@ Reconciler::Decision Reconciler::DecideRunning(Run& run, const Loaded& in) {
     d.outcome = run.Provision(m, in.creds);
   }
   d.bounded = BoundWait(rec, run, &d.outcome);
-  switch (d.outcome.kind) {
-    case Outcome::Kind::kDone:
-      d.status.phase = Phase::kRunning;
-      break;
-    case Outcome::Kind::kFailed:
-      d.status.phase = Phase::kFailed;
-      break;
-    default:
-      d.status.phase =
-          WaitingPhase(in.prev, rec.generation, run.drift, run.rolling, run.created_object);
-  }
+  d.status.phase =
+      PhaseOf(d.outcome, in.prev, rec.generation, run.drift, run.rolling, run.created_object);
   return d;
 }
 
-Reconciler::Decision Reconciler::DecideStopped(Run& run) {
+Reconciler::Decision Reconciler::DecideAgent(Run& run, const Loaded& in) {
   const ProjectRecord& rec = run.rec;
-  const ObjectNames names = NamesFor(rec.id, rec.name);
+  const StatusOr<AgentSpec>& agent = *in.agent;
+  // The supplied-Secret steps read only the credentials reference of run.spec.
+  if (agent.ok()) run.spec.credentials = agent->credentials;
+  if (rec.desired != DesiredState::kRunning) {
+    ObjectNames names;  // a Deployment and a Service of the agent's name, nothing else
+    names.deployment = names.service = rec.name;
+    return DecideStopped(run, names);
+  }
+  Decision d;
+  d.status.observed_generation = rec.generation;
+  if (!agent.ok()) {
+    d.outcome = Outcome::Failed("InvalidSpec", agent.error().message());
+  } else {
+    d.outcome = run.ProvisionAgent(
+        RenderAgent(rec.id, rec.name, &options_.config, *agent, rec.restart_epoch));
+  }
+  d.bounded = BoundWait(rec, run, &d.outcome);
+  d.status.phase =
+      PhaseOf(d.outcome, in.prev, rec.generation, run.drift, run.rolling, run.created_object);
+  return d;
+}
+
+Reconciler::Decision Reconciler::DecideStopped(Run& run, const ObjectNames& names) {
+  const ProjectRecord& rec = run.rec;
   const bool deleting = rec.desired == DesiredState::kDeleted;
   Decision d;
   d.status.observed_generation = rec.generation;

@@ -33,6 +33,7 @@
 
 #include "common/clock.h"
 #include "common/mutex.h"
+#include "engine/manifests/manifests.h"
 #include "engine/model/project.h"
 #include "engine/reconciler/engine.h"
 #include "engine/reconciler/observer.h"
@@ -74,8 +75,9 @@ class Reconciler {
   // step's outcome to the work queue's result.
   Expected<Loaded, WorkResult> Load(const std::string& project_id);
   Decision Decide(Run& run, const Loaded& in);
-  Decision DecideRunning(Run& run, const Loaded& in);  // provision toward the intent
-  Decision DecideStopped(Run& run);                    // suspend, or delete and purge
+  Decision DecideRunning(Run& run, const Loaded& in);          // provision toward the intent
+  Decision DecideStopped(Run& run, const ObjectNames& names);  // suspend, or delete and purge
+  Decision DecideAgent(Run& run, const Loaded& in);            // an MQTT schema agent's run
   WorkResult Purge(const store::ProjectRecord& rec);
   // Fills the status's reason, message and conditions from the run; writes it unless the
   // intent moved on or nothing changed. A record gone meanwhile is not an error.

@@ -1,0 +1,169 @@
+// MQTT schema agents through the whole engine against the embedded cluster (issue 15 §3): the
+// objects FlowFuse's driver makes for one, with the platform's token only in a Secret; start,
+// stop (everything gone), drift repair, adoption at restart without a write, delete.
+#include <gmock/gmock.h>
+
+#include "common/base64.h"
+#include "engine/reconciler/engine_test_support.h"
+
+namespace steward::engine::testing {
+namespace {
+
+using test_support::Eventually;
+using ::testing::HasSubstr;
+
+constexpr const char* kAgent = "mqtt-schema-agent-tm1-brk7";
+
+class AgentTest : public EngineFixture {
+ protected:
+  static Json AgentSpecJson(const std::string& token = "") {
+    Json spec = {{"team", "TM1"}, {"broker", "BRK7"}};
+    if (!token.empty()) spec["credentials"] = {{"token", token}};
+    return spec;
+  }
+  std::string StartAgent(const std::string& token) {
+    auto put = engine_->intents().PutAgent(kAgent, AgentSpecJson(token), /*start=*/true);
+    EXPECT_TRUE(put.ok()) << put.error().ToString();
+    return put.ok() ? put->record.id : "";
+  }
+};
+
+TEST_F(AgentTest, AnAgentRunsWithTheDriversObjectsAndItsTokenOnlyInASecret) {
+  StartCluster();
+  OpenStore();
+  RecordSnapshotsAtPhases();
+  StartEngine();
+  const std::string id = StartAgent("ffbt_one");
+  ASSERT_FALSE(id.empty());
+  ASSERT_TRUE(WaitPhase(id, "Running", 1)) << Record(id).status_json;
+  EXPECT_EQ(Record(id).kind, store::RecordKind::kAgent);
+
+  auto dep = Get("deployments.apps", kAgent);
+  ASSERT_TRUE(dep.has_value());
+  const Json& labels = (*dep)["spec"]["template"]["metadata"]["labels"];
+  EXPECT_EQ(labels["name"], kAgent);
+  EXPECT_EQ(labels["team"], "TM1");
+  EXPECT_EQ(labels["broker"], "BRK7");
+  EXPECT_EQ(labels["mqttSchemaAgent"], "true");
+  const Json& container = (*dep)["spec"]["template"]["spec"]["containers"][0];
+  EXPECT_EQ(container["name"], "mqtt-schema-agent");
+  EXPECT_EQ(container["image"], "flowfuse/mqtt-schema-agent");
+  EXPECT_EQ(container["ports"][0]["containerPort"], 3500);
+  std::string secret;
+  for (const Json& e : container["env"]) {
+    EXPECT_NE(e.value("value", ""), "ffbt_one") << "the token is never plain env";
+    if (e["name"] == "FORGE_TEAM_TOKEN") secret = e["valueFrom"]["secretKeyRef"]["name"];
+    if (e["name"] == "FORGE_TEAM_ID") EXPECT_EQ(e["value"], "TM1");
+    if (e["name"] == "FORGE_BROKER_ID") EXPECT_EQ(e["value"], "BRK7");
+  }
+  ASSERT_FALSE(secret.empty());
+  auto stored = Get("secrets", secret);
+  ASSERT_TRUE(stored.has_value());
+  EXPECT_EQ(*Base64Decode(GetString((*stored)["data"], "FORGE_TEAM_TOKEN")), "ffbt_one");
+  auto svc = Get("services", kAgent);
+  ASSERT_TRUE(svc.has_value());
+  EXPECT_EQ((*svc)["spec"]["ports"][0]["port"], 3500);
+  // No Ingress, no claim, no Steward-generated credentials for an agent.
+  EXPECT_TRUE(ListLabelled("ingresses.networking.k8s.io", "steward.io/project=" + id).empty());
+  EXPECT_TRUE(ListLabelled("persistentvolumeclaims", "steward.io/project=" + id).empty());
+  EXPECT_TRUE(Creds(id).empty());
+  // The token is in no record or history line.
+  EXPECT_EQ(Record(id).spec_json.find("ffbt_one"), std::string::npos);
+  auto history = store_->ListHistory(id, 0, 100);
+  ASSERT_TRUE(history.ok());
+  for (const auto& h : *history) EXPECT_EQ(h.detail_json.find("ffbt_one"), std::string::npos);
+  // Running means the Deployment and the Service's endpoints were ready.
+  for (const auto& s : Snapshots()) {
+    if (s.id == id && s.phase == "Running") {
+      EXPECT_TRUE(s.at.deployment_ready && s.at.endpoints_ready) << s.at.describe;
+    }
+  }
+}
+
+TEST_F(AgentTest, StopTakesEverythingAwayAndStartBringsItBackWithTheSameToken) {
+  StartCluster();
+  OpenStore();
+  StartEngine();
+  const std::string id = StartAgent("ffbt_one");
+  ASSERT_TRUE(WaitPhase(id, "Running", 1));
+  auto stopped = engine_->intents().Suspend(kAgent, store::RecordKind::kAgent);
+  ASSERT_TRUE(stopped.ok()) << stopped.error().ToString();
+  ASSERT_TRUE(WaitPhase(id, "Suspended", stopped->generation));
+  EXPECT_FALSE(Get("deployments.apps", kAgent).has_value());
+  EXPECT_FALSE(Get("services", kAgent).has_value());
+  EXPECT_TRUE(ListLabelled("pods", "steward.io/project=" + id).empty());
+  // The token's Secret stays for the next start (a put without credentials keeps it).
+  EXPECT_EQ(ListLabelled("secrets", "steward.io/project=" + id).size(), 1u);
+  auto again = engine_->intents().PutAgent(kAgent, AgentSpecJson(), /*start=*/true);
+  ASSERT_TRUE(again.ok()) << again.error().ToString();
+  ASSERT_TRUE(WaitPhase(id, "Running", again->record.generation));
+
+  auto deleted = engine_->intents().Delete(kAgent, store::RecordKind::kAgent);
+  ASSERT_TRUE(deleted.ok());
+  ASSERT_TRUE(WaitPurged(id));
+  EXPECT_TRUE(ListLabelled("secrets", "steward.io/project=" + id).empty());
+  EXPECT_FALSE(Get("deployments.apps", kAgent).has_value());
+}
+
+TEST_F(AgentTest, AServiceDeletedBehindStewardsBackIsPutBack) {
+  StartCluster();
+  OpenStore();
+  StartEngine();
+  const std::string id = StartAgent("ffbt_one");
+  ASSERT_TRUE(WaitPhase(id, "Running", 1));
+  const std::string uid = GetString((*Get("services", kAgent))["metadata"], "uid");
+  ASSERT_TRUE(cluster_->api().Delete(Kind("services"), kNs, kAgent, {}).ok());
+  ASSERT_TRUE(Eventually(
+      [&] {
+        auto svc = Get("services", kAgent);
+        return svc && GetString((*svc)["metadata"], "uid") != uid && Record(id).phase == "Running";
+      },
+      seconds(20)))
+      << Record(id).status_json;
+}
+
+TEST_F(AgentTest, ARestartAdoptsARunningAgentWithoutAWrite) {
+  StartCluster();
+  OpenStore();
+  StartEngine();
+  const std::string id = StartAgent("ffbt_one");
+  ASSERT_TRUE(WaitPhase(id, "Running", 1));
+  engine_.reset();
+  const uint64_t writes = ClusterWrites();
+  StartEngine();
+  ASSERT_TRUE(Eventually([&] { return engine_->stats().reconciles >= 1; }));
+  ASSERT_TRUE(WaitPhase(id, "Running", 1));
+  ASSERT_TRUE(Eventually([&] { return engine_->stats().queue_depth == 0; }));
+  EXPECT_EQ(ClusterWrites(), writes);
+  EXPECT_EQ(engine_->stats().writes, 0u);
+}
+
+TEST_F(AgentTest, NamesAndKindsAreKeptApart) {
+  StartCluster();
+  OpenStore();
+  StartEngine();
+  Intents& intents = engine_->intents();
+  // The name must be the one FlowFuse gives the agent.
+  auto wrong = intents.PutAgent("mqtt-schema-agent-x-y", AgentSpecJson("t"), true);
+  EXPECT_EQ(wrong.error().code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(wrong.error().message(), HasSubstr(kAgent));
+  // The first put carries the token.
+  auto tokenless = intents.PutAgent(kAgent, AgentSpecJson(), true);
+  EXPECT_EQ(tokenless.error().code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(tokenless.error().message(), HasSubstr("spec.credentials.token"));
+  // A project's routes do not see an agent, and the other way round.
+  const std::string id = StartAgent("ffbt_one");
+  ASSERT_FALSE(id.empty());
+  EXPECT_EQ(intents.Suspend(kAgent).error().code(), StatusCode::kNotFound);
+  EXPECT_EQ(intents.Find(kAgent).error().code(), StatusCode::kNotFound);
+  EXPECT_EQ(intents.Put(kAgent, Spec(), "", true).error().code(), StatusCode::kAlreadyExists);
+  ASSERT_TRUE(intents.Put("alpha", Spec(), "", false).ok());
+  EXPECT_EQ(intents.Start("alpha", store::RecordKind::kAgent).error().code(),
+            StatusCode::kNotFound);
+  // An agent's token is the platform's: no rotation by Steward.
+  EXPECT_EQ(intents.Rotate(kAgent, store::RecordKind::kAgent).error().code(),
+            StatusCode::kFailedPrecondition);
+}
+
+}  // namespace
+}  // namespace steward::engine::testing
