@@ -55,6 +55,15 @@ class CountingCalls : public instance::InstanceCalls {
     ++calls_;
     return inner_.RestartEach(s, per_pod);
   }
+  StatusOr<Json> AgentStatus(const std::string& s) const override {
+    ++calls_;
+    return inner_.AgentStatus(s);
+  }
+  StatusOr<instance::PodAnswer> AgentCommand(const std::string& s,
+                                             std::string_view command) const override {
+    ++calls_;
+    return inner_.AgentCommand(s, command);
+  }
 
  private:
   instance::InstanceCalls& inner_;

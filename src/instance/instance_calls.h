@@ -1,5 +1,6 @@
 // InstanceCalls: the operations on a running instance that Steward's REST API offers (the
-// launcher's info, logs, commands, files, resources and MCP pass-through), as an interface.
+// launcher's info, logs, commands, files, resources and MCP pass-through; an MQTT schema agent's
+// status and commands), as an interface.
 // Header only and free of Kubernetes, so that the API links this and not the client: the
 // implementation is instance::InstanceOps (instance_ops.h), wired in by the app; tests may supply
 // their own. Implementations are thread-safe (calls may run concurrently) and may block (the API
@@ -129,6 +130,12 @@ class InstanceCalls {
   // running again before the next; stops at the first failure.
   virtual StatusOr<std::vector<RestartStep>> RestartEach(
       const std::string& service, std::chrono::milliseconds per_pod) const = 0;
+  // An MQTT schema agent's Service (mqtt-schema-agent-<team>-<broker>): GET /api/v1/status from
+  // its pod, and "start", "restart" or "stop" sent to it (the driver's getBrokerAgentState and
+  // sendBrokerAgentCommand).
+  virtual StatusOr<Json> AgentStatus(const std::string& service) const = 0;
+  virtual StatusOr<PodAnswer> AgentCommand(const std::string& service,
+                                           std::string_view command) const = 0;
 };
 
 }  // namespace steward::instance

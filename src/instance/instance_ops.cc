@@ -92,11 +92,16 @@ double TsOf(const Json& entry) {
 
 }  // namespace
 
-InstanceOps::Request InstanceOps::GetRequest(std::string path) {
+InstanceOps::Request InstanceOps::GetRequest(std::string path, uint16_t port) {
   Request r;
   r.method = "GET";
   r.path = std::move(path);
+  r.port = port;
   return r;
+}
+
+uint16_t InstanceOps::PortOf(const Request& request) const {
+  return request.port != 0 ? request.port : options_.management_port;
 }
 
 InstanceOps::InstanceOps(std::shared_ptr<kube::Client> client, InstanceOptions options)
@@ -184,8 +189,8 @@ InstanceOps::Reply InstanceOps::CallProxy(const Pod& pod, const Request& req) co
   kube::TransportRequest request;
   request.method = req.method;
   request.target = "/api/v1/namespaces/" + net::PercentEncode(options_.ns) + "/pods/" +
-                   net::PercentEncode(pod.name) + ":" + std::to_string(options_.management_port) +
-                   "/proxy" + req.path;
+                   net::PercentEncode(pod.name) + ":" + std::to_string(PortOf(req)) + "/proxy" +
+                   req.path;
   request.body = req.body;
   if (!req.body.empty()) request.content_type = req.content_type;
   request.timeout = req.timeout.count() > 0 ? req.timeout : options_.timeout;
@@ -234,10 +239,11 @@ InstanceOps::Reply InstanceOps::CallProxy(const Pod& pod, const Request& req) co
 InstanceOps::Reply InstanceOps::CallDirect(const Pod& pod, const Request& req) const {
   net::HttpClient::Options client_options;
   if (options_.dial_override) {
-    std::tie(client_options.host, client_options.port) = options_.dial_override(pod.ip);
+    std::tie(client_options.host, client_options.port) =
+        options_.dial_override(pod.ip, PortOf(req));
   } else {
     client_options.host = pod.ip;
-    client_options.port = options_.management_port;
+    client_options.port = PortOf(req);
   }
   client_options.timeout = req.timeout.count() > 0 ? req.timeout : options_.timeout;
   auto client = net::HttpClient::Create(client_options);
@@ -314,23 +320,38 @@ std::vector<InstanceOps::Reply> InstanceOps::CallAll(const std::vector<Pod>& pod
   return replies;
 }
 
-StatusOr<Json> InstanceOps::Info(const std::string& service) const {
+StatusOr<InstanceOps::Answered> InstanceOps::CallFirstReady(const std::string& service,
+                                                            const Request& request) const {
   ASSIGN_OR_RETURN(std::vector<Pod> pods, ReadyPods(service));
   size_t i = 0;
-  Reply reply = CallFirst(pods, GetRequest("/flowforge/info"), &i);
-  const Pod& pod = pods[i];
+  Reply reply = CallFirst(pods, request, &i);
   if (!reply.failure.ok()) return reply.failure;
-  if (!Is2xx(reply.status)) {
-    return Aborted("pod " + pod.name + ": GET /flowforge/info answered HTTP " +
-                   std::to_string(reply.status) + ": " + Excerpt(reply.body));
-  }
+  return Answered{pods[i].name, std::move(reply)};
+}
+
+StatusOr<Json> InstanceOps::GetObjectFromFirst(const std::string& service,
+                                               const Request& request) const {
+  ASSIGN_OR_RETURN(Answered answered, CallFirstReady(service, request));
+  const Reply& reply = answered.reply;
+  const std::string what = "pod " + answered.pod + ": " + request.method + " " + request.path +
+                           " answered HTTP " + std::to_string(reply.status);
+  if (!Is2xx(reply.status)) return Aborted(what + ": " + Excerpt(reply.body));
   auto parsed = ParseJson(reply.body);
   if (!parsed.ok() || !parsed->is_object()) {
-    return Aborted("pod " + pod.name + ": GET /flowforge/info answered HTTP " +
-                   std::to_string(reply.status) +
-                   " with a body that is not a JSON object: " + Excerpt(reply.body));
+    return Aborted(what + " with a body that is not a JSON object: " + Excerpt(reply.body));
   }
   return std::move(parsed).value();
+}
+
+StatusOr<PodAnswer> InstanceOps::AnswerFromFirst(const std::string& service,
+                                                 const Request& request) const {
+  ASSIGN_OR_RETURN(Answered answered, CallFirstReady(service, request));
+  const Reply& reply = answered.reply;
+  return AnswerOf(answered.pod, reply.status, reply.body, reply.failure);
+}
+
+StatusOr<Json> InstanceOps::Info(const std::string& service) const {
+  return GetObjectFromFirst(service, GetRequest("/flowforge/info"));
 }
 
 StatusOr<Json> InstanceOps::Logs(const std::string& service) const {
@@ -382,15 +403,11 @@ StatusOr<std::vector<PodAnswer>> InstanceOps::Command(const std::string& service
 
 StatusOr<PodAnswer> InstanceOps::CommandOne(const std::string& service, const Json& command) const {
   RETURN_IF_ERROR(CheckCommand(command));
-  ASSIGN_OR_RETURN(std::vector<Pod> pods, ReadyPods(service));
   Request request;
   request.method = "POST";
   request.path = "/flowforge/command";
   request.body = DumpJson(command);
-  size_t i = 0;
-  Reply reply = CallFirst(pods, request, &i);
-  if (!reply.failure.ok()) return reply.failure;
-  return AnswerOf(pods[i].name, reply.status, reply.body, reply.failure);
+  return AnswerFromFirst(service, request);
 }
 
 StatusOr<FileAnswer> InstanceOps::Files(const std::string& service, const FileRequest& file,
@@ -402,21 +419,18 @@ StatusOr<FileAnswer> InstanceOps::Files(const std::string& service, const FileRe
   if (m != "GET" && m != "PUT" && m != "DELETE" && m != "POST") {
     return InvalidArgument("method: " + m + " is not one of GET, PUT, DELETE, POST");
   }
-  ASSIGN_OR_RETURN(std::vector<Pod> pods, ReadyPods(service));
   Request request;
   request.method = m;
   request.path = "/flowforge/files/_/" + EncodePath(file.path);
   request.body = file.body;
   request.content_type = file.content_type;
   request.max_bytes = max_answer_bytes;
-  size_t i = 0;
-  Reply reply = CallFirst(pods, request, &i);
-  if (!reply.failure.ok()) return reply.failure;
+  ASSIGN_OR_RETURN(Answered answered, CallFirstReady(service, request));
   FileAnswer answer;
-  answer.pod = pods[i].name;
-  answer.status = reply.status;
-  answer.content_type = std::move(reply.content_type);
-  answer.body = std::move(reply.body);
+  answer.pod = std::move(answered.pod);
+  answer.status = answered.reply.status;
+  answer.content_type = std::move(answered.reply.content_type);
+  answer.body = std::move(answered.reply.body);
   return answer;
 }
 
@@ -535,6 +549,26 @@ StatusOr<std::vector<RestartStep>> InstanceOps::RestartEach(
     steps.push_back(std::move(step));
   }
   return steps;
+}
+
+StatusOr<Json> InstanceOps::AgentStatus(const std::string& service) const {
+  return GetObjectFromFirst(service, GetRequest("/api/v1/status", options_.agent_port));
+}
+
+StatusOr<PodAnswer> InstanceOps::AgentCommand(const std::string& service,
+                                              std::string_view command) const {
+  Request request;
+  request.method = "POST";
+  request.port = options_.agent_port;
+  // The driver's sendBrokerAgentCommand: a restart is a start (the agent reconnects).
+  if (command == "start" || command == "restart") {
+    request.path = "/api/v1/commands/start";
+  } else if (command == "stop") {
+    request.path = "/api/v1/commands/stop";
+  } else {
+    return InvalidField("command", QuoteShort(command) + " is not one of start, restart, stop");
+  }
+  return AnswerFromFirst(service, request);
 }
 
 }  // namespace steward::instance

@@ -1,30 +1,32 @@
 // InstanceOps: the operations on a running instance that the FlowFuse driver offers beside the
 // lifecycle (details, logs, start/stop/restart flows, logout of a user token, files, resources,
-// MCP commands), through the launcher's admin API on the pods' `management` port (2880).
+// MCP commands), through the launcher's admin API on the pods' `management` port (2880); and the
+// driver's calls to an MQTT schema agent (status, start/restart/stop) on its port 3500.
 //
-// Access: kDirect sends plain HTTP to each ready endpoint's pod IP on port 2880 (Steward runs in
-// the cluster and can reach pod IPs); kProxy goes through the Kubernetes API server's pod proxy
-// (GET /api/v1/namespaces/{ns}/pods/{pod}:2880/proxy/flowforge/...) with Steward's own
-// credentials, which works from anywhere the API server is reachable.
+// Access: kDirect sends plain HTTP to each ready endpoint's pod IP on port 2880 (3500 for an
+// agent; Steward runs in the cluster and can reach pod IPs); kProxy goes through the Kubernetes
+// API server's pod proxy (GET /api/v1/namespaces/{ns}/pods/{pod}:2880/proxy/flowforge/...) with
+// Steward's own credentials, which works from anywhere the API server is reachable.
 //
 // The pods are the ready endpoints of the project's Service (EndpointSlices labelled
 // kubernetes.io/service-name=<service>, one list request per call); a project with no ready
-// endpoint answers kFailedPrecondition ("no ready pod"). Info asks one pod (the next one when a
-// pod cannot be reached); Logs and Command
-// ask every ready pod (an HA project has several), concurrently, each bounded by the timeout.
+// endpoint answers kFailedPrecondition ("no ready pod"). Info, AgentStatus and AgentCommand ask
+// one pod (the next one when a pod cannot be reached); Logs and Command ask every ready pod (an
+// HA project has several), concurrently, each bounded by the timeout.
 //
 // Pods are taken in name order (deduplicated across slices); an endpoint counts as ready unless
 // its conditions.ready is false (absent means ready, as discovery/v1 says), and only endpoints
 // whose targetRef is a Pod are used.
 //
 // Errors: kInvalidArgument (a service name that is not a DNS-1123 label, an empty namespace, a
-// command that is not an object with a string "cmd"); kFailedPrecondition (no ready pod);
-// kUnavailable (a pod could not be reached: connection refused or timed out, or, with kProxy,
-// the API server itself answered the proxy request with a 404 or 5xx Status, e.g. the pod is
-// gone; the server's message is kept); other API server refusals of the proxy request (401,
-// 403, ...) keep the code of their Status (kube::ApiError); kAborted (the launcher answered an
-// HTTP error, or a body that is not JSON or not of the expected shape; the message names the
-// pod, the HTTP status and the start of the body). Every message starts with `pod <name>: `.
+// command that is not an object with a string "cmd", an agent command other than start, restart
+// and stop); kFailedPrecondition (no ready pod); kUnavailable (a pod could not be reached:
+// connection refused or timed out, or, with kProxy, the API server itself answered the proxy
+// request with a 404 or 5xx Status, e.g. the pod is gone; the server's message is kept); other
+// API server refusals of the proxy request (401, 403, ...) keep the code of their Status
+// (kube::ApiError); kAborted (the launcher or agent answered an HTTP error, or a body that is not
+// JSON or not of the expected shape; the message names the pod, the HTTP status and the start of
+// the body). Every message starts with `pod <name>: `.
 // Proxy requests are not retried on 5xx (the answer is the pod's or the dial's, not a flaky API
 // server), only when the transport knows nothing was applied (429, connect failures).
 // Thread-safe: calls may run concurrently.
@@ -50,12 +52,15 @@ enum class Access { kDirect, kProxy };
 struct InstanceOptions {
   std::string ns;  // the namespace of the projects' objects
   Access access = Access::kProxy;
-  uint16_t management_port = 2880;
+  uint16_t management_port = 2880;          // the launcher's admin API
+  uint16_t agent_port = 3500;               // an MQTT schema agent's API
   std::chrono::milliseconds timeout{5000};  // per pod request
   // RestartEach: how often a restarted pod's /flowforge/info is asked until it says running.
   std::chrono::milliseconds restart_poll{200};
-  // Test seam for kDirect: maps a pod IP to the host:port actually dialled (default: ip:2880).
-  std::function<std::pair<std::string, uint16_t>(const std::string& pod_ip)> dial_override;
+  // Test seam for kDirect: maps a pod IP and the port asked for (management_port or agent_port)
+  // to the host:port actually dialled (default: ip:port).
+  std::function<std::pair<std::string, uint16_t>(const std::string& pod_ip, uint16_t port)>
+      dial_override;
 };
 
 class InstanceOps : public InstanceCalls {
@@ -106,6 +111,19 @@ class InstanceOps : public InstanceCalls {
   StatusOr<std::vector<RestartStep>> RestartEach(const std::string& service,
                                                  std::chrono::milliseconds per_pod) const override;
 
+  // An MQTT schema agent (`service` is its Service, mqtt-schema-agent-<team>-<broker>; the
+  // Deployment has one replica), on agent_port rather than the launcher's port.
+  // GET /api/v1/status from the first ready pod by name that can be reached: the agent's JSON
+  // object ({"connected": bool, "error": null or a code} from FlowFuse's agent). Errors as Info.
+  StatusOr<Json> AgentStatus(const std::string& service) const override;
+  // `command` "start" or "restart" POSTs /api/v1/commands/start (the agent reconnects), "stop"
+  // POSTs /api/v1/commands/stop, with no body, to the first ready pod by name that can be
+  // reached. Anything else is kInvalidArgument (field "command"), before any request. An HTTP
+  // error status is an answer (the agent's 400 {"error", "message"} when it cannot fetch its
+  // credentials); kFailedPrecondition when no pod is ready, kUnavailable when none was reached.
+  StatusOr<PodAnswer> AgentCommand(const std::string& service,
+                                   std::string_view command) const override;
+
  private:
   struct Pod {
     std::string name, ip;
@@ -117,8 +135,9 @@ class InstanceOps : public InstanceCalls {
     std::string content_type = "application/json";  // sent when body is not empty
     size_t max_bytes = 0;
     std::chrono::milliseconds timeout{0};  // 0: InstanceOptions::timeout
+    uint16_t port = 0;                     // 0: InstanceOptions::management_port
   };
-  static Request GetRequest(std::string path);
+  static Request GetRequest(std::string path, uint16_t port = 0);
   // One request's outcome: an HTTP answer from the launcher (failure OK), or why none came.
   struct Reply {
     int status = 0;
@@ -138,6 +157,19 @@ class InstanceOps : public InstanceCalls {
   // Call() on the pods in order until one is reached; *index is the pod that answered (or the
   // last one tried).
   Reply CallFirst(const std::vector<Pod>& pods, const Request& request, size_t* index) const;
+  // The pod that answered a request, and its reply.
+  struct Answered {
+    std::string pod;
+    Reply reply;
+  };
+  // `request` to the ready pods of `service` until one is reached: its answer, whatever the
+  // status; ReadyPods' errors, or the last pod's failure when none was reached.
+  StatusOr<Answered> CallFirstReady(const std::string& service, const Request& request) const;
+  // CallFirstReady whose answer must be a 2xx JSON object (Info's errors otherwise).
+  StatusOr<Json> GetObjectFromFirst(const std::string& service, const Request& request) const;
+  // CallFirstReady's answer as a PodAnswer.
+  StatusOr<PodAnswer> AnswerFromFirst(const std::string& service, const Request& request) const;
+  uint16_t PortOf(const Request& request) const;
   // Waits until `pod` answers GET /flowforge/info with state "running", up to `deadline`.
   Status WaitRunning(const Pod& pod, std::chrono::steady_clock::time_point deadline) const;
 

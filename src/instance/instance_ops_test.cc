@@ -90,6 +90,47 @@ class InstanceOpsTest : public ::testing::Test {
     return m.names.service;
   }
 
+  // An MQTT schema agent as FlowFuse's Kubernetes driver makes one: a Deployment (unless
+  // !with_deployment) and a ClusterIP Service named mqtt-schema-agent-<team>-<broker>, container
+  // "mqtt-schema-agent" on port 3500 ("web"); returns the Service name.
+  static std::string CreateAgent(const std::string& team, const std::string& broker,
+                                 bool with_deployment = true) {
+    const std::string name = "mqtt-schema-agent-" + team + "-" + broker;
+    Json env = Json::array({{{"name", "FORGE_TEAM_TOKEN"}, {"value", "token-" + team}},
+                            {{"name", "FORGE_URL"}, {"value", "https://forge.example.com"}},
+                            {{"name", "FORGE_BROKER_ID"}, {"value", broker}},
+                            {{"name", "FORGE_TEAM_ID"}, {"value", team}}});
+    Json container = {{"name", "mqtt-schema-agent"},
+                      {"image", "flowfuse/mqtt-schema-agent"},
+                      {"env", std::move(env)},
+                      {"ports", {{{"name", "web"}, {"containerPort", 3500}, {"protocol", "TCP"}}}}};
+    Json labels = {{"name", name}};
+    if (with_deployment) {
+      Json deployment = {
+          {"apiVersion", "apps/v1"},
+          {"kind", "Deployment"},
+          {"metadata", {{"name", name}, {"labels", labels}}},
+          {"spec",
+           {{"replicas", 1},
+            {"selector", {{"matchLabels", labels}}},
+            {"template",
+             {{"metadata", {{"labels", labels}}}, {"spec", {{"containers", {container}}}}}}}}};
+      auto d = client().Create(kube::ResourceType::Deployment(), kNs, deployment);
+      EXPECT_TRUE(d.ok()) << d.error().ToString();
+    }
+    Json service = {
+        {"apiVersion", "v1"},
+        {"kind", "Service"},
+        {"metadata", {{"name", name}, {"labels", {{"team", team}, {"broker", broker}}}}},
+        {"spec",
+         {{"type", "ClusterIP"},
+          {"selector", labels},
+          {"ports", {{{"name", "web"}, {"port", 3500}, {"targetPort", 3500}}}}}}};
+    auto created = client().Create(kube::ResourceType::Service(), kNs, service);
+    EXPECT_TRUE(created.ok()) << created.error().ToString();
+    return name;
+  }
+
   // Ready pod endpoints of a Service, read straight from the EndpointSlices.
   static std::set<std::string> ReadyEndpointPods(const std::string& service) {
     kube::ListOptions lo;
@@ -107,8 +148,16 @@ class InstanceOpsTest : public ::testing::Test {
   }
 
   static std::set<std::string> ProjectPods(const std::string& id) {
+    return LivePods("steward.io/project=" + id);
+  }
+  // An agent's pods (the driver labels them name=<agent name>).
+  static std::set<std::string> AgentPods(const std::string& name) {
+    return LivePods("name=" + name);
+  }
+  // The names of the pods matching `selector` that are not terminating.
+  static std::set<std::string> LivePods(const std::string& selector) {
     kube::ListOptions lo;
-    lo.label_selector = "steward.io/project=" + id;
+    lo.label_selector = selector;
     auto pods = client().List(kube::ResourceType::Pod(), kNs, lo);
     std::set<std::string> names;
     if (!pods.ok()) return names;
@@ -208,15 +257,20 @@ net::HttpResponse Answer(int status, std::string body,
 }
 
 // Direct-access options whose dial_override sends each pod IP to a port from `ports` and
-// records the IPs dialled.
+// records the IPs dialled and the pod ports asked for.
 struct Dialler {
   std::map<std::string, uint16_t> ports;  // set up before the dials, read-only afterwards
   Mutex mu;
   std::multiset<std::string> dialled GUARDED_BY(mu);
+  std::vector<uint16_t> pod_ports GUARDED_BY(mu);  // in dial order
 
   std::multiset<std::string> Dialled() {
     MutexLock lock(mu);
     return dialled;
+  }
+  std::vector<uint16_t> PodPorts() {
+    MutexLock lock(mu);
+    return pod_ports;
   }
 };
 
@@ -225,9 +279,10 @@ InstanceOptions DirectOptions(Dialler& d, milliseconds timeout = milliseconds(20
   o.ns = kNs;
   o.access = Access::kDirect;
   o.timeout = timeout;
-  o.dial_override = [&d](const std::string& ip) {
+  o.dial_override = [&d](const std::string& ip, uint16_t port) {
     MutexLock lock(d.mu);
     d.dialled.insert(ip);
+    d.pod_ports.push_back(port);
     auto it = d.ports.find(ip);
     return std::pair<std::string, uint16_t>("127.0.0.1", it == d.ports.end() ? 1 : it->second);
   };
@@ -992,6 +1047,191 @@ TEST_F(InstanceOpsTest, ProxyRestartEachRestartsEveryReplicaOfAnHaProject) {
     EXPECT_GE(s.elapsed_ms, 250) << s.pod;
   }
   EXPECT_EQ((*ops.Info(service))["state"], "running");
+}
+
+// ---------------------------------------------------------------------------------------------
+// MQTT schema agents: status and commands on the agent's port.
+
+TEST_F(InstanceOpsTest, ProxyAgentStatusAndCommandsDriveTheAgentStandIn) {
+  std::string service = CreateAgent("t1", "b1");
+  WaitReady(service, 1);
+  std::set<std::string> pods = AgentPods(service);
+  ASSERT_EQ(pods.size(), 1u);
+  InstanceOps ops = Ops();
+
+  auto status = ops.AgentStatus(service);
+  ASSERT_TRUE(status.ok()) << status.error().ToString();
+  EXPECT_EQ(*status, Json({{"connected", true}, {"error", nullptr}}));
+
+  auto stopped = ops.AgentCommand(service, "stop");
+  ASSERT_TRUE(stopped.ok()) << stopped.error().ToString();
+  EXPECT_EQ(stopped->pod, *pods.begin());
+  EXPECT_EQ(stopped->status, 200);
+  EXPECT_EQ(stopped->body, Json::object());
+  EXPECT_EQ(stopped->error, "");
+  EXPECT_EQ((*ops.AgentStatus(service))["connected"], false);
+
+  auto started = ops.AgentCommand(service, "start");
+  ASSERT_TRUE(started.ok()) << started.error().ToString();
+  EXPECT_EQ(started->status, 200);
+  EXPECT_EQ((*ops.AgentStatus(service))["connected"], true);
+
+  // A restart is the agent's start: it reconnects, from stopped too.
+  ASSERT_TRUE(ops.AgentCommand(service, "stop").ok());
+  auto restarted = ops.AgentCommand(service, "restart");
+  ASSERT_TRUE(restarted.ok()) << restarted.error().ToString();
+  EXPECT_EQ(restarted->status, 200);
+  EXPECT_EQ((*ops.AgentStatus(service))["connected"], true);
+
+  // The port is the agent's: the same call on the launcher's port reaches no agent (the pod's
+  // undeclared 2880 is the launcher stand-in, which has no such route).
+  InstanceOptions o;
+  o.ns = kNs;
+  o.agent_port = 2880;
+  auto wrong_port = InstanceOps(*client_, o).AgentStatus(service);
+  ASSERT_FALSE(wrong_port.ok());
+  EXPECT_EQ(wrong_port.error().code(), StatusCode::kAborted);
+  EXPECT_THAT(wrong_port.error().message(),
+              HasSubstr("pod " + *pods.begin() + ": GET /api/v1/status answered HTTP 404"));
+}
+
+TEST_F(InstanceOpsTest, AgentUnknownCommandIsInvalidArgumentBeforeAnyRequest) {
+  FakeLauncher agent([](const net::HttpRequest&) { return Answer(200, "{}"); });
+  CreateSlice("agent-bad-1", "agent-bad", Json::array({Endpoint("10.0.21.1", "agent-bad-a")}));
+  Dialler d;
+  d.ports = {{"10.0.21.1", agent.port()}};
+  InstanceOps ops(*client_, DirectOptions(d));
+  for (std::string_view bad : {"", "START", "pause", "logout", "start "}) {
+    auto r = ops.AgentCommand("agent-bad", bad);
+    ASSERT_FALSE(r.ok()) << bad;
+    EXPECT_EQ(r.error().code(), StatusCode::kInvalidArgument) << bad;
+    EXPECT_EQ(r.error().field(), "command") << bad;
+    EXPECT_THAT(r.error().message(), HasSubstr("is not one of start, restart, stop")) << bad;
+  }
+  EXPECT_TRUE(agent.seen().empty());
+  EXPECT_TRUE(d.Dialled().empty());
+  auto bad_service = ops.AgentCommand("Bad_Name", "start");
+  ASSERT_FALSE(bad_service.ok());
+  EXPECT_EQ(bad_service.error().code(), StatusCode::kInvalidArgument);
+}
+
+TEST_F(InstanceOpsTest, AgentWithNoReadyPodIsFailedPrecondition) {
+  // The agent's Service without its Deployment: no endpoints.
+  std::string lonely = CreateAgent("t2", "b2", /*with_deployment=*/false);
+  auto status = Ops().AgentStatus(lonely);
+  ASSERT_FALSE(status.ok());
+  EXPECT_EQ(status.error().code(), StatusCode::kFailedPrecondition);
+  EXPECT_THAT(status.error().message(), HasSubstr("no ready pod for service " + lonely));
+  auto command = Ops().AgentCommand(lonely, "start");
+  ASSERT_FALSE(command.ok());
+  EXPECT_EQ(command.error().code(), StatusCode::kFailedPrecondition);
+  // Not ready endpoints do not count either.
+  CreateSlice("agent-unready-1", "agent-unready",
+              Json::array({Endpoint("10.0.22.1", "agent-unready-a", false)}));
+  auto unready = Ops(Access::kDirect).AgentStatus("agent-unready");
+  ASSERT_FALSE(unready.ok());
+  EXPECT_EQ(unready.error().code(), StatusCode::kFailedPrecondition);
+}
+
+TEST_F(InstanceOpsTest, DirectAgentCallsUseTheAgentPortAndItsRoutes) {
+  FakeLauncher agent([](const net::HttpRequest& r) {
+    if (r.method == "GET" && r.path == "/api/v1/status") {
+      return Answer(200, R"({"connected":false,"error":"NOTAUTHORIZED"})");
+    }
+    return Answer(200, "{}");
+  });
+  // The first pod by name refuses connections: the next one answers.
+  CreateSlice("agent-direct-1", "agent-direct",
+              Json::array({Endpoint("10.0.20.2", "agent-direct-b"),
+                           Endpoint("10.0.20.1", "agent-direct-a")}));
+  Dialler d;
+  d.ports = {{"10.0.20.1", ClosedPort()}, {"10.0.20.2", agent.port()}};
+  InstanceOps ops(*client_, DirectOptions(d));
+
+  auto status = ops.AgentStatus("agent-direct");
+  ASSERT_TRUE(status.ok()) << status.error().ToString();
+  EXPECT_EQ(*status, Json({{"connected", false}, {"error", "NOTAUTHORIZED"}}));
+  for (std::string_view command : {"start", "restart", "stop"}) {
+    auto answer = ops.AgentCommand("agent-direct", command);
+    ASSERT_TRUE(answer.ok()) << command << ": " << answer.error().ToString();
+    EXPECT_EQ(answer->pod, "agent-direct-b") << command;
+    EXPECT_EQ(answer->status, 200) << command;
+    EXPECT_EQ(answer->body, Json::object()) << command;
+  }
+  std::vector<FakeLauncher::Seen> seen = agent.seen();
+  ASSERT_EQ(seen.size(), 4u);
+  EXPECT_EQ(seen[0].method + " " + seen[0].path, "GET /api/v1/status");
+  EXPECT_EQ(seen[1].method + " " + seen[1].path, "POST /api/v1/commands/start");
+  EXPECT_EQ(seen[2].method + " " + seen[2].path, "POST /api/v1/commands/start");
+  EXPECT_EQ(seen[3].method + " " + seen[3].path, "POST /api/v1/commands/stop");
+  for (const auto& s : seen) {
+    EXPECT_EQ(s.body, "") << s.path;
+    EXPECT_EQ(s.content_type, "") << s.path;
+  }
+  // Every call asked for the agent's port (each tried a then b), the launcher's calls still the
+  // launcher's.
+  EXPECT_EQ(d.PodPorts(), std::vector<uint16_t>(8, 3500));
+  ASSERT_TRUE(ops.Info("agent-direct").ok());
+  EXPECT_EQ(d.PodPorts().back(), 2880);
+
+  Dialler d2;
+  d2.ports = {{"10.0.20.1", agent.port()}};
+  InstanceOptions o = DirectOptions(d2);
+  o.agent_port = 3600;
+  ASSERT_TRUE(InstanceOps(*client_, o).AgentCommand("agent-direct", "stop").ok());
+  EXPECT_EQ(d2.PodPorts(), std::vector<uint16_t>{3600});
+}
+
+TEST_F(InstanceOpsTest, DirectAgentErrorsAreAsInfoAndAnswersForCommands) {
+  FakeLauncher failing([](const net::HttpRequest& r) {
+    if (r.path == "/api/v1/status") return Answer(500, "boom", "text/plain");
+    return Answer(400, R"({"error":"","message":""})");
+  });
+  FakeLauncher html([](const net::HttpRequest&) {
+    return Answer(200, "<!DOCTYPE html>", "text/html; charset=utf-8");
+  });
+  FakeLauncher array([](const net::HttpRequest&) { return Answer(200, "[]"); });
+  CreateSlice("agent-err-1", "agent-err", Json::array({Endpoint("10.0.23.1", "agent-err-a")}));
+  CreateSlice("agent-html-1", "agent-html", Json::array({Endpoint("10.0.23.2", "agent-html-a")}));
+  CreateSlice("agent-arr-1", "agent-arr", Json::array({Endpoint("10.0.23.3", "agent-arr-a")}));
+  CreateSlice("agent-down-1", "agent-down", Json::array({Endpoint("10.0.23.4", "agent-down-a")}));
+  Dialler d;
+  d.ports = {{"10.0.23.1", failing.port()},
+             {"10.0.23.2", html.port()},
+             {"10.0.23.3", array.port()},
+             {"10.0.23.4", ClosedPort()}};
+  InstanceOps ops(*client_, DirectOptions(d));
+
+  auto failed = ops.AgentStatus("agent-err");
+  ASSERT_FALSE(failed.ok());
+  EXPECT_EQ(failed.error().code(), StatusCode::kAborted);
+  EXPECT_EQ(failed.error().message(),
+            "pod agent-err-a: GET /api/v1/status answered HTTP 500: boom");
+  for (const char* service : {"agent-html", "agent-arr"}) {
+    auto shaped = ops.AgentStatus(service);
+    ASSERT_FALSE(shaped.ok()) << service;
+    EXPECT_EQ(shaped.error().code(), StatusCode::kAborted) << service;
+    EXPECT_THAT(shaped.error().message(),
+                HasSubstr(": GET /api/v1/status answered HTTP 200 with a body that is not a JSON "
+                          "object: "))
+        << service;
+  }
+  // The agent's refusal of a command is its answer.
+  auto refused = ops.AgentCommand("agent-err", "start");
+  ASSERT_TRUE(refused.ok()) << refused.error().ToString();
+  EXPECT_EQ(refused->pod, "agent-err-a");
+  EXPECT_EQ(refused->status, 400);
+  EXPECT_EQ(refused->body, Json({{"error", ""}, {"message", ""}}));
+  EXPECT_EQ(refused->error, "");
+
+  auto down = ops.AgentStatus("agent-down");
+  ASSERT_FALSE(down.ok());
+  EXPECT_EQ(down.error().code(), StatusCode::kUnavailable);
+  EXPECT_THAT(down.error().message(), HasSubstr("pod agent-down-a (127.0.0.1:"));
+  auto unsent = ops.AgentCommand("agent-down", "stop");
+  ASSERT_FALSE(unsent.ok());
+  EXPECT_EQ(unsent.error().code(), StatusCode::kUnavailable);
+  EXPECT_THAT(unsent.error().message(), HasSubstr("pod agent-down-a "));
 }
 
 }  // namespace

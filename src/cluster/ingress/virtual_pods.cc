@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 
+#include "common/ascii.h"
 #include "common/json_access.h"
 #include "common/time_util.h"
 
@@ -17,6 +18,7 @@ namespace {
 
 constexpr size_t kMaxLogLines = 1000;
 constexpr std::string_view kLauncherContainer = "node-red";
+constexpr std::string_view kAgentContainer = "mqtt-schema-agent";
 constexpr std::string_view kNodeRedVersion = "4.0.0";
 constexpr std::string_view kLauncherVersion = "2.10.0";
 constexpr std::string_view kNodeVersion = "20.x";
@@ -177,6 +179,41 @@ const Json* LauncherContainer(const Json& pod) {
     }
   }
   return containers.empty() ? nullptr : &containers[0];
+}
+
+// The MQTT schema agent's container, if the pod has one.
+const Json* AgentContainer(const Json& pod) {
+  for (const Json& c : ArrayField(MemberOrNull(pod, "spec"), "containers")) {
+    if (GetString(c, "name") == kAgentContainer) return &c;
+  }
+  return nullptr;
+}
+
+// Whether a request to `port` reaches the MQTT schema agent: `declaring` (the container that
+// declares the port, or null) is its container, or nothing declares the port, it is the agent's
+// port and the agent's container declares none.
+bool AgentServes(const Json& pod, const Json* declaring, int port) {
+  if (declaring != nullptr) return GetString(*declaring, "name") == kAgentContainer;
+  if (port != kAgentPort) return false;
+  const Json* agent = AgentContainer(pod);
+  return agent != nullptr && ArrayField(*agent, "ports").empty();
+}
+
+// Whether the agent could fetch its broker credentials from the platform
+// (GET <FORGE_URL>/api/v1/teams/<team>/brokers/<broker>/credentials with the team token): the
+// stand-in calls nothing, so it asks only that every part of that request be there.
+bool AgentHasCredentials(const std::vector<std::pair<std::string, std::string>>& env) {
+  auto value = [&](std::string_view name) -> std::string_view {
+    for (const auto& [k, v] : env) {
+      if (k == name) return v;
+    }
+    return {};
+  };
+  const std::string_view url = value("FORGE_URL");
+  const bool http = (url.starts_with("http://") && url.size() > 7) ||
+                    (url.starts_with("https://") && url.size() > 8);
+  return http && !value("FORGE_TEAM_ID").empty() && !value("FORGE_BROKER_ID").empty() &&
+         !value("FORGE_TEAM_TOKEN").empty();
 }
 
 bool AcceptsJson(const net::HttpRequest& request) {
@@ -343,6 +380,11 @@ VirtualPods::PodState VirtualPods::StartPod(const Json& pod) const {
       }
     }
   }
+  if (const Json* agent = AgentContainer(pod)) {
+    // The real agent connects at start-up ("default to running", lib/api.js).
+    state.agent_credentials = AgentHasCredentials(ResolveEnv(pod, *agent));
+    state.agent_connected = state.agent_credentials;
+  }
   state.running = true;
   state.last_start_ms = now;
   state.next_sample_ms = now + sample_interval_ms_.load();
@@ -425,7 +467,9 @@ StatusOr<net::HttpResponse> VirtualPods::Serve(const Json& pod, int port,
   std::string port_name;
   const Json* container = ContainerForPort(pod, port, &port_name);
   const Json* launcher = LauncherContainer(pod);
-  bool management = port_name == "management" || (container == nullptr && port == kManagementPort);
+  const bool agent = AgentServes(pod, container, port);
+  const bool management =
+      !agent && (port_name == "management" || (container == nullptr && port == kManagementPort));
   if (container == nullptr) container = launcher;
 
   const std::string uid = GetString(meta, "uid");
@@ -463,7 +507,9 @@ StatusOr<net::HttpResponse> VirtualPods::Serve(const Json& pod, int port,
       throwaway = StartPod(pod);
       state = &*throwaway;
     }
-    if (management) {
+    if (agent) {
+      response = ServeAgent(*state, request);
+    } else if (management) {
       response = ServeManagement(*state, request);
     } else if ((!state->running || Starting(*state)) && container != nullptr &&
                container == launcher) {
@@ -471,7 +517,7 @@ StatusOr<net::HttpResponse> VirtualPods::Serve(const Json& pod, int port,
       return Unavailable("connection refused: Node-RED in pod " + ns + "/" + name + " is stopped");
     }
   }
-  if (!management) response = ServeWeb(pod, container, port, request);
+  if (!management && !agent) response = ServeWeb(pod, container, port, request);
   response.headers.Set("X-Steward-Pod", ns + "/" + name);
   if (request.method == "HEAD") response.body.clear();
   return response;
@@ -702,6 +748,79 @@ net::HttpResponse VirtualPods::ServeCommand(PodState& state, const net::HttpRequ
     return JsonResponse(404, Json::object());  // the launcher answers an unknown cmd 404 {}
   }
   return JsonResponse(200, Json::object());
+}
+
+namespace {
+
+// The page Express's final handler (finalhandler 2) answers an unrouted request or an error with.
+net::HttpResponse ExpressErrorPage(int status, std::string_view message) {
+  net::HttpResponse r;
+  r.status = status;
+  r.headers.Set("Content-Security-Policy", "default-src 'none'");
+  r.headers.Set("X-Content-Type-Options", "nosniff");
+  r.headers.Set("Content-Type", "text/html; charset=utf-8");
+  r.body =
+      "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+      "<title>Error</title>\n</head>\n<body>\n<pre>" +
+      HtmlEscape(message) + "</pre>\n</body>\n</html>\n";
+  return r;
+}
+
+// The route a path matches in an Express app with default settings: case-insensitive, one
+// trailing '/' optional.
+std::string ExpressRoute(std::string_view path) {
+  std::string route = AsciiLower(path);
+  if (route.size() > 1 && route.back() == '/') route.pop_back();
+  return route;
+}
+
+// What body-parser.json() refuses: a body of media type application/json that is not a JSON
+// object or array (its strict mode); an empty body is {} to it.
+bool RefusedJsonBody(const net::HttpRequest& request) {
+  std::string_view type = request.headers.Get("Content-Type");
+  type = TrimHttpWhitespace(type.substr(0, type.find(';')));
+  if (!AsciiEqualsIgnoreCase(type, "application/json") || request.body.empty()) return false;
+  auto parsed = ParseJson(request.body);
+  return !parsed.ok() || !(parsed->is_object() || parsed->is_array());
+}
+
+}  // namespace
+
+net::HttpResponse VirtualPods::ServeAgent(PodState& state, const net::HttpRequest& request) {
+  // bodyParser.json() runs before every route (index.js); the real page shows the parser's
+  // stack (NODE_ENV is unset), the stand-in the status text.
+  if (RefusedJsonBody(request)) return ExpressErrorPage(400, "Bad Request");
+  const std::string route = ExpressRoute(request.path);
+  const std::string& m = request.method;
+  const bool get = m == "GET" || m == "HEAD";  // Express answers HEAD with a GET route
+  const bool status_route = route == "/api/v1/status" || route == "/healthz";
+  const bool command_route = route == "/api/v1/commands/start" || route == "/api/v1/commands/stop";
+  if (get && route == "/healthz") return JsonResponse(200, Json::object());
+  if (get && route == "/api/v1/status") {
+    return JsonResponse(200, {{"connected", state.agent_connected}, {"error", nullptr}});
+  }
+  if (m == "POST" && route == "/api/v1/commands/start") {
+    // Agent.start(): stop the client if any, fetch the credentials, connect.
+    state.agent_connected = state.agent_credentials;
+    if (!state.agent_credentials) return JsonResponse(400, {{"error", ""}, {"message", ""}});
+    return JsonResponse(200, Json::object());
+  }
+  if (m == "POST" && route == "/api/v1/commands/stop") {
+    state.agent_connected = false;
+    return JsonResponse(200, Json::object());
+  }
+  if (m == "OPTIONS" && (status_route || command_route)) {
+    // The router's automatic answer: the route's methods.
+    const std::string allow = status_route ? "GET, HEAD" : "POST";
+    net::HttpResponse r;
+    r.status = 200;
+    r.headers.Set("Allow", allow);
+    r.headers.Set("Content-Type", "text/plain");
+    r.headers.Set("X-Content-Type-Options", "nosniff");
+    r.body = allow;
+    return r;
+  }
+  return ExpressErrorPage(404, "Cannot " + m + " " + request.path);
 }
 
 namespace {

@@ -24,15 +24,39 @@
 //                                      in-memory storage directory per pod, at most
 //                                      kMaxStorageBytes of file content (500 beyond)
 //       GET  /flowforge/env           the resolved env of the launcher container (a test aid)
+//   - the port of a container named "mqtt-schema-agent" (the one that declares the port, or the
+//     undeclared port 3500 when that container declares no ports): a stand-in for FlowFuse's MQTT
+//     schema agent (github.com/FlowFuse/mqtt-schema-agent, lib/api.js and index.js), an Express 5
+//     app whose routes are:
+//       GET  /api/v1/status           {"connected": bool, "error": null}: whether its MQTT client
+//                                      is connected; "error" is the code of the real client's
+//                                      last failure ("NOTAUTHORIZED", "ECONNREFUSED", ...),
+//                                      always null here, where no broker is dialled
+//       POST /api/v1/commands/start   {}: (re)connects; 400 {"error": "", "message": ""} when it
+//                                      cannot fetch its broker credentials (below)
+//       POST /api/v1/commands/stop    {}: disconnects
+//       GET  /healthz                 {}
+//     The agent starts connected, as the real one connects at start-up, provided it can fetch its
+//     credentials from the platform: the stand-in, which calls no platform, takes that to mean
+//     FORGE_URL (http:// or https://), FORGE_TEAM_ID, FORGE_BROKER_ID and FORGE_TEAM_TOKEN are
+//     all set and non-empty in the container's env, resolved at start as the launcher's is
+//     (without them the real process exits on the rejected start-up connect and restarts; the
+//     stand-in stays up, disconnected). A connect is immediate (the real client reports
+//     connected once the broker accepts it, after the start command answered). As Express
+//     routes: paths match case-insensitively with an optional trailing '/'; any other path or
+//     method answers 404 text/html "Cannot <METHOD> <path>" (a known path's wrong method too:
+//     Express has no 405); OPTIONS on a route answers 200 with Allow ("GET, HEAD" or "POST"); a
+//     body declared application/json that is not a JSON object or array answers 400
+//     (body-parser's refusal) on any route.
 //   - any other port: a small page (HTML, or JSON with "Accept: application/json") naming
 //     the pod, namespace, method, path, host and container image (the JSON form also echoes
 //     the request headers, so tests can see what a proxy forwarded).
 // Every answer carries "X-Steward-Pod: <namespace>/<name>".
 //
-// Per-pod state (launcher state, logs, resolved env) is keyed by pod uid. It is created when
-// the pod is first seen Running (that is when its containers "start": env, including
-// secretKeyRef/configMapKeyRef/fieldRef values, is resolved then and kept, as a real process
-// keeps its env when a Secret changes later; the start time is the container status's
+// Per-pod state (launcher state, logs, resolved env, the agent's connection) is keyed by pod uid.
+// It is created when the pod is first seen Running (that is when its containers "start": env,
+// including secretKeyRef/configMapKeyRef/fieldRef values, is resolved then and kept, as a real
+// process keeps its env when a Secret changes later; the start time is the container status's
 // startedAt when the kubelet wrote one), and dropped when the pod is deleted. A pod served
 // after Forget() starts afresh; a pod that storage does not hold (a hand-made object) is
 // served from a throwaway state on every request.
@@ -63,6 +87,8 @@ namespace steward::cluster::ingress {
 
 // The container port of the launcher's admin API in FlowFuse's Kubernetes driver.
 inline constexpr int kManagementPort = 2880;
+// The container port ("web") of the MQTT schema agent's HTTP API in that driver.
+inline constexpr int kAgentPort = 3500;
 
 class VirtualPods {
  public:
@@ -127,6 +153,10 @@ class VirtualPods {
     std::vector<Json> samples;              // resources, oldest first, bounded
     int64_t next_sample_ms = 0;
     int64_t sample_seq = 0;
+    // The MQTT schema agent (a container named "mqtt-schema-agent"): whether it could fetch its
+    // broker credentials (its env has them all), and whether its MQTT client is connected.
+    bool agent_credentials = false;
+    bool agent_connected = false;
   };
   struct ParsedPod {
     uint64_t revision = 0;
@@ -146,6 +176,7 @@ class VirtualPods {
                              const net::HttpRequest& request) const;
   net::HttpResponse ServeManagement(PodState& state, const net::HttpRequest& request);
   net::HttpResponse ServeCommand(PodState& state, const net::HttpRequest& request);
+  static net::HttpResponse ServeAgent(PodState& state, const net::HttpRequest& request);
   static net::HttpResponse ServeFiles(PodState& state, std::string_view rest,
                                       const net::HttpRequest& request, int64_t now_ms);
   void TakeSamples(PodState& state, int64_t now_ms) const;

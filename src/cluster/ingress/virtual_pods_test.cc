@@ -428,5 +428,189 @@ TEST_F(VirtualPodsTest, McpCommandsAnswerAsTheLauncherDoes) {
   EXPECT_EQ(Command(pod, R"({"cmd":"mcp:read-resource","data":{"endpoint":"/mcp"}})").status, 500);
 }
 
+// The MQTT schema agent stand-in, on pods shaped as FlowFuse's Kubernetes driver makes them.
+class VirtualPodsAgentTest : public VirtualPodsTest {
+ protected:
+  // The driver's env for an agent; the team token comes from Secret `secret`.
+  static Json AgentEnv(const std::string& secret) {
+    return Json::array({{{"name", "FORGE_TEAM_TOKEN"},
+                         {"valueFrom", {{"secretKeyRef", {{"name", secret}, {"key", "token"}}}}}},
+                        {{"name", "FORGE_URL"}, {"value", "https://forge.example.com"}},
+                        {{"name", "FORGE_BROKER_ID"}, {"value", "b1"}},
+                        {{"name", "FORGE_TEAM_ID"}, {"value", "T1"}}});
+  }
+  // A running pod whose one container "mqtt-schema-agent" has `env` and `ports`.
+  Json RunningAgent(std::string_view name, Json env,
+                    Json ports = Json::array({{{"name", "web"}, {"containerPort", 3500}}})) {
+    Json container = {{"name", "mqtt-schema-agent"},
+                      {"image", "flowfuse/mqtt-schema-agent"},
+                      {"env", std::move(env)}};
+    if (!ports.is_null()) container["ports"] = std::move(ports);
+    cluster_.CreatePod("default", name, Json::array({std::move(container)}));
+    return cluster_.SetPodStatus("default", name, "Running", true);
+  }
+  void CreateTokenSecret(std::string_view name) {
+    cluster_.Create("secrets", "default",
+                    {{"metadata", {{"name", name}}}, {"stringData", {{"token", "team-token"}}}});
+  }
+  net::HttpResponse Agent(const Json& pod, std::string method, std::string path, int port = 3500) {
+    return MustServe(pod, port, Request(std::move(method), std::move(path)));
+  }
+  Json Status(const Json& pod) { return BodyJson(Agent(pod, "GET", "/api/v1/status")); }
+};
+
+TEST_F(VirtualPodsAgentTest, StatusAndCommandsAnswerAsTheAgentDoes) {
+  CreateTokenSecret("agent-token");
+  Json pod = RunningAgent("mqtt-schema-agent-t1-b1", AgentEnv("agent-token"));
+  // The agent connects at start-up (the token came through the secretKeyRef).
+  net::HttpResponse status = Agent(pod, "GET", "/api/v1/status");
+  EXPECT_EQ(status.status, 200);
+  EXPECT_THAT(std::string(status.headers.Get("Content-Type")), HasSubstr("application/json"));
+  EXPECT_EQ(status.headers.Get("X-Steward-Pod"), "default/mqtt-schema-agent-t1-b1");
+  EXPECT_EQ(BodyJson(status), Json({{"connected", true}, {"error", nullptr}}));
+
+  net::HttpResponse stop = Agent(pod, "POST", "/api/v1/commands/stop");
+  EXPECT_EQ(stop.status, 200);
+  EXPECT_EQ(BodyJson(stop), Json::object());
+  EXPECT_EQ(Status(pod), Json({{"connected", false}, {"error", nullptr}}));
+  EXPECT_EQ(Agent(pod, "POST", "/api/v1/commands/stop").status, 200);  // stopping again is fine
+  EXPECT_EQ(Status(pod)["connected"], false);
+
+  net::HttpResponse start = Agent(pod, "POST", "/api/v1/commands/start");
+  EXPECT_EQ(start.status, 200);
+  EXPECT_EQ(BodyJson(start), Json::object());
+  EXPECT_EQ(Status(pod)["connected"], true);
+  EXPECT_EQ(Agent(pod, "POST", "/api/v1/commands/start").status, 200);  // start reconnects
+  EXPECT_EQ(Status(pod)["connected"], true);
+
+  EXPECT_EQ(BodyJson(Agent(pod, "GET", "/healthz")), Json::object());
+  net::HttpResponse head = Agent(pod, "HEAD", "/api/v1/status");
+  EXPECT_EQ(head.status, 200);
+  EXPECT_TRUE(head.body.empty());
+}
+
+TEST_F(VirtualPodsAgentTest, StateIsPerPodAndStartsAfreshWithANewPod) {
+  CreateTokenSecret("agent-token");
+  Json a = RunningAgent("agent-a", AgentEnv("agent-token"));
+  Json b = RunningAgent("agent-b", AgentEnv("agent-token"));
+  ASSERT_EQ(Agent(a, "POST", "/api/v1/commands/stop").status, 200);
+  EXPECT_EQ(Status(a)["connected"], false);
+  EXPECT_EQ(Status(b)["connected"], true);
+  // Kept per pod across requests, including through a stored record.
+  auto rec = cluster_.storage().Get("pods", "default", "agent-a");
+  ASSERT_TRUE(rec.has_value());
+  auto served = pods_->Serve(*rec, 3500, Request("GET", "/api/v1/status"));
+  ASSERT_TRUE(served.ok()) << served.status().ToString();
+  EXPECT_EQ(BodyJson(*served)["connected"], false);
+
+  ASSERT_TRUE(cluster_.api().ForceRemove(Rt("pods"), "default", "agent-a", "").ok());
+  Json again = RunningAgent("agent-a", AgentEnv("agent-token"));
+  ASSERT_NE(again["metadata"]["uid"], a["metadata"]["uid"]);
+  EXPECT_EQ(Status(again)["connected"], true);
+}
+
+TEST_F(VirtualPodsAgentTest, WithoutItsCredentialsTheAgentCannotConnect) {
+  // The token's Secret does not exist: the agent cannot fetch its broker credentials.
+  Json pod = RunningAgent("agent-nocreds", AgentEnv("absent"));
+  EXPECT_EQ(Status(pod), Json({{"connected", false}, {"error", nullptr}}));
+  net::HttpResponse start = Agent(pod, "POST", "/api/v1/commands/start");
+  EXPECT_EQ(start.status, 400);
+  EXPECT_EQ(BodyJson(start), Json({{"error", ""}, {"message", ""}}));
+  EXPECT_EQ(Status(pod)["connected"], false);
+  EXPECT_EQ(Agent(pod, "POST", "/api/v1/commands/stop").status, 200);
+
+  // Every part of the credentials request is needed: a FORGE_URL that is not http(s) is not.
+  CreateTokenSecret("agent-token");
+  Json env = AgentEnv("agent-token");
+  env[1]["value"] = "forge.example.com";
+  Json no_url = RunningAgent("agent-nourl", env);
+  EXPECT_EQ(Status(no_url)["connected"], false);
+  env = AgentEnv("agent-token");
+  env.erase(3);  // no FORGE_TEAM_ID
+  Json no_team = RunningAgent("agent-noteam", env);
+  EXPECT_EQ(Status(no_team)["connected"], false);
+  Json complete = RunningAgent("agent-complete", AgentEnv("agent-token"));
+  EXPECT_EQ(Status(complete)["connected"], true);
+}
+
+TEST_F(VirtualPodsAgentTest, OtherRoutesAnswerAsExpressDoes) {
+  CreateTokenSecret("agent-token");
+  Json pod = RunningAgent("agent-routes", AgentEnv("agent-token"));
+  net::HttpResponse missing = Agent(pod, "GET", "/api/v1/nope");
+  EXPECT_EQ(missing.status, 404);
+  EXPECT_EQ(missing.headers.Get("Content-Type"), "text/html; charset=utf-8");
+  EXPECT_THAT(missing.body, HasSubstr("<pre>Cannot GET /api/v1/nope</pre>"));
+  // The launcher's routes are not the agent's.
+  EXPECT_EQ(Agent(pod, "GET", "/flowforge/info").status, 404);
+  // A wrong method is no route either (Express has no 405), and changes nothing.
+  net::HttpResponse post_status = Agent(pod, "POST", "/api/v1/status");
+  EXPECT_EQ(post_status.status, 404);
+  EXPECT_THAT(post_status.body, HasSubstr("Cannot POST /api/v1/status"));
+  EXPECT_EQ(Agent(pod, "GET", "/api/v1/commands/stop").status, 404);
+  EXPECT_EQ(Agent(pod, "PUT", "/api/v1/commands/stop").status, 404);
+  EXPECT_EQ(Status(pod)["connected"], true);
+  // Routes match case-insensitively, with an optional trailing '/'.
+  EXPECT_EQ(Agent(pod, "POST", "/API/v1/Commands/STOP/").status, 200);
+  EXPECT_EQ(BodyJson(Agent(pod, "GET", "/api/v1/status/"))["connected"], false);
+  EXPECT_EQ(Agent(pod, "GET", "/api/v1/status//").status, 404);
+  // OPTIONS lists a route's methods.
+  net::HttpResponse options = Agent(pod, "OPTIONS", "/api/v1/status");
+  EXPECT_EQ(options.status, 200);
+  EXPECT_EQ(options.headers.Get("Allow"), "GET, HEAD");
+  EXPECT_EQ(options.body, "GET, HEAD");
+  EXPECT_EQ(Agent(pod, "OPTIONS", "/api/v1/commands/start").headers.Get("Allow"), "POST");
+  EXPECT_EQ(Agent(pod, "OPTIONS", "/api/v1/other").status, 404);
+  // body-parser refuses a JSON body that does not parse, before any route runs.
+  net::HttpRequest bad = Request("POST", "/api/v1/commands/start", "", "{not json");
+  bad.headers.Set("Content-Type", "application/json");
+  net::HttpResponse refused = MustServe(pod, 3500, bad);
+  EXPECT_EQ(refused.status, 400);
+  EXPECT_EQ(Status(pod)["connected"], false);
+  bad.body = R"("a string")";  // strict: objects and arrays only
+  EXPECT_EQ(MustServe(pod, 3500, bad).status, 400);
+  bad.body = R"({"any":"object"})";
+  EXPECT_EQ(MustServe(pod, 3500, bad).status, 200);
+  EXPECT_EQ(Status(pod)["connected"], true);
+}
+
+TEST_F(VirtualPodsAgentTest, TheAgentAnswersOnTheContainerThatDeclaresThePort) {
+  CreateTokenSecret("agent-token");
+  // No ports declared: 3500 still reaches the agent, other ports the page.
+  Json bare = RunningAgent("agent-bare", AgentEnv("agent-token"), nullptr);
+  EXPECT_EQ(Status(bare)["connected"], true);
+  net::HttpRequest page = Request("GET", "/api/v1/status");
+  page.headers.Set("Accept", "application/json");
+  EXPECT_EQ(BodyJson(MustServe(bare, 8080, page))["pod"], "agent-bare");
+
+  // The agent on another port: that port is the agent's, the undeclared 3500 is not.
+  Json moved = RunningAgent("agent-moved", AgentEnv("agent-token"),
+                            Json::array({{{"name", "web"}, {"containerPort", 4000}}}));
+  EXPECT_EQ(BodyJson(Agent(moved, "GET", "/api/v1/status", 4000))["connected"], true);
+  EXPECT_EQ(BodyJson(MustServe(moved, 3500, page))["pod"], "agent-moved");
+
+  // A pod with a launcher and an agent: each port reaches its own process.
+  cluster_.CreatePod("default", "both",
+                     Json::array({{{"name", "node-red"},
+                                   {"image", "flowfuse/node-red:4.0.0"},
+                                   {"ports", {{{"name", "management"}, {"containerPort", 2880}}}}},
+                                  {{"name", "mqtt-schema-agent"},
+                                   {"image", "flowfuse/mqtt-schema-agent"},
+                                   {"env", AgentEnv("agent-token")},
+                                   {"ports", {{{"name", "web"}, {"containerPort", 3500}}}}}}));
+  Json both = cluster_.SetPodStatus("default", "both", "Running", true);
+  EXPECT_EQ(Status(both)["connected"], true);
+  EXPECT_EQ(BodyJson(MustServe(both, 2880, Request("GET", "/flowforge/info")))["state"], "running");
+
+  // 3500 on a container of another name is not the agent.
+  cluster_.CreatePod("default", "other",
+                     Json::array({{{"name", "app"},
+                                   {"image", "nginx:1.27"},
+                                   {"ports", {{{"name", "web"}, {"containerPort", 3500}}}}}}));
+  Json other = cluster_.SetPodStatus("default", "other", "Running", true);
+  Json answer = BodyJson(MustServe(other, 3500, page));
+  EXPECT_EQ(answer["container"], "app");
+  EXPECT_FALSE(answer.contains("connected"));
+}
+
 }  // namespace
 }  // namespace steward::cluster::ingress
