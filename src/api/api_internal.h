@@ -237,6 +237,8 @@ class Server final : public ApiServer, public net::Handler {
   void HandleAgentStop(const CallPtr& call);
   void HandleAgentRestart(const CallPtr& call);
   void HandleAgentHistory(const CallPtr& call);
+  void HandleAgentStatus(const CallPtr& call);
+  void HandleAgentCommand(const CallPtr& call);
   void HandlePut(const CallPtr& call);
   void HandleDelete(const CallPtr& call);
   void HandleStart(const CallPtr& call);
@@ -301,7 +303,8 @@ class Server final : public ApiServer, public net::Handler {
   // Parses ?wait=; false after answering 400. `wait` stays nullopt when absent.
   bool ReadWait(const CallPtr& call, std::optional<std::chrono::milliseconds>* wait);
   // For instance routes: the project when its phase allows instance operations, else answers.
-  std::optional<store::ProjectRecord> RunningProject(const CallPtr& call);
+  std::optional<store::ProjectRecord> RunningProject(
+      const CallPtr& call, store::RecordKind kind = store::RecordKind::kProject);
 
   // ?wait= machinery.
   void AnswerOrWait(const CallPtr& call, const store::ProjectRecord& rec, int immediate_status,

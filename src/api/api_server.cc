@@ -114,6 +114,8 @@ Server::Server(ApiOptions options, ApiDeps deps)
   add("/v1/agents/{agent}/start", {{"POST", {&Server::HandleAgentStart, wait}}});
   add("/v1/agents/{agent}/stop", {{"POST", {&Server::HandleAgentStop, wait}}});
   add("/v1/agents/{agent}/restart", {{"POST", {&Server::HandleAgentRestart, wait}}});
+  add("/v1/agents/{agent}/status", {{"GET", {&Server::HandleAgentStatus}}});
+  add("/v1/agents/{agent}/commands/{command}", {{"POST", {&Server::HandleAgentCommand}}});
   add("/v1/agents/{agent}/history", {{"GET", {&Server::HandleAgentHistory, {"limit", "after"}}}});
   add("/v1/credentials/check", {{"POST", {&Server::HandleCredentialCheck}}});
   add("/v1/watch", {{"GET", {&Server::HandleWatch, {"project", "team", "initial", "kind"}}}});

@@ -370,5 +370,52 @@ TEST_F(InstanceApiTest, ResourcesOfEveryReplicaAndTheirStreamUntilAPodGoes) {
   EXPECT_EQ(end["reason"], "PodGone");
 }
 
+// MQTT schema agents (issue 15 §3) through the API: put with the platform's token, the agent's
+// own status and commands on its port 3500, stop; kinds kept apart; the token in no answer.
+TEST_F(InstanceApiTest, AnAgentIsPutStartedAskedCommandedAndStopped) {
+  const std::string agent = "/v1/agents/mqtt-schema-agent-tm1-team-broker";
+  const Json spec = {
+      {"team", "TM1"}, {"broker", "team-broker"}, {"credentials", {{"token", "ffbt_x1"}}}};
+  auto put = Do("PUT", agent + "?wait=30s", DumpJson(Json{{"spec", spec}, {"start", true}}));
+  ASSERT_EQ(put.status, 201) << put.body;
+  EXPECT_EQ(GetString(Body(put), "kind"), "agent");
+  EXPECT_EQ(GetString(Body(put)["status"], "phase"), "Running") << put.body;
+  EXPECT_EQ(put.body.find("ffbt_x1"), std::string::npos);
+
+  // Listed among agents, not among projects, and not found by a project's routes.
+  auto agents = Do("GET", "/v1/agents");
+  ASSERT_EQ(agents.status, 200);
+  ASSERT_EQ(Body(agents)["items"].size(), 1u);
+  EXPECT_EQ(Body(Do("GET", "/v1/projects"))["items"].size(), 0u);
+  EXPECT_EQ(Do("GET", "/v1/projects/mqtt-schema-agent-tm1-team-broker").status, 404);
+  EXPECT_EQ(Do("POST", "/v1/projects/mqtt-schema-agent-tm1-team-broker/suspend").status, 404);
+
+  auto status = Do("GET", agent + "/status");
+  ASSERT_EQ(status.status, 200) << status.body;
+  EXPECT_EQ(Body(status)["status"]["connected"], true) << status.body;
+  auto stop = Do("POST", agent + "/commands/stop");
+  ASSERT_EQ(stop.status, 200) << stop.body;
+  EXPECT_EQ(Body(Do("GET", agent + "/status"))["status"]["connected"], false);
+  ASSERT_EQ(Do("POST", agent + "/commands/restart").status, 200);
+  EXPECT_EQ(Body(Do("GET", agent + "/status"))["status"]["connected"], true);
+  const int before = counting_->calls();
+  auto bogus = Do("POST", agent + "/commands/reboot");
+  EXPECT_EQ(bogus.status, 400) << bogus.body;
+  EXPECT_EQ(counting_->calls(), before);  // refused before any pod is asked
+
+  auto stopped = Do("POST", agent + "/stop?wait=30s");
+  ASSERT_EQ(stopped.status, 200) << stopped.body;
+  EXPECT_EQ(GetString(Body(stopped)["status"], "phase"), "Suspended");
+  auto gone = Do("GET", agent + "/status");
+  EXPECT_EQ(gone.status, 409) << gone.body;
+  EXPECT_EQ(counting_->calls(), before);  // a stopped agent's pod is not asked for
+  auto history = Do("GET", agent + "/history");
+  ASSERT_EQ(history.status, 200);
+  EXPECT_EQ(history.body.find("ffbt_x1"), std::string::npos);
+  auto deleted = Do("DELETE", agent + "?wait=30s");
+  EXPECT_EQ(deleted.status, 200) << deleted.body;
+  EXPECT_EQ(Do("GET", agent).status, 404);
+}
+
 }  // namespace
 }  // namespace steward::api

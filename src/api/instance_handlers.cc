@@ -30,9 +30,9 @@ ErrorAnswer FromInstanceStatus(const Status& s) {
 // As FromInstanceStatus; "no ready pod" also says what phase the project is in.
 ErrorAnswer FromInstance(const store::ProjectRecord& r, const Status& s) {
   if (s.code() == StatusCode::kFailedPrecondition) {
-    return MakeError(
-        409, "ProjectNotRunning",
-        "project " + r.name + " is " + PhaseOf(r) + " and no pod can answer: " + s.message());
+    return MakeError(409, "ProjectNotRunning",
+                     std::string(store::ToString(r.kind)) + " " + r.name + " is " + PhaseOf(r) +
+                         " and no pod can answer: " + s.message());
   }
   return FromInstanceStatus(s);
 }
@@ -136,8 +136,9 @@ Status CheckMcpEndpoint(const Json& v, const std::string& path) {
 
 }  // namespace
 
-std::optional<store::ProjectRecord> Server::RunningProject(const CallPtr& call) {
-  auto rec = deps_.intents->Find(call->params[0]);
+std::optional<store::ProjectRecord> Server::RunningProject(const CallPtr& call,
+                                                           store::RecordKind kind) {
+  auto rec = deps_.intents->Find(call->params[0], kind);
   if (!rec.ok()) {
     ReplyError(call, FromStatus(rec.error()));
     return std::nullopt;
@@ -152,7 +153,7 @@ std::optional<store::ProjectRecord> Server::RunningProject(const CallPtr& call) 
     ReplyError(
         call,
         MakeError(409, "ProjectNotRunning",
-                  "project " + rec->name + " is " + phase +
+                  std::string(store::ToString(kind)) + " " + rec->name + " is " + phase +
                       (rec->desired == store::DesiredState::kDeleted ? " (being deleted)" : "") +
                       "; it has no pod to answer instance operations"));
     return std::nullopt;
@@ -232,6 +233,50 @@ void Server::HandleFlowsCommand(const CallPtr& call, const std::string& cmd) {
   } else {
     Reply(call, 200, Json{{"pods", std::move(pods)}});
   }
+}
+
+// GET /v1/agents/{agent}/status: the agent's own status (its port 3500 API).
+void Server::HandleAgentStatus(const CallPtr& call) {
+  auto rec = RunningProject(call, store::RecordKind::kAgent);
+  if (!rec) return;
+  auto status = deps_.instance->AgentStatus(rec->name);  // the Service is named as the agent
+  if (!status.ok()) {
+    ReplyError(call, FromInstance(*rec, status.error()));
+    return;
+  }
+  Reply(call, 200, Json{{"agent", ProjectJson(*rec)}, {"status", std::move(*status)}});
+}
+
+// POST /v1/agents/{agent}/commands/{start|stop|restart}: FlowFuse's sendBrokerAgentCommand.
+void Server::HandleAgentCommand(const CallPtr& call) {
+  auto body = ReadJsonBody(call, false);
+  if (!body) return;
+  if (Status bad = NoFields(*body); !bad.ok()) {
+    ReplyError(call, FromStatus(bad));
+    return;
+  }
+  const std::string& command = call->params[1];
+  if (command != "start" && command != "stop" && command != "restart") {
+    ReplyError(call, BadArgument("command", "command: must be start, stop or restart (got \"" +
+                                                command + "\")"));
+    return;
+  }
+  auto rec = RunningProject(call, store::RecordKind::kAgent);
+  if (!rec) return;
+  auto answer = deps_.instance->AgentCommand(rec->name, command);
+  if (!answer.ok()) {
+    ReplyError(call, FromInstance(*rec, answer.error()));
+    return;
+  }
+  if (answer->status < 200 || answer->status > 299) {
+    const std::string why = answer->body.is_object() ? GetString(answer->body, "message") : "";
+    ReplyError(call,
+               MakeError(502, "InstanceError",
+                         command + ": " + answer->pod + " answered " +
+                             std::to_string(answer->status) + (why.empty() ? "" : ": " + why)));
+    return;
+  }
+  Reply(call, 200, Json{{"pod", answer->pod}, {"status", answer->status}, {"body", answer->body}});
 }
 
 void Server::HandleRestartEach(const CallPtr& call) {

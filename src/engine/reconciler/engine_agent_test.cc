@@ -4,6 +4,7 @@
 #include <gmock/gmock.h>
 
 #include "common/base64.h"
+#include "common/json_access.h"
 #include "engine/reconciler/engine_test_support.h"
 
 namespace steward::engine::testing {
@@ -103,6 +104,42 @@ TEST_F(AgentTest, StopTakesEverythingAwayAndStartBringsItBackWithTheSameToken) {
   ASSERT_TRUE(WaitPurged(id));
   EXPECT_TRUE(ListLabelled("secrets", "steward.io/project=" + id).empty());
   EXPECT_FALSE(Get("deployments.apps", kAgent).has_value());
+}
+
+TEST_F(AgentTest, ANewTokenRollsThePodAndTheOldTokensSecretGoes) {
+  StartCluster();
+  OpenStore();
+  RecordDetailedSnapshotsAtPhases();
+  StartEngine();
+  const std::string id = StartAgent("ffbt_one");
+  ASSERT_TRUE(WaitPhase(id, "Running", 1));
+  const auto first = ListLabelled("secrets", "steward.io/project=" + id);
+  ASSERT_EQ(first.size(), 1u);
+  const std::string old_secret = GetString(first[0]["metadata"], "name");
+  auto put = engine_->intents().PutAgent(kAgent, AgentSpecJson("ffbt_two"), true);
+  ASSERT_TRUE(put.ok()) << put.error().ToString();
+  ASSERT_EQ(put->record.generation, 2);
+  ASSERT_TRUE(WaitPhase(id, "Running", 2)) << Record(id).status_json;
+  // Only the new token's Secret is left, and the pod reads the token from it.
+  ASSERT_TRUE(Eventually([&] {
+    auto left = ListLabelled("secrets", "steward.io/project=" + id);
+    return left.size() == 1 && GetString(left[0]["metadata"], "name") != old_secret;
+  }));
+  const auto secret = ListLabelled("secrets", "steward.io/project=" + id)[0];
+  EXPECT_EQ(*Base64Decode(GetString(secret["data"], "FORGE_TEAM_TOKEN")), "ffbt_two");
+  for (const Json& pod : ListLabelled("pods", "steward.io/project=" + id)) {
+    if (pod["metadata"].contains("deletionTimestamp")) continue;
+    EXPECT_EQ(
+        AnnotationOf(pod, "steward.io/credential-id"),
+        std::string(kSuppliedCredentialPrefix) +
+            ParseJson(Record(id).spec_json)->at("credentials")["fingerprint"].get<std::string>());
+  }
+  // A ready pod served all along: no phase between the two Running ones said the agent was down
+  // for lack of a pod (the rollout is a surge, old pod last).
+  for (const auto& s : Snapshots()) {
+    if (s.id == id && s.generation == 2)
+      EXPECT_TRUE(s.at.endpoints_ready) << s.phase << " " << s.at.describe;
+  }
 }
 
 TEST_F(AgentTest, AServiceDeletedBehindStewardsBackIsPutBack) {
