@@ -2,7 +2,7 @@
 // segment and body before anything reaches the store (ValidateProjectName, the body's top-level
 // fields, engine::ParseProjectSpec and the canonical spec the store keeps), the error mapping to
 // an answer (FromStatus, the field from Status::field()), plus ?wait= (ParseDuration) and
-// ?continue= (DecodeContinue).
+// ?continue= (DecodeContinue); and the body as an MQTT schema agent's PUT reads it.
 //
 // Input: line 1 the project name, line 2 the ?wait= value, line 3 the ?continue= token, the rest
 // the request body.
@@ -12,6 +12,7 @@
 #include "api/api_internal.h"
 #include "common/duration.h"
 #include "engine/manifests/manifests.h"
+#include "engine/model/agent.h"
 #include "engine/model/project.h"
 #include "fuzz_util.h"
 
@@ -54,6 +55,36 @@ void FuzzContinue(std::string_view token) {
   FUZZ_CHECK_MSG(again && *again == *id, *id);
 }
 
+// The same body as PUT /v1/agents/{name} reads it (engine/model/agent.h): errors name a field
+// under spec; a parsed spec's stored form holds no token, parses back equal and re-serialises
+// byte for byte; the agent's name is a DNS label of FlowFuse's form, or an error.
+void FuzzAgentSpec(const Json& spec_json) {
+  engine::CredentialsInput input;
+  auto spec = engine::ParseAgentSpec(spec_json, "spec", &input);
+  if (!spec.ok()) {
+    CheckError(spec.status(), "agent spec");
+    FUZZ_CHECK_MSG(spec.status().field().starts_with("spec"), spec.status().message());
+    return;
+  }
+  const std::string canonical = DumpJson(engine::ToJson(*spec));
+  if (input.mode == engine::CredentialsInput::Mode::kSupplied) {
+    const std::string& token = input.values.env.at("FORGE_TEAM_TOKEN");
+    FUZZ_CHECK_MSG(token.size() < 16 || canonical.find(token) == std::string::npos, canonical);
+  }
+  auto reparsed_json = ParseJson(canonical);
+  FUZZ_CHECK_MSG(reparsed_json.ok(), canonical);
+  auto reparsed = engine::ParseAgentSpec(*reparsed_json, "spec");
+  FUZZ_CHECK_MSG(reparsed.ok(), canonical + " -> " + reparsed.status().message());
+  FUZZ_CHECK_MSG(*reparsed == *spec, canonical);
+  FUZZ_CHECK_MSG(DumpJson(engine::ToJson(*reparsed)) == canonical, canonical);
+  auto name = engine::AgentName(*spec);
+  if (!name.ok()) {
+    CheckError(name.status(), "agent name");
+    return;
+  }
+  FUZZ_CHECK_MSG(engine::IsDns1123Label(*name) && name->starts_with("mqtt-schema-agent-"), *name);
+}
+
 void FuzzBody(std::string_view name, std::string_view text) {
   Status name_ok = engine::ValidateProjectName(name);
   if (!name_ok.ok()) CheckError(name_ok, "name");
@@ -75,6 +106,7 @@ void FuzzBody(std::string_view name, std::string_view text) {
   }
   auto spec_json = body.find("spec");
   if (spec_json == body.end() || !spec_json->is_object()) return;
+  FuzzAgentSpec(*spec_json);
 
   auto spec = engine::ParseProjectSpec(*spec_json, "spec");
   if (!spec.ok()) {
