@@ -142,6 +142,43 @@ TEST_F(AgentTest, ANewTokenRollsThePodAndTheOldTokensSecretGoes) {
   }
 }
 
+// The whole lifecycle with the hostile profile's faults (429/500/503, resets, cut watches,
+// compactions): every intent ends where it was asked to, and each Running was true when said.
+TEST_F(AgentTest, UnderHostileFaultsEveryIntentEndsWhereItWasAskedAndRunningIsTrue) {
+  StartCluster(QuickHostileProfile());
+  OpenStore();
+  RecordSnapshotsAtPhases();
+  StartEngine();
+  const std::string id = StartAgent("ffbt_one");
+  ASSERT_FALSE(id.empty());
+  ASSERT_TRUE(WaitPhase(id, "Running", 1, seconds(60))) << Record(id).status_json;
+  auto rotated = engine_->intents().PutAgent(kAgent, AgentSpecJson("ffbt_two"), true);
+  ASSERT_TRUE(rotated.ok()) << rotated.error().ToString();
+  ASSERT_TRUE(WaitPhase(id, "Running", 2, seconds(60))) << Record(id).status_json;
+  auto stopped = engine_->intents().Suspend(kAgent, store::RecordKind::kAgent);
+  ASSERT_TRUE(stopped.ok());
+  ASSERT_TRUE(WaitPhase(id, "Suspended", stopped->generation, seconds(60)));
+  EXPECT_FALSE(Get("deployments.apps", kAgent).has_value());
+  EXPECT_FALSE(Get("services", kAgent).has_value());
+  auto started = engine_->intents().Start(kAgent, store::RecordKind::kAgent);
+  ASSERT_TRUE(started.ok());
+  ASSERT_TRUE(WaitPhase(id, "Running", started->generation, seconds(60)));
+  auto deleted = engine_->intents().Delete(kAgent, store::RecordKind::kAgent);
+  ASSERT_TRUE(deleted.ok());
+  ASSERT_TRUE(WaitPurged(id, seconds(60)));
+  EXPECT_TRUE(ListLabelled("secrets", "steward.io/project=" + id).empty());
+  for (const auto& s : Snapshots()) {
+    if (s.id != id) continue;
+    EXPECT_NE(s.phase, "Failed") << s.at.describe;
+    if (s.phase == "Running") {
+      EXPECT_TRUE(s.at.deployment_ready && s.at.endpoints_ready) << s.at.describe;
+    }
+    if (s.phase == "Suspended") {
+      EXPECT_FALSE(s.at.deployment || s.at.service || s.at.pods > 0) << s.at.describe;
+    }
+  }
+}
+
 TEST_F(AgentTest, AServiceDeletedBehindStewardsBackIsPutBack) {
   StartCluster();
   OpenStore();
