@@ -54,8 +54,12 @@ TEST_F(AgentTest, AnAgentRunsWithTheDriversObjectsAndItsTokenOnlyInASecret) {
   for (const Json& e : container["env"]) {
     EXPECT_NE(e.value("value", ""), "ffbt_one") << "the token is never plain env";
     if (e["name"] == "FORGE_TEAM_TOKEN") secret = e["valueFrom"]["secretKeyRef"]["name"];
-    if (e["name"] == "FORGE_TEAM_ID") EXPECT_EQ(e["value"], "TM1");
-    if (e["name"] == "FORGE_BROKER_ID") EXPECT_EQ(e["value"], "BRK7");
+    if (e["name"] == "FORGE_TEAM_ID") {
+      EXPECT_EQ(e["value"], "TM1");
+    }
+    if (e["name"] == "FORGE_BROKER_ID") {
+      EXPECT_EQ(e["value"], "BRK7");
+    }
   }
   ASSERT_FALSE(secret.empty());
   auto stored = Get("secrets", secret);
@@ -137,8 +141,9 @@ TEST_F(AgentTest, ANewTokenRollsThePodAndTheOldTokensSecretGoes) {
   // A ready pod served all along: no phase between the two Running ones said the agent was down
   // for lack of a pod (the rollout is a surge, old pod last).
   for (const auto& s : Snapshots()) {
-    if (s.id == id && s.generation == 2)
+    if (s.id == id && s.generation == 2) {
       EXPECT_TRUE(s.at.endpoints_ready) << s.phase << " " << s.at.describe;
+    }
   }
 }
 
