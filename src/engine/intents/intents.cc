@@ -72,6 +72,22 @@ void MarkAccepted(ProjectRecord& r) {
   r.phase = std::string(ToString(PresentStatus(stored, IntentOf(r.desired), r.generation).phase));
 }
 
+// The update half of a put: the canonical spec `stored` (and a start) onto `r` with a new
+// generation and a history line. False, with nothing touched, when both are as stored already.
+bool ApplyPut(ProjectRecord& r, store::Mutation& m, const Json& stored, const std::string& team,
+              bool start) {
+  const std::string canonical = DumpJson(stored);
+  const bool want_start = start && r.desired != DesiredState::kRunning;
+  if (r.spec_json == canonical && !want_start) return false;
+  r.spec_json = canonical;
+  r.team = team;
+  if (want_start) r.desired = DesiredState::kRunning;
+  ++r.generation;
+  MarkAccepted(r);
+  m.history.push_back(Operation(want_start ? "update+start" : "update", r.generation, stored));
+  return true;
+}
+
 const EngineConfig& DefaultConfig() {
   static const EngineConfig config;
   return config;
@@ -250,18 +266,8 @@ StatusOr<Intents::PutResult> Intents::Put(std::string_view name, const Json& spe
     RETURN_IF_ERROR(RefuseOtherKind(r, store::RecordKind::kProject));
     RETURN_IF_ERROR(RefuseIfDeleting(r));
     ASSIGN_OR_RETURN(ProjectSpec stored, final_spec(StoredCredentials(r)));
-    const std::string canonical = DumpJson(ToJson(stored));
-    const bool want_start = start && r.desired != DesiredState::kRunning;
-    if (r.spec_json == canonical && !want_start) return Status::Ok();
-    changed = true;
-    r.spec_json = canonical;
-    r.team = stored.team;
-    if (want_start) r.desired = DesiredState::kRunning;
-    ++r.generation;
-    MarkAccepted(r);
-    m.hostnames = ProjectClaims(config_, r.id, name, stored);
-    m.history.push_back(
-        Operation(want_start ? "update+start" : "update", r.generation, ToJson(stored)));
+    changed = ApplyPut(r, m, ToJson(stored), stored.team, start);
+    if (changed) m.hostnames = ProjectClaims(config_, r.id, name, stored);
     return Status::Ok();
   };
   auto put = store_.UpsertProjectByName(name, create, update);
@@ -347,18 +353,8 @@ StatusOr<Intents::PutResult> Intents::PutAgent(std::string_view name, const Json
       return InvalidField("spec.credentials.fingerprint",
                           "is not the agent's current token (send the token to change it)");
     }
-    const std::string canonical = DumpJson(ToJson(stored));
-    const bool want_start = start && r.desired != DesiredState::kRunning;
-    if (r.spec_json == canonical && !want_start) return Status::Ok();
-    changed = true;
-    r.spec_json = canonical;
-    r.team = stored.team;
-    if (want_start) r.desired = DesiredState::kRunning;
-    ++r.generation;
-    MarkAccepted(r);
-    m.hostnames = claims;
-    m.history.push_back(
-        Operation(want_start ? "update+start" : "update", r.generation, ToJson(stored)));
+    changed = ApplyPut(r, m, ToJson(stored), stored.team, start);
+    if (changed) m.hostnames = claims;
     return Status::Ok();
   };
   auto put = store_.UpsertProjectByName(name, create, update);

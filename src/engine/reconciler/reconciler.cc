@@ -565,12 +565,12 @@ Reconciler::Outcome Reconciler::Run::ProvisionDeployment(const Json& deployment,
                                                          const std::string& name) {
   auto dep = Ensure(kDeployment, deployment);
   if (!dep.outcome.done()) return Note("Deployment", dep.outcome);
-  std::vector<Json> pods;
-  for (const auto& p : r.observer_.ByLabel(kPod, kProjectLabel, rec.id)) {
-    pods.push_back(p->Parse());
-  }
   Readiness rd = DeploymentReadiness(dep.live);
   if (!rd.ready()) {
+    std::vector<Json> pods;
+    for (const auto& p : r.observer_.ByLabel(kPod, kProjectLabel, rec.id)) {
+      pods.push_back(p->Parse());
+    }
     std::string detail = PodFailureDetail(pods);
     Outcome o = FromReadiness(rd, "Deployment " + name);
     if (!detail.empty()) o.message += " (pod: " + detail + ")";
