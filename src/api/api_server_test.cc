@@ -78,6 +78,12 @@ TEST_F(ApiTest, HealthReadinessAndMetrics) {
   auto put = Do("PUT", "/v1/projects/alpha?wait=20s", SpecBody("flowfuse/node-red:4.0", true));
   ASSERT_EQ(put.status, 201) << put.body;
   ASSERT_EQ(Do("GET", "/v1/projects/alpha").status, 200);
+  // An agent, stopped: counted among agents, never among projects.
+  auto agent =
+      Do("PUT", "/v1/agents/mqtt-schema-agent-t-b?wait=20s",
+         DumpJson(Json{
+             {"spec", {{"team", "t"}, {"broker", "b"}, {"credentials", {{"token", "ffbt_m"}}}}}}));
+  ASSERT_EQ(agent.status, 201) << agent.body;
 
   auto m = Do("GET", "/metrics", "", "", "");
   ASSERT_EQ(m.status, 200);
@@ -95,6 +101,9 @@ TEST_F(ApiTest, HealthReadinessAndMetrics) {
   EXPECT_EQ(t.find("/v1/projects/alpha"), std::string::npos) << "raw paths must not be labels";
   EXPECT_NE(t.find("steward_projects{phase=\"Running\"} 1\n"), std::string::npos) << t;
   EXPECT_NE(t.find("steward_projects{phase=\"Suspended\"} 0\n"), std::string::npos);
+  EXPECT_NE(t.find("steward_agents{phase=\"Suspended\"} 1\n"), std::string::npos) << t;
+  EXPECT_NE(t.find("steward_agents{phase=\"Running\"} 0\n"), std::string::npos) << t;
+  EXPECT_EQ(t.find("ffbt_m"), std::string::npos);
   EXPECT_NE(t.find("steward_api_request_duration_seconds_count{route=\"/readyz\"} 3\n"),
             std::string::npos);
   EXPECT_NE(t.find("# TYPE steward_workqueue_depth gauge\n"), std::string::npos);

@@ -54,6 +54,8 @@ void InstallStateMetrics(MetricsRegistry& registry, engine::Engine& engine, stor
   auto& orphans = registry.Gauge("steward_orphans",
                                  "Labelled objects in the namespace that belong to no project.");
   auto& projects = registry.Gauge("steward_projects", "Stored projects, by phase.", {"phase"});
+  auto& agents =
+      registry.Gauge("steward_agents", "Stored MQTT schema agents, by phase.", {"phase"});
   auto& auth = registry.Counter("steward_kube_auth_failures_total",
                                 "Reconcile runs Kubernetes refused for Steward's credentials "
                                 "(401 Unauthorized, 403 Forbidden), by code.",
@@ -83,16 +85,18 @@ void InstallStateMetrics(MetricsRegistry& registry, engine::Engine& engine, stor
         auth.Add({code}, static_cast<double>(n) - auth.Value({code}));
       }
     }
-    std::map<LabelValues, double> by_phase;
-    for (int p = 0; p <= static_cast<int>(engine::Phase::kFailed); ++p) {
-      by_phase[{std::string(engine::ToString(static_cast<engine::Phase>(p)))}] = 0;
-    }
-    auto counts = store.CountByPhase();
-    if (counts.ok()) {
+    for (auto [gauge, kind] : {std::pair{&projects, store::RecordKind::kProject},
+                               std::pair{&agents, store::RecordKind::kAgent}}) {
+      std::map<LabelValues, double> by_phase;
+      for (int p = 0; p <= static_cast<int>(engine::Phase::kFailed); ++p) {
+        by_phase[{std::string(engine::ToString(static_cast<engine::Phase>(p)))}] = 0;
+      }
+      auto counts = store.CountByPhase(kind);
+      if (!counts.ok()) continue;
       for (const auto& [phase, n] : *counts) {
         by_phase[{phase.empty() ? std::string("Pending") : phase}] += static_cast<double>(n);
       }
-      projects.Replace(std::move(by_phase));
+      gauge->Replace(std::move(by_phase));
     }
   });
 }

@@ -22,6 +22,11 @@ void AddDemoCommand(CLI::App& app);
 // of the REST API (docs/api.md); exit 1 when the API refuses, 2 for usage or connection errors.
 void AddProjectCommand(CLI::App& app);
 
+// `steward agent put|start|stop|restart|delete|get|list|history|status|command`: MQTT schema
+// agents through the REST API (project_command.cc), with the same exit codes; a token is read
+// from --agent-token-file only.
+void AddAgentCommand(CLI::App& app);
+
 // `steward migrate --from driver-k8s`: takes over the instances FlowFuse's driver-k8s created
 // (docs/migration.md); --dry-run prints the plan. Exit 0 when all are migrated, 1 when some could
 // not be, 2 for usage, configuration or connection errors.

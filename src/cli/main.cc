@@ -12,6 +12,7 @@ int main(int argc, char** argv) {
   steward::cli::AddServeCommand(app);
   steward::cli::AddTortureCommand(app);
   steward::cli::AddProjectCommand(app);
+  steward::cli::AddAgentCommand(app);
   steward::cli::AddMigrateCommand(app);
   try {
     app.parse(argc, argv);

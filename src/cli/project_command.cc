@@ -1,4 +1,5 @@
-// `steward project ...`: the command-line client of Steward's REST API (docs/api.md).
+// `steward project ...` and `steward agent ...`: the command-line client of Steward's REST API
+// (docs/api.md) for projects and MQTT schema agents (the same lifecycle, verbs and waits).
 //
 // `--wait` follows a mutating verb through the watch stream: the stream is open (its initial
 // `sync` seen) before the request goes out, so every transition after the commit is delivered;
@@ -8,6 +9,7 @@
 #include <cstdlib>
 #include <deque>
 #include <fstream>
+#include <iostream>
 #include <memory>
 #include <sstream>
 #include <string>
@@ -49,12 +51,17 @@ struct CreateFlags {
 
 struct CommandFlags {
   GlobalFlags global;
+  bool agent = false;  // `steward agent`: the record is an MQTT schema agent (/v1/agents)
   std::string name;
   std::string output;
   std::string wait;  // "" = no wait
   CreateFlags create;
   std::string team, phase, desired;  // list filters
   std::string flows_action;          // start | stop | restart
+  // `steward agent put`: the agent's broker and the file holding the platform's token ("-":
+  // standard input). A token is never taken from the command line (it would show in `ps`).
+  std::string broker, token_file;  // token_file: --agent-token-file
+  std::string agent_command;       // `steward agent command`: start | restart | stop
 };
 
 int Fail(const std::string& message, int code) {
@@ -74,8 +81,14 @@ StatusOr<std::string> ReadWholeFile(const std::string& path, const std::string& 
   return text;
 }
 
-std::string ProjectPath(const std::string& name) {
-  return "/v1/projects/" + net::PercentEncode(name);
+// The record's path: a project's, or an agent's for `steward agent`.
+std::string RecordPath(const CommandFlags& flags) {
+  return (flags.agent ? "/v1/agents/" : "/v1/projects/") + net::PercentEncode(flags.name);
+}
+
+// The watch stream's query that follows the record named in `flags`.
+std::string WatchQuery(const CommandFlags& flags) {
+  return "project=" + net::PercentEncode(flags.name) + (flags.agent ? "&kind=agent" : "");
 }
 
 std::string StatusField(const Json& project, const char* key) {
@@ -131,19 +144,22 @@ void PrintTable(const std::vector<std::vector<std::string>>& rows) {
   std::fflush(stdout);
 }
 
-std::vector<std::string> ProjectHeader(bool wide) {
+// An agent has no URL: its column is left out of agents' tables.
+std::vector<std::string> ProjectHeader(bool wide, bool agent) {
   std::vector<std::string> h = {"NAME", "PHASE", "DESIRED", "GENERATION", "URL", "AGE"};
+  if (agent) h.erase(h.begin() + 4);
   if (wide) h.insert(h.end(), {"ID", "TEAM", "OBSERVED", "REASON", "MESSAGE"});
   return h;
 }
 
-std::vector<std::string> ProjectRow(const Json& p, bool wide) {
+std::vector<std::string> ProjectRow(const Json& p, bool wide, bool agent) {
   std::vector<std::string> row = {GetString(p, "name"),
                                   OrDash(StatusField(p, "phase")),
                                   OrDash(GetString(p, "desiredState")),
                                   std::to_string(GetInt(p, "generation")),
                                   OrDash(StatusField(p, "url")),
                                   Age(p)};
+  if (agent) row.erase(row.begin() + 4);
   if (wide) {
     row.insert(row.end(),
                {GetString(p, "id"), GetString(p, "team"), std::to_string(ObservedGeneration(p)),
@@ -311,7 +327,10 @@ int FollowUntilDone(WatchState& watch, const Json& answer, bool deleting, Clock:
         std::fflush(stdout);
         return 0;
       }
-      if (event.event != "project" || GetInt(data, "generation") < generation) continue;
+      if ((event.event != "project" && event.event != "agent") ||
+          GetInt(data, "generation") < generation) {
+        continue;
+      }
       latest = data;
       steps.Print(data);
       if (Done(data, generation) && (!deleting || StatusField(data, "phase") == "Failed")) {
@@ -422,17 +441,45 @@ int RunCreate(const CommandFlags& flags) {
   Json body = {{"spec", *spec}};
   if (flags.create.start) body["start"] = true;
   // The stream is opened before the project exists; the server filters by name.
-  std::string query = "project=" + net::PercentEncode(flags.name);
-  return Mutate(flags, "create", query,
-                [&](ApiClient& c) { return c.Put(ProjectPath(flags.name), body); });
+  return Mutate(flags, "create", WatchQuery(flags),
+                [&](ApiClient& c) { return c.Put(RecordPath(flags), body); });
+}
+
+// The platform's token for an agent, from --agent-token-file (a file, or "-" for standard input):
+// its first line, which must not be empty.
+StatusOr<std::string> ReadToken(const std::string& path) {
+  std::string text;
+  if (path == "-") {
+    std::getline(std::cin, text);
+  } else {
+    ASSIGN_OR_RETURN(text, ReadWholeFile(path, "--agent-token-file"));
+    text = text.substr(0, text.find('\n'));
+  }
+  while (!text.empty() && (text.back() == '\r' || text.back() == ' ')) text.pop_back();
+  if (text.empty()) return InvalidArgument("--agent-token-file " + path + ": no token in it");
+  return text;
+}
+
+// `steward agent put NAME --team T --broker B [--agent-token-file F] [--start]`: creates or updates
+// the agent; the first put must carry the token, a later one without it keeps the one it has.
+int RunAgentPut(const CommandFlags& flags) {
+  Json spec = {{"team", flags.team}, {"broker", flags.broker}};
+  if (!flags.token_file.empty()) {
+    auto token = ReadToken(flags.token_file);
+    if (!token.ok()) return Fail(token.error().message(), kExitUsage);
+    spec["credentials"] = {{"token", *token}};
+  }
+  Json body = {{"spec", std::move(spec)}};
+  if (flags.create.start) body["start"] = true;
+  return Mutate(flags, "put", WatchQuery(flags),
+                [&](ApiClient& c) { return c.Put(RecordPath(flags), body); });
 }
 
 int RunAction(const CommandFlags& flags, const std::string& verb) {
-  std::string query = "project=" + net::PercentEncode(flags.name);
-  return Mutate(flags, verb, query, [&](ApiClient& c) -> StatusOr<Json> {
-    if (verb == "delete") return c.Delete(ProjectPath(flags.name));
+  return Mutate(flags, verb, WatchQuery(flags), [&](ApiClient& c) -> StatusOr<Json> {
+    if (verb == "delete") return c.Delete(RecordPath(flags));
     std::string action = verb == "rotate" ? "rotate-credentials" : verb;
-    return c.Post(ProjectPath(flags.name) + "/" + action);
+    return c.Post(RecordPath(flags) + "/" + action);
   });
 }
 
@@ -460,12 +507,12 @@ int RunGet(const CommandFlags& flags) {
     return Fail(s.message(), kExitUsage);
   }
   return Read(
-      flags, [&](ApiClient& c) { return c.Get(ProjectPath(flags.name)); },
+      flags, [&](ApiClient& c) { return c.Get(RecordPath(flags)); },
       [&](const Json& p) {
         if (flags.output == "json" || flags.output == "yaml")
           return PrintStructured(p, flags.output);
         bool wide = flags.output == "wide";
-        PrintTable({ProjectHeader(wide), ProjectRow(p, wide)});
+        PrintTable({ProjectHeader(wide, flags.agent), ProjectRow(p, wide, flags.agent)});
         if (!wide) {
           std::string reason = StatusField(p, "reason");
           std::string message = StatusField(p, "message");
@@ -495,7 +542,7 @@ int RunList(const CommandFlags& flags) {
         Json items = Json::array();
         std::string token;
         do {
-          std::string target = "/v1/projects" + query;
+          std::string target = (flags.agent ? "/v1/agents" : "/v1/projects") + query;
           if (!token.empty()) {
             target +=
                 (query.empty() ? "?" : "&") + std::string("continue=") + net::PercentEncode(token);
@@ -513,12 +560,12 @@ int RunList(const CommandFlags& flags) {
           return PrintStructured(list, flags.output);
         }
         if (list["items"].empty()) {
-          std::fprintf(stderr, "No projects found.\n");
+          std::fprintf(stderr, "No %s found.\n", flags.agent ? "agents" : "projects");
           return;
         }
         bool wide = flags.output == "wide";
-        std::vector<std::vector<std::string>> rows = {ProjectHeader(wide)};
-        for (const auto& p : list["items"]) rows.push_back(ProjectRow(p, wide));
+        std::vector<std::vector<std::string>> rows = {ProjectHeader(wide, flags.agent)};
+        for (const auto& p : list["items"]) rows.push_back(ProjectRow(p, wide, flags.agent));
         PrintTable(rows);
       });
 }
@@ -526,7 +573,7 @@ int RunList(const CommandFlags& flags) {
 int RunLogs(const CommandFlags& flags) {
   if (Status s = CheckOutput(flags.output, {"json"}); !s.ok()) return Fail(s.message(), kExitUsage);
   return Read(
-      flags, [&](ApiClient& c) { return c.Get(ProjectPath(flags.name) + "/logs"); },
+      flags, [&](ApiClient& c) { return c.Get(RecordPath(flags) + "/logs"); },
       [&](const Json& logs) {
         if (flags.output == "json") return PrintStructured(logs, "json");
         const Json* items = FindPath(logs, "items");
@@ -550,7 +597,7 @@ int RunInfo(const CommandFlags& flags) {
     return Fail(s.message(), kExitUsage);
   }
   return Read(
-      flags, [&](ApiClient& c) { return c.Get(ProjectPath(flags.name) + "/instance"); },
+      flags, [&](ApiClient& c) { return c.Get(RecordPath(flags) + "/instance"); },
       [&](const Json& answer) {
         const Json* instance = FindPath(answer, "instance");
         PrintStructured(instance != nullptr ? *instance : answer,
@@ -561,9 +608,7 @@ int RunInfo(const CommandFlags& flags) {
 int RunFlows(const CommandFlags& flags) {
   return Read(
       flags,
-      [&](ApiClient& c) {
-        return c.Post(ProjectPath(flags.name) + "/flows/" + flags.flows_action);
-      },
+      [&](ApiClient& c) { return c.Post(RecordPath(flags) + "/flows/" + flags.flows_action); },
       [&](const Json& answer) {
         const Json* pods = FindPath(answer, "pods");
         if (pods == nullptr || !pods->is_array()) return;
@@ -575,6 +620,41 @@ int RunFlows(const CommandFlags& flags) {
       });
 }
 
+// `steward agent status NAME`: the agent's own status ({"connected", "error"}), as YAML or JSON.
+int RunAgentStatus(const CommandFlags& flags) {
+  if (Status s = CheckOutput(flags.output, {"json", "yaml"}); !s.ok()) {
+    return Fail(s.message(), kExitUsage);
+  }
+  return Read(
+      flags, [&](ApiClient& c) { return c.Get(RecordPath(flags) + "/status"); },
+      [&](const Json& answer) {
+        const Json* status = FindPath(answer, "status");
+        PrintStructured(status != nullptr ? *status : answer,
+                        flags.output.empty() ? "yaml" : flags.output);
+      });
+}
+
+// `steward agent command ACTION NAME`: start, restart or stop on the agent's own API. The pod's
+// answer is printed; an HTTP error from the agent exits 1.
+int RunAgentCommand(const CommandFlags& flags) {
+  int code = 0;
+  int read = Read(
+      flags,
+      [&](ApiClient& c) { return c.Post(RecordPath(flags) + "/commands/" + flags.agent_command); },
+      [&](const Json& answer) {
+        const int status = answer.value("status", 0);
+        std::printf("%s: %s: HTTP %d%s\n", GetString(answer, "pod").c_str(),
+                    flags.agent_command.c_str(), status,
+                    answer.contains("body") && !answer["body"].is_null() &&
+                            !(answer["body"].is_object() && answer["body"].empty())
+                        ? (" " + DumpJson(answer["body"])).c_str()
+                        : "");
+        std::fflush(stdout);
+        if (status < 200 || status > 299) code = kExitRefused;
+      });
+  return read != 0 ? read : code;
+}
+
 int RunHistory(const CommandFlags& flags) {
   if (Status s = CheckOutput(flags.output, {"json"}); !s.ok()) return Fail(s.message(), kExitUsage);
   return Read(
@@ -584,7 +664,7 @@ int RunHistory(const CommandFlags& flags) {
         std::string after;
         constexpr int kPage = 1000;
         while (true) {
-          std::string target = ProjectPath(flags.name) + "/history?limit=" + std::to_string(kPage);
+          std::string target = RecordPath(flags) + "/history?limit=" + std::to_string(kPage);
           if (!after.empty()) target += "&after=" + after;
           ASSIGN_OR_RETURN(Json page, c.Get(target));
           const Json* got = FindPath(page, "items");
@@ -619,18 +699,45 @@ CLI::App* AddVerb(CLI::App& project, const std::string& verb, const std::string&
                   const std::shared_ptr<CommandFlags>& flags, bool needs_name) {
   auto* cmd = project.add_subcommand(verb, help);
   AddGlobalFlags(*cmd, flags->global);
-  if (needs_name) cmd->add_option("NAME", flags->name, "Project name or id")->required();
+  if (needs_name) {
+    cmd->add_option("NAME", flags->name, flags->agent ? "Agent name or id" : "Project name or id")
+        ->required();
+  }
   return cmd;
 }
 
 void AddWait(CLI::App& cmd, CommandFlags& flags) {
   cmd.add_option(
          "--wait", flags.wait,
-         "Follow the project until it is done (Running/Suspended/purged) or DURATION "
+         "Follow it until it is done (Running/Suspended/purged) or DURATION "
          "passes (default 5m; give it after NAME, or as --wait=DURATION); exit 1 if it fails or "
          "times out")
       ->expected(0, 1)
       ->default_str("5m");
+}
+
+// get, list and history: the same for projects and agents.
+void AddReadVerbs(CLI::App& parent, const std::shared_ptr<CommandFlags>& flags) {
+  const std::string what = flags->agent ? "agent" : "project";
+  auto* get =
+      AddVerb(parent, "get", "Show a" + std::string(flags->agent ? "n " : " ") + what, flags, true);
+  get->add_option("-o,--output", flags->output, "Output format: json, yaml or wide");
+  get->callback([flags] { SetExitCode(RunGet(*flags)); });
+
+  auto* list = AddVerb(parent, "list", "List " + what + "s", flags, false);
+  list->add_option("--team", flags->team, "Only this team's " + what + "s");
+  list->add_option("--phase", flags->phase, "Only " + what + "s in this phase (e.g. Running)");
+  list->add_option("--desired", flags->desired,
+                   "Only this desired state (running|suspended|deleted)");
+  list->add_option("-o,--output", flags->output, "Output format: json, yaml or wide");
+  list->callback([flags] { SetExitCode(RunList(*flags)); });
+
+  auto* history = AddVerb(
+      parent, "history",
+      "List a" + std::string(flags->agent ? "n " : " ") + what + "'s operations and phase changes",
+      flags, true);
+  history->add_option("-o,--output", flags->output, "Output format: json");
+  history->callback([flags] { SetExitCode(RunHistory(*flags)); });
 }
 
 }  // namespace
@@ -671,17 +778,7 @@ void AddProjectCommand(CLI::App& app) {
     cmd->callback([flags, verb = verb] { SetExitCode(RunAction(*flags, verb)); });
   }
 
-  auto* get = AddVerb(*project, "get", "Show a project", flags, true);
-  get->add_option("-o,--output", flags->output, "Output format: json, yaml or wide");
-  get->callback([flags] { SetExitCode(RunGet(*flags)); });
-
-  auto* list = AddVerb(*project, "list", "List projects", flags, false);
-  list->add_option("--team", flags->team, "Only this team's projects");
-  list->add_option("--phase", flags->phase, "Only projects in this phase (e.g. Running)");
-  list->add_option("--desired", flags->desired,
-                   "Only this desired state (running|suspended|deleted)");
-  list->add_option("-o,--output", flags->output, "Output format: json, yaml or wide");
-  list->callback([flags] { SetExitCode(RunList(*flags)); });
+  AddReadVerbs(*project, flags);
 
   auto* logs = AddVerb(*project, "logs", "Print a running project's launcher logs", flags, true);
   logs->add_option("-o,--output", flags->output, "Output format: json");
@@ -700,11 +797,51 @@ void AddProjectCommand(CLI::App& app) {
       ->check(CLI::IsMember({"start", "stop", "restart"}));
   flows->add_option("NAME", flags->name, "Project name or id")->required();
   flows->callback([flags] { SetExitCode(RunFlows(*flags)); });
+}
 
-  auto* history =
-      AddVerb(*project, "history", "List a project's operations and phase changes", flags, true);
-  history->add_option("-o,--output", flags->output, "Output format: json");
-  history->callback([flags] { SetExitCode(RunHistory(*flags)); });
+void AddAgentCommand(CLI::App& app) {
+  auto* agent = app.add_subcommand(
+      "agent", "Manage MQTT schema agents (one per team broker) through the Steward API");
+  agent->require_subcommand(1);
+  auto flags = std::make_shared<CommandFlags>();
+  flags->agent = true;
+
+  auto* put = AddVerb(*agent, "put",
+                      "Create or update an agent (NAME is mqtt-schema-agent-<team>-<broker>, "
+                      "lowercased; stopped unless --start)",
+                      flags, true);
+  put->add_option("--team", flags->team, "The team's id")->required();
+  put->add_option("--broker", flags->broker, "The broker's id, or team-broker")->required();
+  put->add_option("--agent-token-file", flags->token_file,
+                  "File holding the platform's token for the agent (- reads standard input); "
+                  "required when the agent is created, kept when left out later");
+  put->add_flag("--start", flags->create.start, "Start the agent");
+  AddWait(*put, *flags);
+  put->callback([flags] { SetExitCode(RunAgentPut(*flags)); });
+
+  const std::vector<std::pair<std::string, std::string>> actions = {
+      {"start", "Start an agent"},
+      {"stop", "Stop an agent (its token is kept)"},
+      {"restart", "Replace a running agent's pod"},
+      {"delete", "Delete an agent and everything it owns"}};
+  for (const auto& [verb, help] : actions) {
+    auto* cmd = AddVerb(*agent, verb, help, flags, true);
+    AddWait(*cmd, *flags);
+    cmd->callback([flags, verb = verb] { SetExitCode(RunAction(*flags, verb)); });
+  }
+  AddReadVerbs(*agent, flags);
+
+  auto* status = AddVerb(*agent, "status", "Print a running agent's own status", flags, true);
+  status->add_option("-o,--output", flags->output, "Output format: yaml (default) or json");
+  status->callback([flags] { SetExitCode(RunAgentStatus(*flags)); });
+
+  auto* command = agent->add_subcommand("command", "Send start, restart or stop to an agent");
+  AddGlobalFlags(*command, flags->global);
+  command->add_option("ACTION", flags->agent_command, "start, restart or stop")
+      ->required()
+      ->check(CLI::IsMember({"start", "restart", "stop"}));
+  command->add_option("NAME", flags->name, "Agent name or id")->required();
+  command->callback([flags] { SetExitCode(RunAgentCommand(*flags)); });
 }
 
 }  // namespace steward::cli

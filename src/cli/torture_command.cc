@@ -40,6 +40,9 @@ void AddTortureCommand(CLI::App& app) {
   cmd->add_option("--projects", o.projects, "Projects")
       ->capture_default_str()
       ->check(CLI::Range(1, 100000));
+  cmd->add_option("--agents", o.agents, "MQTT schema agents driven beside the projects")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 100000));
   cmd->add_option("--ops", o.plan.ops, "Operations per project")
       ->capture_default_str()
       ->check(CLI::Range(1, 100000));

@@ -300,7 +300,7 @@ class SqliteStore final : public Store {
   StatusOr<UpsertResult> UpsertProjectByName(std::string_view name, const CreateFn& create,
                                              const MutateFn& update) override;
   Status PurgeProject(std::string_view id, const HistoryEntry& tombstone) override;
-  StatusOr<std::map<std::string, int64_t>> CountByPhase() override;
+  StatusOr<std::map<std::string, int64_t>> CountByPhase(RecordKind kind) override;
   StatusOr<std::vector<ProjectRecord>> ListProjectsWithoutHostnames() override;
   StatusOr<std::map<std::string, std::string>> ClaimHostnames(
       const std::vector<std::pair<std::string, std::vector<std::string>>>& by_project) override;
@@ -702,13 +702,13 @@ StatusOr<std::map<std::string, std::string>> SqliteStore::ClaimHostnames(
   return skipped;
 }
 
-StatusOr<std::map<std::string, int64_t>> SqliteStore::CountByPhase() {
+StatusOr<std::map<std::string, int64_t>> SqliteStore::CountByPhase(RecordKind kind) {
   MutexLock lock(mu_);
-  Statement s(db_.handle,
-              "SELECT phase, COUNT(*) FROM projects WHERE kind = 'project' GROUP BY phase");
+  Statement s(db_.handle, "SELECT phase, COUNT(*) FROM projects WHERE kind = ? GROUP BY phase");
+  s.Bind(ToString(kind));
   std::map<std::string, int64_t> out;
   while (s.Step()) out[s.Text(0)] = s.Int(1);
-  RETURN_IF_ERROR(db_.Check(s, "count projects by phase"));
+  RETURN_IF_ERROR(db_.Check(s, "count records by phase"));
   return out;
 }
 

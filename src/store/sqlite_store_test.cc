@@ -289,7 +289,7 @@ TEST_F(SqliteStoreTest, ListFiltersAndPages) {
     return r.ok() ? Ids(*r) : std::vector<std::string>{"error"};
   };
   EXPECT_THAT(list({}), ElementsAre("a1", "a2", "a3", "a4", "a5"));
-  auto counts = store.CountByPhase();
+  auto counts = store.CountByPhase(RecordKind::kProject);
   ASSERT_TRUE(counts.ok());
   EXPECT_EQ(*counts, (std::map<std::string, int64_t>{{"", 1}, {"Pending", 1}, {"Running", 3}}));
   EXPECT_THAT(list({.team = "x"}), ElementsAre("a1", "a3", "a4"));
@@ -1215,12 +1215,14 @@ TEST_F(SqliteStoreTest, KindsAreKeptFilteredAndNeverChange) {
   ASSERT_EQ(listed->size(), 1u);
   EXPECT_EQ((*listed)[0].id, "a1");
   EXPECT_EQ(store.ListProjects({})->size(), 2u);
-  // Metrics count projects only.
-  auto counts = store.CountByPhase();
-  ASSERT_TRUE(counts.ok());
-  int64_t total = 0;
-  for (const auto& [phase, n] : *counts) total += n;
-  EXPECT_EQ(total, 1);
+  // Counted by kind: one project, one agent.
+  for (RecordKind kind : {RecordKind::kProject, RecordKind::kAgent}) {
+    auto counts = store.CountByPhase(kind);
+    ASSERT_TRUE(counts.ok());
+    int64_t total = 0;
+    for (const auto& [phase, n] : *counts) total += n;
+    EXPECT_EQ(total, 1) << ToString(kind);
+  }
   // A record's kind is fixed at create; an upsert keeps it.
   auto changed = store.MutateProject("a1", [](ProjectRecord& r, const auto&, Mutation&) {
     r.kind = RecordKind::kProject;

@@ -124,9 +124,9 @@ class Store {
   virtual StatusOr<ProjectRecord> GetProject(std::string_view id) = 0;  // kNotFound
   virtual StatusOr<ProjectRecord> GetProjectByName(std::string_view name) = 0;
   virtual StatusOr<std::vector<ProjectRecord>> ListProjects(const ListFilter& filter) = 0;
-  // Projects (RecordKind::kProject only) per phase ("" for those the engine has not written a
-  // status for), without reading any record: for metrics.
-  virtual StatusOr<std::map<std::string, int64_t>> CountByPhase() = 0;
+  // Records of `kind` per phase ("" for those the engine has not written a status for), without
+  // reading any record: for metrics.
+  virtual StatusOr<std::map<std::string, int64_t>> CountByPhase(RecordKind kind) = 0;
 
   // Inserts a new project with its first credentials and history, atomically. `record.version`,
   // created/updated times are set by the store. kAlreadyExists when the id or name is taken.

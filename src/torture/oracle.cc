@@ -50,9 +50,13 @@ std::optional<Claim> Claim::FromProject(const Json& project) {
   Claim c;
   c.generation = IntAt(project, "generation");
   if (IntAt(status, "observedGeneration") < c.generation) return std::nullopt;
+  c.agent = GetString(project, "kind") == "agent";
   c.name = GetString(project, "name");
   c.id = GetString(project, "id");
   c.phase = phase;
+  if (const Json* f = FindPath(project, "spec.credentials.fingerprint"); f && f->is_string()) {
+    c.fingerprint = f->get<std::string>();
+  }
   if (const Json* image = FindPath(project, "spec.stack.image"); image && image->is_string()) {
     c.image = image->get<std::string>();
   }
@@ -79,6 +83,10 @@ std::string StaleClaim(const Json& project) {
 }
 
 std::string Claim::Describe() const {
+  if (agent) {
+    return "agent " + phase + " at generation " + std::to_string(generation) + " (id " + id +
+           ", token " + fingerprint + ", restart epoch " + std::to_string(restart_epoch) + ")";
+  }
   return phase + " at generation " + std::to_string(generation) + " (id " + id + ", image " +
          image + ", restart epoch " + std::to_string(restart_epoch) + ")";
 }
@@ -87,11 +95,29 @@ Oracle::Oracle(std::shared_ptr<kube::Client> kube, Options options)
     : kube_(std::move(kube)), options_(std::move(options)) {}
 
 CheckResult Oracle::CheckRunning(const Claim& claim) const {
+  if (claim.agent) return CheckAgentRunning(claim);
   const auto names = engine::NamesFor(claim.id, claim.name);
-  const std::string& ns = options_.ns;
+  if (auto r = CheckDeployment(claim, names.deployment, claim.image, "");
+      r.verdict != Verdict::kHolds) {
+    return r;
+  }
+  std::vector<std::string> pods;
+  if (auto r = CheckService(claim, names.service, &pods); r.verdict != Verdict::kHolds) return r;
+  if (auto r = CheckIngress(claim, names.ingress, HostOfUrl(claim.url));
+      r.verdict != Verdict::kHolds) {
+    return r;
+  }
+  if (!claim.custom_hostname.empty()) {
+    return CheckIngress(claim, names.custom_ingress, claim.custom_hostname);
+  }
+  return {};
+}
 
-  auto deployment = kube_->Get(ResourceType::Deployment(), ns, names.deployment);
-  if (!deployment.ok()) return ReadFailed("Deployment " + names.deployment, deployment.error());
+CheckResult Oracle::CheckDeployment(const Claim& claim, const std::string& name,
+                                    const std::string& image,
+                                    const std::string& credential_id) const {
+  auto deployment = kube_->Get(ResourceType::Deployment(), options_.ns, name);
+  if (!deployment.ok()) return ReadFailed("Deployment " + name, deployment.error());
   const Json& d = *deployment;
   std::vector<std::string> wrong;
   if (Terminating(d)) wrong.push_back("terminating");
@@ -113,53 +139,112 @@ CheckResult Oracle::CheckRunning(const Claim& claim) const {
     }
   }
   if (replicas < 1) wrong.push_back("spec.replicas " + std::to_string(replicas));
-  const Json* containers = FindPath(d, "spec.template.spec.containers");
-  const std::string image = containers != nullptr && containers->is_array() && !containers->empty()
+  if (!image.empty()) {
+    const Json* containers = FindPath(d, "spec.template.spec.containers");
+    const std::string got = containers != nullptr && containers->is_array() && !containers->empty()
                                 ? GetString((*containers)[0], "image")
                                 : "";
-  if (image != claim.image) wrong.push_back("image " + image);
+    if (got != image) wrong.push_back("image " + got);
+  }
   const Json* annotations = FindPath(d, "spec.template.metadata.annotations");
-  const std::string epoch =
-      annotations != nullptr ? GetString(*annotations, engine::kRestartAnnotation) : "";
-  if (epoch != std::to_string(claim.restart_epoch)) {
+  auto annotation = [&](std::string_view key) {
+    return annotations != nullptr ? GetString(*annotations, key) : std::string();
+  };
+  if (const std::string epoch = annotation(engine::kRestartAnnotation);
+      epoch != std::to_string(claim.restart_epoch)) {
     wrong.push_back("pod template restart epoch '" + epoch + "'");
   }
+  if (const std::string credential = annotation(engine::kCredentialAnnotation);
+      !credential_id.empty() && credential != credential_id) {
+    wrong.push_back("pod template credential '" + credential + "', claimed '" + credential_id +
+                    "'");
+  }
   if (!wrong.empty()) {
-    std::string s = "Deployment " + names.deployment + ":";
+    std::string s = "Deployment " + name + ":";
     for (const auto& w : wrong) s += " " + w + ";";
     return {Verdict::kViolated, s};
   }
+  return {};
+}
 
-  auto service = kube_->Get(ResourceType::Service(), ns, names.service);
-  if (!service.ok()) return ReadFailed("Service " + names.service, service.error());
-  if (Terminating(*service))
-    return {Verdict::kViolated, "Service " + names.service + " terminating"};
+CheckResult Oracle::CheckService(const Claim& claim, const std::string& name,
+                                 std::vector<std::string>* pods) const {
+  const std::string& ns = options_.ns;
+  auto service = kube_->Get(ResourceType::Service(), ns, name);
+  if (!service.ok()) return ReadFailed("Service " + name, service.error());
+  if (Terminating(*service)) return {Verdict::kViolated, "Service " + name + " terminating"};
   if (LabelOf(*service, engine::kProjectLabel) != claim.id) {
-    return {Verdict::kViolated, "Service " + names.service + " belongs to project '" +
+    return {Verdict::kViolated, "Service " + name + " belongs to project '" +
                                     LabelOf(*service, engine::kProjectLabel) + "'"};
   }
 
   kube::ListOptions by_service;
-  by_service.label_selector = "kubernetes.io/service-name=" + names.service;
+  by_service.label_selector = "kubernetes.io/service-name=" + name;
   auto slices = kube_->List(ResourceType::EndpointSlice(), ns, by_service);
-  if (!slices.ok()) return ReadFailed("EndpointSlices of " + names.service, slices.error());
-  int ready = 0;
+  if (!slices.ok()) return ReadFailed("EndpointSlices of " + name, slices.error());
   for (const Json& slice : slices->items) {
     const Json* endpoints = FindPath(slice, "endpoints");
     if (endpoints == nullptr || !endpoints->is_array()) continue;
     for (const Json& e : *endpoints) {
       const Json* r = FindPath(e, "conditions.ready");
-      if (r != nullptr && r->is_boolean() && r->get<bool>()) ++ready;
+      if (r != nullptr && r->is_boolean() && r->get<bool>()) {
+        const Json* pod = FindPath(e, "targetRef.name");
+        pods->push_back(pod != nullptr && pod->is_string() ? pod->get<std::string>() : "");
+      }
     }
   }
-  if (ready == 0) return {Verdict::kViolated, "Service " + names.service + ": no ready endpoint"};
+  if (pods->empty()) return {Verdict::kViolated, "Service " + name + ": no ready endpoint"};
+  return {};
+}
 
-  if (auto r = CheckIngress(claim, names.ingress, HostOfUrl(claim.url));
+CheckResult Oracle::CheckAgentRunning(const Claim& claim) const {
+  if (claim.fingerprint.empty()) {
+    return {Verdict::kViolated, "the agent record shows no credentials fingerprint"};
+  }
+  const std::string credential_id =
+      std::string(engine::kSuppliedCredentialPrefix) + claim.fingerprint;
+  if (auto r = CheckDeployment(claim, claim.name, "", credential_id);
       r.verdict != Verdict::kHolds) {
     return r;
   }
-  if (!claim.custom_hostname.empty()) {
-    return CheckIngress(claim, names.custom_ingress, claim.custom_hostname);
+  std::vector<std::string> pods;
+  if (auto r = CheckService(claim, claim.name, &pods); r.verdict != Verdict::kHolds) return r;
+  return CheckAgentAnswers(claim, pods.front());
+}
+
+// The ready pod `pod` is the agent's, holds the claimed token, and answers its status API.
+CheckResult Oracle::CheckAgentAnswers(const Claim& claim, const std::string& pod) const {
+  auto got = kube_->Get(ResourceType::Pod(), options_.ns, pod);
+  if (!got.ok()) {
+    if (got.error().IsNotFound())
+      return {Verdict::kViolated, "the ready endpoint's pod " + pod + " does not exist"};
+    return ReadFailed("Pod " + pod, got.error());
+  }
+  if (LabelOf(*got, engine::kProjectLabel) != claim.id) {
+    return {Verdict::kViolated, "the ready endpoint's pod " + pod + " is of project '" +
+                                    LabelOf(*got, engine::kProjectLabel) + "'"};
+  }
+  const Json* annotations = FindPath(*got, "metadata.annotations");
+  const std::string credential =
+      annotations != nullptr ? GetString(*annotations, engine::kCredentialAnnotation) : "";
+  if (credential != std::string(engine::kSuppliedCredentialPrefix) + claim.fingerprint) {
+    return {Verdict::kViolated, "the ready pod " + pod + " holds credential '" + credential + "'"};
+  }
+  kube::TransportRequest request;
+  request.method = "GET";
+  request.target = "/api/v1/namespaces/" + options_.ns + "/pods/" + pod + ":" +
+                   std::to_string(engine::kAgentPort) + "/proxy/api/v1/status";
+  request.timeout = std::chrono::seconds(10);
+  auto answer = kube_->transport().Do(request);
+  if (!answer.ok()) {
+    return {Verdict::kInconclusive, "pod proxy to " + pod + ": " + answer.error().ToString()};
+  }
+  auto body = ParseJson(answer->body);
+  if (answer->status != 200 || !body.ok() || !body->is_object() ||
+      !body->value("connected", Json()).is_boolean()) {
+    return {Verdict::kViolated, "GET :3500/api/v1/status of pod " + pod + ": " +
+                                    std::to_string(answer->status) + " " +
+                                    answer->body.substr(0, 200)};
   }
   return {};
 }
@@ -223,10 +308,15 @@ CheckResult Oracle::CheckSuspended(const Claim& claim) const {
     const ResourceType* type;
     std::string name;
   };
-  const Want wants[] = {{&ResourceType::Deployment(), names.deployment},
-                        {&ResourceType::Service(), names.service},
-                        {&ResourceType::Ingress(), names.ingress},
-                        {&ResourceType::Ingress(), names.custom_ingress}};
+  std::vector<Want> wants;
+  if (claim.agent) {
+    wants = {{&ResourceType::Deployment(), claim.name}, {&ResourceType::Service(), claim.name}};
+  } else {
+    wants = {{&ResourceType::Deployment(), names.deployment},
+             {&ResourceType::Service(), names.service},
+             {&ResourceType::Ingress(), names.ingress},
+             {&ResourceType::Ingress(), names.custom_ingress}};
+  }
   std::string present;
   for (const Want& w : wants) {
     auto got = kube_->Get(*w.type, options_.ns, w.name);
@@ -236,6 +326,15 @@ CheckResult Oracle::CheckSuspended(const Claim& claim) const {
       continue;
     }
     if (!got.error().IsNotFound()) return ReadFailed(w.type->kind + " " + w.name, got.error());
+  }
+  // No pod of it either: "suspended" means nothing of it runs.
+  kube::ListOptions of_it;
+  of_it.label_selector = std::string(engine::kProjectLabel) + "=" + claim.id;
+  auto pods = kube_->List(ResourceType::Pod(), options_.ns, of_it);
+  if (!pods.ok()) return ReadFailed("pods of " + claim.id, pods.error());
+  for (const Json& pod : pods->items) {
+    present += " Pod " + GetString(pod["metadata"], "name") +
+               (Terminating(pod) ? " (terminating)" : "") + ";";
   }
   if (!present.empty()) return {Verdict::kViolated, "still present:" + present};
   return {};

@@ -6,8 +6,15 @@
 //               Ingress when the spec has one — has its address, and a request through the
 //               ingress listener with each host reaches one of the project's pods running the
 //               claimed image;
-//   Suspended → none of Deployment, Service, Ingress, custom-hostname Ingress exists
-//               (terminating counts as existing);
+//   Suspended → none of Deployment, Service, Ingress, custom-hostname Ingress, nor a pod of the
+//               project exists (terminating counts as existing);
+// and for an MQTT schema agent (a record of kind "agent"):
+//   Running   → its Deployment is ready at the claimed generation (as above, with the restart
+//               epoch and the claimed token's fingerprint in the pod template), its Service has a
+//               ready endpoint, and that pod — the agent's, holding the claimed token — answers
+//               its own status API (GET :3500/api/v1/status through the API server's pod proxy)
+//               with {"connected": bool};
+//   Suspended → neither Deployment, Service nor a pod of the agent exists;
 // and scans for objects with Steward's labels that belong to no project, or that a project has
 // more of than it should.
 //
@@ -29,8 +36,9 @@
 
 namespace steward::torture {
 
-// What Steward said about a project: a phase reached at a generation.
+// What Steward said about a project or an agent: a phase reached at a generation.
 struct Claim {
+  bool agent = false;  // the record's kind is "agent"; name is then the objects' name
   std::string name;
   std::string id;
   int64_t generation = 0;
@@ -39,8 +47,9 @@ struct Claim {
   int64_t restart_epoch = 0;
   std::string url;              // status.url
   std::string custom_hostname;  // spec.customHostname, "" when none
+  std::string fingerprint;      // an agent's spec.credentials.fingerprint (its token's)
 
-  // Reads a project as the REST API returns it. nullopt unless the project is done at its
+  // Reads a project or an agent as the REST API returns it. nullopt unless it is done at its
   // generation (observedGeneration >= generation) with phase Running or Suspended.
   static std::optional<Claim> FromProject(const Json& project);
   std::string Describe() const;  // "Running at generation 4 (image …, restart epoch 1)"
@@ -88,7 +97,8 @@ class Oracle {
 
   CheckResult CheckRunning(const Claim& claim) const;
   CheckResult CheckSuspended(const Claim& claim) const;
-  // Every Deployment, Service, Ingress, Secret and PVC with app.kubernetes.io/managed-by=steward.
+  // Every Deployment, Service, Ingress, Secret and PVC with app.kubernetes.io/managed-by=steward
+  // (projects' and agents').
   ScanResult ScanLabelled() const;
   // Objects of a project beyond what one project may have (1 Deployment, Service, Secret, PVC;
   // 2 Ingresses), each described; empty when none. Secrets of supplied credentials (kind
@@ -103,6 +113,15 @@ class Oracle {
  private:
   CheckResult CheckIngress(const Claim& claim, const std::string& name,
                            const std::string& host) const;
+  // The Deployment `name` is the claim's and ready at it; `image` (when not empty) and the pod
+  // template's annotations (restart epoch; credential id when not empty) are the claimed ones.
+  CheckResult CheckDeployment(const Claim& claim, const std::string& name, const std::string& image,
+                              const std::string& credential_id) const;
+  // The Service `name` is the claim's and has a ready endpoint: the ready pods' names in `pods`.
+  CheckResult CheckService(const Claim& claim, const std::string& name,
+                           std::vector<std::string>* pods) const;
+  CheckResult CheckAgentRunning(const Claim& claim) const;
+  CheckResult CheckAgentAnswers(const Claim& claim, const std::string& pod) const;
 
   std::shared_ptr<kube::Client> kube_;
   Options options_;

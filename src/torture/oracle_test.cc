@@ -186,6 +186,103 @@ TEST_F(OracleTest, SuspendedIsViolatedWhileAnythingButSecretAndPvcExistsTerminat
   EXPECT_TRUE(kube_->Get(ResourceType::Secret(), kNs, m.names.secret).ok());
 }
 
+TEST_F(OracleTest, ASuspendedProjectWithAPodLeftIsViolated) {
+  auto m = Render("theta", kImage);
+  Json pod = {
+      {"metadata", {{"name", "theta-left"}, {"labels", {{engine::kProjectLabel, "p-theta"}}}}},
+      {"spec", {{"containers", Json::array({{{"name", "c"}, {"image", kImage}}})}}}};
+  Create(ResourceType::Pod(), pod);
+  auto left = oracle_->CheckSuspended(ClaimFor(m, "Suspended", kImage));
+  EXPECT_EQ(left.verdict, Verdict::kViolated);
+  EXPECT_THAT(left.showed, HasSubstr("Pod theta-left"));
+  ASSERT_TRUE(kube_->Delete(ResourceType::Pod(), kNs, "theta-left").ok());
+  EXPECT_TRUE(Eventually([&] {
+    return oracle_->CheckSuspended(ClaimFor(m, "Suspended", kImage)).verdict == Verdict::kHolds;
+  }));
+}
+
+// An MQTT schema agent's objects as the engine renders them, its token's Secret beside them.
+class OracleAgentTest : public OracleTest {
+ protected:
+  static constexpr char kName[] = "mqtt-schema-agent-t1-b1";
+  static constexpr char kId[] = "a-1";
+
+  engine::AgentManifests RenderAgent(const std::string& fingerprint, int64_t restart_epoch = 0) {
+    engine::AgentSpec spec;
+    spec.team = "t1";
+    spec.broker = "b1";
+    spec.credentials = engine::CredentialsRef{fingerprint, {"FORGE_TEAM_TOKEN"}};
+    return engine::RenderAgent(kId, kName, &config_, spec, restart_epoch);
+  }
+
+  void ProvisionAgent(const engine::AgentManifests& m) {
+    Json secret = {{"metadata", {{"name", m.secret}, {"labels", {{engine::kProjectLabel, kId}}}}},
+                   {"stringData", {{"FORGE_TEAM_TOKEN", "ffbt_x"}}}};
+    Create(ResourceType::Secret(), secret);
+    Create(ResourceType::Deployment(), m.deployment);
+    Create(ResourceType::Service(), m.service);
+  }
+
+  static Claim AgentClaim(const std::string& phase, const std::string& fingerprint,
+                          int64_t restart_epoch = 0) {
+    Claim c;
+    c.agent = true;
+    c.name = kName;
+    c.id = kId;
+    c.generation = 1;
+    c.phase = phase;
+    c.fingerprint = fingerprint;
+    c.restart_epoch = restart_epoch;
+    return c;
+  }
+};
+
+TEST_F(OracleAgentTest, RunningHoldsOnlyWhenItsPodHoldsTheClaimedTokenAndAnswersItsOwnApi) {
+  // Nothing yet: the claim is false, and so is one without a fingerprint.
+  auto none = oracle_->CheckRunning(AgentClaim("Running", "f1"));
+  EXPECT_EQ(none.verdict, Verdict::kViolated);
+  EXPECT_THAT(none.showed, HasSubstr("Deployment mqtt-schema-agent-t1-b1: 404"));
+  EXPECT_EQ(oracle_->CheckRunning(AgentClaim("Running", "")).verdict, Verdict::kViolated);
+
+  ProvisionAgent(RenderAgent("f1"));
+  ASSERT_TRUE(Eventually([&] {
+    return oracle_->CheckRunning(AgentClaim("Running", "f1")).verdict == Verdict::kHolds;
+  })) << oracle_->CheckRunning(AgentClaim("Running", "f1")).showed;
+  // Another token's fingerprint, or another restart epoch, than the pods run: false.
+  auto other_token = oracle_->CheckRunning(AgentClaim("Running", "f2"));
+  EXPECT_EQ(other_token.verdict, Verdict::kViolated);
+  EXPECT_THAT(other_token.showed, HasSubstr("credential"));
+  auto other_epoch = oracle_->CheckRunning(AgentClaim("Running", "f1", 3));
+  EXPECT_EQ(other_epoch.verdict, Verdict::kViolated);
+  EXPECT_THAT(other_epoch.showed, HasSubstr("restart epoch"));
+  // An agent is Running without any Ingress: none was made, and none is asked for.
+  EXPECT_FALSE(kube_->Get(ResourceType::Ingress(), kNs, kName).ok());
+
+  // Suspended is false while any of it is there.
+  auto running = oracle_->CheckSuspended(AgentClaim("Suspended", "f1"));
+  EXPECT_EQ(running.verdict, Verdict::kViolated);
+  EXPECT_THAT(running.showed, HasSubstr("Deployment mqtt-schema-agent-t1-b1"));
+  EXPECT_THAT(running.showed, HasSubstr("Pod mqtt-schema-agent-t1-b1"));
+}
+
+TEST_F(OracleAgentTest, ARunningClaimIsFalseWhenTheServiceSelectsNoReadyPod) {
+  auto m = RenderAgent("f1");
+  ProvisionAgent(m);
+  ASSERT_TRUE(Eventually([&] {
+    return oracle_->CheckRunning(AgentClaim("Running", "f1")).verdict == Verdict::kHolds;
+  }));
+  ASSERT_TRUE(kube_->Delete(ResourceType::Service(), kNs, kName).ok());
+  EXPECT_TRUE(Eventually([&] {
+    auto r = oracle_->CheckRunning(AgentClaim("Running", "f1"));
+    return r.verdict == Verdict::kViolated &&
+           (r.showed.find("Service mqtt-schema-agent-t1-b1") != std::string::npos);
+  }));
+  ASSERT_TRUE(kube_->Delete(ResourceType::Deployment(), kNs, kName).ok());
+  EXPECT_TRUE(Eventually([&] {
+    return oracle_->CheckSuspended(AgentClaim("Suspended", "f1")).verdict == Verdict::kHolds;
+  }));
+}
+
 TEST_F(OracleTest, ScanFindsLabelledObjectsAndTheSecretToken) {
   auto m = Render("delta", kImage);
   Create(ResourceType::Secret(), m.secret);
@@ -239,6 +336,24 @@ TEST(OracleDuplicatesTest, SuppliedCredentialSecretsAreCountedApart) {
   EXPECT_TRUE(Oracle::Duplicates(objects).empty());
   objects.push_back({"Secret", "a-credentials-copy", "u4", "p-a", false});
   EXPECT_EQ(Oracle::Duplicates(objects).size(), 1u);  // Steward's own Secret: still one
+}
+
+TEST(ClaimTest, AnAgentRecordIsAnAgentClaimWithItsTokensFingerprint) {
+  Json a = {{"kind", "agent"},
+            {"name", "mqtt-schema-agent-t-b"},
+            {"id", "a-1"},
+            {"generation", 2},
+            {"restartEpoch", 1},
+            {"spec", {{"team", "t"}, {"broker", "b"}, {"credentials", {{"fingerprint", "ab12"}}}}},
+            {"status", {{"phase", "Running"}, {"observedGeneration", 2}}}};
+  auto c = Claim::FromProject(a);
+  ASSERT_TRUE(c.has_value());
+  EXPECT_TRUE(c->agent);
+  EXPECT_EQ(c->fingerprint, "ab12");
+  EXPECT_EQ(c->restart_epoch, 1);
+  EXPECT_THAT(c->Describe(), HasSubstr("agent Running at generation 2"));
+  a["kind"] = "project";
+  EXPECT_FALSE(Claim::FromProject(a)->agent);
 }
 
 TEST(ClaimTest, OnlyAPhaseReachedAtTheCurrentGenerationIsAClaim) {

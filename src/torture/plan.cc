@@ -2,6 +2,7 @@
 
 #include <cstdio>
 #include <random>
+#include <vector>
 
 namespace steward::torture {
 
@@ -27,6 +28,10 @@ std::string_view OpName(OpKind kind) {
       return "files";
     case OpKind::kResources:
       return "resources";
+    case OpKind::kStatus:
+      return "status";
+    case OpKind::kCommand:
+      return "command";
   }
   return "?";
 }
@@ -37,11 +42,36 @@ std::string ProjectName(int index) {
   return buf;
 }
 
-std::vector<PlannedOp> PlanProject(uint64_t seed, int project_index, const PlanOptions& options) {
-  // One generator per project, seeded from both, so a project's sequence does not depend on how
-  // many projects the run has.
-  std::seed_seq seq{static_cast<uint32_t>(seed), static_cast<uint32_t>(seed >> 32),
-                    static_cast<uint32_t>(project_index)};
+std::string AgentBroker(int index) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "b%04d", index);
+  return buf;
+}
+
+std::string AgentName(int index) {
+  return "mqtt-schema-agent-" + std::string(kAgentTeam) + "-" + AgentBroker(index);
+}
+
+bool IsAgentName(std::string_view name) { return name.starts_with("mqtt-schema-agent-"); }
+
+namespace {
+
+struct Weight {
+  OpKind kind;
+  int weight;
+};
+
+// One sequence: a create whenever the plan has no project (first, and after each delete), else
+// an operation drawn by weight; `salt` keeps projects' and agents' generators apart.
+template <size_t N>
+std::vector<PlannedOp> Plan(uint64_t seed, int index, uint32_t salt, const PlanOptions& options,
+                            const Weight (&weights)[N], bool images) {
+  // One generator per sequence, seeded from both, so a sequence does not depend on how many
+  // projects or agents the run has. (Projects' salt 0 is left out: their seeds replay as before.)
+  std::vector<uint32_t> words = {static_cast<uint32_t>(seed), static_cast<uint32_t>(seed >> 32),
+                                 static_cast<uint32_t>(index)};
+  if (salt != 0) words.push_back(salt);
+  std::seed_seq seq(words.begin(), words.end());
   std::mt19937_64 rng(seq);
   std::uniform_real_distribution<double> unit(0.0, 1.0);
   auto chance = [&](double p) { return unit(rng) < p; };
@@ -49,6 +79,7 @@ std::vector<PlannedOp> PlanProject(uint64_t seed, int project_index, const PlanO
     if (chance(options.failing_image_rate)) return std::string(kFailingImage);
     return std::string(kGoodImages[rng() % std::size(kGoodImages)]);
   };
+  static constexpr std::string_view kCommands[] = {"start", "restart", "stop"};
 
   std::vector<PlannedOp> plan;
   // Whether the project exists as the plan intends it (overlapping operations may reorder; a
@@ -59,28 +90,23 @@ std::vector<PlannedOp> PlanProject(uint64_t seed, int project_index, const PlanO
     if (!exists) {
       op.kind = OpKind::kCreate;
       op.start = chance(0.7);
-      op.image = image();
+      if (images) op.image = image();
       exists = true;
     } else {
-      // Weights: start 15, suspend 15, restart 12, rotate 12, change-stack 15, delete 8,
-      // supply-credentials 8, files 6, resources 6.
-      static constexpr struct {
-        OpKind kind;
-        int weight;
-      } kWeights[] = {{OpKind::kStart, 15},  {OpKind::kSuspend, 15},     {OpKind::kRestart, 12},
-                      {OpKind::kRotate, 12}, {OpKind::kChangeStack, 15}, {OpKind::kDelete, 8},
-                      {OpKind::kSupply, 8},  {OpKind::kFiles, 6},        {OpKind::kResources, 6}};
       int total = 0;
-      for (const auto& w : kWeights) total += w.weight;
+      for (const auto& w : weights) total += w.weight;
       int pick = static_cast<int>(rng() % static_cast<uint64_t>(total));
-      for (const auto& w : kWeights) {
+      for (const auto& w : weights) {
         if (pick < w.weight) {
           op.kind = w.kind;
           break;
         }
         pick -= w.weight;
       }
-      if (op.kind == OpKind::kChangeStack || op.kind == OpKind::kSupply) op.image = image();
+      if (images && (op.kind == OpKind::kChangeStack || op.kind == OpKind::kSupply)) {
+        op.image = image();
+      }
+      if (op.kind == OpKind::kCommand) op.command = kCommands[rng() % std::size(kCommands)];
       if (op.kind == OpKind::kDelete) exists = false;
     }
     op.gap = std::chrono::milliseconds(
@@ -91,6 +117,23 @@ std::vector<PlannedOp> PlanProject(uint64_t seed, int project_index, const PlanO
     plan.push_back(std::move(op));
   }
   return plan;
+}
+
+}  // namespace
+
+std::vector<PlannedOp> PlanProject(uint64_t seed, int project_index, const PlanOptions& options) {
+  static constexpr Weight kWeights[] = {
+      {OpKind::kStart, 15},  {OpKind::kSuspend, 15},     {OpKind::kRestart, 12},
+      {OpKind::kRotate, 12}, {OpKind::kChangeStack, 15}, {OpKind::kDelete, 8},
+      {OpKind::kSupply, 8},  {OpKind::kFiles, 6},        {OpKind::kResources, 6}};
+  return Plan(seed, project_index, 0, options, kWeights, true);
+}
+
+std::vector<PlannedOp> PlanAgent(uint64_t seed, int agent_index, const PlanOptions& options) {
+  static constexpr Weight kWeights[] = {
+      {OpKind::kStart, 15}, {OpKind::kSuspend, 15}, {OpKind::kRestart, 12}, {OpKind::kSupply, 12},
+      {OpKind::kDelete, 8}, {OpKind::kStatus, 12},  {OpKind::kCommand, 10}};
+  return Plan(seed, agent_index, 0xa6e47u, options, kWeights, false);
 }
 
 }  // namespace steward::torture

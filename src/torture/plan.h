@@ -12,9 +12,11 @@
 
 namespace steward::torture {
 
-// kSupply puts new platform-issued credentials (spec.credentials); kFiles and kResources are
-// instance operations (a directory made, listed and removed through the launcher's files API;
-// the merged resources), answered 2xx when a pod is ready and 409/503 when none can answer.
+// kSupply puts new platform-issued credentials (spec.credentials; for an agent, a new token);
+// kFiles and kResources are instance operations (a directory made, listed and removed through the
+// launcher's files API; the merged resources), answered 2xx when a pod is ready and 409/503 when
+// none can answer; kStatus and kCommand are an MQTT schema agent's (its status, a start/restart/
+// stop command on its own API), answered the same way.
 enum class OpKind {
   kCreate,
   kStart,
@@ -25,7 +27,9 @@ enum class OpKind {
   kDelete,
   kSupply,
   kFiles,
-  kResources
+  kResources,
+  kStatus,
+  kCommand
 };
 std::string_view OpName(OpKind kind);
 
@@ -36,6 +40,7 @@ struct PlannedOp {
   bool overlap = false;              // sent from another thread, not awaited before the next op
   bool start = false;                // create only: "start": true
   std::string image;                 // create and change-stack: the stack image
+  std::string command;               // kCommand: start | restart | stop
 };
 
 struct PlanOptions {
@@ -55,5 +60,17 @@ inline constexpr std::string_view kFailingImage = "nodered/node-red:fail";
 std::string ProjectName(int index);
 
 std::vector<PlannedOp> PlanProject(uint64_t seed, int project_index, const PlanOptions& options);
+
+// The MQTT schema agents of a run belong to team kAgentTeam, one per broker "b<index>": the agent
+// for index `i` is "mqtt-schema-agent-torture-b0007" (AgentName), its broker "b0007".
+inline constexpr std::string_view kAgentTeam = "torture";
+std::string AgentBroker(int index);
+std::string AgentName(int index);
+bool IsAgentName(std::string_view name);
+
+// An agent's sequence: a create (PUT with a token; started or not) after every delete, then
+// start, suspend (stop), restart, supply (a new token), delete, status and command (no stack:
+// an agent's image is the engine's). Independent of PlanProject's sequence for the same index.
+std::vector<PlannedOp> PlanAgent(uint64_t seed, int agent_index, const PlanOptions& options);
 
 }  // namespace steward::torture

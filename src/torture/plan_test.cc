@@ -11,7 +11,8 @@ std::string Render(const std::vector<PlannedOp>& plan) {
   std::string s;
   for (const auto& op : plan) {
     s += std::string(OpName(op.kind)) + "/" + std::to_string(op.gap.count()) + "/" +
-         (op.wait ? "w" : "") + (op.overlap ? "o" : "") + (op.start ? "s" : "") + op.image + " ";
+         (op.wait ? "w" : "") + (op.overlap ? "o" : "") + (op.start ? "s" : "") + op.image +
+         op.command + " ";
   }
   return s;
 }
@@ -52,12 +53,49 @@ TEST(PlanTest, SequencesStartWithACreateAndRecreateAfterEachDelete) {
       waits += op.wait;
     }
   }
-  EXPECT_EQ(kinds.size(), 10u);  // every kind of operation occurs
+  EXPECT_EQ(kinds.size(), 10u);  // every kind of a project's operations occurs
   // 4000 operations: the configured shares, loosely.
   EXPECT_GT(waits, 1600);
   EXPECT_LT(waits, 2400);
   EXPECT_GT(overlaps, 100);
   EXPECT_GT(failing, 20);
+}
+
+TEST(PlanTest, AgentSequencesHaveTheirOwnOperationsAndSeeds) {
+  PlanOptions o;
+  o.ops = 200;
+  std::set<OpKind> kinds;
+  std::set<std::string> commands;
+  for (int agent = 0; agent < 10; ++agent) {
+    auto plan = PlanAgent(1, agent, o);
+    ASSERT_EQ(plan.size(), 200u);
+    EXPECT_EQ(plan.front().kind, OpKind::kCreate);
+    for (size_t i = 0; i < plan.size(); ++i) {
+      const auto& op = plan[i];
+      kinds.insert(op.kind);
+      if (i > 0 && plan[i - 1].kind == OpKind::kDelete) EXPECT_EQ(op.kind, OpKind::kCreate);
+      EXPECT_TRUE(op.image.empty()) << "an agent's image is the engine's";
+      if (op.kind == OpKind::kCommand) {
+        commands.insert(op.command);
+      } else {
+        EXPECT_TRUE(op.command.empty());
+      }
+    }
+  }
+  // Create, start, suspend, restart, supply, delete, status, command; nothing of a project's own.
+  EXPECT_EQ(kinds, (std::set<OpKind>{OpKind::kCreate, OpKind::kStart, OpKind::kSuspend,
+                                     OpKind::kRestart, OpKind::kSupply, OpKind::kDelete,
+                                     OpKind::kStatus, OpKind::kCommand}));
+  EXPECT_EQ(commands, (std::set<std::string>{"start", "restart", "stop"}));
+  EXPECT_EQ(Render(PlanAgent(7, 3, o)), Render(PlanAgent(7, 3, o)));
+  EXPECT_NE(Render(PlanAgent(7, 3, o)), Render(PlanAgent(7, 4, o)));
+}
+
+TEST(PlanTest, AgentNamesAreTheDriversAndNeverAProjectsName) {
+  EXPECT_EQ(AgentName(7), "mqtt-schema-agent-torture-b0007");
+  EXPECT_EQ(AgentBroker(7), "b0007");
+  EXPECT_TRUE(IsAgentName(AgentName(123)));
+  EXPECT_FALSE(IsAgentName(ProjectName(123)));
 }
 
 TEST(PlanTest, ProjectNamesAreValidAndOrdered) {

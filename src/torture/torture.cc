@@ -290,7 +290,11 @@ class Processes {
   ChildProcess cluster_, steward_;
 };
 
-std::string ProjectPath(const std::string& name) { return "/v1/projects/" + name; }
+// The record's path by its name (or, with `agent` given, its id): agents under /v1/agents.
+std::string RecordPath(const std::string& name_or_id, bool agent) {
+  return (agent ? "/v1/agents/" : "/v1/projects/") + name_or_id;
+}
+std::string RecordPath(const std::string& name) { return RecordPath(name, IsAgentName(name)); }
 
 // The spec a project is created and changed with. By project index, a third of the projects
 // also have a custom hostname (a second Ingress) and a quarter a PVC (so a Recreate rollout).
@@ -301,15 +305,28 @@ Json SpecFor(const std::string& name, int index, const std::string& image) {
   return spec;
 }
 
+// An agent's spec: its team and broker, and the platform's token (`token` empty: kept as it is).
+Json AgentSpecFor(int index, const std::string& token) {
+  Json spec = {{"team", kAgentTeam}, {"broker", AgentBroker(index)}};
+  if (!token.empty()) spec["credentials"] = {{"token", token}};
+  return spec;
+}
+
 // An instance operation: each call answered 2xx, or refused with 404 (no such project), 409 (no
 // pod can answer) or 503 (the pod went while it was asked); anything else is a violation, and no
 // answer at all is re-sent as a lifecycle operation is.
 void ExecuteInstanceOp(api_client::ApiClient& api, const std::string& name, const PlannedOp& op,
                        Record& rec) {
-  const std::string base = ProjectPath(name);
+  const std::string base = RecordPath(name);
   std::vector<std::pair<std::string, std::string>> calls;  // method, target
   std::vector<Json> bodies;
-  if (op.kind == OpKind::kFiles) {
+  if (op.kind == OpKind::kStatus) {
+    calls = {{"GET", base + "/status"}};
+    bodies = {nullptr};
+  } else if (op.kind == OpKind::kCommand) {
+    calls = {{"POST", base + "/commands/" + op.command}};
+    bodies = {nullptr};
+  } else if (op.kind == OpKind::kFiles) {
     calls = {{"POST", base + "/files"},
              {"GET", base + "/files/torture"},
              {"DELETE", base + "/files/torture"}};
@@ -355,23 +372,30 @@ void ExecuteInstanceOp(api_client::ApiClient& api, const std::string& name, cons
   }
 }
 
+// The token an agent's create or supply `op` puts: new for each (the gap makes it differ).
+std::string AgentToken(const std::string& name, const PlannedOp& op) {
+  return "ffbt_" + name.substr(name.size() - 5) + "_" + std::to_string(op.gap.count());
+}
+
 // Sends one planned operation and records the answer; re-sends while there is no answer.
 void Execute(api_client::ApiClient& api, const std::string& name, int index, const PlannedOp& op,
              Record& rec) {
-  std::string method = "POST", target = ProjectPath(name);
+  const bool agent = IsAgentName(name);
+  std::string method = "POST", target = RecordPath(name);
   Json body = Json::object();
   switch (op.kind) {
     case OpKind::kCreate:
     case OpKind::kChangeStack:
       method = "PUT";
-      body = Json{{"spec", SpecFor(name, index, op.image)}};
+      body = Json{{"spec", agent ? AgentSpecFor(index, AgentToken(name, op))
+                                 : SpecFor(name, index, op.image)}};
       if (op.kind == OpKind::kCreate) body["start"] = op.start;
       break;
     case OpKind::kStart:
       target += "/start";
       break;
     case OpKind::kSuspend:
-      target += "/suspend";
+      target += agent ? "/stop" : "/suspend";
       break;
     case OpKind::kRestart:
       target += "/restart";
@@ -386,6 +410,10 @@ void Execute(api_client::ApiClient& api, const std::string& name, int index, con
       // A stack change with new platform credentials (a rotation through a new Secret of theirs);
       // like change-stack, it creates the project when an overlapping delete got there first.
       method = "PUT";
+      if (agent) {
+        body = Json{{"spec", AgentSpecFor(index, AgentToken(name, op))}};
+        break;
+      }
       body = Json{{"spec", SpecFor(name, index, op.image)}};
       body["spec"]["credentials"] = {{"clientId", "ffp_" + name},
                                      {"clientSecret", "s-" + std::to_string(op.gap.count())},
@@ -393,6 +421,8 @@ void Execute(api_client::ApiClient& api, const std::string& name, int index, con
       break;
     case OpKind::kFiles:
     case OpKind::kResources:
+    case OpKind::kStatus:
+    case OpKind::kCommand:
       ExecuteInstanceOp(api, name, op, rec);
       return;
   }
@@ -450,7 +480,7 @@ void Execute(api_client::ApiClient& api, const std::string& name, int index, con
       recreate_waited = true;
       const auto until = Clock::now() + seconds(120);
       while (Clock::now() < until) {
-        auto got = api.Get(ProjectPath(name));
+        auto got = api.Get(RecordPath(name));
         if (!got.ok() && api.last_error().http_status == 404) break;
         std::this_thread::sleep_for(milliseconds(500));
       }
@@ -481,9 +511,12 @@ void Execute(api_client::ApiClient& api, const std::string& name, int index, con
   }
 }
 
-void DriveProject(const Processes& procs, const TortureOptions& options, int index, Record& rec) {
-  const std::string name = ProjectName(index);
-  auto plan = PlanProject(options.seed, index, options.plan);
+// Drives project `index`, or agent `index` when `agent`, through its whole plan.
+void Drive(const Processes& procs, const TortureOptions& options, int index, bool agent,
+           Record& rec) {
+  const std::string name = agent ? AgentName(index) : ProjectName(index);
+  auto plan = agent ? PlanAgent(options.seed, index, options.plan)
+                    : PlanProject(options.seed, index, options.plan);
   auto api = procs.Api();
   if (!api.ok()) {
     rec.Violation(name, "setup", "API client", api.error().ToString());
@@ -511,31 +544,36 @@ int64_t WallMs() {
       .count();
 }
 
-// Steward's projects: id → name (every page); nullopt when Steward did not answer.
+// Steward's projects and agents: id → name (every page of both); nullopt when Steward did not
+// answer.
 std::optional<std::map<std::string, std::string>> ListProjects(api_client::ApiClient& api) {
   std::map<std::string, std::string> out;
-  std::string token;
-  do {
-    auto page =
-        api.Get("/v1/projects?limit=1000" + (token.empty() ? std::string() : "&continue=" + token));
-    if (!page.ok()) return std::nullopt;
-    for (const Json& p : page->value("items", Json::array())) {
-      out[GetString(p, "id")] = GetString(p, "name");
-    }
-    std::string next = GetString(*page, "continue");
-    if (!next.empty() && next == token) return std::nullopt;  // a token that does not advance
-    token = std::move(next);
-  } while (!token.empty());
+  for (const char* collection : {"/v1/projects", "/v1/agents"}) {
+    std::string token;
+    do {
+      auto page = api.Get(std::string(collection) + "?limit=1000" +
+                          (token.empty() ? std::string() : "&continue=" + token));
+      if (!page.ok()) return std::nullopt;
+      for (const Json& p : page->value("items", Json::array())) {
+        out[GetString(p, "id")] = GetString(p, "name");
+      }
+      std::string next = GetString(*page, "continue");
+      if (!next.empty() && next == token) return std::nullopt;  // a token that does not advance
+      token = std::move(next);
+    } while (!token.empty());
+  }
   return out;
 }
 
-// A project's whole history (every page, also after a purge); nullopt when Steward did not
-// answer or the pages do not advance.
-std::optional<std::vector<Json>> ReadHistory(api_client::ApiClient& api, const std::string& id) {
+// A project's (or an agent's) whole history (every page, also after a purge); nullopt when
+// Steward did not answer or the pages do not advance.
+std::optional<std::vector<Json>> ReadHistory(api_client::ApiClient& api, const std::string& id,
+                                             bool agent) {
   std::vector<Json> out;
   int64_t after = 0;
   while (true) {
-    auto page = api.Get(ProjectPath(id) + "/history?limit=1000&after=" + std::to_string(after));
+    auto page =
+        api.Get(RecordPath(id, agent) + "/history?limit=1000&after=" + std::to_string(after));
     if (!page.ok()) return std::nullopt;
     const Json items = page->value("items", Json::array());
     for (const Json& h : items) out.push_back(h);
@@ -590,7 +628,10 @@ class Monitor {
     }
     rec_.Update([](TortureReport& r) { ++r.claims_checked; });
     if (result.verdict == Verdict::kHolds) {
-      rec_.Update([](TortureReport& r) { ++r.claims_held; });
+      rec_.Update([&](TortureReport& r) {
+        ++r.claims_held;
+        if (claim.agent) ++r.agent_claims_held;
+      });
       return;
     }
     if (result.verdict == Verdict::kInconclusive) {
@@ -606,7 +647,7 @@ class Monitor {
       auto api = procs_.Api();
       const auto until = Clock::now() + seconds(60);
       while (api.ok() && Clock::now() < until && !asked) {
-        auto history = ReadHistory(**api, claim.id);
+        auto history = ReadHistory(**api, claim.id, claim.agent);
         if (!history) {
           std::this_thread::sleep_for(milliseconds(500));
           continue;
@@ -646,10 +687,10 @@ class Monitor {
       auto api = procs_.Api();
       if (!api.ok()) return;
       auto st = (*api)->Watch(
-          "initial=true",
+          "initial=true&kind=all",
           [&](const api_client::WatchEvent& event) {
             if (stopping()) return false;
-            if (event.event != "project") return true;
+            if (event.event != "project" && event.event != "agent") return true;
             // Every event moves `last`, so Running@G → Updating → Running@G is checked again.
             const std::string id = GetString(event.data, "id");
             const std::string key =
@@ -844,7 +885,7 @@ std::map<std::string, Expectation> Expectations(
 
 // "" when the project is as expected, else what Steward shows.
 std::string Mismatch(api_client::ApiClient& api, const std::string& name, const Expectation& e) {
-  auto got = api.Get(ProjectPath(name));
+  auto got = api.Get(RecordPath(name));
   if (e.phase.empty()) {
     if (!got.ok() && api.last_error().http_status == 404) return "";
     return got.ok() ? "still exists: desired " + GetString(*got, "desiredState") + ", phase " +
@@ -890,7 +931,7 @@ void FinalChecks(Processes& procs, Oracle& oracle, Monitor& monitor, Record& rec
     if (!e.phase.empty()) names.push_back(name);
   }
   ForEachParallel(procs, names.size(), [&](api_client::ApiClient& own, size_t i) {
-    auto got = own.Get(ProjectPath(names[i]));
+    auto got = own.Get(RecordPath(names[i]));
     if (!got.ok()) return;  // reported by the quiesce check
     if (auto claim = Claim::FromProject(*got)) monitor.CheckClaim(*claim, false);
   });
@@ -932,7 +973,7 @@ void FinalChecks(Processes& procs, Oracle& oracle, Monitor& monitor, Record& rec
   for (const auto& [id, inc] : incarnations) all.push_back(&inc);
   ForEachParallel(procs, all.size(), [&](api_client::ApiClient& own, size_t i) {
     const Incarnation& inc = *all[i];
-    auto history = ReadHistory(own, inc.id);
+    auto history = ReadHistory(own, inc.id, IsAgentName(inc.name));
     if (!history) {
       rec.Violation(inc.name, "durability", "history of " + inc.id,
                     "Steward did not answer: " + own.last_error().message);
@@ -965,7 +1006,8 @@ std::string ReplayCommand(const TortureOptions& o) {
   std::string s = "steward torture --seed " + std::to_string(o.seed) + " --projects " +
                   std::to_string(o.projects) + " --ops " + std::to_string(o.plan.ops) +
                   " --clients " + std::to_string(o.clients) + " --max-gap-ms " +
-                  std::to_string(o.plan.max_gap_ms) + " --profile " + o.profile;
+                  std::to_string(o.plan.max_gap_ms) + " --agents " + std::to_string(o.agents) +
+                  " --profile " + o.profile;
   if (o.kill_steward > 0) s += " --kill-steward " + std::to_string(o.kill_steward);
   if (o.restart_cluster > 0) s += " --restart-cluster " + std::to_string(o.restart_cluster);
   for (const auto& set : o.profile_sets) s += " --set " + set;
@@ -978,6 +1020,7 @@ StatusOr<TortureReport> RunTorture(const TortureOptions& options, std::ostream& 
   if (options.projects < 1 || options.plan.ops < 1) {
     return InvalidArgument("projects and ops must be at least 1");
   }
+  if (options.agents < 0) return InvalidArgument("agents must not be negative");
   if (options.clients < 1) return InvalidArgument("clients must be at least 1");
   if (access(options.steward_binary.c_str(), X_OK) != 0) {
     return InvalidArgument("steward binary " + options.steward_binary + " is not executable");
@@ -1012,15 +1055,21 @@ StatusOr<TortureReport> RunTorture(const TortureOptions& options, std::ostream& 
   if (!kube.ok()) return kube.error();
   Oracle oracle(*kube, {kNamespace, "127.0.0.1", procs.ingress_port()});
   rec.Log("cluster and steward ready; driving " + std::to_string(options.projects) +
-          " projects x " + std::to_string(options.plan.ops) + " operations");
+          " projects and " + std::to_string(options.agents) + " agents x " +
+          std::to_string(options.plan.ops) + " operations");
 
   Monitor monitor(procs, options, oracle, rec);
   monitor.Start();
+  // The agents after the projects, on the same driver threads.
   std::atomic<int> next{0};
   std::vector<std::thread> drivers;
-  for (int c = 0; c < std::min(options.clients, options.projects); ++c) {
+  const int records = options.projects + options.agents;
+  for (int c = 0; c < std::min(options.clients, records); ++c) {
     drivers.emplace_back([&] {
-      for (int i = next++; i < options.projects; i = next++) DriveProject(procs, options, i, rec);
+      for (int i = next++; i < records; i = next++) {
+        const bool agent = i >= options.projects;
+        Drive(procs, options, agent ? i - options.projects : i, agent, rec);
+      }
     });
   }
   // On this thread: the children's parent-death signal fires when the thread that forked them
@@ -1078,11 +1127,12 @@ StatusOr<TortureReport> RunTorture(const TortureOptions& options, std::ostream& 
   out << "torture: " << report.ops_sent << " requests (" << report.ops_answered << " 2xx, "
       << report.ops_refused << " refused 404/409, " << report.ops_no_answer << " no answer), "
       << report.claims_checked << " claims checked (" << report.claims_held << " held, "
-      << report.claims_superseded << " superseded, " << report.claims_inconclusive
-      << " inconclusive), " << report.scans << " scans, " << report.credential_checks
-      << " credential checks, " << report.instance_ops << " instance calls, "
-      << report.steward_kills << " steward kills, " << report.cluster_restarts
-      << " cluster restarts, " << static_cast<int>(report.seconds) << " s\n";
+      << report.agent_claims_held << " agent claims held, " << report.claims_superseded
+      << " superseded, " << report.claims_inconclusive << " inconclusive), " << report.scans
+      << " scans, " << report.credential_checks << " credential checks, " << report.instance_ops
+      << " instance calls, " << report.steward_kills << " steward kills, "
+      << report.cluster_restarts << " cluster restarts, " << static_cast<int>(report.seconds)
+      << " s\n";
   out << "violations: " << report.violations.size() << "\n";
   if (!report.violations.empty()) out << "replay: " << rec.replay() << "\n";
   return report;

@@ -1,9 +1,9 @@
-// A torture run (issue 6, docs/torture.md): P projects, each driven by a seeded random sequence
-// of operations (plan.h) through Steward's REST API, against `steward cluster` with a hostile
-// profile, both run as child processes of this one; an oracle (oracle.h) checks every claim
-// Steward makes while it runs, then everything once more after the run quiesces. Optionally
-// Steward is killed with SIGKILL at random moments and started again on the same data dir, and
-// the cluster process is killed and restarted on its data dir while Steward keeps running.
+// A torture run (issue 6, docs/torture.md): P projects and A MQTT schema agents, each driven by a
+// seeded random sequence of operations (plan.h) through Steward's REST API, against `steward
+// cluster` with a hostile profile, both run as child processes of this one; an oracle (oracle.h)
+// checks every claim Steward makes while it runs, then everything once more after the run quiesces.
+// Optionally Steward is killed with SIGKILL at random moments and started again on the same data
+// dir, and the cluster process is killed and restarted on its data dir while Steward keeps running.
 //
 // Every violation is printed to `out` as it is found: the time, the project, what Steward said,
 // what the cluster showed, and the seed that replays the run.
@@ -25,6 +25,7 @@ struct TortureOptions {
   std::string work_dir;        // data dirs and logs; created; "" = a new temp dir
   uint64_t seed = 1;
   int projects = 30;
+  int agents = 4;  // MQTT schema agents driven beside the projects (plan.h PlanAgent)
   PlanOptions plan;
   int clients = 32;  // concurrent driver threads (projects run one per thread at a time)
   std::string profile = "hostile";
@@ -45,11 +46,12 @@ struct TortureReport {
   int64_t ops_no_answer = 0;   // requests that got no answer (server killed) and were re-sent
   int64_t claims_checked = 0;  // Running/Suspended claims checked while the run went on
   int64_t claims_held = 0;
+  int64_t agent_claims_held = 0;  // of claims_held, agents' claims
   int64_t claims_superseded = 0;  // failed, but the project had moved to a newer generation
   int64_t claims_inconclusive = 0;
   int64_t scans = 0;
   int64_t credential_checks = 0;
-  int64_t instance_ops = 0;  // instance calls (files, resources) answered 2xx
+  int64_t instance_ops = 0;  // instance calls (files, resources, agent status and commands) 2xx
   int steward_kills = 0;
   int cluster_restarts = 0;
   double seconds = 0;

@@ -19,6 +19,7 @@
 #include <sstream>
 
 #include "api_client/api_client.h"
+#include "common/file.h"
 #include "common/json.h"
 #include "common/mutex.h"
 #include "net/http_client.h"
@@ -104,20 +105,26 @@ class ProjectCliTest : public ::testing::Test {
     dir_ = nullptr;
   }
 
-  // `env -i` keeps STEWARD_SERVER / STEWARD_TOKEN of the test's own environment out.
+  // `env -i` keeps STEWARD_SERVER / STEWARD_TOKEN of the test's own environment out. `group` is
+  // the command (`project` or `agent`); `input` is the command's standard input.
   static RunResult Cli(const std::vector<std::string>& args, const std::vector<std::string>& auth,
-                       const std::vector<std::string>& env = {}) {
+                       const std::vector<std::string>& env = {},
+                       const std::string& group = "project", const std::string& input = "") {
     std::vector<std::string> argv = {"/usr/bin/env", "-i", "PATH=/usr/bin:/bin"};
     argv.insert(argv.end(), env.begin(), env.end());
     argv.push_back(StewardBinary());
-    argv.push_back("project");
+    argv.push_back(group);
     argv.insert(argv.end(), args.begin(), args.end());
     argv.insert(argv.end(), auth.begin(), auth.end());
-    return ::steward::e2e::Run(argv, "", seconds(90));
+    return ::steward::e2e::Run(argv, input, seconds(90));
   }
   // With the server and token of the running `steward serve`.
   static RunResult Cli(const std::vector<std::string>& args) {
     return Cli(args, {"--server", server_, "--token-file", token_file_});
+  }
+  // `steward agent ...` with the server and token of the running `steward serve`.
+  static RunResult AgentCli(const std::vector<std::string>& args, const std::string& input = "") {
+    return Cli(args, {"--server", server_, "--token-file", token_file_}, {}, "agent", input);
   }
 
   static TempDir* dir_;
@@ -528,6 +535,88 @@ TEST_F(ProjectCliTest, WholeLifeThroughTheCli) {
 
   RunResult del_beta = Cli({"delete", "beta", "--wait", "60s"});
   EXPECT_EQ(del_beta.exit_code, 0) << Describe(del_beta);
+}
+
+TEST_F(ProjectCliTest, AnAgentsWholeLifeThroughTheCliWithItsTokenNeverShown) {
+  const std::string name = "mqtt-schema-agent-team-c-brk1";
+  const std::string token_file = dir_->path() + "/agent-token";
+  ASSERT_TRUE(WritePrivateFile(token_file, "ffbt_cli_one\n").ok());
+  auto never_shows_a_token = [](const RunResult& r) {
+    return r.out.find("ffbt_cli_") == std::string::npos &&
+           r.err.find("ffbt_cli_") == std::string::npos;
+  };
+
+  // The first put must carry the token: refused by the API (exit 1), nothing created.
+  RunResult bare = AgentCli({"put", name, "--team", "team-c", "--broker", "brk1"});
+  EXPECT_EQ(bare.exit_code, 1) << Describe(bare);
+  EXPECT_THAT(bare.err, HasSubstr("credentials")) << Describe(bare);
+  EXPECT_EQ(AgentCli({"get", name}).exit_code, 1);
+
+  RunResult put = AgentCli({"put", name, "--team", "team-c", "--broker", "brk1",
+                            "--agent-token-file", token_file, "--start", "--wait", "60s"});
+  ASSERT_EQ(put.exit_code, 0) << Describe(put);
+  EXPECT_THAT(put.out, HasSubstr(name + ": put accepted (generation 1, desired running)"));
+  EXPECT_PRED2(Matches, put.out, name + R"( is Running at generation 1 after [0-9.]+s\n)");
+  EXPECT_TRUE(never_shows_a_token(put)) << Describe(put);
+
+  // An agent's table has no URL column; it is listed among agents only.
+  RunResult get = AgentCli({"get", name});
+  ASSERT_EQ(get.exit_code, 0) << Describe(get);
+  EXPECT_PRED2(Matches, get.out, "NAME +PHASE +DESIRED +GENERATION +AGE\n");
+  EXPECT_PRED2(Matches, get.out, name + R"( +Running +running +1 +[0-9]+s\n)");
+  RunResult json = AgentCli({"get", name, "-o", "json"});
+  ASSERT_EQ(json.exit_code, 0) << Describe(json);
+  auto parsed = ParseJson(json.out);
+  ASSERT_TRUE(parsed.ok()) << json.out;
+  EXPECT_EQ((*parsed)["kind"], "agent");
+  EXPECT_TRUE((*parsed)["spec"]["credentials"].contains("fingerprint")) << json.out;
+  EXPECT_TRUE(never_shows_a_token(json)) << Describe(json);
+  RunResult agents = AgentCli({"list", "--team", "team-c"});
+  ASSERT_EQ(agents.exit_code, 0) << Describe(agents);
+  EXPECT_THAT(agents.out, HasSubstr(name));
+  RunResult projects = Cli({"list", "-o", "json"});
+  ASSERT_EQ(projects.exit_code, 0) << Describe(projects);
+  EXPECT_THAT(projects.out, Not(HasSubstr(name)));
+  EXPECT_EQ(Cli({"get", name}).exit_code, 1);  // a project's routes do not find an agent
+
+  // Its own API: status, and a command the agent answers.
+  RunResult status = AgentCli({"status", name, "-o", "json"});
+  ASSERT_EQ(status.exit_code, 0) << Describe(status);
+  auto status_json = ParseJson(status.out);
+  ASSERT_TRUE(status_json.ok()) << status.out;
+  EXPECT_TRUE((*status_json)["connected"].is_boolean()) << status.out;
+  RunResult stop_cmd = AgentCli({"command", "stop", name});
+  ASSERT_EQ(stop_cmd.exit_code, 0) << Describe(stop_cmd);
+  EXPECT_PRED2(Matches, stop_cmd.out, R"(: stop: HTTP 200)");
+  EXPECT_EQ(AgentCli({"command", "reboot", name}).exit_code, 2);  // not a command: usage
+
+  // A new token from standard input rolls the pod; the agent is Running with it.
+  RunResult rotate = AgentCli({"put", name, "--team", "team-c", "--broker", "brk1",
+                               "--agent-token-file", "-", "--start", "--wait", "60s"},
+                              "ffbt_cli_two\n");
+  ASSERT_EQ(rotate.exit_code, 0) << Describe(rotate);
+  EXPECT_PRED2(Matches, rotate.out, name + R"( is Running at generation 2 after )");
+  auto rotated = ParseJson(AgentCli({"get", name, "-o", "json"}).out);
+  ASSERT_TRUE(rotated.ok());
+  EXPECT_NE((*rotated)["spec"]["credentials"]["fingerprint"],
+            (*parsed)["spec"]["credentials"]["fingerprint"]);
+  EXPECT_TRUE(never_shows_a_token(rotate)) << Describe(rotate);
+  RunResult empty = AgentCli(
+      {"put", name, "--team", "team-c", "--broker", "brk1", "--agent-token-file", "-"}, "\n");
+  EXPECT_EQ(empty.exit_code, 2) << Describe(empty);
+  EXPECT_THAT(empty.err, HasSubstr("no token")) << Describe(empty);
+
+  RunResult stop = AgentCli({"stop", name, "--wait", "60s"});
+  ASSERT_EQ(stop.exit_code, 0) << Describe(stop);
+  EXPECT_PRED2(Matches, stop.out, name + R"( is Suspended at generation 3 after )");
+  EXPECT_EQ(AgentCli({"status", name}).exit_code, 1);  // 409: nothing runs to answer
+  RunResult history = AgentCli({"history", name, "-o", "json"});
+  ASSERT_EQ(history.exit_code, 0) << Describe(history);
+  EXPECT_TRUE(never_shows_a_token(history)) << Describe(history);
+  RunResult del = AgentCli({"delete", name, "--wait", "60s"});
+  ASSERT_EQ(del.exit_code, 0) << Describe(del);
+  EXPECT_THAT(del.out, HasSubstr(name + " is deleted (purged)"));
+  EXPECT_EQ(AgentCli({"get", name}).exit_code, 1);
 }
 
 TEST_F(ProjectCliTest, SpecFileCreatesAndNamesAnUnknownField) {

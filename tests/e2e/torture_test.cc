@@ -50,6 +50,9 @@ TEST(TortureTest, SmallRunKeepsEveryInvariant) {
   EXPECT_GT(Count(r.out, "scans"), 0) << Describe(r);
   EXPECT_GT(Count(r.out, "credential checks"), 0) << Describe(r);
   EXPECT_GT(Count(r.out, "2xx"), 300) << Describe(r);
+  // Agents were driven too, and their claims checked against the cluster and their own API.
+  EXPECT_GT(Count(r.out, "agent claims held"), 0) << Describe(r);
+  EXPECT_GT(Count(r.out, "instance calls"), 0) << Describe(r);
 }
 
 TEST(TortureTest, StewardKilledTenTimesLosesNoAnsweredOperation) {
@@ -59,6 +62,7 @@ TEST(TortureTest, StewardKilledTenTimesLosesNoAnsweredOperation) {
   EXPECT_THAT(r.out, HasSubstr("violations: 0")) << Describe(r);
   EXPECT_EQ(Count(r.out, "steward kills"), 10) << Describe(r);
   EXPECT_GT(Count(r.out, "held"), 30) << Describe(r);
+  EXPECT_GT(Count(r.out, "agent claims held"), 0) << Describe(r);
   EXPECT_GT(Count(r.out, "scans"), 0) << Describe(r);
   EXPECT_GT(Count(r.out, "credential checks"), 0) << Describe(r);
   // Requests were cut by the kills and sent again.
@@ -72,6 +76,7 @@ TEST(TortureTest, ClusterProcessRestartedWhileStewardKeepsRunning) {
   EXPECT_THAT(r.out, HasSubstr("violations: 0")) << Describe(r);
   EXPECT_EQ(Count(r.out, "cluster restarts"), 3) << Describe(r);
   EXPECT_GT(Count(r.out, "held"), 20) << Describe(r);
+  EXPECT_GT(Count(r.out, "agent claims held"), 0) << Describe(r);
   EXPECT_GT(Count(r.out, "scans"), 0) << Describe(r);
   EXPECT_GT(Count(r.out, "credential checks"), 0) << Describe(r);
 }

@@ -615,7 +615,7 @@ TEST_F(IntentsTest, AnAcceptedIntentNeverLeavesRunningInThePhaseColumn) {
   auto suspended = intents_->Suspend("alpha");
   ASSERT_TRUE(suspended.ok());
   EXPECT_EQ(suspended->phase, "Suspending");
-  EXPECT_EQ(store_->CountByPhase()->count("Running"), 0u);
+  EXPECT_EQ(store_->CountByPhase(store::RecordKind::kProject)->count("Running"), 0u);
   auto deleted = intents_->Delete("alpha");
   ASSERT_TRUE(deleted.ok());
   EXPECT_EQ(deleted->phase, "Deleting");

@@ -97,6 +97,8 @@ TEST_F(AgentTest, StopTakesEverythingAwayAndStartBringsItBackWithTheSameToken) {
   EXPECT_FALSE(Get("deployments.apps", kAgent).has_value());
   EXPECT_FALSE(Get("services", kAgent).has_value());
   EXPECT_TRUE(ListLabelled("pods", "steward.io/project=" + id).empty());
+  // The message names what an agent has (no Ingress).
+  EXPECT_EQ(StatusOf(id).message, "Deployment, Service and pod are gone");
   // The token's Secret stays for the next start (a put without credentials keeps it).
   EXPECT_EQ(ListLabelled("secrets", "steward.io/project=" + id).size(), 1u);
   auto again = engine_->intents().PutAgent(kAgent, AgentSpecJson(), /*start=*/true);

@@ -1188,12 +1188,13 @@ Status Reconciler::WriteStatus(Run& run, Decision& d) {
   const Outcome& outcome = d.outcome;
   ProjectStatus& status = d.status;
   status.reason = outcome.done() ? std::string(ToString(status.phase)) : outcome.reason;
-  status.message =
-      outcome.done()
-          ? (status.phase == Phase::kRunning
-                 ? "every object is ready at generation " + std::to_string(rec.generation)
-                 : "Deployment, Service, Ingresses and pods are gone")
-          : outcome.message;
+  status.message = outcome.done()
+                       ? (status.phase == Phase::kRunning ? "every object is ready at generation " +
+                                                                std::to_string(rec.generation)
+                          : rec.kind == store::RecordKind::kAgent
+                              ? "Deployment, Service and pod are gone"
+                              : "Deployment, Service, Ingresses and pods are gone")
+                       : outcome.message;
   status.conditions = std::move(run.conditions);
 
   // Write the status only if the intent is still the one this run worked on (a newer one has
