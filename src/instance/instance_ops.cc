@@ -186,6 +186,20 @@ Status OverLimit(const std::string& pod, const std::string& method, const std::s
 }  // namespace
 
 InstanceOps::Reply InstanceOps::CallProxy(const Pod& pod, const Request& req) const {
+  const auto start = std::chrono::steady_clock::now();
+  const auto timeout = req.timeout.count() > 0 ? req.timeout : options_.timeout;
+  for (int attempt = 1;; ++attempt) {
+    Reply reply = CallProxyOnce(pod, req);
+    if (req.method != "GET" || !reply.api_server_5xx || attempt == 3 ||
+        std::chrono::steady_clock::now() - start > timeout / 2) {
+      return reply;
+    }
+    // A short pause before the next attempt (not synchronisation: the API server's blip).
+    std::this_thread::sleep_for(std::chrono::milliseconds(50 * attempt));
+  }
+}
+
+InstanceOps::Reply InstanceOps::CallProxyOnce(const Pod& pod, const Request& req) const {
   kube::TransportRequest request;
   request.method = req.method;
   request.target = "/api/v1/namespaces/" + net::PercentEncode(options_.ns) + "/pods/" +
@@ -221,6 +235,7 @@ InstanceOps::Reply InstanceOps::CallProxy(const Pod& pod, const Request& req) co
         kube::ApiErrorFromResponse(response->status, response->body, response->headers);
     if (response->status == 404 || response->status >= 500) {
       reply.failure = Unavailable("pod " + pod.name + ": " + e.message);
+      reply.api_server_5xx = response->status >= 500;
     } else {
       reply.failure = Status(e.code, "pod " + pod.name + ": " + e.ToString());
     }

@@ -144,12 +144,18 @@ class InstanceOps : public InstanceCalls {
     std::string body;
     std::string content_type;
     Status failure;  // kUnavailable (unreachable), or the API server's refusal; "pod X: ..."
+    bool api_server_5xx = false;  // kProxy: the API server answered a 5xx Status for itself
   };
   StatusOr<std::vector<Pod>> ReadyPods(const std::string& service) const;
   Reply Call(const Pod& pod, const std::string& method, const std::string& path,
              const std::string& body) const;
   Reply Call(const Pod& pod, const Request& request) const;
+  // A GET the API server answers with a 5xx Status of its own (not the pod's answer) is sent
+  // again, twice at most and only while half the request's timeout is left: a blip of the API
+  // server is not the instance's failure. Other methods are sent once (a command must not run
+  // twice).
   Reply CallProxy(const Pod& pod, const Request& request) const;
+  Reply CallProxyOnce(const Pod& pod, const Request& request) const;
   Reply CallDirect(const Pod& pod, const Request& request) const;
   // Call() on every pod at once; replies in the pods' order.
   std::vector<Reply> CallAll(const std::vector<Pod>& pods, const std::string& method,

@@ -21,6 +21,7 @@
 #include "kube/client/resource.h"
 #include "kube/config/credentials.h"
 #include "kube/test_support/embedded.h"
+#include "kube/transport/transport.h"
 #include "net/http_server.h"
 #include "test_support/eventually.h"
 
@@ -742,6 +743,87 @@ TEST_F(InstanceOpsTest, ListFailureKeepsTheApiErrorCode) {
   ASSERT_FALSE(info.ok());
   EXPECT_EQ(info.error().code(), StatusCode::kUnauthenticated) << info.error().ToString();
   EXPECT_THAT(info.error().message(), HasSubstr("listing endpointslices of service anything"));
+}
+
+// Answers the first `failures` pod-proxy requests with the API server's own 503 Status (as a
+// flaky API server would), counting every proxy request; everything else passes through.
+class FlakyProxyTransport : public kube::Transport {
+ public:
+  FlakyProxyTransport(std::shared_ptr<kube::Transport> inner, int failures)
+      : inner_(std::move(inner)), failures_(failures) {}
+  int proxied() const {
+    MutexLock lock(mu_);
+    return proxied_;
+  }
+  StatusOr<kube::TransportResponse> Do(const kube::TransportRequest& request) override {
+    if (auto r = Fail(request)) return *r;
+    return inner_->Do(request);
+  }
+  StatusOr<kube::TransportResponse> Stream(
+      const kube::TransportRequest& request,
+      const std::function<bool(std::string_view)>& on_data) override {
+    if (auto r = Fail(request)) return *r;
+    return inner_->Stream(request, on_data);
+  }
+  kube::TransportStats stats() const override { return inner_->stats(); }
+  const kube::RestConfig& config() const override { return inner_->config(); }
+
+ private:
+  std::optional<kube::TransportResponse> Fail(const kube::TransportRequest& request) {
+    if (request.target.find("/proxy/") == std::string::npos) return std::nullopt;
+    MutexLock lock(mu_);
+    ++proxied_;
+    if (failures_ == 0) return std::nullopt;
+    --failures_;
+    kube::TransportResponse r;
+    r.status = 503;
+    r.body = DumpJson(Json{{"kind", "Status"},
+                           {"apiVersion", "v1"},
+                           {"status", "Failure"},
+                           {"message", "the server is currently unable to handle the request"},
+                           {"reason", "ServiceUnavailable"},
+                           {"code", 503}});
+    return r;
+  }
+  std::shared_ptr<kube::Transport> inner_;
+  mutable Mutex mu_;
+  int failures_ GUARDED_BY(mu_);
+  int proxied_ GUARDED_BY(mu_) = 0;
+};
+
+TEST_F(InstanceOpsTest, ProxyReadsOutlastTwoApiServerBlipsAndCommandsAreSentOnce) {
+  std::string service = CreateProject("pflaky1", "flaky-one", 1);
+  WaitReady(service, 1);
+  auto ops_with = [&](int failures) {
+    auto inner = kube::Transport::Create(kube::test_support::RestConfigFor(*cluster_));
+    EXPECT_TRUE(inner.ok());
+    auto flaky = std::make_shared<FlakyProxyTransport>(*inner, failures);
+    InstanceOptions o;
+    o.ns = kNs;
+    o.timeout = milliseconds(5000);
+    return std::make_pair(flaky, InstanceOps(std::make_shared<kube::Client>(flaky), o));
+  };
+  // A read is sent again after the API server's own 503, twice at most.
+  auto [two, ops_two] = ops_with(2);
+  auto info = ops_two.Info(service);
+  ASSERT_TRUE(info.ok()) << info.error().ToString();
+  EXPECT_EQ((*info)["state"], "running");
+  EXPECT_EQ(two->proxied(), 3);
+  auto [three, ops_three] = ops_with(3);
+  auto failed = ops_three.Info(service);
+  ASSERT_FALSE(failed.ok());
+  EXPECT_EQ(failed.error().code(), StatusCode::kUnavailable) << failed.error().ToString();
+  EXPECT_EQ(three->proxied(), 3);
+  // A command is never sent twice: the 503 is the answer.
+  auto [one, ops_one] = ops_with(1);
+  auto answers = ops_one.Command(service, Json{{"cmd", "stop"}});
+  ASSERT_TRUE(answers.ok()) << answers.error().ToString();
+  ASSERT_EQ(answers->size(), 1u);
+  EXPECT_EQ((*answers)[0].status, 0);
+  EXPECT_THAT((*answers)[0].error, HasSubstr("unable to handle"));
+  EXPECT_EQ(one->proxied(), 1);
+  // The launcher was not stopped by it.
+  EXPECT_EQ((*Ops().Info(service))["state"], "running");
 }
 
 // ---------------------------------------------------------------------------------------------
