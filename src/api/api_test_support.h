@@ -190,9 +190,12 @@ class Watcher {
 
 class ApiFixture : public engine::testing::EngineFixture {
  protected:
+  // The embedded cluster's profile (a fixture may run under another).
+  virtual cluster::Profile ClusterProfile() { return engine::testing::QuickProfile(); }
+
   void SetUp() override {
     EngineFixture::SetUp();
-    StartCluster();
+    StartCluster(ClusterProfile());
     OpenStore();
     engine::EngineOptions eo = DefaultOptions();
     app::InstallReconcileMetrics(metrics_, eo);

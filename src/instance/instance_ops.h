@@ -27,8 +27,9 @@
 // (kube::ApiError); kAborted (the launcher or agent answered an HTTP error, or a body that is not
 // JSON or not of the expected shape; the message names the pod, the HTTP status and the start of
 // the body). Every message starts with `pod <name>: `.
-// Proxy requests are not retried on 5xx (the answer is the pod's or the dial's, not a flaky API
-// server), only when the transport knows nothing was applied (429, connect failures).
+// Proxy requests are not retried by the transport on 5xx (a pod's own 5xx is its answer), only
+// when it knows nothing was applied (429, connect failures); a GET the API server answers with a
+// 5xx Status of its own is sent again by CallProxy (twice at most), a command never.
 // Thread-safe: calls may run concurrently.
 #pragma once
 
