@@ -193,7 +193,7 @@ TEST_P(DriverMethodsTest, AnInstancesWholeLifeAsThePlatformDrivesIt) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Profiles, DriverMethodsTest, ::testing::Values("realistic", "hostile"),
-                         [](const auto& info) { return info.param; });
+                         [](const auto& p) { return p.param; });
 
 }  // namespace
 }  // namespace steward::api
