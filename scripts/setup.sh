@@ -27,6 +27,10 @@ done
 if ! command -v kubectl >/dev/null 2>&1; then
   missing+=(kubernetes-client)
 fi
+# node and npm: the real FlowFuse launcher and Node-RED (tests/real-launcher,
+# e2e_real_launcher_test); any node >= 18 on PATH will do, otherwise Debian's.
+if ! command -v node >/dev/null 2>&1; then missing+=(nodejs); fi
+if ! command -v npm >/dev/null 2>&1; then missing+=(npm); fi
 
 if [ ${#missing[@]} -gt 0 ]; then
   echo "setup: installing ${missing[*]}"
@@ -37,3 +41,13 @@ if [ ${#missing[@]} -gt 0 ]; then
 else
   echo "setup: all dependencies present"
 fi
+
+# The real launcher's npm projects, pinned by their lock files: installed only when node_modules
+# is missing or older than the lock file (nothing is downloaded at build or test time).
+for project in tests/real-launcher/launcher tests/real-launcher/node-red; do
+  dir="$(dirname "$0")/../$project"
+  if [ ! -d "$dir/node_modules" ] || [ "$dir/package-lock.json" -nt "$dir/node_modules" ]; then
+    echo "setup: npm ci in $project"
+    (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error && touch node_modules)
+  fi
+done

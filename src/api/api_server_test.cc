@@ -773,9 +773,13 @@ TEST_F(ApiTest, InstanceOperations) {
   EXPECT_EQ(Body(Do("GET", "/v1/projects/alpha/instance"))["instance"]["state"], "stopped");
   ASSERT_EQ(Do("POST", "/v1/projects/alpha/flows/start").status, 200);
   ASSERT_EQ(Do("POST", "/v1/projects/alpha/flows/restart").status, 200);
-  // Start while running: the launcher refuses.
+  // Start while running (not while starting: that the launcher answers {}): it refuses, and the
+  // error says why in the launcher's words ({"err": "Already running"}).
+  ASSERT_TRUE(Eventually([&] {
+    return Body(Do("GET", "/v1/projects/alpha/instance"))["instance"]["state"] == "running";
+  }));
   ExpectError(Do("POST", "/v1/projects/alpha/flows/start"), 502, "InstanceError", "",
-              "already running");
+              "answered 409: Already running");
   auto logout = Do("POST", "/v1/projects/alpha/logout", R"({"token":"user-token"})");
   ASSERT_EQ(logout.status, 200) << logout.body;
   ExpectError(Do("POST", "/v1/projects/alpha/logout", "{}"), 400, "InvalidArgument", "token",
@@ -789,7 +793,7 @@ TEST_F(ApiTest, InstanceOperations) {
   for (const auto& l : items) {
     EXPECT_FALSE(GetString(l, "pod").empty());
     saw_stop |= GetString(l, "msg") == "Stopping Node-RED";
-    saw_logout |= GetString(l, "msg") == "Logging out of the editor";
+    saw_logout |= GetString(l, "msg") == "Node-RED logout requested";
   }
   EXPECT_TRUE(saw_stop);
   EXPECT_TRUE(saw_logout);

@@ -220,7 +220,9 @@ void Server::HandleFlowsCommand(const CallPtr& call, const std::string& cmd) {
       p["error"] = a.error;
       unreachable += (unreachable.empty() ? "" : "; ") + a.pod + ": " + a.error;
     } else if (a.status < 200 || a.status > 299) {
-      std::string why = a.body.is_object() ? GetString(a.body, "error") : "";
+      // The launcher says why in "err" ({"err":"Already running"}); other servers in "error".
+      std::string why = a.body.is_object() ? GetString(a.body, "err") : "";
+      if (why.empty() && a.body.is_object()) why = GetString(a.body, "error");
       refused += (refused.empty() ? "" : "; ") + a.pod + " answered " + std::to_string(a.status) +
                  (why.empty() ? "" : ": " + why);
     }

@@ -4,6 +4,7 @@
 // `--wait` follows a mutating verb through the watch stream: the stream is open (its initial
 // `sync` seen) before the request goes out, so every transition after the commit is delivered;
 // the wait ends when the project is "done" with the generation the request answered (api.md).
+#include <algorithm>
 #include <cinttypes>
 #include <cstdio>
 #include <cstdlib>
@@ -116,7 +117,15 @@ std::string Pad(const std::string& s, size_t width) {
 
 // A JSON value as table text: strings bare, numbers of milliseconds since the epoch as RFC 3339.
 std::string TimeText(const Json& v) {
-  if (v.is_string()) return v.get<std::string>();
+  if (v.is_string()) {
+    // The real launcher's log ts: epoch milliseconds and a 4-digit counter, as a string.
+    const std::string& s = v.get_ref<const std::string&>();
+    const bool cursor =
+        s.size() > 4 && s.size() <= 19 &&
+        std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
+    if (!cursor) return s;
+    return TimeText(Json(std::stoll(s.substr(0, s.size() - 4))));
+  }
   if (v.is_number_integer()) {
     // "...:19.001000Z" → "...:19.001Z": the API's times have millisecond precision.
     std::string t = FormatRfc3339Micro(SystemTime(std::chrono::milliseconds(v.get<int64_t>())));

@@ -7,6 +7,7 @@
 #include <thread>
 #include <utility>
 
+#include "common/ascii.h"
 #include "common/fields.h"
 #include "kube/client/api_error.h"
 #include "kube/client/resource.h"
@@ -84,10 +85,113 @@ std::string EncodePath(std::string_view path) {
   return out;
 }
 
-double TsOf(const Json& entry) {
+// Where an entry sorts: the real launcher's log entries carry ts as a string, epoch milliseconds
+// followed by a 4-digit counter ("17961697536810001": lib/logBuffer.js makes entries of one
+// millisecond distinct that way); its resources samples, the stand-in's entries and older
+// launchers' carry a number of milliseconds. Anything else sorts as 0.
+struct TsKey {
+  double ms = 0;
+  int seq = 0;
+  bool operator<(const TsKey& o) const { return ms < o.ms || (ms == o.ms && seq < o.seq); }
+};
+
+TsKey TsOf(const Json& entry) {
   auto it = entry.find("ts");
-  if (it == entry.end() || !it->is_number()) return 0;
-  return it->get<double>();
+  if (it == entry.end()) return {};
+  if (it->is_number()) return {it->get<double>(), 0};
+  if (!it->is_string()) return {};
+  const std::string& s = it->get_ref<const std::string&>();
+  if (s.size() <= 4 || s.size() > 24 ||
+      !std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+    return {};
+  }
+  TsKey key;
+  for (size_t i = 0; i + 4 < s.size(); ++i) key.ms = key.ms * 10 + (s[i] - '0');
+  for (size_t i = s.size() - 4; i < s.size(); ++i) key.seq = key.seq * 10 + (s[i] - '0');
+  return key;
+}
+
+// The media type of a Content-Type value, lower-cased, without parameters.
+std::string MediaType(std::string_view content_type) {
+  return AsciiLower(TrimHttpWhitespace(content_type.substr(0, content_type.find(';'))));
+}
+
+// True when a multipart/form-data body has a part named "file" (what multer's
+// upload.single('file') hands the launcher's upload route).
+bool HasFilePart(std::string_view content_type, std::string_view body) {
+  size_t b = AsciiLower(content_type).find("boundary=");
+  if (b == std::string::npos) return false;
+  std::string boundary(content_type.substr(b + 9));
+  if (size_t semi = boundary.find(';'); semi != std::string::npos) boundary.resize(semi);
+  if (boundary.size() >= 2 && boundary.front() == '"') {
+    boundary = boundary.substr(1, boundary.size() - 2);
+  }
+  if (boundary.empty()) return false;
+  const std::string delim = "--" + boundary + "\r\n";
+  for (size_t pos = body.find(delim); pos != std::string_view::npos;
+       pos = body.find(delim, pos + delim.size())) {
+    size_t head_end = body.find("\r\n\r\n", pos);
+    if (head_end == std::string_view::npos) return false;
+    std::string_view head = body.substr(pos + delim.size(), head_end - pos - delim.size());
+    if (head.find("name=\"file\"") != std::string_view::npos) return true;
+  }
+  return false;
+}
+
+// What the launcher's files routes (lib/files, 2.29.1) cannot take without its process dying:
+// their async handlers let a TypeError or a failed write become an unhandled rejection, which
+// ends Node.js 20 (the pod's launcher and Node-RED restart). Such requests are refused here,
+// before anything is sent. Sets *content_type to what is sent (the launcher compares
+// "application/json" exactly: "; charset=utf-8" would get 406).
+Status CheckFileRequest(const FileRequest& file, std::string* content_type) {
+  const std::string media = MediaType(file.content_type);
+  *content_type = file.content_type;
+  auto path_body = [&]() -> Status {
+    auto parsed = ParseJson(file.body);
+    if (media != "application/json" || !parsed.ok() || !parsed->is_object() ||
+        !parsed->contains("path") || !(*parsed)["path"].is_string()) {
+      return InvalidField("body", "a " + file.method +
+                                      " must carry a JSON object with a string \"path\" (the "
+                                      "launcher's process dies on anything else)");
+    }
+    *content_type = "application/json";
+    return Status::Ok();
+  };
+  if (file.method == "PUT") return path_body();
+  if (file.method != "POST") return Status::Ok();
+  if (media == "application/json") return path_body();
+  if (media == "multipart/form-data") {
+    if (file.path.empty()) {
+      return InvalidField("path", "an upload needs a file's path, not the storage directory");
+    }
+    if (!HasFilePart(file.content_type, file.body)) {
+      return InvalidField("body", "an upload must carry a multipart part named \"file\"");
+    }
+    return Status::Ok();
+  }
+  if (media.empty()) {
+    return InvalidField("content_type",
+                        "a POST must say its type: application/json (a directory) or "
+                        "multipart/form-data (an upload)");
+  }
+  return Status::Ok();  // any other type: the launcher answers 406
+}
+
+// A command that changes whether Node-RED runs: the launcher must get these one at a time.
+bool IsLifecycleCommand(const std::string& method, const std::string& path,
+                        const std::string& body) {
+  if (method != "POST" || path != "/flowforge/command") return false;
+  auto parsed = ParseJson(body);
+  if (!parsed.ok() || !parsed->is_object()) return false;
+  const std::string cmd = GetString(*parsed, "cmd");
+  return cmd == "start" || cmd == "stop" || cmd == "restart" || cmd == "shutdown";
+}
+
+// "a/b/c" -> {"a/b", "c"}; "c" -> {"", "c"}.
+std::pair<std::string, std::string> SplitParent(const std::string& path) {
+  size_t slash = path.rfind('/');
+  if (slash == std::string::npos) return {"", path};
+  return {path.substr(0, slash), path.substr(slash + 1)};
 }
 
 }  // namespace
@@ -156,8 +260,43 @@ InstanceOps::Reply InstanceOps::Call(const Pod& pod, const std::string& method,
   return Call(pod, request);
 }
 
+bool InstanceOps::AcquireCommandSlot(const std::string& pod,
+                                     std::chrono::steady_clock::time_point deadline) const {
+  CommandSlots& s = *slots_;
+  MutexLock lock(s.mu);
+  if (!s.cv.WaitUntil(s.mu, deadline, [&]() REQUIRES(s.mu) { return s.busy.count(pod) == 0; })) {
+    return false;
+  }
+  s.busy.insert(pod);
+  return true;
+}
+
+void InstanceOps::ReleaseCommandSlot(const std::string& pod) const {
+  CommandSlots& s = *slots_;
+  {
+    MutexLock lock(s.mu);
+    s.busy.erase(pod);
+  }
+  s.cv.NotifyAll();
+}
+
 InstanceOps::Reply InstanceOps::Call(const Pod& pod, const Request& request) const {
-  return options_.access == Access::kProxy ? CallProxy(pod, request) : CallDirect(pod, request);
+  if (!IsLifecycleCommand(request.method, request.path, request.body)) {
+    return options_.access == Access::kProxy ? CallProxy(pod, request) : CallDirect(pod, request);
+  }
+  const auto timeout = request.timeout.count() > 0 ? request.timeout : options_.timeout;
+  if (!AcquireCommandSlot(pod.name, std::chrono::steady_clock::now() + timeout)) {
+    Reply reply;
+    reply.failure = Unavailable("pod " + pod.name +
+                                ": an earlier start, stop or restart to this pod was still "
+                                "unanswered after " +
+                                std::to_string(timeout.count()) + " ms");
+    return reply;
+  }
+  Reply reply =
+      options_.access == Access::kProxy ? CallProxy(pod, request) : CallDirect(pod, request);
+  ReleaseCommandSlot(pod.name);
+  return reply;
 }
 
 namespace {
@@ -438,14 +577,38 @@ StatusOr<FileAnswer> InstanceOps::Files(const std::string& service, const FileRe
   request.method = m;
   request.path = "/flowforge/files/_/" + EncodePath(file.path);
   request.body = file.body;
-  request.content_type = file.content_type;
+  RETURN_IF_ERROR(CheckFileRequest(file, &request.content_type));
   request.max_bytes = max_answer_bytes;
-  ASSIGN_OR_RETURN(Answered answered, CallFirstReady(service, request));
+  ASSIGN_OR_RETURN(std::vector<Pod> pods, ReadyPods(service));
+  size_t i = 0;
+  Reply reply;
+  if (m == "POST" && MediaType(file.content_type) == "multipart/form-data") {
+    // An upload onto a directory kills the launcher (EISDIR, unhandled): the parent is listed
+    // first, on the pod that will take the upload.
+    auto [parent, name] = SplitParent(file.path);
+    Request list = GetRequest("/flowforge/files/_/" + EncodePath(parent));
+    list.max_bytes = max_answer_bytes;
+    Reply listed = CallFirst(pods, list, &i);
+    if (!listed.failure.ok()) return listed.failure;
+    auto parsed = ParseJson(listed.body);
+    const Json* entries =
+        Is2xx(listed.status) && parsed.ok() ? FindPath(*parsed, "files") : nullptr;
+    for (const Json& e : entries != nullptr && entries->is_array() ? *entries : Json::array()) {
+      if (e.is_object() && GetString(e, "name") == name && GetString(e, "type") == "directory") {
+        return InvalidField("path", "pod " + pods[i].name + ": " + file.path +
+                                        " is a directory: an upload cannot replace it");
+      }
+    }
+    reply = Call(pods[i], request);
+  } else {
+    reply = CallFirst(pods, request, &i);
+  }
+  if (!reply.failure.ok()) return reply.failure;
   FileAnswer answer;
-  answer.pod = std::move(answered.pod);
-  answer.status = answered.reply.status;
-  answer.content_type = std::move(answered.reply.content_type);
-  answer.body = std::move(answered.reply.body);
+  answer.pod = pods[i].name;
+  answer.status = reply.status;
+  answer.content_type = std::move(reply.content_type);
+  answer.body = std::move(reply.body);
   return answer;
 }
 

@@ -27,6 +27,16 @@
 // (kube::ApiError); kAborted (the launcher or agent answered an HTTP error, or a body that is not
 // JSON or not of the expected shape; the message names the pod, the HTTP status and the start of
 // the body). Every message starts with `pod <name>: `.
+// Lifecycle commands ({"cmd": "start" | "stop" | "restart" | "shutdown"}) to one pod are sent one
+// at a time: a second waits until the first has been answered (at most its own timeout, then the
+// pod counts as unreachable). The real launcher (2.29.1) answers a restart only after its 2 s
+// pause and a fresh start; a start or restart that arrives during that pause starts a second
+// Node-RED on the same port, which crashes, and the launcher ends up in safe mode or stopped; a
+// stop that arrives then is undone by the pending start. Other commands (logout, mcp:*) are not
+// held. (Several Steward processes do not coordinate this: one per cluster is the rule.)
+// Files refuses, with kInvalidArgument and before anything is sent, the requests the launcher's
+// files routes cannot take without its process dying (instance_ops.cc: CheckFileRequest), and an
+// upload onto a directory (the parent is listed first, on the pod that takes the upload).
 // Proxy requests are not retried by the transport on 5xx (a pod's own 5xx is its answer), only
 // when it knows nothing was applied (429, connect failures); a GET the API server answers with a
 // 5xx Status of its own is sent again by CallProxy (twice at most), a command never.
@@ -37,11 +47,13 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "common/json.h"
+#include "common/mutex.h"
 #include "common/status.h"
 #include "instance/instance_calls.h"
 #include "kube/client/client.h"
@@ -180,8 +192,20 @@ class InstanceOps : public InstanceCalls {
   // Waits until `pod` answers GET /flowforge/info with state "running", up to `deadline`.
   Status WaitRunning(const Pod& pod, std::chrono::steady_clock::time_point deadline) const;
 
+  // Lifecycle commands in flight, by pod name (shared by copies of this object).
+  struct CommandSlots {
+    Mutex mu;
+    CondVar cv;
+    std::set<std::string> busy GUARDED_BY(mu);
+  };
+  // Takes `pod`'s command slot, waiting until `deadline`; false when it stayed busy.
+  bool AcquireCommandSlot(const std::string& pod,
+                          std::chrono::steady_clock::time_point deadline) const;
+  void ReleaseCommandSlot(const std::string& pod) const;
+
   std::shared_ptr<kube::Client> client_;
   InstanceOptions options_;
+  std::shared_ptr<CommandSlots> slots_ = std::make_shared<CommandSlots>();
 };
 
 }  // namespace steward::instance

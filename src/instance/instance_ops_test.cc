@@ -3,12 +3,14 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <map>
 #include <memory>
 #include <optional>
 #include <set>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -323,19 +325,24 @@ TEST_F(InstanceOpsTest, ProxyLogsCarryThePodAndAreSortedByTs) {
   ASSERT_TRUE(logs.ok()) << logs.error().ToString();
   ASSERT_TRUE(logs->is_array());
   ASSERT_GE(logs->size(), 8u);
-  int64_t last = 0;
-  bool saw_restart = false;
+  std::string last;
+  int starts = 0;
+  bool saw_stop = false;
   for (const Json& e : *logs) {
     EXPECT_EQ(e["pod"], *pods.begin());
-    ASSERT_TRUE(e["ts"].is_number_integer());
-    EXPECT_GE(e["ts"].get<int64_t>(), last);
-    last = e["ts"].get<int64_t>();
+    ASSERT_TRUE(e["ts"].is_string());  // the launcher's "<epoch ms><4-digit counter>"
+    EXPECT_GE(e["ts"].get<std::string>(), last);
+    last = e["ts"].get<std::string>();
     EXPECT_TRUE(e.contains("level"));
-    if (e["msg"] == "Restarting Node-RED") saw_restart = true;
+    if (e["msg"] == "Starting Node-RED") ++starts;
+    saw_stop |= e["msg"] == "Stopping Node-RED";
   }
-  EXPECT_TRUE(saw_restart);
-  EXPECT_EQ(logs->front()["msg"], "FlowFuse Launcher version: " +
-                                      GetString((*Ops().Info(service))["versions"], "launcher"));
+  // The restart stopped Node-RED and started it again (as lib/launcher.js logs it).
+  EXPECT_EQ(starts, 2);
+  EXPECT_TRUE(saw_stop);
+  // The launcher's first line names its version (Info's, less the stand-in's "+mcp").
+  const std::string version = GetString((*Ops().Info(service))["versions"], "launcher");
+  EXPECT_EQ(logs->front()["msg"], "Launcher version: " + version.substr(0, version.find('+')));
 }
 
 TEST_F(InstanceOpsTest, ProxyStopStartAndLogoutDriveTheLauncher) {
@@ -355,14 +362,15 @@ TEST_F(InstanceOpsTest, ProxyStopStartAndLogoutDriveTheLauncher) {
   auto started = ops.Command(service, {{"cmd", "start"}});
   ASSERT_TRUE(started.ok());
   EXPECT_EQ((*started)[0].status, 200);
-  EXPECT_EQ((*ops.Info(service))["state"], "running");
+  // "starting" until the launcher's first health check of Node-RED.
+  ASSERT_TRUE(test_support::Eventually([&] { return (*ops.Info(service))["state"] == "running"; }));
 
   auto again = ops.Command(service, {{"cmd", "start"}});
   ASSERT_TRUE(again.ok());
   ASSERT_EQ(again->size(), 1u);
   EXPECT_EQ((*again)[0].status, 409);
   EXPECT_EQ((*again)[0].error, "");
-  EXPECT_EQ((*again)[0].body["error"], "Node-RED is already running");
+  EXPECT_EQ((*again)[0].body, (Json{{"err", "Already running"}}));
 
   auto logout = ops.Command(service, {{"cmd", "logout"}, {"token", "user-token"}});
   ASSERT_TRUE(logout.ok());
@@ -370,7 +378,7 @@ TEST_F(InstanceOpsTest, ProxyStopStartAndLogoutDriveTheLauncher) {
   EXPECT_TRUE((*logout)[0].body.is_object());
   auto logs = ops.Logs(service);
   ASSERT_TRUE(logs.ok());
-  EXPECT_EQ(logs->back()["msg"], "Logging out of the editor");
+  EXPECT_EQ(logs->back()["msg"], "Node-RED logout requested");
 
   // The launcher's own 404 (unknown command) is an answer, not an unreachable pod; its body is
   // {} as lib/admin.js sends it.
@@ -398,18 +406,21 @@ TEST_F(InstanceOpsTest, ProxyHaCommandReachesEveryPodAndLogsMergeThem) {
   auto started = ops.Command(service, {{"cmd", "start"}});
   ASSERT_TRUE(started.ok());
   for (const PodAnswer& a : *started) EXPECT_EQ(a.status, 200) << a.pod;
-  auto again = ops.Command(service, {{"cmd", "start"}});
-  ASSERT_TRUE(again.ok());
-  for (const PodAnswer& a : *again) EXPECT_EQ(a.status, 409) << a.pod;
+  // Once each is running (a start while starting is answered {}), a start conflicts on each.
+  ASSERT_TRUE(test_support::Eventually([&] {
+    auto again = ops.Command(service, {{"cmd", "start"}});
+    return again.ok() && std::all_of(again->begin(), again->end(),
+                                     [](const PodAnswer& a) { return a.status == 409; });
+  }));
 
   auto logs = ops.Logs(service);
   ASSERT_TRUE(logs.ok()) << logs.error().ToString();
   std::map<std::string, int> stops;
-  int64_t last = 0;
+  std::string last;
   for (const Json& e : *logs) {
     ASSERT_TRUE(pods.count(GetString(e, "pod"))) << e.dump();
-    EXPECT_GE(e["ts"].get<int64_t>(), last);
-    last = e["ts"].get<int64_t>();
+    EXPECT_GE(e["ts"].get<std::string>(), last);
+    last = e["ts"].get<std::string>();
     if (e["msg"] == "Stopping Node-RED") ++stops[GetString(e, "pod")];
   }
   EXPECT_EQ(stops.size(), 2u);
@@ -1110,6 +1121,180 @@ TEST_F(InstanceOpsTest, DirectRestartEachStopsAtTheFirstFailure) {
   EXPECT_GE((*timed)[0].elapsed_ms, 300);
   EXPECT_EQ((*timed)[1].outcome, "skipped");
   EXPECT_EQ(next.requests(), 0u);
+}
+
+// Checked against the real launcher (docs/flowfuse.md): 2.29.1's log entries carry ts as a
+// string, epoch milliseconds and a 4-digit counter; a merge must order them by that value.
+TEST_F(InstanceOpsTest, DirectLogsOrderTheRealLaunchersStringTimestamps) {
+  FakeLauncher a([](const net::HttpRequest&) {
+    return Answer(
+        200, R"([{"ts":"17000000000030000","msg":"a3"},{"ts":"17000000000030002","msg":"a3b"}])");
+  });
+  FakeLauncher b([](const net::HttpRequest&) {
+    return Answer(200,
+                  R"([{"ts":"17000000000010000","msg":"b1"},)"
+                  R"({"ts":"17000000000030001","msg":"b3a"},{"ts":1700000000002,"msg":"b2"}])");
+  });
+  CreateSlice("strts-1", "strts",
+              Json::array({Endpoint("10.0.30.1", "strts-a"), Endpoint("10.0.30.2", "strts-b")}));
+  Dialler d;
+  d.ports = {{"10.0.30.1", a.port()}, {"10.0.30.2", b.port()}};
+  InstanceOps ops(*client_, DirectOptions(d));
+  auto logs = ops.Logs("strts");
+  ASSERT_TRUE(logs.ok()) << logs.error().ToString();
+  std::vector<std::string> order;
+  for (const Json& e : *logs) order.push_back(GetString(e, "msg"));
+  EXPECT_EQ(order, (std::vector<std::string>{"b1", "b2", "a3", "b3a", "a3b"}));
+  // The entries are passed on as the launcher wrote them (its ts is a cursor for the platform).
+  EXPECT_EQ((*logs)[0]["ts"], "17000000000010000");
+}
+
+// The real launcher's files routes (2.29.1) die (unhandled rejection) on these: each is refused
+// before anything is sent.
+TEST_F(InstanceOpsTest, DirectFilesRefuseWhatKillsTheRealLauncher) {
+  FakeLauncher a([](const net::HttpRequest& r) {
+    if (r.method == "GET") {
+      return Answer(200, R"({"meta":{},"files":[{"name":"d","type":"directory"},)"
+                         R"({"name":"f.txt","type":"file","size":1}],"count":2})");
+    }
+    return Answer(201, "", "text/plain");
+  });
+  CreateSlice("fkill-1", "fkill", Json::array({Endpoint("10.0.31.1", "fkill-a")}));
+  Dialler d;
+  d.ports = {{"10.0.31.1", a.port()}};
+  InstanceOps ops(*client_, DirectOptions(d));
+  const std::string multipart = "multipart/form-data; boundary=XyZ";
+  auto part = [](const std::string& name) {
+    return "--XyZ\r\nContent-Disposition: form-data; name=\"" + name +
+           "\"; filename=\"f\"\r\n\r\nhello\r\n--XyZ--\r\n";
+  };
+  struct Case {
+    std::string method, path, body, content_type, field;
+  };
+  const std::vector<Case> refused = {
+      {"PUT", "a", "x", "text/plain", "body"},                    // the text parser's string
+      {"PUT", "a", "{}", "application/json", "body"},             // no "path"
+      {"PUT", "a", R"({"path":5})", "application/json", "body"},  // not a string
+      {"POST", "a", R"({"path":"b"})", "", "content_type"},       // no type at all
+      {"POST", "a", "{}", "application/json", "body"},            // mkdir without "path"
+      {"POST", "a", part("other"), multipart, "body"},            // no part named "file"
+      {"POST", "", part("file"), multipart, "path"},              // onto the storage root
+      {"POST", "d", part("file"), multipart, "path"},             // onto a directory
+  };
+  for (const Case& c : refused) {
+    FileRequest r{c.method, c.path, c.body, c.content_type};
+    auto answer = ops.Files("fkill", r, 1 << 20);
+    ASSERT_FALSE(answer.ok()) << c.method << " " << c.path << " " << c.body;
+    EXPECT_EQ(answer.error().code(), StatusCode::kInvalidArgument) << c.body;
+    EXPECT_EQ(answer.error().field(), c.field) << c.method << " " << c.path << " " << c.body;
+  }
+  // Only the upload onto "d" asked anything: the listing of its parent.
+  auto seen = a.seen();
+  ASSERT_EQ(seen.size(), 1u);
+  EXPECT_EQ(seen[0].method, "GET");
+  EXPECT_EQ(seen[0].path, "/flowforge/files/_/");
+
+  // An upload onto a file goes to the pod that listed, after the listing.
+  FileRequest upload{"POST", "f.txt", part("file"), multipart};
+  auto uploaded = ops.Files("fkill", upload, 1 << 20);
+  ASSERT_TRUE(uploaded.ok()) << uploaded.error().ToString();
+  EXPECT_EQ(uploaded->status, 201);
+  // A JSON body with a charset goes out as exactly application/json (else the launcher: 406).
+  FileRequest mkdir{"POST", "", R"({"path":"n"})", "application/json; charset=utf-8"};
+  auto made = ops.Files("fkill", mkdir, 1 << 20);
+  ASSERT_TRUE(made.ok()) << made.error().ToString();
+  seen = a.seen();
+  ASSERT_EQ(seen.size(), 4u);
+  EXPECT_EQ(seen[1].method, "GET");
+  EXPECT_EQ(seen[2].method, "POST");
+  EXPECT_EQ(seen[2].path, "/flowforge/files/_/f.txt");
+  EXPECT_EQ(seen[2].content_type, multipart);
+  EXPECT_EQ(seen[3].content_type, "application/json");
+}
+
+// A launcher that holds its answer to "restart" until Release() (the real one answers after a
+// 2 s pause and a fresh start) and answers everything else at once.
+class GatedLauncher : public net::Handler {
+ public:
+  GatedLauncher() {
+    auto s = net::HttpServer::Start({}, *this);
+    EXPECT_TRUE(s.ok()) << s.error().ToString();
+    if (s.ok()) server_ = std::move(*s);
+  }
+  ~GatedLauncher() override {
+    Release();
+    if (server_) server_->Stop();
+  }
+  void Handle(net::HttpRequest request, std::shared_ptr<net::ResponseWriter> writer) override {
+    auto body = ParseJson(request.body);
+    const std::string cmd = body.ok() && body->is_object() ? GetString(*body, "cmd") : "";
+    MutexLock lock(mu_);
+    commands_.push_back(request.path == "/flowforge/command" ? cmd : request.path);
+    if (cmd == "restart") {
+      held_.push_back(std::move(writer));
+      return;
+    }
+    writer->Send(request.path == "/flowforge/info" ? Answer(200, R"({"state":"running"})")
+                                                   : Answer(200, "{}"));
+  }
+  void Release() {
+    std::vector<std::shared_ptr<net::ResponseWriter>> held;
+    {
+      MutexLock lock(mu_);
+      held.swap(held_);
+    }
+    for (auto& w : held) w->Send(Answer(200, "{}"));
+  }
+  std::vector<std::string> commands() const {
+    MutexLock lock(mu_);
+    return commands_;
+  }
+  uint16_t port() const { return server_->port(); }
+
+ private:
+  mutable Mutex mu_;
+  std::vector<std::string> commands_ GUARDED_BY(mu_);
+  std::vector<std::shared_ptr<net::ResponseWriter>> held_ GUARDED_BY(mu_);
+  std::unique_ptr<net::HttpServer> server_;
+};
+
+// Checked against the real launcher: a start or restart sent while a restart is unanswered
+// starts a second Node-RED on the same port (it crashes; the launcher ends in safe mode or
+// stopped). Steward sends a pod's start/stop/restart one at a time.
+TEST_F(InstanceOpsTest, DirectLifecycleCommandsToOnePodWaitForTheOneInFlight) {
+  GatedLauncher gated;
+  CreateSlice("gate-1", "gate", Json::array({Endpoint("10.0.32.1", "gate-a")}));
+  Dialler d;
+  d.ports = {{"10.0.32.1", gated.port()}};
+  InstanceOptions o = DirectOptions(d, milliseconds(300));
+  o.restart_poll = milliseconds(5);
+  InstanceOps ops(*client_, o);
+  StatusOr<std::vector<RestartStep>> steps = InvalidArgument("not run");
+  std::thread restarting([&] { steps = ops.RestartEach("gate", milliseconds(20000)); });
+  ASSERT_TRUE(test_support::Eventually([&] { return gated.commands().size() == 1; },
+                                       std::chrono::seconds(10)));
+  // A start meanwhile is not sent: it waits its timeout for the slot, then the pod counts as
+  // unreachable. A logout is not held.
+  auto start = ops.Command("gate", {{"cmd", "start"}});
+  ASSERT_TRUE(start.ok()) << start.error().ToString();
+  ASSERT_EQ(start->size(), 1u);
+  EXPECT_EQ((*start)[0].status, 0);
+  EXPECT_THAT((*start)[0].error, HasSubstr("still unanswered"));
+  auto logout = ops.Command("gate", {{"cmd", "logout"}, {"token", "t"}});
+  ASSERT_TRUE(logout.ok());
+  EXPECT_EQ((*logout)[0].status, 200);
+  EXPECT_EQ(gated.commands(), (std::vector<std::string>{"restart", "logout"}));
+  gated.Release();
+  restarting.join();
+  ASSERT_TRUE(steps.ok()) << steps.error().ToString();
+  EXPECT_EQ((*steps)[0].outcome, "restarted") << (*steps)[0].error;
+  // Once the restart is answered the slot is free again.
+  auto stop = ops.Command("gate", {{"cmd", "stop"}});
+  ASSERT_TRUE(stop.ok());
+  EXPECT_EQ((*stop)[0].status, 200) << (*stop)[0].error;
+  auto commands = gated.commands();
+  ASSERT_GE(commands.size(), 4u);
+  EXPECT_EQ(commands.back(), "stop");
 }
 
 TEST_F(InstanceOpsTest, ProxyRestartEachRestartsEveryReplicaOfAnHaProject) {

@@ -482,7 +482,10 @@ TEST_F(ProjectCliTest, WholeLifeThroughTheCli) {
 
   RunResult logs = Cli({"logs", "alpha"});
   ASSERT_EQ(logs.exit_code, 0) << Describe(logs);
-  EXPECT_PRED2(Matches, logs.out, R"((^|\n)\S+  [a-z]+ +alpha-\S+  \S.*\n)") << logs.out;
+  // A time (the launcher's string ts read as epoch ms), the level, the pod, the message.
+  EXPECT_PRED2(Matches, logs.out,
+               R"((^|\n)\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z  [a-z]+ +alpha-\S+  \S.*\n)")
+      << logs.out;
 
   // Instance info and flow commands through the launcher's admin port.
   RunResult info = Cli({"info", "alpha", "-o", "json"});

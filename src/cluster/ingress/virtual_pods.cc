@@ -17,11 +17,34 @@ namespace steward::cluster::ingress {
 namespace {
 
 constexpr size_t kMaxLogLines = 1000;
+constexpr size_t kMaxSamples = 2520;  // the launcher's SampleBuffer (3.5 h at its 5 s default)
 constexpr std::string_view kLauncherContainer = "node-red";
 constexpr std::string_view kAgentContainer = "mqtt-schema-agent";
-constexpr std::string_view kNodeRedVersion = "4.0.0";
-constexpr std::string_view kLauncherVersion = "2.10.0";
-constexpr std::string_view kNodeVersion = "20.x";
+// What the stand-in models: the launcher release the real-launcher check ran (docs/flowfuse.md);
+// with MCP commands on, "+mcp" says it answers them as the launcher's main branch does.
+constexpr std::string_view kNodeRedVersion = "4.1.15";
+constexpr std::string_view kLauncherVersion = "2.29.1";
+constexpr std::string_view kNodeVersion = "20.20.2";
+
+net::HttpResponse ExpressErrorPage(int status, std::string_view message);
+
+// The launcher's 4 hex digits of md5(hostname) that tag its log entries and samples; any stable
+// 4 hex digits will do.
+std::string SrcOf(const std::string& pod_name) {
+  char src[8];
+  snprintf(src, sizeof src, "%04x",
+           static_cast<unsigned>(std::hash<std::string>{}(pod_name)&0xffff));
+  return src;
+}
+
+// Express's res.sendStatus(): the status text as text/plain.
+net::HttpResponse StatusText(int status, std::string_view text) {
+  net::HttpResponse r;
+  r.status = status;
+  r.headers.Set("Content-Type", "text/plain; charset=utf-8");
+  r.body = std::string(text);
+  return r;
+}
 
 const Json& EmptyArray() {
   static const Json kEmpty = Json::array();
@@ -270,9 +293,21 @@ int64_t VirtualPods::NowMs() const {
 }
 
 void VirtualPods::AppendLog(PodState& state, int64_t ts, std::string level, std::string msg) {
-  // Launcher log timestamps are used as cursors by clients: keep them strictly increasing.
-  if (!state.logs.empty() && ts <= state.logs.back().ts) ts = state.logs.back().ts + 1;
-  state.logs.push_back({ts, std::move(level), std::move(msg)});
+  // Launcher log timestamps are used as cursors by clients: strictly increasing, entries of one
+  // millisecond told apart by the counter (lib/logBuffer.js).
+  int seq = 0;
+  if (!state.logs.empty()) {
+    const LogLine& last = state.logs.back();
+    if (ts <= last.ts) {
+      ts = last.ts;
+      seq = last.seq + 1;
+      if (seq > 9999) {
+        ++ts;
+        seq = 0;
+      }
+    }
+  }
+  state.logs.push_back({ts, seq, std::move(level), std::move(msg)});
   if (state.logs.size() > kMaxLogLines) {
     state.logs.erase(state.logs.begin(),
                      state.logs.begin() + static_cast<long>(state.logs.size() - kMaxLogLines));
@@ -388,14 +423,34 @@ VirtualPods::PodState VirtualPods::StartPod(const Json& pod) const {
   state.running = true;
   state.last_start_ms = now;
   state.next_sample_ms = now + sample_interval_ms_.load();
-  AppendLog(state, now, "system", "FlowFuse Launcher version: " + std::string(kLauncherVersion));
+  state.files["ff-logs"] = FileNode{true, "", now};  // the launcher's log directory
+  AppendStartLogs(state, now);
+  return state;
+}
+
+void VirtualPods::AppendStartLogs(PodState& state, int64_t now) {
+  AppendLog(state, now, "system", "Launcher version: " + std::string(kLauncherVersion));
   AppendLog(state, now, "system", "Loading project settings");
   AppendLog(state, now, "system", "Target state is 'running'");
   AppendLog(state, now, "system", "Starting Node-RED");
   AppendLog(state, now, "info", "Node-RED version: v" + std::string(kNodeRedVersion));
   AppendLog(state, now, "info", "Node.js  version: v" + std::string(kNodeVersion));
   AppendLog(state, now, "info", "Started flows");
-  return state;
+}
+
+void VirtualPods::CrashLauncher(PodState& state, int64_t now_ms) const {
+  // A new process: a new log buffer and sample buffer, Node-RED starting again. The storage
+  // directory is the volume's: it stays.
+  state.logs.clear();
+  state.samples.clear();
+  state.cpu_baseline = false;
+  state.next_sample_ms = now_ms + sample_interval_ms_.load();
+  state.running = true;
+  state.last_start_ms = now_ms;
+  state.restart_pause = true;
+  state.restarting_until =
+      std::chrono::steady_clock::now() + std::chrono::milliseconds(restart_ms_.load());
+  AppendStartLogs(state, now_ms);
 }
 
 void VirtualPods::OnPodEvent(const WatchEvent& ev) {
@@ -511,6 +566,10 @@ StatusOr<net::HttpResponse> VirtualPods::Serve(const Json& pod, int port,
       response = ServeAgent(*state, request);
     } else if (management) {
       response = ServeManagement(*state, request);
+      if (response.status == 0) {
+        return Unavailable("connection reset: the launcher in pod " + ns + "/" + name +
+                           " exited (" + response.body + ") and restarts");
+      }
     } else if ((!state->running || Starting(*state)) && container != nullptr &&
                container == launcher) {
       // The launcher's stopped Node-RED no longer listens on its ports.
@@ -564,30 +623,39 @@ void VirtualPods::SetResourceSampleInterval(std::chrono::milliseconds d) {
   sample_interval_ms_ = std::max<int64_t>(1, d.count());
 }
 
+void VirtualPods::SetMcpCommands(bool on) { mcp_commands_ = on; }
+
 bool VirtualPods::Starting(const PodState& state) {
   return state.running && std::chrono::steady_clock::now() < state.restarting_until;
 }
 
 void VirtualPods::TakeSamples(PodState& state, int64_t now_ms) const {
-  constexpr size_t kMaxSamples = 1000;  // the launcher's SampleBuffer size
   const int64_t interval = sample_interval_ms_.load();
   // A pod idle for long catches up at most a buffer's worth.
   if (state.next_sample_ms < now_ms - interval * static_cast<int64_t>(kMaxSamples)) {
     state.next_sample_ms = now_ms - interval * static_cast<int64_t>(kMaxSamples);
   }
-  // The launcher's src: the first 4 hex digits of md5(hostname); any stable 4 hex digits will do.
-  char src[8];
-  snprintf(src, sizeof src, "%04x",
-           static_cast<unsigned>(std::hash<std::string>{}(state.name) & 0xffff));
+  const std::string src = SrcOf(state.name);
   while (state.next_sample_ms <= now_ms) {
+    // The launcher polls Node-RED's metrics only while it runs (lib/launcher.js resourcePoll).
+    if (!state.running || Starting(state)) {
+      state.next_sample_ms += interval;
+      continue;
+    }
     const int64_t n = state.sample_seq++;
+    // Node-RED's prom-client metrics as lib/resources/sample.js reads them: resident memory in
+    // MB, event loop lag (mean, p99) in seconds, message counters; cpu (%) needs a previous
+    // sample of the same process.
     Json sample = {{"src", src},
                    {"ps", 60.0 + static_cast<double>(n % 17)},
-                   {"cpu", state.running ? static_cast<double>((n * 7) % 50) / 10.0 : 0.0},
                    {"ela", 0.0005 + static_cast<double>(n % 5) / 10000.0},
-                   {"hs", 32.5},
-                   {"hu", 20.0 + static_cast<double>(n % 9)},
+                   {"el99", 0.002 + static_cast<double>(n % 7) / 10000.0},
+                   {"nrmsgs", 0},
+                   {"nrrecv", 0},
+                   {"nrsend", 0},
                    {"ts", state.next_sample_ms}};
+    if (state.cpu_baseline) sample["cpu"] = static_cast<double>((n * 7) % 50) / 10.0;
+    state.cpu_baseline = true;
     state.samples.push_back(std::move(sample));
     state.next_sample_ms += interval;
   }
@@ -602,26 +670,34 @@ net::HttpResponse VirtualPods::ServeManagement(PodState& state, const net::HttpR
   const std::string& path = request.path;
   const bool get = request.method == "GET" || request.method == "HEAD";
   if (get && path == "/flowforge/info") {
-    Json body = {
-        {"id", state.project_id},
-        {"state", !state.running ? "stopped" : (Starting(state) ? "starting" : "running")},
-        {"lastStartTime", state.last_start_ms},
-        {"versions",
-         {{"node-red", kNodeRedVersion}, {"launcher", kLauncherVersion}, {"node", kNodeVersion}}}};
+    const std::string launcher =
+        std::string(kLauncherVersion) + (mcp_commands_.load() ? "+mcp" : "");
+    Json body = {{"id", state.project_id},
+                 {"state", !state.running ? "stopped" : (Starting(state) ? "starting" : "running")},
+                 {"lastStartTime", state.last_start_ms},
+                 {"versions",
+                  {{"node-red", kNodeRedVersion}, {"launcher", launcher}, {"node", kNodeVersion}}}};
     return JsonResponse(200, body);
   }
   if (get && path == "/flowforge/logs") {
     Json body = Json::array();
+    const std::string src = SrcOf(state.name);
     for (const LogLine& l : state.logs) {
-      body.push_back({{"ts", l.ts}, {"level", l.level}, {"msg", l.msg}});
+      char seq[8];
+      snprintf(seq, sizeof seq, "%04d", l.seq);
+      body.push_back(
+          {{"level", l.level}, {"msg", l.msg}, {"ts", std::to_string(l.ts) + seq}, {"src", src}});
     }
     return JsonResponse(200, body);
   }
-  if (get && path == "/flowforge/health-check") return JsonResponse(200, Json::object());
+  if (get && path == "/flowforge/health-check") {
+    // isHealthy(): the Node-RED process is alive.
+    return state.running ? StatusText(200, "OK") : StatusText(500, "Internal Server Error");
+  }
   if (get && path == "/flowforge/ready") {
-    return state.running && !Starting(state)
-               ? JsonResponse(200, Json::object())
-               : JsonResponse(503, {{"error", "Node-RED is not running"}});
+    return state.running && !(Starting(state) && state.restart_pause)
+               ? StatusText(200, "OK")
+               : StatusText(503, "Service Unavailable");
   }
   if (get && path == "/flowforge/resources") {
     TakeSamples(state, NowMs());
@@ -638,10 +714,14 @@ net::HttpResponse VirtualPods::ServeManagement(PodState& state, const net::HttpR
   }
   constexpr std::string_view kFiles = "/flowforge/files/_/";
   if (path.starts_with(kFiles)) {
-    return ServeFiles(state, std::string_view(path).substr(kFiles.size()), request, NowMs());
+    const int64_t now = NowMs();
+    net::HttpResponse r =
+        ServeFiles(state, std::string_view(path).substr(kFiles.size()), request, now);
+    if (r.status == 0) CrashLauncher(state, now);
+    return r;
   }
   if (request.method == "POST" && path == "/flowforge/command") return ServeCommand(state, request);
-  return JsonResponse(404, {{"error", "Not Found"}, {"path", path}});
+  return ExpressErrorPage(404, "Cannot " + request.method + " " + path);
 }
 
 namespace {
@@ -671,35 +751,55 @@ bool McpEndpointValid(const Json& e) {
 }  // namespace
 
 net::HttpResponse VirtualPods::ServeCommand(PodState& state, const net::HttpRequest& request) {
+  // body-parser's json(): a JSON body that does not parse is Express's 400 page; anything
+  // without a string cmd falls through lib/admin.js's branches to 404 {}.
   auto parsed = ParseJson(request.body);
-  if (!parsed.ok() || !parsed->is_object() || !(*parsed)["cmd"].is_string()) {
-    return JsonResponse(400, {{"error", "request body must be JSON with a string 'cmd'"}});
+  if (!parsed.ok()) return ExpressErrorPage(400, "Bad Request");
+  if (!parsed->is_object() || !(*parsed)["cmd"].is_string()) {
+    return JsonResponse(404, Json::object());
   }
   const std::string cmd = (*parsed)["cmd"].get<std::string>();
-  const Json& data = MemberOrNull(*parsed, "data");
   const int64_t now = NowMs();
-  if (cmd == "start") {
-    if (state.running) return JsonResponse(409, {{"error", "Node-RED is already running"}});
+  auto start = [&](bool restart) {
+    AppendLog(state, now, "system", "Loading project settings");
+    AppendLog(state, now, "system", "Target state is 'running'");
     AppendLog(state, now, "system", "Starting Node-RED");
     AppendLog(state, now, "info", "Started flows");
     state.running = true;
     state.last_start_ms = now;
-  } else if (cmd == "stop") {
-    AppendLog(state, now, "system", "Stopping Node-RED");
-    if (state.running) AppendLog(state, now, "system", "Node-RED stopped");
-    state.running = false;
-  } else if (cmd == "restart") {
-    AppendLog(state, now, "system", "Restarting Node-RED");
-    if (state.running) AppendLog(state, now, "system", "Node-RED stopped");
-    AppendLog(state, now, "system", "Starting Node-RED");
-    AppendLog(state, now, "info", "Started flows");
-    state.running = true;
-    state.last_start_ms = now;
+    state.cpu_baseline = false;
+    state.restart_pause = restart;
     state.restarting_until =
         std::chrono::steady_clock::now() + std::chrono::milliseconds(restart_ms_.load());
+  };
+  if (cmd == "start") {
+    if (state.running && !Starting(state)) return JsonResponse(409, {{"err", "Already running"}});
+    if (!state.running) start(false);  // while starting: start() returns at once
+  } else if (cmd == "stop") {
+    AppendLog(state, now, "system", "Stopping Node-RED");
+    if (state.running) AppendLog(state, now, "system", "Node-RED exited rc=0 signal=SIGTERM");
+    state.running = false;
+  } else if (cmd == "restart") {
+    // Only a running (or stopped) launcher restarts; one that is starting answers {} and goes on.
+    if (!state.running || !Starting(state)) {
+      if (state.running) {
+        AppendLog(state, now, "system", "Stopping Node-RED");
+        AppendLog(state, now, "system", "Node-RED exited rc=0 signal=SIGTERM");
+      }
+      start(true);
+    }
   } else if (cmd == "logout") {
-    AppendLog(state, now, "system", "Logging out of the editor");
-  } else if (cmd == "mcp:get-features") {
+    AppendLog(state, now, "system", "Node-RED logout requested");
+  } else if (cmd.starts_with("mcp:") && mcp_commands_.load()) {
+    return ServeMcp(cmd, MemberOrNull(*parsed, "data"));
+  } else {
+    return JsonResponse(404, Json::object());  // the launcher answers an unknown cmd 404 {}
+  }
+  return JsonResponse(200, Json::object());
+}
+
+net::HttpResponse VirtualPods::ServeMcp(const std::string& cmd, const Json& data) {
+  if (cmd == "mcp:get-features") {
     // An array with one {spec, features, error} per endpoint; [] without endpoints.
     Json out = Json::array();
     const Json& endpoints = MemberOrNull(data, "endpoints");
@@ -744,10 +844,8 @@ net::HttpResponse VirtualPods::ServeCommand(PodState& state, const net::HttpRequ
     return JsonResponse(
         200, {{"contents",
                Json::array({{{"uri", what}, {"mimeType", "application/json"}, {"text", "[]"}}})}});
-  } else {
-    return JsonResponse(404, Json::object());  // the launcher answers an unknown cmd 404 {}
   }
-  return JsonResponse(200, Json::object());
+  return JsonResponse(404, Json::object());
 }
 
 namespace {
@@ -831,6 +929,14 @@ net::HttpResponse Bare(int status) {
   return r;
 }
 
+// The real launcher's process dies on this request (status 0: ServeManagement restarts it).
+net::HttpResponse Crash(std::string why) {
+  net::HttpResponse r;
+  r.status = 0;
+  r.body = std::move(why);
+  return r;
+}
+
 // path.normalize(path.join(BASE, rest)) relative to BASE; nullopt when it leaves BASE.
 std::optional<std::string> Normalize(std::string_view rest) {
   std::vector<std::string> parts;
@@ -898,6 +1004,13 @@ net::HttpResponse VirtualPods::ServeFiles(PodState& state, std::string_view rest
   };
   auto exists = [&](const std::string& p) { return p.empty() || files.count(p) != 0; };
   const std::string& m = request.method;
+  const std::string_view ct = request.headers.Get("Content-Type");
+  const bool json =
+      AsciiEqualsIgnoreCase(TrimHttpWhitespace(ct.substr(0, ct.find(';'))), "application/json");
+  // body-parser.json() runs before the routes: a JSON body that does not parse is its 400.
+  if (json && !request.body.empty() && !ParseJson(request.body).ok()) {
+    return ExpressErrorPage(400, "Bad Request");
+  }
   if (m == "GET" || m == "HEAD") {
     if (!norm) return JsonResponse(200, Json::array());  // the launcher's answer outside BASE
     if (!exists(*norm)) return Bare(404);
@@ -923,7 +1036,9 @@ net::HttpResponse VirtualPods::ServeFiles(PodState& state, std::string_view rest
   }
   if (m == "PUT") {
     auto body = ParseJson(request.body);
-    if (!body.ok() || !body->is_object() || !(*body)["path"].is_string()) return Bare(500);
+    if (!json || !body.ok() || !body->is_object() || !(*body)["path"].is_string()) {
+      return Crash("TypeError: the \"path\" argument must be of type string");
+    }
     auto to = Normalize((*body)["path"].get<std::string>());
     if (!norm || !to) return Bare(403);
     if (!exists(*norm) || !is_dir(Parent(*to)) || norm->empty()) return Bare(404);
@@ -946,10 +1061,11 @@ net::HttpResponse VirtualPods::ServeFiles(PodState& state, std::string_view rest
   }
   if (m == "POST") {
     if (!norm) return Bare(403);
-    std::string_view ct = request.headers.Get("Content-Type");
     if (ct == "application/json") {
       auto body = ParseJson(request.body);
-      if (!body.ok() || !body->is_object() || !(*body)["path"].is_string()) return Bare(500);
+      if (!body.ok() || !body->is_object() || !(*body)["path"].is_string()) {
+        return Crash("TypeError: the \"path\" argument must be of type string");
+      }
       auto dir = Normalize(*norm + "/" + (*body)["path"].get<std::string>());
       if (!dir) return Bare(500);
       // mkdir -p: every missing ancestor too; a file in the way is an error.
@@ -962,14 +1078,19 @@ net::HttpResponse VirtualPods::ServeFiles(PodState& state, std::string_view rest
       }
       return Bare(201);
     }
-    if (!ct.starts_with("multipart/form-data")) return Bare(ct.empty() ? 500 : 406);
+    if (ct.empty()) return Crash("TypeError: cannot read properties of undefined");
+    if (!ct.starts_with("multipart/form-data")) return Bare(406);
     auto content = MultipartFile(ct, request.body);
-    if (!content || norm->empty()) return Bare(500);
+    if (!content) return Crash("TypeError: cannot read properties of undefined (the file)");
     if (!is_dir(Parent(*norm))) return Bare(404);
     auto it = files.find(*norm);
-    if (it != files.end() && it->second.dir) return Bare(500);  // EISDIR
+    if (norm->empty() || (it != files.end() && it->second.dir)) {
+      return Crash("EISDIR: illegal operation on a directory");
+    }
     const size_t old = it == files.end() ? 0 : it->second.content.size();
-    if (state.file_bytes - old + content->size() > kMaxStorageBytes) return Bare(500);  // ENOSPC
+    if (state.file_bytes - old + content->size() > kMaxStorageBytes) {
+      return Crash("ENOSPC: no space left on device");
+    }
     state.file_bytes = state.file_bytes - old + content->size();
     files[*norm] = FileNode{false, std::move(*content), now_ms};
     return Bare(201);

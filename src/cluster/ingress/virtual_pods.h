@@ -9,21 +9,39 @@
 //   - the port named "management" (or the undeclared port 2880): a stand-in for the FlowFuse
 //     Node-RED launcher's admin API:
 //       GET  /flowforge/info          {"id", "state", "lastStartTime", "versions"}
-//       GET  /flowforge/logs          [{"ts", "level", "msg"}...]
-//       GET  /flowforge/health-check  200
-//       GET  /flowforge/ready         200 when running, else 503
-//       GET  /flowforge/resources     {"meta", "resources": [{ts, src, ps, cpu, ela, hs, hu}],
-//                                      "count"}: a sample every resource_sample_interval since
-//                                      the pod started (at most 1000 kept), as the launcher's
-//       POST /flowforge/command       {"cmd": "start"|"stop"|"restart"|"logout"|"mcp:..."};
+//       GET  /flowforge/logs          [{"ts", "level", "msg", "src"}...]; ts is a string, epoch
+//                                      milliseconds and a 4-digit counter ("17000000000000001"),
+//                                      as the real launcher's lib/logBuffer.js writes it
+//       GET  /flowforge/health-check  200 "OK" (text/plain); 500 while Node-RED is stopped
+//       GET  /flowforge/ready         200 "OK" unless stopped or in a restart (503)
+//       GET  /flowforge/resources     {"meta", "resources": [{src, ps, cpu, ela, el99, nrmsgs,
+//                                      nrrecv, nrsend, ts}], "count"}: a sample every
+//                                      resource_sample_interval while Node-RED runs (none while
+//                                      stopped; the first after a start has no cpu; at most
+//                                      2520 kept), as the launcher's lib/resources
+//       POST /flowforge/command       {"cmd": "start"|"stop"|"restart"|"logout"|"mcp:..."}, as
+//                                      lib/admin.js answers: start while running 409
+//                                      {"err":"Already running"}, start while starting {} (a
+//                                      no-op), otherwise "starting" for restart_duration;
 //                                      "restart" leaves the launcher "starting" (its web port
-//                                      refusing, /ready 503) for restart_duration before it is
-//                                      "running" again; the mcp commands answer as the
-//                                      launcher's lib/mcp.js does, for one made-up MCP server
+//                                      refusing, /ready 503) for restart_duration, and while
+//                                      starting is a no-op; an unknown cmd or a body without a
+//                                      string cmd 404 {}; a body that is not JSON 400 (Express's
+//                                      page). The mcp commands answer as the launcher's lib/mcp.js
+//                                      does (its main branch: 2.29.1, the current release, has
+//                                      none and answers 404 {}; SetMcpCommands(false) is that)
 //       GET|PUT|DELETE|POST /flowforge/files/_/<path>: the launcher's files API (lib/files) on an
-//                                      in-memory storage directory per pod, at most
-//                                      kMaxStorageBytes of file content (500 beyond)
+//                                      in-memory storage directory per pod holding "ff-logs/"
+//                                      (the launcher's), at most kMaxStorageBytes of file
+//                                      content; the requests that kill the real launcher's
+//                                      process (a PUT or a JSON POST without a string "path", a
+//                                      POST without a Content-Type, an upload without a "file"
+//                                      part, onto the root or a directory, or past the limit)
+//                                      drop the connection (kUnavailable) and restart the
+//                                      launcher: its logs and samples start afresh, "starting"
+//                                      for restart_duration; the files are kept
 //       GET  /flowforge/env           the resolved env of the launcher container (a test aid)
+//       any other path                404 text/html "Cannot <METHOD> <path>" (Express's page)
 //   - the port of a container named "mqtt-schema-agent" (the one that declares the port, or the
 //     undeclared port 3500 when that container declares no ports): a stand-in for FlowFuse's MQTT
 //     schema agent (github.com/FlowFuse/mqtt-schema-agent, lib/api.js and index.js), an Express 5
@@ -121,6 +139,10 @@ class VirtualPods {
   // the launcher takes a resources sample (default 1 s). Apply to later requests.
   void SetRestartDuration(std::chrono::milliseconds d);
   void SetResourceSampleInterval(std::chrono::milliseconds d);
+  // Whether the launchers answer the mcp:* commands (default true: the launcher's main branch;
+  // false: 2.29.1, which answers 404 {} and reports launcher version "2.29.1" instead of
+  // "2.29.1+mcp"). Applies to later requests.
+  void SetMcpCommands(bool on);
   // The file content one pod's storage directory holds at most.
   static constexpr size_t kMaxStorageBytes = 64u << 20;
 
@@ -128,7 +150,8 @@ class VirtualPods {
 
  private:
   struct LogLine {
-    int64_t ts;
+    int64_t ts;   // epoch ms
+    int seq = 0;  // 0..9999: entries of one millisecond
     std::string level;
     std::string msg;
   };
@@ -146,7 +169,9 @@ class VirtualPods {
     // A restart in progress: "starting" until then (steady time, so that it ends in a test
     // whose cluster clock stands still).
     std::chrono::steady_clock::time_point restarting_until{};
-    std::vector<LogLine> logs;  // bounded, oldest first
+    bool restart_pause = false;  // that "starting" comes from a restart: /ready says 503
+    bool cpu_baseline = false;   // a sample was taken since Node-RED started: the next has cpu
+    std::vector<LogLine> logs;   // bounded, oldest first
     std::vector<std::pair<std::string, std::string>> env;
     std::map<std::string, FileNode> files;  // storage-relative normalised path → node
     size_t file_bytes = 0;                  // content held in `files`
@@ -170,16 +195,21 @@ class VirtualPods {
   std::vector<std::pair<std::string, std::string>> ResolveEnv(const Json& pod,
                                                               const Json& container) const;
   static void AppendLog(PodState& state, int64_t ts, std::string level, std::string msg);
+  // What the launcher logs from its start to Node-RED's "Started flows".
+  static void AppendStartLogs(PodState& state, int64_t now);
   int64_t NowMs() const;
 
   net::HttpResponse ServeWeb(const Json& pod, const Json* container, int port,
                              const net::HttpRequest& request) const;
   net::HttpResponse ServeManagement(PodState& state, const net::HttpRequest& request);
   net::HttpResponse ServeCommand(PodState& state, const net::HttpRequest& request);
+  net::HttpResponse ServeMcp(const std::string& cmd, const Json& data);
   static net::HttpResponse ServeAgent(PodState& state, const net::HttpRequest& request);
   static net::HttpResponse ServeFiles(PodState& state, std::string_view rest,
                                       const net::HttpRequest& request, int64_t now_ms);
   void TakeSamples(PodState& state, int64_t now_ms) const;
+  // The launcher process died (an unhandled rejection) and its container restarted.
+  void CrashLauncher(PodState& state, int64_t now_ms) const;
   static bool Starting(const PodState& state);
 
   ObjectApi& api_;
@@ -187,6 +217,7 @@ class VirtualPods {
 
   std::atomic<int64_t> restart_ms_{300};
   std::atomic<int64_t> sample_interval_ms_{1000};
+  std::atomic<bool> mcp_commands_{true};
 
   mutable Mutex mu_;
   std::unordered_map<std::string, PodState> states_ GUARDED_BY(mu_);        // by uid

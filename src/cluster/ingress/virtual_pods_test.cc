@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <string>
+#include <vector>
 
 #include "cluster/ingress/ingress_test_util.h"
 #include "test_support/eventually.h"
@@ -110,12 +112,21 @@ TEST_F(VirtualPodsTest, ManagementInfoReportsProjectIdAndStart) {
   EXPECT_EQ(info["state"], "running");
   // Started when the pod went Running, not when first asked.
   EXPECT_EQ(info["lastStartTime"], started);
-  EXPECT_EQ(info["versions"]["node-red"], "4.0.0");
-  EXPECT_EQ(info["versions"]["launcher"], "2.10.0");
+  EXPECT_EQ(info["versions"]["node-red"], "4.1.15");
+  EXPECT_EQ(info["versions"]["launcher"], "2.29.1+mcp");  // MCP commands on (the default)
   EXPECT_EQ(r.headers.Get("X-Steward-Pod"), "default/proj-a");
-  EXPECT_EQ(MustServe(pod, 2880, Request("GET", "/flowforge/health-check")).status, 200);
-  EXPECT_EQ(MustServe(pod, 2880, Request("GET", "/flowforge/ready")).status, 200);
-  EXPECT_EQ(MustServe(pod, 2880, Request("GET", "/flowforge/nope")).status, 404);
+  // As the real launcher (Express's sendStatus and its unrouted page).
+  net::HttpResponse health = MustServe(pod, 2880, Request("GET", "/flowforge/health-check"));
+  EXPECT_EQ(health.status, 200);
+  EXPECT_EQ(health.body, "OK");
+  EXPECT_EQ(health.headers.Get("Content-Type"), "text/plain; charset=utf-8");
+  net::HttpResponse ready = MustServe(pod, 2880, Request("GET", "/flowforge/ready"));
+  EXPECT_EQ(ready.status, 200);
+  EXPECT_EQ(ready.body, "OK");
+  net::HttpResponse nope = MustServe(pod, 2880, Request("GET", "/flowforge/nope"));
+  EXPECT_EQ(nope.status, 404);
+  EXPECT_THAT(nope.body, HasSubstr("Cannot GET /flowforge/nope"));
+  EXPECT_EQ(nope.headers.Get("Content-Type"), "text/html; charset=utf-8");
 }
 
 TEST_F(VirtualPodsTest, StartTimeComesFromTheContainerStatus) {
@@ -151,18 +162,30 @@ TEST_F(VirtualPodsTest, CommandsChangeLauncherState) {
   size_t initial_logs = BodyJson(MustServe(pod, 2880, Request("GET", "/flowforge/logs"))).size();
   EXPECT_GE(initial_logs, 3u);
 
-  EXPECT_EQ(Command(pod, R"({"cmd":"start"})").status, 409);  // already running
+  net::HttpResponse already = Command(pod, R"({"cmd":"start"})");
+  EXPECT_EQ(already.status, 409);
+  EXPECT_EQ(BodyJson(already), (Json{{"err", "Already running"}}));  // lib/admin.js's answer
 
   EXPECT_EQ(Command(pod, R"({"cmd":"stop"})").status, 200);
   EXPECT_EQ(info()["state"], "stopped");
   EXPECT_EQ(MustServe(pod, 2880, Request("GET", "/flowforge/ready")).status, 503);
-  EXPECT_EQ(MustServe(pod, 2880, Request("GET", "/flowforge/health-check")).status, 200);
+  // No Node-RED process: not healthy.
+  EXPECT_EQ(MustServe(pod, 2880, Request("GET", "/flowforge/health-check")).status, 500);
   // Node-RED itself is down: its web port refuses connections.
   EXPECT_EQ(pods_->Serve(pod, 1880, Request("GET", "/")).status().code(), StatusCode::kUnavailable);
 
   cluster_.clock().Advance(std::chrono::seconds(10));
+  pods_->SetRestartDuration(std::chrono::seconds(30));
+  // A start answers with Node-RED spawned: "starting" (ready, as the real /ready says), and a
+  // second start meanwhile is a no-op answered {}.
   EXPECT_EQ(Command(pod, R"({"cmd":"start"})").status, 200);
-  EXPECT_EQ(info()["state"], "running");
+  EXPECT_EQ(info()["state"], "starting");
+  EXPECT_EQ(MustServe(pod, 2880, Request("GET", "/flowforge/ready")).status, 200);
+  EXPECT_EQ(Command(pod, R"({"cmd":"start"})").status, 200);
+  EXPECT_EQ(Command(pod, R"({"cmd":"stop"})").status, 200);
+  pods_->SetRestartDuration(std::chrono::milliseconds(50));
+  EXPECT_EQ(Command(pod, R"({"cmd":"start"})").status, 200);
+  EXPECT_TRUE(test_support::Eventually([&] { return info()["state"] == "running"; }));
   EXPECT_EQ(info()["lastStartTime"], NowMs());
   EXPECT_EQ(MustServe(pod, 2880, Request("GET", "/flowforge/ready")).status, 200);
   EXPECT_TRUE(pods_->Serve(pod, 1880, Request("GET", "/")).ok());
@@ -175,7 +198,12 @@ TEST_F(VirtualPodsTest, CommandsChangeLauncherState) {
   EXPECT_EQ(info()["lastStartTime"], NowMs());
   EXPECT_EQ(MustServe(pod, 2880, Request("GET", "/flowforge/ready")).status, 503);
   EXPECT_EQ(pods_->Serve(pod, 1880, Request("GET", "/")).status().code(), StatusCode::kUnavailable);
+  // A restart while starting is answered {} and changes nothing (lib/admin.js).
   pods_->SetRestartDuration(std::chrono::milliseconds(50));
+  EXPECT_EQ(Command(pod, R"({"cmd":"restart"})").status, 200);
+  EXPECT_EQ(info()["state"], "starting");
+  // Stopped, a restart starts it.
+  EXPECT_EQ(Command(pod, R"({"cmd":"stop"})").status, 200);
   EXPECT_EQ(Command(pod, R"({"cmd":"restart"})").status, 200);
   EXPECT_TRUE(test_support::Eventually([&] { return info()["state"] == "running"; }));
   EXPECT_EQ(MustServe(pod, 2880, Request("GET", "/flowforge/ready")).status, 200);
@@ -184,23 +212,29 @@ TEST_F(VirtualPodsTest, CommandsChangeLauncherState) {
   EXPECT_EQ(Command(pod, R"({"cmd":"logout","token":"abc"})").status, 200);
   net::HttpResponse dance = Command(pod, R"({"cmd":"dance"})");
   EXPECT_EQ(dance.status, 404);
-  EXPECT_EQ(BodyJson(dance), Json::object());  // as lib/admin.js answers an unknown command
-  EXPECT_EQ(Command(pod, R"({"cmd":)").status, 400);
-  EXPECT_EQ(Command(pod, R"({"nocmd":1})").status, 400);
+  EXPECT_EQ(BodyJson(dance), Json::object());         // as lib/admin.js answers an unknown command
+  EXPECT_EQ(Command(pod, R"({"cmd":)").status, 400);  // body-parser's page
+  EXPECT_EQ(Command(pod, R"({"nocmd":1})").status, 404);  // no branch of lib/admin.js
 
   Json logs = BodyJson(MustServe(pod, 2880, Request("GET", "/flowforge/logs")));
   ASSERT_TRUE(logs.is_array());
   EXPECT_GT(logs.size(), initial_logs);
-  bool saw_stop = false;
-  int64_t prev_ts = 0;
+  bool saw_stop = false, saw_logout = false;
+  std::string prev_ts;
   for (const Json& line : logs) {
-    EXPECT_TRUE(line["ts"].is_number_integer());
-    EXPECT_GT(line["ts"].get<int64_t>(), prev_ts);  // strictly increasing
-    prev_ts = line["ts"].get<int64_t>();
+    // As the real launcher writes it: epoch ms and a 4-digit counter, as a string.
+    ASSERT_TRUE(line["ts"].is_string()) << line.dump();
+    const std::string ts = line["ts"].get<std::string>();
+    EXPECT_EQ(ts.size(), 17u) << ts;
+    EXPECT_GT(ts, prev_ts);  // strictly increasing
+    prev_ts = ts;
+    EXPECT_EQ(GetString(line, "src").size(), 4u);
+    saw_logout |= GetString(line, "msg") == "Node-RED logout requested";
     EXPECT_TRUE(line["level"].is_string());
     if (line["msg"].get<std::string>().find("Stopping") != std::string::npos) saw_stop = true;
   }
   EXPECT_TRUE(saw_stop);
+  EXPECT_TRUE(saw_logout);
 }
 
 TEST_F(VirtualPodsTest, EnvIsResolvedWhenThePodStartsAndKept) {
@@ -321,7 +355,10 @@ class VirtualPodsFilesTest : public VirtualPodsTest {
 TEST_F(VirtualPodsFilesTest, ListMkdirUploadRenameDelete) {
   Json pod = cluster_.RunningPod("default", "files-a");
   Json root = BodyJson(Files(pod, "GET", ""));
-  EXPECT_EQ(root, Json({{"meta", Json::object()}, {"files", Json::array()}, {"count", 0}}));
+  // The launcher's own log directory is there from its start.
+  ASSERT_EQ(root["count"], 1);
+  EXPECT_EQ(root["files"][0]["name"], "ff-logs");
+  EXPECT_EQ(root["files"][0]["type"], "directory");
 
   EXPECT_EQ(Files(pod, "POST", "", R"({"path":"a/b"})", "application/json").status, 201);
   EXPECT_EQ(Files(pod, "POST", "a/b/f.txt", Multipart("hello\r\n--X"), kMultipart).status, 201);
@@ -361,18 +398,60 @@ TEST_F(VirtualPodsFilesTest, ListMkdirUploadRenameDelete) {
   // DELETE is recursive: 204, then 404.
   EXPECT_EQ(Files(pod, "DELETE", "a").status, 204);
   EXPECT_EQ(Files(pod, "DELETE", "a").status, 404);
-  EXPECT_EQ(BodyJson(Files(pod, "GET", ""))["count"], 0);
+  EXPECT_EQ(BodyJson(Files(pod, "GET", ""))["count"], 1);  // ff-logs
+}
+
+// Checked against the real launcher 2.29.1: these requests end its process (unhandled
+// rejections in lib/files); the stand-in drops the connection and restarts the launcher.
+TEST_F(VirtualPodsFilesTest, RequestsThatKillTheRealLauncherDropTheConnectionAndRestartIt) {
+  Json pod = cluster_.RunningPod("default", "crash-a");
+  ASSERT_EQ(Files(pod, "POST", "", R"({"path":"d"})", "application/json").status, 201);
+  struct Case {
+    std::string method, path, body, content_type;
+  };
+  const std::string no_file_part =
+      "--XyZ\r\nContent-Disposition: form-data; name=\"other\"\r\n\r\nx\r\n--XyZ--\r\n";
+  for (const Case& c : std::vector<Case>{
+           {"PUT", "d", "x", "text/plain"},
+           {"PUT", "d", "{}", "application/json"},
+           {"POST", "d/f", "x", ""},
+           {"POST", "d", "{}", "application/json"},
+           {"POST", "d/f", no_file_part, kMultipart},
+           {"POST", "d", Multipart("x"), kMultipart},
+           {"POST", "", Multipart("x"), kMultipart},
+       }) {
+    // Logs pile up from the start; a crash starts them afresh.
+    EXPECT_EQ(Command(pod, R"({"cmd":"logout"})").status, 200);
+    net::HttpRequest r = Request(c.method, "/flowforge/files/_/" + c.path, "", c.body);
+    if (!c.content_type.empty()) r.headers.Set("Content-Type", c.content_type);
+    auto answer = pods_->Serve(pod, 2880, r);
+    ASSERT_FALSE(answer.ok()) << c.method << " " << c.path << " " << c.body;
+    EXPECT_EQ(answer.status().code(), StatusCode::kUnavailable);
+    EXPECT_THAT(answer.status().message(), HasSubstr("exited"));
+    Json info = BodyJson(MustServe(pod, 2880, Request("GET", "/flowforge/info")));
+    EXPECT_EQ(info["state"], "starting") << c.body;
+    bool logout = false;
+    for (const Json& l : BodyJson(MustServe(pod, 2880, Request("GET", "/flowforge/logs")))) {
+      logout |= GetString(l, "msg") == "Node-RED logout requested";
+    }
+    EXPECT_FALSE(logout) << "logs survived a crash: " << c.body;
+    // The storage directory is kept.
+    EXPECT_EQ(Files(pod, "GET", "d").status, 200);
+  }
 }
 
 TEST_F(VirtualPodsFilesTest, StorageIsPerPodAndCapped) {
   Json a = cluster_.RunningPod("default", "cap-a", "10.244.0.21");
   Json b = cluster_.RunningPod("default", "cap-b", "10.244.0.22");
   EXPECT_EQ(Files(a, "POST", "one", Multipart("1"), kMultipart).status, 201);
-  EXPECT_EQ(BodyJson(Files(a, "GET", ""))["count"], 1);
-  EXPECT_EQ(BodyJson(Files(b, "GET", ""))["count"], 0);
+  EXPECT_EQ(BodyJson(Files(a, "GET", ""))["count"], 2);  // one, ff-logs
+  EXPECT_EQ(BodyJson(Files(b, "GET", ""))["count"], 1);  // ff-logs
   const std::string big(VirtualPods::kMaxStorageBytes / 2 + 1, 'x');
   EXPECT_EQ(Files(a, "POST", "big1", Multipart(big), kMultipart).status, 201);
-  EXPECT_EQ(Files(a, "POST", "big2", Multipart(big), kMultipart).status, 500);  // ENOSPC
+  // ENOSPC: the real launcher's write fails unhandled and its process ends.
+  net::HttpRequest full = Request("POST", "/flowforge/files/_/big2", "", Multipart(big));
+  full.headers.Set("Content-Type", kMultipart);
+  EXPECT_EQ(pods_->Serve(a, 2880, full).status().code(), StatusCode::kUnavailable);
   EXPECT_EQ(Files(a, "DELETE", "big1").status, 204);
   EXPECT_EQ(Files(a, "POST", "big2", Multipart(big), kMultipart).status, 201);
 }
@@ -393,9 +472,30 @@ TEST_F(VirtualPodsTest, ResourcesAreSampledAtTheInterval) {
   for (const Json& s : later["resources"]) {
     EXPECT_GT(s["ts"].get<int64_t>(), prev);
     prev = s["ts"].get<int64_t>();
-    for (const char* k : {"src", "ps", "cpu", "ela", "hs", "hu"}) EXPECT_TRUE(s.contains(k)) << k;
+    // lib/resources/sample.js's fields; cpu from the second sample of a process on.
+    for (const char* k : {"src", "ps", "ela", "el99", "nrmsgs", "nrrecv", "nrsend"}) {
+      EXPECT_TRUE(s.contains(k)) << k;
+    }
+    EXPECT_EQ(s.contains("cpu"), &s != &later["resources"][0]) << s.dump();
+    EXPECT_FALSE(s.contains("hs") || s.contains("hu")) << s.dump();
   }
   EXPECT_LE(prev, NowMs());
+  // None while Node-RED is stopped.
+  EXPECT_EQ(Command(pod, R"({"cmd":"stop"})").status, 200);
+  const size_t stopped = resources()["count"].get<size_t>();
+  cluster_.clock().Advance(std::chrono::seconds(20));
+  EXPECT_EQ(resources()["count"].get<size_t>(), stopped);
+}
+
+TEST_F(VirtualPodsTest, McpCommandsOffAnswerAs2291Does) {
+  pods_->SetMcpCommands(false);
+  Json pod = cluster_.RunningPod("default", "mcp-off");
+  net::HttpResponse features = Command(pod, R"({"cmd":"mcp:get-features","data":{}})");
+  EXPECT_EQ(features.status, 404);
+  EXPECT_EQ(BodyJson(features), Json::object());
+  Json info = BodyJson(MustServe(pod, 2880, Request("GET", "/flowforge/info")));
+  EXPECT_EQ(info["versions"]["launcher"], "2.29.1");
+  pods_->SetMcpCommands(true);
 }
 
 TEST_F(VirtualPodsTest, McpCommandsAnswerAsTheLauncherDoes) {
