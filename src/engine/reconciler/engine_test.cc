@@ -565,6 +565,36 @@ TEST_F(LifecycleTest, OrphansAreReportedAndRemovedOnlyWhenConfigured) {
   ASSERT_TRUE(Eventually([&] { return !Get("services", "ghost").has_value(); }));
 }
 
+TEST_F(LifecycleTest, AProjectStoredAfterItsObjectsAreSeenIsNoOrphanAndAYoungSuppliedSecretNever) {
+  StartCluster();
+  OpenStore();
+  const Json labels = {{std::string(kProjectLabel), "later-id"},
+                       {std::string(kManagedByLabel), std::string(kManagedByValue)}};
+  Json service = {{"apiVersion", "v1"},
+                  {"kind", "Service"},
+                  {"metadata", {{"name", "later-early"}, {"labels", labels}}},
+                  {"spec", {{"ports", {{{"name", "web"}, {"port", 1880}}}}}}};
+  Json supplied_labels = labels;
+  supplied_labels[std::string(kCredentialsLabel)] = std::string(kSuppliedValue);
+  Json secret = {{"apiVersion", "v1"},
+                 {"kind", "Secret"},
+                 {"metadata", {{"name", "later-id-credentials-0123"}, {"labels", supplied_labels}}},
+                 {"stringData", {{"FORGE_PROJECT_TOKEN", "t"}}}};
+  ASSERT_TRUE(cluster_->api().Create(Kind("secrets"), kNs, secret).ok());
+  ASSERT_TRUE(cluster_->api().Create(Kind("services"), kNs, service).ok());
+  StartEngine();
+  // Both were judged in one run: the Service is reported, the Secret (the API writes it just
+  // before its commit) is not.
+  ASSERT_TRUE(Eventually([&] { return !engine_->stats().orphans.empty(); }));
+  for (const auto& o : engine_->stats().orphans) {
+    EXPECT_EQ(o.kind, "Service") << o.name;
+  }
+  // The project is stored now: nothing of it is an orphan any more.
+  auto put = engine_->intents().Put("later", Spec(), "later-id", false);
+  ASSERT_TRUE(put.ok()) << put.error().ToString();
+  EXPECT_TRUE(Eventually([&] { return engine_->stats().orphans.empty(); }));
+}
+
 TEST_F(LifecycleTest, ObjectOfTheSameNameThatIsNotOursFailsTheStartWithAReason) {
   StartCluster();
   OpenStore();

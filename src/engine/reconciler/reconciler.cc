@@ -1045,6 +1045,7 @@ Expected<Reconciler::Loaded, WorkResult> Reconciler::Load(const std::string& pro
     return WorkResult::Error(got.error());
   }
   ProjectRecord& rec = *got;
+  ForgetOrphans(project_id);  // stored now: what was reported before the commit is its own
   std::optional<ProjectStatus> prev = ParseStoredStatus(rec.status_json);
   auto spec_json = ParseJson(rec.spec_json);
   if (rec.kind == store::RecordKind::kAgent) {
@@ -1241,6 +1242,15 @@ WorkResult Reconciler::ToWorkResult(const Outcome& outcome, bool bounded) const 
   return WorkResult::Error(Internal("unreachable"));
 }
 
+void Reconciler::ForgetOrphans(const std::string& project_id) {
+  MutexLock lock(orphans_mu_);
+  std::erase_if(orphans_, [&](const Orphan& orphan) REQUIRES(orphans_mu_) {
+    if (orphan.project_id != project_id) return false;
+    reported_orphans_.erase(orphan.kind + "/" + orphan.name);
+    return true;
+  });
+}
+
 WorkResult Reconciler::ReconcileUnknown(const std::string& project_id) {
   // Objects labelled for a project the store does not know: report; remove when configured.
   struct Found {
@@ -1255,6 +1265,16 @@ WorkResult Reconciler::ReconcileUnknown(const std::string& project_id) {
       if (view.object && view.object->uid() == o->uid()) found.push_back({t, o});
     }
   }
+  // The API writes a project's supplied-credentials Secret just before it commits the project:
+  // one younger than kSuppliedSecretGrace is not an orphan yet (neither reported nor removed).
+  const SystemTime now = clock_.WallNow();
+  std::erase_if(found, [&](const Found& f) {
+    if (f.type != &kSecret) return false;
+    const Json obj = f.obj->Parse();
+    if (LabelOf(obj, kCredentialsLabel) != kSuppliedValue) return false;
+    auto created = ParseRfc3339(GetString(MemberOrNull(obj, "metadata"), "creationTimestamp"));
+    return !created || now - *created < kSuppliedSecretGrace;
+  });
   {
     MutexLock lock(orphans_mu_);
     // Forget reported orphans of this project that are gone.
@@ -1278,17 +1298,8 @@ WorkResult Reconciler::ReconcileUnknown(const std::string& project_id) {
   }
   // Objects `steward migrate` relabelled for a project it is about to store are never removed
   // (reported as orphans until the project exists).
-  // The API writes a project's supplied-credentials Secret just before it commits the project:
-  // one younger than kSuppliedSecretGrace is not an orphan yet.
-  const SystemTime now = clock_.WallNow();
   std::erase_if(found, [&](const Found& f) {
-    const Json obj = f.obj->Parse();
-    if (!AnnotationOf(obj, kMigratingAnnotation).empty()) return true;
-    if (f.type == &kSecret && LabelOf(obj, kCredentialsLabel) == kSuppliedValue) {
-      auto created = ParseRfc3339(GetString(MemberOrNull(obj, "metadata"), "creationTimestamp"));
-      return !created || now - *created < kSuppliedSecretGrace;
-    }
-    return false;
+    return !AnnotationOf(f.obj->Parse(), kMigratingAnnotation).empty();
   });
   if (found.empty() || !options_.config.remove_orphans) return WorkResult::Ok();
   // Stored meanwhile (the run began before the project was committed): not orphans.

@@ -84,6 +84,9 @@ class Reconciler {
   Status WriteStatus(Run& run, Decision& d);
   WorkResult ToWorkResult(const Outcome& outcome, bool bounded) const;
   WorkResult ReconcileUnknown(const std::string& project_id);
+  // Drops the orphans reported for `project_id` (a project stored after its first objects were
+  // seen: the API writes a supplied Secret, migrate relabels, before the commit).
+  void ForgetOrphans(const std::string& project_id) EXCLUDES(orphans_mu_);
 
   // A write whose answer did not hold what was written (NotPersisted): while the object still has
   // the answer's content (status and others' *.kubernetes.io/ annotations aside), or the cache
