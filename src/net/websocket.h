@@ -87,9 +87,11 @@ struct WebSocketClose {
 };
 
 // An accepted WebSocket. Thread-safe: any thread may call any method. Owned by the handler
-// (shared); the connection holds what it needs until it closes, so dropping every reference to
-// the socket does not close it — call Close(). Once the connection closes (the peer, an error,
-// Close() completing, the server stopping), every method is a harmless no-op.
+// (shared); the connection refers to it weakly, so releasing the last reference without Close()
+// closes it as Close(1001, "") would (after what is queued). OnClose callbacks and on_message are
+// the handler's: one that holds the socket keeps it until the connection ends. Once the
+// connection closes (the peer, an error, Close() completing, the server stopping), every method
+// is a harmless no-op.
 class WebSocket {
  public:
   virtual ~WebSocket() = default;
