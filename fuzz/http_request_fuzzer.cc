@@ -3,7 +3,9 @@
 // Transfer-Encoding / Content-Length / Expect checks, chunked bodies, pipelined requests).
 // The loop below is the session's (Session::AdvanceUnguarded in src/net/http_server.cc) minus
 // the sockets: feed what has arrived, answer at kHead, dispatch at kComplete, stop at the
-// first refusal or oversized body (the session closes the connection then).
+// first refusal or oversized body (the session closes the connection then). Each request is
+// also judged as a WebSocket handshake (CheckWebSocketHandshake), as the session does for one
+// that asks for an upgrade.
 //
 // Input: byte 1 selects the limits (bits 0-1 the body limit 0 / 16 / 1024 / 3 MiB, bit 2 a
 // 256-byte head limit instead of 1 MiB); byte 2 seeds how the bytes are split into reads; the
@@ -14,8 +16,10 @@
 #include <vector>
 
 #include "common/ascii.h"
+#include "common/base64.h"
 #include "fuzz_util.h"
 #include "net/request_framer.h"
+#include "net/websocket.h"
 
 namespace steward::net {
 namespace {
@@ -56,6 +60,29 @@ void CheckRequest(const HttpRequest& r, const RequestFramer& framer,
     }
     FUZZ_CHECK_MSG(codings == "chunked", codings);
   }
+  FUZZ_CHECK((r.version < 11) == framer.framing().http10);
+}
+
+// What the server would do with the request as a WebSocket handshake (net/websocket.h), for the
+// log: a handshake it accepts is one Beast's accept takes (GET, HTTP/1.1, a 16-byte key, no
+// body: nothing after it can be a body read as frames).
+std::string CheckHandshake(const HttpRequest& r, bool too_large) {
+  auto refusal = CheckWebSocketHandshake(r);
+  if (refusal) {
+    FUZZ_CHECK_MSG(refusal->status == 400 || refusal->status == 426,
+                   std::to_string(refusal->status));
+    FUZZ_CHECK(!refusal->message.empty());
+    if (refusal->status == 426) FUZZ_CHECK(refusal->headers.Get("Sec-WebSocket-Version") == "13");
+    return " ws=" + std::to_string(refusal->status);
+  }
+  FUZZ_CHECK(IsWebSocketUpgrade(r));
+  FUZZ_CHECK(r.method == "GET");
+  FUZZ_CHECK(r.version == 11);
+  FUZZ_CHECK(r.body.empty() && !too_large);
+  FUZZ_CHECK(!r.headers.Has("transfer-encoding"));
+  auto key = Base64Decode(TrimHttpWhitespace(r.headers.Get("sec-websocket-key")));
+  FUZZ_CHECK(key.has_value() && key->size() == 16);
+  return " ws=ok";
 }
 
 Outcome Run(std::string_view bytes, const RequestFramer::Limits& limits, uint32_t split_seed,
@@ -111,6 +138,7 @@ Outcome Run(std::string_view bytes, const RequestFramer::Limits& limits, uint32_
         CheckRequest(r, framer, limits, too_large);
         ++out.requests;
         out.log += r.method + " " + r.target + (too_large ? " too-large" : "") +
+                   CheckHandshake(r, too_large) +
                    " keep=" + (framer.framing().keep_alive ? "1" : "0") +
                    " body=" + std::to_string(r.body.size()) + ":" + r.body + "\n";
         for (const auto& [name, value] : r.headers.fields()) {

@@ -188,10 +188,13 @@ struct Stream {
 // /flowforge/resources read every ApiOptions::resources_poll on the pool (a Scheduler timer posts
 // each poll), new samples written as `sample` events; ended (`end` event) when a pod it started
 // with is no longer ready, when no pod answers, or when the client does not keep up; dropped
-// when the client goes or the server stops.
+// when the client goes or the server stops. Over SSE (call->writer) or, when the request asked
+// for an upgrade, over a WebSocket (`ws`: each event one JSON text message, the end a close
+// frame too).
 struct ResourceStream {
   CallPtr call;
-  std::string project;  // the project's name, for messages
+  std::shared_ptr<net::WebSocket> ws;  // null: SSE
+  std::string project;                 // the project's name, for messages
   std::string service;
   Mutex mu;
   bool ended GUARDED_BY(mu) = false;
@@ -292,6 +295,11 @@ class Server final : public ApiServer, public net::Handler {
   void McpCommand(const CallPtr& call, const std::string& cmd, Json data, const std::string& key);
   // One poll of a resources stream (on the pool); schedules the next unless it ended.
   void PollResources(const std::shared_ptr<ResourceStream>& s) EXCLUDES(s->mu);
+  // Writes a resources stream's events (s->mu held): over SSE in one write, over a WebSocket
+  // one message each. False when the client is gone.
+  bool WriteResourcesLocked(const std::shared_ptr<ResourceStream>& s,
+                            const std::vector<std::pair<std::string, Json>>& events)
+      REQUIRES(s->mu);
   // Ends a resources stream with an `end` event (s->mu held); no-op when it has ended.
   void EndResourcesLocked(const std::shared_ptr<ResourceStream>& s, const std::string& reason,
                           const std::string& message) REQUIRES(s->mu);

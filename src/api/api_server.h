@@ -8,8 +8,9 @@
 // Lifecycle: Start() registers a store listener, starts the watch fan-out thread (which writes
 // each change, rendered once by the listener, to every matching stream; a stream whose client
 // leaves over 1 MiB unsent is ended with `event: error`) and starts serving; Stop() (idempotent,
-// also run by the destructor) lets the fan-out write what is queued, ends open watch streams,
-// answers pending waits with their current state, removes the listener and stops the HTTP
+// also run by the destructor) lets the fan-out write what is queued, ends open watch streams and
+// resources streams (`end` reason Stopping; over WebSocket then a close frame 1001), answers
+// pending waits with their current state, removes the listener and stops the HTTP
 // server. The dependencies must outlive the server. Thread-safe.
 #pragma once
 

@@ -10,6 +10,7 @@
 #include "api/api_test_support.h"
 #include "kube/client/resource.h"
 #include "test_support/eventually.h"
+#include "test_support/websocket_client.h"
 
 namespace steward::api {
 namespace {
@@ -106,6 +107,15 @@ class InstanceApiTest : public steward::api::testing::ApiFixture {
                   DumpJson(Json{{"spec", spec}, {"start", true}}));
     EXPECT_EQ(put.status, 201) << put.body;
     return GetString(Body(put), "id");
+  }
+
+  // A WebSocket client of the API with the token in its Authorization header.
+  test_support::WsClient::Options WsOptions(const std::string& target) {
+    test_support::WsClient::Options o;
+    o.port = api_->port();
+    o.target = target;
+    o.headers = {{"Authorization", std::string("Bearer ") + kToken}};
+    return o;
   }
 
   net::HttpResponse Upload(const std::string& target, const std::string& bytes) {
@@ -368,6 +378,107 @@ TEST_F(InstanceApiTest, ResourcesOfEveryReplicaAndTheirStreamUntilAPodGoes) {
   Json end = *ParseJson(w.events().back().data);
   EXPECT_EQ(w.events().back().event, "end");
   EXPECT_EQ(end["reason"], "PodGone");
+}
+
+// The WebSocket form of the stream (issue 15 §2): the same events as JSON text messages, the
+// event's name in "event", samples from every replica, and a close frame (1000 "PodGone") after
+// the `end` message when a pod goes.
+TEST_F(InstanceApiTest, ResourcesStreamOverWebSocketFromEveryReplicaUntilAPodGoes) {
+  const std::string id = StartProject("ha", 2);
+  test_support::WsClient ws(WsOptions("/v1/projects/ha/resources/stream"));
+  ASSERT_TRUE(ws.upgraded()) << ws.status() << " " << ws.body() << " " << ws.handshake_error();
+  auto events = [&] {
+    std::vector<Json> out;
+    for (const std::string& m : ws.messages()) {
+      auto j = ParseJson(m);
+      EXPECT_TRUE(j.ok()) << m;
+      if (j.ok()) out.push_back(std::move(*j));
+    }
+    return out;
+  };
+  auto samples_from = [&] {
+    std::set<std::string> pods;
+    for (const Json& e : events()) {
+      if (GetString(e, "event") == "sample") pods.insert(GetString(e, "pod"));
+    }
+    return pods;
+  };
+  ASSERT_TRUE(test_support::Eventually([&] { return samples_from().size() == 2; }, seconds(15)))
+      << ws.messages().size() << " messages";
+  std::vector<Json> first = events();
+  ASSERT_FALSE(first.empty());
+  EXPECT_EQ(GetString(first[0], "event"), "sync");
+  EXPECT_EQ(first[0]["pods"].size(), 2u);
+  // Each pod's samples come once each, newest last.
+  std::map<std::string, double> last_ts;
+  for (size_t i = 1; i < first.size(); ++i) {
+    ASSERT_EQ(GetString(first[i], "event"), "sample") << first[i].dump();
+    double& last = last_ts[GetString(first[i], "pod")];
+    EXPECT_GT(first[i]["ts"].get<double>(), last) << first[i].dump();
+    last = first[i]["ts"].get<double>();
+  }
+
+  auto pods = ListLabelled("pods", "steward.io/project=" + id);
+  ASSERT_EQ(pods.size(), 2u);
+  ASSERT_TRUE(
+      client_->Delete(kube::ResourceType::Pod(), kNs, GetString(pods[0]["metadata"], "name")).ok());
+  ASSERT_TRUE(ws.WaitEnded(seconds(15)));
+  EXPECT_EQ(ws.close_code(), net::kWsNormal) << ws.end_error();
+  EXPECT_EQ(ws.close_reason(), "PodGone");
+  Json end = events().back();
+  EXPECT_EQ(GetString(end, "event"), "end");
+  EXPECT_EQ(GetString(end, "reason"), "PodGone");
+  EXPECT_THAT(GetString(end, "message"), HasSubstr("is no longer ready"));
+}
+
+// Everything that goes wrong before the stream begins is a plain HTTP answer, before the
+// upgrade: no token (401), a token in the URL (400, never read as a token), a bad handshake
+// (426), an unknown project (404), a project without a pod (409). None of them asks a pod.
+TEST_F(InstanceApiTest, ResourcesWebSocketRefusalsComeBeforeTheUpgrade) {
+  ASSERT_EQ(Do("PUT", "/v1/projects/beta?wait=30s", SpecBody()).status, 201);  // never started
+  const int before = counting_->calls();
+  auto refused = [&](test_support::WsClient::Options o, int status, std::string_view reason) {
+    test_support::WsClient ws(std::move(o));
+    EXPECT_FALSE(ws.upgraded());
+    EXPECT_EQ(ws.status(), status) << ws.body();
+    auto body = ParseJson(ws.body());
+    EXPECT_TRUE(body.ok()) << ws.body();
+    if (body.ok()) {
+      EXPECT_EQ(GetString((*body)["error"], "reason"), reason) << ws.body();
+    }
+    return std::make_pair(ws.header("WWW-Authenticate"), ws.header("Sec-WebSocket-Version"));
+  };
+  auto no_token = WsOptions("/v1/projects/beta/resources/stream");
+  no_token.headers.clear();
+  EXPECT_EQ(refused(no_token, 401, "Unauthorized").first, "Bearer realm=\"steward\"");
+  auto wrong = WsOptions("/v1/projects/beta/resources/stream");
+  wrong.headers = {{"Authorization", "Bearer not-the-token"}};
+  refused(wrong, 401, "Unauthorized");
+  auto in_url = no_token;
+  in_url.target += std::string("?token=") + kToken;
+  refused(in_url, 401, "Unauthorized");
+  refused(WsOptions(in_url.target), 400, "InvalidArgument");
+  auto version8 = WsOptions("/v1/projects/beta/resources/stream");
+  version8.headers.emplace_back("Sec-WebSocket-Version", "8");
+  EXPECT_EQ(refused(version8, 426, "UpgradeRequired").second, "13");
+  refused(WsOptions("/v1/projects/nope/resources/stream"), 404, "NotFound");
+  refused(WsOptions("/v1/projects/beta/resources/stream"), 409, "ProjectNotRunning");
+  EXPECT_EQ(counting_->calls(), before);
+}
+
+TEST_F(InstanceApiTest, ResourcesWebSocketIsClosedGoingAwayWhenTheServerStops) {
+  StartProject("alpha");
+  test_support::WsClient ws(WsOptions("/v1/projects/alpha/resources/stream"));
+  ASSERT_TRUE(ws.upgraded()) << ws.status() << " " << ws.body();
+  ASSERT_TRUE(ws.WaitForMessages(1));
+  api_->Stop();
+  ASSERT_TRUE(ws.WaitEnded());
+  EXPECT_EQ(ws.close_code(), net::kWsGoingAway) << ws.end_error();
+  EXPECT_EQ(ws.close_reason(), "Stopping");
+  auto end = ParseJson(ws.messages().back());
+  ASSERT_TRUE(end.ok());
+  EXPECT_EQ(GetString(*end, "event"), "end");
+  EXPECT_EQ(GetString(*end, "reason"), "Stopping");
 }
 
 // MQTT schema agents (issue 15 §3) through the API: put with the platform's token, the agent's

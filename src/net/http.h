@@ -33,6 +33,7 @@ std::string PercentEncode(std::string_view s);
 
 struct HttpRequest {
   std::string method;                                      // upper case, as received: "GET"
+  int version = 11;                                        // 11 = HTTP/1.1, 10 = HTTP/1.0
   std::string target;                                      // as received: "/api/v1/pods?watch=1"
   std::string path;                                        // target before '?', percent-decoded
   std::vector<std::pair<std::string, std::string>> query;  // decoded, in order

@@ -14,8 +14,14 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
 #include <boost/asio/write.hpp>
+#include <boost/beast/core/buffers_to_string.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/http/empty_body.hpp>
+#include <boost/beast/http/message.hpp>
 #include <boost/beast/http/status.hpp>
+#include <boost/beast/websocket/ssl.hpp>
+#include <boost/beast/websocket/stream.hpp>
+#include <deque>
 #include <exception>
 #include <thread>
 #include <type_traits>
@@ -34,6 +40,7 @@ namespace asio = boost::asio;
 namespace beast = boost::beast;
 namespace http = beast::http;
 namespace ssl = asio::ssl;
+namespace websocket = beast::websocket;
 using tcp = asio::ip::tcp;
 using boost::system::error_code;
 using Clock = std::chrono::steady_clock;
@@ -46,6 +53,8 @@ constexpr size_t kCopyBodyLimit = 16u << 10;
 // How long a closing connection drains what the peer still sends, so that the peer reads the
 // final response instead of a reset.
 constexpr auto kLingerTime = std::chrono::seconds(2);
+// When the server stops, an open WebSocket has at most this long to finish its closing handshake.
+constexpr auto kWsStopGrace = std::chrono::seconds(1);
 
 enum class WriteKind { kPart, kEndKeepAlive, kEndClose, kAbort };
 
@@ -54,6 +63,10 @@ struct RequestInfo {
   bool head = false;
   bool http10 = false;
   bool keep_alive = true;
+  // The request is an acceptable WebSocket handshake (AcceptWebSocket may upgrade it)...
+  bool websocket = false;
+  // ... or, when it asked for one, why not.
+  std::optional<WebSocketRefusal> websocket_refusal;
 };
 
 bool BodylessStatus(int status) {
@@ -123,10 +136,20 @@ std::string SimpleResponse(int status, std::string_view text) {
   return out;
 }
 
-// The session interface the writer sees.
+class WebSocketImpl;
+
+// The session interface the writer and the WebSocket see.
 class SessionBase {
  public:
   virtual ~SessionBase() = default;
+  // Thread-safe: turns the connection into `socket`'s (the request was an acceptable handshake);
+  // the 101 answer goes out on the strand.
+  virtual void StartWebSocket(std::shared_ptr<WebSocketImpl> socket, WebSocketOptions options) = 0;
+  // Thread-safe: queues one text message of the WebSocket (counted in queued_bytes at once).
+  virtual void WsSend(std::string text) = 0;
+  // Thread-safe: closes the WebSocket with a close frame after what is queued (`drop_queued`: the
+  // messages not yet being written are dropped first).
+  virtual void WsClose(uint16_t code, std::string reason, bool drop_queued) = 0;
   // Thread-safe: hands `bytes` to the connection's strand, in call order per calling thread.
   virtual void Enqueue(std::string bytes, WriteKind kind) = 0;
   // Thread-safe: closes the connection (server shutdown).
@@ -139,10 +162,124 @@ class SessionBase {
   std::atomic<size_t> queued_bytes_{0};
 };
 
+// A close code as it may be sent (RFC 6455 §7.4): another becomes 1011.
+uint16_t SendableCloseCode(uint16_t code) {
+  const bool ok = (code >= 1000 && code <= 1003) || (code >= 1007 && code <= 1014) ||
+                  (code >= 3000 && code <= 4999);
+  return ok ? code : kWsInternalError;
+}
+
+// `reason` cut to what a close frame holds, at a UTF-8 character boundary.
+std::string CloseReason(std::string reason) {
+  if (reason.size() <= kWsMaxCloseReason) return reason;
+  size_t n = kWsMaxCloseReason;
+  while (n > 0 && (static_cast<unsigned char>(reason[n]) & 0xC0) == 0x80) --n;
+  reason.resize(n);
+  return reason;
+}
+
+// The handler's side of an accepted WebSocket: checks and bookkeeping under its lock, every
+// socket operation posted to the connection's strand.
+class WebSocketImpl final : public WebSocket {
+ public:
+  WebSocketImpl(std::shared_ptr<SessionBase> session, size_t max_queued_bytes)
+      : session_(std::move(session)), max_queued_bytes_(max_queued_bytes) {}
+
+  // Released without Close(): the socket goes away as its owner did.
+  ~WebSocketImpl() override {
+    if (session_ != nullptr && !closing_) session_->WsClose(kWsGoingAway, "", false);
+  }
+
+  bool Send(std::string text) override {
+    MutexLock lock(mu_);
+    if (closing_ || session_ == nullptr) return false;
+    const size_t queued = session_->queued_bytes();
+    if (queued + text.size() > max_queued_bytes_) {
+      LOG_WARN("closing a WebSocket whose peer does not read ({} bytes queued)", queued);
+      closing_ = true;
+      session_->WsClose(kWsPolicyViolation, "send queue full: the peer does not read", true);
+      return false;
+    }
+    session_->WsSend(std::move(text));
+    return true;
+  }
+
+  void Close(uint16_t code, std::string reason) override {
+    MutexLock lock(mu_);
+    if (closing_ || session_ == nullptr) return;
+    closing_ = true;
+    session_->WsClose(SendableCloseCode(code), CloseReason(std::move(reason)), false);
+  }
+
+  bool closed() const override {
+    MutexLock lock(mu_);
+    return closing_ || session_ == nullptr;
+  }
+
+  size_t pending_bytes() const override {
+    MutexLock lock(mu_);
+    return session_ == nullptr ? 0 : session_->queued_bytes();
+  }
+
+  void OnClose(std::function<void(const WebSocketClose&)> callback) override {
+    ReleasableMutexLock lock(mu_);
+    if (!ended_) {
+      callbacks_.push_back(std::move(callback));
+      return;
+    }
+    WebSocketClose how = how_;
+    lock.Release();
+    callback(how);
+  }
+
+  // Called by the session (on its strand) once the connection has closed.
+  void MarkClosed(const WebSocketClose& how) {
+    std::vector<std::function<void(const WebSocketClose&)>> callbacks;
+    std::shared_ptr<SessionBase> session;  // released outside the lock
+    {
+      MutexLock lock(mu_);
+      if (ended_) return;
+      ended_ = true;
+      closing_ = true;
+      how_ = how;
+      session = std::move(session_);
+      session_ = nullptr;
+      callbacks.swap(callbacks_);
+    }
+    for (auto& cb : callbacks) cb(how);
+  }
+
+  // Called by the session when the peer's close frame arrived: nothing more can be sent.
+  void MarkClosing() {
+    MutexLock lock(mu_);
+    closing_ = true;
+  }
+
+ private:
+  mutable Mutex mu_;
+  // Null once the connection has closed. The destructor reads it (and closing_) without the
+  // lock: no other thread holds the socket by then.
+  std::shared_ptr<SessionBase> session_ GUARDED_BY(mu_);
+  const size_t max_queued_bytes_;
+  bool closing_ GUARDED_BY(mu_) = false;  // Close() called, queue overflowed or peer closing
+  bool ended_ GUARDED_BY(mu_) = false;    // the connection has closed: how_ is final
+  WebSocketClose how_ GUARDED_BY(mu_);
+  std::vector<std::function<void(const WebSocketClose&)>> callbacks_ GUARDED_BY(mu_);
+};
+
+HttpResponse RefusalResponse(const WebSocketRefusal& refusal) {
+  HttpResponse r;
+  r.status = refusal.status;
+  r.headers = refusal.headers;
+  r.headers.Set("Content-Type", "text/plain; charset=utf-8");
+  r.body = refusal.message + "\n";
+  return r;
+}
+
 class Writer final : public ResponseWriter {
  public:
   Writer(std::shared_ptr<SessionBase> session, RequestInfo info)
-      : session_(std::move(session)), info_(info) {}
+      : session_(std::move(session)), info_(std::move(info)) {}
 
   ~Writer() override {
     if (session_ == nullptr) return;
@@ -261,6 +398,24 @@ class Writer final : public ResponseWriter {
     callback();
   }
 
+  std::shared_ptr<WebSocket> AcceptWebSocket(WebSocketOptions options) override {
+    ReleasableMutexLock lock(mu_);
+    if (state_ != State::kIdle || session_ == nullptr) return nullptr;
+    if (!info_.websocket) {
+      WebSocketRefusal refusal = info_.websocket_refusal
+                                     ? *info_.websocket_refusal
+                                     : CheckWebSocketHandshake(HttpRequest()).value();
+      lock.Release();
+      Send(RefusalResponse(refusal));
+      return nullptr;
+    }
+    state_ = State::kDone;
+    auto socket = std::make_shared<WebSocketImpl>(session_, options.max_queued_bytes);
+    session_->StartWebSocket(socket, std::move(options));
+    Detach(lock, /*defer_callbacks=*/true);
+    return socket;
+  }
+
   // Called by the session when the connection closes.
   void MarkClosed() {
     ReleasableMutexLock lock(mu_);
@@ -354,7 +509,34 @@ class Session final : public SessionBase, public std::enable_shared_from_this<Se
   }
 
   void PostClose() override {
-    asio::post(executor_, [self = this->shared_from_this()] { self->CloseNow(false); });
+    asio::post(executor_, [self = this->shared_from_this()] {
+      if (self->phase_ == Phase::kWebSocket) {
+        self->OnWsClose(kWsGoingAway, "the server is stopping", false, kWsStopGrace);
+      } else {
+        self->CloseNow(false);
+      }
+    });
+  }
+
+  void StartWebSocket(std::shared_ptr<WebSocketImpl> socket, WebSocketOptions options) override {
+    asio::post(executor_, [self = this->shared_from_this(), socket = std::move(socket),
+                           options = std::move(options)]() mutable {
+      self->OnStartWebSocket(std::move(socket), std::move(options));
+    });
+  }
+
+  void WsSend(std::string text) override {
+    queued_bytes_.fetch_add(text.size(), std::memory_order_relaxed);
+    asio::post(executor_, [self = this->shared_from_this(), text = std::move(text)]() mutable {
+      self->OnWsSend(std::move(text));
+    });
+  }
+
+  void WsClose(uint16_t code, std::string reason, bool drop_queued) override {
+    asio::post(executor_, [self = this->shared_from_this(), code, reason = std::move(reason),
+                           drop_queued]() mutable {
+      self->OnWsClose(code, std::move(reason), drop_queued, std::chrono::milliseconds::max());
+    });
   }
 
   void PostCallbacks(std::vector<std::function<void()>> callbacks) override {
@@ -364,7 +546,7 @@ class Session final : public SessionBase, public std::enable_shared_from_this<Se
   }
 
  private:
-  enum class Phase { kStarting, kReadingRequest, kHandling, kLingering, kClosed };
+  enum class Phase { kStarting, kReadingRequest, kHandling, kWebSocket, kLingering, kClosed };
 
   static Stream MakeStream(tcp::socket socket, ssl::context* ssl_ctx) {
     if constexpr (kTls) {
@@ -435,6 +617,10 @@ class Session final : public SessionBase, public std::enable_shared_from_this<Se
     if (ec == asio::error::operation_aborted || closed_ || generation != timer_generation_) return;
     Clock::time_point now = Clock::now();
     if (now >= deadline_) {
+      if (phase_ == Phase::kWebSocket) {
+        WsEnd({kWsAbnormal, "the WebSocket handshake did not complete in time", false});
+        return;
+      }
       if (phase_ != Phase::kReadingRequest || !request_bytes_) {
         CloseNow(false);
         return;
@@ -551,8 +737,10 @@ class Session final : public SessionBase, public std::enable_shared_from_this<Se
     info.head = f.head_method;
     info.http10 = f.http10;
     info.keep_alive = f.keep_alive && !owner_->stopping();
+    if (IsWebSocketUpgrade(request)) NoteHandshake(request, &info);
+    const bool websocket = info.websocket;
     EndRead();
-    auto writer = std::make_shared<Writer>(this->shared_from_this(), info);
+    auto writer = std::make_shared<Writer>(this->shared_from_this(), std::move(info));
     writer_ = writer;
     try {
       config_.handler->Handle(std::move(request), std::move(writer));
@@ -565,8 +753,220 @@ class Session final : public SessionBase, public std::enable_shared_from_this<Se
       CloseNow(true);
       return;
     }
-    // Keep a read pending while the response is produced, to notice a peer that goes away.
-    if (!closed_ && !reading_ && buffer_.size() == 0 && phase_ == Phase::kHandling) StartPeek();
+    // Keep a read pending while the response is produced, to notice a peer that goes away. Not
+    // for a handshake the handler may accept: the WebSocket then does the reading.
+    if (!closed_ && !reading_ && buffer_.size() == 0 && phase_ == Phase::kHandling && !websocket) {
+      StartPeek();
+    }
+  }
+
+  // A request that asks for a WebSocket: whether AcceptWebSocket may upgrade it, and what the
+  // upgrade needs of it.
+  void NoteHandshake(const HttpRequest& request, RequestInfo* info) {
+    std::optional<WebSocketRefusal> refusal = CheckWebSocketHandshake(request);
+    // RFC 6455 §4.1: the client waits for the answer before it sends anything more.
+    if (!refusal && buffer_.size() > 0) {
+      refusal = WebSocketRefusal{400, "data arrived before the WebSocket handshake's answer", {}};
+    }
+    if (refusal) {
+      info->websocket_refusal = std::move(refusal);
+      return;
+    }
+    info->websocket = true;
+    ws_target_ = request.target;
+    ws_host_ = std::string(TrimHttpWhitespace(request.headers.Get("host")));
+    ws_key_ = std::string(TrimHttpWhitespace(request.headers.Get("sec-websocket-key")));
+  }
+
+  // ---- WebSocket (phase kWebSocket; everything on the strand) ----
+
+  void OnStartWebSocket(std::shared_ptr<WebSocketImpl> socket, WebSocketOptions options) {
+    if (closed_ || writing_ || !queue_.empty()) {
+      // The connection went (or, which the handshake checks exclude, is still answering).
+      socket->MarkClosed({kWsAbnormal, "the connection closed before the upgrade", true});
+      CloseNow(false);
+      return;
+    }
+    phase_ = Phase::kWebSocket;
+    writer_.reset();
+    ws_socket_ = socket;
+    ws_on_message_ = std::move(options.on_message);
+    ws_handshake_timeout_ = options.handshake_timeout;
+    SetDeadline(Clock::now() + options.handshake_timeout);
+    ws_.emplace(stream_);
+    websocket::stream_base::timeout timeouts;
+    timeouts.handshake_timeout = options.handshake_timeout;
+    timeouts.idle_timeout = options.idle_timeout;
+    timeouts.keep_alive_pings = true;
+    ws_->set_option(timeouts);
+    ws_->read_message_max(options.max_message_bytes);
+    // Only what the checks read, normalized: Beast's accept then agrees with them.
+    http::request<http::empty_body> req;
+    req.method(http::verb::get);
+    req.target(ws_target_);
+    req.version(11);
+    req.set(http::field::host, ws_host_);
+    req.set(http::field::connection, "Upgrade");
+    req.set(http::field::upgrade, "websocket");
+    req.set(http::field::sec_websocket_version, "13");
+    req.set(http::field::sec_websocket_key, ws_key_);
+    ws_->async_accept(req,
+                      [self = this->shared_from_this()](error_code ec) { self->OnWsAccept(ec); });
+  }
+
+  void OnWsAccept(error_code ec) {
+    if (closed_) return;
+    if (ec) {
+      WsEnd({kWsAbnormal, "the WebSocket handshake failed: " + ec.message(), false});
+      return;
+    }
+    ws_open_ = true;
+    // Beast's idle timer takes over, unless a close is already decided.
+    if (!ws_close_) deadline_ = Clock::time_point::max();
+    StartWsRead();
+    WsPump();
+  }
+
+  void StartWsRead() {
+    reading_ = true;
+    ws_->async_read(ws_buffer_, [self = this->shared_from_this()](error_code ec, size_t) {
+      self->OnWsRead(ec);
+    });
+  }
+
+  void OnWsRead(error_code ec) {
+    reading_ = false;
+    if (closed_) return;
+    if (!ec) {
+      std::string message = beast::buffers_to_string(ws_buffer_.data());
+      ws_buffer_.consume(ws_buffer_.size());
+      const bool binary = !ws_->got_text();
+      try {
+        if (ws_on_message_) ws_on_message_(std::move(message), binary);
+      } catch (const std::exception& e) {
+        LOG_ERROR("WebSocket message handler threw: {}", e.what());
+        WsEnd({kWsAbnormal, "the message handler failed", false});
+        return;
+      }
+      if (!closed_) StartWsRead();
+      return;
+    }
+    if (ec == websocket::error::closed) {
+      if (ws_close_sent_) {
+        // Our close op is finishing the handshake; it ends the connection.
+        if (ws_writing_) return;
+        WsEnd({ws_close_->code, std::string(ws_close_->reason), false});
+        return;
+      }
+      // The peer closed first; Beast has answered its close frame and shut the connection.
+      const websocket::close_reason& r = ws_->reason();
+      WsEnd({static_cast<uint16_t>(r.code), std::string(r.reason), true});
+      return;
+    }
+    if (ec == websocket::error::message_too_big) {
+      // Beast has sent 1009 and shut the connection.
+      WsEnd({kWsTooBig, "message too big", false});
+      return;
+    }
+    const bool timeout = ec == beast::error::timeout;
+    WsEnd({kWsAbnormal, timeout ? std::string("idle timeout") : ec.message(),
+           !ws_close_sent_ && !timeout});
+  }
+
+  void OnWsSend(std::string text) {
+    if (closed_ || ws_close_) {
+      queued_bytes_.fetch_sub(text.size(), std::memory_order_relaxed);
+      return;
+    }
+    ws_queue_.push_back(std::move(text));
+    WsPump();
+  }
+
+  // Decides the close (the first decision wins): a close frame after what is queued (or after
+  // the message being written, with `drop_queued`), due within the handshake timeout (or
+  // `limit`, when shorter).
+  void OnWsClose(uint16_t code, std::string reason, bool drop_queued,
+                 std::chrono::milliseconds limit) {
+    if (closed_) return;
+    if (ws_close_) {
+      // Decided already; a stop still shortens the wait.
+      SetDeadline(std::min(deadline_, Clock::now() + std::min(limit, ws_handshake_timeout_)));
+      return;
+    }
+    if (drop_queued) DropWsQueue();
+    ws_close_.emplace(code);
+    ws_close_->reason = websocket::reason_string(reason.data(), reason.size());
+    if (auto socket = ws_socket_.lock()) socket->MarkClosing();
+    SetDeadline(Clock::now() + std::min(limit, ws_handshake_timeout_));
+    WsPump();
+  }
+
+  void DropWsQueue() {
+    size_t dropped = 0;
+    for (const auto& m : ws_queue_) dropped += m.size();
+    queued_bytes_.fetch_sub(dropped, std::memory_order_relaxed);
+    ws_queue_.clear();
+  }
+
+  // Starts the next write: a queued message, else the close frame once one is decided.
+  void WsPump() {
+    if (closed_ || !ws_open_ || ws_writing_) return;
+    if (!ws_->is_open()) {
+      // The peer's close is being answered (or the connection failed): the read reports it.
+      DropWsQueue();
+      if (!reading_) WsEnd({kWsAbnormal, "the connection closed", true});
+      return;
+    }
+    if (!ws_queue_.empty()) {
+      ws_inflight_ = std::move(ws_queue_.front());
+      ws_queue_.pop_front();
+      ws_writing_ = true;
+      ws_->text(true);
+      ws_->async_write(
+          asio::buffer(ws_inflight_),
+          [self = this->shared_from_this()](error_code ec, size_t) { self->OnWsWrite(ec); });
+      return;
+    }
+    if (ws_close_ && !ws_close_sent_) {
+      ws_close_sent_ = true;
+      ws_writing_ = true;
+      ws_->async_close(*ws_close_,
+                       [self = this->shared_from_this()](error_code ec) { self->OnWsClosed(ec); });
+    }
+  }
+
+  void OnWsWrite(error_code ec) {
+    ws_writing_ = false;
+    queued_bytes_.fetch_sub(ws_inflight_.size(), std::memory_order_relaxed);
+    ws_inflight_.clear();
+    if (closed_) return;
+    if (ec) {
+      // The pending read reports how the connection ended (a close the peer started, a reset);
+      // should it not, the deadline ends it.
+      if (reading_) {
+        SetDeadline(Clock::now() + ws_handshake_timeout_);
+        return;
+      }
+      WsEnd({kWsAbnormal, "write failed: " + ec.message(), !ws_close_sent_});
+      return;
+    }
+    WsPump();
+  }
+
+  void OnWsClosed(error_code ec) {
+    ws_writing_ = false;
+    if (closed_) return;
+    if (ec && ec != websocket::error::closed) {
+      WsEnd({kWsAbnormal, "the closing handshake failed: " + ec.message(), false});
+      return;
+    }
+    WsEnd({ws_close_->code, std::string(ws_close_->reason), false});
+  }
+
+  // Ends the WebSocket's connection, reporting `how` (unless already reported).
+  void WsEnd(WebSocketClose how) {
+    if (!ws_outcome_) ws_outcome_ = std::move(how);
+    CloseNow(false);
   }
 
   void StartPeek() {
@@ -690,6 +1090,7 @@ class Session final : public SessionBase, public std::enable_shared_from_this<Se
   void CloseNow(bool reset) {
     if (closed_) return;
     closed_ = true;
+    const Phase phase_before = phase_;
     phase_ = Phase::kClosed;
     ++timer_generation_;
     timer_.cancel();
@@ -701,6 +1102,16 @@ class Session final : public SessionBase, public std::enable_shared_from_this<Se
     if (auto writer = writer_.lock()) {
       writer_.reset();
       writer->MarkClosed();
+    }
+    if (phase_before == Phase::kWebSocket) {
+      DropWsQueue();
+      // Also drops what the message handler holds (it may hold the socket).
+      ws_on_message_ = nullptr;
+      if (auto socket = ws_socket_.lock()) {
+        socket->MarkClosed(ws_outcome_.value_or(
+            WebSocketClose{kWsAbnormal, "the connection closed", !ws_close_sent_}));
+      }
+      ws_socket_.reset();
     }
     owner_->Unregister(this);
   }
@@ -728,6 +1139,21 @@ class Session final : public SessionBase, public std::enable_shared_from_this<Se
   bool reading_ = false;
   bool writing_ = false;
   bool closed_ = false;
+  // The WebSocket, once a handler accepted the upgrade (phase kWebSocket). It reads and writes
+  // stream_, which outlives it (declared before it).
+  std::string ws_target_, ws_host_, ws_key_;  // of the handshake, kept for the accept
+  std::optional<websocket::stream<Stream&>> ws_;
+  std::weak_ptr<WebSocketImpl> ws_socket_;  // the handler's side; it holds this session
+  std::function<void(std::string, bool)> ws_on_message_;
+  std::chrono::milliseconds ws_handshake_timeout_{0};
+  beast::flat_buffer ws_buffer_;      // the message being read
+  std::deque<std::string> ws_queue_;  // messages not yet written
+  std::string ws_inflight_;           // the message being written
+  bool ws_open_ = false;              // the 101 answer is written
+  bool ws_writing_ = false;           // a message or the close frame is being written
+  std::optional<websocket::close_reason> ws_close_;  // the close decided, sent after the queue
+  bool ws_close_sent_ = false;
+  std::optional<WebSocketClose> ws_outcome_;  // what the handler is told when the connection ends
 };
 
 int SelectAlpn(SSL*, const unsigned char** out, unsigned char* out_len, const unsigned char* in,

@@ -20,9 +20,18 @@
 // the three timeouts); otherwise the client gets 408 and the connection is closed. Waiting for
 // the next request on a kept-alive connection is bounded by idle_timeout.
 //
+// WebSocket (net/websocket.h): a handler may turn a request that asks for an upgrade into a
+// WebSocket with ResponseWriter::AcceptWebSocket, once the request has passed CheckHead like any
+// other and the handler has answered nothing else. While such a request is being handled, the
+// server does not read ahead on its connection (a peer that leaves then is noticed once the
+// answer is written). An accepted socket counts as one open connection (max_connections) and
+// keeps its own timeouts (WebSocketOptions) instead of the HTTP ones.
+//
 // Lifecycle: Start() binds and starts serving; Stop() (idempotent, also run by the destructor)
 // stops accepting, closes every connection (writers see closed() == true and their OnClose
-// callbacks run) and joins the I/O threads. The Handler must outlive the server.
+// callbacks run; a WebSocket gets a close frame 1001 "the server is stopping" after what it has
+// queued, and at most a second for its closing handshake) and joins the I/O threads. The
+// Handler must outlive the server.
 #pragma once
 
 #include <chrono>
@@ -35,6 +44,7 @@
 
 #include "common/status.h"
 #include "net/http.h"
+#include "net/websocket.h"
 
 namespace steward::net {
 
@@ -65,6 +75,14 @@ class ResponseWriter {
   // first; at once (on the calling thread) if already so. Otherwise it runs on an I/O thread,
   // never inside a call to this writer's methods, and must not block.
   virtual void OnClose(std::function<void()> callback) = 0;
+  // Answers the request by upgrading its connection to a WebSocket (instead of Send() or
+  // BeginStream()). The request must pass CheckWebSocketHandshake (net/websocket.h) and nothing
+  // may follow it on the connection before the answer; otherwise that refusal (400 or 426) is sent
+  // as by Send() and nullptr returned. Also nullptr, sending nothing, when this writer is finished
+  // or its connection gone. On success the writer is finished (closed() is true, its OnClose
+  // callbacks run) and the connection belongs to the returned socket: the server writes the 101
+  // answer (Beast's websocket accept), then what the socket's Send() queued.
+  virtual std::shared_ptr<WebSocket> AcceptWebSocket(WebSocketOptions options = {}) = 0;
 };
 
 class Handler {

@@ -12,139 +12,14 @@
 
 #include "common/mutex.h"
 #include "net/http_client.h"
+#include "net/server_test_support.h"
 #include "net/tls_certs.h"
 
 namespace steward::net {
 namespace {
 
 using namespace std::chrono_literals;
-
-constexpr auto kWait = 10s;  // upper bound for anything a test waits for
-
-// A handler that forwards to a function set by the test.
-class FnHandler : public Handler {
- public:
-  using Fn = std::function<void(HttpRequest, std::shared_ptr<ResponseWriter>)>;
-  explicit FnHandler(Fn fn) : fn_(std::move(fn)) {}
-  void Handle(HttpRequest request, std::shared_ptr<ResponseWriter> writer) override {
-    fn_(std::move(request), std::move(writer));
-  }
-
- private:
-  Fn fn_;
-};
-
-// A flag that one thread sets and another waits for, with a deadline.
-class Event {
- public:
-  void Set() {
-    MutexLock lock(mu_);
-    set_ = true;
-    cv_.NotifyAll();
-  }
-  bool Wait(std::chrono::milliseconds timeout = kWait) {
-    MutexLock lock(mu_);
-    return cv_.WaitFor(mu_, timeout, [&]() REQUIRES(mu_) { return set_; });
-  }
-  bool IsSet() {
-    MutexLock lock(mu_);
-    return set_;
-  }
-
- private:
-  Mutex mu_;
-  CondVar cv_;
-  bool set_ GUARDED_BY(mu_) = false;
-};
-
-// Polls `pred` until it holds or the deadline passes.
-template <class Pred>
-bool WaitUntil(Pred pred, std::chrono::milliseconds timeout = kWait) {
-  auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (!pred()) {
-    if (std::chrono::steady_clock::now() > deadline) return false;
-    std::this_thread::sleep_for(2ms);
-  }
-  return true;
-}
-
-HttpResponse TextResponse(int status, std::string body) {
-  HttpResponse response;
-  response.status = status;
-  response.headers.Add("Content-Type", "text/plain");
-  response.body = std::move(body);
-  return response;
-}
-
-std::unique_ptr<HttpServer> StartServer(Handler& handler, HttpServer::Options options = {}) {
-  auto server = HttpServer::Start(options, handler);
-  EXPECT_TRUE(server.ok()) << server.error().ToString();
-  return server.ok() ? std::move(server).value() : nullptr;
-}
-
-std::unique_ptr<HttpClient> MakeClient(uint16_t port, HttpClient::Options options = {}) {
-  options.port = port;
-  return HttpClient::Create(options);
-}
-
-// A raw blocking TCP connection, for requests the client cannot send.
-class RawConnection {
- public:
-  explicit RawConnection(uint16_t port) {
-    fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
-    timeval tv{10, 0};
-    ::setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_port = htons(port);
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    connected_ = ::connect(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
-  }
-  ~RawConnection() { ::close(fd_); }
-  bool connected() const { return connected_; }
-  void Send(std::string_view data) {
-    ASSERT_EQ(::send(fd_, data.data(), data.size(), MSG_NOSIGNAL),
-              static_cast<ssize_t>(data.size()));
-  }
-  // Everything until the peer closes (or 10 s pass).
-  std::string ReadToEof() {
-    std::string out;
-    char buf[4096];
-    while (true) {
-      ssize_t n = ::recv(fd_, buf, sizeof buf, 0);
-      if (n <= 0) break;
-      out.append(buf, static_cast<size_t>(n));
-    }
-    return out;
-  }
-  // Reads until `marker` has arrived (or the peer closes, or 10 s pass); returns all read.
-  std::string ReadUntil(std::string_view marker) {
-    std::string out;
-    char c;
-    while (out.find(marker) == std::string::npos) {
-      if (::recv(fd_, &c, 1, 0) != 1) break;
-      out += c;
-    }
-    return out;
-  }
-  // Like Send, but reports a failure (the peer closed) instead of failing the test.
-  bool TrySend(std::string_view data) {
-    return ::send(fd_, data.data(), data.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(data.size());
-  }
-  // True when the peer closed the connection (recv returns 0) within 10 s.
-  bool WaitForEof() {
-    char buf[256];
-    while (true) {
-      ssize_t n = ::recv(fd_, buf, sizeof buf, 0);
-      if (n == 0) return true;
-      if (n < 0) return false;
-    }
-  }
-
- private:
-  int fd_ = -1;
-  bool connected_ = false;
-};
+using namespace server_testing;
 
 TEST(HttpServerTest, PlainRequestRoundTrip) {
   FnHandler handler([](HttpRequest req, std::shared_ptr<ResponseWriter> w) {

@@ -237,6 +237,7 @@ void RequestFramer::BuildHead() {
   const auto& msg = parser_->p.get();
   request_.method = std::string(msg.method_string());
   request_.target = std::string(msg.target());
+  request_.version = static_cast<int>(msg.version());
   ParseTarget(request_.target, &request_.path, &request_.query);
   for (const auto& field : msg) {
     request_.headers.Add(std::string(field.name_string()), std::string(field.value()));
