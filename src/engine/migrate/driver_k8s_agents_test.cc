@@ -2,7 +2,8 @@
 // driver-k8s renders (tests/e2e/testdata/driver_k8s_*agent*.json, made by running the driver's
 // own createMQTTTopicAgent), and the hand-over through the engine (relabel, Intents::PutAgent
 // with the planned id, markers cleared) with every uid, the driver's Deployment selector and the
-// token kept; a bare Pod of an older driver replaced by Steward's Deployment without a gap.
+// token kept; a bare Pod of an older driver replaced by Steward's Deployment without a gap; an
+// agent that was not running put stopped.
 #include <gmock/gmock.h>
 
 #include <atomic>
@@ -446,6 +447,33 @@ TEST_F(MigrateAgentTest, AnOlderDriversBarePodIsReplacedByStewardsDeploymentWith
   ASSERT_TRUE(again.ok());
   EXPECT_TRUE(*again);
   EXPECT_EQ(PlanOne().action, AgentPlan::Action::kManaged);
+}
+
+// A driver's agent scaled to zero is put stopped: Steward's stopped agent has no Deployment or
+// Service, so they go; the token's Secret stays, and a start runs the agent with that token.
+TEST_F(MigrateAgentTest, AnAgentThatWasNotRunningIsPutStoppedAndStartsWithItsToken) {
+  StartCluster();
+  StartEngine();
+  Json items = DriverObjects("driver_k8s_agent.json");
+  items[0]["spec"]["replicas"] = 0;
+  Create(items);
+  const AgentPlan a = PlanOne();
+  ASSERT_EQ(a.action, AgentPlan::Action::kMigrate) << a.error;
+  ASSERT_FALSE(a.start);
+  ASSERT_TRUE(migrate::Relabel(*client_, kNs, a).ok());
+  auto put = engine_->intents().PutAgent(a.name, a.spec, a.start, a.id);
+  ASSERT_TRUE(put.ok()) << put.error().ToString();
+  ASSERT_TRUE(migrate::ClearMarkers(*client_, kNs, a).ok());
+  ASSERT_TRUE(WaitPhase(a.id, "Suspended", put->record.generation)) << Record(a.id).status_json;
+  EXPECT_FALSE(Get("deployments.apps", kAgent).has_value());
+  EXPECT_FALSE(Get("services", kAgent).has_value());
+  EXPECT_EQ(ListLabelled("secrets", "steward.io/project=" + a.id).size(), 1u);
+  auto started = engine_->intents().Start(kAgent, store::RecordKind::kAgent);
+  ASSERT_TRUE(started.ok()) << started.error().ToString();
+  ASSERT_TRUE(WaitPhase(a.id, "Running", started->generation)) << Record(a.id).status_json;
+  const std::vector<Json> pods = ReadyPods("steward.io/project=" + a.id);
+  ASSERT_EQ(pods.size(), 1u);
+  EXPECT_EQ(PodToken(pods[0]), kToken);
 }
 
 }  // namespace
