@@ -149,20 +149,22 @@ void Server::HandleAgentPut(const CallPtr& call) {
   if (!ReadWait(call, &wait)) return;
   auto body = ReadJsonBody(call, true);
   if (!body) return;
+  std::string id;
   bool start = false;
   const Json* spec = nullptr;  // points into *body
   Status shape = [&]() -> Status {
     ASSIGN_OR_RETURN(FieldReader f, FieldReader::Of(*body, ""));
-    RETURN_IF_ERROR(f.OnlyKnown({"spec", "start"}));
+    RETURN_IF_ERROR(f.OnlyKnown({"spec", "id", "start"}));
     RETURN_IF_ERROR(f.Required("spec"));
     RETURN_IF_ERROR(f.Object("spec", &spec));
+    RETURN_IF_ERROR(f.String("id", &id));
     return f.Bool("start", &start);
   }();
   if (!shape.ok()) {
     ReplyError(call, FromStatus(shape));
     return;
   }
-  auto put = deps_.intents->PutAgent(call->params[0], *spec, start);
+  auto put = deps_.intents->PutAgent(call->params[0], *spec, start, id);
   if (!put.ok()) {
     ReplyError(call, FromStatus(put.error()));
     return;

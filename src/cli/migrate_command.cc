@@ -1,5 +1,5 @@
-// `steward migrate --from driver-k8s`: hands the instances FlowFuse's driver-k8s created over to
-// Steward without re-creating anything (docs/migration.md).
+// `steward migrate --from driver-k8s`: hands the instances and MQTT schema agents FlowFuse's
+// driver-k8s created over to Steward without re-creating anything (docs/migration.md).
 //
 // Per instance, in this order (why in docs/migration.md "Order of steps"):
 //   1. plan (read only): map the driver's objects to a Steward project and say what differs;
@@ -10,6 +10,10 @@
 //   4. PUT the project through the API, its credentials as supplied values (no rotation), with
 //      its id and start=true: the engine then adopts the objects and rolls the Deployment once;
 //   5. remove the marker; 6. wait until Steward reports the project Running.
+// Per agent the same steps through /v1/agents (the id is the one the plan labels the objects
+// with; start when the driver's agent was running), and then: 7. check that the Deployment and
+// Service Steward runs it with are the adopted ones (same uids); 8. delete the bare Pod an older
+// driver-k8s made, once Steward's own Deployment is Running beside it.
 // Exit 0 when every instance is migrated (or already was), 1 when some could not be, 2 for
 // usage, configuration or connection errors before anything changed.
 #include <cstdio>
@@ -33,6 +37,7 @@
 namespace steward::cli {
 namespace {
 
+using engine::migrate::AgentPlan;
 using engine::migrate::InstancePlan;
 using Action = engine::migrate::InstancePlan::Action;
 
@@ -59,13 +64,19 @@ int Fail(const std::string& message, int code) {
 std::string ProjectPath(const std::string& name) {
   return "/v1/projects/" + net::PercentEncode(name);
 }
+std::string AgentPath(const std::string& name) { return "/v1/agents/" + net::PercentEncode(name); }
 
 struct Result {
+  std::string kind = "project";  // project | agent
   std::string name;
   std::string outcome;  // migrated | managed | failed
   std::string message;
   int64_t generation = 0;
   std::string phase;
+  std::string want = "Running";      // the phase that ends the wait
+  const AgentPlan* agent = nullptr;  // kind agent
+
+  std::string path() const { return kind == "agent" ? AgentPath(name) : ProjectPath(name); }
 };
 
 // Steps 2 to 5 for one instance; on failure `r.outcome` is "failed" and says which step.
@@ -109,15 +120,93 @@ void MigrateOne(const kube::Client& kube, const std::string& ns, api_client::Api
   r.message = stored ? "already stored; relabelling finished" : "handed to Steward";
 }
 
-// Step 6: every migrated project Running at (at least) the generation its PUT answered.
+// Steps 2 to 5 for one agent, as MigrateOne.
+void MigrateAgent(const kube::Client& kube, const std::string& ns, api_client::ApiClient& api,
+                  const AgentPlan& a, Result& r) {
+  auto failed = [&](std::string message) {
+    r.outcome = "failed";
+    r.message = std::move(message);
+  };
+  bool stored = false;
+  auto got = api.Get(AgentPath(a.name));
+  if (got.ok()) {
+    if (GetString(*got, "id") != a.id) {
+      return failed("Steward already has an agent " + a.name + " with id " + GetString(*got, "id") +
+                    ", not this one's " + a.id +
+                    "; nothing changed (delete that agent in Steward, or the driver's objects, "
+                    "then run again)");
+    }
+    stored = true;
+    r.generation = GetInt(*got, "generation");
+  } else if (api.last_error().http_status != 404) {
+    return failed("GET " + AgentPath(a.name) + ": " + got.error().message() + "; nothing changed");
+  }
+  if (Status s = engine::migrate::Relabel(kube, ns, a); !s.ok()) {
+    return failed("relabel: " + s.message() + " (run again to go on)");
+  }
+  if (!stored) {
+    Json body = {{"spec", a.spec}, {"id", a.id}, {"start", a.start}};
+    auto put = api.Put(AgentPath(a.name), body);
+    if (!put.ok()) {
+      return failed("PUT " + AgentPath(a.name) + ": " + put.error().message() +
+                    " (the objects stay labelled and marked steward.io/migrating, so orphan "
+                    "removal leaves them; fix the cause and run again)");
+    }
+    r.generation = GetInt(*put, "generation");
+  }
+  if (Status s = engine::migrate::ClearMarkers(kube, ns, a); !s.ok()) {
+    return failed("removing the steward.io/migrating marker: " + s.message() +
+                  " (run again to go on)");
+  }
+  r.outcome = "migrated";
+  r.message = stored ? "already stored; relabelling finished" : "handed to Steward";
+}
+
+// Steps 7 and 8 for an agent Steward reports in the phase wanted: the adopted objects are the
+// ones it runs, and the bare Pod goes (its replacement is ready and the Service selects it).
+void FinishAgent(const kube::Client& kube, const std::string& ns, Result& r,
+                 std::chrono::steady_clock::time_point deadline) {
+  const AgentPlan& a = *r.agent;
+  if (r.outcome != "migrated") return;
+  if (r.phase != r.want) {
+    if (a.bare_pod) r.message += "; Pod " + a.bare_pod->name + " kept until the agent is " + r.want;
+    return;
+  }
+  auto failed = [&](std::string message) {
+    r.outcome = "failed";
+    r.message += "; " + message;
+  };
+  if (a.start) {
+    if (Status s = engine::migrate::CheckAdopted(kube, ns, a); !s.ok()) return failed(s.message());
+  }
+  if (!a.bare_pod) return;
+  auto deleted = engine::migrate::DeleteBarePod(kube, ns, a);
+  if (!deleted.ok()) {
+    return failed("deleting Pod " + a.bare_pod->name + ": " + deleted.error().message() +
+                  " (run again to go on)");
+  }
+  for (bool gone = *deleted; !gone;) {
+    if (std::chrono::steady_clock::now() >= deadline) {
+      return failed("Pod " + a.bare_pod->name + " is still terminating (run again to go on)");
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(250));  // polling the cluster
+    auto g = engine::migrate::BarePodGone(kube, ns, a);
+    if (!g.ok()) return failed("Pod " + a.bare_pod->name + ": " + g.error().message());
+    gone = *g;
+  }
+  r.message += "; Pod " + a.bare_pod->name + " (driver-k8s's) replaced";
+}
+
+// Step 6: every migrated project (agent) in the phase wanted (Running, or Suspended for an
+// agent that was not running) at (at least) the generation its PUT answered.
 void WaitRunning(api_client::ApiClient& api, std::vector<Result>& results,
                  std::chrono::milliseconds timeout) {
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   for (;;) {
     bool pending = false;
     for (Result& r : results) {
-      if (r.outcome != "migrated" || r.phase == "Running" || r.phase == "Failed") continue;
-      auto got = api.Get(ProjectPath(r.name));
+      if (r.outcome != "migrated" || r.phase == r.want || r.phase == "Failed") continue;
+      auto got = api.Get(r.path());
       if (!got.ok()) {
         r.phase = "unknown (" + got.error().message() + ")";
         pending = true;
@@ -131,11 +220,39 @@ void WaitRunning(api_client::ApiClient& api, std::vector<Result>& results,
         r.message +=
             "; Failed: " + GetString(status, "reason") + ": " + GetString(status, "message");
       }
-      if (r.phase != "Running" && r.phase != "Failed") pending = true;
+      if (r.phase != r.want && r.phase != "Failed") pending = true;
     }
     if (!pending || std::chrono::steady_clock::now() >= deadline) return;
     std::this_thread::sleep_for(std::chrono::milliseconds(250));  // polling the API
   }
+}
+
+// Steps 2 to 5 for an agent in the plan (or nothing, for an error or one already Steward's).
+Result StartAgent(const kube::Client& kube, const std::string& ns, api_client::ApiClient& api,
+                  const AgentPlan& a) {
+  Result r;
+  r.kind = "agent";
+  r.name = a.name;
+  r.agent = &a;
+  r.want = a.start ? "Running" : "Suspended";
+  if (a.action == Action::kError) {
+    r.outcome = "failed";
+    r.message = a.error + " (nothing changed)";
+  } else if (a.action == Action::kManaged) {
+    r.outcome = "managed";
+    r.message = "already Steward's";
+    bool marked = false;
+    for (const auto& o : a.objects) marked |= o.marked;
+    if (marked) {
+      if (Status s = engine::migrate::ClearMarkers(kube, ns, a); !s.ok()) {
+        r.outcome = "failed";
+        r.message = "removing the steward.io/migrating marker: " + s.message();
+      }
+    }
+  } else {
+    MigrateAgent(kube, ns, api, a, r);
+  }
+  return r;
 }
 
 int RunMigrate(const MigrateFlags& flags) {
@@ -168,6 +285,7 @@ int RunMigrate(const MigrateFlags& flags) {
   if (!plan.ok()) return Fail(plan.error().message(), kExitUsage);
   bool unmappable = false;
   for (const InstancePlan& p : plan->instances) unmappable |= p.action == Action::kError;
+  for (const AgentPlan& a : plan->agents) unmappable |= a.action == Action::kError;
 
   if (flags.dry_run) {
     if (flags.output == "json") {
@@ -221,16 +339,22 @@ int RunMigrate(const MigrateFlags& flags) {
     }
     results.push_back(std::move(r));
   }
+  for (const AgentPlan& a : plan->agents) results.push_back(StartAgent(kube, ns, **api, a));
+  const auto deadline = std::chrono::steady_clock::now() + wait;
   if (wait.count() > 0) WaitRunning(**api, results, wait);
+  for (Result& r : results) {
+    if (r.agent != nullptr) FinishAgent(kube, ns, r, deadline);
+  }
 
   int code = 0;
   Json out = Json::array();
   for (const Result& r : results) {
     const bool ok = r.outcome == "managed" ||
-                    (r.outcome == "migrated" && (wait.count() == 0 || r.phase == "Running"));
+                    (r.outcome == "migrated" && (wait.count() == 0 || r.phase == r.want));
     if (!ok) code = kExitPartial;
     if (flags.output == "json") {
-      out.push_back({{"name", r.name},
+      out.push_back({{"kind", r.kind},
+                     {"name", r.name},
                      {"outcome", r.outcome},
                      {"message", r.message},
                      {"generation", r.generation},
@@ -255,8 +379,8 @@ void AddMigrateCommand(CLI::App& app) {
   auto flags = std::make_shared<MigrateFlags>();
   auto* cmd = app.add_subcommand(
       "migrate",
-      "Take over the instances FlowFuse's driver-k8s created (no re-create, no data or "
-      "credential change): plan with --dry-run, then adopt");
+      "Take over the instances and MQTT schema agents FlowFuse's driver-k8s created (no "
+      "re-create, no data or credential change): plan with --dry-run, then adopt");
   cmd->add_option("--from", flags->from, "What created the objects: driver-k8s")->required();
   AddKubeFlags(*cmd, flags->kube);
   AddGlobalFlags(*cmd, flags->api);
@@ -266,7 +390,7 @@ void AddMigrateCommand(CLI::App& app) {
   cmd->add_flag("--dry-run", flags->dry_run, "Print the plan and change nothing");
   cmd->add_option("--output,-o", flags->output, "text or json")->capture_default_str();
   cmd->add_option("--wait-timeout", flags->wait_timeout,
-                  "How long to wait for the migrated projects to be Running")
+                  "How long to wait for the migrated projects and agents to be Running")
       ->capture_default_str();
   cmd->add_flag("--no-wait", flags->no_wait, "Do not wait for Running");
   cmd->callback([flags] { SetExitCode(RunMigrate(*flags)); });

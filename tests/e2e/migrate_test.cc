@@ -2,11 +2,15 @@
 // renders them (testdata/driver_k8s_*.json) are created on the embedded cluster of a running
 // `steward serve`, with pods running; the dry run prints the plan and changes nothing; the real
 // run adopts them with every uid kept, the pods' credentials unchanged, the instance answering
-// through the ingress listener throughout; a second run changes nothing.
+// through the ingress listener throughout; a second run changes nothing. MQTT schema agents
+// (testdata/driver_k8s_agent*.json, rendered by the driver's own code): one of today's driver
+// (a Deployment) adopted with its uids, one of a driver before v2.31.0 (a bare Pod) replaced by
+// Steward's Deployment, both answering throughout with the token the platform issued.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <cctype>
 #include <fstream>
 #include <map>
 #include <regex>
@@ -292,6 +296,230 @@ TEST_F(MigrateE2E, DriverK8sInstancesAreAdoptedKeepingUidsDataAndCredentialsWith
   EXPECT_EQ(
       Kubectl({"get", "deployment", "alpha", "-o", "jsonpath={.metadata.resourceVersion}"}).out,
       rv);
+}
+
+struct Agent {
+  std::string name, team, broker, token, file;
+  std::map<std::string, std::string> values;
+};
+
+Agent MakeAgent(const std::string& team, const std::string& broker, const std::string& file) {
+  Agent a;
+  auto lower = [](std::string v) {
+    for (char& ch : v) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    return v;
+  };
+  a.team = team;
+  a.broker = broker;
+  a.name = "mqtt-schema-agent-" + lower(team) + "-" + lower(broker);
+  a.token = "ffbt_" + lower(team) + "_Zq9-issued-by-the-platform";
+  a.file = file;
+  a.values = {{"TEAM", team},
+              {"TEAM_LC", lower(team)},
+              {"BROKER", broker},
+              {"BROKER_LC", lower(broker)},
+              {"TOKEN", a.token}};
+  return a;
+}
+
+class MigrateAgentsE2E : public MigrateE2E {
+ protected:
+  void CreateAgent(const Agent& a) {
+    const std::string dir = std::string(STEWARD_SOURCE_DIR) + "/tests/e2e/testdata/";
+    RunResult r = Kubectl({"create", "--validate=warn", "-f", "-"},
+                          Substitute(ReadFile(dir + a.file), a.values));
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+  }
+  std::string UidOf(const std::string& object) {
+    RunResult r = Kubectl({"get", object, "-o", "jsonpath={.metadata.uid}"});
+    return r.exit_code == 0 ? r.out : "(missing: " + r.err + ")";
+  }
+  // The agent's pods (label name=<agent>, which the driver's and Steward's pods carry) that are
+  // not terminating, by name.
+  std::vector<std::string> LivePods(const Agent& a) {
+    std::vector<std::string> out;
+    auto list = ParseJson(Kubectl({"get", "pods", "-l", "name=" + a.name, "-o", "json"}).out);
+    if (!list.ok()) return out;
+    for (const Json& p : (*list)["items"]) {
+      if (!p["metadata"].contains("deletionTimestamp")) out.push_back(p["metadata"]["name"]);
+    }
+    return out;
+  }
+  // The env the pod's container started with, resolved (a secretKeyRef read from its Secret),
+  // from the virtual pod's :2880/flowforge/env.
+  Json PodEnv(const std::string& pod) {
+    RunResult env = Kubectl(
+        {"get", "--raw", "/api/v1/namespaces/steward/pods/" + pod + ":2880/proxy/flowforge/env"});
+    auto j = ParseJson(env.out);
+    return j.ok() ? *j : Json(env.err);
+  }
+  // The agent's own status through its Service (GET :3500/api/v1/status): connected (it has
+  // its credentials), or why not.
+  std::string ServiceStatus(const Agent& a) {
+    RunResult r =
+        Kubectl({"get", "--raw",
+                 "/api/v1/namespaces/steward/services/" + a.name + ":3500/proxy/api/v1/status"});
+    auto j = ParseJson(r.out);
+    if (j.ok() && j->value("connected", false)) return "connected";
+    return "exit " + std::to_string(r.exit_code) + ": " + r.out + r.err;
+  }
+  // Repeats `check` until it holds or the deadline passes.
+  template <typename Check>
+  bool Until(Check check, seconds timeout = seconds(60)) {
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    while (std::chrono::steady_clock::now() < deadline) {
+      if (check()) return true;
+    }
+    return check();
+  }
+  Json AgentRecord(const Agent& a) {
+    RunResult r = ::steward::e2e::Run({StewardBinary(), "agent", "get", a.name, "-o", "json",
+                                       "--server", server_, "--token-file", token_file_});
+    auto j = ParseJson(r.out);
+    return j.ok() ? *j : Json(r.out + r.err);
+  }
+};
+
+TEST_F(MigrateAgentsE2E, DriverK8sAgentsAreTakenOverWithTheirUidsAndTokenWithoutAGap) {
+  const Agent dep = MakeAgent("TmAlpha", "Bk1", "driver_k8s_agent.json");      // driver 2.31+
+  const Agent bare = MakeAgent("TmBeta", "Bk2", "driver_k8s_agent_pod.json");  // before 2.31
+  for (const Agent* a : {&dep, &bare}) ASSERT_NO_FATAL_FAILURE(CreateAgent(*a));
+  ASSERT_EQ(Kubectl({"rollout", "status", "deployment/" + dep.name, "--timeout=60s"}).exit_code, 0);
+  for (const Agent* a : {&dep, &bare}) {
+    ASSERT_TRUE(Until([&] { return ServiceStatus(*a) == "connected"; })) << ServiceStatus(*a);
+  }
+  const std::string dep_uid = UidOf("deployment/" + dep.name);
+  const std::string dep_svc_uid = UidOf("service/" + dep.name);
+  const std::string bare_svc_uid = UidOf("service/" + bare.name);
+  const std::string bare_pod_uid = UidOf("pod/" + bare.name);
+  std::map<std::string, std::string> pod_before;
+  for (const Agent* a : {&dep, &bare}) {
+    const std::vector<std::string> pods = LivePods(*a);
+    ASSERT_EQ(pods.size(), 1u) << a->name;
+    pod_before[a->name] = pods[0];
+    EXPECT_EQ(PodEnv(pods[0]).value("FORGE_TEAM_TOKEN", "(absent)"), a->token) << a->name;
+  }
+  EXPECT_EQ(pod_before[bare.name], bare.name);  // the bare Pod itself
+
+  // The dry run: both planned, nothing changed, no token shown.
+  RunResult dry = Migrate({"--dry-run"});
+  ASSERT_EQ(dry.exit_code, 0) << dry.out << dry.err;
+  EXPECT_THAT(dry.out, HasSubstr("agent " + dep.name + " (team TmAlpha, broker Bk1, id "));
+  EXPECT_THAT(dry.out, HasSubstr("relabel  Deployment " + dep.name + ", Service " + dep.name));
+  EXPECT_THAT(dry.out, HasSubstr("replace  Pod " + bare.name + " (driver-k8s before v2.31.0)"));
+  EXPECT_THAT(dry.out, HasSubstr("create   Secret "));
+  EXPECT_THAT(dry.out, HasSubstr(", Deployment " + bare.name + "\n"));
+  EXPECT_THAT(dry.out, HasSubstr("dry run: nothing changed"));
+  RunResult dry_json = Migrate({"--dry-run", "-o", "json"});
+  ASSERT_EQ(dry_json.exit_code, 0) << dry_json.err;
+  auto plan = ParseJson(dry_json.out);
+  ASSERT_TRUE(plan.ok()) << dry_json.out;
+  ASSERT_EQ((*plan)["agents"].size(), 2u) << dry_json.out;
+  const Json& pd = (*plan)["agents"][0];  // by name: tmalpha first
+  const Json& pb = (*plan)["agents"][1];
+  EXPECT_EQ(pd["name"], dep.name);
+  EXPECT_EQ(pd["action"], "migrate");
+  EXPECT_EQ(pd["rollout"], "rolling");
+  EXPECT_EQ(pd["start"], true);
+  EXPECT_EQ(pd["adopt"],
+            (Json::array({{{"kind", "Deployment"}, {"name", dep.name}, {"uid", dep_uid}},
+                          {{"kind", "Service"}, {"name", dep.name}, {"uid", dep_svc_uid}}})));
+  EXPECT_EQ(pd["spec"]["team"], "TmAlpha");
+  EXPECT_EQ(pd["spec"]["credentials"]["keys"], Json::array({"FORGE_TEAM_TOKEN"}));
+  EXPECT_EQ(pb["name"], bare.name);
+  EXPECT_EQ(pb["rollout"], "replace");
+  EXPECT_EQ(pb["replace"],
+            (Json::array({{{"kind", "Pod"}, {"name", bare.name}, {"uid", bare_pod_uid}}})));
+  EXPECT_EQ(Kubectl({"get", "deployment", dep.name, "-o",
+                     "jsonpath={.metadata.labels.steward\\.io/project}"})
+                .out,
+            "");
+  EXPECT_EQ(UidOf("pod/" + bare.name), bare_pod_uid);
+
+  // The real run, each agent asked through its Service all the while.
+  std::atomic<bool> stop{false};
+  std::atomic<int> ok{0}, bad{0};
+  std::string first_bad;  // written by the sampler only
+  std::thread sampler([&] {
+    while (!stop.load()) {
+      for (const Agent* a : {&dep, &bare}) {
+        const std::string s = ServiceStatus(*a);
+        if (s == "connected") {
+          ++ok;
+        } else if (bad++ == 0) {
+          first_bad = a->name + ": " + s;
+        }
+      }
+    }
+  });
+  RunResult real = Migrate({"--wait-timeout", "90s"});
+  const int at_end = ok.load();
+  Until([&] { return ok.load() >= at_end + 4 || bad.load() > 0; }, seconds(30));
+  stop = true;
+  sampler.join();
+  ASSERT_EQ(real.exit_code, 0) << real.out << real.err;
+  EXPECT_THAT(real.out, HasSubstr("ok       " + dep.name + ": handed to Steward (Running)"));
+  EXPECT_THAT(real.out, HasSubstr("ok       " + bare.name + ": handed to Steward; Pod " +
+                                  bare.name + " (driver-k8s's) replaced (Running)"));
+  EXPECT_EQ(bad.load(), 0) << first_bad;
+  EXPECT_GE(ok.load(), 8);
+  std::printf("agent status samples during the migration: %d connected, %d not\n", ok.load(),
+              bad.load());
+
+  // Adopted: the same objects; the bare Pod replaced by Steward's Deployment.
+  EXPECT_EQ(UidOf("deployment/" + dep.name), dep_uid);
+  EXPECT_EQ(UidOf("service/" + dep.name), dep_svc_uid);
+  EXPECT_EQ(UidOf("service/" + bare.name), bare_svc_uid);
+  EXPECT_THAT(UidOf("pod/" + bare.name), HasSubstr("(missing: "));
+  EXPECT_EQ(
+      Kubectl({"get", "deployment", dep.name, "-o", "jsonpath={.spec.selector.matchLabels.name}"})
+          .out,
+      dep.name);  // the driver's selector, kept (immutable)
+  for (const Agent* a : {&dep, &bare}) {
+    const Json rec = AgentRecord(*a);
+    EXPECT_EQ(rec.value("kind", ""), "agent") << rec;
+    EXPECT_EQ(rec["status"].value("phase", ""), "Running") << rec;
+    EXPECT_EQ(Kubectl({"get", "deployment", a->name, "-o",
+                       "jsonpath={.metadata.labels.steward\\.io/project}"})
+                  .out,
+              rec.value("id", "(no id)"));
+    // One pod, a new one, started with the same token, which it reads from a Secret.
+    std::vector<std::string> pods;
+    ASSERT_TRUE(Until([&] { return (pods = LivePods(*a)).size() == 1; })) << a->name;
+    EXPECT_NE(pods[0], pod_before[a->name]) << a->name;
+    EXPECT_EQ(PodEnv(pods[0]).value("FORGE_TEAM_TOKEN", "(absent)"), a->token) << a->name;
+    EXPECT_EQ(Kubectl({"get", "pod", pods[0], "-o",
+                       "jsonpath={.spec.containers[0].env[?(@.name==\"FORGE_TEAM_TOKEN\")]"
+                       ".valueFrom.secretKeyRef.key}"})
+                  .out,
+              "FORGE_TEAM_TOKEN");
+    EXPECT_THAT(Kubectl({"get", "deployment", a->name, "-o", "json"}).out,
+                Not(HasSubstr(a->token)));
+    EXPECT_EQ(ServiceStatus(*a), "connected");
+  }
+
+  // Again: nothing to do, nothing written.
+  const std::string rv =
+      Kubectl({"get", "deployment", dep.name, "-o", "jsonpath={.metadata.resourceVersion}"}).out;
+  const std::string svc_rv =
+      Kubectl({"get", "service", bare.name, "-o", "jsonpath={.metadata.resourceVersion}"}).out;
+  RunResult again = Migrate({});
+  ASSERT_EQ(again.exit_code, 0) << again.out << again.err;
+  for (const Agent* a : {&dep, &bare}) {
+    EXPECT_THAT(again.out, HasSubstr("agent " + a->name + " (id "));
+    EXPECT_THAT(again.out, HasSubstr("): managed, already Steward's: nothing to do"));
+    EXPECT_THAT(again.out, HasSubstr("ok       " + a->name + ": already Steward's"));
+  }
+  EXPECT_EQ(
+      Kubectl({"get", "deployment", dep.name, "-o", "jsonpath={.metadata.resourceVersion}"}).out,
+      rv);
+  EXPECT_EQ(
+      Kubectl({"get", "service", bare.name, "-o", "jsonpath={.metadata.resourceVersion}"}).out,
+      svc_rv);
+  for (const Agent* a : {&dep, &bare}) {
+    EXPECT_THAT(dry.out + dry_json.out + real.out + real.err + again.out + again.err,
+                Not(HasSubstr(a->token)));
+  }
 }
 
 TEST_F(MigrateE2E, UnmappableInstanceIsNamedAndLeftAlone) {

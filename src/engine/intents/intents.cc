@@ -280,7 +280,10 @@ StatusOr<Intents::PutResult> Intents::Put(std::string_view name, const Json& spe
 }
 
 StatusOr<Intents::PutResult> Intents::PutAgent(std::string_view name, const Json& spec_json,
-                                               bool start) {
+                                               bool start, std::string_view id) {
+  if (!id.empty()) {
+    if (Status s = ValidateProjectId(id); !s.ok()) return InvalidField("id", s.message());
+  }
   CredentialsInput credentials;
   ASSIGN_OR_RETURN(AgentSpec spec, ParseAgentSpec(spec_json, "spec", &credentials));
   ASSIGN_OR_RETURN(std::string want, AgentName(spec));
@@ -296,12 +299,16 @@ StatusOr<Intents::PutResult> Intents::PutAgent(std::string_view name, const Json
   auto existing = store_.GetProjectByName(name);
   if (existing.ok()) {
     RETURN_IF_ERROR(RefuseOtherKind(*existing, store::RecordKind::kAgent));
+    if (!id.empty() && id != existing->id) {
+      return AlreadyExists("agent name " + std::string(name) + " is taken by agent " +
+                           existing->id);
+    }
     RETURN_IF_ERROR(RefuseIfDeleting(*existing));
     agent_id = existing->id;
   } else if (existing.error().code() != StatusCode::kNotFound) {
     return existing.error();
   } else {
-    agent_id = NewProjectId();
+    agent_id = id.empty() ? NewProjectId() : std::string(id);
   }
   if (credentials.mode == CredentialsInput::Mode::kSupplied) {
     if (vault_ == nullptr) {
@@ -336,6 +343,9 @@ StatusOr<Intents::PutResult> Intents::PutAgent(std::string_view name, const Json
   };
   auto update = [&](ProjectRecord& r, const auto&, store::Mutation& m) -> Status {
     RETURN_IF_ERROR(RefuseOtherKind(r, store::RecordKind::kAgent));
+    if (!id.empty() && id != r.id) {
+      return AlreadyExists("agent name " + std::string(name) + " is taken by agent " + r.id);
+    }
     if (r.id != agent_id) {
       return Aborted("agent " + std::string(name) +
                      " was deleted and created again while its token was stored; send the "

@@ -62,7 +62,11 @@ class Intents {
   // puts without credentials keep it. Claims Deployment/<name> and Service/<name>. Otherwise as
   // Put: idempotent, one transaction, kInvalidArgument naming the field, kAlreadyExists when the
   // name is a project's (records of both kinds share one name space: their objects would).
-  StatusOr<PutResult> PutAgent(std::string_view name, const Json& spec_json, bool start = false);
+  // `id` as for Put: empty generates one on create; given, it is the new agent's id, and
+  // kAlreadyExists when the name is an agent of another id (`steward migrate` gives the id it
+  // labelled the driver's objects with before the put).
+  StatusOr<PutResult> PutAgent(std::string_view name, const Json& spec_json, bool start = false,
+                               std::string_view id = "");
 
   // Each returns the record after the commit; its generation is the one to wait for.
   // `kind`: the record must be of this kind (a project's name is unknown to the agents' routes

@@ -10,11 +10,22 @@
 
 #include "common/json_access.h"
 #include "engine/manifests/manifests.h"
+#include "engine/migrate/driver_k8s_internal.h"
 
 namespace steward::engine::migrate {
-namespace {
 
+using internal::ActionName;
+using internal::ByName;
+using internal::Marked;
+using internal::NameOf;
+using internal::ObjectDiff;
+using internal::Ours;
+using internal::RollsPods;
+using internal::SelectorKept;
+using internal::TypeOf;
 using kube::ResourceType;
+
+namespace {
 
 const ResourceType& kDeployment = ResourceType::Deployment();
 const ResourceType& kService = ResourceType::Service();
@@ -45,6 +56,10 @@ const std::set<std::string_view> kDriverEnv = {"TZ",
                                                "FORGE_LOG_PASSTHROUGH",
                                                "NODE_EXTRA_CA_CERTS"};
 
+}  // namespace
+
+namespace internal {
+
 bool Ours(const Json& obj, const std::string& id) {
   return LabelOf(obj, kProjectLabel) == id && LabelOf(obj, kManagedByLabel) == kManagedByValue;
 }
@@ -53,19 +68,23 @@ bool Marked(const Json& obj) { return !AnnotationOf(obj, kMigratingAnnotation).e
 
 std::string NameOf(const Json& obj) { return StringAtPath(obj, "metadata.name"); }
 
-bool Named(const Json& array) {
-  if (!array.is_array() || array.empty()) return false;
-  return std::all_of(array.begin(), array.end(), [](const Json& e) {
-    return e.is_object() && e.contains("name") && e["name"].is_string();
-  });
-}
-
 const Json* ByName(const Json& array, const std::string& name) {
   if (!array.is_array()) return nullptr;
   for (const Json& e : array) {
     if (e.is_object() && GetString(e, "name") == name) return &e;
   }
   return nullptr;
+}
+
+}  // namespace internal
+
+namespace {
+
+bool Named(const Json& array) {
+  if (!array.is_array() || array.empty()) return false;
+  return std::all_of(array.begin(), array.end(), [](const Json& e) {
+    return e.is_object() && e.contains("name") && e["name"].is_string();
+  });
 }
 
 // Every place where `live` does not have what `desired` says (fields the server adds are not
@@ -123,6 +142,10 @@ void Diff(const Json& desired, const Json& live, const std::string& path,
   if (desired != live) out->push_back(path);
 }
 
+}  // namespace
+
+namespace internal {
+
 // The differences of one object: metadata labels and annotations (Steward's spec-hash and
 // the labels Relabel adds aside) and everything outside metadata and status.
 std::vector<std::string> ObjectDiff(const Json& desired, const Json& live) {
@@ -145,6 +168,10 @@ std::vector<std::string> ObjectDiff(const Json& desired, const Json& live) {
   }
   return out;
 }
+
+}  // namespace internal
+
+namespace {
 
 std::optional<int64_t> ParseInt(std::string_view s) {
   int64_t v = 0;
@@ -281,6 +308,10 @@ Mapped MapInstance(const std::string& id, const Json& dep, const std::optional<J
   return m;
 }
 
+}  // namespace
+
+namespace internal {
+
 // The pod template differs in a way that rolls the pods.
 bool RollsPods(const std::vector<std::string>& deployment_diffs) {
   return std::any_of(deployment_diffs.begin(), deployment_diffs.end(),
@@ -299,6 +330,10 @@ bool SelectorKept(const Json& desired, const Json& live) {
   }
   return true;
 }
+
+}  // namespace internal
+
+namespace {
 
 void PlanInstance(const EngineConfig& config, const std::map<std::string, Json>& services,
                   const std::map<std::string, Json>& ingresses,
@@ -412,6 +447,10 @@ void PlanInstance(const EngineConfig& config, const std::map<std::string, Json>&
   if (want.custom_ingress) differs("Ingress " + names.custom_ingress, *want.custom_ingress, custom);
 }
 
+}  // namespace
+
+namespace internal {
+
 std::string_view ActionName(InstancePlan::Action a) {
   switch (a) {
     case InstancePlan::Action::kMigrate:
@@ -450,10 +489,50 @@ const ResourceType& TypeOf(const std::string& kind) {
   if (kind == "Deployment") return kDeployment;
   if (kind == "Service") return kService;
   if (kind == "Ingress") return kIngress;
+  if (kind == "Pod") return ResourceType::Pod();
   return kPvc;
 }
 
-}  // namespace
+Status RelabelObjects(const kube::Client& client, std::string_view ns, const std::string& id,
+                      const std::vector<FoundObject>& objects) {
+  for (const FoundObject& o : objects) {
+    if (!o.relabel) continue;
+    Status s = EditMetadata(client, ns, TypeOf(o.kind), o.name, [&](Json& meta) {
+      if (GetString(meta, "uid") != o.uid) return false;  // not the object planned: leave it
+      Json& labels = meta["labels"];
+      Json& annotations = meta["annotations"];
+      if (labels.is_null()) labels = Json::object();
+      if (annotations.is_null()) annotations = Json::object();
+      const bool done = GetString(labels, std::string(kProjectLabel)) == id &&
+                        GetString(labels, std::string(kManagedByLabel)) == kManagedByValue;
+      if (done) return false;
+      labels[std::string(kProjectLabel)] = id;
+      labels[std::string(kManagedByLabel)] = std::string(kManagedByValue);
+      annotations[std::string(kMigratingAnnotation)] = std::string(kFromDriverK8s);
+      return true;
+    });
+    if (!s.ok()) return s;
+  }
+  return Status::Ok();
+}
+
+Status ClearObjectMarkers(const kube::Client& client, std::string_view ns,
+                          const std::vector<FoundObject>& objects) {
+  for (const FoundObject& o : objects) {
+    Status s = EditMetadata(client, ns, TypeOf(o.kind), o.name, [&](Json& meta) {
+      Json& annotations = meta["annotations"];
+      if (!annotations.is_object() || !annotations.contains(std::string(kMigratingAnnotation))) {
+        return false;
+      }
+      annotations.erase(std::string(kMigratingAnnotation));
+      return true;
+    });
+    if (!s.ok()) return s;
+  }
+  return Status::Ok();
+}
+
+}  // namespace internal
 
 std::optional<int64_t> CpuMillis(std::string_view q) {
   if (q.ends_with("m")) return ParseInt(q.substr(0, q.size() - 1));
@@ -548,6 +627,7 @@ StatusOr<Plan> BuildPlan(const kube::Client& client, std::string_view ns,
     }
     plan.instances.push_back(std::move(p));
   }
+  RETURN_IF_ERROR(internal::PlanAgents(client, ns, config, services, &plan));
   for (const auto& [name, pvc] : pvcs) {
     const std::string id = LabelOf(pvc, "ff-project-id");
     if (id.empty() || ids.contains(id) || Ours(pvc, id)) continue;
@@ -588,6 +668,7 @@ Json PlanJson(const Plan& plan) {
   return Json{{"from", kFromDriverK8s},
               {"namespace", plan.ns},
               {"projects", std::move(projects)},
+              {"agents", internal::AgentsJson(plan)},
               {"skipped", plan.skipped}};
 }
 
@@ -618,48 +699,20 @@ std::string PlanText(const Plan& plan) {
     out += "  rollout  " + p.rollout + "\n";
     out += std::string("  start    ") + (p.start ? "yes" : "no") + "\n";
   }
+  out += internal::AgentsText(plan);
   for (const std::string& s : plan.skipped) out += "skipped " + s + "\n";
-  if (plan.instances.empty() && plan.skipped.empty()) {
-    out += "no driver-k8s instance in namespace " + plan.ns + "\n";
+  if (plan.instances.empty() && plan.agents.empty() && plan.skipped.empty()) {
+    out += "no driver-k8s instance or agent in namespace " + plan.ns + "\n";
   }
   return out;
 }
 
 Status Relabel(const kube::Client& client, std::string_view ns, const InstancePlan& instance) {
-  for (const FoundObject& o : instance.objects) {
-    if (!o.relabel) continue;
-    Status s = EditMetadata(client, ns, TypeOf(o.kind), o.name, [&](Json& meta) {
-      if (GetString(meta, "uid") != o.uid) return false;  // not the object planned: leave it
-      Json& labels = meta["labels"];
-      Json& annotations = meta["annotations"];
-      if (labels.is_null()) labels = Json::object();
-      if (annotations.is_null()) annotations = Json::object();
-      const bool done = GetString(labels, std::string(kProjectLabel)) == instance.id &&
-                        GetString(labels, std::string(kManagedByLabel)) == kManagedByValue;
-      if (done) return false;
-      labels[std::string(kProjectLabel)] = instance.id;
-      labels[std::string(kManagedByLabel)] = std::string(kManagedByValue);
-      annotations[std::string(kMigratingAnnotation)] = std::string(kFromDriverK8s);
-      return true;
-    });
-    if (!s.ok()) return s;
-  }
-  return Status::Ok();
+  return internal::RelabelObjects(client, ns, instance.id, instance.objects);
 }
 
 Status ClearMarkers(const kube::Client& client, std::string_view ns, const InstancePlan& instance) {
-  for (const FoundObject& o : instance.objects) {
-    Status s = EditMetadata(client, ns, TypeOf(o.kind), o.name, [&](Json& meta) {
-      Json& annotations = meta["annotations"];
-      if (!annotations.is_object() || !annotations.contains(std::string(kMigratingAnnotation))) {
-        return false;
-      }
-      annotations.erase(std::string(kMigratingAnnotation));
-      return true;
-    });
-    if (!s.ok()) return s;
-  }
-  return Status::Ok();
+  return internal::ClearObjectMarkers(client, ns, instance.objects);
 }
 
 }  // namespace steward::engine::migrate

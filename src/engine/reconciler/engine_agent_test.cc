@@ -219,6 +219,37 @@ TEST_F(AgentTest, ARestartAdoptsARunningAgentWithoutAWrite) {
   EXPECT_EQ(engine_->stats().writes, 0u);
 }
 
+// `steward migrate` labels the driver's objects with the id before the put: a given id is the
+// new agent's; another id for the name is refused before anything is written.
+TEST_F(AgentTest, AGivenIdIsTheNewAgentsAndAnotherIdForItsNameIsRefused) {
+  StartCluster();
+  OpenStore();
+  StartEngine();
+  Intents& intents = engine_->intents();
+  const std::string id = "0a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d";
+  auto bad = intents.PutAgent(kAgent, AgentSpecJson("ffbt_one"), true, "Not An Id");
+  EXPECT_EQ(bad.error().code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(bad.error().message(), HasSubstr("id"));
+  auto put = intents.PutAgent(kAgent, AgentSpecJson("ffbt_one"), true, id);
+  ASSERT_TRUE(put.ok()) << put.error().ToString();
+  EXPECT_TRUE(put->created);
+  EXPECT_EQ(put->record.id, id);
+  ASSERT_TRUE(WaitPhase(id, "Running", 1));
+  EXPECT_EQ(ListLabelled("deployments.apps", "steward.io/project=" + id).size(), 1u);
+  auto same = intents.PutAgent(kAgent, AgentSpecJson(), true, id);
+  ASSERT_TRUE(same.ok()) << same.error().ToString();
+  EXPECT_FALSE(same->changed);
+  auto other = intents.PutAgent(kAgent, AgentSpecJson("ffbt_two"), true,
+                                "1a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d");
+  EXPECT_EQ(other.error().code(), StatusCode::kAlreadyExists);
+  EXPECT_THAT(other.error().message(), HasSubstr(id));
+  EXPECT_EQ(Record(id).generation, 1);
+  // The refused token was not written anywhere.
+  EXPECT_EQ(ListLabelled("secrets", "steward.io/project=" + id).size(), 1u);
+  EXPECT_TRUE(
+      ListLabelled("secrets", "steward.io/project=1a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d").empty());
+}
+
 TEST_F(AgentTest, NamesAndKindsAreKeptApart) {
   StartCluster();
   OpenStore();

@@ -1290,9 +1290,12 @@ WorkResult Reconciler::ReconcileUnknown(const std::string& project_id) {
       std::string key = f.type->kind + "/" + f.obj->name();
       if (reported_orphans_.insert(key).second) {
         orphans_.push_back({f.type->kind, f.obj->name(), project_id});
+        const bool migrating = !AnnotationOf(f.obj->Parse(), kMigratingAnnotation).empty();
         LOG_WARN("orphan: {} {} carries steward.io/project={} but no such project exists{}",
                  f.type->kind, f.obj->name(), project_id,
-                 options_.config.remove_orphans ? "; removing it" : "");
+                 migrating ? "; kept: steward migrate is handing it over (steward.io/migrating)"
+                 : options_.config.remove_orphans ? "; removing it"
+                                                  : "");
       }
     }
   }
