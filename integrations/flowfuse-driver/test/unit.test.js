@@ -1,0 +1,229 @@
+'use strict'
+// The package's parts on their own and against a stand-in server that misbehaves on purpose:
+// the SSE parser, configuration, the spec mapping, the watch's reconnects and resumption, every
+// call's timeout, shutdown.
+
+const test = require('node:test')
+const assert = require('node:assert/strict')
+const fs = require('node:fs')
+const os = require('node:os')
+const path = require('node:path')
+
+const { SseParser } = require('../lib/sse')
+const { readConfig } = require('../lib/config')
+const { projectSpec, credentialsOf, agentOf, keptUrl } = require('../lib/spec')
+const { StewardClient } = require('../lib/client')
+const { Watch } = require('../lib/watch')
+const { createDriver, mayHoldCredentials, platformState } = require('../lib/driver')
+const { FakeSteward } = require('./helpers/fake_steward')
+const { Platform, TeamBrokerAgent } = require('./helpers/platform')
+const { waitFor } = require('./helpers/steward')
+
+test('the SSE parser splits events at any chunk boundary and line ending', () => {
+  const text = ': keep-alive\r\n\r\nevent: project\nid: 4\ndata: {"a":\ndata: 1}\n\n' +
+    'event: deleted\r\ndata: {"id":"x"}\r\n\r\ndata:plain\r\r'
+  const want = [
+    { event: 'project', id: '4', data: '{"a":\n1}' },
+    { event: 'deleted', id: undefined, data: '{"id":"x"}' },
+    { event: 'message', id: undefined, data: 'plain' }
+  ]
+  for (let size = 1; size <= text.length; size++) {
+    const got = []
+    const p = new SseParser(ev => got.push(ev))
+    for (let i = 0; i < text.length; i += size) p.push(text.slice(i, i + size))
+    assert.deepEqual(got, want, `chunks of ${size}`)
+  }
+})
+
+test('configuration: flowforge.yml first, then the CLI\'s environment variables', () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cfg-'))
+  const tokenFile = path.join(dir, 'token')
+  fs.writeFileSync(tokenFile, 'tok\n')
+  const env = { STEWARD_SERVER: 'http://env:1', STEWARD_TOKEN_FILE: tokenFile }
+  assert.deepEqual(
+    [readConfig({}, env).url, readConfig({}, env).tokenFile],
+    ['http://env:1', tokenFile])
+  const own = readConfig({ steward: { url: 'https://yml:2', token: 't', startTimeout: 5000 } }, env)
+  assert.equal(own.url, 'https://yml:2')
+  assert.equal(own.token, 't')
+  assert.equal(own.tokenFile, '')
+  assert.equal(own.startTimeout, 5000)
+  assert.throws(() => readConfig({}, {}), /no API URL/)
+  assert.throws(() => readConfig({ steward: { url: 'http://x' } }, {}), /no API token/)
+  assert.throws(() => readConfig({ steward: { url: 'http://x', token: 't', stopTimeout: -1 } }, {}), /stopTimeout/)
+  assert.throws(() => readConfig({ steward: { url: 'http://x', token: 't', caFile: path.join(dir, 'none') } }, {}), /ENOENT/)
+  fs.rmSync(dir, { recursive: true })
+})
+
+test('a platform instance becomes Steward\'s spec: stack, HA, custom hostname, kept URL, license', async () => {
+  const pf = new Platform({ steward: {} })
+  const p = pf.addProject({ name: 'Shop', teamId: 3, stack: { container: 'flowfuse/node-red:4.0', cpu: '20', memory: 512 } })
+  p.url = 'https://shop.example.com:8443/admin'
+  await p.updateSetting('ha', { replicas: 2 })
+  await p.updateSetting('customHostname', 'Flows.Example.com')
+  pf.app.license.active = () => true
+  assert.deepEqual(await projectSpec(pf.app, p, { customHostname: { enabled: true } }), {
+    team: 'Tm3',
+    stack: { image: 'flowfuse/node-red:4.0', cpu: 20, memory: 512 },
+    replicas: 2,
+    customHostname: 'flows.example.com',
+    url: 'https://shop.example.com:8443',
+    licenseType: 'ee'
+  })
+  // Custom hostnames off in the driver options: the setting is not passed on; one replica is
+  // the default; no stack image: the registry's image as driver-k8s names it.
+  const q = pf.addProject({ name: 'q', stack: { memory: 256 } })
+  await q.updateSetting('ha', { replicas: 1 })
+  await q.updateSetting('customHostname', 'x.example.com')
+  pf.app.license.active = () => false
+  assert.deepEqual(await projectSpec(pf.app, q, { registry: 'registry.example.com' }),
+    { team: 'Tm7', stack: { image: 'registry.example.com/flowforge/node-red', memory: 256 } })
+  assert.equal(keptUrl(''), '')
+  assert.equal(keptUrl('http://a.localhost:8080/'), 'http://a.localhost:8080')
+  const tokens = await p.refreshAuthTokens()
+  assert.deepEqual(credentialsOf(tokens, 'nrsecret'), {
+    clientId: tokens.clientID,
+    clientSecret: tokens.clientSecret,
+    token: tokens.token,
+    broker: tokens.broker,
+    nodeRedSecret: 'nrsecret'
+  })
+  assert.deepEqual(agentOf(pf.broker({ hashid: 'BrK1', teamHashid: 'TeamA' })),
+    { name: 'mqtt-schema-agent-teama-brk1', spec: { team: 'TeamA', broker: 'BrK1' } })
+  assert.deepEqual(agentOf(new TeamBrokerAgent(pf, { hashid: 'x', teamHashid: 'TeamA' })),
+    { name: 'mqtt-schema-agent-teama-team-broker', spec: { team: 'TeamA', broker: 'team-broker' } })
+})
+
+test('tokens may be held by a pod unless the project is to be suspended and is Suspended', () => {
+  const rec = (desiredState, phase) => ({ desiredState, status: phase ? { phase } : undefined })
+  assert.equal(mayHoldCredentials(null), false)
+  assert.equal(mayHoldCredentials(rec('suspended', 'Suspended')), false)
+  assert.equal(mayHoldCredentials(rec('suspended')), false) // created, never started
+  for (const phase of ['Suspending', 'Failed', 'Running', 'Degraded']) {
+    assert.equal(mayHoldCredentials(rec('suspended', phase)), true, phase)
+  }
+  for (const phase of [undefined, 'Pending', 'Provisioning', 'Running', 'Suspended', 'Failed']) {
+    assert.equal(mayHoldCredentials(rec('running', phase)), true, String(phase))
+  }
+  assert.deepEqual(['Pending', 'Provisioning', 'Updating', 'Degraded', 'Suspending', 'Suspended', 'Deleting', 'Failed'].map(platformState),
+    ['starting', 'starting', 'starting', 'starting', 'suspending', 'suspended', 'deleting', 'unknown'])
+})
+
+const record = (id, version, extra = {}) => ({ id, name: id, kind: 'project', generation: 1, desiredState: 'running', status: { phase: 'Running', observedGeneration: 1 }, ...extra, version })
+
+test('the watch reconnects with growing backoff and resumes: no event twice, gaps filled, purges seen', async (t) => {
+  const fake = await FakeSteward.start()
+  t.after(() => fake.stop())
+  const client = new StewardClient({ url: fake.url, token: 't' })
+  t.after(() => client.close())
+  // Connection 1: a, b; cut. 2: snapshot where b is purged, a unchanged, c new; cut at once
+  // (no sync). 3 and later: the same snapshot, then a live change of a.
+  fake.onWatch = (res, n) => {
+    if (n === 1) {
+      FakeSteward.event(res, 'project', record('a', 1), 1)
+      FakeSteward.event(res, 'project', record('b', 3), 3)
+      res.write('event: sync\ndata: {"projects":2}\n\n')
+      FakeSteward.event(res, 'project', record('a', 2), 2)
+      setImmediate(() => res.destroy())
+    } else if (n === 2) {
+      res.destroy()
+    } else {
+      FakeSteward.event(res, 'project', record('a', 2), 2)
+      FakeSteward.event(res, 'project', record('c', 1), 1)
+      res.write('event: sync\ndata: {"projects":2}\n\n')
+      FakeSteward.event(res, 'project', record('a', 3), 3)
+    }
+  }
+  const watch = new Watch(client, { initialMs: 40, maxMs: 1000, random: () => 1 })
+  const seen = []
+  watch.on('change', r => seen.push(`${r.id}@${r.version}`))
+  watch.on('deleted', d => seen.push(`-${d.id}`))
+  watch.on('sync', () => seen.push('sync'))
+  watch.start()
+  t.after(() => watch.stop())
+  await waitFor('the live change after the third connection', () => seen.includes('a@3'), { timeoutMs: 10000, everyMs: 10 })
+  assert.deepEqual(seen, ['a@1', 'b@3', 'sync', 'a@2', 'c@1', '-b', 'sync', 'a@3'])
+  assert.equal(watch.connects, 3)
+  // Backoff: the first retry after initialMs (jitter fixed at its top), the second after twice that.
+  const gaps = [fake.watchConnects[1].at - fake.watchConnects[0].at, fake.watchConnects[2].at - fake.watchConnects[1].at]
+  assert.ok(gaps[0] >= 35 && gaps[1] >= 75 && gaps[1] > gaps[0], `gaps ${gaps}`)
+  assert.equal(fake.watchConnects[2].headers['last-event-id'], '2')
+  assert.deepEqual([watch.backoffMs(1), watch.backoffMs(2), watch.backoffMs(3), watch.backoffMs(10)], [40, 80, 160, 1000])
+})
+
+// A fake Steward that answers the calls init() makes; `extra` adds routes.
+async function fakeWithInit (extra = {}) {
+  return FakeSteward.start({
+    'GET /v1/stack': (req, res) => FakeSteward.json(res, 200, { defaults: { cpu: 10, memory: 256, container: 'flowfuse/node-red' }, properties: { cpu: {} } }),
+    'GET /v1/projects': (req, res) => FakeSteward.json(res, 200, { items: [], continue: '' }),
+    ...extra
+  })
+}
+
+test('every call has a timeout: an API that never answers makes details() say unknown and stop() reject', async (t) => {
+  const fake = await fakeWithInit({ 'GET *': () => {}, 'POST *': () => {} })
+  t.after(() => fake.stop())
+  const pf = new Platform({ steward: { url: fake.url, token: 't', requestTimeout: 300 } })
+  const driver = createDriver()
+  await driver.init(pf.app, {})
+  t.after(() => driver.shutdown())
+  const p = pf.addProject({ name: 'slow' })
+  let t0 = Date.now()
+  const d = await driver.details(p)
+  assert.equal(d.state, 'unknown')
+  assert.match(d.error, /no answer from Steward within 300 ms/)
+  assert.ok(Date.now() - t0 < 2500, `details took ${Date.now() - t0} ms`)
+  t0 = Date.now()
+  await assert.rejects(driver.stop(p), /no answer from Steward within 300 ms/)
+  // Sent again while it could be (idempotent), then given up at four request timeouts.
+  assert.ok(Date.now() - t0 < 4000, `stop took ${Date.now() - t0} ms`)
+  assert.ok(fake.requests.filter(r => r.path.endsWith('/suspend')).length >= 2)
+})
+
+test('start rejects at its deadline with what Steward last said, and asks Steward to suspend', async (t) => {
+  const id = 'a0a0a0a0-0000-4000-8000-000000000001'
+  const provisioning = { ...record(id, 1), name: 'stuck', generation: 2, status: { phase: 'Provisioning', reason: 'WaitingForAvailable', message: 'Deployment stuck: waiting', observedGeneration: 2 } }
+  let stored = null // what GET answers: nothing until the PUT
+  const fake = await fakeWithInit({
+    [`GET /v1/projects/${id}`]: (req, res) => stored ? FakeSteward.json(res, 200, stored) : FakeSteward.json(res, 404, { error: { reason: 'NotFound', message: 'no' } }),
+    'PUT /v1/projects/stuck': (req, res) => { stored = provisioning; FakeSteward.json(res, 201, provisioning) },
+    [`POST /v1/projects/${id}/suspend`]: (req, res) => FakeSteward.json(res, 202, { ...provisioning, desiredState: 'suspended', generation: 3 })
+  })
+  t.after(() => fake.stop())
+  const pf = new Platform({ steward: { url: fake.url, token: 't', startTimeout: 400, pollInterval: 100 } })
+  const driver = createDriver()
+  await driver.init(pf.app, {})
+  t.after(() => driver.shutdown())
+  const p = pf.addProject({ id, name: 'stuck' })
+  await assert.rejects(driver.start(p), /not Running at generation 2 after 0 s; Steward says Provisioning WaitingForAvailable: Deployment stuck: waiting/)
+  const put = fake.requests.find(r => r.method === 'PUT')
+  assert.equal(put.body.start, true)
+  assert.equal(put.body.id, id)
+  assert.equal(put.body.spec.credentials.token, p.tokens.token, 'the platform\'s tokens handed over')
+  await waitFor('the suspend after the failed start', () => fake.requests.some(r => r.path.endsWith('/suspend')))
+})
+
+test('shutdown closes the watch, every request in flight and every wait', async (t) => {
+  const id = 'a0a0a0a0-0000-4000-8000-000000000002'
+  const suspending = { ...record(id, 2), desiredState: 'suspended', generation: 2, status: { phase: 'Suspending', observedGeneration: 1 } }
+  const fake = await fakeWithInit({
+    [`POST /v1/projects/${id}/suspend`]: (req, res) => FakeSteward.json(res, 202, suspending),
+    [`GET /v1/projects/${id}`]: (req, res) => FakeSteward.json(res, 200, suspending),
+    [`GET /v1/projects/${id}/logs`]: () => {} // never answers
+  })
+  t.after(() => fake.stop())
+  const pf = new Platform({ steward: { url: fake.url, token: 't' } })
+  const driver = createDriver()
+  await driver.init(pf.app, {})
+  const p = pf.addProject({ id, name: 'p' })
+  await waitFor('the watch stream', () => fake.streams.length === 1)
+  const stopping = driver.stop(p)
+  const logs = driver.logs(p)
+  await waitFor('the logs request', () => fake.requests.some(r => r.path.endsWith('/logs')))
+  await waitFor('the stop to wait', () => driver._waiters.size === 1)
+  await driver.shutdown()
+  await assert.rejects(stopping, /shut down/)
+  await assert.rejects(logs, /shut down/)
+  await waitFor('every connection to close', () => fake.sockets.size === 0, { timeoutMs: 5000 })
+  assert.equal(fake.watchConnects.length, 1, 'no reconnect after shutdown')
+})
