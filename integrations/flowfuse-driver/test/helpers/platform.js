@@ -137,6 +137,9 @@ class Platform {
     return p
   }
 
+  // An instance object the platform's database does not list (init() does not see it).
+  transient (opts) { return new Project(this, opts) }
+
   broker (opts) { return new Broker(this, opts) }
   teamBrokerAgent (opts) { return new TeamBrokerAgent(this, opts) }
 }
