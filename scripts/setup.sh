@@ -28,7 +28,8 @@ if ! command -v kubectl >/dev/null 2>&1; then
   missing+=(kubernetes-client)
 fi
 # node and npm: the real FlowFuse launcher and Node-RED (tests/real-launcher,
-# e2e_real_launcher_test); any node >= 18 on PATH will do, otherwise Debian's.
+# e2e_real_launcher_test) and the FlowFuse driver package (integrations/flowfuse-driver, no npm
+# dependencies); any node >= 18 on PATH will do, otherwise Debian's.
 if ! command -v node >/dev/null 2>&1; then missing+=(nodejs); fi
 if ! command -v npm >/dev/null 2>&1; then missing+=(npm); fi
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds Steward and runs every test: format check, the whole suite (unit, integration,
-# end-to-end, torture runs) under ASan+UBSan, the fuzzers briefly, then the concurrency-heavy
-# modules' tests under TSan.
+# end-to-end, torture runs) under ASan+UBSan, the FlowFuse driver package's tests against that
+# build, the fuzzers briefly, then the concurrency-heavy modules' tests under TSan.
 # Usage: scripts/test.sh [--quick]   (--quick: release build and its tests only, no sanitizers)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -24,6 +24,9 @@ if [ "$quick" = 1 ]; then
   NINJA_ARGS="-j$jobs" scripts/build.sh build
   echo "== tests (release)"
   (cd build && ctest -j"$jobs" --timeout 300)
+  echo "== FlowFuse driver package (node --test against build/steward; the hostile run skipped)"
+  STEWARD_BINARY="$PWD/build/steward" timeout 600 node --test \
+    integrations/flowfuse-driver/test/unit.test.js integrations/flowfuse-driver/test/lifecycle.test.js
   exit 0
 fi
 
@@ -45,12 +48,18 @@ torture_pid=$!
 echo "== tests (ASan+UBSan)"
 suite=0
 (cd build-asan && ctest -LE torture -j"$jobs" --timeout 600) || suite=$?
+# The FlowFuse driver package (integrations/flowfuse-driver/README.md) drives the ASan+UBSan
+# steward as the platform would, while the torture runs finish.
+echo "== FlowFuse driver package (node --test against build-asan/steward)"
+driver=0
+STEWARD_BINARY="$PWD/build-asan/steward" timeout 900 \
+  node --test integrations/flowfuse-driver/test/*.test.js || driver=$?
 echo "== waiting for the torture runs"
 torture=0
 wait "$torture_pid" || torture=$?
 cat build-asan/torture.log
-if [ "$suite" != 0 ] || [ "$torture" != 0 ]; then
-  echo "tests failed (suite: $suite, torture: $torture)"
+if [ "$suite" != 0 ] || [ "$torture" != 0 ] || [ "$driver" != 0 ]; then
+  echo "tests failed (suite: $suite, torture: $torture, driver package: $driver)"
   exit 1
 fi
 

@@ -12,6 +12,10 @@ const { Steward, waitFor } = require('./helpers/steward')
 const { Platform, Wrapper, TeamBrokerAgent } = require('./helpers/platform')
 const { sampleTokens } = require('./helpers/checks')
 const { createDriver } = require('../lib/driver')
+const { StewardClient } = require('../lib/client')
+const { readConfig } = require('../lib/config')
+const fs = require('node:fs')
+const path = require('node:path')
 
 let steward
 let platform
@@ -322,4 +326,17 @@ test('a platform restart: the second init() rotates no token and makes Steward w
   assert.deepEqual({ inStep: c.inStep, missing: c.missing, unknownToPlatform: c.unknownToPlatform, stateDiffers: c.stateDiffers },
     { inStep: 3, missing: 1, unknownToPlatform: 1, stateDiffers: 0 })
   assert.equal(platform.log.grep(/init: 4 instances in the platform, 4 projects in Steward: 3 in step/).length, 1)
+})
+
+test('caFile: HTTPS is verified against the CA given (the embedded cluster\'s API server stands in for a TLS Steward)', async () => {
+  const caFile = path.join(steward.dir, 'ca.pem')
+  fs.writeFileSync(caFile, steward.kube.ca)
+  const cfg = readConfig({ steward: { url: steward.kube.server, token: steward.kube.token, caFile } }, {})
+  const trusted = new StewardClient({ ...cfg, timeoutMs: 10000 })
+  const r = await trusted.request('GET', '/version')
+  assert.equal(r.status, 200)
+  trusted.close()
+  const untrusted = new StewardClient({ url: steward.kube.server, token: steward.kube.token, timeoutMs: 10000 })
+  await assert.rejects(untrusted.request('GET', '/version'), err => err.statusCode === 0 && /certificate/.test(err.message))
+  untrusted.close()
 })

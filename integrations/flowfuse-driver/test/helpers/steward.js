@@ -190,13 +190,13 @@ class Steward {
     if (this.proc.exitCode === null && this.proc.signalCode === null) {
       this.proc.kill('SIGTERM')
       const timer = setTimeout(() => this.proc.kill('SIGKILL'), 20000)
-      const { code, signal } = await this.exited
+      await this.exited
       clearTimeout(timer)
-      if (code !== 0 && !process.env.KEEP_STEWARD_DIR) {
-        process.stderr.write(`steward serve exited with ${code ?? signal}:\n${this.output.slice(-4000)}\n`)
-      }
     }
+    const { code, signal } = await this.exited
     if (!process.env.KEEP_STEWARD_DIR) fs.rmSync(this.dir, { recursive: true, force: true })
+    // A sanitizer report, a crash or an unclean stop fails the test that ran this server.
+    if (code !== 0) throw new Error(`steward serve exited with ${code ?? signal}:\n${this.output.slice(-6000)}`)
   }
 }
 
