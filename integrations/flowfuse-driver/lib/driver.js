@@ -130,6 +130,15 @@ class StewardDriver {
       this._log.warn(`[steward] driver options Steward takes from its own configuration, ignored here: ${
         ignored.map(k => `${k} (${STEWARD_SIDE_OPTIONS[k]})`).join(', ')}`)
     }
+    try {
+      return await this._initWithClient()
+    } catch (err) {
+      await this.shutdown()
+      throw err
+    }
+  }
+
+  async _initWithClient () {
     const stack = await this._call('GET', '/v1/stack', {}, { deadline: Date.now() + this._cfg.requestTimeout * 4 })
     this._stackDefaults = stack.body.defaults || this._stackDefaults
     this._watch = new Watch(this._client, {
@@ -227,11 +236,18 @@ class StewardDriver {
       }
       const body = { spec, start: true }
       if (!current) body.id = project.id
-      return (await this._call('PUT', '/v1/projects/' + encodePath([name]), { body })).body
+      const put = (await this._call('PUT', '/v1/projects/' + encodePath([name]), { body })).body
+      // A Failed project the same intent again would leave Failed: a restart is a new intent,
+      // and the engine tries again.
+      if (current && put.generation === current.generation && put.status?.phase === 'Failed') {
+        return (await this._call('POST', projectPath(project, 'restart'))).body
+      }
+      return put
     })
+    // The platform's url getter drops a trailing '/': compared and saved without one.
     const keepUrl = async r => {
-      const url = r.status?.url
-      if (url && project.url !== url) {
+      const url = (r.status?.url || '').replace(/\/+$/, '')
+      if (url && String(project.url || '').replace(/\/+$/, '') !== url) {
         project.url = url
         await project.save()
       }

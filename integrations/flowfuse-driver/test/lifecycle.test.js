@@ -93,7 +93,7 @@ test('start resolves once Steward says Running at its generation, the URL answer
   assert.ok(statesSeen.has('starting'), `details() while starting: ${[...statesSeen]}`)
   assert.equal(platform.audit.length, 0)
   assert.equal(alpha.rotations, 1)
-  assert.equal(alpha.url, rec.status.url, 'start sets the instance URL')
+  assert.equal(alpha.url, rec.status.url.replace(/\/$/, ''), 'start sets the instance URL')
   assert.deepEqual(rec.spec.stack, { cpu: 20, memory: 300 })
   assert.equal(rec.spec.team, 'Tm7')
   const [pod] = await assertPodsHoldCurrentTokens(alpha)
@@ -267,6 +267,20 @@ test('HA: restartFlows answers at once and restarts the replicas one at a time; 
   await wrapper.stop(ha)
 })
 
+test('a rename (stop, rename, start) renames the project in Steward and keeps its URL, as FlowFuse keeps it', async () => {
+  const ha = [...platform.projects.values()].find(p => p.name === 'ha-one')
+  assert.equal((await steward.project(ha.id)).status.phase, 'Suspended')
+  const keptUrl = ha.url
+  ha.name = 'ha-two'
+  const { rec, answers } = await startAndObserve(ha, 'startAction')
+  assert.equal(rec.name, 'ha-two')
+  assert.equal(rec.status.phase, 'Running')
+  assert.equal(ha.url, keptUrl, 'the URL is kept across the rename')
+  assert.equal(answers, false, 'the new name\'s host is not served: the kept URL is')
+  assert.ok(await steward.urlAnswers('ha-one'))
+  await wrapper.stop(ha)
+})
+
 test('broker agents: started with the broker\'s token, asked for state and commands, stopped and gone', async () => {
   const broker = platform.broker({ hashid: 'Brk1', teamHashid: 'TeamA' })
   await wrapper.driver.startBrokerAgent(broker)
@@ -339,4 +353,17 @@ test('caFile: HTTPS is verified against the CA given (the embedded cluster\'s AP
   const untrusted = new StewardClient({ url: steward.kube.server, token: steward.kube.token, timeoutMs: 10000 })
   await assert.rejects(untrusted.request('GET', '/version'), err => err.statusCode === 0 && /certificate/.test(err.message))
   untrusted.close()
+})
+
+test('reconcileAtInit: init() starts the instances the platform runs and Steward does not, and nothing else', async () => {
+  const missing = [...platform.projects.values()].find(p => p.name === 'missing-one')
+  const rotations = platform.rotations
+  await wrapper.driver.shutdown()
+  platform.app.config.driver.options.steward.reconcileAtInit = true
+  wrapper = new Wrapper(platform, createDriver())
+  await wrapper.init()
+  await waitFor('missing-one to run', async () => (await steward.project(missing.id))?.status.phase === 'Running', { timeoutMs: 60000 })
+  assert.equal(platform.rotations, rotations + 1, 'one rotation: the new instance\'s')
+  assert.equal(missing.rotations, 1)
+  assert.equal((await steward.project(alpha.id)).status.phase, 'Running')
 })

@@ -227,3 +227,27 @@ test('shutdown closes the watch, every request in flight and every wait', async 
   await waitFor('every connection to close', () => fake.sockets.size === 0, { timeoutMs: 5000 })
   assert.equal(fake.watchConnects.length, 1, 'no reconnect after shutdown')
 })
+
+test('a start of a project Steward reports Failed is a new intent (a restart), not the same PUT again', async (t) => {
+  const id = 'a0a0a0a0-0000-4000-8000-000000000003'
+  const failed = { ...record(id, 5), name: 'f', generation: 4, spec: { team: 'Tm7', credentials: { fingerprint: '00', keys: [] } }, status: { phase: 'Failed', reason: 'PolicyViolation', message: 'no', observedGeneration: 4 } }
+  let current = failed
+  const fake = await fakeWithInit({
+    [`GET /v1/projects/${id}`]: (req, res) => FakeSteward.json(res, 200, current),
+    'PUT /v1/projects/f': (req, res) => FakeSteward.json(res, 200, failed),
+    [`POST /v1/projects/${id}/restart`]: (req, res) => {
+      current = { ...failed, generation: 5, status: { ...failed.status, phase: 'Provisioning', reason: 'Accepted' } }
+      FakeSteward.json(res, 202, current)
+      setTimeout(() => { current = { ...current, status: { phase: 'Running', observedGeneration: 5 } } }, 50)
+    }
+  })
+  t.after(() => fake.stop())
+  const pf = new Platform({ steward: { url: fake.url, token: 't', pollInterval: 50 } })
+  const driver = createDriver()
+  await driver.init(pf.app, {})
+  t.after(() => driver.shutdown())
+  const p = pf.addProject({ id, name: 'f' })
+  await driver.start(p)
+  assert.equal(p.rotations, 0, 'pods may hold the tokens of a Failed project: none rotated')
+  assert.deepEqual(fake.requests.filter(r => r.method !== 'GET').map(r => `${r.method} ${r.path}`), ['PUT /v1/projects/f', `POST /v1/projects/${id}/restart`])
+})
