@@ -44,23 +44,43 @@ test(`hostile cluster: details() never claims running while the URL fails; every
     const p = platform.addProject({ name: `h${i}`, stack: { memory: 256 + i } })
     if (i === 0) await p.updateSetting('ha', { replicas: 2 })
     p.calls = 0 // workload calls issued so far (the sampler's "did anything change meanwhile")
+    p.restarts = 0 // odd while a restartFlows is under way
     p.history = []
     projects.push(p)
   }
 
   // The sampler: for every instance on its own, every 100 ms, details() then the URL.
-  const claims = { samples: 0, running: 0, violations: [] }
+  const claims = { samples: 0, running: 0, excused: 0, excusedBy: {}, violations: [] }
+  const t0 = Date.now()
+  const stamp = () => `${((Date.now() - t0) / 1000).toFixed(1)}s`
   let sampling = true
   const sampler = Promise.all(projects.map(async p => {
     while (sampling) {
       const round = Date.now()
       const calls = p.calls
+      const restarts = p.restarts
+      const before = await steward.project(p.id)
       const d = await wrapper.driver.details(p)
       claims.samples++
       if (d.state === 'running') {
         claims.running++
         const answers = await steward.urlAnswers(p.safeName)
-        if (!answers && p.calls === calls) claims.violations.push(`${p.name} at ${new Date().toISOString()}: details() said running, the URL did not answer`)
+        if (!answers) {
+          const after = await steward.project(p.id)
+          const at = r => `generation ${r.generation} ${r.desiredState} ${r.status.phase} ${r.status.reason} (observed ${r.status.observedGeneration})`
+          // A call committed while this sample ran may take the URL down legitimately: only a
+          // sample within one generation, with no call issued meanwhile, is a claim to judge.
+          // So may a flow restart (the launcher does not listen while it restarts): excused when
+          // one was under way at any time during the sample.
+          const restarting = restarts % 2 === 1 || p.restarts !== restarts
+          if (p.calls === calls && before.generation === after.generation && !restarting) {
+            claims.violations.push(`${p.name} at ${stamp()}: details() said running (${JSON.stringify(d)}), the URL did not answer; Steward before: ${at(before)}, after: ${at(after)}`)
+          } else {
+            claims.excused++
+            const why = p.calls !== calls ? 'call' : before.generation !== after.generation ? 'intent' : 'restart'
+            claims.excusedBy[why] = (claims.excusedBy[why] || 0) + 1
+          }
+        }
       }
       const left = 100 - (Date.now() - round)
       if (left > 0) await pause(left)
@@ -79,7 +99,7 @@ test(`hostile cluster: details() never claims running while the URL fails; every
   }
   await Promise.all(projects.map(async p => {
     p.calls++
-    p.history.push('start')
+    p.history.push(`${stamp()} start`)
     await start(p)
     p.last = 'running'
     for (let n = 0; n < OPS; n++) {
@@ -87,23 +107,24 @@ test(`hostile cluster: details() never claims running while the URL fails; every
       p.calls++
       const r = random()
       if (p.state === 'suspended') {
-        p.history.push('start')
+        p.history.push(`${stamp()} start`)
         p.last = 'running'
         await start(p, true)
       } else if (r < 0.35) {
-        p.history.push('suspend')
+        p.history.push(`${stamp()} suspend`)
         p.last = 'suspended'
-        await wrapper.stop(p).catch(err => p.history.push(`suspend rejected: ${err.message}`))
+        await wrapper.stop(p).catch(err => p.history.push(`${stamp()} suspend rejected: ${err.message}`))
       } else if (r < 0.7) {
-        p.history.push('stack change')
+        p.history.push(`${stamp()} stack change`)
         p.last = 'running'
-        await wrapper.stop(p).catch(err => p.history.push(`suspend rejected: ${err.message}`))
+        await wrapper.stop(p).catch(err => p.history.push(`${stamp()} suspend rejected: ${err.message}`))
         p.setStack({ memory: 300 + Math.floor(random() * 200) })
         p.state = 'running'
         await start(p)
       } else {
-        p.history.push('restartFlows')
-        await wrapper.driver.restartFlows(p).then(a => a.done).catch(err => p.history.push(`restartFlows rejected: ${err.message}`))
+        p.history.push(`${stamp()} restartFlows`)
+        p.restarts++
+        await wrapper.driver.restartFlows(p).then(a => a.done).finally(() => { p.restarts++ }).catch(err => p.history.push(`${stamp()} restartFlows rejected: ${err.message}`))
       }
     }
   }))
@@ -113,7 +134,7 @@ test(`hostile cluster: details() never claims running while the URL fails; every
   const sampled = await tokens.stop()
 
   const report = projects.map(p => `${p.name}: ${p.history.join(' → ')}`).join('\n')
-  t.diagnostic(`seed ${SEED}: ${claims.samples} details() samples, ${claims.running} said running; ${sampled.samples} pod token samples; audit: ${platform.audit.length} startFailed`)
+  t.diagnostic(`seed ${SEED}: ${claims.samples} details() samples, ${claims.running} said running (${claims.excused} with the URL down across a call, not judged: ${JSON.stringify(claims.excusedBy)}); ${sampled.samples} pod token samples; audit: ${platform.audit.length} startFailed`)
   assert.deepEqual(claims.violations, [], report)
   assert.ok(claims.running > 0, 'some samples saw an instance running')
   assert.deepEqual(sampled.violations, [], report)
