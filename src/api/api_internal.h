@@ -243,6 +243,7 @@ class Server final : public ApiServer, public net::Handler {
   void HandleAgentStatus(const CallPtr& call);
   void HandleAgentCommand(const CallPtr& call);
   void HandlePut(const CallPtr& call);
+  void HandlePutOf(const CallPtr& call, store::RecordKind kind);
   void HandleDelete(const CallPtr& call);
   void HandleStart(const CallPtr& call);
   void HandleSuspend(const CallPtr& call);

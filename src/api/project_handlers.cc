@@ -97,12 +97,17 @@ bool Server::ReadWait(const CallPtr& call, std::optional<std::chrono::millisecon
   return true;
 }
 
-void Server::HandlePut(const CallPtr& call) {
+void Server::HandlePut(const CallPtr& call) { HandlePutOf(call, store::RecordKind::kProject); }
+
+void Server::HandleAgentPut(const CallPtr& call) { HandlePutOf(call, store::RecordKind::kAgent); }
+
+// A project's and an agent's PUT: the same body shape ({spec, id, start}); the name, the id and
+// the spec are Intents::Put's (PutAgent's) to validate.
+void Server::HandlePutOf(const CallPtr& call, store::RecordKind kind) {
   std::optional<std::chrono::milliseconds> wait;
   if (!ReadWait(call, &wait)) return;
   auto body = ReadJsonBody(call, true);
   if (!body) return;
-  // The body's shape only; the name, the id and the spec are Intents::Put's to validate.
   std::string id;
   bool start = false;
   const Json* spec = nullptr;  // points into *body
@@ -118,7 +123,9 @@ void Server::HandlePut(const CallPtr& call) {
     ReplyError(call, FromStatus(shape));
     return;
   }
-  auto put = deps_.intents->Put(call->params[0], *spec, id, start);
+  auto put = kind == store::RecordKind::kAgent
+                 ? deps_.intents->PutAgent(call->params[0], *spec, start, id)
+                 : deps_.intents->Put(call->params[0], *spec, id, start);
   if (!put.ok()) {
     ReplyError(call, FromStatus(put.error()));
     return;
@@ -142,35 +149,6 @@ void Server::HandleOperation(const CallPtr& call, OpFn op, store::RecordKind kin
     return;
   }
   AnswerOrWait(call, *rec, 202, 200, wait, op == &engine::Intents::Delete);
-}
-
-void Server::HandleAgentPut(const CallPtr& call) {
-  std::optional<std::chrono::milliseconds> wait;
-  if (!ReadWait(call, &wait)) return;
-  auto body = ReadJsonBody(call, true);
-  if (!body) return;
-  std::string id;
-  bool start = false;
-  const Json* spec = nullptr;  // points into *body
-  Status shape = [&]() -> Status {
-    ASSIGN_OR_RETURN(FieldReader f, FieldReader::Of(*body, ""));
-    RETURN_IF_ERROR(f.OnlyKnown({"spec", "id", "start"}));
-    RETURN_IF_ERROR(f.Required("spec"));
-    RETURN_IF_ERROR(f.Object("spec", &spec));
-    RETURN_IF_ERROR(f.String("id", &id));
-    return f.Bool("start", &start);
-  }();
-  if (!shape.ok()) {
-    ReplyError(call, FromStatus(shape));
-    return;
-  }
-  auto put = deps_.intents->PutAgent(call->params[0], *spec, start, id);
-  if (!put.ok()) {
-    ReplyError(call, FromStatus(put.error()));
-    return;
-  }
-  const int status = put->created ? 201 : 200;
-  AnswerOrWait(call, put->record, status, status, wait, false);
 }
 
 void Server::HandleAgentDelete(const CallPtr& call) {

@@ -15,6 +15,7 @@
 namespace steward::engine::migrate {
 
 using internal::ActionName;
+using internal::AddAdoption;
 using internal::ByName;
 using internal::Marked;
 using internal::NameOf;
@@ -451,6 +452,17 @@ void PlanInstance(const EngineConfig& config, const std::map<std::string, Json>&
 
 namespace internal {
 
+void AddAdoption(const std::vector<FoundObject>& objects, Json* j) {
+  Json adopt = Json::array(), relabel = Json::array();
+  for (const FoundObject& o : objects) {
+    Json e = {{"kind", o.kind}, {"name", o.name}, {"uid", o.uid}};
+    if (o.relabel) relabel.push_back(e);
+    adopt.push_back(std::move(e));
+  }
+  (*j)["adopt"] = std::move(adopt);
+  (*j)["relabel"] = std::move(relabel);
+}
+
 std::string_view ActionName(InstancePlan::Action a) {
   switch (a) {
     case InstancePlan::Action::kMigrate:
@@ -648,14 +660,7 @@ Json PlanJson(const Plan& plan) {
       projects.push_back(std::move(j));
       continue;
     }
-    Json adopt = Json::array(), relabel = Json::array();
-    for (const FoundObject& o : p.objects) {
-      Json e = {{"kind", o.kind}, {"name", o.name}, {"uid", o.uid}};
-      if (o.relabel) relabel.push_back(e);
-      adopt.push_back(std::move(e));
-    }
-    j["adopt"] = std::move(adopt);
-    j["relabel"] = std::move(relabel);
+    AddAdoption(p.objects, &j);
     if (p.action == InstancePlan::Action::kMigrate) {
       j["start"] = p.start;
       j["spec"] = p.public_spec;

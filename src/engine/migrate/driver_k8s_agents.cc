@@ -273,14 +273,7 @@ Json AgentsJson(const Plan& plan) {
       agents.push_back(std::move(j));
       continue;
     }
-    Json adopt = Json::array(), relabel = Json::array();
-    for (const FoundObject& o : a.objects) {
-      Json e = {{"kind", o.kind}, {"name", o.name}, {"uid", o.uid}};
-      if (o.relabel) relabel.push_back(e);
-      adopt.push_back(std::move(e));
-    }
-    j["adopt"] = std::move(adopt);
-    j["relabel"] = std::move(relabel);
+    AddAdoption(a.objects, &j);
     if (a.action == AgentPlan::Action::kMigrate) {
       j["team"] = a.team;
       j["broker"] = a.broker;

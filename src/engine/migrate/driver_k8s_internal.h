@@ -36,6 +36,8 @@ bool RollsPods(const std::vector<std::string>& deployment_diffs);
 bool SelectorKept(const Json& desired, const Json& live);
 
 std::string_view ActionName(InstancePlan::Action a);
+// A plan row's "adopt" (every object, {kind, name, uid}) and "relabel" (those to relabel).
+void AddAdoption(const std::vector<FoundObject>& objects, Json* j);
 // "Deployment", "Service", "Ingress", "PersistentVolumeClaim", "Pod".
 const kube::ResourceType& TypeOf(const std::string& kind);
 
