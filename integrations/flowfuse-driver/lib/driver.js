@@ -209,6 +209,7 @@ class StewardDriver {
       `${counts.stateDiffers} whose desired state differs${list(names.stateDiffers)}, ` +
       `${counts.stackDiffers} whose stack differs${list(names.stackDiffers)}, ` +
       `${counts.unknownToPlatform} in Steward only${list(names.unknownToPlatform)}`)
+    await this._adoptAgents()
     if (toStart.length > 0 && this._cfg.reconcileAtInit) {
       for (const p of toStart) {
         const full = Project.byId ? await Project.byId(p.id) : p
@@ -217,6 +218,64 @@ class StewardDriver {
       }
     } else if (toStart.length > 0) {
       this._log.warn(`[steward] init: ${toStart.length} instances the platform runs are not running in Steward; start them from the platform (or set steward.reconcileAtInit)`)
+    }
+  }
+
+  // The platform's MQTT schema agents (BrokerCredentials whose state is running, as driver-k8s
+  // checks them at init) and Steward's, compared the same way; with reconcileAtInit the missing
+  // ones are started (their token refreshed: no pod can hold it).
+  async _adoptAgents () {
+    const models = this._app.db?.models || {}
+    if (!models.BrokerCredentials) return
+    const brokers = await models.BrokerCredentials.findAll({ include: [{ model: models.Team }] })
+    const steward = await this._listAll('/v1/agents')
+    const byName = new Map(steward.map(r => [r.name, r]))
+    const counts = { platform: 0, steward: steward.length, inStep: 0, converging: 0, failed: 0, missing: 0, stateDiffers: 0, unknownToPlatform: 0 }
+    const names = { missing: [], stateDiffers: [], failed: [], unknownToPlatform: [] }
+    const toStart = []
+    for (const broker of brokers) {
+      if (!broker.Team) continue
+      let name
+      try {
+        name = agentOf(broker).name
+      } catch (err) {
+        continue
+      }
+      counts.platform++
+      const rec = byName.get(name)
+      byName.delete(name)
+      const wantRunning = broker.state === 'running'
+      if (!rec) {
+        if (wantRunning) { counts.missing++; names.missing.push(name); toStart.push(broker) } else counts.inStep++
+        continue
+      }
+      const phase = rec.status?.phase || 'Pending'
+      if (phase === 'Failed') { counts.failed++; names.failed.push(name) }
+      if ((rec.desiredState === 'running') !== wantRunning) {
+        counts.stateDiffers++
+        names.stateDiffers.push(`${name} (platform ${broker.state}, Steward ${rec.desiredState})`)
+        if (wantRunning) toStart.push(broker)
+      } else if (phase !== 'Failed') {
+        if (!wantRunning || phase === 'Running') counts.inStep++; else counts.converging++
+      }
+    }
+    for (const rec of byName.values()) { counts.unknownToPlatform++; names.unknownToPlatform.push(rec.name) }
+    this.adoption.agents = { counts, names }
+    const list = a => a.length ? ` (${a.slice(0, 10).join(', ')}${a.length > 10 ? ', ...' : ''})` : ''
+    this._log.info(`[steward] init: ${counts.platform} broker agents in the platform, ${counts.steward} agents in Steward: ` +
+      `${counts.inStep} in step, ${counts.converging} converging, ${counts.failed} failed${list(names.failed)}, ` +
+      `${counts.missing} running in the platform but unknown to Steward${list(names.missing)}, ` +
+      `${counts.stateDiffers} whose desired state differs${list(names.stateDiffers)}, ` +
+      `${counts.unknownToPlatform} in Steward only${list(names.unknownToPlatform)}`)
+    if (toStart.length === 0) return
+    if (!this._cfg.reconcileAtInit) {
+      this._log.warn(`[steward] init: ${toStart.length} broker agents the platform runs are not running in Steward; start them from the platform (or set steward.reconcileAtInit)`)
+      return
+    }
+    for (const broker of toStart) {
+      const name = agentOf(broker).name
+      this._log.info(`[steward] init: starting ${name} (reconcileAtInit)`)
+      this._track(this.startBrokerAgent(broker).catch(err => this._log.error(`[steward] init: starting ${name}: ${err.message}`)))
     }
   }
 

@@ -306,6 +306,7 @@ test('broker agents: started with the broker\'s token, asked for state and comma
   const teamRec = (await steward.api('GET', '/v1/agents/mqtt-schema-agent-teama-team-broker')).body
   assert.equal(teamRec.spec.broker, 'team-broker')
   await wrapper.driver.stopBrokerAgent(broker)
+  platform.brokers.delete(broker.hashid) // the platform deletes the broker next
   assert.equal((await steward.api('GET', `/v1/agents/${name}`)).status, 404, 'stopBrokerAgent resolves once the agent is gone')
   assert.deepEqual(await wrapper.driver.getBrokerAgentState(broker), { error: 'error_getting_status', message: (await wrapper.driver.getBrokerAgentState(broker)).message })
   await wrapper.driver.stopBrokerAgent(team)
@@ -329,6 +330,11 @@ test('a platform restart: the second init() rotates no token and makes Steward w
   const orphan = await steward.api('PUT', '/v1/projects/orphan', { spec: { team: 'x' } })
   assert.equal(orphan.status, 201)
   platform.addProject({ name: 'missing-one', state: 'running' })
+  // A broker agent that runs, and one the platform runs that Steward does not know.
+  const kept = platform.broker({ hashid: 'Keep1', teamHashid: 'TeamB' })
+  await wrapper.driver.startBrokerAgent(kept)
+  await waitFor('the kept agent to run', async () => (await steward.api('GET', '/v1/agents/mqtt-schema-agent-teamb-keep1')).body?.status?.phase === 'Running', { timeoutMs: 60000 })
+  platform.broker({ hashid: 'Lost1', teamHashid: 'TeamB' })
   await waitFor('Steward to settle', async () => {
     const list = (await steward.api('GET', '/v1/projects')).body.items
     return list.every(r => r.status.observedGeneration === r.generation && ['Running', 'Suspended', 'Pending'].includes(r.status.phase))
@@ -347,6 +353,11 @@ test('a platform restart: the second init() rotates no token and makes Steward w
   assert.deepEqual({ inStep: c.inStep, missing: c.missing, unknownToPlatform: c.unknownToPlatform, stateDiffers: c.stateDiffers },
     { inStep: 3, missing: 1, unknownToPlatform: 1, stateDiffers: 0 })
   assert.equal(platform.log.grep(/init: 4 instances in the platform, 4 projects in Steward: 3 in step/).length, 1)
+  const a = wrapper.driver.adoption.agents.counts
+  assert.deepEqual({ platform: a.platform, steward: a.steward, inStep: a.inStep, missing: a.missing, unknownToPlatform: a.unknownToPlatform },
+    { platform: 2, steward: 1, inStep: 1, missing: 1, unknownToPlatform: 0 })
+  assert.equal(kept.rotations, 1, 'the running agent\'s token is not refreshed')
+  assert.equal(platform.log.grep(/init: 2 broker agents in the platform, 1 agents in Steward: 1 in step, .*1 running in the platform but unknown to Steward \(mqtt-schema-agent-teamb-lost1\)/).length, 1)
 })
 
 test('caFile: HTTPS is verified against the CA given (the embedded cluster\'s API server stands in for a TLS Steward)', async () => {
@@ -370,7 +381,10 @@ test('reconcileAtInit: init() starts the instances the platform runs and Steward
   wrapper = new Wrapper(platform, createDriver())
   await wrapper.init()
   await waitFor('missing-one to run', async () => (await steward.project(missing.id))?.status.phase === 'Running', { timeoutMs: 60000 })
-  assert.equal(platform.rotations, rotations + 1, 'one rotation: the new instance\'s')
+  await waitFor('the lost agent to run', async () => (await steward.api('GET', '/v1/agents/mqtt-schema-agent-teamb-lost1')).body?.status?.phase === 'Running', { timeoutMs: 60000 })
+  assert.equal(platform.rotations, rotations + 2, 'two rotations: the new instance\'s and the new agent\'s')
   assert.equal(missing.rotations, 1)
+  assert.equal(platform.brokers.get('Lost1').rotations, 1)
+  assert.equal(platform.brokers.get('Keep1').rotations, 1)
   assert.equal((await steward.project(alpha.id)).status.phase, 'Running')
 })

@@ -156,6 +156,7 @@ async function fakeWithInit (extra = {}) {
   return FakeSteward.start({
     'GET /v1/stack': (req, res) => FakeSteward.json(res, 200, { defaults: { cpu: 10, memory: 256, container: 'flowfuse/node-red' }, properties: { cpu: {} } }),
     'GET /v1/projects': (req, res) => FakeSteward.json(res, 200, { items: [], continue: '' }),
+    'GET /v1/agents': (req, res) => FakeSteward.json(res, 200, { items: [], continue: '' }),
     ...extra
   })
 }

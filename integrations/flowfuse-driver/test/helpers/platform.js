@@ -106,6 +106,7 @@ class Platform {
   constructor ({ steward, driverOptions = {}, domain = 'localhost' } = {}) {
     this.rotations = 0
     this.projects = new Map()
+    this.brokers = new Map() // hashid -> Broker: the platform's BrokerCredentials
     this.audit = []
     this.log = new Log()
     const self = this
@@ -122,6 +123,10 @@ class Platform {
       db: {
         models: {
           Team: { encodeHashid: id => `Tm${id}`, decodeHashid: h => Number(String(h).slice(2)) },
+          BrokerCredentials: {
+            // As the platform's model with include: [Team]: every broker, the Team loaded.
+            findAll: async () => [...self.brokers.values()]
+          },
           Project: {
             findAll: async () => [...self.projects.values()],
             byId: async id => self.projects.get(id) || null
@@ -140,7 +145,14 @@ class Platform {
   // An instance object the platform's database does not list (init() does not see it).
   transient (opts) { return new Project(this, opts) }
 
-  broker (opts) { return new Broker(this, opts) }
+  // A broker the platform's database lists (init() sees it); drop it from `brokers` when the
+  // platform deletes it.
+  broker (opts) {
+    const b = new Broker(this, opts)
+    this.brokers.set(b.hashid, b)
+    return b
+  }
+
   teamBrokerAgent (opts) { return new TeamBrokerAgent(this, opts) }
 }
 
