@@ -38,8 +38,19 @@ function mayHoldCredentials (rec) {
   return true
 }
 
-// Steward's phase, in the words the platform shows (details() when not Running).
-function platformState (phase) {
+// True when Steward's Running is about the intent the platform asked for last: a suspend (or a
+// new generation) committed a moment ago leaves the record Running at the older generation until
+// the engine takes it up — and the engine's first step of a suspend takes the URL down.
+function runningNow (rec) {
+  return rec?.status?.phase === 'Running' && rec.desiredState === 'running' &&
+    rec.status.observedGeneration === rec.generation
+}
+
+// Steward's phase, in the words the platform shows (details() when it does not say running:
+// a Running record that is not runningNow, or one whose launcher did not answer).
+function platformState (phase, rec) {
+  if (rec?.desiredState === 'suspended') return phase === 'Suspended' || phase === 'Pending' ? 'suspended' : 'suspending'
+  if (rec?.desiredState === 'deleted') return 'deleting'
   switch (phase) {
     case 'Suspended': return 'suspended'
     case 'Suspending': return 'suspending'
@@ -361,7 +372,7 @@ class StewardDriver {
     try {
       const answer = (await this._call('GET', projectPath(project, 'instance'), {}, { retry: false })).body
       rec = answer.project
-      if (rec.status?.phase === 'Running') return answer.instance
+      if (runningNow(rec)) return answer.instance
     } catch (err) {
       if (!(err instanceof StewardError)) throw err
       if (err.statusCode === 404) return { id: project.id, state: 'unknown', error: `Steward has no project ${project.id}`, meta: {} }
@@ -378,7 +389,7 @@ class StewardDriver {
     const s = rec.status || {}
     const out = {
       id: project.id,
-      state: s.phase === 'Running' ? 'starting' : platformState(s.phase), // Running without an answering launcher
+      state: platformState(s.phase, rec),
       meta: { phase: s.phase || 'Pending', reason: s.reason, message: s.message, observedGeneration: s.observedGeneration }
     }
     if (s.phase === 'Failed' || s.phase === 'Degraded' || s.phase === 'Running') out.error = describe(rec)

@@ -252,3 +252,34 @@ test('a start of a project Steward reports Failed is a new intent (a restart), n
   assert.equal(p.rotations, 0, 'pods may hold the tokens of a Failed project: none rotated')
   assert.deepEqual(fake.requests.filter(r => r.method !== 'GET').map(r => `${r.method} ${r.path}`), ['PUT /v1/projects/f', `POST /v1/projects/${id}/restart`])
 })
+
+test('details() says running only for a Running at the generation asked for last, with running desired', async (t) => {
+  const id = 'a0a0a0a0-0000-4000-8000-000000000005'
+  let answer // what GET /instance answers: the record as Steward read it, and the launcher's info
+  const fake = await fakeWithInit({
+    [`GET /v1/projects/${id}/instance`]: (req, res) => FakeSteward.json(res, 200, answer)
+  })
+  t.after(() => fake.stop())
+  const pf = new Platform({ steward: { url: fake.url, token: 't' } })
+  const driver = createDriver()
+  await driver.init(pf.app, {})
+  t.after(() => driver.shutdown())
+  const p = pf.addProject({ id, name: 'gen' })
+  const info = { id, state: 'running', versions: { 'node-red': '4.1.15' } }
+  const cases = [
+    // [the record, what details() says]
+    [{ ...record(id, 3), generation: 1 }, 'running'],
+    // A suspend just committed: the engine has not taken it up, the record is still Running at 1.
+    [{ ...record(id, 4), generation: 2, desiredState: 'suspended' }, 'suspending'],
+    // A new generation to run (a stack edit) not yet observed.
+    [{ ...record(id, 5), generation: 2 }, 'starting'],
+    [{ ...record(id, 6), generation: 3, desiredState: 'deleted' }, 'deleting']
+  ]
+  for (const [rec, want] of cases) {
+    answer = { project: rec, instance: info }
+    const d = await driver.details(p)
+    assert.equal(d.state, want, JSON.stringify(rec))
+    if (want === 'running') assert.deepEqual(d, info)
+    else assert.equal(d.meta.phase, 'Running')
+  }
+})
