@@ -355,6 +355,12 @@ Status AppImpl::StartApi() {
       io.access = in_cluster_ ? instance::Access::kDirect : instance::Access::kProxy;
       break;
   }
+  // Pods to ask come from the engine's EndpointSlice cache (no list request per call); the
+  // engine outlives the API (Stop stops the API first).
+  engine::Engine* slices_of = engine_.get();
+  io.cached_endpoint_slices = [slices_of](const std::string& service) {
+    return slices_of->EndpointSlicesOf(service);
+  };
   instance_ = std::make_unique<instance::InstanceOps>(client_, io);
 
   api::ApiOptions ao;

@@ -216,15 +216,21 @@ StatusOr<std::vector<InstanceOps::Pod>> InstanceOps::ReadyPods(const std::string
   if (!IsDnsLabel(service)) {
     return InvalidArgument("service: \"" + service + "\" is not a DNS-1123 label");
   }
-  kube::ListOptions list_options;
-  list_options.label_selector = std::string(kServiceNameLabel) + "=" + service;
-  auto slices = client_->ListAll(kube::ResourceType::EndpointSlice(), options_.ns, list_options);
-  if (!slices.ok()) {
-    const kube::ApiError& e = slices.error();
-    return Status(e.code, "listing endpointslices of service " + service + ": " + e.ToString());
+  std::optional<std::vector<Json>> cached;
+  if (options_.cached_endpoint_slices) cached = options_.cached_endpoint_slices(service);
+  std::vector<Json> listed;
+  if (!cached) {
+    kube::ListOptions list_options;
+    list_options.label_selector = std::string(kServiceNameLabel) + "=" + service;
+    auto slices = client_->ListAll(kube::ResourceType::EndpointSlice(), options_.ns, list_options);
+    if (!slices.ok()) {
+      const kube::ApiError& e = slices.error();
+      return Status(e.code, "listing endpointslices of service " + service + ": " + e.ToString());
+    }
+    listed = std::move(slices->items);
   }
   std::map<std::string, std::string> ip_by_pod;  // ordered by name, deduplicated
-  for (const Json& slice : slices->items) {
+  for (const Json& slice : cached ? *cached : listed) {
     const Json* endpoints = FindPath(slice, "endpoints");
     if (endpoints == nullptr || !endpoints->is_array()) continue;
     for (const Json& ep : *endpoints) {

@@ -9,8 +9,10 @@
 // Steward's own credentials, which works from anywhere the API server is reachable.
 //
 // The pods are the ready endpoints of the project's Service (EndpointSlices labelled
-// kubernetes.io/service-name=<service>, one list request per call); a project with no ready
-// endpoint answers kFailedPrecondition ("no ready pod"). Info, AgentStatus and AgentCommand ask
+// kubernetes.io/service-name=<service>): from InstanceOptions::cached_endpoint_slices when it
+// answers (Steward's engine cache, the one its readiness verdicts are made from: no request),
+// else one list request per call; a project with no ready endpoint answers kFailedPrecondition
+// ("no ready pod"). Info, AgentStatus and AgentCommand ask
 // one pod (the next one when a pod cannot be reached); Logs and Command ask every ready pod (an
 // HA project has several), concurrently, each bounded by the timeout.
 //
@@ -47,6 +49,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <utility>
@@ -70,6 +73,11 @@ struct InstanceOptions {
   std::chrono::milliseconds timeout{5000};  // per pod request
   // RestartEach: how often a restarted pod's /flowforge/info is asked until it says running.
   std::chrono::milliseconds restart_poll{200};
+  // The EndpointSlices of a Service from a cache kept by a watch (the engine's informer), or
+  // nullopt when the cache cannot answer (not synced): the slices are then listed. Called
+  // concurrently from any thread.
+  std::function<std::optional<std::vector<Json>>(const std::string& service)>
+      cached_endpoint_slices;
   // Test seam for kDirect: maps a pod IP and the port asked for (management_port or agent_port)
   // to the host:port actually dialled (default: ip:port).
   std::function<std::pair<std::string, uint16_t>(const std::string& pod_ip, uint16_t port)>

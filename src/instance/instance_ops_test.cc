@@ -562,6 +562,45 @@ TEST_F(InstanceOpsTest, DirectCommandGoesToEveryReadyPodOfEverySliceOnce) {
   EXPECT_EQ(b.seen().size(), 1u);
 }
 
+TEST_F(InstanceOpsTest, CachedSlicesPickThePodsWithoutAListAndAnUnsyncedCacheFallsBackToOne) {
+  FakeLauncher a([](const net::HttpRequest&) { return Answer(200, R"({"ok":"a"})"); });
+  FakeLauncher z([](const net::HttpRequest&) { return Answer(200, R"({"ok":"z"})"); });
+  // The cluster's slice names z-pod; the cache (a watch that is ahead, or behind) names a-pod
+  // and a pod that is not ready.
+  CreateSlice("cached-1", "cached", Json::array({Endpoint("10.0.1.26", "z-pod", true)}));
+  Json cached_slice = {
+      {"metadata", {{"name", "cached-x"}, {"labels", {{"kubernetes.io/service-name", "cached"}}}}},
+      {"endpoints",
+       Json::array({Endpoint("10.0.1.1", "a-pod", true), Endpoint("10.0.1.2", "b-pod", false)})}};
+  Dialler d;
+  d.ports = {{"10.0.1.1", a.port()}, {"10.0.1.26", z.port()}};
+  InstanceOptions o = DirectOptions(d);
+  bool synced = true;
+  std::vector<std::string> asked;
+  o.cached_endpoint_slices = [&](const std::string& service) -> std::optional<std::vector<Json>> {
+    asked.push_back(service);
+    if (!synced) return std::nullopt;
+    return std::vector<Json>{cached_slice};
+  };
+  InstanceOps ops(std::shared_ptr<kube::Client>(*client_), o);
+  cluster::RequestLog& log = cluster_->request_log();
+
+  const uint64_t lists = log.Count("list");
+  auto info = ops.Info("cached");
+  ASSERT_TRUE(info.ok()) << info.error().ToString();
+  EXPECT_EQ(*info, Json({{"ok", "a"}}));
+  EXPECT_EQ(log.Count("list"), lists) << "the cache answered: no list request";
+  EXPECT_EQ(asked, std::vector<std::string>{"cached"});
+  EXPECT_TRUE(z.seen().empty());
+
+  synced = false;  // not synced (or stopped): the slices are listed, as without a cache
+  info = ops.Info("cached");
+  ASSERT_TRUE(info.ok()) << info.error().ToString();
+  EXPECT_EQ(*info, Json({{"ok", "z"}}));
+  EXPECT_EQ(log.Count("list"), lists + 1);
+  EXPECT_EQ(asked.size(), 2u);
+}
+
 TEST_F(InstanceOpsTest, DirectLogsMergeByTsStablyAcrossPods) {
   FakeLauncher a([](const net::HttpRequest&) {
     return Answer(200, R"([{"ts":1,"msg":"a1"},{"ts":3,"msg":"a3"},{"ts":5,"msg":"a5"}])");

@@ -197,6 +197,20 @@ EngineStats Engine::stats() const {
   return s;
 }
 
+std::optional<std::vector<Json>> Engine::EndpointSlicesOf(const std::string& service) const {
+  {
+    MutexLock lock(impl_->mu);
+    if (!impl_->running || impl_->stopped) return std::nullopt;
+  }
+  kube::Informer* slices = impl_->observer.informer(ResourceType::EndpointSlice());
+  if (slices == nullptr || !slices->HasSynced()) return std::nullopt;
+  std::vector<Json> out;
+  for (const kube::ObjectRef& obj : slices->ByLabel("kubernetes.io/service-name", service)) {
+    if (obj->ns() == impl_->options.config.namespace_name) out.push_back(obj->Parse());
+  }
+  return out;
+}
+
 const EngineOptions& Engine::options() const { return impl_->options; }
 
 }  // namespace steward::engine

@@ -14,10 +14,12 @@
 #include <chrono>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "common/clock.h"
+#include "common/json.h"
 #include "common/status.h"
 #include "engine/intents/intents.h"
 #include "engine/model/project.h"
@@ -63,6 +65,10 @@ class Engine {
   // The intent operations, wired to enqueue into this engine.
   Intents& intents();
   EngineStats stats() const;
+  // The EndpointSlices of Service `service` (label kubernetes.io/service-name) in the engine's
+  // namespace, from its informer: what its Service readiness verdicts are made from.
+  // nullopt before Start() has synced the caches or after Stop(). Any thread.
+  std::optional<std::vector<Json>> EndpointSlicesOf(const std::string& service) const;
   const EngineOptions& options() const;
 
  private:

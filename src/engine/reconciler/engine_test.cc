@@ -50,6 +50,35 @@ TEST_F(LifecycleTest, StartIsRunningOnlyOnceEveryObjectIsReady) {
   for (const auto& c : status->conditions) EXPECT_TRUE(c.ready) << c.resource << ": " << c.message;
 }
 
+TEST_F(LifecycleTest, EndpointSlicesOfAnswersFromTheCacheOnlyWhileTheEngineRuns) {
+  StartCluster();
+  OpenStore();
+  auto created = Engine::Create(DefaultOptions(), client_, *store_);
+  ASSERT_TRUE(created.ok()) << created.error().ToString();
+  EXPECT_FALSE((*created)->EndpointSlicesOf("alpha").has_value()) << "not started: no cache";
+  created->reset();
+  StartEngine();
+  auto put = engine_->intents().Put("alpha", Spec(), "", /*start=*/true);
+  ASSERT_TRUE(put.ok()) << put.error().ToString();
+  ASSERT_TRUE(WaitPhase(put->record.id, "Running", 1));
+  // Running was judged from these slices: one has a ready endpoint of alpha's pod.
+  auto slices = engine_->EndpointSlicesOf("alpha");
+  ASSERT_TRUE(slices.has_value());
+  bool ready_pod = false;
+  for (const Json& slice : *slices) {
+    for (const Json& ep : slice.value("endpoints", Json::array())) {
+      const std::string pod = ep.value("targetRef", Json::object()).value("name", "");
+      if (pod.rfind("alpha-", 0) == 0 && ep["conditions"].value("ready", false)) ready_pod = true;
+    }
+  }
+  EXPECT_TRUE(ready_pod) << Json(*slices).dump();
+  auto none = engine_->EndpointSlicesOf("nobody");
+  ASSERT_TRUE(none.has_value());
+  EXPECT_TRUE(none->empty());
+  engine_->Stop();
+  EXPECT_FALSE(engine_->EndpointSlicesOf("alpha").has_value()) << "stopped: no cache";
+}
+
 TEST_F(LifecycleTest, SuspendIsSuspendedOnlyOnceEverythingIsGoneAndKeepsPvcAndSecret) {
   StartCluster();
   OpenStore();
