@@ -9,7 +9,8 @@
 // commit costs one rendering, whatever the number of streams, and a stream whose client does not
 // keep up is ended (SlowConsumer), never waited for.
 //
-// Lock order, where several are held: ring_mu_, then streams_mu_, then a Stream's mu.
+// Lock order, where several are held: a Stream's mu (only while RegisterStream registers it;
+// otherwise a Stream's mu is taken alone), then ring_mu_, then streams_mu_.
 #pragma once
 
 #include <atomic>

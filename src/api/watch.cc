@@ -171,10 +171,12 @@ WatchStart Server::RegisterStream(const std::shared_ptr<Stream>& s, std::string 
                                   bool initial) {
   WatchStart start;
   start.from = std::move(from);
-  // Under ring_mu_, which the listener holds while it numbers, renders and keeps a change: no
-  // change can be numbered between the copy of the window (or the snapshot position) and the
-  // registration, so each one after `at` is queued for the fan-out once the stream is in
-  // streams_, and the fan-out skips those up to `at` it still holds.
+  // The stream is not shared yet: its lock comes first (the order of api_internal.h), for its
+  // fields. Then ring_mu_, which the listener holds while it numbers, renders and keeps a
+  // change: no change can be numbered between the copy of the window (or the snapshot's
+  // position) and the registration, so each one after `at` is queued for the fan-out once the
+  // stream is in streams_, and the fan-out skips those up to `at` it still holds.
+  MutexLock stream_lock(s->mu);
   MutexLock ring_lock(ring_mu_);
   start.at = position_;
   const uint64_t oldest = position_ + 1 - ring_.size();
@@ -192,7 +194,6 @@ WatchStart Server::RegisterStream(const std::shared_ptr<Stream>& s, std::string 
     }
   }
   MutexLock lock(streams_mu_);
-  MutexLock stream_lock(s->mu);
   if (stopping_) {
     s->ended = true;
     s->call->writer->End();
