@@ -2,12 +2,13 @@
 //
 // Threading: HttpServer I/O threads only route, authenticate and hand each request to the
 // TaskPool; handlers run on the pool. The store listener (on the committing thread; it never
-// calls the store) completes ?wait= waiters and, when any watch stream is open, renders the
-// change once into a StreamEvent, with the next stream-wide position, that it keeps in the
-// replay window (ring_) and queues for the fan-out thread ("api-fanout"), which writes it to
-// every matching stream in commit order; Scheduler timers end waits and send keep-alives. So a
-// commit costs one rendering, whatever the number of streams, and a stream whose client does not
-// keep up is ended (SlowConsumer), never waited for.
+// calls the store) completes ?wait= waiters, gives the change the next stream-wide position and
+// renders it once into a StreamEvent (unless no watch stream is open and the replay window is
+// off), that it keeps in the replay window (ring_) and, when any watch stream is open, queues
+// for the fan-out thread ("api-fanout"), which writes it to every matching stream in commit
+// order; Scheduler timers end waits and send keep-alives. So a commit costs one rendering,
+// whatever the number of streams, and a stream whose client does not keep up is ended
+// (SlowConsumer), never waited for.
 //
 // Lock order, where several are held: a Stream's mu (only while RegisterStream registers it;
 // otherwise a Stream's mu is taken alone), then ring_mu_, then streams_mu_.
