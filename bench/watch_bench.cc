@@ -279,10 +279,14 @@ class Watchers {
         ++slow_;
         continue;
       }
-      constexpr std::string_view kProject = "event: project\nid: ";
-      if (!block.starts_with(kProject)) continue;
+      if (!block.starts_with("event: project\n")) continue;
       if (block.find("\"name\":\"probe\"") == std::string_view::npos) continue;
-      newest = std::max<int64_t>(newest, std::atoll(block.data() + kProject.size()));
+      // The record version is data.version (the id is the stream position), the data's last
+      // key (they are sorted), so the last "version" of the block.
+      constexpr std::string_view kVersion = "\"version\":";
+      const size_t at = block.rfind(kVersion);
+      if (at == std::string_view::npos) continue;
+      newest = std::max<int64_t>(newest, std::atoll(block.data() + at + kVersion.size()));
     }
     c.sse.erase(0, start);
     if (newest == c.probe_version) return;

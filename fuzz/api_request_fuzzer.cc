@@ -2,10 +2,11 @@
 // segment and body before anything reaches the store (ValidateProjectName, the body's top-level
 // fields, engine::ParseProjectSpec and the canonical spec the store keeps), the error mapping to
 // an answer (FromStatus, the field from Status::field()), plus ?wait= (ParseDuration) and
-// ?continue= (DecodeContinue); and the body as an MQTT schema agent's PUT reads it.
+// ?continue= (DecodeContinue); the body as an MQTT schema agent's PUT reads it; and a watch
+// stream's Last-Event-ID (ParseEventId, JudgeResume).
 //
-// Input: line 1 the project name, line 2 the ?wait= value, line 3 the ?continue= token, the rest
-// the request body.
+// Input: line 1 the project name, line 2 the ?wait= value, line 3 the ?continue= token (also
+// taken as a Last-Event-ID, as is line 1), the rest the request body.
 #include <chrono>
 #include <string>
 
@@ -45,6 +46,22 @@ void FuzzWait(std::string_view v) {
   // Its millisecond form parses back to the same duration.
   auto again = ParseDuration(std::to_string(d->count()) + "ms");
   FUZZ_CHECK_MSG(again && *again == *d, std::string(v));
+}
+
+// A watch Last-Event-ID: parsed strictly (so a parsed id is in its one canonical form), and
+// judged against a few windows without trouble.
+void FuzzEventId(std::string_view text) {
+  auto id = ParseEventId(text);
+  const ResumeVerdict v = JudgeResume(text, "b0ot", 5, 9);
+  if (!id) {
+    FUZZ_CHECK(v == ResumeVerdict::kMalformed);
+    return;
+  }
+  FUZZ_CHECK_MSG(EventId(id->boot, id->position) == text, std::string(text));
+  FUZZ_CHECK(id->position <= uint64_t{9223372036854775807u});
+  const bool inside = id->boot == "b0ot" && id->position >= 4 && id->position <= 9;
+  FUZZ_CHECK_MSG((v == ResumeVerdict::kResume) == inside, std::string(text));
+  FUZZ_CHECK(JudgeResume(text, id->boot, id->position + 1, id->position) == ResumeVerdict::kResume);
 }
 
 void FuzzContinue(std::string_view token) {
@@ -155,6 +172,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   steward::api::FuzzWait(wait);
   steward::api::FuzzContinue(token);
   steward::api::FuzzContinue(name);
+  steward::api::FuzzEventId(token);
+  steward::api::FuzzEventId(name);
   steward::api::FuzzBody(name, in);
   return 0;
 }

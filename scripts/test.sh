@@ -26,7 +26,8 @@ if [ "$quick" = 1 ]; then
   (cd build && ctest -j"$jobs" --timeout 300)
   echo "== FlowFuse driver package (node --test against build/steward; the hostile run skipped)"
   STEWARD_BINARY="$PWD/build/steward" timeout 600 node --test \
-    integrations/flowfuse-driver/test/unit.test.js integrations/flowfuse-driver/test/lifecycle.test.js
+    integrations/flowfuse-driver/test/unit.test.js integrations/flowfuse-driver/test/watch.test.js \
+    integrations/flowfuse-driver/test/lifecycle.test.js
   exit 0
 fi
 

@@ -2,11 +2,16 @@
 //
 // Threading: HttpServer I/O threads only route, authenticate and hand each request to the
 // TaskPool; handlers run on the pool. The store listener (on the committing thread; it never
-// calls the store) completes ?wait= waiters and, when any watch stream is open, renders the
-// change once into a StreamEvent that it queues for the fan-out thread ("api-fanout"), which
-// writes it to every matching stream in commit order; Scheduler timers end waits and send
-// keep-alives. So a commit costs one rendering, whatever the number of streams, and a stream
-// whose client does not keep up is ended (SlowConsumer), never waited for.
+// calls the store) completes ?wait= waiters, gives the change the next stream-wide position and
+// renders it once into a StreamEvent (unless no watch stream is open and the replay window is
+// off), that it keeps in the replay window (ring_) and, when any watch stream is open, queues
+// for the fan-out thread ("api-fanout"), which writes it to every matching stream in commit
+// order; Scheduler timers end waits and send keep-alives. So a commit costs one rendering,
+// whatever the number of streams, and a stream whose client does not keep up is ended
+// (SlowConsumer), never waited for.
+//
+// Lock order, where several are held: a Stream's mu (only while RegisterStream registers it;
+// otherwise a Stream's mu is taken alone), then ring_mu_, then streams_mu_.
 #pragma once
 
 #include <atomic>
@@ -140,10 +145,12 @@ struct Waiter {
   bool finished = false;
 };
 
-// One committed change as the watch streams see it: its SSE text (a `project` or `deleted`
-// event, docs/api.md), rendered once by the store listener and shared by every stream, and what
-// routing it needs. Immutable once queued.
+// One committed change as the watch streams see it: its SSE text (a `project`, `agent` or
+// `deleted` event, docs/api.md, whose id is EventId(boot, position)), rendered once by the store
+// listener and shared by every stream and the replay window, and what routing it needs.
+// Immutable once queued.
 struct StreamEvent {
+  uint64_t position = 0;  // 1, 2, ...: one more per change, in feed (commit) order
   store::RecordKind kind = store::RecordKind::kProject;
   std::string project_id;
   std::string name;  // the project's name (a purge: the name it had)
@@ -153,11 +160,38 @@ struct StreamEvent {
   std::shared_ptr<const std::string> text;
 };
 
-// The SSE texts of docs/api.md: a `project` event, a `deleted` event (no id when version is 0)
-// and the `error` events that end a stream whose client does not keep up, or every stream when
-// the server's fan-out fell behind.
-std::string ProjectEvent(const store::ProjectRecord& r);
-std::string DeletedEvent(const std::string& id, const std::string& name, int64_t version);
+// A server's boot token: 16 random characters [0-9a-z] (std::random_device, mixed with the
+// clock), never derived from a seed, so that a restarted server never takes an earlier run's.
+std::string NewBootToken();
+// A watch event id: "<boot>.<position>" (docs/api.md). `boot` is the server's random token.
+std::string EventId(std::string_view boot, uint64_t position);
+struct ParsedEventId {
+  std::string boot;
+  uint64_t position = 0;
+};
+// Parses an id strictly: a boot of 1..32 characters [0-9a-z], '.', a position in canonical
+// decimal (digits only, no sign, no leading zero, at most 2^63 - 1). nullopt for anything else.
+std::optional<ParsedEventId> ParseEventId(std::string_view text);
+
+// Whether a stream may resume after `last_id` (a Last-Event-ID) on a server of `boot` whose
+// replay window holds the positions [oldest, current] (oldest = current + 1 when it holds none):
+// kResume when the id is this boot's and oldest - 1 <= position <= current; otherwise the
+// reason the stream starts over with a snapshot (the `reset` event's reason).
+enum class ResumeVerdict { kResume, kMalformed, kUnknownBoot, kExpired, kAhead };
+ResumeVerdict JudgeResume(std::string_view last_id, std::string_view boot, uint64_t oldest,
+                          uint64_t current);
+std::string_view ResetReason(ResumeVerdict v);  // "Malformed", "UnknownBoot", "Expired", "Ahead"
+
+// The SSE texts of docs/api.md: a `project` (or `agent`) event, a `deleted` event (data.version
+// when `version` > 0), the `sync` that ends a snapshot, the `resumed` that ends a replay, the
+// `reset` that begins a snapshot in place of a resume, and the `error` events that end a stream
+// whose client does not keep up, or every stream when the server's fan-out fell behind.
+std::string ProjectEvent(const store::ProjectRecord& r, std::string_view id);
+std::string DeletedEvent(const std::string& project_id, const std::string& name, int64_t version,
+                         std::string_view id);
+std::string SyncEvent(size_t projects, std::string_view id);
+std::string ResumedEvent(std::string_view from, size_t replayed, std::string_view id);
+std::string ResetEvent(std::string_view reason, std::string_view message);
 std::string SlowConsumerEvent(size_t pending_bytes);
 // The `error` event that ends every stream when the fan-out fell behind by more than its bound.
 std::string FanoutBehindEvent(size_t queued_bytes);
@@ -173,7 +207,10 @@ struct Stream {
   std::optional<store::RecordKind> kind = store::RecordKind::kProject;  // nullopt: every kind
   Mutex mu;
   bool initial GUARDED_BY(mu) = false;  // began with a snapshot of the current projects
-  bool live GUARDED_BY(mu) = false;     // false while the initial snapshot is being written
+  bool live GUARDED_BY(mu) = false;     // false while the snapshot or replay is being written
+  // The position the stream starts after: every change up to it is in its snapshot or replay,
+  // so the fan-out skips those still queued; every later one reaches it through the fan-out.
+  uint64_t after GUARDED_BY(mu) = 0;
   bool ended GUARDED_BY(mu) = false;
   // Output queued on the connection and not yet sent beyond which the stream is ended with a
   // SlowConsumer error: Server::stream_pending_limit_ plus the size of the initial snapshot
@@ -182,6 +219,17 @@ struct Stream {
   std::vector<StreamEvent> buffered GUARDED_BY(mu);  // changes seen before `live`
   // Per project, for the snapshot hand-over.
   std::map<std::string, int64_t> sent_versions GUARDED_BY(mu);
+};
+
+// How a watch stream begins (Server::RegisterStream).
+struct WatchStart {
+  bool stopping = false;  // the server is stopping: the stream was not registered (and is ended)
+  uint64_t at = 0;        // the position the stream starts after (its sync's or resumed's id)
+  std::string from;       // the Last-Event-ID (or since=) asked for; "" = none
+  ResumeVerdict verdict = ResumeVerdict::kResume;  // for `from` when set
+  std::string reset_message;                       // why `from` cannot be resumed from
+  // A resume: the changes after `from` up to `at` that match the stream, in order.
+  std::vector<StreamEvent> replay;
 };
 
 // A live resources stream (GET /v1/projects/{p}/resources/stream): every ready pod's
@@ -269,6 +317,7 @@ class Server final : public ApiServer, public net::Handler {
 
  private:
   friend struct ServerTestPeer;
+  friend struct WatchTestPeer;
   using OpFn = StatusOr<store::ProjectRecord> (engine::Intents::*)(std::string_view,
                                                                    store::RecordKind);
   void HandleOperation(const CallPtr& call, OpFn op,
@@ -322,16 +371,39 @@ class Server final : public ApiServer, public net::Handler {
   void FinishWaiter(const std::shared_ptr<Waiter>& w, bool done);
   void SendWaiterAnswer(const std::shared_ptr<Waiter>& w, bool done);
 
-  // Store listener: completes waiters; renders the change once and queues it for the fan-out.
-  void OnChange(const store::ProjectChange& change);
+  // Store listener: completes waiters; gives the change the next position, renders it once,
+  // keeps it in the replay window and queues it for the fan-out.
+  void OnChange(const store::ProjectChange& change) EXCLUDES(ring_mu_, streams_mu_, fanout_mu_);
+  // Adds a change to the replay window, dropping the oldest beyond the window's bounds.
+  void KeepLocked(StreamEvent e) REQUIRES(ring_mu_);
+
+  // GET /v1/watch (watch.cc). The stream the query asks for (`initial` from its query);
+  // nullptr after answering 400.
+  std::shared_ptr<Stream> NewStream(const CallPtr& call, bool* initial);
+  // Registers `s` under ring_mu_ and streams_mu_, so that nothing falls between what it is sent
+  // first and what the fan-out hands it: every change up to `at` is in its snapshot (read after
+  // this) or its replay (copied from the window here), every later one reaches it through the
+  // fan-out (buffered until it is live). Sets the stream's mode from `from` and `initial`.
+  WatchStart RegisterStream(const std::shared_ptr<Stream>& s, std::string from, bool initial)
+      EXCLUDES(ring_mu_, streams_mu_, s->mu);
+  // A `reset` (when `start` is a refused resume), the current projects, then `sync` at start.at.
+  void SendSnapshot(const std::shared_ptr<Stream>& s, const WatchStart& start) EXCLUDES(s->mu);
+  // The replay, then `resumed` at start.at.
+  void SendReplay(const std::shared_ptr<Stream>& s, const WatchStart& start) EXCLUDES(s->mu);
+  // Writes what the fan-out buffered during the snapshot or replay and makes the stream live.
+  void GoLiveLocked(const std::shared_ptr<Stream>& s) REQUIRES(s->mu);
+  // Whether `e` passes the stream's filters (project, team, kind).
+  static bool Matches(const Stream& s, const StreamEvent& e);
+  // Runs the test hook, if any (no lock held).
+  void RunWatchHook(std::string_view stage) EXCLUDES(hook_mu_);
   // The fan-out thread: takes every queued event at once and hands each stream its share of
   // them in one write, in queue (= commit) order. Returns once stopping and the queue is empty.
   void FanoutLoop() EXCLUDES(fanout_mu_);
   void FanOut(const std::vector<StreamEvent>& batch) EXCLUDES(streams_mu_);
   // Ends every open stream with FanoutBehindEvent (after what each has queued).
   void EndStreamsBehind(size_t queued_bytes) EXCLUDES(streams_mu_);
-  // Adds `e` to `out` unless the stream already showed it (s->mu held).
-  static void AppendLocked(Stream& s, const StreamEvent& e, std::string* out) REQUIRES(s.mu);
+  // Adds `e` to `out` unless the stream already showed it (s->mu held); true when added.
+  static bool AppendLocked(Stream& s, const StreamEvent& e, std::string* out) REQUIRES(s.mu);
   // Writes `text` unless the client has more than s->max_pending bytes unsent, in which case the
   // stream is ended with a SlowConsumer error (s->mu held); false when the stream has ended.
   bool SendLocked(const std::shared_ptr<Stream>& s, std::string text) REQUIRES(s->mu);
@@ -380,8 +452,21 @@ class Server final : public ApiServer, public net::Handler {
   Mutex wait_mu_;
   std::multimap<std::string, std::shared_ptr<Waiter>> waiters_ GUARDED_BY(wait_mu_);  // by id
 
+  // The watch streams' positions and replay window (docs/api.md, GET /v1/watch). The boot
+  // token, random per server, makes an id of another process (an earlier run) recognisable.
+  const std::string boot_;
+  Mutex ring_mu_;
+  uint64_t position_ GUARDED_BY(ring_mu_) = 0;         // the last change's; 0 = none yet
+  std::deque<StreamEvent> ring_ GUARDED_BY(ring_mu_);  // positions position_ - size + 1 ...
+  size_t ring_bytes_ GUARDED_BY(ring_mu_) = 0;         // their texts' sizes
+
   Mutex streams_mu_;
   std::vector<std::shared_ptr<Stream>> streams_ GUARDED_BY(streams_mu_);
+
+  // Tests: run by HandleWatch on the pool, with no lock held, with "register" just before a
+  // stream is registered and "registered" just after, before its snapshot or replay is sent.
+  Mutex hook_mu_;
+  std::function<void(std::string_view stage)> watch_hook_ GUARDED_BY(hook_mu_);
 
   Mutex resource_streams_mu_;
   std::vector<std::shared_ptr<ResourceStream>> resource_streams_ GUARDED_BY(resource_streams_mu_);
@@ -394,7 +479,8 @@ class Server final : public ApiServer, public net::Handler {
   // once (a lagging fan-out writes each stream many changes per write). Bounded by the text it
   // holds: past the bound the queue is dropped, nothing more is queued until the fan-out has
   // seen that, and it then ends every open stream with an `error` event (Overloaded) — each
-  // client reconnects with initial=true — instead of holding memory without bound.
+  // client reconnects with its last event id, and the replay window (filled by the listener,
+  // not from this queue) gives it what was dropped — instead of holding memory without bound.
   static constexpr size_t kFanoutQueueLimit = 64u << 20;
   std::atomic<size_t> fanout_queue_limit_{kFanoutQueueLimit};  // tests may lower it
   Mutex fanout_mu_;

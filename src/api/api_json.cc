@@ -163,6 +163,7 @@ Json ProjectJson(const store::ProjectRecord& r) {
               {"desiredState", std::string(store::ToString(r.desired))},
               {"generation", r.generation},
               {"restartEpoch", r.restart_epoch},
+              {"version", r.version},
               {"status", StatusJson(r)},
               {"createdAt", FormatTimeMs(r.created_ms)},
               {"updatedAt", FormatTimeMs(r.updated_ms)}};

@@ -61,7 +61,7 @@ StatusOr<std::unique_ptr<ApiServer>> ApiServer::Start(ApiOptions options, ApiDep
 }
 
 Server::Server(ApiOptions options, ApiDeps deps)
-    : options_(std::move(options)), deps_(std::move(deps)) {
+    : options_(std::move(options)), deps_(std::move(deps)), boot_(NewBootToken()) {
   auto add = [this](std::string pattern, std::map<std::string, Method> methods, bool open = false,
                     bool large_body = false) {
     Route r;
@@ -118,7 +118,8 @@ Server::Server(ApiOptions options, ApiDeps deps)
   add("/v1/agents/{agent}/commands/{command}", {{"POST", {&Server::HandleAgentCommand}}});
   add("/v1/agents/{agent}/history", {{"GET", {&Server::HandleAgentHistory, {"limit", "after"}}}});
   add("/v1/credentials/check", {{"POST", {&Server::HandleCredentialCheck}}});
-  add("/v1/watch", {{"GET", {&Server::HandleWatch, {"project", "team", "initial", "kind"}}}});
+  add("/v1/watch",
+      {{"GET", {&Server::HandleWatch, {"project", "team", "initial", "kind", "since"}}}});
 }
 
 Server::~Server() { Stop(); }
@@ -580,13 +581,11 @@ void Server::OnChange(const store::ProjectChange& change) {
   }
   for (auto& [w, done] : finished) FinishWaiter(w, done);
 
-  // Streams: rendered once, written by the fan-out thread. With no stream open there is nothing
-  // to render: a stream registered later reads its snapshot after registering (so it shows this
-  // commit), or asked for no snapshot (so it starts after this commit).
-  {
-    MutexLock lock(streams_mu_);
-    if (streams_.empty()) return;
-  }
+  // Streams: every change gets the next position and is rendered once, with its id, under
+  // ring_mu_. The window then holds exactly what was committed, in order (also what an
+  // overloaded fan-out drops below), and a stream registering under the same lock either counts
+  // this change in its snapshot or replay, or is open when it is queued. With no stream open
+  // and no window, there is nothing to render.
   StreamEvent e;
   e.project_id = change.project_id;
   e.kind = change.record ? change.record->kind
@@ -595,7 +594,6 @@ void Server::OnChange(const store::ProjectChange& change) {
     e.name = change.record->name;
     e.team = change.record->team;
     e.version = change.record->version;
-    e.text = std::make_shared<const std::string>(ProjectEvent(*change.record));
   } else {
     e.purged = true;
     if (change.purged) {
@@ -603,8 +601,24 @@ void Server::OnChange(const store::ProjectChange& change) {
       e.team = change.purged->team;
       e.version = change.purged->version + 1;
     }
-    e.text = std::make_shared<const std::string>(DeletedEvent(e.project_id, e.name, e.version));
   }
+  const bool keep = options_.watch_window_events > 0 && options_.watch_window_bytes > 0;
+  bool streams_open = false;
+  {
+    MutexLock lock(ring_mu_);
+    e.position = ++position_;
+    {
+      MutexLock streams_lock(streams_mu_);
+      streams_open = !streams_.empty();
+    }
+    if (!streams_open && !keep) return;
+    const std::string id = EventId(boot_, e.position);
+    e.text = std::make_shared<const std::string>(
+        change.record ? ProjectEvent(*change.record, id)
+                      : DeletedEvent(e.project_id, e.name, e.version, id));
+    if (keep) KeepLocked(e);
+  }
+  if (!streams_open) return;
   std::vector<StreamEvent> dropped;  // freed outside the lock
   {
     MutexLock lock(fanout_mu_);
@@ -618,6 +632,16 @@ void Server::OnChange(const store::ProjectChange& change) {
     }
   }
   fanout_cv_.NotifyOne();
+}
+
+void Server::KeepLocked(StreamEvent e) {
+  ring_bytes_ += e.text->size();
+  ring_.push_back(std::move(e));
+  while (!ring_.empty() && (ring_.size() > options_.watch_window_events ||
+                            ring_bytes_ > options_.watch_window_bytes)) {
+    ring_bytes_ -= ring_.front().text->size();
+    ring_.pop_front();
+  }
 }
 
 }  // namespace steward::api

@@ -7,11 +7,12 @@
 //
 // Lifecycle: Start() registers a store listener, starts the watch fan-out thread (which writes
 // each change, rendered once by the listener, to every matching stream; a stream whose client
-// leaves over 1 MiB unsent is ended with `event: error`) and starts serving; Stop() (idempotent,
-// also run by the destructor) lets the fan-out write what is queued, ends open watch streams and
-// resources streams (`end` reason Stopping; over WebSocket then a close frame 1001), answers
-// pending waits with their current state, removes the listener and stops the HTTP
-// server. The dependencies must outlive the server. Thread-safe.
+// leaves over 1 MiB unsent is ended with `event: error`; every change gets a stream-wide
+// position, and the most recent ones are kept for clients that resume, ApiOptions::watch_window_*)
+// and starts serving; Stop() (idempotent, also run by the destructor) lets the fan-out write what
+// is queued, ends open watch streams and resources streams (`end` reason Stopping; over WebSocket
+// then a close frame 1001), answers pending waits with their current state, removes the listener
+// and stops the HTTP server. The dependencies must outlive the server. Thread-safe.
 #pragma once
 
 #include <chrono>
@@ -47,6 +48,12 @@ struct ApiOptions {
   std::chrono::milliseconds max_wait{600000};  // the largest ?wait= accepted
   std::chrono::milliseconds keepalive{15000};  // watch-stream comment interval
   int workers = 8;                             // threads for blocking work
+  // GET /v1/watch's replay window: the most recent committed changes, as rendered, that a
+  // client reconnecting with Last-Event-ID is sent again instead of a snapshot. Bounded by both
+  // a count and the rendered bytes (the oldest go first); 0 for either keeps none, so that a
+  // resume works only from the current position.
+  size_t watch_window_events = 10000;
+  size_t watch_window_bytes = 16u << 20;
   // When set, /healthz, /readyz and /metrics are served on this second listener only (no token
   // there, as on the main one), and the main listener answers them 404: probes and scrapes can
   // then reach a port the API's clients cannot, and the API's port shows nothing unauthenticated.

@@ -386,23 +386,27 @@ TEST_F(ApiTest, WatchDeliversEveryPhaseOfAStartInOrderAndTheDeletion) {
   ASSERT_TRUE(Eventually([&] { return all.Has("deleted"); }));
 
   // The phases in the order they were committed: Pending, Provisioning..., Running, then the
-  // teardown, and the deletion last; ids (record versions) increase.
+  // teardown, and the deletion last; record versions (data.version) increase, and so do the
+  // ids' positions, by one per change (nothing else was committed), all of this server's boot.
   std::vector<std::string> phases;
   int64_t last_version = 0;
   Json deleted;
-  std::string deleted_id;
+  const std::string boot = BootOf(all.events()[0].id);
+  uint64_t position = PositionOf(all.events()[0].id);  // the sync's
+  EXPECT_EQ(position, 0u);                             // nothing was committed before it
   for (const auto& e : all.events()) {
     if (e.event == "sync") continue;
+    EXPECT_EQ(BootOf(e.id), boot);
+    EXPECT_EQ(PositionOf(e.id), ++position) << e.id;
     if (e.event == "deleted") {
       deleted = Body(net::HttpResponse{200, {}, e.data});
-      deleted_id = e.id;
       continue;
     }
     ASSERT_EQ(e.event, "project");
     ASSERT_TRUE(deleted.is_null()) << "an event after the deletion";
     Json p = Body(net::HttpResponse{200, {}, e.data});
     EXPECT_EQ(p["id"], id);
-    int64_t v = std::stoll(e.id);
+    int64_t v = p["version"];
     EXPECT_GT(v, last_version);
     last_version = v;
     std::string phase = p["status"]["phase"];
@@ -413,8 +417,7 @@ TEST_F(ApiTest, WatchDeliversEveryPhaseOfAStartInOrderAndTheDeletion) {
   EXPECT_EQ(phases[1], "Provisioning");
   EXPECT_EQ(phases[2], "Running");
   EXPECT_EQ(phases[3], "Deleting");
-  EXPECT_EQ(deleted, (Json{{"id", id}, {"name", "alpha"}}));
-  EXPECT_EQ(std::stoll(deleted_id), last_version + 1);
+  EXPECT_EQ(deleted, (Json{{"id", id}, {"name", "alpha"}, {"version", last_version + 1}}));
 
   // A stream for another team saw nothing; keep-alive comments flow.
   EXPECT_TRUE(other_team.events().empty());
@@ -886,7 +889,8 @@ TEST_F(ApiTest, AWatchClientThatDoesNotReadIsEndedWithASlowConsumerError) {
   int64_t version = 0;
   for (size_t i = 1; i + 1 < events.size(); ++i) {
     ASSERT_EQ(events[i].event, "project");
-    EXPECT_EQ(std::stoll(events[i].id), ++version);  // none lost, none repeated
+    EXPECT_EQ(DataOf(events[i])["version"], ++version);  // none lost, none repeated
+    EXPECT_EQ(PositionOf(events[i].id), PositionOf(events.front().id) + i);
   }
   EXPECT_LE(version, commits_at_drop);  // nothing committed after the drop reached it
   const Event& last = events.back();
@@ -894,14 +898,14 @@ TEST_F(ApiTest, AWatchClientThatDoesNotReadIsEndedWithASlowConsumerError) {
   EXPECT_EQ(last.id, "");
   Json error = Body(net::HttpResponse{200, {}, last.data});
   EXPECT_EQ(error["reason"], "SlowConsumer");
-  EXPECT_NE(GetString(error, "message").find("initial=true"), std::string::npos) << last.data;
+  EXPECT_NE(GetString(error, "message").find("Last-Event-ID"), std::string::npos) << last.data;
   // Other streams and commits go on.
   Watcher later(api_->port(), "/v1/watch?project=big");
   ASSERT_TRUE(Eventually([&] { return later.Has("sync"); }));
   ASSERT_TRUE(store_->MutateProject("big", bump).ok());
   ASSERT_TRUE(Eventually([&] {
     auto e = later.events();
-    return !e.empty() && e.back().id == std::to_string(commits + 1);
+    return !e.empty() && DataOf(e.back())["version"] == commits + 1;
   }));
 }
 
@@ -936,11 +940,13 @@ TEST_F(ApiTest, CommitsDoNotWaitForWatchStreams) {
   ASSERT_EQ(events.size(), names.size() + 1);
   for (size_t i = 0; i < names.size(); ++i) {
     EXPECT_EQ(events[i].event, "project");
-    EXPECT_EQ(Body(net::HttpResponse{200, {}, events[i].data})["name"], names[i]);
-    EXPECT_EQ(events[i].id, "1");
+    EXPECT_EQ(DataOf(events[i])["name"], names[i]);
+    EXPECT_EQ(DataOf(events[i])["version"], 1);
+    EXPECT_EQ(PositionOf(events[i].id), i + 1);
   }
-  EXPECT_EQ(Body(net::HttpResponse{200, {}, events.back().data})["name"], "p1");
-  EXPECT_EQ(events.back().id, "2");
+  EXPECT_EQ(DataOf(events.back())["name"], "p1");
+  EXPECT_EQ(DataOf(events.back())["version"], 2);
+  EXPECT_EQ(PositionOf(events.back().id), names.size() + 1);
 }
 
 // A fan-out that falls behind by more than its bound holds no more: the queue is dropped and
@@ -974,19 +980,37 @@ TEST_F(ApiTest, AFanoutThatFallsBehindEndsEveryStreamWithAnOverloadedError) {
   auto events = w.events();
   ASSERT_EQ(events.size(), 2u);  // the change it was being sent, then the error
   EXPECT_EQ(events[0].event, "project");
-  EXPECT_EQ(events[0].id, "1");
+  EXPECT_EQ(DataOf(events[0])["version"], 1);
+  EXPECT_EQ(PositionOf(events[0].id), 1u);
   EXPECT_EQ(events.back().event, "error");
   Json error = Body(net::HttpResponse{200, {}, events.back().data});
   EXPECT_EQ(error["reason"], "Overloaded");
-  EXPECT_NE(GetString(error, "message").find("initial=true"), std::string::npos);
+  EXPECT_NE(GetString(error, "message").find("Last-Event-ID"), std::string::npos);
   ASSERT_TRUE(Eventually([&] { return ServerTestPeer::Streams(*api_) == 0; }));
+  // The window was filled by the listener, not from the dropped queue: resuming from the last
+  // id received replays every change the stream missed, in order, and nothing else.
+  {
+    net::Headers h;
+    h.Set("Last-Event-ID", events[0].id);
+    Watcher resumed(api_->port(), "/v1/watch?initial=false", Watcher::kRead, h);
+    ASSERT_TRUE(Eventually([&] { return resumed.Has("resumed"); }));
+    auto replay = resumed.events();
+    ASSERT_EQ(replay.size(), static_cast<size_t>(kCommits));  // kCommits - 1, then `resumed`
+    for (int i = 0; i + 1 < kCommits; ++i) {
+      EXPECT_EQ(replay[i].event, "project");
+      EXPECT_EQ(PositionOf(replay[i].id), static_cast<uint64_t>(i + 2));
+      EXPECT_EQ(DataOf(replay[i])["version"], i + 2);
+    }
+    EXPECT_EQ(replay.back().event, "resumed");
+    EXPECT_EQ(DataOf(replay.back()), (Json{{"from", events[0].id}, {"replayed", kCommits - 1}}));
+  }
   // Nothing more is dropped: a new stream gets its snapshot and the next change.
   Watcher later(api_->port(), "/v1/watch?project=big");
   ASSERT_TRUE(Eventually([&] { return later.Has("sync"); }));
   ASSERT_TRUE(store_->MutateProject("big", bump).ok());
   ASSERT_TRUE(Eventually([&] {
     auto e = later.events();
-    return !e.empty() && e.back().id == std::to_string(kCommits + 1);
+    return !e.empty() && DataOf(e.back())["version"] == kCommits + 1;
   }));
 }
 
@@ -999,14 +1023,23 @@ TEST_F(ApiTest, WatchEventsAreTheDocumentedText) {
   ASSERT_TRUE(Eventually([&] { return w.Has("project"); }));
   auto rec = store_->GetProjectByName("alpha");
   ASSERT_TRUE(rec.ok());
-  EXPECT_EQ(ProjectEvent(*rec),
-            "event: project\nid: 1\ndata: " + DumpJson(ProjectJson(*rec)) + "\n\n");
   auto e = w.events().front();
-  EXPECT_EQ(e.id, "1");
+  EXPECT_EQ(PositionOf(e.id), 1u);
+  EXPECT_EQ(ProjectEvent(*rec, e.id),
+            "event: project\nid: " + e.id + "\ndata: " + DumpJson(ProjectJson(*rec)) + "\n\n");
   EXPECT_EQ(e.data, DumpJson(ProjectJson(*rec)));
-  EXPECT_EQ(DeletedEvent("i", "n", 7),
-            "event: deleted\nid: 7\ndata: {\"id\":\"i\",\"name\":\"n\"}\n\n");
-  EXPECT_EQ(DeletedEvent("i", "n", 0), "event: deleted\ndata: {\"id\":\"i\",\"name\":\"n\"}\n\n");
+  EXPECT_EQ(DataOf(e)["version"], rec->version);
+  EXPECT_EQ(ProjectEvent(*rec, ""),
+            "event: project\ndata: " + DumpJson(ProjectJson(*rec)) + "\n\n");
+  EXPECT_EQ(DeletedEvent("i", "n", 7, "b.3"),
+            "event: deleted\nid: b.3\ndata: {\"id\":\"i\",\"name\":\"n\",\"version\":7}\n\n");
+  EXPECT_EQ(DeletedEvent("i", "n", 0, "b.3"),
+            "event: deleted\nid: b.3\ndata: {\"id\":\"i\",\"name\":\"n\"}\n\n");
+  EXPECT_EQ(SyncEvent(2, "b.3"), "event: sync\nid: b.3\ndata: {\"projects\":2}\n\n");
+  EXPECT_EQ(ResumedEvent("b.1", 2, "b.3"),
+            "event: resumed\nid: b.3\ndata: {\"from\":\"b.1\",\"replayed\":2}\n\n");
+  EXPECT_EQ(ResetEvent("Expired", "m"),
+            "event: reset\ndata: {\"message\":\"m\",\"reason\":\"Expired\"}\n\n");
   const std::string slow = SlowConsumerEvent(123);
   const std::string prefix = "event: error\ndata: ";
   ASSERT_TRUE(slow.starts_with(prefix)) << slow;

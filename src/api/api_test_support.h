@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <functional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -30,6 +31,28 @@ inline constexpr const char* kToken = "test-api-token-0123456789";
 struct Event {
   std::string event, id, data;
 };
+// An event's data as JSON (null when it is not JSON).
+inline Json DataOf(const Event& e) {
+  auto j = ParseJson(e.data);
+  return j.ok() ? *j : Json();
+}
+
+// A watch event id's parts, "<boot>.<position>": the position (0 when `id` is not one) and
+// the boot ("" when it is not one).
+inline uint64_t PositionOf(const std::string& id) {
+  const size_t dot = id.find('.');
+  if (dot == std::string::npos || dot + 1 == id.size()) return 0;
+  uint64_t n = 0;
+  for (char c : id.substr(dot + 1)) {
+    if (c < '0' || c > '9') return 0;
+    n = n * 10 + static_cast<uint64_t>(c - '0');
+  }
+  return n;
+}
+inline std::string BootOf(const std::string& id) {
+  const size_t dot = id.find('.');
+  return dot == std::string::npos ? "" : id.substr(0, dot);
+}
 
 // Splits an SSE byte stream into events (comments are counted, not returned).
 class SseParser {
@@ -77,11 +100,12 @@ class SseParser {
 
 // A watch stream read on its own thread. kStallAfterSync: it stops reading once the stream's
 // `sync` event came (its connection's buffers then fill up) until Resume() or Stop().
+// `headers` are sent with the request (Last-Event-ID).
 class Watcher {
  public:
   enum Mode { kRead, kStallAfterSync };
-  Watcher(uint16_t port, std::string target, Mode mode = kRead) {
-    thread_ = std::thread([this, port, target, mode] {
+  Watcher(uint16_t port, std::string target, Mode mode = kRead, net::Headers headers = {}) {
+    thread_ = std::thread([this, port, target, mode, headers] {
       net::HttpClient::Options o;
       o.port = port;
       o.bearer_token = kToken;
@@ -98,7 +122,7 @@ class Watcher {
             }
             return !stop_;
           },
-          {}, seconds(120));
+          headers, seconds(120));
       MutexLock lock(mu_);
       done_ = true;
       if (r.ok()) {
@@ -214,17 +238,21 @@ class ApiFixture : public engine::testing::EngineFixture {
     EngineFixture::TearDown();
   }
 
-  void StartApi() {
+  // `tweak` changes the options (a test's watch window). A test may Stop the server, reset api_
+  // and start another (a restart: a new boot token for the watch streams), without `metrics`
+  // (a registry takes each family once).
+  void StartApi(const std::function<void(ApiOptions&)>& tweak = nullptr, bool metrics = true) {
     ApiOptions o;
     o.token = kToken;
     o.keepalive = milliseconds(100);
     o.workers = 4;
+    if (tweak) tweak(o);
     ApiDeps d;
     d.store = store_.get();
     d.intents = &engine_->intents();
     d.config = &config_;
     d.instance = instance_.get();
-    d.metrics = &metrics_;
+    d.metrics = metrics ? &metrics_ : nullptr;
     d.ready = [this]() -> Status {
       if (!ready_) return Unavailable("engine caches not synced");
       return Status::Ok();

@@ -1,40 +1,92 @@
-// GET /v1/watch: server-sent events. The store listener (OnChange, api_server.cc) renders each
-// change once; the fan-out thread (FanoutLoop) writes it to the streams it matches.
+// GET /v1/watch: server-sent events. The store listener (OnChange, api_server.cc) gives each
+// change its position, renders it once and keeps it in the replay window; the fan-out thread
+// (FanoutLoop) writes it to the streams it matches. A stream begins with a snapshot (then
+// `sync`) or, resuming after a Last-Event-ID still in the window, with the changes it missed
+// (then `resumed`).
 #include <utility>
 
 #include "api/api_internal.h"
 #include "common/log.h"
 
 namespace steward::api {
+namespace {
 
-std::string ProjectEvent(const store::ProjectRecord& r) {
-  return std::string(r.kind == store::RecordKind::kAgent ? "event: agent" : "event: project") +
-         "\nid: " + std::to_string(r.version) + "\ndata: " + DumpJson(ProjectJson(r)) + "\n\n";
+// An id a client sent, for a message: printable ASCII only, at most 64 bytes of it.
+std::string Quoted(std::string_view id) {
+  std::string out = "\"";
+  for (char c : id.substr(0, 64)) out += c >= 0x20 && c < 0x7f ? c : '?';
+  return out + (id.size() > 64 ? "...\"" : "\"");
 }
 
-std::string DeletedEvent(const std::string& id, const std::string& name, int64_t version) {
+std::string ResetMessage(ResumeVerdict verdict, std::string_view from, std::string_view boot,
+                         uint64_t oldest, uint64_t current) {
+  const std::string id = Quoted(from);
+  const std::string then = "; the stream starts over with every current record";
+  switch (verdict) {
+    case ResumeVerdict::kMalformed:
+      return "the last event id " + id + " is not an id of this server (<boot>.<position>)" + then;
+    case ResumeVerdict::kUnknownBoot:
+      return "the last event id " + id + " is from another run of the server (this one is " +
+             std::string(boot) + ")" + then;
+    case ResumeVerdict::kExpired:
+      return "the changes after " + id + " are no longer kept (the server holds those after " +
+             EventId(boot, oldest - 1) + ")" + then;
+    case ResumeVerdict::kAhead:
+      return "the last event id " + id + " is ahead of the server (at " + EventId(boot, current) +
+             ")" + then;
+    case ResumeVerdict::kResume:
+      break;
+  }
+  return "";
+}
+
+std::string ErrorEvent(std::string_view reason, const std::string& message) {
+  return "event: error\ndata: " + DumpJson(Json{{"reason", reason}, {"message", message}}) + "\n\n";
+}
+
+}  // namespace
+
+std::string ProjectEvent(const store::ProjectRecord& r, std::string_view id) {
+  std::string out = r.kind == store::RecordKind::kAgent ? "event: agent\n" : "event: project\n";
+  if (!id.empty()) out += "id: " + std::string(id) + "\n";
+  return out + "data: " + DumpJson(ProjectJson(r)) + "\n\n";
+}
+
+std::string DeletedEvent(const std::string& project_id, const std::string& name, int64_t version,
+                         std::string_view id) {
+  Json data{{"id", project_id}, {"name", name}};
+  if (version > 0) data["version"] = version;
   std::string out = "event: deleted\n";
-  if (version > 0) out += "id: " + std::to_string(version) + "\n";
-  out += "data: " + DumpJson(Json{{"id", id}, {"name", name}}) + "\n\n";
-  return out;
+  if (!id.empty()) out += "id: " + std::string(id) + "\n";
+  return out + "data: " + DumpJson(data) + "\n\n";
+}
+
+std::string SyncEvent(size_t projects, std::string_view id) {
+  return "event: sync\nid: " + std::string(id) +
+         "\ndata: " + DumpJson(Json{{"projects", projects}}) + "\n\n";
+}
+
+std::string ResumedEvent(std::string_view from, size_t replayed, std::string_view id) {
+  return "event: resumed\nid: " + std::string(id) +
+         "\ndata: " + DumpJson(Json{{"from", from}, {"replayed", replayed}}) + "\n\n";
+}
+
+std::string ResetEvent(std::string_view reason, std::string_view message) {
+  return "event: reset\ndata: " + DumpJson(Json{{"reason", reason}, {"message", message}}) + "\n\n";
 }
 
 std::string SlowConsumerEvent(size_t pending_bytes) {
-  return "event: error\ndata: " +
-         DumpJson(Json{{"reason", "SlowConsumer"},
-                       {"message", "the client did not keep up with the stream (" +
-                                       std::to_string(pending_bytes) +
-                                       " bytes unsent); reconnect with initial=true"}}) +
-         "\n\n";
+  return ErrorEvent("SlowConsumer", "the client did not keep up with the stream (" +
+                                        std::to_string(pending_bytes) +
+                                        " bytes unsent); reconnect with Last-Event-ID set to the "
+                                        "last id received to resume from there");
 }
 
 std::string FanoutBehindEvent(size_t queued_bytes) {
-  return "event: error\ndata: " +
-         DumpJson(Json{{"reason", "Overloaded"},
-                       {"message", "the server fell behind writing watch streams (" +
-                                       std::to_string(queued_bytes) +
-                                       " bytes queued); reconnect with initial=true"}}) +
-         "\n\n";
+  return ErrorEvent("Overloaded", "the server fell behind writing watch streams (" +
+                                      std::to_string(queued_bytes) +
+                                      " bytes queued); reconnect with Last-Event-ID set to the "
+                                      "last id received to resume from there");
 }
 
 void Server::BeginEventStream(const CallPtr& call) {
@@ -47,19 +99,19 @@ void Server::BeginEventStream(const CallPtr& call) {
   call->writer->BeginStream(200, std::move(h));
 }
 
-void Server::HandleWatch(const CallPtr& call) {
+std::shared_ptr<Stream> Server::NewStream(const CallPtr& call, bool* initial) {
   const net::HttpRequest& req = call->request;
-  bool initial = true;
+  *initial = true;
   if (req.HasQuery("initial")) {
     std::string_view v = req.Query("initial");
     if (v == "true" || v == "1") {
-      initial = true;
+      *initial = true;
     } else if (v == "false" || v == "0") {
-      initial = false;
+      *initial = false;
     } else {
       ReplyError(call, BadArgument("initial", "initial: must be true or false (got \"" +
                                                   std::string(v) + "\")"));
-      return;
+      return nullptr;
     }
   }
   std::optional<store::RecordKind> kind = store::RecordKind::kProject;
@@ -72,7 +124,7 @@ void Server::HandleWatch(const CallPtr& call) {
     } else {
       ReplyError(call, BadArgument("kind", "kind: must be project, agent or all (got \"" +
                                                std::string(v) + "\")"));
-      return;
+      return nullptr;
     }
   }
   auto s = std::make_shared<Stream>();
@@ -80,23 +132,26 @@ void Server::HandleWatch(const CallPtr& call) {
   s->kind = kind;
   s->team = std::string(req.Query("team"));
   s->project = std::string(req.Query("project"));
+  return s;
+}
+
+void Server::HandleWatch(const CallPtr& call) {
+  bool initial = true;
+  std::shared_ptr<Stream> s = NewStream(call, &initial);
+  if (s == nullptr) return;
+  // An EventSource sends the header on every reconnect, with the newest id it got: it wins over
+  // a since= that stays in its URL. An id is never refused (a client resends what it got): one
+  // that cannot be resumed from is a `reset`.
+  std::string from(call->request.headers.Get("Last-Event-ID"));
+  if (from.empty()) from = std::string(call->request.Query("since"));
   {
     MutexLock lock(s->mu);
-    s->initial = initial;
-    s->live = !initial;
     s->max_pending = stream_pending_limit_.load();
     BeginEventStream(call);
   }
-  {
-    MutexLock lock(streams_mu_);
-    if (stopping_) {
-      MutexLock slock(s->mu);
-      s->ended = true;
-      call->writer->End();
-      return;
-    }
-    streams_.push_back(s);
-  }
+  RunWatchHook("register");
+  const WatchStart start = RegisterStream(s, std::move(from), initial);
+  if (start.stopping) return;
   // OnClose runs on an I/O thread and must not block: the removal happens on the pool.
   std::weak_ptr<Stream> weak = s;
   call->writer->OnClose([this, weak] {
@@ -104,8 +159,56 @@ void Server::HandleWatch(const CallPtr& call) {
       if (!pool_->Post([this, st] { DropStream(st); })) return;
     }
   });
-  if (!initial) return;
+  RunWatchHook("registered");
+  if (!start.from.empty() && start.verdict == ResumeVerdict::kResume) {
+    SendReplay(s, start);
+  } else if (initial || !start.from.empty()) {
+    SendSnapshot(s, start);
+  }
+}
 
+WatchStart Server::RegisterStream(const std::shared_ptr<Stream>& s, std::string from,
+                                  bool initial) {
+  WatchStart start;
+  start.from = std::move(from);
+  // The stream is not shared yet: its lock comes first (the order of api_internal.h), for its
+  // fields. Then ring_mu_, which the listener holds while it numbers, renders and keeps a
+  // change: no change can be numbered between the copy of the window (or the snapshot's
+  // position) and the registration, so each one after `at` is queued for the fan-out once the
+  // stream is in streams_, and the fan-out skips those up to `at` it still holds.
+  MutexLock stream_lock(s->mu);
+  MutexLock ring_lock(ring_mu_);
+  start.at = position_;
+  const uint64_t oldest = position_ + 1 - ring_.size();
+  bool resume = false;
+  if (!start.from.empty()) {
+    start.verdict = JudgeResume(start.from, boot_, oldest, position_);
+    resume = start.verdict == ResumeVerdict::kResume;
+    if (resume) {
+      const uint64_t after = ParseEventId(start.from)->position;
+      for (size_t i = static_cast<size_t>(after + 1 - oldest); i < ring_.size(); ++i) {
+        if (Matches(*s, ring_[i])) start.replay.push_back(ring_[i]);  // shares the text
+      }
+    } else {
+      start.reset_message = ResetMessage(start.verdict, start.from, boot_, oldest, position_);
+    }
+  }
+  MutexLock lock(streams_mu_);
+  if (stopping_) {
+    s->ended = true;
+    s->call->writer->End();
+    start.stopping = true;
+    return start;
+  }
+  // A refused resume serves the snapshot whatever `initial` says: the client must diff.
+  s->initial = !resume && (initial || !start.from.empty());
+  s->live = !resume && !s->initial;
+  s->after = start.at;
+  streams_.push_back(s);
+  return start;
+}
+
+void Server::SendSnapshot(const std::shared_ptr<Stream>& s, const WatchStart& start) {
   store::ListFilter filter;
   if (!s->team.empty()) filter.team = s->team;
   filter.kind = s->kind;
@@ -119,14 +222,19 @@ void Server::HandleWatch(const CallPtr& call) {
     if (all.ok()) snapshot = std::move(*all);
   }
   // Rendered before taking the stream's lock, which the fan-out thread takes for every batch.
+  // The snapshot's events carry no id: a client cut before the sync keeps the id it had, and
+  // reconnecting with it gets a snapshot again.
   std::vector<std::string> texts;
-  texts.reserve(snapshot.size() + 1);
+  texts.reserve(snapshot.size() + 2);
+  if (!start.from.empty()) {
+    texts.push_back(ResetEvent(ResetReason(start.verdict), start.reset_message));
+  }
   size_t snapshot_bytes = 0;
   for (const auto& r : snapshot) {
-    texts.push_back(ProjectEvent(r));
+    texts.push_back(ProjectEvent(r, ""));
     snapshot_bytes += texts.back().size();
   }
-  texts.push_back("event: sync\ndata: " + DumpJson(Json{{"projects", snapshot.size()}}) + "\n\n");
+  texts.push_back(SyncEvent(snapshot.size(), EventId(boot_, start.at)));
   MutexLock lock(s->mu);
   if (s->ended) return;
   s->max_pending += snapshot_bytes;
@@ -135,12 +243,45 @@ void Server::HandleWatch(const CallPtr& call) {
   for (std::string& text : texts) {
     if (!WriteLocked(s, std::move(text))) return;
   }
-  // Changes committed while the snapshot was read: only what the snapshot does not already show.
+  GoLiveLocked(s);
+}
+
+void Server::SendReplay(const std::shared_ptr<Stream>& s, const WatchStart& start) {
+  MutexLock lock(s->mu);
+  if (s->ended) return;
+  std::string out;
+  size_t replayed = 0;
+  for (const StreamEvent& e : start.replay) replayed += AppendLocked(*s, e, &out) ? 1 : 0;
+  // Written at once, like a snapshot, the replay drains at the client's pace.
+  s->max_pending += out.size();
+  out += ResumedEvent(start.from, replayed, EventId(boot_, start.at));
+  if (!WriteLocked(s, std::move(out))) return;
+  GoLiveLocked(s);
+}
+
+void Server::GoLiveLocked(const std::shared_ptr<Stream>& s) {
+  // Changes committed while the snapshot was read or the replay written: only what the stream
+  // does not already show.
   std::string out;
   for (const auto& e : s->buffered) AppendLocked(*s, e, &out);
   s->buffered.clear();
   if (!out.empty() && !SendLocked(s, std::move(out))) return;
   s->live = true;
+}
+
+bool Server::Matches(const Stream& s, const StreamEvent& e) {
+  if (!s.project.empty() && s.project != e.project_id && s.project != e.name) return false;
+  if (!s.team.empty() && s.team != e.team) return false;
+  return !s.kind || *s.kind == e.kind;
+}
+
+void Server::RunWatchHook(std::string_view stage) {
+  std::function<void(std::string_view)> hook;
+  {
+    MutexLock lock(hook_mu_);
+    hook = watch_hook_;
+  }
+  if (hook) hook(stage);
 }
 
 void Server::FanoutLoop() {
@@ -179,9 +320,8 @@ void Server::FanOut(const std::vector<StreamEvent>& batch) {
     if (s->ended) continue;
     std::string out;  // this stream's share of the batch, written at once
     for (const StreamEvent& e : batch) {
-      if (!s->project.empty() && s->project != e.project_id && s->project != e.name) continue;
-      if (!s->team.empty() && s->team != e.team) continue;
-      if (s->kind && *s->kind != e.kind) continue;
+      // Up to `after`, the stream got the change in its snapshot or replay.
+      if (e.position <= s->after || !Matches(*s, e)) continue;
       if (!s->live) {
         s->buffered.push_back(e);  // shares the text
         continue;
@@ -210,18 +350,19 @@ void Server::EndStreamsBehind(size_t queued_bytes) {
   }
 }
 
-void Server::AppendLocked(Stream& s, const StreamEvent& e, std::string* out) {
+bool Server::AppendLocked(Stream& s, const StreamEvent& e, std::string* out) {
   if (!e.purged) {
     auto it = s.sent_versions.find(e.project_id);
-    if (it != s.sent_versions.end() && it->second >= e.version) return;
+    if (it != s.sent_versions.end() && it->second >= e.version) return false;
     s.sent_versions[e.project_id] = e.version;
     *out += *e.text;
-    return;
+    return true;
   }
   // A purge of a project this client was never shown (gone before the snapshot) is not news.
-  if (s.initial && !s.sent_versions.contains(e.project_id)) return;
+  if (s.initial && !s.sent_versions.contains(e.project_id)) return false;
   s.sent_versions.erase(e.project_id);
   *out += *e.text;
+  return true;
 }
 
 bool Server::SendLocked(const std::shared_ptr<Stream>& s, std::string text) {
@@ -229,7 +370,7 @@ bool Server::SendLocked(const std::shared_ptr<Stream>& s, std::string text) {
   const size_t pending = s->call->writer->pending_bytes();
   if (pending <= s->max_pending) return WriteLocked(s, std::move(text));
   // The client does not keep up: tell it (after what it has not read yet) and end the stream,
-  // rather than buffer without bound. It reconnects with initial=true.
+  // rather than buffer without bound. It reconnects with its last event id.
   LOG_WARN("api: ending a watch stream whose client does not keep up ({} bytes unsent)", pending);
   if (WriteLocked(s, SlowConsumerEvent(pending))) {
     s->ended = true;

@@ -121,16 +121,20 @@ StatusOr<Json> ApiClient::Call(const std::string& method, const std::string& tar
 
 Status ApiClient::Watch(const std::string& query,
                         const std::function<bool(const WatchEvent&)>& on_event,
-                        std::chrono::milliseconds timeout) {
-  SseParser parser;
+                        std::chrono::milliseconds timeout, const std::string& last_event_id) {
+  SseParser parser(last_event_id);
+  last_event_id_ = last_event_id;
   Status parse_status;
   bool stopped = false;
   bool streaming = false;
   std::string first;  // the answer's first bytes: all of it while it may be an error body
   net::Headers headers;
   headers.Add("Accept", "text/event-stream");
+  if (!last_event_id.empty()) headers.Add("Last-Event-ID", last_event_id);
   auto feed = [&](std::string_view chunk) {
-    if (!parser.Feed(chunk, on_event, &parse_status)) {
+    const bool more = parser.Feed(chunk, on_event, &parse_status);
+    last_event_id_ = parser.last_event_id();
+    if (!more) {
       stopped = true;
       return false;
     }
@@ -178,6 +182,7 @@ bool SseParser::Feed(std::string_view chunk, const std::function<bool(const Watc
     start = nl + 1;
     if (line.ends_with('\r')) line.remove_suffix(1);
     if (line.empty()) {
+      last_event_id_ = id_buffer_;
       if (!has_fields_) continue;
       WatchEvent event = std::move(current_);
       if (event.event.empty()) event.event = "message";
@@ -214,6 +219,7 @@ bool SseParser::Feed(std::string_view chunk, const std::function<bool(const Watc
       has_fields_ = true;
     } else if (field == "id") {
       current_.id = std::string(value);
+      if (value.find('\0') == std::string_view::npos) id_buffer_ = current_.id;
       has_fields_ = true;
     } else if (field == "data") {
       if (has_data_) data_ += '\n';

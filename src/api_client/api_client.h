@@ -41,9 +41,9 @@ struct ServerError {
 
 // One server-sent event. `data` is the JSON payload (null when the data lines were empty).
 struct WatchEvent {
-  std::string event;  // "project", "deleted", "sync", ...
-  std::string id;
-  Json data;
+  std::string event;  // "project", "agent", "deleted", "sync", "resumed", "reset", "error"
+  std::string id;     // the event's own id field ("" when it had none): "<boot>.<position>"
+  Json data;          // a project's record version is data["version"]
 };
 
 class ApiClient {
@@ -67,8 +67,13 @@ class ApiClient {
   // GET /v1/watch?<query> and delivers each event, in order, to `on_event`; comment lines are
   // skipped. Returns OK once `on_event` returns false. A non-2xx answer fails as Call does; the
   // stream ending fails with kUnavailable; `timeout` passing fails with kDeadlineExceeded.
+  // `last_event_id` (unless empty) is sent as Last-Event-ID: the server then resumes after it
+  // (the missed changes, then `resumed`) or says `reset` and sends its snapshot. Afterwards
+  // last_event_id() is the id to resume from next time (SSE's rule: the id of the last event
+  // that carried one, else the one passed in).
   Status Watch(const std::string& query, const std::function<bool(const WatchEvent&)>& on_event,
-               std::chrono::milliseconds timeout);
+               std::chrono::milliseconds timeout, const std::string& last_event_id = "");
+  const std::string& last_event_id() const { return last_event_id_; }
 
   const ServerError& last_error() const { return last_error_; }
   const std::string& server() const { return server_; }
@@ -82,6 +87,7 @@ class ApiClient {
   std::string server_;
   std::unique_ptr<net::HttpClient> http_;
   ServerError last_error_;
+  std::string last_event_id_;
 };
 
 // Splits a server-sent-event stream into events. Feed it chunks as they arrive; each complete
@@ -90,11 +96,19 @@ class ApiClient {
 // Fails with kInvalidArgument when an event's data is not JSON.
 class SseParser {
  public:
+  explicit SseParser(std::string last_event_id = "")
+      : id_buffer_(last_event_id), last_event_id_(std::move(last_event_id)) {}
   // Returns false when `on_event` asked to stop; `*status` receives a parse error, if any.
   bool Feed(std::string_view chunk, const std::function<bool(const WatchEvent&)>& on_event,
             Status* status);
+  // The stream's last event id as the WHATWG rules keep it: an `id` field (without NUL) sets
+  // it, for that event and the later ones, once its event is dispatched (a blank line); an
+  // event without one leaves it as it was; `id:` with nothing clears it.
+  const std::string& last_event_id() const { return last_event_id_; }
 
  private:
+  std::string id_buffer_;
+  std::string last_event_id_;
   std::string buffer_;
   WatchEvent current_;
   std::string data_;

@@ -381,6 +381,8 @@ Status AppImpl::StartApi() {
   ao.http.max_connections = config_.api_max_connections;
   ao.http.read_header_timeout = config_.api_read_header_timeout;
   ao.http.read_timeout = config_.api_read_timeout;
+  ao.watch_window_events = config_.api_watch_window_events;
+  ao.watch_window_bytes = config_.api_watch_window_bytes;
   const bool https = ao.http.tls.has_value();
   api::ApiDeps deps;
   deps.store = store_.get();

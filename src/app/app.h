@@ -49,6 +49,10 @@ struct ServeConfig {
   size_t api_max_connections = 512;
   std::chrono::milliseconds api_read_header_timeout{10000};
   std::chrono::milliseconds api_read_timeout{60000};
+  // GET /v1/watch's replay window (api::ApiOptions::watch_window_*; `api:` watchWindowEvents,
+  // watchWindowBytes).
+  size_t api_watch_window_events = 10000;
+  size_t api_watch_window_bytes = 16u << 20;
 
   ClusterSource cluster = ClusterSource::kKubeconfig;
   std::string kubeconfig;  // "" = $KUBECONFIG or ~/.kube/config

@@ -110,7 +110,8 @@ Status BoundedDuration(const FieldReader& s, std::string_view name, std::chrono:
 
 Status ParseApi(const Json* j, ServeConfig* out) {
   ASSIGN_OR_RETURN(FieldReader s, Section(j, "api"));
-  RETURN_IF_ERROR(s.OnlyKnown({"maxConnections", "readHeaderTimeout", "readTimeout"}));
+  RETURN_IF_ERROR(s.OnlyKnown({"maxConnections", "readHeaderTimeout", "readTimeout",
+                               "watchWindowEvents", "watchWindowBytes"}));
   int64_t max_connections = static_cast<int64_t>(out->api_max_connections);
   RETURN_IF_ERROR(s.Int("maxConnections", 1, 1000000, &max_connections));
   out->api_max_connections = static_cast<size_t>(max_connections);
@@ -119,6 +120,12 @@ Status ParseApi(const Json* j, ServeConfig* out) {
                                   &out->api_read_header_timeout));
   RETURN_IF_ERROR(BoundedDuration(s, "readTimeout", std::chrono::milliseconds(1),
                                   std::chrono::hours(1), "1ms and 1h", &out->api_read_timeout));
+  int64_t window_events = static_cast<int64_t>(out->api_watch_window_events);
+  RETURN_IF_ERROR(s.Int("watchWindowEvents", 0, 10000000, &window_events));
+  out->api_watch_window_events = static_cast<size_t>(window_events);
+  int64_t window_bytes = static_cast<int64_t>(out->api_watch_window_bytes);
+  RETURN_IF_ERROR(s.Int("watchWindowBytes", 0, int64_t{1} << 34, &window_bytes));
+  out->api_watch_window_bytes = static_cast<size_t>(window_bytes);
   return Status::Ok();
 }
 

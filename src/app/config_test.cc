@@ -278,12 +278,21 @@ TEST(ServeConfigTest, ApiHttpLimits) {
   EXPECT_EQ(d->api_max_connections, 512u);
   EXPECT_EQ(d->api_read_header_timeout, milliseconds(10000));
   EXPECT_EQ(d->api_read_timeout, milliseconds(60000));
+  EXPECT_EQ(d->api_watch_window_events, 10000u);
+  EXPECT_EQ(d->api_watch_window_bytes, 16u << 20);
   auto c = ParseServeConfig(
-      "api:\n  maxConnections: 2000\n  readHeaderTimeout: 5s\n  readTimeout: 2m\n");
+      "api:\n  maxConnections: 2000\n  readHeaderTimeout: 5s\n  readTimeout: 2m\n"
+      "  watchWindowEvents: 0\n  watchWindowBytes: 1048576\n");
   ASSERT_TRUE(c.ok()) << c.error().ToString();
   EXPECT_EQ(c->api_max_connections, 2000u);
   EXPECT_EQ(c->api_read_header_timeout, milliseconds(5000));
   EXPECT_EQ(c->api_read_timeout, milliseconds(120000));
+  EXPECT_EQ(c->api_watch_window_events, 0u);
+  EXPECT_EQ(c->api_watch_window_bytes, 1048576u);
+  ExpectInvalid("api: {watchWindowEvents: -1}", "api.watchWindowEvents", "must be between 0 and");
+  ExpectInvalid("api: {watchWindowEvents: 10000001}", "api.watchWindowEvents",
+                "must be between 0 and");
+  ExpectInvalid("api: {watchWindowBytes: 16MiB}", "api.watchWindowBytes", "must be an integer");
   ExpectInvalid("api: {maxConnections: 0}", "api.maxConnections", "must be between 1 and");
   ExpectInvalid("api: {maxConnections: \"many\"}", "api.maxConnections", "must be an integer");
   ExpectInvalid("api: {readHeaderTimeout: 0s}", "api.readHeaderTimeout",

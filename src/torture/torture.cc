@@ -683,6 +683,9 @@ class Monitor {
 
   void WatchLoop() {
     std::map<std::string, std::string> last;  // id → "generation/phase" last queued
+    // A reconnect resumes after the last event received: the changes missed meanwhile, no
+    // snapshot. After a restart of Steward (another boot) it gets `reset` and the snapshot.
+    std::string last_event_id;
     while (!stopping()) {
       auto api = procs_.Api();
       if (!api.ok()) return;
@@ -714,8 +717,9 @@ class Monitor {
             cv_.NotifyOne();
             return true;
           },
-          seconds(60));
+          seconds(60), last_event_id);
       (void)st;  // the stream ends when Steward is killed or at the timeout: reconnect
+      last_event_id = (*api)->last_event_id();
       if (!stopping()) std::this_thread::sleep_for(milliseconds(200));
     }
   }

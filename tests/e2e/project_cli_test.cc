@@ -727,6 +727,52 @@ TEST_F(ProjectCliTest, ServerAndTokenFromTheEnvironment) {
   EXPECT_THAT(none.err, HasSubstr("no API token"));
 }
 
+// The API client's watch resumes after the id it last got from the real server: the changes
+// it missed, then `resumed`, and no snapshot; an id of another run gets `reset` and the snapshot.
+TEST_F(ProjectCliTest, TheApiClientsWatchResumesAfterItsLastEventId) {
+  std::ifstream in(token_file_);
+  api_client::ApiClientOptions o;
+  o.server = server_;
+  std::getline(in, o.token);
+  auto client = std::move(api_client::ApiClient::Create(o).value());
+  const std::string query = "project=resume-probe&kind=all";
+  std::vector<api_client::WatchEvent> got;
+  auto until = [&](const std::string& last) {
+    return [&got, last](const api_client::WatchEvent& e) {
+      got.push_back(e);
+      return e.event != last;
+    };
+  };
+  ASSERT_TRUE(client->Watch(query, until("sync"), seconds(30)).ok());
+  ASSERT_EQ(got.size(), 1u);  // no such project yet
+  const std::string synced = client->last_event_id();
+  EXPECT_EQ(synced, got.back().id);
+  EXPECT_PRED2(Matches, synced, "^[0-9a-z]{16}\\.[0-9]+$");
+
+  RunResult create = Cli({"create", "resume-probe", "--team", "team-r", "--image",
+                          "nodered/node-red:4.0", "--wait", "60s"});
+  ASSERT_EQ(create.exit_code, 0) << Describe(create);
+  got.clear();
+  ASSERT_TRUE(client->Watch(query, until("resumed"), seconds(30), synced).ok());
+  ASSERT_GE(got.size(), 2u);
+  for (size_t i = 0; i + 1 < got.size(); ++i) {
+    EXPECT_EQ(got[i].event, "project") << i;
+    EXPECT_EQ(GetString(got[i].data, "name"), "resume-probe");
+    EXPECT_EQ(got[i].data["version"], static_cast<int64_t>(i + 1));  // every change, in order
+  }
+  EXPECT_EQ(got.back().data, (Json{{"from", synced}, {"replayed", got.size() - 1}}));
+  EXPECT_EQ(client->last_event_id(), got.back().id);
+
+  got.clear();
+  ASSERT_TRUE(client->Watch(query, until("sync"), seconds(30), "0000000000000000.1").ok());
+  ASSERT_EQ(got.size(), 3u);
+  EXPECT_EQ(got[0].event, "reset");
+  EXPECT_EQ(got[0].data["reason"], "UnknownBoot");
+  EXPECT_EQ(GetString(got[1].data, "name"), "resume-probe");
+  EXPECT_EQ(got[2].event, "sync");
+  EXPECT_EQ(Cli({"delete", "resume-probe", "--wait", "60s"}).exit_code, 0);
+}
+
 TEST_F(ProjectCliTest, UnreachableServerExitsTwo) {
   std::string url = "http://127.0.0.1:" + std::to_string(ClosedPort());
   RunResult r = Cli({"get", "alpha"}, {"--server", url, "--token", "x"});
@@ -792,6 +838,31 @@ TEST(CliSseParserTest, SplitsEventsAcrossChunksAndSkipsComments) {
   EXPECT_EQ(got[0].id, "42");
   EXPECT_EQ(got[0].data["name"], "a");
   EXPECT_EQ(got[1].event, "sync");
+}
+
+// The last event id as an EventSource keeps it, to resume from: set by an event's id once the
+// event is complete, kept by events without one, cleared by an empty id, never set with a NUL.
+TEST(CliSseParserTest, KeepsTheLastEventIdAsTheStandardSays) {
+  api_client::SseParser parser("b.1");
+  Status status;
+  std::vector<std::string> ids;
+  auto collect = [&](const api_client::WatchEvent& e) {
+    ids.push_back(e.id);
+    return true;
+  };
+  EXPECT_EQ(parser.last_event_id(), "b.1");
+  EXPECT_TRUE(parser.Feed("event: project\nid: b.2\ndata: {}\n\nevent: sync\ndata: {}\n\n", collect,
+                          &status));
+  EXPECT_EQ(parser.last_event_id(), "b.2");
+  EXPECT_TRUE(parser.Feed("event: project\nid: b.3\ndata: {}\n", collect, &status));
+  EXPECT_EQ(parser.last_event_id(), "b.2") << "not before the event is complete";
+  using namespace std::string_view_literals;
+  EXPECT_TRUE(parser.Feed("\nid: b\0.4\ndata: {}\n\n"sv, collect, &status));
+  EXPECT_EQ(parser.last_event_id(), "b.3");
+  EXPECT_TRUE(parser.Feed("event: reset\nid\ndata: {}\n\n", collect, &status));
+  EXPECT_EQ(parser.last_event_id(), "");
+  ASSERT_TRUE(status.ok()) << status.ToString();
+  EXPECT_EQ(ids, (std::vector<std::string>{"b.2", "", "b.3", std::string("b\0.4", 4), ""}));
 }
 
 TEST(CliSseParserTest, StopsWhenAskedAndNamesBadData) {

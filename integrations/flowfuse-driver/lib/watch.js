@@ -1,14 +1,19 @@
 'use strict'
 // Steward's watch stream (GET /v1/watch?kind=all, docs/api.md) kept open: every project and
 // agent record as it changes. Reconnects with exponential backoff and jitter, and resumes where
-// it left off: Steward's event ids are per-record versions (there is no stream-wide position to
-// resume from), so a reconnect asks for the snapshot again and the watch passes on only what is
-// news against the version it last saw of each record; a record it knew that is absent from the
-// new snapshot was purged during the gap and is delivered as deleted (a tombstone).
+// it left off. Every change's event id is a stream-wide position, `<boot>.<position>` (the
+// record's own version is data.version); a reconnect sends the last id received as
+// Last-Event-ID, as a browser's EventSource does:
+// - while that id is in Steward's replay window, Steward sends only the changes missed, then
+//   `resumed`: no snapshot and nothing to compare;
+// - otherwise (Steward restarted, or the watch was away longer than the window holds) Steward
+//   says `reset` and sends its snapshot, then `sync`; the watch passes on only what is news
+//   against the version it last saw of each record, and a record it knew that is absent from
+//   the new snapshot was purged during the gap and is delivered as deleted (a tombstone).
 //
 // Events: 'change' (record), 'deleted' ({id, name, kind}), 'sync' (after each snapshot),
-// 'disconnected' (Error or null). Not thread-safe in any sense that matters to Node: all on the
-// event loop.
+// 'resumed' ({from, replayed}: a reconnect caught up without a snapshot), 'disconnected' (Error
+// or null). Not thread-safe in any sense that matters to Node: all on the event loop.
 
 const { EventEmitter } = require('node:events')
 
@@ -30,7 +35,9 @@ class Watch extends EventEmitter {
     this._failures = 0
     this._synced = false
     this.connects = 0 // streams opened (a test's view of reconnects)
-    this.lastEventId = undefined // the id of the last event received
+    this.snapshots = 0 // snapshots taken (sync events)
+    this.resumes = 0 // reconnects that resumed without a snapshot (resumed events)
+    this.lastEventId = undefined // the id of the last event received that had one
   }
 
   get synced () { return this._synced }
@@ -60,40 +67,18 @@ class Watch extends EventEmitter {
   async _connect () {
     if (this._stopped) return
     this.connects++
-    const snapshot = new Set()
-    let inSnapshot = true
+    const sent = this.lastEventId
+    // A stream opened without an id begins with a snapshot; one opened with an id, with the
+    // changes missed (then `resumed`) or with `reset` and a snapshot. `seen`: the snapshot's ids.
+    const conn = { inSnapshot: sent === undefined, seen: new Set() }
     const opened = Date.now()
     let handle
     try {
       handle = await this._client.stream('/v1/watch', {
         query: { kind: 'all' },
-        headers: this.lastEventId !== undefined ? { 'Last-Event-ID': this.lastEventId } : {},
+        headers: sent !== undefined ? { 'Last-Event-ID': sent } : {},
         idleMs: this._idleMs,
-        onEvent: ev => {
-          if (ev.id !== undefined) this.lastEventId = ev.id
-          if (ev.event === 'sync') {
-            inSnapshot = false
-            this._afterSnapshot(snapshot)
-            return
-          }
-          if (ev.event === 'error') {
-            // SlowConsumer / Overloaded: the stream ends after this; the reconnect's snapshot
-            // brings back what was missed.
-            this._log?.warn(`[steward] watch stream: ${ev.data}`)
-            return
-          }
-          let data
-          try { data = JSON.parse(ev.data) } catch (err) {
-            this._log?.warn(`[steward] watch stream: an event that is not JSON: ${ev.data.slice(0, 200)}`)
-            return
-          }
-          if (ev.event === 'project' || ev.event === 'agent') {
-            if (inSnapshot) snapshot.add(data.id)
-            this._record(data, Number(ev.id), inSnapshot)
-          } else if (ev.event === 'deleted') {
-            this._deleted(data.id, data.name)
-          }
-        }
+        onEvent: ev => this._event(ev, conn)
       })
     } catch (err) {
       this._scheduleReconnect(err)
@@ -109,6 +94,49 @@ class Watch extends EventEmitter {
     if (Date.now() - opened > 10000) this._failures = 0
     this.emit('disconnected', err)
     this._scheduleReconnect(err || new Error('the watch stream ended'))
+  }
+
+  // One event of the stream opened by _connect; `conn` is that stream's state.
+  _event (ev, conn) {
+    let data
+    try { data = JSON.parse(ev.data) } catch (err) {
+      this._log?.warn(`[steward] watch stream: an event that is not JSON: ${ev.data.slice(0, 200)}`)
+      return
+    }
+    switch (ev.event) {
+      case 'reset':
+        // The id sent cannot be resumed from (Steward restarted, or it is older than Steward's
+        // window): a snapshot follows, to be compared with what the watch knows.
+        this._log?.info?.(`[steward] watch stream: starting over (${data.reason}): ${data.message}`)
+        conn.inSnapshot = true
+        break
+      case 'sync':
+        conn.inSnapshot = false
+        this.snapshots++
+        this._afterSnapshot(conn.seen)
+        break
+      case 'resumed':
+        this.resumes++
+        this._synced = true
+        this.emit('resumed', data)
+        break
+      case 'error':
+        // SlowConsumer / Overloaded: the stream ends after this; the reconnect resumes after the
+        // last id received.
+        this._log?.warn(`[steward] watch stream: ${ev.data}`)
+        break
+      case 'project':
+      case 'agent':
+        if (conn.inSnapshot) conn.seen.add(data.id)
+        this._record(data, data.version, conn.inSnapshot)
+        break
+      case 'deleted':
+        this._deleted(data.id, data.name)
+        break
+    }
+    // An event without an id leaves the last one as it was (SSE's rule): the snapshot's events
+    // have none, so a stream cut before its sync sends the old id again, and is reset again.
+    if (ev.id !== undefined) this.lastEventId = ev.id === '' ? undefined : ev.id
   }
 
   _scheduleReconnect (err) {

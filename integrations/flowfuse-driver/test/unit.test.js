@@ -111,27 +111,29 @@ test('tokens may be held by a pod unless the project is to be suspended and is S
 
 const record = (id, version, extra = {}) => ({ id, name: id, kind: 'project', generation: 1, desiredState: 'running', status: { phase: 'Running', observedGeneration: 1 }, ...extra, version })
 
-test('the watch reconnects with growing backoff and resumes: no event twice, gaps filled, purges seen', async (t) => {
+test('the watch reconnects with growing backoff; after a reset, the snapshot is compared: no event twice, purges seen', async (t) => {
   const fake = await FakeSteward.start()
   t.after(() => fake.stop())
   const client = new StewardClient({ url: fake.url, token: 't' })
   t.after(() => client.close())
-  // Connection 1: a, b; cut. 2: snapshot where b is purged, a unchanged, c new; cut at once
-  // (no sync). 3 and later: the same snapshot, then a live change of a.
+  // Connection 1: a snapshot of a and b, sync at B.5, a live change of a; cut. 2: cut at once.
+  // 3 and later: B.6 cannot be resumed from (reset), a snapshot where b is purged, a
+  // unchanged, c new; then a live change of a.
   fake.onWatch = (res, n) => {
     if (n === 1) {
-      FakeSteward.event(res, 'project', record('a', 1), 1)
-      FakeSteward.event(res, 'project', record('b', 3), 3)
-      res.write('event: sync\ndata: {"projects":2}\n\n')
-      FakeSteward.event(res, 'project', record('a', 2), 2)
+      FakeSteward.event(res, 'project', record('a', 1))
+      FakeSteward.event(res, 'project', record('b', 3))
+      FakeSteward.event(res, 'sync', { projects: 2 }, 'B.5')
+      FakeSteward.event(res, 'project', record('a', 2), 'B.6')
       setImmediate(() => res.destroy())
     } else if (n === 2) {
       res.destroy()
     } else {
-      FakeSteward.event(res, 'project', record('a', 2), 2)
-      FakeSteward.event(res, 'project', record('c', 1), 1)
-      res.write('event: sync\ndata: {"projects":2}\n\n')
-      FakeSteward.event(res, 'project', record('a', 3), 3)
+      FakeSteward.event(res, 'reset', { reason: 'Expired', message: 'too old' })
+      FakeSteward.event(res, 'project', record('a', 2))
+      FakeSteward.event(res, 'project', record('c', 1))
+      FakeSteward.event(res, 'sync', { projects: 2 }, 'B.9')
+      FakeSteward.event(res, 'project', record('a', 3), 'B.10')
     }
   }
   const watch = new Watch(client, { initialMs: 40, maxMs: 1000, random: () => 1 })
@@ -144,11 +146,70 @@ test('the watch reconnects with growing backoff and resumes: no event twice, gap
   await waitFor('the live change after the third connection', () => seen.includes('a@3'), { timeoutMs: 10000, everyMs: 10 })
   assert.deepEqual(seen, ['a@1', 'b@3', 'sync', 'a@2', 'c@1', '-b', 'sync', 'a@3'])
   assert.equal(watch.connects, 3)
+  assert.equal(watch.lastEventId, 'B.10')
   // Backoff: the first retry after initialMs (jitter fixed at its top), the second after twice that.
   const gaps = [fake.watchConnects[1].at - fake.watchConnects[0].at, fake.watchConnects[2].at - fake.watchConnects[1].at]
   assert.ok(gaps[0] >= 35 && gaps[1] >= 75 && gaps[1] > gaps[0], `gaps ${gaps}`)
-  assert.equal(fake.watchConnects[2].headers['last-event-id'], '2')
+  assert.equal(fake.watchConnects[0].headers['last-event-id'], undefined)
+  assert.equal(fake.watchConnects[1].headers['last-event-id'], 'B.6')
+  assert.equal(fake.watchConnects[2].headers['last-event-id'], 'B.6', 'the id of the last event received that had one')
   assert.deepEqual([watch.backoffMs(1), watch.backoffMs(2), watch.backoffMs(3), watch.backoffMs(10)], [40, 80, 160, 1000])
+})
+
+test('the watch resumes after a cut with no second snapshot; after a restart it is reset and delivers tombstones', async (t) => {
+  const fake = await FakeSteward.start()
+  t.after(() => fake.stop())
+  const client = new StewardClient({ url: fake.url, token: 't' })
+  t.after(() => client.close())
+  fake.put({ id: 'a', name: 'a' })
+  fake.put({ id: 'b', name: 'b' })
+  fake.put({ id: 'm', name: 'm', kind: 'agent' })
+  const watch = new Watch(client, { initialMs: 20, maxMs: 100, random: () => 1 })
+  const seen = []
+  watch.on('change', r => seen.push(`${r.id}@${r.version}`))
+  watch.on('deleted', d => seen.push(`-${d.id}:${d.kind}`))
+  watch.on('sync', () => seen.push('sync'))
+  watch.on('resumed', r => seen.push(`resumed:${r.replayed}`))
+  watch.start()
+  t.after(() => watch.stop())
+  await waitFor('the first snapshot', () => watch.synced, { everyMs: 10 })
+  fake.put({ id: 'a', name: 'a' })
+  await waitFor('the live change', () => seen.includes('a@2'), { everyMs: 10 })
+  const lastId = watch.lastEventId
+  assert.equal(lastId, `${fake.boot}.4`)
+
+  // Cut: the changes made meanwhile come as they were committed, once, and no snapshot.
+  fake.holdWatches()
+  fake.cutStreams()
+  await waitFor('the reconnect', () => fake.watchConnects.length === 2, { everyMs: 5 })
+  fake.put({ id: 'b', name: 'b' })
+  fake.remove('a')
+  fake.put({ id: 'c', name: 'c' })
+  fake.releaseWatches()
+  await waitFor('the resume', () => watch.resumes === 1, { everyMs: 10 })
+  assert.equal(fake.watchConnects[1].headers['last-event-id'], lastId)
+  fake.put({ id: 'm', name: 'm', kind: 'agent' })
+  await waitFor('the live change after the resume', () => seen.includes('m@2'), { everyMs: 10 })
+  assert.deepEqual(seen, ['a@1', 'b@1', 'm@1', 'sync', 'a@2', 'b@2', '-a:project', 'c@1', 'resumed:3', 'm@2'])
+  assert.equal(watch.snapshots, 1)
+  assert.equal(watch.connects, 2)
+
+  // Records deleted while the watch is away, then Steward restarts (its window is gone): reset,
+  // the snapshot (nothing in it is news), a tombstone for each record it no longer has.
+  fake.holdWatches()
+  fake.cutStreams()
+  await waitFor('the reconnect', () => fake.watchConnects.length === 3, { everyMs: 5 })
+  fake.remove('b')
+  fake.remove('m')
+  fake.restart()
+  seen.length = 0
+  fake.releaseWatches()
+  await waitFor('the snapshot after the restart', () => watch.snapshots === 2, { everyMs: 10 })
+  assert.deepEqual(seen, ['-b:project', '-m:agent', 'sync'])
+  assert.equal(watch.resumes, 1)
+  assert.equal(watch.lastEventId, `${fake.boot}.0`)
+  fake.put({ id: 'c', name: 'c' })
+  await waitFor('a live change on the new boot', () => seen.includes('c@2'), { everyMs: 10 })
 })
 
 // A fake Steward that answers the calls init() makes; `extra` adds routes.

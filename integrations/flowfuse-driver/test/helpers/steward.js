@@ -68,8 +68,23 @@ class Steward {
       fs.writeFileSync(path.join(s.dir, 'steward.yaml'), config)
       args.push('--config', path.join(s.dir, 'steward.yaml'))
     }
+    s.args = args
+    await s._run()
+    return s
+  }
+
+  // Stops this Steward (SIGTERM, as an upgrade or a node drain does) and starts it again on the
+  // same data directory: the same store, token and embedded cluster, a new process (and a new
+  // API port: read `url` again).
+  async restart () {
+    await this._terminate()
+    await this._run()
+  }
+
+  async _run () {
+    const s = this
     s.output = ''
-    s.proc = spawn(stewardBinary(), args, { stdio: ['ignore', 'pipe', 'pipe'] })
+    s.proc = spawn(stewardBinary(), s.args, { stdio: ['ignore', 'pipe', 'pipe'] })
     s.exited = new Promise(resolve => s.proc.on('exit', (code, signal) => resolve({ code, signal })))
     const collect = d => {
       s.output += d
@@ -89,7 +104,6 @@ class Steward {
     s.ingress = new URL(s.output.match(/ingress (http:\/\/[^\s,]+)/)[1])
     await waitFor('steward to be ready', async () => (await request(s.url + '/readyz')).status === 200, { timeoutMs: 90000 })
     s._readKubeconfig(path.join(s.dir, 'kubeconfig'))
-    return s
   }
 
   _readKubeconfig (file) {
@@ -187,6 +201,14 @@ class Steward {
   }
 
   async stop () {
+    try {
+      await this._terminate()
+    } finally {
+      if (!process.env.KEEP_STEWARD_DIR) fs.rmSync(this.dir, { recursive: true, force: true })
+    }
+  }
+
+  async _terminate () {
     if (this.proc.exitCode === null && this.proc.signalCode === null) {
       this.proc.kill('SIGTERM')
       const timer = setTimeout(() => this.proc.kill('SIGKILL'), 20000)
@@ -194,7 +216,6 @@ class Steward {
       clearTimeout(timer)
     }
     const { code, signal } = await this.exited
-    if (!process.env.KEEP_STEWARD_DIR) fs.rmSync(this.dir, { recursive: true, force: true })
     // A sanitizer report, a crash or an unclean stop fails the test that ran this server.
     if (code !== 0) throw new Error(`steward serve exited with ${code ?? signal}:\n${this.output.slice(-6000)}`)
   }
