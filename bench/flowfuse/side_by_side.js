@@ -53,6 +53,7 @@ const { parseArgs } = require('node:util')
 const REPO = path.resolve(__dirname, '..', '..')
 const { Platform, Wrapper } = require(path.join(REPO, 'integrations/flowfuse-driver/test/helpers/platform'))
 const { createDriver } = require(path.join(REPO, 'integrations/flowfuse-driver/lib/driver'))
+const { request: requestOnce } = require(path.join(REPO, 'integrations/flowfuse-driver/test/helpers/steward'))
 
 const NAMESPACE = 'flowforge' // driver-k8s's default projectNamespace; Steward is given the same
 const FORWARD_HOST = '127.0.0.2' // where <name>.<namespace> resolves for driver-k8s (loopback)
@@ -115,21 +116,9 @@ const sleep = ms => new Promise(resolve => setTimeout(resolve, ms))
 // HTTPS requests name their agent (the cluster's, which holds its CA).
 const httpAgent = new http.Agent({ keepAlive: true, maxSockets: 256 })
 
-function request (url, { method = 'GET', headers = {}, body, agent, timeoutMs = 5000 } = {}) {
-  const u = new URL(url)
-  const mod = u.protocol === 'https:' ? https : http
-  agent ??= mod === http ? httpAgent : false
-  return new Promise((resolve, reject) => {
-    const req = mod.request({ method, hostname: u.hostname, port: u.port, path: u.pathname + u.search, headers, agent }, res => {
-      const chunks = []
-      res.on('data', c => chunks.push(c))
-      res.on('end', () => resolve({ status: res.statusCode, headers: res.headers, text: Buffer.concat(chunks).toString('utf8') }))
-      res.on('error', reject)
-    })
-    req.setTimeout(timeoutMs, () => req.destroy(new Error(`${method} ${url}: timed out`)))
-    req.on('error', reject)
-    req.end(body)
-  })
+function request (url, opts = {}) {
+  const agent = opts.agent ?? (url.startsWith('https:') ? false : httpAgent)
+  return requestOnce(url, { timeoutMs: 5000, ...opts, agent })
 }
 
 async function waitFor (what, fn, timeoutMs) {

@@ -35,11 +35,12 @@ async function waitFor (what, fn, { timeoutMs = 60000, everyMs = 100 } = {}) {
   }
 }
 
-function request (url, { method = 'GET', headers = {}, body, ca, timeoutMs = 10000 } = {}) {
+// `agent`: a connection pool to use (default none: a connection per request).
+function request (url, { method = 'GET', headers = {}, body, ca, agent = false, timeoutMs = 10000 } = {}) {
   const u = new URL(url)
   const mod = u.protocol === 'https:' ? https : http
   return new Promise((resolve, reject) => {
-    const req = mod.request({ method, hostname: u.hostname, port: u.port, path: u.pathname + u.search, headers, ca, agent: false }, res => {
+    const req = mod.request({ method, hostname: u.hostname, port: u.port, path: u.pathname + u.search, headers, ca, agent }, res => {
       const chunks = []
       res.on('data', c => chunks.push(c))
       res.on('end', () => resolve({ status: res.statusCode, headers: res.headers, text: Buffer.concat(chunks).toString('utf8') }))
