@@ -150,6 +150,68 @@ TEST_F(ObjectApiTest, UpdateWithStaleResourceVersionConflicts) {
   EXPECT_EQ((*forced)["data"]["k"], "v3");
 }
 
+// A Lease as client-go's leader election uses it: acquire by create (one wins), renew by an
+// update at the resourceVersion read (a stale one conflicts), take over after expiry the same
+// way; the spec's numbers validated as the real API server does.
+TEST_F(ObjectApiTest, LeasesAreAcquiredRenewedAndTakenOverUnderResourceVersionPreconditions) {
+  auto lease = [](const std::string& holder, int64_t transitions) {
+    return Json{{"metadata", {{"name", "steward-shard-0"}}},
+                {"spec",
+                 {{"holderIdentity", holder},
+                  {"leaseDurationSeconds", 15},
+                  {"acquireTime", "2026-12-02T04:50:00.000000Z"},
+                  {"renewTime", "2026-12-02T04:50:00.000000Z"},
+                  {"leaseTransitions", transitions}}}};
+  };
+  Json a = MustCreate("leases.coordination.k8s.io", lease("a", 0));
+  auto b_create = api_->Create(Type("leases.coordination.k8s.io"), "default", lease("b", 0));
+  ASSERT_FALSE(b_create.ok());
+  EXPECT_EQ(b_create.error().code, 409);
+  EXPECT_EQ(b_create.error().reason, "AlreadyExists");
+
+  // a renews at the version it read; b, holding the same read, is refused.
+  Json renew = a;
+  renew["spec"]["renewTime"] = "2026-12-02T04:50:10.000000Z";
+  auto renewed =
+      api_->Update(Type("leases.coordination.k8s.io"), "default", "steward-shard-0", renew);
+  ASSERT_TRUE(renewed.ok()) << renewed.error().message;
+  EXPECT_NE(Rv(*renewed), Rv(a));
+  Json takeover = a;
+  takeover["spec"]["holderIdentity"] = "b";
+  auto stale =
+      api_->Update(Type("leases.coordination.k8s.io"), "default", "steward-shard-0", takeover);
+  ASSERT_FALSE(stale.ok());
+  EXPECT_EQ(stale.error().code, 409);
+  EXPECT_EQ(stale.error().reason, "Conflict");
+  // After expiry b takes over from the current version.
+  takeover = *renewed;
+  takeover["spec"]["holderIdentity"] = "b";
+  takeover["spec"]["leaseTransitions"] = 1;
+  auto taken =
+      api_->Update(Type("leases.coordination.k8s.io"), "default", "steward-shard-0", takeover);
+  ASSERT_TRUE(taken.ok()) << taken.error().message;
+  EXPECT_EQ((*taken)["spec"]["holderIdentity"], "b");
+  EXPECT_EQ((*taken)["spec"]["acquireTime"], "2026-12-02T04:50:00.000000Z");
+
+  Json bad = *taken;
+  bad["spec"]["leaseDurationSeconds"] = 0;
+  bad["spec"]["leaseTransitions"] = -1;
+  auto refused =
+      api_->Update(Type("leases.coordination.k8s.io"), "default", "steward-shard-0", bad);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().code, 422);
+  EXPECT_THAT(refused.error().message,
+              HasSubstr("spec.leaseDurationSeconds: Invalid value: 0: must be greater than 0"));
+  EXPECT_THAT(refused.error().message,
+              HasSubstr("spec.leaseTransitions: Invalid value: -1: must be greater than or "
+                        "equal to 0"));
+  auto created_bad = api_->Create(
+      Type("leases.coordination.k8s.io"), "default",
+      Json{{"metadata", {{"name", "neg"}}}, {"spec", {{"leaseDurationSeconds", -15}}}});
+  ASSERT_FALSE(created_bad.ok());
+  EXPECT_EQ(created_bad.error().code, 422);
+}
+
 TEST_F(ObjectApiTest, GenerationFollowsSpecChangesOnly) {
   Json d = MustCreate("deployments.apps", Deployment("web"));
   Json labelled = d;

@@ -565,6 +565,17 @@ std::vector<StatusCause> ValidateObject(const ResourceType& rt, const Json& obje
     }
   } else if (rt.kind == "ConfigMap") {
     ValidateDataKeys(c, MemberOrNull(object, "data"), "data", false);
+  } else if (rt.kind == "Lease") {
+    // As ValidateLeaseSpec (pkg/apis/coordination/validation).
+    const Json& spec = MemberOrNull(object, "spec");
+    const Json& duration = MemberOrNull(spec, "leaseDurationSeconds");
+    if (duration.is_number_integer() && duration.get<int64_t>() <= 0) {
+      c.Invalid("spec.leaseDurationSeconds", duration, "must be greater than 0");
+    }
+    const Json& transitions = MemberOrNull(spec, "leaseTransitions");
+    if (transitions.is_number_integer() && transitions.get<int64_t>() < 0) {
+      c.Invalid("spec.leaseTransitions", transitions, "must be greater than or equal to 0");
+    }
   } else if (rt.kind == "EndpointSlice") {
     const Json& t = MemberOrNull(object, "addressType");
     if (t.is_null()) {
