@@ -17,6 +17,7 @@
 // Exit 0 when every instance is migrated (or already was), 1 when some could not be, 2 for
 // usage, configuration or connection errors before anything changed.
 #include <cstdio>
+#include <functional>
 #include <memory>
 #include <string>
 #include <thread>
@@ -79,34 +80,34 @@ struct Result {
   std::string path() const { return kind == "agent" ? AgentPath(name) : ProjectPath(name); }
 };
 
-// Steps 2 to 5 for one instance; on failure `r.outcome` is "failed" and says which step.
-void MigrateOne(const kube::Client& kube, const std::string& ns, api_client::ApiClient& api,
-                const InstancePlan& p, Result& r) {
+// Steps 2 to 5 for one instance or agent (`path`: its API path); on failure `r.outcome` is
+// "failed" and says which step. `taken` words the refusal when Steward already has the name
+// with another id (given that id).
+template <typename PlanT>
+void MigrateRecord(const kube::Client& kube, const std::string& ns, api_client::ApiClient& api,
+                   const PlanT& p, const std::string& path,
+                   const std::function<std::string(const std::string&)>& taken, Result& r) {
   auto failed = [&](std::string message) {
     r.outcome = "failed";
     r.message = std::move(message);
   };
   bool stored = false;
-  auto got = api.Get(ProjectPath(p.name));
+  auto got = api.Get(path);
   if (got.ok()) {
-    if (GetString(*got, "id") != p.id) {
-      return failed("Steward already has a project " + p.name + " with id " +
-                    GetString(*got, "id") + " (the Deployment's is " + p.id + "); nothing changed");
-    }
+    if (GetString(*got, "id") != p.id) return failed(taken(GetString(*got, "id")));
     stored = true;
     r.generation = GetInt(*got, "generation");
   } else if (api.last_error().http_status != 404) {
-    return failed("GET " + ProjectPath(p.name) + ": " + got.error().message() +
-                  "; nothing changed");
+    return failed("GET " + path + ": " + got.error().message() + "; nothing changed");
   }
   if (Status s = engine::migrate::Relabel(kube, ns, p); !s.ok()) {
     return failed("relabel: " + s.message() + " (run again to go on)");
   }
   if (!stored) {
     Json body = {{"spec", p.spec}, {"id", p.id}, {"start", p.start}};
-    auto put = api.Put(ProjectPath(p.name), body);
+    auto put = api.Put(path, body);
     if (!put.ok()) {
-      return failed("PUT " + ProjectPath(p.name) + ": " + put.error().message() +
+      return failed("PUT " + path + ": " + put.error().message() +
                     " (the objects stay labelled and marked steward.io/migrating, so orphan "
                     "removal leaves them; fix the cause and run again)");
     }
@@ -120,46 +121,28 @@ void MigrateOne(const kube::Client& kube, const std::string& ns, api_client::Api
   r.message = stored ? "already stored; relabelling finished" : "handed to Steward";
 }
 
-// Steps 2 to 5 for one agent, as MigrateOne.
+void MigrateOne(const kube::Client& kube, const std::string& ns, api_client::ApiClient& api,
+                const InstancePlan& p, Result& r) {
+  MigrateRecord(
+      kube, ns, api, p, ProjectPath(p.name),
+      [&](const std::string& other) {
+        return "Steward already has a project " + p.name + " with id " + other +
+               " (the Deployment's is " + p.id + "); nothing changed";
+      },
+      r);
+}
+
 void MigrateAgent(const kube::Client& kube, const std::string& ns, api_client::ApiClient& api,
                   const AgentPlan& a, Result& r) {
-  auto failed = [&](std::string message) {
-    r.outcome = "failed";
-    r.message = std::move(message);
-  };
-  bool stored = false;
-  auto got = api.Get(AgentPath(a.name));
-  if (got.ok()) {
-    if (GetString(*got, "id") != a.id) {
-      return failed("Steward already has an agent " + a.name + " with id " + GetString(*got, "id") +
-                    ", not this one's " + a.id +
-                    "; nothing changed (delete that agent in Steward, or the driver's objects, "
-                    "then run again)");
-    }
-    stored = true;
-    r.generation = GetInt(*got, "generation");
-  } else if (api.last_error().http_status != 404) {
-    return failed("GET " + AgentPath(a.name) + ": " + got.error().message() + "; nothing changed");
-  }
-  if (Status s = engine::migrate::Relabel(kube, ns, a); !s.ok()) {
-    return failed("relabel: " + s.message() + " (run again to go on)");
-  }
-  if (!stored) {
-    Json body = {{"spec", a.spec}, {"id", a.id}, {"start", a.start}};
-    auto put = api.Put(AgentPath(a.name), body);
-    if (!put.ok()) {
-      return failed("PUT " + AgentPath(a.name) + ": " + put.error().message() +
-                    " (the objects stay labelled and marked steward.io/migrating, so orphan "
-                    "removal leaves them; fix the cause and run again)");
-    }
-    r.generation = GetInt(*put, "generation");
-  }
-  if (Status s = engine::migrate::ClearMarkers(kube, ns, a); !s.ok()) {
-    return failed("removing the steward.io/migrating marker: " + s.message() +
-                  " (run again to go on)");
-  }
-  r.outcome = "migrated";
-  r.message = stored ? "already stored; relabelling finished" : "handed to Steward";
+  MigrateRecord(
+      kube, ns, api, a, AgentPath(a.name),
+      [&](const std::string& other) {
+        return "Steward already has an agent " + a.name + " with id " + other +
+               ", not this one's " + a.id +
+               "; nothing changed (delete that agent in Steward, or the driver's objects, then "
+               "run again)";
+      },
+      r);
 }
 
 // Steps 7 and 8 for an agent Steward reports in the phase wanted: the adopted objects are the
