@@ -13,6 +13,7 @@
 #include "common/mutex.h"
 #include "store/change_feed.h"
 #include "store/store.h"
+#include "store/store_impl.h"
 
 namespace steward::store {
 namespace {
@@ -78,6 +79,24 @@ ALTER TABLE projects ADD COLUMN kind TEXT NOT NULL DEFAULT 'project'
   CHECK (kind IN ('project', 'agent'));
 CREATE INDEX projects_kind ON projects (kind, id);
 )sql",
+    // 4: shard ownership for several replicas (issue 17): the current owner and epoch of each
+    // shard, and every acquisition and release.
+    R"sql(
+CREATE TABLE shard_owners (
+  shard INTEGER PRIMARY KEY CHECK (shard BETWEEN 0 AND 65535),
+  owner TEXT NOT NULL,
+  epoch INTEGER NOT NULL,
+  since_ms INTEGER NOT NULL
+);
+CREATE TABLE shard_history (
+  seq INTEGER PRIMARY KEY AUTOINCREMENT,
+  shard INTEGER NOT NULL,
+  owner TEXT NOT NULL,
+  epoch INTEGER NOT NULL,
+  at_ms INTEGER NOT NULL,
+  acquired INTEGER NOT NULL
+);
+)sql",
 };
 constexpr int64_t kLatestVersion = std::size(kMigrations);
 
@@ -88,36 +107,6 @@ constexpr const char* kCredentialColumns =
     "id, project_id, token, state, created_ms, activated_ms, revoked_ms";
 constexpr const char* kHistoryColumns =
     "seq, project_id, at_ms, kind, generation, summary, detail_json";
-
-// [a-z0-9]([-a-z0-9]*[a-z0-9])? of at most max_len characters.
-bool IsDnsLabel(std::string_view s, size_t max_len) {
-  auto alnum = [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); };
-  if (s.empty() || s.size() > max_len || !alnum(s.front()) || !alnum(s.back())) return false;
-  return std::all_of(s.begin(), s.end(), [&](char c) { return alnum(c) || c == '-'; });
-}
-
-Status ValidateIdAndName(const ProjectRecord& r) {
-  if (!IsDnsLabel(r.id, 40)) {
-    return InvalidArgument("project id \"" + r.id +
-                           "\": must be 1-40 characters of [a-z0-9-], starting and ending "
-                           "with a letter or digit");
-  }
-  if (r.name.empty() || r.name.size() > 63 || r.name.front() == '-' ||
-      !IsDnsLabel(r.name.substr(0, r.name.find_last_not_of('-') + 1), 63)) {
-    return InvalidArgument("project name \"" + r.name +
-                           "\": must be 1-63 characters of [a-z0-9-], starting with a letter "
-                           "or digit");
-  }
-  return Status::Ok();
-}
-
-// The fields a caller may change (everything but id, created/updated times and version).
-bool SameIntentAndStatus(const ProjectRecord& a, const ProjectRecord& b) {
-  return a.name == b.name && a.team == b.team && a.spec_json == b.spec_json &&
-         a.desired == b.desired && a.generation == b.generation &&
-         a.restart_epoch == b.restart_epoch && a.status_json == b.status_json &&
-         a.phase == b.phase && a.observed_generation == b.observed_generation;
-}
 
 // A prepared statement. Errors are sticky: after a failed prepare, bind or step, Step() returns
 // false and rc() holds the (extended) SQLite code. One that stopped on a row is active until
@@ -299,7 +288,17 @@ class SqliteStore final : public Store {
   StatusOr<ProjectRecord> MutateProject(std::string_view id, const MutateFn& fn) override;
   StatusOr<UpsertResult> UpsertProjectByName(std::string_view name, const CreateFn& create,
                                              const MutateFn& update) override;
-  Status PurgeProject(std::string_view id, const HistoryEntry& tombstone) override;
+  Status PurgeProject(std::string_view id, const HistoryEntry& tombstone,
+                      const std::optional<Fence>& fence = std::nullopt) override;
+  StatusOr<ShardOwner> AcquireShard(int shard, std::string_view owner,
+                                    int64_t expected_epoch) override;
+  Status ReleaseShard(const Fence& fence) override;
+  Status CheckFence(const Fence& fence) override {
+    MutexLock lock(mu_);
+    return CheckFenceLocked(fence);
+  }
+  StatusOr<std::vector<ShardOwner>> ListShardOwners() override;
+  StatusOr<std::vector<ShardEvent>> ListShardHistory(int64_t after_seq, int limit) override;
   StatusOr<std::map<std::string, int64_t>> CountByPhase(RecordKind kind) override;
   StatusOr<std::vector<ProjectRecord>> ListProjectsWithoutHostnames() override;
   StatusOr<std::map<std::string, std::string>> ClaimHostnames(
@@ -326,6 +325,9 @@ class SqliteStore final : public Store {
       REQUIRES(mu_);
   StatusOr<std::vector<Credential>> LoadCredentials(std::string_view project_id) REQUIRES(mu_);
   Status CheckNameFree(const ProjectRecord& record) REQUIRES(mu_);
+  StatusOr<ShardOwner> LoadShard(int shard) REQUIRES(mu_);
+  Status CheckFenceLocked(const Fence& fence) REQUIRES(mu_);
+  Status AppendShardEvent(const ShardOwner& now, bool acquired) REQUIRES(mu_);
   Status WriteProject(const ProjectRecord& record) REQUIRES(mu_);
   StatusOr<std::vector<HistoryEntry>> WriteExtra(const std::string& project_id,
                                                  const Mutation& extra, int64_t now) REQUIRES(mu_);
@@ -591,6 +593,7 @@ StatusOr<ProjectRecord> SqliteStore::MutateLocked(const ProjectRecord& before, c
       !extra.hostnames) {
     return before;
   }
+  if (extra.fence) RETURN_IF_ERROR(CheckFenceLocked(*extra.fence));
   if (after.name != before.name) {
     RETURN_IF_ERROR(ValidateIdAndName(after));
     RETURN_IF_ERROR(CheckNameFree(after));
@@ -712,13 +715,15 @@ StatusOr<std::map<std::string, int64_t>> SqliteStore::CountByPhase(RecordKind ki
   return out;
 }
 
-Status SqliteStore::PurgeProject(std::string_view id, const HistoryEntry& tombstone) {
+Status SqliteStore::PurgeProject(std::string_view id, const HistoryEntry& tombstone,
+                                 const std::optional<Fence>& fence) {
   ProjectChange change;
   uint64_t ticket = 0;
   {
     MutexLock lock(mu_);
     Transaction tx(db_);
     RETURN_IF_ERROR(tx.Begin());
+    if (fence) RETURN_IF_ERROR(CheckFenceLocked(*fence));
     ASSIGN_OR_RETURN(change.purged, LoadProject("id", id));
     for (const char* sql :
          {"DELETE FROM credentials WHERE project_id = ?",
@@ -737,6 +742,100 @@ Status SqliteStore::PurgeProject(std::string_view id, const HistoryEntry& tombst
   }
   feed_.Deliver(ticket, std::move(change));
   return Status::Ok();
+}
+
+StatusOr<ShardOwner> SqliteStore::LoadShard(int shard) {
+  Statement s(db_.handle, "SELECT owner, epoch, since_ms FROM shard_owners WHERE shard = ?");
+  s.Bind(int64_t{shard});
+  ShardOwner o;
+  o.shard = shard;
+  if (s.Step()) {
+    o.owner = s.Text(0);
+    o.epoch = s.Int(1);
+    o.since_ms = s.Int(2);
+  }
+  RETURN_IF_ERROR(db_.Check(s, "read shard owner"));
+  return o;
+}
+
+Status SqliteStore::CheckFenceLocked(const Fence& fence) {
+  ASSIGN_OR_RETURN(ShardOwner now, LoadShard(fence.shard));
+  if (now.owner == fence.owner && now.epoch == fence.epoch && !fence.owner.empty()) {
+    return Status::Ok();
+  }
+  return FencedOut(fence, now);
+}
+
+Status SqliteStore::AppendShardEvent(const ShardOwner& now, bool acquired) {
+  Statement s(db_.handle,
+              "INSERT INTO shard_history (shard, owner, epoch, at_ms, acquired) "
+              "VALUES (?, ?, ?, ?, ?)");
+  s.Bind(int64_t{now.shard}).Bind(now.owner).Bind(now.epoch).Bind(now.since_ms);
+  s.Bind(int64_t{acquired ? 1 : 0}).Step();
+  return db_.Check(s, "append shard history");
+}
+
+StatusOr<ShardOwner> SqliteStore::AcquireShard(int shard, std::string_view owner,
+                                               int64_t expected_epoch) {
+  RETURN_IF_ERROR(ValidateShardAndOwner(shard, owner));
+  MutexLock lock(mu_);
+  Transaction tx(db_);
+  RETURN_IF_ERROR(tx.Begin());
+  ASSIGN_OR_RETURN(ShardOwner now, LoadShard(shard));
+  if (now.epoch != expected_epoch) return AcquireRaced(shard, expected_epoch, now);
+  now.owner = std::string(owner);
+  now.epoch = expected_epoch + 1;
+  now.since_ms = NowMs();
+  Statement s(db_.handle,
+              "INSERT INTO shard_owners (shard, owner, epoch, since_ms) VALUES (?, ?, ?, ?) "
+              "ON CONFLICT (shard) DO UPDATE SET owner = excluded.owner, epoch = excluded.epoch, "
+              "since_ms = excluded.since_ms");
+  s.Bind(int64_t{shard}).Bind(now.owner).Bind(now.epoch).Bind(now.since_ms).Step();
+  RETURN_IF_ERROR(db_.Check(s, "acquire shard"));
+  RETURN_IF_ERROR(AppendShardEvent(now, true));
+  RETURN_IF_ERROR(tx.Commit());
+  return now;
+}
+
+Status SqliteStore::ReleaseShard(const Fence& fence) {
+  RETURN_IF_ERROR(ValidateShardAndOwner(fence.shard, fence.owner));
+  MutexLock lock(mu_);
+  Transaction tx(db_);
+  RETURN_IF_ERROR(tx.Begin());
+  RETURN_IF_ERROR(CheckFenceLocked(fence));
+  ShardOwner released{fence.shard, fence.owner, fence.epoch, NowMs()};
+  Statement s(db_.handle, "UPDATE shard_owners SET owner = '', since_ms = ? WHERE shard = ?");
+  s.Bind(released.since_ms).Bind(int64_t{fence.shard}).Step();
+  RETURN_IF_ERROR(db_.Check(s, "release shard"));
+  RETURN_IF_ERROR(AppendShardEvent(released, false));
+  return tx.Commit();
+}
+
+StatusOr<std::vector<ShardOwner>> SqliteStore::ListShardOwners() {
+  MutexLock lock(mu_);
+  Statement s(db_.handle, "SELECT shard, owner, epoch, since_ms FROM shard_owners ORDER BY shard");
+  std::vector<ShardOwner> out;
+  while (s.Step()) {
+    out.push_back({static_cast<int>(s.Int(0)), s.Text(1), s.Int(2), s.Int(3)});
+  }
+  RETURN_IF_ERROR(db_.Check(s, "list shard owners"));
+  return out;
+}
+
+StatusOr<std::vector<ShardEvent>> SqliteStore::ListShardHistory(int64_t after_seq, int limit) {
+  if (limit < 0) return InvalidArgument("limit: must not be negative");
+  MutexLock lock(mu_);
+  Statement s(db_.handle,
+              "SELECT seq, shard, owner, epoch, at_ms, acquired FROM shard_history "
+              "WHERE seq > ? ORDER BY seq LIMIT ?");
+  s.Bind(after_seq).Bind(limit == 0 ? int64_t{-1} : int64_t{limit});
+  std::vector<ShardEvent> out;
+  while (s.Step()) {
+    out.push_back(
+        {s.Int(0), static_cast<int>(s.Int(1)), s.Text(2), s.Int(3), s.Int(4), s.Int(5) != 0});
+  }
+  RETURN_IF_ERROR(db_.Check(s, "list shard history"));
+  return out;
 }
 
 StatusOr<Credential> SqliteStore::FindCredentialByToken(std::string_view token) {

@@ -930,7 +930,8 @@ TEST_F(SqliteStoreTest, ReopenKeepsDataAndDoesNotReapplyMigrations) {
   ASSERT_TRUE(store.MutateProject("p1", SetGeneration(3)).ok());
   std::string applied =
       RawQuery(path_, "SELECT group_concat(applied_ms) FROM schema_migrations ORDER BY version");
-  EXPECT_EQ(applied, std::to_string(kT0) + "," + std::to_string(kT0) + "," + std::to_string(kT0));
+  EXPECT_EQ(applied, std::to_string(kT0) + "," + std::to_string(kT0) + "," + std::to_string(kT0) +
+                         "," + std::to_string(kT0));
   store_.reset();
 
   clock_.Advance(std::chrono::hours(1));
@@ -941,7 +942,7 @@ TEST_F(SqliteStoreTest, ReopenKeepsDataAndDoesNotReapplyMigrations) {
   EXPECT_EQ(got->version, 2);
   EXPECT_EQ(reopened.FindCredentialByToken("tok-1")->id, "c-1");
   EXPECT_EQ(reopened.ListHistory("p1", 0, 0)->size(), 1u);
-  EXPECT_EQ(RawQuery(path_, "SELECT count(*) FROM schema_migrations"), "3");
+  EXPECT_EQ(RawQuery(path_, "SELECT count(*) FROM schema_migrations"), "4");
   EXPECT_EQ(
       RawQuery(path_, "SELECT group_concat(applied_ms) FROM schema_migrations ORDER BY version"),
       applied);
@@ -967,7 +968,7 @@ TEST_F(SqliteStoreTest, RefusesNewerSchema) {
   auto r = OpenSqliteStore(Options());
   EXPECT_EQ(r.status().code(), StatusCode::kFailedPrecondition);
   EXPECT_EQ(r.status().message(),
-            path_ + ": schema version 7 is newer than this Steward (knows up to 3)");
+            path_ + ": schema version 7 is newer than this Steward (knows up to 4)");
 }
 
 TEST_F(SqliteStoreTest, RefusesAFileThatIsNotSqlite) {
@@ -1177,9 +1178,10 @@ TEST_F(SqliteStoreTest, AVersionOneDatabaseGainsTheHostnamesTable) {
   // As a Steward of schema 1 left it.
   RawExec(path_,
           "DROP TABLE hostnames; DROP INDEX projects_kind; ALTER TABLE projects DROP COLUMN kind; "
+          "DROP TABLE shard_owners; DROP TABLE shard_history; "
           "DELETE FROM schema_migrations WHERE version >= 2");
   Store& reopened = Open();
-  EXPECT_EQ(RawQuery(path_, "SELECT count(*) FROM schema_migrations"), "3");
+  EXPECT_EQ(RawQuery(path_, "SELECT count(*) FROM schema_migrations"), "4");
   ASSERT_TRUE(reopened.MutateProject("p1", ClaimHosts({"alpha.localhost"})).ok());
   EXPECT_EQ(RawQuery(path_, "SELECT project_id FROM hostnames WHERE host = 'alpha.localhost'"),
             "p1");
@@ -1192,9 +1194,10 @@ TEST_F(SqliteStoreTest, AVersionTwoDatabaseGainsKindsAndItsRecordsAreProjects) {
   // As a Steward of schema 2 left it.
   RawExec(path_,
           "DROP INDEX projects_kind; ALTER TABLE projects DROP COLUMN kind; "
-          "DELETE FROM schema_migrations WHERE version = 3");
+          "DROP TABLE shard_owners; DROP TABLE shard_history; "
+          "DELETE FROM schema_migrations WHERE version >= 3");
   Store& reopened = Open();
-  EXPECT_EQ(RawQuery(path_, "SELECT count(*) FROM schema_migrations"), "3");
+  EXPECT_EQ(RawQuery(path_, "SELECT count(*) FROM schema_migrations"), "4");
   auto got = reopened.GetProject("p1");
   ASSERT_TRUE(got.ok());
   EXPECT_EQ(got->kind, RecordKind::kProject);
@@ -1238,6 +1241,90 @@ TEST_F(SqliteStoreTest, KindsAreKeptFilteredAndNeverChange) {
   // One name space for both kinds: their objects would share names.
   ProjectRecord clash = Project("p2", "mqtt-schema-agent-t-b");
   EXPECT_EQ(store.CreateProject(clash, {}).status().code(), StatusCode::kAlreadyExists);
+}
+
+TEST_F(SqliteStoreTest, ShardsAreAcquiredByCompareAndSetAndFenceOutTheirPastOwners) {
+  Store& store = Open();
+  MustCreate(Project("p1", "alpha"));
+  // Never owned: epoch 0, and a fence of nobody holds nothing.
+  EXPECT_EQ(store.CheckFence({7, "a", 0}).code(), StatusCode::kAborted);
+  auto a = store.AcquireShard(7, "a", 0);
+  ASSERT_TRUE(a.ok()) << a.status().ToString();
+  EXPECT_EQ(a->owner, "a");
+  EXPECT_EQ(a->epoch, 1);
+  EXPECT_EQ(a->since_ms, kT0);
+  Fence fa{7, "a", 1};
+  EXPECT_TRUE(store.CheckFence(fa).ok());
+  // A second replica that read epoch 0 too loses the race; one that read 1 takes it over.
+  auto raced = store.AcquireShard(7, "b", 0);
+  EXPECT_EQ(raced.status().code(), StatusCode::kAborted);
+  EXPECT_THAT(raced.status().message(), HasSubstr("expected epoch 0, but it is at epoch 1"));
+  auto write = [&](const std::optional<Fence>& fence, int64_t g) {
+    return store.MutateProject("p1", [&](ProjectRecord& r, const auto&, Mutation& extra) {
+      r.generation = g;
+      extra.fence = fence;
+      return Status::Ok();
+    });
+  };
+  ASSERT_TRUE(write(fa, 2).ok());
+  clock_.Advance(std::chrono::seconds(1));
+  auto b = store.AcquireShard(7, "b", 1);
+  ASSERT_TRUE(b.ok());
+  EXPECT_EQ(b->epoch, 2);
+  // The past owner's fenced writes and purge are refused and write nothing.
+  auto refused = write(fa, 3);
+  EXPECT_EQ(refused.status().code(), StatusCode::kAborted);
+  EXPECT_THAT(refused.status().message(),
+              HasSubstr("shard 7 is owned by b at epoch 2; this write was fenced by a at epoch 1"));
+  EXPECT_EQ(store.GetProject("p1")->generation, 2);
+  EXPECT_EQ(store.PurgeProject("p1", Entry("purged", "gone"), fa).code(), StatusCode::kAborted);
+  EXPECT_TRUE(store.GetProject("p1").ok());
+  EXPECT_EQ(store.ReleaseShard(fa).code(), StatusCode::kAborted);
+  // Unfenced writes (the API's intents) are never refused.
+  ASSERT_TRUE(write(std::nullopt, 4).ok());
+  Fence fb{7, "b", 2};
+  ASSERT_TRUE(write(fb, 5).ok());
+  // The same owner name acquiring again (a restarted process) fences its past self.
+  ASSERT_TRUE(store.AcquireShard(7, "b", 2).ok());
+  EXPECT_EQ(write(fb, 6).status().code(), StatusCode::kAborted);
+  Fence fb3{7, "b", 3};
+  // Released: nobody's fence holds, the epoch stays, the next acquisition starts from it.
+  ASSERT_TRUE(store.ReleaseShard(fb3).ok());
+  auto released = store.CheckFence(fb3);
+  EXPECT_EQ(released.code(), StatusCode::kAborted);
+  EXPECT_THAT(released.message(), HasSubstr("released at epoch 3"));
+  ASSERT_TRUE(store.AcquireShard(7, "c", 3).ok());
+  ASSERT_TRUE(store.PurgeProject("p1", Entry("purged", "gone"), Fence{7, "c", 4}).ok());
+
+  auto owners = store.ListShardOwners();
+  ASSERT_TRUE(owners.ok());
+  ASSERT_EQ(owners->size(), 1u);
+  EXPECT_EQ((*owners)[0].owner, "c");
+  EXPECT_EQ((*owners)[0].epoch, 4);
+  auto history = store.ListShardHistory(0, 0);
+  ASSERT_TRUE(history.ok());
+  std::vector<std::string> events;
+  for (const ShardEvent& e : *history) {
+    events.push_back((e.acquired ? "+" : "-") + e.owner + std::to_string(e.epoch));
+  }
+  EXPECT_THAT(events, ElementsAre("+a1", "+b2", "+b3", "-b3", "+c4"));
+  auto tail = store.ListShardHistory((*history)[2].seq, 1);
+  ASSERT_TRUE(tail.ok());
+  ASSERT_EQ(tail->size(), 1u);
+  EXPECT_FALSE((*tail)[0].acquired);
+  // Bad arguments.
+  EXPECT_EQ(store.AcquireShard(-1, "a", 0).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(store.AcquireShard(65536, "a", 0).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(store.AcquireShard(1, "", 0).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(store.ListShardHistory(0, -1).status().code(), StatusCode::kInvalidArgument);
+}
+
+TEST_F(SqliteStoreTest, ShardOwnershipSurvivesAReopen) {
+  Open();
+  ASSERT_TRUE(store_->AcquireShard(3, "a", 0).ok());
+  Store& reopened = Open();
+  EXPECT_TRUE(reopened.CheckFence({3, "a", 1}).ok());
+  EXPECT_EQ(RawQuery(path_, "SELECT max(version) FROM schema_migrations"), "4");
 }
 
 }  // namespace

@@ -1,6 +1,43 @@
 #include "store/store.h"
 
+#include <algorithm>
+#include <string>
+
+#include "store/store_impl.h"
+
 namespace steward::store {
+namespace {
+
+// [a-z0-9]([-a-z0-9]*[a-z0-9])? of at most max_len characters.
+bool IsDnsLabel(std::string_view s, size_t max_len) {
+  auto alnum = [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); };
+  if (s.empty() || s.size() > max_len || !alnum(s.front()) || !alnum(s.back())) return false;
+  return std::all_of(s.begin(), s.end(), [&](char c) { return alnum(c) || c == '-'; });
+}
+
+}  // namespace
+
+Status ValidateIdAndName(const ProjectRecord& r) {
+  if (!IsDnsLabel(r.id, 40)) {
+    return InvalidArgument("project id \"" + r.id +
+                           "\": must be 1-40 characters of [a-z0-9-], starting and ending "
+                           "with a letter or digit");
+  }
+  if (r.name.empty() || r.name.size() > 63 || r.name.front() == '-' ||
+      !IsDnsLabel(r.name.substr(0, r.name.find_last_not_of('-') + 1), 63)) {
+    return InvalidArgument("project name \"" + r.name +
+                           "\": must be 1-63 characters of [a-z0-9-], starting with a letter "
+                           "or digit");
+  }
+  return Status::Ok();
+}
+
+bool SameIntentAndStatus(const ProjectRecord& a, const ProjectRecord& b) {
+  return a.name == b.name && a.team == b.team && a.spec_json == b.spec_json &&
+         a.desired == b.desired && a.generation == b.generation &&
+         a.restart_epoch == b.restart_epoch && a.status_json == b.status_json &&
+         a.phase == b.phase && a.observed_generation == b.observed_generation;
+}
 
 std::string_view ToString(DesiredState s) {
   switch (s) {
@@ -47,6 +84,33 @@ std::optional<CredentialState> ParseCredentialState(std::string_view s) {
     if (s == ToString(c)) return c;
   }
   return std::nullopt;
+}
+
+Status ValidateShardAndOwner(int shard, std::string_view owner) {
+  if (shard < 0 || shard > kMaxShard) {
+    return InvalidArgument("shard " + std::to_string(shard) + ": must be in [0, " +
+                           std::to_string(kMaxShard) + "]");
+  }
+  if (owner.empty()) return InvalidArgument("shard " + std::to_string(shard) + ": owner is empty");
+  return Status::Ok();
+}
+
+Status FencedOut(const Fence& fence, const ShardOwner& now) {
+  std::string held =
+      now.owner.empty()
+          ? (now.epoch == 0 ? "owned by nobody" : "released at epoch " + std::to_string(now.epoch))
+          : "owned by " + now.owner + " at epoch " + std::to_string(now.epoch);
+  return Status(StatusCode::kAborted, "shard " + std::to_string(fence.shard) + " is " + held +
+                                          "; this write was fenced by " + fence.owner +
+                                          " at epoch " + std::to_string(fence.epoch));
+}
+
+Status AcquireRaced(int shard, int64_t expected_epoch, const ShardOwner& now) {
+  return Status(StatusCode::kAborted,
+                "shard " + std::to_string(shard) + ": expected epoch " +
+                    std::to_string(expected_epoch) + ", but it is at epoch " +
+                    std::to_string(now.epoch) +
+                    (now.owner.empty() ? " (released)" : " (owned by " + now.owner + ")"));
 }
 
 }  // namespace steward::store

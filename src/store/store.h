@@ -87,6 +87,34 @@ struct HistoryEntry {
   std::string detail_json;  // optional JSON object with more
 };
 
+// Shard ownership, for several replicas sharing one store (DESIGN.md §10). Records map to a
+// fixed number of shards (the engine decides how); a shard has at most one owner at a time, and
+// every acquisition bumps its epoch. The owner passes Fence{shard, owner, epoch} with each write it
+// makes for a record of that shard (Mutation::fence, PurgeProject) and the store refuses the write
+// in the same transaction when the shard has been acquired since (by anyone, also by a new
+// process under the same owner name) or released. Leases decide who should own a shard; the
+// epoch is what makes a replica that lost one unable to write over its successor.
+struct Fence {
+  int shard = 0;
+  std::string owner;
+  int64_t epoch = 0;
+};
+struct ShardOwner {
+  int shard = 0;
+  std::string owner;     // "" when released
+  int64_t epoch = 0;     // of the last acquisition
+  int64_t since_ms = 0;  // when it was last acquired or released (store's wall clock)
+};
+// One acquisition or release, in the order committed (seq increasing over the whole store).
+struct ShardEvent {
+  int64_t seq = 0;
+  int shard = 0;
+  std::string owner;  // who acquired or released
+  int64_t epoch = 0;  // the epoch acquired, or the one released
+  int64_t at_ms = 0;
+  bool acquired = false;  // false: released
+};
+
 // What a MutateProject callback may add to its transaction besides the record itself.
 struct Mutation {
   std::vector<Credential> credentials;  // inserted, or replaced when the id exists
@@ -96,6 +124,10 @@ struct Mutation {
   // kAlreadyExists `hostname "<h>" is already in use` (which never names the holder). Released
   // when the project is purged.
   std::optional<std::vector<std::string>> hostnames;
+  // When set: the write is made by the owner of a shard (several replicas, DESIGN.md §10) and
+  // commits only while that ownership holds (see Fence); otherwise nothing is written and the
+  // call fails with kAborted. Checked in the same transaction as the write.
+  std::optional<Fence> fence;
 };
 
 struct ListFilter {
@@ -163,7 +195,26 @@ class Store {
 
   // Removes the project and its credentials; its history stays, ending with `tombstone`
   // (kind "purged"). kNotFound when absent. Listeners get the removed record in `purged`.
-  virtual Status PurgeProject(std::string_view id, const HistoryEntry& tombstone) = 0;
+  // With a fence, only while it holds (kAborted otherwise, nothing removed), as Mutation::fence.
+  virtual Status PurgeProject(std::string_view id, const HistoryEntry& tombstone,
+                              const std::optional<Fence>& fence = std::nullopt) = 0;
+
+  // Shard ownership (see Fence). AcquireShard makes `owner` the owner of `shard` at epoch
+  // expected_epoch + 1, provided the shard's epoch is still `expected_epoch` (0 for a shard never
+  // owned): a compare-and-set, so that two replicas that both decide to take a shard cannot both
+  // succeed (the loser gets kAborted and re-reads). Whoever held it before — nobody, a released
+  // owner, a dead one, or a past process of the same owner — is fenced out from then on.
+  // ReleaseShard gives it up (owner "", same epoch) while `fence` holds; kAborted otherwise.
+  // CheckFence: Ok while `fence` holds, kAborted naming the current owner and epoch otherwise.
+  // A shard is a number in [0, 65535]; kInvalidArgument outside that or for an empty owner.
+  virtual StatusOr<ShardOwner> AcquireShard(int shard, std::string_view owner,
+                                            int64_t expected_epoch) = 0;
+  virtual Status ReleaseShard(const Fence& fence) = 0;
+  virtual Status CheckFence(const Fence& fence) = 0;
+  // Every shard ever acquired, by shard number.
+  virtual StatusOr<std::vector<ShardOwner>> ListShardOwners() = 0;
+  // Acquisitions and releases with seq > after_seq, oldest first; limit 0: all.
+  virtual StatusOr<std::vector<ShardEvent>> ListShardHistory(int64_t after_seq, int limit) = 0;
 
   // Hostnames of projects that hold none (stored before hostnames were claimed, schema 1), so
   // that they can be claimed once: ClaimHostnames. Neither bumps a version or calls a listener
