@@ -79,9 +79,14 @@ ALTER TABLE projects ADD COLUMN kind TEXT NOT NULL DEFAULT 'project'
   CHECK (kind IN ('project', 'agent'));
 CREATE INDEX projects_kind ON projects (kind, id);
 )sql",
-    // 4: shard ownership for several replicas (issue 17): the current owner and epoch of each
-    // shard, and every acquisition and release.
+    // 4: several replicas (issue 17): the change feed's identity and last position; the current
+    // owner and epoch of each shard, and every acquisition and release.
     R"sql(
+CREATE TABLE feed (
+  id TEXT NOT NULL,
+  position INTEGER NOT NULL
+);
+INSERT INTO feed (id, position) VALUES (lower(hex(randomblob(16))), 0);
 CREATE TABLE shard_owners (
   shard INTEGER PRIMARY KEY CHECK (shard BETWEEN 0 AND 65535),
   owner TEXT NOT NULL,
@@ -313,6 +318,11 @@ class SqliteStore final : public Store {
   int AddListener(Listener listener) override { return feed_.AddListener(std::move(listener)); }
   void RemoveListener(int handle) override { feed_.RemoveListener(handle); }
   std::string Describe() const override { return "sqlite:" + options_.path; }
+  std::string FeedId() const override { return feed_id_; }
+  StatusOr<int64_t> LastPosition() override {
+    MutexLock lock(mu_);
+    return db_.QueryInt("SELECT position FROM feed", "read the feed position");
+  }
 
  private:
   int64_t NowMs() const {
@@ -343,10 +353,16 @@ class SqliteStore final : public Store {
   // change is delivered after the unlock; otherwise it rolls back. Returns what `body` returned.
   template <typename T, typename Body>
   StatusOr<T> WriteOne(const Body& body) EXCLUDES(mu_);
+  // The next position, inside the caller's write transaction.
+  StatusOr<int64_t> BumpPosition() REQUIRES(mu_) {
+    return db_.QueryInt("UPDATE feed SET position = position + 1 RETURNING position",
+                        "advance the feed position");
+  }
   Mutex mu_;  // guards the connection; feed_.TakeTicket() runs under it, after COMMIT
   Db db_ GUARDED_BY(mu_);
   const SqliteOptions options_;
   Clock& clock_;
+  std::string feed_id_;  // set by Init, then constant
 
   // Every commit that changed a project takes a ticket under mu_ and is delivered (Deliver)
   // after mu_ is released, before the committing call returns.
@@ -382,7 +398,12 @@ Status SqliteStore::Init() {
       options_.synchronous_full ? "PRAGMA synchronous = FULL" : "PRAGMA synchronous = NORMAL",
       "set synchronous"));
   RETURN_IF_ERROR(db_.Exec("PRAGMA foreign_keys = ON", "enable foreign keys"));
-  return Migrate();
+  RETURN_IF_ERROR(Migrate());
+  Statement id(db_.handle, "SELECT id FROM feed");
+  if (id.Step()) feed_id_ = id.Text(0);
+  RETURN_IF_ERROR(db_.Check(id, "read the feed id"));
+  if (feed_id_.empty()) return FailedPrecondition(options_.path + ": the feed table is empty");
+  return Status::Ok();
 }
 
 Status SqliteStore::Migrate() {
@@ -619,6 +640,7 @@ StatusOr<T> SqliteStore::WriteOne(const Body& body) {
     RETURN_IF_ERROR(tx.Begin());
     ASSIGN_OR_RETURN(result, body(change));
     if (!change.record) return result;  // nothing to write: the transaction rolls back
+    ASSIGN_OR_RETURN(change.position, BumpPosition());
     RETURN_IF_ERROR(tx.Commit());
     ticket = feed_.TakeTicket();
   }
@@ -737,6 +759,7 @@ Status SqliteStore::PurgeProject(std::string_view id, const HistoryEntry& tombst
     extra.history.back().kind = "purged";
     change.project_id = std::string(id);
     ASSIGN_OR_RETURN(change.history, WriteExtra(change.project_id, extra, NowMs()));
+    ASSIGN_OR_RETURN(change.position, BumpPosition());
     RETURN_IF_ERROR(tx.Commit());
     ticket = feed_.TakeTicket();
   }

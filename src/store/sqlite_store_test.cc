@@ -1178,7 +1178,7 @@ TEST_F(SqliteStoreTest, AVersionOneDatabaseGainsTheHostnamesTable) {
   // As a Steward of schema 1 left it.
   RawExec(path_,
           "DROP TABLE hostnames; DROP INDEX projects_kind; ALTER TABLE projects DROP COLUMN kind; "
-          "DROP TABLE shard_owners; DROP TABLE shard_history; "
+          "DROP TABLE shard_owners; DROP TABLE shard_history; DROP TABLE feed; "
           "DELETE FROM schema_migrations WHERE version >= 2");
   Store& reopened = Open();
   EXPECT_EQ(RawQuery(path_, "SELECT count(*) FROM schema_migrations"), "4");
@@ -1194,7 +1194,7 @@ TEST_F(SqliteStoreTest, AVersionTwoDatabaseGainsKindsAndItsRecordsAreProjects) {
   // As a Steward of schema 2 left it.
   RawExec(path_,
           "DROP INDEX projects_kind; ALTER TABLE projects DROP COLUMN kind; "
-          "DROP TABLE shard_owners; DROP TABLE shard_history; "
+          "DROP TABLE shard_owners; DROP TABLE shard_history; DROP TABLE feed; "
           "DELETE FROM schema_migrations WHERE version >= 3");
   Store& reopened = Open();
   EXPECT_EQ(RawQuery(path_, "SELECT count(*) FROM schema_migrations"), "4");
@@ -1317,6 +1317,33 @@ TEST_F(SqliteStoreTest, ShardsAreAcquiredByCompareAndSetAndFenceOutTheirPastOwne
   EXPECT_EQ(store.AcquireShard(65536, "a", 0).status().code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(store.AcquireShard(1, "", 0).status().code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(store.ListShardHistory(0, -1).status().code(), StatusCode::kInvalidArgument);
+}
+
+TEST_F(SqliteStoreTest, ChangesArePositionedInCommitOrderUnderAFeedIdThatSurvivesAReopen) {
+  Store& store = Open();
+  const std::string feed = store.FeedId();
+  EXPECT_EQ(feed.size(), 32u);
+  EXPECT_EQ(store.LastPosition().value(), 0);
+  std::vector<int64_t> seen;
+  store.AddListener([&](const ProjectChange& c) { seen.push_back(c.position); });
+  MustCreate(Project("p1", "alpha"));
+  ASSERT_TRUE(store.MutateProject("p1", SetGeneration(2)).ok());
+  ASSERT_TRUE(store.MutateProject("p1", SetGeneration(2)).ok());  // a no-op: no position
+  EXPECT_EQ(store.MutateProject("p2", SetGeneration(2)).status().code(), StatusCode::kNotFound);
+  ASSERT_TRUE(store.PurgeProject("p1", Entry("purged", "gone")).ok());
+  EXPECT_THAT(seen, ElementsAre(1, 2, 3));
+  EXPECT_EQ(store.LastPosition().value(), 3);
+  Store& reopened = Open();
+  EXPECT_EQ(reopened.FeedId(), feed);
+  EXPECT_EQ(reopened.LastPosition().value(), 3);
+  seen.clear();
+  reopened.AddListener([&](const ProjectChange& c) { seen.push_back(c.position); });
+  MustCreate(Project("p3", "gamma"));
+  EXPECT_THAT(seen, ElementsAre(4));
+  // Another database has another feed.
+  store_.reset();
+  path_ = dir_ + "/other.db";
+  EXPECT_NE(Open().FeedId(), feed);
 }
 
 TEST_F(SqliteStoreTest, ShardOwnershipSurvivesAReopen) {

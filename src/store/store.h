@@ -146,6 +146,12 @@ struct ProjectChange {
   std::optional<ProjectRecord> record;
   std::optional<ProjectRecord> purged;
   std::vector<HistoryEntry> history;  // appended by this commit
+  // The change's place in the store's change feed: 1 for the first commit that changed a record,
+  // then one more for each such commit, over the whole store — across the processes that share
+  // it (every replica sees the same change at the same position) and across restarts. Never
+  // reused (within one FeedId()); listeners get changes in position order, without gaps, from
+  // the first change committed after they were added.
+  int64_t position = 0;
 };
 using Listener = std::function<void(const ProjectChange&)>;
 
@@ -247,7 +253,15 @@ class Store {
   virtual int AddListener(Listener listener) = 0;
   virtual void RemoveListener(int handle) = 0;
 
-  // Human-readable: "sqlite:/path/steward.db".
+  // The identity of the change feed the positions count in: random, fixed when the database was
+  // created, so that positions of two databases are never confused (a client resuming a watch
+  // from a position of another database is told so). Stable for the store's lifetime.
+  virtual std::string FeedId() const = 0;
+  // The position of the last change committed to the store (by any process), 0 when none.
+  virtual StatusOr<int64_t> LastPosition() = 0;
+
+  // Human-readable, never with a password: "sqlite:/path/steward.db",
+  // "postgres://steward@db.example:5432/steward".
   virtual std::string Describe() const = 0;
 };
 
