@@ -57,11 +57,11 @@ void FuzzEventId(std::string_view text) {
     FUZZ_CHECK(v == ResumeVerdict::kMalformed);
     return;
   }
-  FUZZ_CHECK_MSG(EventId(id->boot, id->position) == text, std::string(text));
+  FUZZ_CHECK_MSG(EventId(id->feed, id->position) == text, std::string(text));
   FUZZ_CHECK(id->position <= uint64_t{9223372036854775807u});
-  const bool inside = id->boot == "b0ot" && id->position >= 4 && id->position <= 9;
+  const bool inside = id->feed == "b0ot" && id->position >= 4 && id->position <= 9;
   FUZZ_CHECK_MSG((v == ResumeVerdict::kResume) == inside, std::string(text));
-  FUZZ_CHECK(JudgeResume(text, id->boot, id->position + 1, id->position) == ResumeVerdict::kResume);
+  FUZZ_CHECK(JudgeResume(text, id->feed, id->position + 1, id->position) == ResumeVerdict::kResume);
 }
 
 void FuzzContinue(std::string_view token) {

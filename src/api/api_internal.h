@@ -146,7 +146,7 @@ struct Waiter {
 };
 
 // One committed change as the watch streams see it: its SSE text (a `project`, `agent` or
-// `deleted` event, docs/api.md, whose id is EventId(boot, position)), rendered once by the store
+// `deleted` event, docs/api.md, whose id is EventId(feed, position)), rendered once by the store
 // listener and shared by every stream and the replay window, and what routing it needs.
 // Immutable once queued.
 struct StreamEvent {
@@ -160,27 +160,25 @@ struct StreamEvent {
   std::shared_ptr<const std::string> text;
 };
 
-// A server's boot token: 16 random characters [0-9a-z] (std::random_device, mixed with the
-// clock), never derived from a seed, so that a restarted server never takes an earlier run's.
-std::string NewBootToken();
-// A watch event id: "<boot>.<position>" (docs/api.md). `boot` is the server's random token.
-std::string EventId(std::string_view boot, uint64_t position);
+// A watch event id: "<feed>.<position>" (docs/api.md): the store's FeedId() and the change's
+// position in it.
+std::string EventId(std::string_view feed, uint64_t position);
 struct ParsedEventId {
-  std::string boot;
+  std::string feed;
   uint64_t position = 0;
 };
-// Parses an id strictly: a boot of 1..32 characters [0-9a-z], '.', a position in canonical
+// Parses an id strictly: a feed id of 1..32 characters [0-9a-z], '.', a position in canonical
 // decimal (digits only, no sign, no leading zero, at most 2^63 - 1). nullopt for anything else.
 std::optional<ParsedEventId> ParseEventId(std::string_view text);
 
-// Whether a stream may resume after `last_id` (a Last-Event-ID) on a server of `boot` whose
+// Whether a stream may resume after `last_id` (a Last-Event-ID) on a server of feed `feed` whose
 // replay window holds the positions [oldest, current] (oldest = current + 1 when it holds none):
-// kResume when the id is this boot's and oldest - 1 <= position <= current; otherwise the
+// kResume when the id is this feed's and oldest - 1 <= position <= current; otherwise the
 // reason the stream starts over with a snapshot (the `reset` event's reason).
-enum class ResumeVerdict { kResume, kMalformed, kUnknownBoot, kExpired, kAhead };
-ResumeVerdict JudgeResume(std::string_view last_id, std::string_view boot, uint64_t oldest,
+enum class ResumeVerdict { kResume, kMalformed, kUnknownFeed, kExpired, kAhead };
+ResumeVerdict JudgeResume(std::string_view last_id, std::string_view feed, uint64_t oldest,
                           uint64_t current);
-std::string_view ResetReason(ResumeVerdict v);  // "Malformed", "UnknownBoot", "Expired", "Ahead"
+std::string_view ResetReason(ResumeVerdict v);  // "Malformed", "UnknownFeed", "Expired", "Ahead"
 
 // The SSE texts of docs/api.md: a `project` (or `agent`) event, a `deleted` event (data.version
 // when `version` > 0), the `sync` that ends a snapshot, the `resumed` that ends a replay, the
@@ -452,9 +450,10 @@ class Server final : public ApiServer, public net::Handler {
   Mutex wait_mu_;
   std::multimap<std::string, std::shared_ptr<Waiter>> waiters_ GUARDED_BY(wait_mu_);  // by id
 
-  // The watch streams' positions and replay window (docs/api.md, GET /v1/watch). The boot
-  // token, random per server, makes an id of another process (an earlier run) recognisable.
-  const std::string boot_;
+  // The watch streams' positions and replay window (docs/api.md, GET /v1/watch). Ids are
+  // "<store FeedId>.<store position>": the same change has the same id on every replica sharing
+  // the store and across restarts; an id of another database is recognisable.
+  const std::string feed_;
   Mutex ring_mu_;
   uint64_t position_ GUARDED_BY(ring_mu_) = 0;         // the last change's; 0 = none yet
   std::deque<StreamEvent> ring_ GUARDED_BY(ring_mu_);  // positions position_ - size + 1 ...

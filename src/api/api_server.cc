@@ -61,7 +61,7 @@ StatusOr<std::unique_ptr<ApiServer>> ApiServer::Start(ApiOptions options, ApiDep
 }
 
 Server::Server(ApiOptions options, ApiDeps deps)
-    : options_(std::move(options)), deps_(std::move(deps)), boot_(NewBootToken()) {
+    : options_(std::move(options)), deps_(std::move(deps)), feed_(deps_.store->FeedId()) {
   auto add = [this](std::string pattern, std::map<std::string, Method> methods, bool open = false,
                     bool large_body = false) {
     Route r;
@@ -151,6 +151,13 @@ Status Server::Init() {
     MutexLock lock(listener_mu_);
     if (--listener_active_ == 0) listener_cv_.NotifyAll();
   });
+  // The streams count in the store's positions (the same on every replica sharing it): a change
+  // delivered before this read already set position_.
+  ASSIGN_OR_RETURN(const int64_t last, deps_.store->LastPosition());
+  {
+    MutexLock lock(ring_mu_);
+    if (position_ == 0) position_ = static_cast<uint64_t>(last);
+  }
   scheduler_->Schedule(options_.keepalive, [this] { KeepAlive(); });
 
   net::HttpServer::Options http = options_.http;
@@ -606,13 +613,20 @@ void Server::OnChange(const store::ProjectChange& change) {
   bool streams_open = false;
   {
     MutexLock lock(ring_mu_);
-    e.position = ++position_;
+    e.position = static_cast<uint64_t>(change.position);
+    // The store delivers positions one after another; the only gap is before the first change
+    // after this server began to listen. The window holds consecutive positions only.
+    if (e.position != position_ + 1) {
+      ring_.clear();
+      ring_bytes_ = 0;
+    }
+    position_ = e.position;
     {
       MutexLock streams_lock(streams_mu_);
       streams_open = !streams_.empty();
     }
     if (!streams_open && !keep) return;
-    const std::string id = EventId(boot_, e.position);
+    const std::string id = EventId(feed_, e.position);
     e.text = std::make_shared<const std::string>(
         change.record ? ProjectEvent(*change.record, id)
                       : DeletedEvent(e.project_id, e.name, e.version, id));

@@ -387,16 +387,16 @@ TEST_F(ApiTest, WatchDeliversEveryPhaseOfAStartInOrderAndTheDeletion) {
 
   // The phases in the order they were committed: Pending, Provisioning..., Running, then the
   // teardown, and the deletion last; record versions (data.version) increase, and so do the
-  // ids' positions, by one per change (nothing else was committed), all of this server's boot.
+  // ids' positions, by one per change (nothing else was committed), all of this store's feed.
   std::vector<std::string> phases;
   int64_t last_version = 0;
   Json deleted;
-  const std::string boot = BootOf(all.events()[0].id);
+  const std::string feed = FeedOf(all.events()[0].id);
   uint64_t position = PositionOf(all.events()[0].id);  // the sync's
   EXPECT_EQ(position, 0u);                             // nothing was committed before it
   for (const auto& e : all.events()) {
     if (e.event == "sync") continue;
-    EXPECT_EQ(BootOf(e.id), boot);
+    EXPECT_EQ(FeedOf(e.id), feed);
     EXPECT_EQ(PositionOf(e.id), ++position) << e.id;
     if (e.event == "deleted") {
       deleted = Body(net::HttpResponse{200, {}, e.data});

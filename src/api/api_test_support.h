@@ -37,8 +37,8 @@ inline Json DataOf(const Event& e) {
   return j.ok() ? *j : Json();
 }
 
-// A watch event id's parts, "<boot>.<position>": the position (0 when `id` is not one) and
-// the boot ("" when it is not one).
+// A watch event id's parts, "<feed>.<position>": the position (0 when `id` is not one) and
+// the feed ("" when it is not one).
 inline uint64_t PositionOf(const std::string& id) {
   const size_t dot = id.find('.');
   if (dot == std::string::npos || dot + 1 == id.size()) return 0;
@@ -49,7 +49,7 @@ inline uint64_t PositionOf(const std::string& id) {
   }
   return n;
 }
-inline std::string BootOf(const std::string& id) {
+inline std::string FeedOf(const std::string& id) {
   const size_t dot = id.find('.');
   return dot == std::string::npos ? "" : id.substr(0, dot);
 }
@@ -239,8 +239,8 @@ class ApiFixture : public engine::testing::EngineFixture {
   }
 
   // `tweak` changes the options (a test's watch window). A test may Stop the server, reset api_
-  // and start another (a restart: a new boot token for the watch streams), without `metrics`
-  // (a registry takes each family once).
+  // and start another (a restart: the same store, so the same feed and positions for the watch
+  // streams), without `metrics` (a registry takes each family once).
   void StartApi(const std::function<void(ApiOptions&)>& tweak = nullptr, bool metrics = true) {
     ApiOptions o;
     o.token = kToken;

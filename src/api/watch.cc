@@ -18,21 +18,21 @@ std::string Quoted(std::string_view id) {
   return out + (id.size() > 64 ? "...\"" : "\"");
 }
 
-std::string ResetMessage(ResumeVerdict verdict, std::string_view from, std::string_view boot,
+std::string ResetMessage(ResumeVerdict verdict, std::string_view from, std::string_view feed,
                          uint64_t oldest, uint64_t current) {
   const std::string id = Quoted(from);
   const std::string then = "; the stream starts over with every current record";
   switch (verdict) {
     case ResumeVerdict::kMalformed:
-      return "the last event id " + id + " is not an id of this server (<boot>.<position>)" + then;
-    case ResumeVerdict::kUnknownBoot:
-      return "the last event id " + id + " is from another run of the server (this one is " +
-             std::string(boot) + ")" + then;
+      return "the last event id " + id + " is not an id of this server (<feed>.<position>)" + then;
+    case ResumeVerdict::kUnknownFeed:
+      return "the last event id " + id + " is from another database (this one's feed is " +
+             std::string(feed) + ")" + then;
     case ResumeVerdict::kExpired:
       return "the changes after " + id + " are no longer kept (the server holds those after " +
-             EventId(boot, oldest - 1) + ")" + then;
+             EventId(feed, oldest - 1) + ")" + then;
     case ResumeVerdict::kAhead:
-      return "the last event id " + id + " is ahead of the server (at " + EventId(boot, current) +
+      return "the last event id " + id + " is ahead of the server (at " + EventId(feed, current) +
              ")" + then;
     case ResumeVerdict::kResume:
       break;
@@ -182,7 +182,7 @@ WatchStart Server::RegisterStream(const std::shared_ptr<Stream>& s, std::string 
   const uint64_t oldest = position_ + 1 - ring_.size();
   bool resume = false;
   if (!start.from.empty()) {
-    start.verdict = JudgeResume(start.from, boot_, oldest, position_);
+    start.verdict = JudgeResume(start.from, feed_, oldest, position_);
     resume = start.verdict == ResumeVerdict::kResume;
     if (resume) {
       const uint64_t after = ParseEventId(start.from)->position;
@@ -190,7 +190,7 @@ WatchStart Server::RegisterStream(const std::shared_ptr<Stream>& s, std::string 
         if (Matches(*s, ring_[i])) start.replay.push_back(ring_[i]);  // shares the text
       }
     } else {
-      start.reset_message = ResetMessage(start.verdict, start.from, boot_, oldest, position_);
+      start.reset_message = ResetMessage(start.verdict, start.from, feed_, oldest, position_);
     }
   }
   MutexLock lock(streams_mu_);
@@ -234,7 +234,7 @@ void Server::SendSnapshot(const std::shared_ptr<Stream>& s, const WatchStart& st
     texts.push_back(ProjectEvent(r, ""));
     snapshot_bytes += texts.back().size();
   }
-  texts.push_back(SyncEvent(snapshot.size(), EventId(boot_, start.at)));
+  texts.push_back(SyncEvent(snapshot.size(), EventId(feed_, start.at)));
   MutexLock lock(s->mu);
   if (s->ended) return;
   s->max_pending += snapshot_bytes;
@@ -254,7 +254,7 @@ void Server::SendReplay(const std::shared_ptr<Stream>& s, const WatchStart& star
   for (const StreamEvent& e : start.replay) replayed += AppendLocked(*s, e, &out) ? 1 : 0;
   // Written at once, like a snapshot, the replay drains at the client's pace.
   s->max_pending += out.size();
-  out += ResumedEvent(start.from, replayed, EventId(boot_, start.at));
+  out += ResumedEvent(start.from, replayed, EventId(feed_, start.at));
   if (!WriteLocked(s, std::move(out))) return;
   GoLiveLocked(s);
 }

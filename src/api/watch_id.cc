@@ -1,51 +1,26 @@
-// Watch event ids ("<boot>.<position>") and the resume decision (api_internal.h), apart from
+// Watch event ids ("<feed>.<position>") and the resume decision (api_internal.h), apart from
 // the server so that the fuzzers can take them alone.
-#include <chrono>
-#include <iterator>
-#include <random>
-
 #include "api/api_internal.h"
 
 namespace steward::api {
 namespace {
 
-constexpr size_t kMaxBootChars = 32;
+constexpr size_t kMaxFeedChars = 32;
 constexpr size_t kMaxPositionDigits = 19;  // 2^63 - 1 has 19
 constexpr uint64_t kMaxPosition = (uint64_t{1} << 63) - 1;
 
 }  // namespace
 
-std::string NewBootToken() {
-  // Never from a seed: a server restarted with the same --seed must not take the same token.
-  std::random_device device;
-  const auto now =
-      static_cast<uint64_t>(std::chrono::system_clock::now().time_since_epoch().count() ^
-                            std::chrono::steady_clock::now().time_since_epoch().count());
-  const unsigned parts[] = {device(),
-                            device(),
-                            device(),
-                            device(),
-                            static_cast<unsigned>(now),
-                            static_cast<unsigned>(now >> 32)};
-  std::seed_seq seed(std::begin(parts), std::end(parts));
-  std::mt19937_64 gen(seed);
-  static constexpr std::string_view kAlphabet = "0123456789abcdefghijklmnopqrstuvwxyz";
-  std::uniform_int_distribution<size_t> pick(0, kAlphabet.size() - 1);
-  std::string out;
-  for (int i = 0; i < 16; ++i) out += kAlphabet[pick(gen)];
-  return out;
-}
-
-std::string EventId(std::string_view boot, uint64_t position) {
-  return std::string(boot) + "." + std::to_string(position);
+std::string EventId(std::string_view feed, uint64_t position) {
+  return std::string(feed) + "." + std::to_string(position);
 }
 
 std::optional<ParsedEventId> ParseEventId(std::string_view text) {
   const size_t dot = text.find('.');
-  if (dot == std::string_view::npos || dot == 0 || dot > kMaxBootChars) return std::nullopt;
-  const std::string_view boot = text.substr(0, dot);
+  if (dot == std::string_view::npos || dot == 0 || dot > kMaxFeedChars) return std::nullopt;
+  const std::string_view feed = text.substr(0, dot);
   const std::string_view digits = text.substr(dot + 1);
-  for (char c : boot) {
+  for (char c : feed) {
     if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'z'))) return std::nullopt;
   }
   if (digits.empty() || digits.size() > kMaxPositionDigits) return std::nullopt;
@@ -56,14 +31,14 @@ std::optional<ParsedEventId> ParseEventId(std::string_view text) {
     n = n * 10 + static_cast<uint64_t>(c - '0');
   }
   if (n > kMaxPosition) return std::nullopt;
-  return ParsedEventId{std::string(boot), n};
+  return ParsedEventId{std::string(feed), n};
 }
 
-ResumeVerdict JudgeResume(std::string_view last_id, std::string_view boot, uint64_t oldest,
+ResumeVerdict JudgeResume(std::string_view last_id, std::string_view feed, uint64_t oldest,
                           uint64_t current) {
   auto id = ParseEventId(last_id);
   if (!id) return ResumeVerdict::kMalformed;
-  if (id->boot != boot) return ResumeVerdict::kUnknownBoot;
+  if (id->feed != feed) return ResumeVerdict::kUnknownFeed;
   if (id->position > current) return ResumeVerdict::kAhead;
   if (id->position + 1 < oldest) return ResumeVerdict::kExpired;
   return ResumeVerdict::kResume;
@@ -73,8 +48,8 @@ std::string_view ResetReason(ResumeVerdict v) {
   switch (v) {
     case ResumeVerdict::kMalformed:
       return "Malformed";
-    case ResumeVerdict::kUnknownBoot:
-      return "UnknownBoot";
+    case ResumeVerdict::kUnknownFeed:
+      return "UnknownFeed";
     case ResumeVerdict::kExpired:
       return "Expired";
     case ResumeVerdict::kAhead:

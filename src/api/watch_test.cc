@@ -12,9 +12,9 @@
 
 namespace steward::api {
 
-// Reaches into the server: its boot token, the fan-out's queue, a stream, the test hook.
+// Reaches into the server: its feed id, the fan-out's queue, a stream, the test hook.
 struct WatchTestPeer {
-  static std::string Boot(ApiServer& api) { return static_cast<Server&>(api).boot_; }
+  static std::string Feed(ApiServer& api) { return static_cast<Server&>(api).feed_; }
   static size_t Streams(ApiServer& api) {
     auto& s = static_cast<Server&>(api);
     MutexLock lock(s.streams_mu_);
@@ -45,11 +45,11 @@ using test_support::Eventually;
 TEST(WatchIdTest, ParsesOnlyCanonicalIds) {
   auto ok = ParseEventId("k3x9.42");
   ASSERT_TRUE(ok.has_value());
-  EXPECT_EQ(ok->boot, "k3x9");
+  EXPECT_EQ(ok->feed, "k3x9");
   EXPECT_EQ(ok->position, 42u);
   EXPECT_EQ(ParseEventId("b.0")->position, 0u);
   EXPECT_EQ(ParseEventId("b.9223372036854775807")->position, 9223372036854775807u);
-  EXPECT_EQ(ParseEventId(std::string(32, 'a') + ".1")->boot, std::string(32, 'a'));
+  EXPECT_EQ(ParseEventId(std::string(32, 'a') + ".1")->feed, std::string(32, 'a'));
   for (const std::string& bad : std::vector<std::string>{"",
                                                          "abc",
                                                          "42",
@@ -80,7 +80,7 @@ TEST(WatchIdTest, ParsesOnlyCanonicalIds) {
   }
 }
 
-TEST(WatchIdTest, ResumesOnlyWithinTheWindowOfThisBoot) {
+TEST(WatchIdTest, ResumesOnlyWithinTheWindowOfThisFeed) {
   // The window holds positions 8..10: resuming after 7 (nothing missed beyond the window) up to
   // the current position is possible.
   EXPECT_EQ(JudgeResume("b.7", "b", 8, 10), ResumeVerdict::kResume);
@@ -88,23 +88,23 @@ TEST(WatchIdTest, ResumesOnlyWithinTheWindowOfThisBoot) {
   EXPECT_EQ(JudgeResume("b.6", "b", 8, 10), ResumeVerdict::kExpired);
   EXPECT_EQ(JudgeResume("b.0", "b", 8, 10), ResumeVerdict::kExpired);
   EXPECT_EQ(JudgeResume("b.11", "b", 8, 10), ResumeVerdict::kAhead);
-  EXPECT_EQ(JudgeResume("c.9", "b", 8, 10), ResumeVerdict::kUnknownBoot);
+  EXPECT_EQ(JudgeResume("c.9", "b", 8, 10), ResumeVerdict::kUnknownFeed);
   EXPECT_EQ(JudgeResume("9", "b", 8, 10), ResumeVerdict::kMalformed);
   // An empty window (oldest = current + 1): only the current position.
   EXPECT_EQ(JudgeResume("b.5", "b", 6, 5), ResumeVerdict::kResume);
   EXPECT_EQ(JudgeResume("b.4", "b", 6, 5), ResumeVerdict::kExpired);
   // A fresh server: position 0.
   EXPECT_EQ(JudgeResume("b.0", "b", 1, 0), ResumeVerdict::kResume);
-  EXPECT_EQ(ResetReason(ResumeVerdict::kUnknownBoot), "UnknownBoot");
+  EXPECT_EQ(ResetReason(ResumeVerdict::kUnknownFeed), "UnknownFeed");
 }
 
-TEST(WatchIdTest, BootTokensAreRandomAndMakeParsableIds) {
-  const std::string a = NewBootToken(), b = NewBootToken();
-  EXPECT_NE(a, b);
-  EXPECT_EQ(a.size(), 16u);
-  auto id = ParseEventId(EventId(a, 12));
-  ASSERT_TRUE(id.has_value()) << a;
-  EXPECT_EQ(id->boot, a);
+TEST(WatchIdTest, AStoresFeedIdMakesParsableIds) {
+  auto store = store::OpenSqliteStore({":memory:"});
+  ASSERT_TRUE(store.ok());
+  const std::string feed = (*store)->FeedId();
+  auto id = ParseEventId(EventId(feed, 12));
+  ASSERT_TRUE(id.has_value()) << feed;
+  EXPECT_EQ(id->feed, feed);
   EXPECT_EQ(id->position, 12u);
 }
 
@@ -115,7 +115,8 @@ class WatchResumeTest : public ApiFixture {
     engine_->Stop();  // only the tests' commits
   }
 
-  // Restarts the API server (a new boot token), with `tweak` applied to its options.
+  // Restarts the API server (the same store, so the same feed), with `tweak` applied to its
+  // options.
   void RestartApi(const std::function<void(ApiOptions&)>& tweak = nullptr) {
     api_->Stop();
     api_.reset();
@@ -205,7 +206,7 @@ TEST_F(WatchResumeTest, ResumeReplaysTheMissedChangesInOrderFilteredThenGoesLive
   EXPECT_EQ(DataOf(events[4])["version"], 3);
   const Event& resumed = events.back();
   EXPECT_EQ(PositionOf(resumed.id), at + 5);
-  EXPECT_EQ(BootOf(resumed.id), BootOf(from));
+  EXPECT_EQ(FeedOf(resumed.id), FeedOf(from));
   EXPECT_EQ(DataOf(resumed), (Json{{"from", from}, {"replayed", 5}}));
   // Live: the next change once, after `resumed`.
   Bump("a1");
@@ -248,29 +249,50 @@ TEST_F(WatchResumeTest, SinceResumesAndTheHeaderWinsOverIt) {
             (std::vector<std::string>{"project@p2", "resumed"}));
 }
 
-// An id of another boot (the server restarted): `reset` UnknownBoot, then the whole snapshot
-// (also with initial=false), then `sync` at the new boot's position.
-TEST_F(WatchResumeTest, AnIdOfAnotherBootResetsAndServesTheSnapshot) {
+// Ids count in the store's feed: a restarted server knows them. A client that left before the
+// restart gets the changes committed since, with no snapshot — here a purge and a create.
+TEST_F(WatchResumeTest, AnIdFromBeforeARestartResumesWithTheChangesSince) {
   Create("p1");
   Create("p2");
   const std::string before = Now();
   RestartApi();
-  EXPECT_NE(WatchTestPeer::Boot(*api_), BootOf(before));
+  EXPECT_EQ(WatchTestPeer::Feed(*api_), FeedOf(before));
   Purge("p1");  // deleted while the client was away
   Create("p3");
+  auto events = Until("/v1/watch?kind=all", before, "resumed");
+  EXPECT_EQ(Names(events), (std::vector<std::string>{"deleted@p1", "project@p3", "resumed"}));
+  EXPECT_EQ(events[2].id,
+            WatchTestPeer::Feed(*api_) + "." + std::to_string(PositionOf(before) + 2));
+  // Right after a restart the window is empty: the current position resumes, an older one
+  // cannot (the server never saw what came between).
+  const std::string now = Now();
+  RestartApi();
+  EXPECT_EQ(Names(Until("/v1/watch?kind=all", now, "resumed")),
+            (std::vector<std::string>{"resumed"}));
+  EXPECT_EQ(DataOf(Until("/v1/watch?kind=all", before, "sync")[0])["reason"], "Expired");
+}
+
+// An id of another database (another feed): `reset` UnknownFeed, then the whole snapshot (also
+// with initial=false), then `sync` at this feed's position.
+TEST_F(WatchResumeTest, AnIdOfAnotherFeedResetsAndServesTheSnapshot) {
+  Create("p1");
+  Create("p2");
+  const std::string feed = WatchTestPeer::Feed(*api_);
+  const std::string other = (feed[0] == 'a' ? "b" : "a") + feed.substr(1) + ".2";
   for (const std::string target : {"/v1/watch", "/v1/watch?initial=false"}) {
-    auto events = Until(target, before, "sync");
+    auto events = Until(target, other, "sync");
     ASSERT_EQ(events.size(), 4u) << target;
     EXPECT_EQ(events[0].event, "reset");
     EXPECT_EQ(events[0].id, "");
     Json reset = DataOf(events[0]);
-    EXPECT_EQ(reset["reason"], "UnknownBoot");
-    EXPECT_NE(GetString(reset, "message").find(before), std::string::npos) << events[0].data;
+    EXPECT_EQ(reset["reason"], "UnknownFeed");
+    EXPECT_NE(GetString(reset, "message").find(other), std::string::npos) << events[0].data;
+    EXPECT_NE(GetString(reset, "message").find("another database"), std::string::npos);
     EXPECT_EQ(Names({events[1], events[2]}),
-              (std::vector<std::string>{"project@p2", "project@p3"}));
+              (std::vector<std::string>{"project@p1", "project@p2"}));
     EXPECT_EQ(events[1].id, "");  // snapshot events carry no id
     EXPECT_EQ(events[3].event, "sync");
-    EXPECT_EQ(events[3].id, WatchTestPeer::Boot(*api_) + ".2");
+    EXPECT_EQ(events[3].id, feed + ".2");
   }
 }
 
@@ -281,27 +303,27 @@ TEST_F(WatchResumeTest, AnIdOlderThanTheWindowResetsAndServesTheSnapshot) {
   Create("p1");
   const std::string from = Now();
   for (int i = 0; i < 10; ++i) Bump("p1");
-  const std::string boot = BootOf(from);
+  const std::string feed = FeedOf(from);
   auto expired = Until("/v1/watch?kind=all", from, "sync");
   ASSERT_EQ(Names(expired), (std::vector<std::string>{"reset", "project@p1", "sync"}));
   EXPECT_EQ(DataOf(expired[0])["reason"], "Expired");
   EXPECT_EQ(DataOf(expired[1])["version"], 11);
-  EXPECT_EQ(expired[2].id, boot + ".11");
+  EXPECT_EQ(expired[2].id, feed + ".11");
   // Positions 9..11 are kept: after 8 they replay; after 7 they cannot.
-  auto edge = Until("/v1/watch?kind=all", boot + ".8", "resumed");
+  auto edge = Until("/v1/watch?kind=all", feed + ".8", "resumed");
   EXPECT_EQ(Names(edge),
             (std::vector<std::string>{"project@p1", "project@p1", "project@p1", "resumed"}));
   EXPECT_EQ(PositionOf(edge[0].id), 9u);
-  EXPECT_EQ(DataOf(Until("/v1/watch?kind=all", boot + ".7", "sync")[0])["reason"], "Expired");
+  EXPECT_EQ(DataOf(Until("/v1/watch?kind=all", feed + ".7", "sync")[0])["reason"], "Expired");
 
   // The byte bound: a window of 1 byte keeps no change at all.
   RestartApi([](ApiOptions& o) { o.watch_window_bytes = 1; });
   const std::string fresh = Now();
   Bump("p1");
-  const std::string boot2 = BootOf(fresh);
+  const std::string current = FeedOf(fresh) + "." + std::to_string(PositionOf(fresh) + 1);
   EXPECT_EQ(DataOf(Until("/v1/watch?kind=all", fresh, "sync")[0])["reason"], "Expired");
   // Nothing is kept, but the current position is still a resume (with nothing to replay).
-  EXPECT_EQ(Names(Until("/v1/watch?kind=all", boot2 + ".1", "resumed")),
+  EXPECT_EQ(Names(Until("/v1/watch?kind=all", current, "resumed")),
             (std::vector<std::string>{"resumed"}));
 }
 
@@ -310,7 +332,7 @@ TEST_F(WatchResumeTest, AnIdOlderThanTheWindowResetsAndServesTheSnapshot) {
 TEST_F(WatchResumeTest, MalformedIdsResetAndNeverCrash) {
   Create("p1");
   const std::string now = Now();
-  const std::string boot = BootOf(now);
+  const std::string feed = FeedOf(now);
   struct Case {
     std::string id;
     std::string reason;
@@ -321,13 +343,13 @@ TEST_F(WatchResumeTest, MalformedIdsResetAndNeverCrash) {
       {".5", "Malformed"},
       {"-1", "Malformed"},
       {"42", "Malformed"},  // an id of the earlier protocol (a record version)
-      {boot + ".-1", "Malformed"},
-      {boot + ".99999999999999999999999999", "Malformed"},
-      {boot + ".18446744073709551617", "Malformed"},
+      {feed + ".-1", "Malformed"},
+      {feed + ".99999999999999999999999999", "Malformed"},
+      {feed + ".18446744073709551617", "Malformed"},
       {std::string(8000, '7'), "Malformed"},
-      {boot + ".1" + std::string(4000, '0'), "Malformed"},
-      {boot + ".2", "Ahead"},
-      {(boot[0] == 'a' ? "b" : "a") + boot.substr(1) + ".1", "UnknownBoot"},
+      {feed + ".1" + std::string(4000, '0'), "Malformed"},
+      {feed + ".2", "Ahead"},
+      {(feed[0] == 'a' ? "b" : "a") + feed.substr(1) + ".1", "UnknownFeed"},
   };
   for (const Case& c : cases) {
     auto events = Until("/v1/watch", c.id, "sync");

@@ -42,7 +42,7 @@ struct ServerError {
 // One server-sent event. `data` is the JSON payload (null when the data lines were empty).
 struct WatchEvent {
   std::string event;  // "project", "agent", "deleted", "sync", "resumed", "reset", "error"
-  std::string id;     // the event's own id field ("" when it had none): "<boot>.<position>"
+  std::string id;     // the event's own id field ("" when it had none): "<feed>.<position>"
   Json data;          // a project's record version is data["version"]
 };
 

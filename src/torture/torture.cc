@@ -684,7 +684,7 @@ class Monitor {
   void WatchLoop() {
     std::map<std::string, std::string> last;  // id → "generation/phase" last queued
     // A reconnect resumes after the last event received: the changes missed meanwhile, no
-    // snapshot. After a restart of Steward (another boot) it gets `reset` and the snapshot.
+    // snapshot. After a restart of Steward (an empty window) it gets `reset` and the snapshot.
     std::string last_event_id;
     while (!stopping()) {
       auto api = procs_.Api();

@@ -747,7 +747,7 @@ TEST_F(ProjectCliTest, TheApiClientsWatchResumesAfterItsLastEventId) {
   ASSERT_EQ(got.size(), 1u);  // no such project yet
   const std::string synced = client->last_event_id();
   EXPECT_EQ(synced, got.back().id);
-  EXPECT_PRED2(Matches, synced, "^[0-9a-z]{16}\\.[0-9]+$");
+  EXPECT_PRED2(Matches, synced, "^[0-9a-f]{32}\\.[0-9]+$");
 
   RunResult create = Cli({"create", "resume-probe", "--team", "team-r", "--image",
                           "nodered/node-red:4.0", "--wait", "60s"});
@@ -767,7 +767,7 @@ TEST_F(ProjectCliTest, TheApiClientsWatchResumesAfterItsLastEventId) {
   ASSERT_TRUE(client->Watch(query, until("sync"), seconds(30), "0000000000000000.1").ok());
   ASSERT_EQ(got.size(), 3u);
   EXPECT_EQ(got[0].event, "reset");
-  EXPECT_EQ(got[0].data["reason"], "UnknownBoot");
+  EXPECT_EQ(got[0].data["reason"], "UnknownFeed");
   EXPECT_EQ(GetString(got[1].data, "name"), "resume-probe");
   EXPECT_EQ(got[2].event, "sync");
   EXPECT_EQ(Cli({"delete", "resume-probe", "--wait", "60s"}).exit_code, 0);

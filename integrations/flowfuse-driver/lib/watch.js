@@ -1,13 +1,14 @@
 'use strict'
 // Steward's watch stream (GET /v1/watch?kind=all, docs/api.md) kept open: every project and
 // agent record as it changes. Reconnects with exponential backoff and jitter, and resumes where
-// it left off. Every change's event id is a stream-wide position, `<boot>.<position>` (the
+// it left off. Every change's event id is a position in Steward's store, `<feed>.<position>` (the
 // record's own version is data.version); a reconnect sends the last id received as
 // Last-Event-ID, as a browser's EventSource does:
 // - while that id is in Steward's replay window, Steward sends only the changes missed, then
 //   `resumed`: no snapshot and nothing to compare;
-// - otherwise (Steward restarted, or the watch was away longer than the window holds) Steward
-//   says `reset` and sends its snapshot, then `sync`; the watch passes on only what is news
+// - otherwise (a restarted Steward or another replica that did not see what was missed, or the
+//   watch was away longer than the window holds) Steward says `reset` and sends its snapshot,
+//   then `sync`; the watch passes on only what is news
 //   against the version it last saw of each record, and a record it knew that is absent from
 //   the new snapshot was purged during the gap and is delivered as deleted (a tombstone).
 //

@@ -105,7 +105,7 @@ class FakeSteward {
   _judge (id) {
     const m = /^([0-9a-z]{1,32})\.(0|[1-9][0-9]{0,18})$/.exec(id)
     if (!m) return 'Malformed'
-    if (m[1] !== this.boot) return 'UnknownBoot'
+    if (m[1] !== this.boot) return 'UnknownFeed'
     const pos = Number(m[2])
     const oldest = this.ring.length ? this.ring[0].position : this.position + 1
     if (pos > this.position) return 'Ahead'
