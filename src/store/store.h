@@ -253,7 +253,8 @@ class Store {
   virtual int AddListener(Listener listener) = 0;
   virtual void RemoveListener(int handle) = 0;
 
-  // The identity of the change feed the positions count in: random, fixed when the database was
+  // The identity of the change feed the positions count in (1-32 characters of [0-9a-z], as a
+  // watch event id needs): random, fixed when the database was
   // created, so that positions of two databases are never confused (a client resuming a watch
   // from a position of another database is told so). Stable for the store's lifetime.
   virtual std::string FeedId() const = 0;

@@ -1,0 +1,170 @@
+#include "torture/epochs.h"
+
+#include <algorithm>
+#include <limits>
+#include <set>
+
+#include "common/json.h"
+#include "common/json_access.h"
+#include "common/time_util.h"
+#include "engine/manifests/manifests.h"
+
+namespace steward::torture {
+namespace {
+
+const std::set<std::string, std::less<>>& WriteVerbs() {
+  static const std::set<std::string, std::less<>> verbs = {"create", "update", "patch", "delete",
+                                                           "deletecollection"};
+  return verbs;
+}
+
+int64_t MicrosOf(SystemTime t) {
+  return std::chrono::duration_cast<std::chrono::microseconds>(t.time_since_epoch()).count();
+}
+
+// One owner's tenure of a shard: [from_us, until_us).
+struct Tenure {
+  std::string owner;
+  int64_t epoch = 0;
+  int64_t from_us = 0;
+  int64_t until_us = std::numeric_limits<int64_t>::max();
+};
+
+std::map<int, std::vector<Tenure>> TenuresOf(const std::vector<store::ShardEvent>& history) {
+  std::map<int, std::vector<Tenure>> out;
+  for (const store::ShardEvent& e : history) {
+    std::vector<Tenure>& t = out[e.shard];
+    const int64_t at_us = e.at_ms * 1000;
+    if (!t.empty() && t.back().until_us == std::numeric_limits<int64_t>::max()) {
+      t.back().until_us = at_us;  // ended by this release or by the next acquisition
+    }
+    if (e.acquired) t.push_back({e.owner, e.epoch, at_us});
+  }
+  return out;
+}
+
+std::string DescribeTenures(const std::vector<Tenure>& tenures, int64_t at_us) {
+  for (const Tenure& t : tenures) {
+    if (t.from_us <= at_us && at_us < t.until_us) {
+      return "owned by " + t.owner + " at epoch " + std::to_string(t.epoch);
+    }
+  }
+  return "owned by nobody";
+}
+
+}  // namespace
+
+std::string ReplicaOfUserAgent(std::string_view user_agent) {
+  constexpr std::string_view kKey = "replica/";
+  size_t at = user_agent.find(kKey);
+  if (at == std::string_view::npos || (at > 0 && user_agent[at - 1] != ' ')) return "";
+  std::string_view rest = user_agent.substr(at + kKey.size());
+  return std::string(rest.substr(0, rest.find(' ')));
+}
+
+std::vector<AuditWrite> ParseAuditWrites(std::string_view audit_log) {
+  std::vector<AuditWrite> out;
+  while (!audit_log.empty()) {
+    const size_t nl = audit_log.find('\n');
+    std::string_view line = audit_log.substr(0, nl);
+    audit_log = nl == std::string_view::npos ? std::string_view() : audit_log.substr(nl + 1);
+    auto entry = ParseJson(line);
+    if (!entry.ok() || !entry->is_object()) continue;
+    const std::string verb = StringAtPath(*entry, "verb");
+    if (WriteVerbs().count(verb) == 0) continue;
+    auto time = ParseRfc3339(StringAtPath(*entry, "time"));
+    if (!time) continue;
+    AuditWrite w;
+    w.end_us = MicrosOf(*time);
+    const Json* latency = Member(*entry, "latencyMs");
+    const double latency_ms =
+        latency != nullptr && latency->is_number() ? latency->get<double>() : 0.0;
+    w.start_us = w.end_us - static_cast<int64_t>(latency_ms * 1000.0);
+    w.replica = ReplicaOfUserAgent(StringAtPath(*entry, "userAgent"));
+    w.verb = verb;
+    w.resource = StringAtPath(*entry, "resource");
+    w.ns = StringAtPath(*entry, "namespace");
+    w.name = StringAtPath(*entry, "name");
+    w.code = static_cast<int>(GetInt(*entry, "code"));
+    out.push_back(std::move(w));
+  }
+  return out;
+}
+
+void ObjectOwners::AddProject(const std::string& id, const std::string& name) {
+  const engine::ObjectNames n = engine::NamesFor(id, name);
+  for (const auto& [resource, object] :
+       std::vector<std::pair<std::string, std::string>>{{"secrets", n.secret},
+                                                        {"secrets", n.tls},
+                                                        {"secrets", n.custom_tls},
+                                                        {"persistentvolumeclaims", n.pvc},
+                                                        {"deployments", n.deployment},
+                                                        {"services", n.service},
+                                                        {"ingresses", n.ingress},
+                                                        {"ingresses", n.custom_ingress}}) {
+    if (!object.empty()) by_name_[resource + "/" + object] = id;
+  }
+  ids_.push_back(id);
+}
+
+void ObjectOwners::AddAgent(const std::string& id, const std::string& name) {
+  for (const char* resource : {"secrets", "deployments", "services"}) {
+    by_name_[std::string(resource) + "/" + name] = id;
+  }
+  ids_.push_back(id);
+}
+
+std::optional<std::string> ObjectOwners::RecordOf(std::string_view resource, std::string_view name,
+                                                  bool* exempt) const {
+  *exempt = false;
+  auto it = by_name_.find(std::string(resource) + "/" + std::string(name));
+  if (it != by_name_.end()) return it->second;
+  if (resource != "secrets") return std::nullopt;
+  for (const std::string& id : ids_) {
+    const std::string prefix = id + "-credentials-";
+    if (name.substr(0, prefix.size()) == prefix) {
+      *exempt = true;
+      return id;
+    }
+  }
+  return std::nullopt;
+}
+
+EpochReport CheckWriteEpochs(const std::vector<AuditWrite>& writes,
+                             const std::vector<store::ShardEvent>& history,
+                             const ObjectOwners& owners,
+                             const std::function<int(const std::string&)>& shard_of) {
+  const std::map<int, std::vector<Tenure>> tenures = TenuresOf(history);
+  static const std::vector<Tenure> kNone;
+  EpochReport report;
+  for (const AuditWrite& w : writes) {
+    if (w.replica.empty()) continue;
+    ++report.writes;
+    bool exempt = false;
+    std::optional<std::string> id = owners.RecordOf(w.resource, w.name, &exempt);
+    if (!id) continue;
+    if (exempt && w.verb == "create") {
+      ++report.exempt;
+      continue;
+    }
+    ++report.attributed;
+    const int shard = shard_of(*id);
+    auto found = tenures.find(shard);
+    const std::vector<Tenure>& of_shard = found == tenures.end() ? kNone : found->second;
+    // History is in ms: a tenure begun in the same ms as the write's start still covers it.
+    const bool held = std::any_of(of_shard.begin(), of_shard.end(), [&](const Tenure& t) {
+      return t.owner == w.replica && t.from_us <= w.start_us + 999 && w.end_us <= t.until_us;
+    });
+    if (held) continue;
+    report.violations.push_back(
+        "replica " + w.replica + " sent " + w.verb + " " + w.resource + "/" + w.name + " (record " +
+        *id + ", shard " + std::to_string(shard) + ") over [" +
+        FormatRfc3339Micro(SystemTime(std::chrono::microseconds(w.start_us))) + ", " +
+        FormatRfc3339Micro(SystemTime(std::chrono::microseconds(w.end_us))) +
+        "] while the shard was " + DescribeTenures(of_shard, w.start_us) + " at the start and " +
+        DescribeTenures(of_shard, w.end_us) + " at the end");
+  }
+  return report;
+}
+
+}  // namespace steward::torture

@@ -1,0 +1,74 @@
+// The replicated torture run's fencing check (issue 17): no record is written by two replicas in
+// overlapping epochs. Its evidence is the cluster's audit log (which replica sent each write, by
+// its User-Agent, and when) and the store's shard history (who owned each shard when).
+//
+// A write to an object of record R, of shard s, sent by replica X over [start, end] holds when one
+// epoch of s owned by X spans it: acquired by X at or before `start`, and neither released nor
+// acquired by anyone (X's own next process included) before `end`. Anything else — a write by a
+// replica that never owned the shard, one after its successor acquired it, one before it acquired
+// it — is a violation. Writes the API makes for any replica on purpose are exempt: the immutable
+// Secret of supplied credentials ("<id>-credentials-<fingerprint>"), which the replica that
+// accepts the PUT creates before it commits.
+//
+// Pure functions of their inputs; any thread.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "store/store.h"
+
+namespace steward::torture {
+
+// One write request from the audit log (create, update, patch, delete, deletecollection).
+struct AuditWrite {
+  int64_t start_us = 0;  // wall clock, µs since the epoch: the record's time minus its latency
+  int64_t end_us = 0;    // the record's time (when the answer was sent)
+  std::string replica;   // from the User-Agent "... replica/<name>"; "" for none
+  std::string verb, resource, ns, name;
+  int code = 0;
+};
+
+// Parses audit log lines (RequestLog's JSON lines); only writes are kept, malformed lines and
+// every other verb skipped. Reads the whole text given.
+std::vector<AuditWrite> ParseAuditWrites(std::string_view audit_log);
+// The replica named in a User-Agent ("steward/0.9 replica/r1" → "r1"); "" when none.
+std::string ReplicaOfUserAgent(std::string_view user_agent);
+
+// Maps an object name (as in the audit log) to the record it belongs to: built from every record
+// of the run, with the names the engine gives its objects (manifests' NamesFor; an agent's
+// objects are named as the agent).
+class ObjectOwners {
+ public:
+  void AddProject(const std::string& id, const std::string& name);
+  void AddAgent(const std::string& id, const std::string& name);
+  // The record id for an object name of `resource` (secrets, deployments, ...); nullopt when it
+  // belongs to no known record. `exempt` is set for an API-made supplied-credentials Secret.
+  std::optional<std::string> RecordOf(std::string_view resource, std::string_view name,
+                                      bool* exempt) const;
+
+ private:
+  std::map<std::string, std::string> by_name_;  // "<resource>/<name>" → id
+  std::vector<std::string> ids_;                // for "<id>-credentials-" Secrets
+};
+
+struct EpochReport {
+  int64_t writes = 0;      // writes by a replica
+  int64_t attributed = 0;  // of those, to a known record (checked)
+  int64_t exempt = 0;      // supplied-credential Secrets
+  std::vector<std::string> violations;
+};
+
+// Checks every write against the shard history (the store's ListShardHistory, oldest first).
+// `shard_of` maps a record id to its shard.
+EpochReport CheckWriteEpochs(const std::vector<AuditWrite>& writes,
+                             const std::vector<store::ShardEvent>& history,
+                             const ObjectOwners& owners,
+                             const std::function<int(const std::string&)>& shard_of);
+
+}  // namespace steward::torture
