@@ -56,14 +56,29 @@ void AddTortureCommand(CLI::App& app) {
                   "The cluster's profile (instant, realistic, hostile, FILE)")
       ->capture_default_str();
   cmd->add_option("--set", o.profile_sets, "Override a profile field: FIELD=VALUE (repeatable)");
-  cmd->add_option("--kill-steward", o.kill_steward,
-                  "SIGKILL Steward this many times at random moments (restarted on its data dir)")
+  cmd->add_option(
+         "--kill-steward", o.kill_steward,
+         "SIGKILL Steward (a random replica) this many times at random moments (restarted on "
+         "its data dir)")
       ->capture_default_str()
       ->check(CLI::Range(0, 10000));
   cmd->add_option("--restart-cluster", o.restart_cluster,
                   "SIGKILL the cluster process this many times (restarted on its data dir)")
       ->capture_default_str()
       ->check(CLI::Range(0, 10000));
+  cmd->add_option(
+         "--replicas", o.replicas,
+         "steward serve replicas sharing the projects (more than one: --database postgres)")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 16));
+  cmd->add_option("--database", o.database,
+                  "sqlite (each replica's data dir) or postgres (a server the run starts itself)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"sqlite", "postgres"}));
+  cmd->add_option("--restart-database", o.restart_database,
+                  "Stop and start the PostgreSQL server this many times at random moments")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 1000));
   cmd->add_option("--work-dir", o.work_dir, "Data dirs and logs (default: a new temp dir)");
   cmd->add_option("--quiesce-timeout", flags->quiesce_seconds,
                   "Seconds for every project to reach its last requested state")

@@ -148,11 +148,15 @@ class Record {
   std::map<std::string, std::set<std::string>> tokens_ GUARDED_BY(mu_);
 };
 
-// `steward cluster` and `steward serve`, each a child process that can be killed and started
-// again on the same ports and data dir.
+// `steward cluster`, the `steward serve` replicas (one, or several sharing a PostgreSQL server
+// the run starts) and that server: child processes that can be killed and started again on the
+// same ports and data dirs.
 class Processes {
  public:
-  Processes(const TortureOptions& options, std::string dir) : options_(options), dir_(dir) {}
+  Processes(const TortureOptions& options, std::string dir)
+      : options_(options), dir_(dir), stewards_(static_cast<size_t>(options.replicas)) {
+    for (auto& s : stewards_) s.proc = std::make_unique<ChildProcess>();
+  }
 
   // Picks the cluster's ports (again) before its first start.
   Status PickClusterPorts() {
@@ -160,8 +164,8 @@ class Processes {
     ASSIGN_OR_RETURN(ingress_port_, PickFreePort());
     return Status::Ok();
   }
-  Status PickApiPort() {
-    ASSIGN_OR_RETURN(api_port_, PickFreePort());
+  Status PickApiPort(int replica) {
+    ASSIGN_OR_RETURN(stewards_[static_cast<size_t>(replica)].port, PickFreePort());
     return Status::Ok();
   }
 
@@ -180,6 +184,8 @@ class Processes {
                                      dir_ + "/cluster",
                                      "--kubeconfig-out",
                                      kubeconfig(),
+                                     "--audit-log",
+                                     audit_log(),
                                      "--log-level",
                                      "warn"};
     for (const auto& s : options_.profile_sets) {
@@ -206,22 +212,43 @@ class Processes {
     return Unavailable("steward cluster did not become ready: " + last.message());
   }
 
-  Status StartSteward() {
+  // Replicas share one API token, written here before the first start (one replica: Steward
+  // makes its own in its data dir).
+  Status WriteSharedToken() {
+    if (options_.replicas == 1) return Status::Ok();
+    std::random_device device;
+    std::mt19937_64 gen((uint64_t{device()} << 32) ^ device());
+    char hex[33];
+    std::snprintf(hex, sizeof(hex), "%016llx%016llx", static_cast<unsigned long long>(gen()),
+                  static_cast<unsigned long long>(gen()));
+    token_ = hex;
+    return WritePrivateFile(dir_ + "/api-token", token_ + "\n");
+  }
+
+  Status StartSteward(int replica) {
     // A failing image shows as Failed once the Deployment's progress deadline passes: 15 s
     // here rather than Kubernetes' 600 s default, so a run with failing images can quiesce.
-    const std::string config = dir_ + "/steward.yaml";
+    const std::string name = ReplicaName(replica);
+    const std::string config = dir_ + "/" + name + ".yaml";
     {
       std::ofstream f(config);
       f << "engine:\n  progressDeadlineSeconds: " << options_.progress_deadline_seconds << "\n";
+      if (options_.replicas > 1) {
+        f << "replicas:\n  name: " << name
+          << "\n  leaseDuration: " << options_.lease_duration.count()
+          << "s\n  renewDeadline: " << options_.renew_deadline.count()
+          << "s\n  retryPeriod: " << options_.retry_period.count() << "s\n";
+      }
     }
+    StewardProcess& s = stewards_[static_cast<size_t>(replica)];
     std::vector<std::string> argv = {options_.steward_binary,
                                      "serve",
                                      "--config",
                                      config,
                                      "--listen",
-                                     "127.0.0.1:" + std::to_string(api_port_),
+                                     "127.0.0.1:" + std::to_string(s.port),
                                      "--data-dir",
-                                     dir_ + "/steward",
+                                     dir_ + "/" + name,
                                      "--kubeconfig",
                                      kubeconfig(),
                                      "--namespace",
@@ -230,33 +257,58 @@ class Processes {
                                      "localhost",
                                      "--log-level",
                                      options_.steward_log_level};
-    RETURN_IF_ERROR(steward_.Start(argv, dir_ + "/steward.log"));
+    if (!database_url_.empty()) {
+      argv.insert(argv.end(), {"--database", database_url_});
+    }
+    if (options_.replicas > 1) {
+      argv.insert(argv.end(), {"--api-token-file", dir_ + "/api-token"});
+    }
+    RETURN_IF_ERROR(s.proc->Start(argv, dir_ + "/" + name + ".log"));
     net::HttpClient::Options http;
-    http.port = api_port_;
+    http.port = s.port;
     http.timeout = seconds(5);
     const auto deadline = Clock::now() + seconds(120);
     while (Clock::now() < deadline) {
-      if (!steward_.Running())
-        return Unavailable("steward serve exited; see " + dir_ + "/steward.log");
+      if (!s.proc->Running())
+        return Unavailable("steward serve exited; see " + dir_ + "/" + name + ".log");
       auto client = net::HttpClient::Create(http);
       auto r = client->Request("GET", "/readyz");
       if (r.ok() && r->status == 200) {
         // Read once, before any other thread runs; a restart keeps the same token.
         if (!token_.empty()) return Status::Ok();
-        std::ifstream in(dir_ + "/steward/api-token");
+        std::ifstream in(dir_ + "/" + name + "/api-token");
         std::getline(in, token_);
         if (!token_.empty()) return Status::Ok();
       }
       std::this_thread::sleep_for(milliseconds(100));
     }
-    return Unavailable("steward serve did not become ready; see " + dir_ + "/steward.log");
+    return Unavailable("steward serve did not become ready; see " + dir_ + "/" + name + ".log");
   }
 
-  void KillSteward() { steward_.Stop(SIGKILL); }
-  void StopSteward() { steward_.Stop(SIGTERM, seconds(20)); }
+  // The PostgreSQL server of a run with database "postgres" (nothing for SQLite).
+  Status StartDatabase() {
+    if (options_.database == "sqlite") return Status::Ok();
+    return Unimplemented("database postgres: not built yet");
+  }
+  // Stops the server (fast shutdown: open transactions are rolled back), waits `down`, starts it.
+  Status RestartDatabase(milliseconds down) {
+    (void)down;
+    return Unimplemented("database postgres: not built yet");
+  }
+
+  // One replica: "steward" (its data dir and log keep their names); several: r0, r1, ...
+  std::string ReplicaName(int replica) const {
+    return options_.replicas == 1 ? "steward" : "r" + std::to_string(replica);
+  }
+  int replicas() const { return options_.replicas; }
+
+  void KillSteward(int replica) { stewards_[static_cast<size_t>(replica)].proc->Stop(SIGKILL); }
+  void StopStewards() {
+    for (auto& s : stewards_) s.proc->Stop(SIGTERM, seconds(20));
+  }
   void KillCluster() { cluster_.Stop(SIGKILL); }
   void StopAll() {
-    steward_.Stop(SIGTERM, seconds(20));
+    StopStewards();
     cluster_.Stop(SIGTERM, seconds(20));
   }
 
@@ -271,23 +323,36 @@ class Processes {
     return std::make_shared<kube::Client>(t);
   }
 
-  StatusOr<std::unique_ptr<api_client::ApiClient>> Api() const {
+  // A client of one replica; without an index, of the next one in turn (every replica serves
+  // the whole API).
+  StatusOr<std::unique_ptr<api_client::ApiClient>> Api(int replica) const {
     api_client::ApiClientOptions o;
-    o.server = "http://127.0.0.1:" + std::to_string(api_port_);
+    o.server = "http://127.0.0.1:" + std::to_string(stewards_[static_cast<size_t>(replica)].port);
     o.token = token_;
     o.timeout = seconds(90);
     return api_client::ApiClient::Create(o);
   }
+  StatusOr<std::unique_ptr<api_client::ApiClient>> Api() const {
+    return Api(static_cast<int>(next_replica_++ % stewards_.size()));
+  }
 
   std::string kubeconfig() const { return dir_ + "/kubeconfig"; }
+  std::string audit_log() const { return dir_ + "/audit.log"; }
   uint16_t ingress_port() const { return ingress_port_; }
 
  private:
+  struct StewardProcess {
+    std::unique_ptr<ChildProcess> proc;
+    uint16_t port = 0;
+  };
   const TortureOptions& options_;
   const std::string dir_;
-  uint16_t cluster_port_ = 0, ingress_port_ = 0, api_port_ = 0;
-  std::string token_;  // written once before any other thread starts
-  ChildProcess cluster_, steward_;
+  uint16_t cluster_port_ = 0, ingress_port_ = 0;
+  std::string token_;         // written once before any other thread starts
+  std::string database_url_;  // "" for SQLite in each replica's data dir
+  ChildProcess cluster_;
+  std::vector<StewardProcess> stewards_;
+  mutable std::atomic<uint64_t> next_replica_{0};
 };
 
 // The record's path by its name (or, with `agent` given, its id): agents under /v1/agents.
@@ -377,9 +442,38 @@ std::string AgentToken(const std::string& name, const PlannedOp& op) {
   return "ffbt_" + name.substr(name.size() - 5) + "_" + std::to_string(op.gap.count());
 }
 
+// One driver's API clients, one per replica: each operation goes to a random replica, and one
+// that got no answer (its replica killed) is sent again to another. Not thread-safe.
+class ReplicaClients {
+ public:
+  static StatusOr<ReplicaClients> For(const Processes& procs, uint64_t seed) {
+    ReplicaClients c;
+    for (int i = 0; i < procs.replicas(); ++i) {
+      ASSIGN_OR_RETURN(auto client, procs.Api(i));
+      c.clients_.push_back(std::move(client));
+    }
+    c.rng_.seed(seed);
+    return c;
+  }
+  api_client::ApiClient& Pick() {
+    at_ = static_cast<size_t>(rng_() % clients_.size());
+    return *clients_[at_];
+  }
+  api_client::ApiClient& Other() {
+    at_ = (at_ + 1) % clients_.size();
+    return *clients_[at_];
+  }
+
+ private:
+  std::vector<std::unique_ptr<api_client::ApiClient>> clients_;
+  size_t at_ = 0;
+  std::mt19937_64 rng_;
+};
+
 // Sends one planned operation and records the answer; re-sends while there is no answer.
-void Execute(api_client::ApiClient& api, const std::string& name, int index, const PlannedOp& op,
+void Execute(ReplicaClients& apis, const std::string& name, int index, const PlannedOp& op,
              Record& rec) {
+  api_client::ApiClient* api = &apis.Pick();
   const bool agent = IsAgentName(name);
   std::string method = "POST", target = RecordPath(name);
   Json body = Json::object();
@@ -423,7 +517,7 @@ void Execute(api_client::ApiClient& api, const std::string& name, int index, con
     case OpKind::kResources:
     case OpKind::kStatus:
     case OpKind::kCommand:
-      ExecuteInstanceOp(api, name, op, rec);
+      ExecuteInstanceOp(*api, name, op, rec);
       return;
   }
   if (op.wait) target += std::string("?") + kWaitQuery;
@@ -437,7 +531,7 @@ void Execute(api_client::ApiClient& api, const std::string& name, int index, con
       rec.CountCredentialOp(name);
     }
     rec.Update([](TortureReport& r) { ++r.ops_sent; });
-    auto answer = api.Call(method, target, method == "DELETE" ? nullptr : &body);
+    auto answer = api->Call(method, target, method == "DELETE" ? nullptr : &body);
     if (answer.ok()) {
       rec.Update([](TortureReport& r) { ++r.ops_answered; });
       Answer a;
@@ -458,7 +552,7 @@ void Execute(api_client::ApiClient& api, const std::string& name, int index, con
       rec.AddAnswer(name, std::move(a));
       return;
     }
-    int code = api.last_error().http_status;
+    int code = api->last_error().http_status;
     // A supply the cluster could not take (its Secret is written before the intent): nothing
     // was committed, and the answer says to send it again.
     if (code == 503 && op.kind == OpKind::kSupply) code = 0;
@@ -473,6 +567,7 @@ void Execute(api_client::ApiClient& api, const std::string& name, int index, con
         return;
       }
       std::this_thread::sleep_for(milliseconds(300));
+      api = &apis.Other();  // its replica may be down: any other serves the whole API
       continue;
     }
     if (code == 409 && op.kind == OpKind::kCreate && !recreate_waited) {
@@ -480,8 +575,8 @@ void Execute(api_client::ApiClient& api, const std::string& name, int index, con
       recreate_waited = true;
       const auto until = Clock::now() + seconds(120);
       while (Clock::now() < until) {
-        auto got = api.Get(RecordPath(name));
-        if (!got.ok() && api.last_error().http_status == 404) break;
+        auto got = api->Get(RecordPath(name));
+        if (!got.ok() && api->last_error().http_status == 404) break;
         std::this_thread::sleep_for(milliseconds(500));
       }
       continue;
@@ -504,8 +599,8 @@ void Execute(api_client::ApiClient& api, const std::string& name, int index, con
       return;
     }
     rec.Violation(name, "api",
-                  op_name + " answered " + std::to_string(code) + " " + api.last_error().reason +
-                      ": " + api.last_error().message,
+                  op_name + " answered " + std::to_string(code) + " " + api->last_error().reason +
+                      ": " + api->last_error().message,
                   "(a valid request)");
     return;
   }
@@ -517,23 +612,25 @@ void Drive(const Processes& procs, const TortureOptions& options, int index, boo
   const std::string name = agent ? AgentName(index) : ProjectName(index);
   auto plan = agent ? PlanAgent(options.seed, index, options.plan)
                     : PlanProject(options.seed, index, options.plan);
-  auto api = procs.Api();
-  if (!api.ok()) {
-    rec.Violation(name, "setup", "API client", api.error().ToString());
+  const uint64_t seed = options.seed * 1000003 + static_cast<uint64_t>(index) * 2 + (agent ? 1 : 0);
+  auto apis = ReplicaClients::For(procs, seed);
+  if (!apis.ok()) {
+    rec.Violation(name, "setup", "API client", apis.error().ToString());
     return;
   }
   std::vector<std::thread> overlapping;
-  for (const PlannedOp& op : plan) {
+  for (size_t i = 0; i < plan.size(); ++i) {
+    const PlannedOp& op = plan[i];
     // The gap is the workload's pacing (think time), not synchronisation.
     std::this_thread::sleep_for(op.gap);
     if (op.overlap) {
-      overlapping.emplace_back([&procs, &rec, name, index, op] {
-        auto own = procs.Api();
-        if (own.ok()) Execute(**own, name, index, op, rec);
+      overlapping.emplace_back([&procs, &rec, name, index, op, seed, i] {
+        auto own = ReplicaClients::For(procs, seed ^ (i + 1) * 0x9e3779b97f4a7c15ULL);
+        if (own.ok()) Execute(*own, name, index, op, rec);
       });
       continue;
     }
-    Execute(**api, name, index, op, rec);
+    Execute(*apis, name, index, op, rec);
   }
   for (auto& t : overlapping) t.join();
 }
@@ -824,31 +921,60 @@ class Monitor {
   std::vector<std::thread> threads_;  // started by Start(), joined by Stop(): one thread
 };
 
-// Kills Steward and/or the cluster at random moments until the configured counts are reached.
-void Chaos(Processes& procs, const TortureOptions& options, Record& rec,
-           std::atomic<bool>& failed) {
+// A SIGKILL of one replica, for the handover check: when, and when it was started again.
+struct Kill {
+  int replica = 0;
+  int64_t at_ms = 0;         // wall clock
+  int64_t restarted_ms = 0;  // 0 when it was not started again
+};
+
+// Kills replicas, the cluster and the database at random moments until the configured counts
+// are reached. With several replicas, every other kill keeps its replica down past the lease
+// duration, so that the others must take its share over; the rest restart it at once (it then
+// takes its own share back).
+std::vector<Kill> Chaos(Processes& procs, const TortureOptions& options, Record& rec,
+                        std::atomic<bool>& failed) {
   std::mt19937_64 rng(options.seed * 7919 + 17);
   auto uniform_ms = [&](int lo, int hi) {
     return milliseconds(lo + static_cast<int>(rng() % static_cast<uint64_t>(hi - lo + 1)));
   };
-  int kills = 0, restarts = 0;
-  while (kills < options.kill_steward || restarts < options.restart_cluster) {
+  std::vector<Kill> kills_done;
+  int kills = 0, restarts = 0, db_restarts = 0;
+  auto left = [&] {
+    return std::vector<int>{options.kill_steward - kills, options.restart_cluster - restarts,
+                            options.restart_database - db_restarts};
+  };
+  while (kills < options.kill_steward || restarts < options.restart_cluster ||
+         db_restarts < options.restart_database) {
     std::this_thread::sleep_for(uniform_ms(2000, 8000));
-    const bool kill_steward =
-        kills < options.kill_steward && (restarts >= options.restart_cluster || rng() % 2 == 0);
-    if (kill_steward) {
+    // Which: at random among those with some left.
+    std::vector<int> remaining = left(), choices;
+    for (int i = 0; i < 3; ++i) {
+      if (remaining[static_cast<size_t>(i)] > 0) choices.push_back(i);
+    }
+    const int what = choices[rng() % choices.size()];
+    if (what == 0) {
       ++kills;
-      rec.Log("SIGKILL steward (" + std::to_string(kills) + "/" +
-              std::to_string(options.kill_steward) + ")");
-      procs.KillSteward();
-      std::this_thread::sleep_for(uniform_ms(0, 1000));
-      if (Status st = procs.StartSteward(); !st.ok()) {
+      const int replica = static_cast<int>(rng() % static_cast<uint64_t>(procs.replicas()));
+      const bool long_down = procs.replicas() > 1 && kills % 2 == 0;
+      rec.Log("SIGKILL " + procs.ReplicaName(replica) + " (" + std::to_string(kills) + "/" +
+              std::to_string(options.kill_steward) + ")" +
+              (long_down ? ", down past its lease" : ""));
+      Kill k{replica, WallMs()};
+      procs.KillSteward(replica);
+      std::this_thread::sleep_for(long_down ? options.lease_duration + options.retry_period +
+                                                  uniform_ms(2000, 4000)
+                                            : uniform_ms(0, 1000));
+      if (Status st = procs.StartSteward(replica); !st.ok()) {
         rec.Violation("(steward)", "restart", "steward serve after SIGKILL", st.ToString());
         failed = true;
-        return;
+        kills_done.push_back(k);
+        return kills_done;
       }
+      k.restarted_ms = WallMs();
+      kills_done.push_back(k);
       rec.Update([](TortureReport& r) { ++r.steward_kills; });
-    } else {
+    } else if (what == 1) {
       ++restarts;
       rec.Log("SIGKILL cluster (" + std::to_string(restarts) + "/" +
               std::to_string(options.restart_cluster) + ")");
@@ -857,11 +983,22 @@ void Chaos(Processes& procs, const TortureOptions& options, Record& rec,
       if (Status st = procs.StartCluster(); !st.ok()) {
         rec.Violation("(cluster)", "restart", "steward cluster after SIGKILL", st.ToString());
         failed = true;
-        return;
+        return kills_done;
       }
       rec.Update([](TortureReport& r) { ++r.cluster_restarts; });
+    } else {
+      ++db_restarts;
+      rec.Log("restart PostgreSQL (" + std::to_string(db_restarts) + "/" +
+              std::to_string(options.restart_database) + ")");
+      if (Status st = procs.RestartDatabase(uniform_ms(500, 2000)); !st.ok()) {
+        rec.Violation("(database)", "restart", "PostgreSQL restart", st.ToString());
+        failed = true;
+        return kills_done;
+      }
+      rec.Update([](TortureReport& r) { ++r.database_restarts; });
     }
   }
+  return kills_done;
 }
 
 // What a project should end as, from the last answer it got (by incarnation, then generation).
@@ -1014,6 +1151,9 @@ std::string ReplayCommand(const TortureOptions& o) {
                   " --profile " + o.profile;
   if (o.kill_steward > 0) s += " --kill-steward " + std::to_string(o.kill_steward);
   if (o.restart_cluster > 0) s += " --restart-cluster " + std::to_string(o.restart_cluster);
+  if (o.database != "sqlite") s += " --database " + o.database;
+  if (o.replicas > 1) s += " --replicas " + std::to_string(o.replicas);
+  if (o.restart_database > 0) s += " --restart-database " + std::to_string(o.restart_database);
   for (const auto& set : o.profile_sets) s += " --set " + set;
   return s;
 }
@@ -1026,6 +1166,17 @@ StatusOr<TortureReport> RunTorture(const TortureOptions& options, std::ostream& 
   }
   if (options.agents < 0) return InvalidArgument("agents must not be negative");
   if (options.clients < 1) return InvalidArgument("clients must be at least 1");
+  if (options.database != "sqlite" && options.database != "postgres") {
+    return InvalidArgument("database must be sqlite or postgres (got \"" + options.database +
+                           "\")");
+  }
+  if (options.replicas < 1) return InvalidArgument("replicas must be at least 1");
+  if (options.replicas > 1 && options.database != "postgres") {
+    return InvalidArgument("several replicas need --database postgres (SQLite is one process's)");
+  }
+  if (options.restart_database > 0 && options.database != "postgres") {
+    return InvalidArgument("restart-database needs --database postgres");
+  }
   if (access(options.steward_binary.c_str(), X_OK) != 0) {
     return InvalidArgument("steward binary " + options.steward_binary + " is not executable");
   }
@@ -1049,11 +1200,15 @@ StatusOr<TortureReport> RunTorture(const TortureOptions& options, std::ostream& 
     if (st.ok()) break;
     if (attempt == 3) return st;
   }
-  for (int attempt = 1;; ++attempt) {
-    RETURN_IF_ERROR(procs.PickApiPort());
-    Status st = procs.StartSteward();
-    if (st.ok()) break;
-    if (attempt == 3) return st;
+  RETURN_IF_ERROR(procs.StartDatabase());
+  RETURN_IF_ERROR(procs.WriteSharedToken());
+  for (int replica = 0; replica < options.replicas; ++replica) {
+    for (int attempt = 1;; ++attempt) {
+      RETURN_IF_ERROR(procs.PickApiPort(replica));
+      Status st = procs.StartSteward(replica);
+      if (st.ok()) break;
+      if (attempt == 3) return st;
+    }
   }
   auto kube = procs.KubeClient();
   if (!kube.ok()) return kube.error();
@@ -1079,7 +1234,7 @@ StatusOr<TortureReport> RunTorture(const TortureOptions& options, std::ostream& 
   // On this thread: the children's parent-death signal fires when the thread that forked them
   // exits, so every (re)start happens on the thread that lives for the whole run.
   std::atomic<bool> chaos_failed{false};
-  Chaos(procs, options, rec, chaos_failed);
+  const std::vector<Kill> kills = Chaos(procs, options, rec, chaos_failed);
   for (auto& t : drivers) t.join();
   rec.Log("every operation sent");
 
@@ -1116,7 +1271,7 @@ StatusOr<TortureReport> RunTorture(const TortureOptions& options, std::ostream& 
             std::to_string(pending.size()) + " not in their last requested state)");
     FinalChecks(procs, oracle, monitor, rec, expected);
   }
-  monitor.Stop([&] { procs.StopSteward(); });
+  monitor.Stop([&] { procs.StopStewards(); });
   procs.StopAll();
 
   // An oracle that checked nothing proves nothing.

@@ -36,6 +36,17 @@ struct TortureOptions {
   std::chrono::seconds orphan_grace{30};
   std::string steward_log_level = "info";
   int progress_deadline_seconds = 15;  // Steward's engine.progressDeadlineSeconds
+  // Several replicas (issue 17): `replicas` steward serve processes share one database and the
+  // projects (sharded over their Leases); every request goes to a random replica, and
+  // kill_steward SIGKILLs random replicas (half of the time the owner of a project mid-step).
+  // More than one needs database "postgres".
+  int replicas = 1;
+  std::string database = "sqlite";  // "sqlite" | "postgres" (a server the run starts itself)
+  int restart_database = 0;         // times the PostgreSQL server is stopped and started again
+  // The replicas' Lease timings (short, so that a handover fits in a small run).
+  std::chrono::seconds lease_duration{6};
+  std::chrono::seconds renew_deadline{4};
+  std::chrono::seconds retry_period{1};
 };
 
 struct TortureReport {
@@ -54,6 +65,10 @@ struct TortureReport {
   int64_t instance_ops = 0;  // instance calls (files, resources, agent status and commands) 2xx
   int steward_kills = 0;
   int cluster_restarts = 0;
+  int database_restarts = 0;
+  int64_t handovers_checked = 0;      // shards a killed replica held, each taken over again
+  int64_t max_handover_ms = 0;        // the longest of those takeovers
+  int64_t fenced_writes_checked = 0;  // replicas' Kubernetes writes checked against the epochs
   double seconds = 0;
   std::vector<std::string> violations;
 };
