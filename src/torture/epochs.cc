@@ -167,4 +167,42 @@ EpochReport CheckWriteEpochs(const std::vector<AuditWrite>& writes,
   return report;
 }
 
+HandoverReport CheckHandovers(const std::vector<Death>& deaths,
+                              const std::vector<store::ShardEvent>& history, int64_t bound_ms) {
+  const std::map<int, std::vector<Tenure>> tenures = TenuresOf(history);
+  HandoverReport report;
+  std::vector<int64_t> waits;
+  for (const Death& d : deaths) {
+    const int64_t at_us = d.at_ms * 1000;
+    for (const auto& [shard, list] : tenures) {
+      auto held = std::find_if(list.begin(), list.end(), [&](const Tenure& t) {
+        return t.owner == d.replica && t.from_us <= at_us && at_us < t.until_us;
+      });
+      if (held == list.end()) continue;
+      ++report.shards;
+      auto next = held + 1;
+      if (next == list.end()) {
+        report.violations.push_back("shard " + std::to_string(shard) + " of " + d.replica +
+                                    " (epoch " + std::to_string(held->epoch) +
+                                    ") was never acquired again after it died");
+        continue;
+      }
+      const int64_t wait_ms = (next->from_us - at_us) / 1000;
+      waits.push_back(wait_ms);
+      report.max_ms = std::max(report.max_ms, wait_ms);
+      if (wait_ms > bound_ms) {
+        report.violations.push_back("shard " + std::to_string(shard) + " of " + d.replica +
+                                    " was acquired by " + next->owner + " " +
+                                    std::to_string(wait_ms) + " ms after it died (bound " +
+                                    std::to_string(bound_ms) + " ms)");
+      }
+    }
+  }
+  if (!waits.empty()) {
+    std::sort(waits.begin(), waits.end());
+    report.median_ms = waits[waits.size() / 2];
+  }
+  return report;
+}
+
 }  // namespace steward::torture

@@ -71,4 +71,19 @@ EpochReport CheckWriteEpochs(const std::vector<AuditWrite>& writes,
                              const ObjectOwners& owners,
                              const std::function<int(const std::string&)>& shard_of);
 
+// The handover check: after replica `replica` died at `at_ms`, every shard it held then must be
+// acquired again — by another replica, or by its own next process — within `bound_ms`.
+struct Death {
+  std::string replica;
+  int64_t at_ms = 0;
+};
+struct HandoverReport {
+  int64_t shards = 0;     // shards held by a replica when it died
+  int64_t max_ms = 0;     // the longest wait for one of them to be acquired again
+  int64_t median_ms = 0;  // of those waits
+  std::vector<std::string> violations;
+};
+HandoverReport CheckHandovers(const std::vector<Death>& deaths,
+                              const std::vector<store::ShardEvent>& history, int64_t bound_ms);
+
 }  // namespace steward::torture

@@ -110,5 +110,26 @@ TEST(EpochsTest, SuppliedCredentialSecretsAreTheApisAndUnknownObjectsAreNotAttri
   EXPECT_THAT(report.violations[0], HasSubstr("delete secrets/p1-credentials-0123abcd"));
 }
 
+TEST(EpochsTest, EveryShardOfADeadReplicaIsAcquiredAgainWithinTheBound) {
+  // a held shards 1 and 2 when it died at T+1000; b took 1 after 7 s, a's next process took 2
+  // back after 20 s (too late for a 9 s bound); shard 3 (b's) is not a's concern; shard 4 of a
+  // is never acquired again.
+  const std::vector<store::ShardEvent> history = {
+      Acquired(1, 1, "a", 1, kT),        Acquired(2, 2, "a", 1, kT),
+      Acquired(3, 3, "b", 1, kT),        Acquired(4, 4, "a", 1, kT),
+      Acquired(5, 1, "b", 2, kT + 8000), Acquired(6, 2, "a", 2, kT + 21000),
+  };
+  HandoverReport report = CheckHandovers({{"a", kT + 1000}}, history, 9000);
+  EXPECT_EQ(report.shards, 3);
+  EXPECT_EQ(report.max_ms, 20000);
+  ASSERT_THAT(report.violations, SizeIs(2));
+  EXPECT_THAT(report.violations[0], HasSubstr("shard 2 of a was acquired by a 20000 ms after"));
+  EXPECT_THAT(report.violations[1], HasSubstr("shard 4 of a (epoch 1) was never acquired again"));
+  // A replica that had released its shards before it died leaves nothing to hand over.
+  const std::vector<store::ShardEvent> released = {Acquired(1, 1, "a", 1, kT),
+                                                   Released(2, 1, "a", 1, kT + 500)};
+  EXPECT_EQ(CheckHandovers({{"a", kT + 1000}}, released, 9000).shards, 0);
+}
+
 }  // namespace
 }  // namespace steward::torture
