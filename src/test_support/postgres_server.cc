@@ -156,7 +156,7 @@ Status PostgresServer::Start() {
   RETURN_IF_ERROR(RunAsServerUser(
       {bindir_ + "/postgres", "-D", dir_ + "/data", "-p", std::to_string(port_), "-k", dir_, "-c",
        "listen_addresses=127.0.0.1", "-c", "fsync=off", "-c", "full_page_writes=off", "-c",
-       "synchronous_commit=off", "-c", "max_connections=200", "-c", "shared_buffers=16MB"},
+       "max_connections=200", "-c", "shared_buffers=16MB"},
       dir_ + "/postgres.log", &pid_, /*wait=*/false));
   return WaitReady();
 }

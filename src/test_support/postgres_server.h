@@ -1,5 +1,7 @@
 // PostgresServer: a real PostgreSQL server for tests (store tests, end-to-end tests, torture
-// runs), in a temporary directory, on a free loopback port, with fsync off.
+// runs), in a temporary directory, on a free loopback port, with fsync off (a commit reaches the
+// kernel before it is acknowledged, so killing the server loses nothing acknowledged; only a
+// power loss would).
 //
 // The binaries come from $STEWARD_PG_BINDIR, else /usr/lib/postgresql/15/bin (Debian's
 // postgresql-15, installed by scripts/setup.sh); when they are missing Launch fails with a
