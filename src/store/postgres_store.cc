@@ -263,6 +263,10 @@ class PgConn {
 
   StatusOr<PgResult> Exec(std::string_view what, const std::string& sql,
                           std::initializer_list<Arg> args = {}) {
+    return Exec(what, sql, std::vector<Arg>(args));
+  }
+  StatusOr<PgResult> Exec(std::string_view what, const std::string& sql,
+                          const std::vector<Arg>& args) {
     std::vector<const char*> values;
     values.reserve(args.size());
     for (const Arg& a : args) values.push_back(a.v ? a.v->c_str() : nullptr);
@@ -673,11 +677,22 @@ Status PostgresStore::Init(std::unique_ptr<PgConn> first) {
 }
 
 Status PostgresStore::Migrate(PgConn& c) {
-  // A session lock: replicas starting together wait here, and find the work done.
+  // A session lock: replicas starting together wait here, and find the work done. Waiting for
+  // another replica's migration (and a migration itself) may take longer than statement_timeout.
+  const std::string usual = std::to_string(params_.statement_timeout_ms);
+  const std::string longer = std::to_string(std::max<int64_t>(params_.statement_timeout_ms, 60000));
+  RETURN_IF_ERROR(
+      c.Exec("set statement_timeout", "SELECT set_config('statement_timeout', $1, false)", {longer})
+          .status());
   RETURN_IF_ERROR(
       c.Exec("take the migration lock", "SELECT pg_advisory_lock($1)", {kMigrationLock}).status());
   Status s = MigrateLocked(c);
   if (!c.broken()) {
+    if (s.ok()) {
+      s = c.Exec("set statement_timeout", "SELECT set_config('statement_timeout', $1, false)",
+                 {usual})
+              .status();
+    }
     auto unlocked =
         c.Exec("release the migration lock", "SELECT pg_advisory_unlock($1)", {kMigrationLock});
     if (s.ok() && !unlocked.ok()) return unlocked.error();
@@ -728,13 +743,12 @@ Status PostgresStore::MigrateLocked(PgConn& c) {
 }
 
 template <typename T, typename Fn>
-StatusOr<T> PostgresStore::Read(std::string_view what, const Fn& fn) {
+StatusOr<T> PostgresStore::Read(std::string_view, const Fn& fn) {
   for (int attempt = 0;; ++attempt) {
     ASSIGN_OR_RETURN(Pool::Lease lease, pool_.Acquire());
     StatusOr<T> r = fn(*lease);
     if (!r.ok() && lease->broken() && attempt == 0) {
-      LOG_WARN("store {}: {}: {}; retrying on a new connection", params_.where, what,
-               r.error().message());
+      LOG_WARN("store: {}; retrying on a new connection", r.error().message());
       continue;
     }
     return r;
@@ -754,15 +768,17 @@ Status PostgresStore::Transact(std::string_view what, const Body& body) {
     }
     StatusOr<bool> commit = body(c);
     if (!commit.ok() || !*commit) {
+      const bool retryable = c.retryable();  // of the failed statement, before the ROLLBACK
       if (!c.broken()) (void)c.Exec("roll back", "ROLLBACK");
       if (commit.ok()) return Status::Ok();
-      if (c.retryable()) {
+      if (retryable) {
         if (attempt < kAttempts) continue;
         return Unavailable(commit.error().message() + " (after " + std::to_string(attempt) +
                            " attempts)");
       }
       return commit.error();
     }
+    if (options_.before_commit) options_.before_commit();
     auto done = c.Exec(what, "COMMIT");
     if (done.ok()) return Status::Ok();
     if (c.broken()) {
@@ -778,14 +794,16 @@ template <typename T, typename Body>
 StatusOr<T> PostgresStore::WriteOne(std::string_view what, const Body& body) {
   ProjectChange change;
   T result{};
-  RETURN_IF_ERROR(Transact(what, [&](PgConn& c) -> StatusOr<bool> {
+  auto tx = [&](PgConn& c) -> StatusOr<bool> {
     change = ProjectChange{};
     RETURN_IF_ERROR(LockFeed(c));
     ASSIGN_OR_RETURN(result, body(c, change));
     if (!change.record && !change.purged) return false;  // nothing to write
     RETURN_IF_ERROR(AppendChange(c, change));
     return true;
-  }));
+  };
+  const Status done = Transact(what, tx);
+  if (!done.ok()) return done;
   if (change.position > 0) AwaitDelivery(change.position);
   return result;
 }
@@ -1027,42 +1045,22 @@ Status PostgresStore::PurgeProject(std::string_view id, const HistoryEntry& tomb
 StatusOr<std::vector<ProjectRecord>> PostgresStore::ListProjects(const ListFilter& filter) {
   if (filter.limit < 0) return InvalidArgument("limit: must not be negative");
   std::string sql = std::string("SELECT ") + kProjectColumns + " FROM projects WHERE id > $1";
-  std::vector<std::string> args = {filter.after_id};
-  auto add = [&](const char* column, std::string value) {
-    args.push_back(std::move(value));
+  std::vector<Arg> args = {filter.after_id};
+  auto add = [&](const char* column, std::string_view value) {
+    args.emplace_back(value);
     sql += std::string(" AND ") + column + " = $" + std::to_string(args.size());
   };
-  if (filter.kind) add("kind", std::string(ToString(*filter.kind)));
+  if (filter.kind) add("kind", ToString(*filter.kind));
   if (filter.team) add("team", *filter.team);
   if (filter.phase) add("phase", *filter.phase);
-  if (filter.desired) add("desired", std::string(ToString(*filter.desired)));
+  if (filter.desired) add("desired", ToString(*filter.desired));
   sql += " ORDER BY id";
   if (filter.limit > 0) sql += " LIMIT " + std::to_string(filter.limit);
-  args.resize(5);  // unused parameters stay empty and are not sent
-  const size_t used = 1 + (filter.kind ? 1 : 0) + (filter.team ? 1 : 0) + (filter.phase ? 1 : 0) +
-                      (filter.desired ? 1 : 0);
   return Read<std::vector<ProjectRecord>>(
       "list projects", [&](PgConn& c) -> StatusOr<std::vector<ProjectRecord>> {
-        StatusOr<PgResult> r = Internal("unreachable");
-        switch (used) {
-          case 1:
-            r = c.Exec("list projects", sql, {args[0]});
-            break;
-          case 2:
-            r = c.Exec("list projects", sql, {args[0], args[1]});
-            break;
-          case 3:
-            r = c.Exec("list projects", sql, {args[0], args[1], args[2]});
-            break;
-          case 4:
-            r = c.Exec("list projects", sql, {args[0], args[1], args[2], args[3]});
-            break;
-          default:
-            r = c.Exec("list projects", sql, {args[0], args[1], args[2], args[3], args[4]});
-        }
-        if (!r.ok()) return r.error();
+        ASSIGN_OR_RETURN(PgResult r, c.Exec("list projects", sql, args));
         std::vector<ProjectRecord> out;
-        for (int i = 0; i < r->Rows(); ++i) out.push_back(ReadProjectRow(PgRow{*r, i}));
+        for (int i = 0; i < r.Rows(); ++i) out.push_back(ReadProjectRow(PgRow{r, i}));
         return out;
       });
 }
@@ -1098,7 +1096,7 @@ StatusOr<std::vector<ProjectRecord>> PostgresStore::ListProjectsWithoutHostnames
 StatusOr<std::map<std::string, std::string>> PostgresStore::ClaimHostnames(
     const std::vector<std::pair<std::string, std::vector<std::string>>>& by_project) {
   std::map<std::string, std::string> skipped;
-  RETURN_IF_ERROR(Transact("claim hostnames", [&](PgConn& c) -> StatusOr<bool> {
+  auto body = [&](PgConn& c) -> StatusOr<bool> {
     skipped.clear();
     RETURN_IF_ERROR(LockFeed(c));
     for (const auto& [id, hosts] : by_project) {
@@ -1120,7 +1118,9 @@ StatusOr<std::map<std::string, std::string>> PostgresStore::ClaimHostnames(
       }
     }
     return true;
-  }));
+  };
+  const Status done = Transact("claim hostnames", body);
+  if (!done.ok()) return done;
   return skipped;
 }
 
@@ -1170,7 +1170,7 @@ StatusOr<ShardOwner> PostgresStore::AcquireShard(int shard, std::string_view own
                                                  int64_t expected_epoch) {
   RETURN_IF_ERROR(ValidateShardAndOwner(shard, owner));
   ShardOwner now;
-  RETURN_IF_ERROR(Transact("acquire shard", [&](PgConn& c) -> StatusOr<bool> {
+  auto body = [&](PgConn& c) -> StatusOr<bool> {
     RETURN_IF_ERROR(
         c.Exec("lock shard ownership", "SELECT pg_advisory_xact_lock($1)", {kShardLock}).status());
     ASSIGN_OR_RETURN(now, LoadShard(c, shard, /*for_update=*/true));
@@ -1186,7 +1186,9 @@ StatusOr<ShardOwner> PostgresStore::AcquireShard(int shard, std::string_view own
                         .status());
     RETURN_IF_ERROR(AppendShardEvent(c, now, true));
     return true;
-  }));
+  };
+  const Status done = Transact("acquire shard", body);
+  if (!done.ok()) return done;
   return now;
 }
 
@@ -1385,8 +1387,7 @@ void PostgresStore::FeedLoop() {
     if (!listen) {
       auto c = ConnectListener();
       if (!c.ok()) {
-        if (!warned)
-          LOG_WARN("store {}: change feed: {}; retrying", params_.where, c.error().message());
+        if (!warned) LOG_WARN("store change feed: {}; retrying", c.error().message());
         warned = true;
         WaitForWork(nullptr, backoff);
         backoff = std::min(backoff * 2, std::chrono::milliseconds(1000));
@@ -1400,7 +1401,7 @@ void PostgresStore::FeedLoop() {
     // LISTEN is in place before the read: a commit after the read is notified.
     Status s = CatchUp(*listen);
     if (!s.ok()) {
-      LOG_WARN("store {}: change feed: {}", params_.where, s.message());
+      LOG_WARN("store change feed: {}", s.message());
       listen.reset();
       continue;
     }

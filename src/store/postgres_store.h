@@ -42,6 +42,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -71,6 +72,8 @@ struct PostgresOptions {
   int64_t retain_changes = 100000;
   std::chrono::milliseconds retain_for{std::chrono::minutes(10)};
   Clock* clock = nullptr;  // wall clock for the *_ms stamps; nullptr: RealClock::Get()
+  // Tests only (fault injection): called on the writing thread right before each COMMIT is sent.
+  std::function<void()> before_commit;
 };
 
 // Checks a database URL without connecting: postgres:// or postgresql://, parseable by libpq,

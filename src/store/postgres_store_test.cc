@@ -367,6 +367,24 @@ TEST_F(PostgresStoreTest, LostConnectionsAreUnavailableThenTheStoreRecoversAndTh
   EXPECT_EQ(b->GetProject("p1")->generation, 5);
 }
 
+TEST_F(PostgresStoreTest, ACommitWhoseAnswerNeverCameIsUnavailableNeverOk) {
+  PostgresOptions o = Options();
+  std::atomic<bool> cut{false};
+  o.before_commit = [&] {
+    if (cut.exchange(false)) TerminateStewardConnections();
+  };
+  auto store = MustOpen(o);
+  ASSERT_NE(store, nullptr);
+  ASSERT_TRUE(store->CreateProject(Project("p1", "alpha"), {}).ok());
+  cut = true;
+  auto unknown = store->MutateProject("p1", Bump());
+  ASSERT_EQ(unknown.status().code(), StatusCode::kUnavailable);
+  EXPECT_THAT(unknown.status().message(), HasSubstr("the outcome of the commit is unknown"));
+  // The store goes on; the change did not commit here (the session ended before its COMMIT).
+  ASSERT_TRUE(store->MutateProject("p1", Bump()).ok());
+  EXPECT_EQ(store->GetProject("p1")->generation, 1);
+}
+
 TEST_F(PostgresStoreTest, AStatementPastItsTimeoutIsUnavailableAndLaterWritesSucceed) {
   PostgresOptions o = Options();
   o.statement_timeout = std::chrono::milliseconds(300);

@@ -150,7 +150,7 @@ class StoreContractTest : public ::testing::TestWithParam<std::string> {
 };
 
 INSTANTIATE_TEST_SUITE_P(Stores, StoreContractTest, ::testing::Values("sqlite", "postgres"),
-                         [](const auto& info) { return info.param; });
+                         [](const auto& param_info) { return param_info.param; });
 
 TEST_P(StoreContractTest, CreateThenGetByIdAndName) {
   Store& store = Open();

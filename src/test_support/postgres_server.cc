@@ -2,15 +2,12 @@
 // every backend), readiness by PQping with a deadline.
 #include "test_support/postgres_server.h"
 
-#include <arpa/inet.h>
 #include <fcntl.h>
 #include <grp.h>
 #include <libpq-fe.h>
-#include <netinet/in.h>
 #include <pwd.h>
 #include <signal.h>
 #include <stdlib.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -22,26 +19,12 @@
 #include <thread>
 #include <vector>
 
+#include "test_support/held_port.h"
+
 namespace steward::test_support {
 namespace {
 
 using std::chrono::steady_clock;
-
-int FreePort() {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  if (fd < 0) return 0;
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof addr;
-  int port = 0;
-  if (bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0 &&
-      getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0) {
-    port = ntohs(addr.sin_port);
-  }
-  close(fd);
-  return port;
-}
 
 std::string Tail(const std::string& path, size_t max = 2000) {
   std::ifstream in(path);
@@ -90,7 +73,10 @@ Status PostgresServer::Init() {
     gid_ = pw->pw_gid;
     if (chown(dir_.c_str(), uid_, gid_) != 0) return Internal("chown " + dir_ + " failed");
   }
-  port_ = FreePort();
+  {
+    HeldPort free;  // the kernel's pick, closed again at once for postgres to take
+    port_ = free.port();
+  }
   if (port_ == 0) return Internal("no free loopback port");
   pid_t child = -1;
   RETURN_IF_ERROR(
