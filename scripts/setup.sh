@@ -8,6 +8,7 @@ packages=(
   libboost-dev libboost-system-dev libssl-dev
   nlohmann-json3-dev libyaml-cpp-dev libspdlog-dev libfmt-dev libcli11-dev
   libsqlite3-dev libpq-dev
+  postgresql-15  # the store tests' real PostgreSQL (/usr/lib/postgresql/15/bin; STEWARD_PG_BINDIR)
   libgtest-dev libgmock-dev libbenchmark-dev
   clang clang-format
   libclang-rt-14-dev  # libFuzzer and the sanitizer runtimes for clang (scripts/fuzz.sh)

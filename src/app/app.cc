@@ -25,6 +25,7 @@
 #include "kube/config/in_cluster.h"
 #include "kube/config/kubeconfig.h"
 #include "kube/transport/transport.h"
+#include "store/postgres_store.h"
 
 namespace steward::app {
 namespace {
@@ -80,6 +81,10 @@ StatusOr<std::string> ReadToken(const std::string& path, const std::string& key)
     return FailedPrecondition(key + " " + path + ": the token must be one line without spaces");
   }
   return token;
+}
+
+bool IsPostgres(const std::string& database) {
+  return database.rfind("postgres://", 0) == 0 || database.rfind("postgresql://", 0) == 0;
 }
 
 // A PEM file of the API's TLS configuration.
@@ -187,13 +192,11 @@ Status AppImpl::Init() {
   if (config_.data_dir.empty()) return InvalidArgument("dataDir: must not be empty");
   // Cheap, local checks first, so a configuration mistake does not start a cluster.
   const std::string& db = config_.database;
-  if (db.rfind("postgres://", 0) == 0 || db.rfind("postgresql://", 0) == 0) {
-    return Unimplemented(
-        "database: the PostgreSQL store is not built yet; use sqlite:PATH or leave database "
-        "empty for " +
-        (fs::path(config_.data_dir) / "steward.db").string());
-  }
-  if (!db.empty() && (db.rfind("sqlite:", 0) != 0 || db.size() == 7)) {
+  if (IsPostgres(db)) {
+    RETURN_IF_ERROR(store::ValidatePostgresUrl(db));  // never echoes a password
+  } else if (!config_.database_password_file.empty()) {
+    return InvalidArgument("databasePasswordFile: only for a postgres:// database");
+  } else if (!db.empty() && (db.rfind("sqlite:", 0) != 0 || db.size() == 7)) {
     return InvalidArgument("database: must be sqlite:PATH or postgres://... (got \"" +
                            db.substr(0, 64) + "\")");
   }
@@ -299,6 +302,15 @@ Status AppImpl::StartCluster(kube::RestConfig rest) {
 }
 
 Status AppImpl::OpenStore() {
+  if (IsPostgres(config_.database)) {
+    store::PostgresOptions po;
+    po.url = config_.database;
+    po.password_file = config_.database_password_file;
+    auto store = store::OpenPostgresStore(po);
+    if (!store.ok()) return WithPrefix(store.error(), "database: ");
+    store_ = std::move(*store);
+    return Status::Ok();
+  }
   store::SqliteOptions so;
   so.path = config_.database.empty() ? (fs::path(config_.data_dir) / "steward.db").string()
                                      : config_.database.substr(7);

@@ -25,7 +25,7 @@ enum class InstanceAccess { kAuto, kDirect, kProxy };  // auto: direct when in-c
 
 // The configuration file's shape (YAML or JSON, camelCase keys; unknown keys are refused, naming
 // the key with its path; null = absent). docs/operations.md is the reference:
-//   listen, dataDir, database, apiTokenFile, apiWorkers, logLevel,
+//   listen, dataDir, database, databasePasswordFile, apiTokenFile, apiWorkers, logLevel,
 //   api: {maxConnections, readHeaderTimeout, readTimeout}  (the API's HTTP limits),
 //   kubernetes: {source: kubeconfig|in-cluster|embedded, kubeconfig, context,
 //                embedded: {profile, listen, ingressListen, seed, kubeconfigOut}},
@@ -37,8 +37,11 @@ struct ServeConfig {
   // "" = /healthz, /readyz and /metrics on `listen`; else only on this HOST:PORT (plain HTTP).
   std::string probe_listen;
   std::string data_dir = "steward-data";  // store, API token, embedded cluster state
-  std::string database;                   // "" = sqlite:<data_dir>/steward.db; "sqlite:PATH"
-  std::string api_token_file;             // "" = <data_dir>/api-token, created 0600 if absent
+  std::string database;  // "" = sqlite:<data_dir>/steward.db; "sqlite:PATH"; "postgres://..."
+  // The PostgreSQL password: a file, 0600 or stricter (never in the URL). "" = libpq's
+  // PGPASSWORD / PGPASSFILE, if any.
+  std::string database_password_file;
+  std::string api_token_file;  // "" = <data_dir>/api-token, created 0600 if absent
   int api_workers = 8;
   // The API over HTTPS: PEM files of the serving certificate (then intermediates) and its key.
   // Both or neither; read at start.
@@ -89,8 +92,8 @@ class App {
  public:
   // Starts everything; on failure stops what was started and returns why (kInvalidArgument for
   // configuration, kUnavailable for an unreachable cluster, ...). Order: local checks (database
-  // kind — postgres:// is kUnimplemented —, data dir created (0700; an existing one open to
-  // group or others is used with a warning), kubeconfig / service account read;
+  // URL — a postgres:// one with a password is refused —, data dir created (0700; an existing one
+  // open to group or others is used with a warning), kubeconfig / service account read;
   // kFailedPrecondition naming the path), the API token (api_token_file must exist and hold one
   // non-empty word; the default <data_dir>/api-token is created 0600 with a random 64-hex token
   // when absent, and tightened to 0600 with a warning when looser), the cluster (embedded: state in

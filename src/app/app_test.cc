@@ -20,6 +20,7 @@
 #include "test_support/captured_log.h"
 #include "test_support/eventually.h"
 #include "test_support/held_port.h"
+#include "test_support/postgres_server.h"
 #include "test_support/private_files.h"
 
 namespace steward::app {
@@ -183,15 +184,61 @@ TEST_F(AppTest, EmptyOrMultiWordTokenFileIsRefused) {
   EXPECT_THAT(spaced.error().message(), HasSubstr("one line without spaces"));
 }
 
-TEST_F(AppTest, PostgresDatabaseIsRefusedBeforeAnythingStarts) {
+TEST_F(AppTest, PostgresUrlWithAPasswordIsRefusedBeforeAnythingStarts) {
   ServeConfig c = Embedded();
-  c.database = "postgres://steward:pw@db/steward";
+  c.database = "postgres://steward:pw-s3cret@db/steward";
   auto app = App::Start(c);
   ASSERT_FALSE(app.ok());
-  EXPECT_EQ(app.error().code(), StatusCode::kUnimplemented);
-  EXPECT_THAT(app.error().message(), StartsWith("database: the PostgreSQL store is not built yet"));
-  EXPECT_THAT(app.error().message(), Not(HasSubstr("pw")));  // no credentials in errors
+  EXPECT_EQ(app.error().code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(app.error().message(), StartsWith("database: the URL must not hold a password: put "
+                                                "the password in databasePasswordFile or "
+                                                "PGPASSWORD"));
+  EXPECT_THAT(app.error().message(), Not(HasSubstr("s3cret")));  // no credentials in errors
   EXPECT_FALSE(fs::exists(c.data_dir));
+}
+
+TEST_F(AppTest, DatabasePasswordFileIsOnlyForPostgres) {
+  ServeConfig c = Embedded();
+  c.database_password_file = dir_ + "/db-password";
+  auto app = App::Start(c);
+  ASSERT_FALSE(app.ok());
+  EXPECT_EQ(app.error().ToString(),
+            "INVALID_ARGUMENT: databasePasswordFile: only for a postgres:// database");
+}
+
+TEST_F(AppTest, AnUnreachablePostgresFailsStartNamingHostAndPortNeverThePassword) {
+  int port = 0;
+  {
+    test_support::HeldPort closed;  // closed again at once: nobody listens there
+    port = closed.port();
+  }
+  ServeConfig c = Embedded();
+  c.database = "postgres://steward@127.0.0.1:" + std::to_string(port) + "/steward";
+  c.database_password_file = dir_ + "/db-password";
+  std::ofstream(c.database_password_file) << "pw-s3cret\n";
+  ASSERT_EQ(::chmod(c.database_password_file.c_str(), 0600), 0);
+  test_support::CapturedLog log;
+  auto app = App::Start(c);
+  ASSERT_FALSE(app.ok());
+  EXPECT_EQ(app.error().code(), StatusCode::kUnavailable);
+  EXPECT_THAT(app.error().message(), StartsWith("database: " + c.database + ": cannot connect: "));
+  EXPECT_THAT(app.error().message(), Not(HasSubstr("s3cret")));
+  EXPECT_THAT(log.Text(), Not(HasSubstr("s3cret")));
+}
+
+TEST_F(AppTest, PostgresDatabaseIsUsed) {
+  auto server = test_support::PostgresServer::Launch();
+  ASSERT_TRUE(server.ok()) << server.error().ToString();
+  ASSERT_TRUE((*server)->CreateDatabase("steward").ok());
+  ServeConfig c = Embedded();
+  c.database = (*server)->Url("steward");
+  auto app = App::Start(c);
+  ASSERT_TRUE(app.ok()) << app.error().ToString();
+  EXPECT_EQ((*app)->store().Describe(),
+            "postgres://steward@127.0.0.1:" + std::to_string((*server)->port()) + "/steward");
+  EXPECT_FALSE(fs::exists(c.data_dir + "/steward.db"));
+  EXPECT_EQ((*server)->Query("steward", "SELECT max(version) FROM schema_migrations").value(), "1");
+  (*app)->Stop();
 }
 
 TEST_F(AppTest, SqliteDatabasePathIsUsed) {

@@ -11,6 +11,7 @@
 #include "common/fields.h"
 #include "common/host_port.h"
 #include "common/yaml.h"
+#include "store/postgres_store.h"
 
 namespace steward::app {
 namespace {
@@ -30,12 +31,23 @@ Status CheckListen(std::string_view text, std::string_view path) {
   return Status::Ok();
 }
 
-Status ParseDatabase(const FieldReader& s, std::string* out) {
-  RETURN_IF_ERROR(s.String("database", out));
-  const std::string& d = *out;
-  if (d.empty() || d.rfind("postgres://", 0) == 0 || d.rfind("postgresql://", 0) == 0) {
+Status ParseDatabase(const FieldReader& s, ServeConfig* config) {
+  RETURN_IF_ERROR(s.String("database", &config->database));
+  RETURN_IF_ERROR(s.String("databasePasswordFile", &config->database_password_file));
+  const std::string& d = config->database;
+  const bool postgres = d.rfind("postgres://", 0) == 0 || d.rfind("postgresql://", 0) == 0;
+  if (!config->database_password_file.empty() && !postgres) {
+    return InvalidField(s.PathOf("databasePasswordFile"), "only for a postgres:// database");
+  }
+  if (postgres) {
+    Status url = store::ValidatePostgresUrl(d);
+    if (!url.ok()) {
+      // The store's message starts with "database: ".
+      return InvalidField(s.PathOf("database"), url.message().substr(url.message().find(':') + 2));
+    }
     return Status::Ok();
   }
+  if (d.empty()) return Status::Ok();
   if (d.rfind("sqlite:", 0) == 0 && d.size() > 7) return Status::Ok();
   return InvalidField(s.PathOf("database"),
                       "must be sqlite:PATH or postgres://... (got \"" + d.substr(0, 64) + "\")");
@@ -189,9 +201,9 @@ StatusOr<ServeConfig> ParseServeConfig(std::string_view text) {
   ASSIGN_OR_RETURN(Json doc, ParseYaml(text));
   ServeConfig config;
   ASSIGN_OR_RETURN(FieldReader s, Section(&doc, ""));
-  RETURN_IF_ERROR(
-      s.OnlyKnown({"listen", "probeListen", "dataDir", "database", "apiTokenFile", "apiWorkers",
-                   "logLevel", "api", "tls", "kubernetes", "instance", "engine"}));
+  RETURN_IF_ERROR(s.OnlyKnown({"listen", "probeListen", "dataDir", "database",
+                               "databasePasswordFile", "apiTokenFile", "apiWorkers", "logLevel",
+                               "api", "tls", "kubernetes", "instance", "engine"}));
   RETURN_IF_ERROR(s.String("listen", &config.listen));
   RETURN_IF_ERROR(CheckListen(config.listen, "listen"));
   RETURN_IF_ERROR(s.String("probeListen", &config.probe_listen));
@@ -199,7 +211,7 @@ StatusOr<ServeConfig> ParseServeConfig(std::string_view text) {
     RETURN_IF_ERROR(CheckListen(config.probe_listen, "probeListen"));
   }
   RETURN_IF_ERROR(s.NonEmptyString("dataDir", &config.data_dir));
-  RETURN_IF_ERROR(ParseDatabase(s, &config.database));
+  RETURN_IF_ERROR(ParseDatabase(s, &config));
   RETURN_IF_ERROR(s.String("apiTokenFile", &config.api_token_file));
   int64_t workers = config.api_workers;
   RETURN_IF_ERROR(s.Int("apiWorkers", 1, 256, &workers));

@@ -15,6 +15,7 @@ namespace {
 
 using std::chrono::milliseconds;
 using ::testing::HasSubstr;
+using ::testing::Not;
 using ::testing::StartsWith;
 
 // The error a document gets; fails the test when it parses.
@@ -150,9 +151,25 @@ TEST(ServeConfigTest, NullSectionsAndValuesKeepDefaults) {
   EXPECT_EQ(c->engine, engine::EngineConfig{});
 }
 
-TEST(ServeConfigTest, PostgresDatabaseParsesAndIsRefusedOnlyAtStart) {
-  EXPECT_TRUE(ParseServeConfig("database: postgres://u@h/db").ok());
+TEST(ServeConfigTest, PostgresDatabaseAndItsPasswordFile) {
   EXPECT_TRUE(ParseServeConfig("database: postgresql://u@h/db").ok());
+  auto c = ParseServeConfig(
+      "database: postgres://u@h:5433/db?sslmode=verify-full\n"
+      "databasePasswordFile: /etc/steward/db-password\n");
+  ASSERT_TRUE(c.ok()) << c.error().ToString();
+  EXPECT_EQ(c->database, "postgres://u@h:5433/db?sslmode=verify-full");
+  EXPECT_EQ(c->database_password_file, "/etc/steward/db-password");
+  // The password never goes in the URL, and the refusal does not echo it.
+  ExpectInvalid("database: postgres://u:s3cret@h/db", "database",
+                "the URL must not hold a password: put the password in databasePasswordFile or "
+                "PGPASSWORD");
+  auto refused = ParseServeConfig("database: postgres://h/db?password=s3cret");
+  ASSERT_FALSE(refused.ok());
+  EXPECT_THAT(refused.error().ToString(), Not(HasSubstr("s3cret")));
+  ExpectInvalid("database: postgres://h/db?colour=red", "database", "cannot parse the URL");
+  ExpectInvalid("databasePasswordFile: /p", "databasePasswordFile",
+                "only for a postgres:// database");
+  ExpectInvalid("databasePasswordFile: 7", "databasePasswordFile", "must be a string");
 }
 
 TEST(ServeConfigTest, UnknownKeysAreNamedWithTheirPath) {

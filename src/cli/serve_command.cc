@@ -21,7 +21,7 @@ namespace {
 // (the matching CLI::Option counted it).
 struct ServeFlags {
   std::string config_file;
-  std::string listen, probe_listen, data_dir, database, api_token_file;
+  std::string listen, probe_listen, data_dir, database, database_password_file, api_token_file;
   std::string tls_cert_file, tls_key_file;
   int workers = 0;
   std::string namespace_name, domain;
@@ -36,10 +36,11 @@ struct ServeFlags {
 };
 
 struct ServeOptions {
-  CLI::Option *listen, *probe_listen, *data_dir, *database, *api_token_file, *tls_cert_file,
-      *tls_key_file, *workers, *namespace_name, *domain, *kubeconfig, *context, *in_cluster,
-      *embedded, *ingress_listen, *kubeconfig_out, *instance_access, *log_level,
-      *api_max_connections, *api_read_header_timeout, *api_read_timeout;
+  CLI::Option *listen, *probe_listen, *data_dir, *database, *database_password_file,
+      *api_token_file, *tls_cert_file, *tls_key_file, *workers, *namespace_name, *domain,
+      *kubeconfig, *context, *in_cluster, *embedded, *ingress_listen, *kubeconfig_out,
+      *instance_access, *log_level, *api_max_connections, *api_read_header_timeout,
+      *api_read_timeout;
 };
 
 int Fail(const std::string& message) {
@@ -87,6 +88,7 @@ StatusOr<app::ServeConfig> BuildConfig(const ServeFlags& f, const ServeOptions& 
     c.data_dir = f.data_dir;
   }
   if (Given(o.database)) c.database = f.database;
+  if (Given(o.database_password_file)) c.database_password_file = f.database_password_file;
   if (Given(o.api_token_file)) c.api_token_file = f.api_token_file;
   if (Given(o.workers)) c.engine.workers = f.workers;
   if (Given(o.namespace_name)) {
@@ -236,7 +238,11 @@ void AddServeCommand(CLI::App& app) {
       "--data-dir", flags->data_dir,
       "Store, API token and embedded cluster state (created if absent; default steward-data)");
   o.database = cmd->add_option("--database", flags->database,
-                               "sqlite:PATH (default: sqlite:<data-dir>/steward.db)");
+                               "sqlite:PATH (default: sqlite:<data-dir>/steward.db) or "
+                               "postgres://USER@HOST[:PORT]/DB[?sslmode=...] (no password)");
+  o.database_password_file =
+      cmd->add_option("--database-password-file", flags->database_password_file,
+                      "File holding the PostgreSQL password (mode 0600; else PGPASSWORD)");
   o.api_token_file = cmd->add_option(
       "--api-token-file", flags->api_token_file,
       "File holding the API bearer token (default: <data-dir>/api-token, created 0600)");

@@ -105,14 +105,6 @@ CREATE TABLE shard_history (
 };
 constexpr int64_t kLatestVersion = std::size(kMigrations);
 
-constexpr const char* kProjectColumns =
-    "id, name, team, spec_json, desired, generation, restart_epoch, status_json, phase, "
-    "observed_generation, created_ms, updated_ms, version, kind";
-constexpr const char* kCredentialColumns =
-    "id, project_id, token, state, created_ms, activated_ms, revoked_ms";
-constexpr const char* kHistoryColumns =
-    "seq, project_id, at_ms, kind, generation, summary, detail_json";
-
 // A prepared statement. Errors are sticky: after a failed prepare, bind or step, Step() returns
 // false and rc() holds the (extended) SQLite code. One that stopped on a row is active until
 // destroyed, and COMMIT fails while one is: scope statements that may stop early.
@@ -226,48 +218,9 @@ class Transaction {
   bool open_ = false;
 };
 
-ProjectRecord ReadProject(const Statement& s) {
-  ProjectRecord r;
-  r.id = s.Text(0);
-  r.name = s.Text(1);
-  r.team = s.Text(2);
-  r.spec_json = s.Text(3);
-  r.desired = ParseDesiredState(s.Text(4)).value_or(DesiredState::kSuspended);  // CHECKed
-  r.generation = s.Int(5);
-  r.restart_epoch = s.Int(6);
-  r.status_json = s.Text(7);
-  r.phase = s.Text(8);
-  r.observed_generation = s.Int(9);
-  r.created_ms = s.Int(10);
-  r.updated_ms = s.Int(11);
-  r.version = s.Int(12);
-  r.kind = ParseRecordKind(s.Text(13)).value_or(RecordKind::kProject);  // CHECKed
-  return r;
-}
-
-Credential ReadCredential(const Statement& s) {
-  Credential c;
-  c.id = s.Text(0);
-  c.project_id = s.Text(1);
-  c.token = s.Text(2);
-  c.state = ParseCredentialState(s.Text(3)).value_or(CredentialState::kRevoked);  // CHECKed
-  c.created_ms = s.Int(4);
-  c.activated_ms = s.Int(5);
-  c.revoked_ms = s.Int(6);
-  return c;
-}
-
-HistoryEntry ReadHistory(const Statement& s) {
-  HistoryEntry h;
-  h.seq = s.Int(0);
-  h.project_id = s.Text(1);
-  h.at_ms = s.Int(2);
-  h.kind = s.Text(3);
-  h.generation = s.Int(4);
-  h.summary = s.Text(5);
-  h.detail_json = s.Text(6);
-  return h;
-}
+ProjectRecord ReadProject(const Statement& s) { return ReadProjectRow(s); }
+Credential ReadCredential(const Statement& s) { return ReadCredentialRow(s); }
+HistoryEntry ReadHistory(const Statement& s) { return ReadHistoryRow(s); }
 
 class SqliteStore final : public Store {
  public:
@@ -445,8 +398,7 @@ StatusOr<ProjectRecord> SqliteStore::LoadProject(std::string_view column, std::s
   s.Bind(value);
   if (s.Step()) return ReadProject(s);
   RETURN_IF_ERROR(db_.Check(s, "read project"));
-  return NotFound("project " + std::string(column == "id" ? "" : "named ") + "\"" +
-                  std::string(value) + "\" not found");
+  return ProjectNotFound(column, value);
 }
 
 StatusOr<std::vector<Credential>> SqliteStore::LoadCredentials(std::string_view project_id) {
@@ -462,10 +414,7 @@ StatusOr<std::vector<Credential>> SqliteStore::LoadCredentials(std::string_view 
 Status SqliteStore::CheckNameFree(const ProjectRecord& record) {
   Statement s(db_.handle, "SELECT id FROM projects WHERE name = ? AND id != ?");
   s.Bind(record.name).Bind(record.id);
-  if (s.Step()) {
-    return AlreadyExists("project name \"" + record.name + "\" is taken by project \"" + s.Text(0) +
-                         "\"");
-  }
+  if (s.Step()) return NameTaken(record.name, s.Text(0));
   return db_.Check(s, "check project name");
 }
 
@@ -489,16 +438,8 @@ Status SqliteStore::WriteProject(const ProjectRecord& r) {
 
 StatusOr<std::vector<HistoryEntry>> SqliteStore::WriteExtra(const std::string& project_id,
                                                             const Mutation& extra, int64_t now) {
-  for (Credential c : extra.credentials) {
-    if (c.id.empty() || c.token.empty()) {
-      return InvalidArgument("credential \"" + c.id + "\": id and token are required");
-    }
-    if (c.project_id.empty()) c.project_id = project_id;
-    if (c.project_id != project_id) {
-      return InvalidArgument("credential \"" + c.id + "\": project_id \"" + c.project_id +
-                             "\" is not the project being written (\"" + project_id + "\")");
-    }
-    if (c.created_ms == 0) c.created_ms = now;
+  for (const Credential& given : extra.credentials) {
+    ASSIGN_OR_RETURN(Credential c, PrepareCredential(given, project_id, now));
     // Replace only a credential of the same project; a clash with another project's id leaves
     // the row alone (0 changes), a clash on the token fails the UNIQUE constraint.
     Statement s(db_.handle, std::string("INSERT INTO credentials (") + kCredentialColumns +
@@ -511,22 +452,13 @@ StatusOr<std::vector<HistoryEntry>> SqliteStore::WriteExtra(const std::string& p
     s.Bind(c.id).Bind(c.project_id).Bind(c.token).Bind(ToString(c.state));
     s.Bind(c.created_ms).Bind(c.activated_ms).Bind(c.revoked_ms).Step();
     RETURN_IF_ERROR(db_.Check(s, "write credential \"" + c.id + "\""));
-    if (sqlite3_changes(db_.handle) == 0) {
-      return AlreadyExists("credential id \"" + c.id + "\" belongs to another project");
-    }
+    if (sqlite3_changes(db_.handle) == 0) return CredentialOfAnotherProject(c.id);
   }
   if (extra.hostnames) {
     for (const std::string& host : *extra.hostnames) {
       Statement held(db_.handle, "SELECT project_id FROM hostnames WHERE host = ?");
       held.Bind(host);
-      if (held.Step() && held.Text(0) != project_id) {
-        if (host.find('/') != std::string::npos) {
-          return AlreadyExists("object name " + host +
-                               " is already in use: another project's objects would have the "
-                               "same name (choose another name)");
-        }
-        return AlreadyExists("hostname \"" + host + "\" is already in use");
-      }
+      if (held.Step() && held.Text(0) != project_id) return HostnameInUse(host);
       RETURN_IF_ERROR(db_.Check(held, "check hostname"));
     }
     Statement clear(db_.handle, "DELETE FROM hostnames WHERE project_id = ?");
@@ -541,10 +473,8 @@ StatusOr<std::vector<HistoryEntry>> SqliteStore::WriteExtra(const std::string& p
     }
   }
   std::vector<HistoryEntry> appended;
-  for (HistoryEntry h : extra.history) {
-    if (h.kind.empty()) return InvalidArgument("history entry: kind is required");
-    h.project_id = project_id;
-    if (h.at_ms == 0) h.at_ms = now;
+  for (const HistoryEntry& given : extra.history) {
+    ASSIGN_OR_RETURN(HistoryEntry h, PrepareHistory(given, project_id, now));
     Statement s(db_.handle,
                 "INSERT INTO history (project_id, at_ms, kind, generation, summary, detail_json) "
                 "VALUES (?, ?, ?, ?, ?, ?)");
@@ -584,7 +514,7 @@ Status SqliteStore::CreateLocked(ProjectRecord record, const Mutation& extra,
   RETURN_IF_ERROR(ValidateIdAndName(record));
   Statement taken(db_.handle, "SELECT 1 FROM projects WHERE id = ?");
   taken.Bind(record.id);
-  if (taken.Step()) return AlreadyExists("project id \"" + record.id + "\" is taken");
+  if (taken.Step()) return IdTaken(record.id);
   RETURN_IF_ERROR(db_.Check(taken, "check project id"));
   RETURN_IF_ERROR(CheckNameFree(record));
   record.created_ms = record.updated_ms = NowMs();
@@ -602,18 +532,8 @@ StatusOr<ProjectRecord> SqliteStore::MutateLocked(const ProjectRecord& before, c
   ProjectRecord after = before;
   Mutation extra;
   RETURN_IF_ERROR(fn(after, credentials, extra));
-  if (after.id != before.id) {
-    return InvalidArgument("project \"" + before.id + "\": the id cannot change (to \"" + after.id +
-                           "\")");
-  }
-  if (after.kind != before.kind) {
-    return InvalidArgument("project \"" + before.id + "\": the kind cannot change (from " +
-                           std::string(ToString(before.kind)) + ")");
-  }
-  if (SameIntentAndStatus(after, before) && extra.credentials.empty() && extra.history.empty() &&
-      !extra.hostnames) {
-    return before;
-  }
+  RETURN_IF_ERROR(CheckMutated(before, after));
+  if (WritesNothing(before, after, extra)) return before;
   if (extra.fence) RETURN_IF_ERROR(CheckFenceLocked(*extra.fence));
   if (after.name != before.name) {
     RETURN_IF_ERROR(ValidateIdAndName(after));

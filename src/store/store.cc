@@ -113,4 +113,70 @@ Status AcquireRaced(int shard, int64_t expected_epoch, const ShardOwner& now) {
                     (now.owner.empty() ? " (released)" : " (owned by " + now.owner + ")"));
 }
 
+Status ProjectNotFound(std::string_view column, std::string_view value) {
+  return NotFound("project " + std::string(column == "id" ? "" : "named ") + "\"" +
+                  std::string(value) + "\" not found");
+}
+
+Status IdTaken(std::string_view id) {
+  return AlreadyExists("project id \"" + std::string(id) + "\" is taken");
+}
+
+Status NameTaken(std::string_view name, std::string_view holder_id) {
+  return AlreadyExists("project name \"" + std::string(name) + "\" is taken by project \"" +
+                       std::string(holder_id) + "\"");
+}
+
+Status HostnameInUse(std::string_view host) {
+  if (host.find('/') != std::string_view::npos) {
+    return AlreadyExists("object name " + std::string(host) +
+                         " is already in use: another project's objects would have the same "
+                         "name (choose another name)");
+  }
+  return AlreadyExists("hostname \"" + std::string(host) + "\" is already in use");
+}
+
+Status CredentialOfAnotherProject(std::string_view credential_id) {
+  return AlreadyExists("credential id \"" + std::string(credential_id) +
+                       "\" belongs to another project");
+}
+
+Status CheckMutated(const ProjectRecord& before, const ProjectRecord& after) {
+  if (after.id != before.id) {
+    return InvalidArgument("project \"" + before.id + "\": the id cannot change (to \"" + after.id +
+                           "\")");
+  }
+  if (after.kind != before.kind) {
+    return InvalidArgument("project \"" + before.id + "\": the kind cannot change (from " +
+                           std::string(ToString(before.kind)) + ")");
+  }
+  return Status::Ok();
+}
+
+bool WritesNothing(const ProjectRecord& before, const ProjectRecord& after, const Mutation& extra) {
+  return SameIntentAndStatus(after, before) && extra.credentials.empty() && extra.history.empty() &&
+         !extra.hostnames;
+}
+
+StatusOr<Credential> PrepareCredential(Credential c, std::string_view project_id, int64_t now_ms) {
+  if (c.id.empty() || c.token.empty()) {
+    return InvalidArgument("credential \"" + c.id + "\": id and token are required");
+  }
+  if (c.project_id.empty()) c.project_id = std::string(project_id);
+  if (c.project_id != project_id) {
+    return InvalidArgument("credential \"" + c.id + "\": project_id \"" + c.project_id +
+                           "\" is not the project being written (\"" + std::string(project_id) +
+                           "\")");
+  }
+  if (c.created_ms == 0) c.created_ms = now_ms;
+  return c;
+}
+
+StatusOr<HistoryEntry> PrepareHistory(HistoryEntry h, std::string_view project_id, int64_t now_ms) {
+  if (h.kind.empty()) return InvalidArgument("history entry: kind is required");
+  h.project_id = std::string(project_id);
+  if (h.at_ms == 0) h.at_ms = now_ms;
+  return h;
+}
+
 }  // namespace steward::store

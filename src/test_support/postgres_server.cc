@@ -1,0 +1,250 @@
+// PostgresServer: initdb, postgres as a child process (its own process group, so Kill reaches
+// every backend), readiness by PQping with a deadline.
+#include "test_support/postgres_server.h"
+
+#include <fcntl.h>
+#include <grp.h>
+#include <libpq-fe.h>
+#include <pwd.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
+#include <vector>
+
+#include "test_support/held_port.h"
+
+namespace steward::test_support {
+namespace {
+
+using std::chrono::steady_clock;
+
+std::string Tail(const std::string& path, size_t max = 2000) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  std::string s = ss.str();
+  return s.size() > max ? s.substr(s.size() - max) : s;
+}
+
+// Waits for `pid` to exit, at most `timeout`; true when it did.
+bool WaitExit(pid_t pid, std::chrono::milliseconds timeout, int* status) {
+  auto deadline = steady_clock::now() + timeout;
+  while (true) {
+    pid_t r = waitpid(pid, status, WNOHANG);
+    if (r == pid || (r < 0 && errno == ECHILD)) return true;
+    if (steady_clock::now() >= deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));  // polling a child's exit
+  }
+}
+
+}  // namespace
+
+StatusOr<std::unique_ptr<PostgresServer>> PostgresServer::Launch() {
+  std::unique_ptr<PostgresServer> s(new PostgresServer());
+  RETURN_IF_ERROR(s->Init());
+  return s;
+}
+
+Status PostgresServer::Init() {
+  const char* env = getenv("STEWARD_PG_BINDIR");
+  bindir_ = env && *env ? env : "/usr/lib/postgresql/15/bin";
+  if (access((bindir_ + "/initdb").c_str(), X_OK) != 0 ||
+      access((bindir_ + "/postgres").c_str(), X_OK) != 0) {
+    return FailedPrecondition("PostgreSQL binaries not found in " + bindir_ +
+                              " (initdb, postgres): run scripts/setup.sh (it installs "
+                              "postgresql-15), or set STEWARD_PG_BINDIR");
+  }
+  char tmpl[] = "/tmp/steward-pg-XXXXXX";
+  if (mkdtemp(tmpl) == nullptr) return Internal("mkdtemp failed");
+  dir_ = tmpl;
+  if (geteuid() == 0) {
+    const passwd* pw = getpwnam("postgres");
+    if (pw == nullptr) pw = getpwnam("nobody");
+    if (pw == nullptr) return FailedPrecondition("running as root and no postgres or nobody user");
+    uid_ = pw->pw_uid;
+    gid_ = pw->pw_gid;
+    if (chown(dir_.c_str(), uid_, gid_) != 0) return Internal("chown " + dir_ + " failed");
+  }
+  {
+    HeldPort free;  // the kernel's pick, closed again at once for postgres to take
+    port_ = free.port();
+  }
+  if (port_ == 0) return Internal("no free loopback port");
+  pid_t child = -1;
+  RETURN_IF_ERROR(
+      RunAsServerUser({bindir_ + "/initdb", "-D", dir_ + "/data", "-U", "steward", "-A", "trust",
+                       "--no-sync", "--locale=C", "-E", "UTF8", "--no-instructions"},
+                      dir_ + "/initdb.log", &child, /*wait=*/true));
+  {
+    std::ofstream hba(dir_ + "/data/pg_hba.conf", std::ios::trunc);
+    hba << "local all all trust\n"
+           "host all steward 127.0.0.1/32 trust\n"
+           "host all all 127.0.0.1/32 scram-sha-256\n";
+  }
+  return Start();
+}
+
+// fork + (when root) setgid/setuid + exec, output to `log`; waits for the exit when `wait`.
+Status PostgresServer::RunAsServerUser(const std::vector<std::string>& argv, const std::string& log,
+                                       pid_t* child, bool wait) const {
+  std::vector<char*> args;
+  for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  const int out = open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (out < 0) return Internal("cannot open " + log);
+  if (uid_ != 0 && fchown(out, uid_, gid_) != 0) {
+    close(out);
+    return Internal("chown " + log + " failed");
+  }
+  pid_t pid = fork();
+  if (pid < 0) {
+    close(out);
+    return Internal("fork failed");
+  }
+  if (pid == 0) {
+    // Only async-signal-safe calls from here to exec.
+    setpgid(0, 0);
+    dup2(out, 1);
+    dup2(out, 2);
+    int devnull = open("/dev/null", O_RDONLY);
+    if (devnull >= 0) dup2(devnull, 0);
+    if (uid_ != 0) {
+      if (setgroups(0, nullptr) != 0 || setgid(gid_) != 0 || setuid(uid_) != 0) _exit(126);
+    }
+    if (chdir(dir_.c_str()) != 0) _exit(126);
+    execv(args[0], args.data());
+    _exit(127);
+  }
+  close(out);
+  *child = pid;
+  if (!wait) return Status::Ok();
+  int status = 0;
+  if (!WaitExit(pid, std::chrono::seconds(120), &status)) {
+    kill(pid, SIGKILL);
+    return Unavailable(argv[0] + " did not finish: " + Tail(log));
+  }
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    return Internal(argv[0] + " failed (status " + std::to_string(status) + "): " + Tail(log));
+  }
+  return Status::Ok();
+}
+
+Status PostgresServer::Start() {
+  if (pid_ > 0) return FailedPrecondition("postgres is already running");
+  RETURN_IF_ERROR(RunAsServerUser(
+      {bindir_ + "/postgres", "-D", dir_ + "/data", "-p", std::to_string(port_), "-k", dir_, "-c",
+       "listen_addresses=127.0.0.1", "-c", "fsync=off", "-c", "full_page_writes=off", "-c",
+       "max_connections=200", "-c", "shared_buffers=16MB"},
+      dir_ + "/postgres.log", &pid_, /*wait=*/false));
+  return WaitReady();
+}
+
+Status PostgresServer::WaitReady() {
+  const std::string conninfo = "host=127.0.0.1 port=" + std::to_string(port_) +
+                               " dbname=postgres user=steward connect_timeout=2";
+  auto deadline = steady_clock::now() + std::chrono::seconds(60);
+  while (steady_clock::now() < deadline) {
+    if (PQping(conninfo.c_str()) == PQPING_OK) return Status::Ok();
+    int status = 0;
+    if (waitpid(pid_, &status, WNOHANG) == pid_) {
+      pid_ = -1;
+      return Internal("postgres exited at start: " + Tail(dir_ + "/postgres.log"));
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));  // polling readiness
+  }
+  return Unavailable("postgres did not accept connections within 60 s: " +
+                     Tail(dir_ + "/postgres.log"));
+}
+
+Status PostgresServer::Stop() {
+  if (pid_ <= 0) return Status::Ok();
+  kill(pid_, SIGINT);
+  int status = 0;
+  if (!WaitExit(pid_, std::chrono::seconds(30), &status)) {
+    Kill();
+    return Unavailable("postgres did not stop within 30 s (killed)");
+  }
+  // The backends exit before the postmaster does on a fast shutdown.
+  pid_ = -1;
+  return Status::Ok();
+}
+
+Status PostgresServer::Restart() {
+  RETURN_IF_ERROR(Stop());
+  return Start();
+}
+
+void PostgresServer::Kill() {
+  if (pid_ <= 0) return;
+  kill(-pid_, SIGKILL);
+  int status = 0;
+  WaitExit(pid_, std::chrono::seconds(30), &status);
+  // Backends are not our children: wait until none of the group is left.
+  auto deadline = steady_clock::now() + std::chrono::seconds(10);
+  while (kill(-pid_, 0) == 0 && steady_clock::now() < deadline) {
+    kill(-pid_, SIGKILL);
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  pid_ = -1;
+}
+
+PostgresServer::~PostgresServer() {
+  Kill();
+  if (!dir_.empty()) {
+    std::error_code ec;
+    std::filesystem::remove_all(dir_, ec);
+  }
+}
+
+std::string PostgresServer::Url(std::string_view db, std::string_view user) const {
+  return "postgresql://" + std::string(user) + "@127.0.0.1:" + std::to_string(port_) + "/" +
+         std::string(db);
+}
+
+StatusOr<std::string> PostgresServer::Query(std::string_view db, const std::string& sql) const {
+  const std::string conninfo = "host=127.0.0.1 port=" + std::to_string(port_) +
+                               " dbname=" + std::string(db) + " user=steward connect_timeout=5";
+  PGconn* c = PQconnectdb(conninfo.c_str());
+  if (PQstatus(c) != CONNECTION_OK) {
+    std::string m = PQerrorMessage(c);
+    PQfinish(c);
+    return Unavailable("connect to " + std::string(db) + ": " + m);
+  }
+  PGresult* r = PQexec(c, sql.c_str());
+  ExecStatusType st = PQresultStatus(r);
+  std::string out;
+  Status s = Status::Ok();
+  if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK) {
+    s = Internal(sql + ": " + PQresultErrorMessage(r));
+  } else if (st == PGRES_TUPLES_OK && PQntuples(r) > 0) {
+    out = PQgetvalue(r, 0, 0);
+  }
+  PQclear(r);
+  PQfinish(c);
+  if (!s.ok()) return s;
+  return out;
+}
+
+Status PostgresServer::Exec(std::string_view db, const std::string& sql) const {
+  return Query(db, sql).status();
+}
+
+Status PostgresServer::CreateDatabase(std::string_view name, std::string_view owner) const {
+  return Exec("postgres", "CREATE DATABASE " + std::string(name) +
+                              (owner.empty() ? "" : " OWNER " + std::string(owner)));
+}
+
+Status PostgresServer::CreatePasswordRole(std::string_view name, std::string_view password) const {
+  return Exec("postgres", "CREATE ROLE " + std::string(name) + " LOGIN PASSWORD '" +
+                              std::string(password) + "'");
+}
+
+}  // namespace steward::test_support
