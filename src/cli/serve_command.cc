@@ -33,13 +33,14 @@ struct ServeFlags {
   std::string log_level;
   int64_t api_max_connections = 0;
   std::string api_read_header_timeout, api_read_timeout;
+  std::string replica_name;
 };
 
 struct ServeOptions {
   CLI::Option *listen, *probe_listen, *data_dir, *database, *api_token_file, *tls_cert_file,
       *tls_key_file, *workers, *namespace_name, *domain, *kubeconfig, *context, *in_cluster,
       *embedded, *ingress_listen, *kubeconfig_out, *instance_access, *log_level,
-      *api_max_connections, *api_read_header_timeout, *api_read_timeout;
+      *api_max_connections, *api_read_header_timeout, *api_read_timeout, *replica_name;
 };
 
 int Fail(const std::string& message) {
@@ -87,6 +88,11 @@ StatusOr<app::ServeConfig> BuildConfig(const ServeFlags& f, const ServeOptions& 
     c.data_dir = f.data_dir;
   }
   if (Given(o.database)) c.database = f.database;
+  if (Given(o.replica_name)) {
+    // Sharded mode (replicas.name); the name is checked with the rest of the section at start.
+    c.replicas.enabled = true;
+    c.replicas.name = f.replica_name;
+  }
   if (Given(o.api_token_file)) c.api_token_file = f.api_token_file;
   if (Given(o.workers)) c.engine.workers = f.workers;
   if (Given(o.namespace_name)) {
@@ -237,6 +243,10 @@ void AddServeCommand(CLI::App& app) {
       "Store, API token and embedded cluster state (created if absent; default steward-data)");
   o.database = cmd->add_option("--database", flags->database,
                                "sqlite:PATH (default: sqlite:<data-dir>/steward.db)");
+  o.replica_name = cmd->add_option(
+      "--replica-name", flags->replica_name,
+      "Run as this replica of several sharing one postgres:// database (replicas.name; a DNS "
+      "label, unique per replica)");
   o.api_token_file = cmd->add_option(
       "--api-token-file", flags->api_token_file,
       "File holding the API bearer token (default: <data-dir>/api-token, created 0600)");

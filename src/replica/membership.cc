@@ -123,7 +123,8 @@ void Membership::Start() {
   if (started_) return;
   started_ = true;
   started_at_ = clock_.Now();
-  loop_ = std::thread([this] { Loop(); });
+  renewer_ = std::thread([this] { RenewLoop(); });
+  rebalancer_ = std::thread([this] { RebalanceLoop(); });
   watchdog_ = std::thread([this] { Watchdog(); });
 }
 
@@ -133,7 +134,8 @@ void Membership::StopThreads() {
     stopping_ = true;
   }
   wake_.NotifyAll();
-  if (loop_.joinable()) loop_.join();
+  if (renewer_.joinable()) renewer_.join();
+  if (rebalancer_.joinable()) rebalancer_.join();
   if (watchdog_.joinable()) watchdog_.join();
 }
 
@@ -193,17 +195,49 @@ void Membership::SetNotReady(std::string why) {
   stats_.not_ready = std::move(why);
 }
 
-void Membership::Loop() {
+void Membership::RenewLoop() {
   for (;;) {
     {
       MutexLock lock(mu_);
       if (stopping_) return;
     }
-    Tick();
+    RenewTick();
     MutexLock lock(mu_);
     if (wake_.WaitFor(mu_, options_.retry_period, [this]() REQUIRES(mu_) { return stopping_; })) {
       return;
     }
+  }
+}
+
+void Membership::RebalanceLoop() {
+  uint64_t seen = 0;
+  for (;;) {
+    View view;
+    {
+      MutexLock lock(mu_);
+      wake_.WaitFor(mu_, options_.retry_period,
+                    [&]() REQUIRES(mu_) { return stopping_ || (view_ && view_->seq != seen); });
+      if (stopping_) return;
+      if (!view_ || view_->seq == seen) continue;
+      view = *view_;
+      seen = view.seq;
+      // A view is acted on only while the Lease it came with is still within its deadline.
+      if (!last_renew_ || clock_.Now() - *last_renew_ >= options_.renew_deadline) continue;
+    }
+    if (view.conflicting != 0) {
+      const std::string why = "replica " + options_.name + ": a live replica Lease announces " +
+                              std::to_string(view.conflicting) + " shards, this replica " +
+                              std::to_string(options_.shards) +
+                              " (replicas.shards must be the same on every replica)";
+      if (!conflict_logged_) LOG_ERROR("{}", why);
+      conflict_logged_ = true;
+      ReleaseAll();
+      SetNotReady(why);
+      continue;
+    }
+    conflict_logged_ = false;
+    SetNotReady("");
+    Rebalance(view.live);
   }
 }
 
@@ -265,11 +299,21 @@ Status Membership::Renew() {
     if (!lease_) {
       auto got = client_->Get(type, options_.ns, lease_name_);
       if (got.ok()) {
+        const std::string holder = GetString(MemberOrNull(*got, "spec"), "holderIdentity");
+        if (held_once_ && !holder.empty() && holder != identity_) {
+          // Ours by name, so taken back; but someone else renewed it: two processes under one
+          // replica name fence each other out in turn (every acquisition bumps the epoch).
+          LOG_ERROR(
+              "replica {}: Lease {} was renewed by {}: is another process running as "
+              "replica {}? Names must be unique per replica",
+              options_.name, lease_name_, holder, options_.name);
+        }
         lease_ = std::move(*got);
       } else if (got.error().IsNotFound()) {
         auto created = client_->Create(type, options_.ns, LeaseBody(std::nullopt, false), write);
         if (created.ok()) {
           lease_ = std::move(*created);
+          held_once_ = true;
           return Status::Ok();
         }
         if (!created.error().IsAlreadyExists()) return created.error().ToStatus();
@@ -281,6 +325,7 @@ Status Membership::Renew() {
     auto updated = client_->Update(type, LeaseBody(lease_, false), write);
     if (updated.ok()) {
       lease_ = std::move(*updated);
+      held_once_ = true;
       return Status::Ok();
     }
     lease_.reset();  // re-read: a Conflict (someone wrote it) or NotFound (deleted)
@@ -325,7 +370,7 @@ std::optional<std::vector<std::string>> Membership::ListLive(int* conflicting_sh
   return tracker_.LiveReplicas(now);
 }
 
-void Membership::Tick() {
+void Membership::RenewTick() {
   Status renewed = Renew();
   const SteadyTime now = clock_.Now();
   {
@@ -350,21 +395,10 @@ void Membership::Tick() {
   {
     MutexLock lock(mu_);
     stats_.live = *live;
+    const uint64_t seq = view_ ? view_->seq + 1 : 1;
+    view_ = View{seq, std::move(*live), conflicting};
   }
-  if (conflicting != 0) {
-    const std::string why = "replica " + options_.name + ": a live replica Lease announces " +
-                            std::to_string(conflicting) + " shards, this replica " +
-                            std::to_string(options_.shards) +
-                            " (replicas.shards must be the same on every replica)";
-    if (!conflict_logged_) LOG_ERROR("{}", why);
-    conflict_logged_ = true;
-    ReleaseAll();
-    SetNotReady(why);
-    return;
-  }
-  conflict_logged_ = false;
-  SetNotReady("");
-  Rebalance(*live);
+  wake_.NotifyAll();  // the rebalancer
 }
 
 Status Membership::ApplyLocked(std::map<int, store::Fence> next) {

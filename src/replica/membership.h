@@ -25,10 +25,12 @@
 // take over at their next retry. Abandon() (tests) stops without releasing anything: a silent
 // death.
 //
-// Threads: a loop thread (renew, list, assign, acquire/release, apply) and a watchdog thread
-// (the renew deadline). `apply` is called from either, never concurrently, never with a lock of
-// this class held that Ready() or stats() need. Ready(), stats() and identity() may be called
-// from any thread. Ownership: borrows the store (which must outlive it) and shares the client.
+// Threads: a renewer (renew, list the Leases: a view of the live replicas), a rebalancer (from
+// each new view: assign, release, acquire, apply — a drain or an informer sync never delays a
+// renewal) and a watchdog (the renew deadline). `apply` is called from the rebalancer or the
+// watchdog, never concurrently, never with a lock held that Ready() or stats() need. Ready(),
+// stats() and identity() may be called from any thread. Ownership: borrows the store (which must
+// outlive it) and shares the client.
 #pragma once
 
 #include <chrono>
@@ -128,9 +130,10 @@ class Membership {
 
  private:
   Membership(MembershipOptions options, std::shared_ptr<kube::Client> client, store::Store& store);
-  void Loop();
+  void RenewLoop();
+  void RebalanceLoop();
   void Watchdog();
-  void Tick();
+  void RenewTick();
   Status Renew();
   Json LeaseBody(const std::optional<Json>& current, bool release) const;
   // The live replicas, or nullopt when the Leases cannot be listed (nothing is decided then).
@@ -151,10 +154,20 @@ class Membership {
   const std::string identity_;
   const std::string lease_name_;
 
-  // Loop thread only.
+  // Renewer thread only (and Stop, after the threads are joined).
   std::optional<Json> lease_;  // our Lease as last written or read
   LeaseTracker tracker_;
+  bool held_once_ = false;  // this process has written its Lease
+  // Rebalancer thread only.
   bool conflict_logged_ = false;
+
+  // What the renewer last saw: the live replicas and, when non-zero, another shard count a live
+  // Lease announces.
+  struct View {
+    uint64_t seq = 0;
+    std::vector<std::string> live;
+    int conflicting = 0;
+  };
 
   // Ownership transitions (the loop and the watchdog): what the engine acts for.
   Mutex transition_mu_;
@@ -168,7 +181,8 @@ class Membership {
   std::optional<SteadyTime> last_renew_ GUARDED_BY(mu_);
   SteadyTime started_at_ GUARDED_BY(mu_){};
   MembershipStats stats_ GUARDED_BY(mu_);
-  std::thread loop_, watchdog_;
+  std::optional<View> view_ GUARDED_BY(mu_);
+  std::thread renewer_, rebalancer_, watchdog_;
 };
 
 }  // namespace steward::replica

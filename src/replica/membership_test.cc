@@ -91,6 +91,7 @@ struct Replica {
   std::shared_ptr<LeaseBlocker> transport;
   std::unique_ptr<engine::Engine> engine;
   std::unique_ptr<Membership> membership;
+  std::shared_ptr<kube::Client> client;
   // Kubernetes writes this replica's engine was about to send, with when.
   Mutex mu;
   std::vector<std::pair<Steady::time_point, std::string>> writes GUARDED_BY(mu);
@@ -112,7 +113,8 @@ class ReplicasTest : public engine::testing::EngineFixture {
     EngineFixture::TearDown();
   }
 
-  Replica& Add(const std::string& name) {
+  // A replica's engine (sharded, acting for no shard yet), without its membership.
+  Replica& AddEngine(const std::string& name) {
     auto r = std::make_unique<Replica>();
     r->name = name;
     kube::TransportOptions to;
@@ -139,6 +141,13 @@ class ReplicasTest : public engine::testing::EngineFixture {
     EXPECT_TRUE(e.ok()) << e.error().ToString();
     r->engine = std::move(*e);
     EXPECT_TRUE(r->engine->Start().ok());
+    r->client = client;
+    replicas_.push_back(std::move(r));
+    return *replicas_.back();
+  }
+
+  Replica& Add(const std::string& name) {
+    Replica& r = AddEngine(name);
     MembershipOptions mo;
     mo.name = name;
     mo.ns = kNs;
@@ -146,16 +155,15 @@ class ReplicasTest : public engine::testing::EngineFixture {
     mo.lease_duration = seconds(2);
     mo.renew_deadline = seconds(1);
     mo.retry_period = milliseconds(200);
-    engine::Engine* eng = r->engine.get();
+    engine::Engine* eng = r.engine.get();
     mo.apply = [eng](std::map<int, store::Fence> owned) {
       return eng->SetOwnedShards(std::move(owned));
     };
-    auto m = Membership::Create(mo, client, *store_);
+    auto m = Membership::Create(mo, r.client, *store_);
     EXPECT_TRUE(m.ok()) << m.error().ToString();
-    r->membership = std::move(*m);
-    r->membership->Start();
-    replicas_.push_back(std::move(r));
-    return *replicas_.back();
+    r.membership = std::move(*m);
+    r.membership->Start();
+    return r;
   }
 
   // Every shard owned in the store by a replica among `names`, and each replica's engine acting
@@ -368,6 +376,30 @@ TEST_F(ReplicasTest, AReplicaThatCannotRenewStopsWritingBeforeItsShardsAreTakenO
   for (const auto& [s, e] : r1->engine->OwnedShards()) {
     if (held.contains(s)) EXPECT_GT(e, held.at(s));
   }
+}
+
+TEST_F(ReplicasTest, AnEngineWhoseShardWasTakenSendsNoKubernetesWriteAndNoStatus) {
+  // A replica that has not noticed yet (paused, partitioned) that another acquired its shard:
+  // its engine still believes it owns the shard, but the store's fence refuses it.
+  Replica& r = AddEngine("r0");
+  const int shard = 3;
+  auto mine = store_->AcquireShard(shard, "r0", 0);
+  ASSERT_TRUE(mine.ok());
+  ASSERT_TRUE(r.engine->SetOwnedShards({{shard, store::Fence{shard, "r0", mine->epoch}}}).ok());
+  std::string id;
+  for (int k = 0; id.empty(); ++k) {
+    if (engine::ShardOf("fenced-" + std::to_string(k), kShards) == shard) {
+      id = "fenced-" + std::to_string(k);
+    }
+  }
+  ASSERT_TRUE(store_->AcquireShard(shard, "r9", mine->epoch).ok());  // the takeover
+  auto put = r.engine->intents().Put("fenced", Spec(), id, true);
+  ASSERT_TRUE(put.ok()) << put.error().ToString();
+  ASSERT_TRUE(Eventually([&] { return r.engine->stats().lost_shard_runs > 0; }, seconds(10)));
+  EXPECT_EQ(Record(id).status_json, "");  // no status written
+  EXPECT_TRUE(Leftovers(id).empty());     // nothing created
+  MutexLock lock(r.mu);
+  EXPECT_TRUE(r.writes.empty()) << r.writes.front().second;
 }
 
 TEST_F(ReplicasTest, UnshardedEngineWritesNoLeaseAndNoShardLabel) {
