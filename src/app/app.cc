@@ -26,6 +26,7 @@
 #include "kube/config/kubeconfig.h"
 #include "kube/transport/transport.h"
 #include "store/postgres_store.h"
+#include "replica/membership.h"
 
 namespace steward::app {
 namespace {
@@ -160,6 +161,8 @@ class AppImpl final : public App {
   void Stop() override {
     MutexLock lock(stop_mu_);
     if (api_) api_->Stop();
+    // Drains the engine, releases the shards and then the Lease: the others take over at once.
+    if (membership_) membership_->Stop();
     if (engine_) engine_->Stop();
     if (cluster_) cluster_->Stop();
   }
@@ -171,6 +174,10 @@ class AppImpl final : public App {
   Status OpenStore();
   Status StartEngine();
   Status StartApi();
+  // Sharded mode (config_.replicas): the replica's name resolved, and a database several
+  // processes can share.
+  Status CheckReplicas();
+  Status StartMembership();
 
   ServeConfig config_;
   Mutex stop_mu_;  // serialises Stop(); guards no member (the parts are thread-safe)
@@ -183,6 +190,7 @@ class AppImpl final : public App {
   std::unique_ptr<store::Store> store_;
   std::unique_ptr<MetricsRegistry> metrics_;
   std::unique_ptr<engine::Engine> engine_;
+  std::unique_ptr<replica::Membership> membership_;
   std::unique_ptr<instance::InstanceOps> instance_;
   std::unique_ptr<api::ApiServer> api_;
 };
@@ -190,6 +198,7 @@ class AppImpl final : public App {
 Status AppImpl::Init() {
   spdlog::set_level(spdlog::level::from_str(config_.log_level));
   if (config_.data_dir.empty()) return InvalidArgument("dataDir: must not be empty");
+  RETURN_IF_ERROR(CheckReplicas());
   // Cheap, local checks first, so a configuration mistake does not start a cluster.
   const std::string& db = config_.database;
   if (IsPostgres(db)) {
@@ -259,7 +268,12 @@ Status AppImpl::StartCluster(kube::RestConfig rest) {
     }
     rest = RestConfigFor(*cluster_);
   }
-  auto transport = kube::Transport::Create(rest, {});
+  kube::TransportOptions transport_options;
+  if (config_.replicas.enabled) {
+    // The audit log tells which replica wrote what.
+    transport_options.user_agent += " replica/" + config_.replicas.name;
+  }
+  auto transport = kube::Transport::Create(rest, transport_options);
   if (!transport.ok()) return WithPrefix(transport.error(), "kubernetes: " + rest.source + ": ");
   client_ = std::make_shared<kube::Client>(*transport);
   if (!cluster_) {
@@ -324,6 +338,7 @@ Status AppImpl::StartEngine() {
   metrics_ = std::make_unique<MetricsRegistry>();
   engine::EngineOptions eo;
   eo.config = config_.engine;
+  eo.config.shards = config_.replicas.enabled ? config_.replicas.shards : 0;
   if (cluster_) {
     // Project URLs must be reachable through the embedded ingress listener: its port goes
     // into the URL unless the configuration names one, and probes go to the listener.
@@ -349,6 +364,53 @@ Status AppImpl::StartEngine() {
     return WithPrefix(st, "engine: ");
   }
   InstallStateMetrics(*metrics_, *engine_, *store_);
+  return StartMembership();
+}
+
+Status AppImpl::CheckReplicas() {
+  ServeConfig::Replicas& r = config_.replicas;
+  if (!r.enabled) return Status::Ok();
+  if (r.name.empty()) {
+    char host[256] = {};
+    if (gethostname(host, sizeof(host) - 1) != 0) {
+      return FailedPrecondition("replicas.name: not set, and the host name cannot be read");
+    }
+    r.name = host;
+    if (!engine::IsDns1123Label(r.name)) {
+      return InvalidArgument("replicas.name: not set, and the host name \"" + r.name.substr(0, 64) +
+                             "\" is not a DNS label; set replicas.name or --replica-name");
+    }
+  }
+  const std::string& db = config_.database;
+  if (db.rfind("postgres://", 0) != 0 && db.rfind("postgresql://", 0) != 0) {
+    return FailedPrecondition(
+        "replicas: need a postgres:// database; SQLite is one process's (database: " +
+        (db.empty() ? std::string("sqlite in dataDir") : db.substr(0, 64)) + ")");
+  }
+  return Status::Ok();
+}
+
+Status AppImpl::StartMembership() {
+  const ServeConfig::Replicas& r = config_.replicas;
+  if (!r.enabled) return Status::Ok();
+  replica::MembershipOptions mo;
+  mo.name = r.name;
+  mo.ns = config_.engine.namespace_name;
+  mo.shards = r.shards;
+  mo.lease_duration = r.lease_duration;
+  mo.renew_deadline = r.renew_deadline;
+  mo.retry_period = r.retry_period;
+  engine::Engine* engine = engine_.get();
+  mo.apply = [engine](std::map<int, store::Fence> owned) {
+    return engine->SetOwnedShards(std::move(owned));
+  };
+  auto membership = replica::Membership::Create(std::move(mo), client_, *store_);
+  if (!membership.ok()) return membership.error();
+  membership_ = std::move(*membership);
+  InstallReplicaMetrics(*metrics_, *membership_);
+  membership_->Start();
+  LOG_INFO("replica {} ({}): {} shards, lease {} ms", r.name, membership_->identity(), r.shards,
+           r.lease_duration.count());
   return Status::Ok();
 }
 
@@ -404,8 +466,10 @@ Status AppImpl::StartApi() {
   deps.metrics = metrics_.get();
   engine::Engine* engine = engine_.get();
   store::Store* store = store_.get();
-  deps.ready = [engine, store]() -> Status {
+  replica::Membership* membership = membership_.get();
+  deps.ready = [engine, store, membership]() -> Status {
     if (!engine->stats().started) return Unavailable("the engine is not running");
+    if (membership != nullptr) RETURN_IF_ERROR(membership->Ready());
     store::ListFilter one;
     one.limit = 1;
     if (auto r = store->ListProjects(one); !r.ok()) {

@@ -76,6 +76,18 @@ struct ServeConfig {
   std::chrono::milliseconds instance_resources_poll{1000};
 
   engine::EngineConfig engine;  // the `engine:` section (ParseEngineConfig)
+
+  // Several replicas sharing one database (`replicas:`; docs/operations.md "Several replicas"):
+  // {enabled, name, shards, leaseDuration, renewDeadline, retryPeriod}. Enabled by
+  // `enabled: true` or by a name (--replica-name); the name defaults to the host name.
+  struct Replicas {
+    bool enabled = false;
+    std::string name;  // "" = the host name (must then be a DNS label)
+    int shards = 64;   // 1..4096, the same on every replica
+    std::chrono::milliseconds lease_duration{15000};  // whole seconds, >= 1s
+    std::chrono::milliseconds renew_deadline{10000};  // < lease_duration
+    std::chrono::milliseconds retry_period{2000};     // < renew_deadline
+  } replicas;
 };
 
 // Parses a configuration document (YAML or JSON). kInvalidArgument naming the key

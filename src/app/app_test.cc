@@ -462,5 +462,18 @@ TEST_F(AppTest, LooseDataDirIsNamedWithTheFixAndItsFilesAreTightened) {
   EXPECT_THAT(log.Text(), Not(HasSubstr("dataDir")));
 }
 
+TEST_F(AppTest, SeveralReplicasNeedASharedDatabase) {
+  ServeConfig c = Embedded();
+  c.replicas.enabled = true;
+  c.replicas.name = "steward-0";
+  auto app = App::Start(c);
+  ASSERT_FALSE(app.ok());
+  EXPECT_EQ(app.error().code(), StatusCode::kFailedPrecondition);
+  EXPECT_THAT(app.error().message(),
+              StartsWith("replicas: need a postgres:// database; SQLite is one process's"));
+  // Refused before anything started: no store was created.
+  EXPECT_FALSE(fs::exists(c.data_dir + "/steward.db"));
+}
+
 }  // namespace
 }  // namespace steward::app

@@ -171,6 +171,40 @@ Status ParseInstance(const Json* j, ServeConfig* out) {
   return Status::Ok();
 }
 
+Status ParseReplicas(const Json* j, ServeConfig* out) {
+  ASSIGN_OR_RETURN(FieldReader s, Section(j, "replicas"));
+  RETURN_IF_ERROR(
+      s.OnlyKnown({"enabled", "name", "shards", "leaseDuration", "renewDeadline", "retryPeriod"}));
+  ServeConfig::Replicas& r = out->replicas;
+  RETURN_IF_ERROR(s.String("name", &r.name));
+  if (!r.name.empty() && !engine::IsDns1123Label(r.name)) {
+    return InvalidField(s.PathOf("name"),
+                        "must be a DNS label (got \"" + r.name.substr(0, 64) + "\")");
+  }
+  r.enabled = !r.name.empty();
+  RETURN_IF_ERROR(s.Bool("enabled", &r.enabled));
+  int64_t shards = r.shards;
+  RETURN_IF_ERROR(s.Int("shards", 1, 4096, &shards));
+  r.shards = static_cast<int>(shards);
+  RETURN_IF_ERROR(BoundedDuration(s, "leaseDuration", std::chrono::seconds(1),
+                                  std::chrono::hours(1), "1s and 1h", &r.lease_duration));
+  if (r.lease_duration % std::chrono::seconds(1) != std::chrono::milliseconds(0)) {
+    return InvalidField(s.PathOf("leaseDuration"),
+                        "must be whole seconds (a Lease's leaseDurationSeconds)");
+  }
+  RETURN_IF_ERROR(BoundedDuration(s, "renewDeadline", std::chrono::milliseconds(1),
+                                  std::chrono::hours(1), "1ms and 1h", &r.renew_deadline));
+  RETURN_IF_ERROR(BoundedDuration(s, "retryPeriod", std::chrono::milliseconds(1),
+                                  std::chrono::hours(1), "1ms and 1h", &r.retry_period));
+  if (r.renew_deadline >= r.lease_duration) {
+    return InvalidField(s.PathOf("renewDeadline"), "must be less than leaseDuration");
+  }
+  if (r.retry_period >= r.renew_deadline) {
+    return InvalidField(s.PathOf("retryPeriod"), "must be less than renewDeadline");
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 StatusOr<std::chrono::milliseconds> ParseDuration(const Json& j, std::string_view path) {
@@ -203,7 +237,7 @@ StatusOr<ServeConfig> ParseServeConfig(std::string_view text) {
   ASSIGN_OR_RETURN(FieldReader s, Section(&doc, ""));
   RETURN_IF_ERROR(s.OnlyKnown({"listen", "probeListen", "dataDir", "database",
                                "databasePasswordFile", "apiTokenFile", "apiWorkers", "logLevel",
-                               "api", "tls", "kubernetes", "instance", "engine"}));
+                               "api", "tls", "kubernetes", "instance", "engine", "replicas"}));
   RETURN_IF_ERROR(s.String("listen", &config.listen));
   RETURN_IF_ERROR(CheckListen(config.listen, "listen"));
   RETURN_IF_ERROR(s.String("probeListen", &config.probe_listen));
@@ -223,6 +257,7 @@ StatusOr<ServeConfig> ParseServeConfig(std::string_view text) {
   RETURN_IF_ERROR(ParseTls(s.Find("tls"), &config));
   RETURN_IF_ERROR(ParseKubernetes(s.Find("kubernetes"), &config));
   RETURN_IF_ERROR(ParseInstance(s.Find("instance"), &config));
+  RETURN_IF_ERROR(ParseReplicas(s.Find("replicas"), &config));
   const Json* engine = s.Find("engine");
   ASSIGN_OR_RETURN(config.engine, engine::ParseEngineConfig(engine ? *engine : Json(), "engine"));
   return config;

@@ -407,5 +407,39 @@ TEST_F(LoadServeConfigTest, ParseErrorsNameTheFileAndTheKey) {
   EXPECT_EQ(c.error().message(), "config file " + path + ": instance.acces: unknown key");
 }
 
+TEST(ServeConfigTest, ReplicasSectionIsReadAndChecked) {
+  auto off = ParseServeConfig("");
+  ASSERT_TRUE(off.ok());
+  EXPECT_FALSE(off->replicas.enabled);
+  EXPECT_EQ(off->replicas.shards, 64);
+  EXPECT_EQ(off->replicas.lease_duration, std::chrono::seconds(15));
+  EXPECT_EQ(off->replicas.renew_deadline, std::chrono::seconds(10));
+  EXPECT_EQ(off->replicas.retry_period, std::chrono::seconds(2));
+  auto c = ParseServeConfig(
+      "replicas: {name: steward-0, shards: 128, leaseDuration: 20s, renewDeadline: 12s, "
+      "retryPeriod: 500ms}");
+  ASSERT_TRUE(c.ok()) << c.error().ToString();
+  EXPECT_TRUE(c->replicas.enabled);  // a name enables sharded mode
+  EXPECT_EQ(c->replicas.name, "steward-0");
+  EXPECT_EQ(c->replicas.shards, 128);
+  EXPECT_EQ(c->replicas.lease_duration, std::chrono::seconds(20));
+  EXPECT_EQ(c->replicas.renew_deadline, std::chrono::seconds(12));
+  EXPECT_EQ(c->replicas.retry_period, std::chrono::milliseconds(500));
+  auto host = ParseServeConfig("replicas: {enabled: true}");
+  ASSERT_TRUE(host.ok());
+  EXPECT_TRUE(host->replicas.enabled);
+  EXPECT_EQ(host->replicas.name, "");  // the host name, at start
+  ExpectInvalid("replicas: {nme: x}", "replicas.nme", "unknown");
+  ExpectInvalid("replicas: {name: Steward_0}", "replicas.name", "DNS label");
+  ExpectInvalid("replicas: {name: a, shards: 0}", "replicas.shards", "");
+  ExpectInvalid("replicas: {name: a, shards: 4097}", "replicas.shards", "");
+  ExpectInvalid("replicas: {name: a, leaseDuration: 1500ms}", "replicas.leaseDuration", "whole");
+  ExpectInvalid("replicas: {name: a, leaseDuration: 10s}", "replicas.renewDeadline",
+                "less than leaseDuration");
+  ExpectInvalid("replicas: {name: a, retryPeriod: 10s}", "replicas.retryPeriod",
+                "less than renewDeadline");
+  ExpectInvalid("replicas: {name: a, retryPeriod: soon}", "replicas.retryPeriod", "duration");
+}
+
 }  // namespace
 }  // namespace steward::app

@@ -101,4 +101,33 @@ void InstallStateMetrics(MetricsRegistry& registry, engine::Engine& engine, stor
   });
 }
 
+void InstallReplicaMetrics(MetricsRegistry& registry, replica::Membership& membership) {
+  auto& owned = registry.Gauge("steward_replica_shards_owned", "Shards this replica acts for.");
+  auto& epochs =
+      registry.Gauge("steward_replica_shard_epoch",
+                     "The ownership epoch of each shard this replica acts for.", {"shard"});
+  auto& renewing = registry.Gauge("steward_replica_lease_renewing",
+                                  "1 while this replica renews its Lease within renewDeadline.");
+  auto& failures =
+      registry.Counter("steward_replica_lease_renew_failures_total", "Lease renewals that failed.");
+  auto& handovers = registry.Counter("steward_replica_handovers_total",
+                                     "Shards this replica acquired or released.", {"direction"});
+  registry.OnCollect([&] {
+    replica::MembershipStats s = membership.stats();
+    owned.Set({}, static_cast<double>(s.owned.size()));
+    std::map<LabelValues, double> by_shard;
+    for (const auto& [shard, epoch] : s.owned) {
+      by_shard[{std::to_string(shard)}] = static_cast<double>(epoch);
+    }
+    epochs.Replace(std::move(by_shard));
+    renewing.Set({}, s.renewing ? 1 : 0);
+    // Counters follow the membership's own counts.
+    failures.Add({}, static_cast<double>(s.renew_failures) - failures.Value({}));
+    for (const auto& [direction, n] :
+         {std::pair{"acquired", s.acquired}, std::pair{"released", s.released}}) {
+      handovers.Add({direction}, static_cast<double>(n) - handovers.Value({direction}));
+    }
+  });
+}
+
 }  // namespace steward::app

@@ -5,6 +5,7 @@
 #include "common/metrics.h"
 #include "engine/reconciler/engine.h"
 #include "engine/reconciler/engine_options.h"
+#include "replica/membership.h"
 #include "store/store.h"
 
 namespace steward::app {
@@ -17,5 +18,11 @@ void InstallReconcileMetrics(MetricsRegistry& registry, engine::EngineOptions& o
 // engine.stats(), steward_projects{phase} from the store. `engine` and `store` must outlive
 // the registry's use.
 void InstallStateMetrics(MetricsRegistry& registry, engine::Engine& engine, store::Store& store);
+
+// Sharded mode, scrape-time: steward_replica_shards_owned, steward_replica_shard_epoch{shard},
+// steward_replica_lease_renewing, steward_replica_lease_renew_failures_total,
+// steward_replica_handovers_total{direction="acquired"|"released"}. `membership` must outlive
+// the registry's use.
+void InstallReplicaMetrics(MetricsRegistry& registry, replica::Membership& membership);
 
 }  // namespace steward::app

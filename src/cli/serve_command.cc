@@ -33,6 +33,7 @@ struct ServeFlags {
   std::string log_level;
   int64_t api_max_connections = 0;
   std::string api_read_header_timeout, api_read_timeout;
+  std::string replica_name;
 };
 
 struct ServeOptions {
@@ -40,7 +41,7 @@ struct ServeOptions {
       *api_token_file, *tls_cert_file, *tls_key_file, *workers, *namespace_name, *domain,
       *kubeconfig, *context, *in_cluster, *embedded, *ingress_listen, *kubeconfig_out,
       *instance_access, *log_level, *api_max_connections, *api_read_header_timeout,
-      *api_read_timeout;
+      *api_read_timeout, *replica_name;
 };
 
 int Fail(const std::string& message) {
@@ -89,6 +90,11 @@ StatusOr<app::ServeConfig> BuildConfig(const ServeFlags& f, const ServeOptions& 
   }
   if (Given(o.database)) c.database = f.database;
   if (Given(o.database_password_file)) c.database_password_file = f.database_password_file;
+  if (Given(o.replica_name)) {
+    // Sharded mode (replicas.name); the name is checked with the rest of the section at start.
+    c.replicas.enabled = true;
+    c.replicas.name = f.replica_name;
+  }
   if (Given(o.api_token_file)) c.api_token_file = f.api_token_file;
   if (Given(o.workers)) c.engine.workers = f.workers;
   if (Given(o.namespace_name)) {
@@ -243,6 +249,10 @@ void AddServeCommand(CLI::App& app) {
   o.database_password_file =
       cmd->add_option("--database-password-file", flags->database_password_file,
                       "File holding the PostgreSQL password (mode 0600; else PGPASSWORD)");
+  o.replica_name = cmd->add_option(
+      "--replica-name", flags->replica_name,
+      "Run as this replica of several sharing one postgres:// database (replicas.name; a DNS "
+      "label, unique per replica)");
   o.api_token_file = cmd->add_option(
       "--api-token-file", flags->api_token_file,
       "File holding the API bearer token (default: <data-dir>/api-token, created 0600)");

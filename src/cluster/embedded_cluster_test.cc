@@ -372,7 +372,9 @@ TEST_F(EmbeddedClusterTest, AuditLogAndMetricsCountEveryRequest) {
   std::filesystem::remove(path);
   Start({}, "", path);
   auto c = Client();
-  ASSERT_EQ(c->Request("POST", "/api/v1/namespaces/default/configmaps", kConfigMap, JsonHeaders())
+  net::Headers create_headers = JsonHeaders();
+  create_headers.Add("User-Agent", "steward/0.1 replica/steward-1");
+  ASSERT_EQ(c->Request("POST", "/api/v1/namespaces/default/configmaps", kConfigMap, create_headers)
                 ->status,
             201);
   ASSERT_EQ(c->Request("GET", "/api/v1/namespaces/default/configmaps/cm")->status, 200);
@@ -400,6 +402,8 @@ TEST_F(EmbeddedClusterTest, AuditLogAndMetricsCountEveryRequest) {
   EXPECT_EQ(lines[0]["namespace"], "default");
   EXPECT_EQ(lines[0]["code"], 201);
   EXPECT_EQ(lines[0]["user"], "admin");
+  // Audit events name the client (a replica, in sharded mode), as the real API server's do.
+  EXPECT_EQ(lines[0]["userAgent"], "steward/0.1 replica/steward-1");
   EXPECT_TRUE(lines[0]["latencyMs"].is_number());
   EXPECT_EQ(lines[2]["name"], "none");
   EXPECT_EQ(lines[2]["code"], 404);

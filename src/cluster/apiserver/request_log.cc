@@ -84,6 +84,7 @@ void RequestLog::Record(const RequestRecord& r) {
                 {"namespace", r.ns},
                 {"name", r.name},
                 {"uri", r.uri},
+                {"userAgent", r.user_agent},
                 {"code", r.code},
                 {"latencyMs", static_cast<double>(r.latency.count()) / 1000.0}};
   line = DumpJson(entry);

@@ -26,6 +26,7 @@ struct RequestRecord {
   std::string ns;
   std::string name;
   std::string uri;
+  std::string user_agent;  // the request's User-Agent ("" when none), as audit events carry it
   int code = 0;
   std::chrono::microseconds latency{0};
 };

@@ -668,6 +668,7 @@ void RestHandler::Handle(net::HttpRequest http, std::shared_ptr<net::ResponseWri
   req->writer = std::move(writer);
   req->start = api_.clock().Now();
   req->record.uri = req->http.target;
+  req->record.user_agent = std::string(req->http.headers.Get("User-Agent"));
   req->record.user = "admin";
   Request& r = *req;
   Guarded(r, [this, &r] { Serve(r); });

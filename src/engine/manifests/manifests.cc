@@ -7,6 +7,7 @@
 #include "common/base64.h"
 #include "common/json_access.h"
 #include "common/sha256.h"
+#include "engine/model/shard.h"
 
 namespace steward::engine {
 namespace {
@@ -43,6 +44,9 @@ StringMap LabelsFor(const RenderInput& in) {
   labels[std::string(kManagedByLabel)] = std::string(kManagedByValue);
   labels[std::string(kNameLabel)] = "node-red";
   labels[std::string(kInstanceLabel)] = DnsLabelOf(in.name);
+  if (config.shards > 0) {
+    labels[std::string(kShardLabel)] = std::to_string(ShardOf(in.id, config.shards));
+  }
   return labels;
 }
 

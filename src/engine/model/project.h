@@ -222,6 +222,12 @@ struct EngineConfig {
   // be observed) before the project is reported Failed with the step's reason (docs/lifecycle.md
   // "Bounded waits"); the engine keeps watching and recovers when the cluster moves.
   int step_timeout_seconds = 900;
+  // Sharded mode (several replicas, engine/model/shard.h): the number of shards, from the
+  // `replicas:` section (not the engine section's). 0 = one replica, unsharded: nothing is
+  // rendered differently. > 0: every rendered object (and the Deployment's pod template) carries
+  // steward.io/shard=<ShardOf(id, shards)>, so turning sharding on rolls every instance's pods
+  // once.
+  int shards = 0;
 
   bool operator==(const EngineConfig&) const = default;
 };

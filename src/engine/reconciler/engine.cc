@@ -1,10 +1,12 @@
 #include "engine/reconciler/engine.h"
 
+#include <set>
 #include <utility>
 
 #include "common/log.h"
 #include "common/mutex.h"
 #include "engine/manifests/manifests.h"
+#include "engine/model/shard.h"
 #include "engine/readiness/readiness.h"
 #include "engine/reconciler/observer.h"
 #include "engine/reconciler/reconciler.h"
@@ -34,6 +36,19 @@ struct Engine::Impl {
   bool stopped GUARDED_BY(mu) = false;
   bool running GUARDED_BY(mu) = false;  // Start() finished
 
+  // Sharded mode (options.config.shards > 0). The shards this replica acts for, with their
+  // fences; runs of other projects are dropped. `paused` while SetOwnedShards swaps the
+  // informers (every run is dropped then; the swap enqueues the owned projects afterwards);
+  // `inflight` counts runs under way, which a swap waits for.
+  const int shards = options.config.shards;
+  std::map<int, store::Fence> owned GUARDED_BY(mu);
+  bool paused GUARDED_BY(mu) = false;
+  int inflight GUARDED_BY(mu) = 0;
+  CondVar idle;
+  uint64_t shard_swaps GUARDED_BY(mu) = 0;
+  Mutex swap_mu;  // serialises SetOwnedShards and Stop's teardown
+  int listener = -1;
+
   Impl(EngineOptions o, std::shared_ptr<kube::Client> c, store::Store& s)
       : options(std::move(o)),
         client(std::move(c)),
@@ -44,7 +59,7 @@ struct Engine::Impl {
         intents(
             s,
             [this](const std::string& id) {
-              if (queue) queue->Add(id);
+              if (queue && Owns(id)) queue->Add(id);
             },
             &options.config, &vault) {}
 
@@ -58,6 +73,112 @@ struct Engine::Impl {
       return service ? std::string(service->label(kProjectLabel)) : "";
     }
     return std::string(obj->label(kProjectLabel));
+  }
+
+  // Unsharded: every project is this engine's.
+  bool Owns(const std::string& id) EXCLUDES(mu) {
+    if (shards == 0) return true;
+    MutexLock lock(mu);
+    return !paused && owned.contains(ShardOf(id, shards));
+  }
+
+  // The informers of every managed kind, selected on managed-by (and in sharded mode on the
+  // given shard selector, "steward.io/shard in (...)"), in a new factory (not started).
+  void BuildInformers(const std::string& shard_selector) {
+    kube::InformerOptions io;
+    io.label_indexes = {std::string(kProjectLabel), "kubernetes.io/service-name"};
+    factory = std::make_unique<kube::InformerFactory>(client, io);
+    const std::string also = shard_selector.empty() ? "" : "," + shard_selector;
+    // Every kind Steward creates carries the managed-by label; EndpointSlices are made by the
+    // cluster and carry the Service's name (and, copied from the Service, its shard) instead.
+    const std::string ours =
+        std::string(kManagedByLabel) + "=" + std::string(kManagedByValue) + also;
+    for (const ResourceType* t : {&ResourceType::Secret(), &ResourceType::PersistentVolumeClaim(),
+                                  &ResourceType::Deployment(), &ResourceType::Service(),
+                                  &ResourceType::Ingress(), &ResourceType::Pod()}) {
+      Watch(*t, ours);
+    }
+    Watch(ResourceType::EndpointSlice(), "kubernetes.io/service-name" + also);
+    // ReplicaSets (they carry the pod template's labels) only for ReplicaSetsReadiness: kept
+    // without their pod template, a tenth of their size.
+    Watch(ResourceType::ReplicaSet(), ours, SlimReplicaSet);
+  }
+
+  // Every stored project this engine owns, then every project named by a labelled object in
+  // the caches (orphans among them).
+  Status EnqueueOwned() {
+    std::string after;
+    for (;;) {
+      store::ListFilter f;
+      f.after_id = after;
+      f.limit = 1000;
+      ASSIGN_OR_RETURN(auto page, store.ListProjects(f));
+      for (const auto& p : page) {
+        if (Owns(p.id)) queue->Add(p.id);
+      }
+      if (page.size() < 1000) break;
+      after = page.back().id;
+    }
+    for (const ResourceType* t :
+         {&ResourceType::Secret(), &ResourceType::PersistentVolumeClaim(),
+          &ResourceType::Deployment(), &ResourceType::Service(), &ResourceType::Ingress()}) {
+      kube::Informer* informer = observer.informer(*t);
+      if (informer == nullptr) continue;
+      for (const auto& o : informer->List()) {
+        std::string id(o->label(kProjectLabel));
+        if (!id.empty() && Owns(id)) queue->Add(id);
+      }
+    }
+    return Status::Ok();
+  }
+
+  // One worker run. Sharded: only a project of an owned shard runs, under that shard's fence.
+  WorkResult Run(const std::string& key) {
+    std::optional<store::Fence> fence;
+    if (shards > 0) {
+      MutexLock lock(mu);
+      auto it = owned.find(ShardOf(key, shards));
+      if (paused || it == owned.end()) return WorkResult::Ok();  // not ours (now): dropped
+      fence = it->second;
+      ++inflight;
+    }
+    WorkResult result;
+    if (!options.on_reconcile) {
+      result = reconciler->Reconcile(key, fence);
+    } else {
+      auto begin = std::chrono::steady_clock::now();
+      result = reconciler->Reconcile(key, fence);
+      options.on_reconcile(result.kind, std::chrono::steady_clock::now() - begin);
+    }
+    if (shards > 0) {
+      MutexLock lock(mu);
+      if (--inflight == 0) idle.NotifyAll();
+    }
+    return result;
+  }
+
+  // Before each Kubernetes write of a fenced run: the shard is still ours here (a swap or a
+  // lost Lease takes it away at once) and in the store (nobody acquired it since).
+  Status CheckFence(const store::Fence& fence) EXCLUDES(mu) {
+    {
+      MutexLock lock(mu);
+      auto it = owned.find(fence.shard);
+      if (it == owned.end() || it->second.epoch != fence.epoch) {
+        return Aborted("shard " + std::to_string(fence.shard) + " is no longer " + fence.owner +
+                       "'s at epoch " + std::to_string(fence.epoch));
+      }
+    }
+    return store.CheckFence(fence);
+  }
+
+  // A change committed through any replica's API (the shared store's change feed) wakes the
+  // project's owner: intents only (a generation not yet observed, or an operation), not the
+  // status writes runs make.
+  void OnChange(const store::ProjectChange& c) {
+    if (!c.record) return;
+    bool intent = c.record->generation != c.record->observed_generation;
+    for (const auto& h : c.history) intent = intent || h.kind == "operation";
+    if (intent && Owns(c.project_id)) queue->Add(c.project_id);
   }
 
   void Watch(const ResourceType& type, const std::string& selector,
@@ -89,26 +210,17 @@ StatusOr<std::unique_ptr<Engine>> Engine::Create(EngineOptions options,
   if (options.config.http_probe && !options.prober) {
     return InvalidArgument("engine.httpProbe: set, but no HTTP prober was wired in");
   }
+  if (options.config.shards < 0 || options.config.shards > kMaxShards) {
+    return InvalidArgument("replicas.shards: must be between 1 and " + std::to_string(kMaxShards));
+  }
   auto impl = std::make_unique<Impl>(std::move(options), std::move(client), store);
   ASSIGN_OR_RETURN(impl->queue, WorkQueue::Create(impl->options.queue, impl->clock));
-
-  kube::InformerOptions io;
-  io.label_indexes = {std::string(kProjectLabel), "kubernetes.io/service-name"};
-  impl->factory = std::make_unique<kube::InformerFactory>(impl->client, io);
-  // Every kind Steward creates carries the managed-by label; EndpointSlices are made by the
-  // cluster and carry the Service's name instead.
-  const std::string ours = std::string(kManagedByLabel) + "=" + std::string(kManagedByValue);
-  for (const ResourceType* t : {&ResourceType::Secret(), &ResourceType::PersistentVolumeClaim(),
-                                &ResourceType::Deployment(), &ResourceType::Service(),
-                                &ResourceType::Ingress(), &ResourceType::Pod()}) {
-    impl->Watch(*t, ours);
-  }
-  impl->Watch(ResourceType::EndpointSlice(), "kubernetes.io/service-name");
-  // ReplicaSets (they carry the pod template's labels) only for ReplicaSetsReadiness: kept
-  // without their pod template, a tenth of their size.
-  impl->Watch(ResourceType::ReplicaSet(), ours, SlimReplicaSet);
+  // Sharded: no informers until a shard is owned (SetOwnedShards).
+  if (impl->shards == 0) impl->BuildInformers("");
+  Impl* d = impl.get();
   impl->reconciler =
-      std::make_unique<Reconciler>(impl->options, impl->client, store, impl->observer, impl->clock);
+      std::make_unique<Reconciler>(impl->options, impl->client, store, impl->observer, impl->clock,
+                                   [d](const store::Fence& fence) { return d->CheckFence(fence); });
   return std::unique_ptr<Engine>(new Engine(std::move(impl)));
 }
 
@@ -121,48 +233,95 @@ Status Engine::Start() {
     if (d.started) return FailedPrecondition("engine already started");
     d.started = true;
   }
-  d.factory->StartAll();
-  if (!d.factory->WaitForAllSynced(d.options.sync_timeout)) {
-    return Status(StatusCode::kDeadlineExceeded,
-                  "informers did not sync within " +
-                      std::to_string(d.options.sync_timeout.count()) + " ms (namespace " +
-                      d.options.config.namespace_name + ")");
-  }
-  RETURN_IF_ERROR(d.intents.ClaimUnclaimedHostnames().status());
-  // Every stored project, then every project named by a labelled object (orphans among them).
-  std::string after;
-  for (;;) {
-    store::ListFilter f;
-    f.after_id = after;
-    f.limit = 1000;
-    ASSIGN_OR_RETURN(auto page, d.store.ListProjects(f));
-    for (const auto& p : page) d.queue->Add(p.id);
-    if (page.size() < 1000) break;
-    after = page.back().id;
-  }
-  for (const ResourceType* t :
-       {&ResourceType::Secret(), &ResourceType::PersistentVolumeClaim(),
-        &ResourceType::Deployment(), &ResourceType::Service(), &ResourceType::Ingress()}) {
-    for (const auto& o : d.observer.informer(*t)->List()) {
-      std::string id(o->label(kProjectLabel));
-      if (!id.empty()) d.queue->Add(id);
+  if (d.factory) {
+    d.factory->StartAll();
+    if (!d.factory->WaitForAllSynced(d.options.sync_timeout)) {
+      return Status(StatusCode::kDeadlineExceeded,
+                    "informers did not sync within " +
+                        std::to_string(d.options.sync_timeout.count()) + " ms (namespace " +
+                        d.options.config.namespace_name + ")");
     }
   }
-  ASSIGN_OR_RETURN(
-      d.pool, WorkerPool::Start(*d.queue, d.options.config.workers, [&d](const std::string& key) {
-        if (!d.options.on_reconcile) return d.reconciler->Reconcile(key);
-        auto begin = std::chrono::steady_clock::now();
-        WorkResult result = d.reconciler->Reconcile(key);
-        d.options.on_reconcile(result.kind, std::chrono::steady_clock::now() - begin);
-        return result;
-      }));
+  RETURN_IF_ERROR(d.intents.ClaimUnclaimedHostnames().status());
+  RETURN_IF_ERROR(d.EnqueueOwned());
+  if (d.shards > 0) {
+    d.listener = d.store.AddListener([&d](const store::ProjectChange& c) { d.OnChange(c); });
+  }
+  ASSIGN_OR_RETURN(d.pool, WorkerPool::Start(*d.queue, d.options.config.workers,
+                                             [&d](const std::string& key) { return d.Run(key); }));
   {
     MutexLock lock(d.mu);
     d.running = true;
   }
-  LOG_INFO("engine started: namespace {}, {} workers, store {}", d.options.config.namespace_name,
-           d.options.config.workers, d.store.Describe());
+  LOG_INFO("engine started: namespace {}, {} workers, store {}{}", d.options.config.namespace_name,
+           d.options.config.workers, d.store.Describe(),
+           d.shards > 0 ? ", sharded over " + std::to_string(d.shards) + " shards" : "");
   return Status::Ok();
+}
+
+Status Engine::SetOwnedShards(std::map<int, store::Fence> next) {
+  Impl& d = *impl_;
+  if (d.shards == 0) return FailedPrecondition("the engine is not sharded (replicas.shards 0)");
+  for (const auto& [shard, fence] : next) {
+    if (shard < 0 || shard >= d.shards || fence.shard != shard) {
+      return InvalidArgument("shard " + std::to_string(shard) + " out of range or mislabelled");
+    }
+  }
+  MutexLock swap(d.swap_mu);
+  std::set<int> wanted;
+  for (const auto& entry : next) wanted.insert(entry.first);
+  {
+    MutexLock lock(d.mu);
+    if (!d.running || d.stopped) return FailedPrecondition("the engine is not running");
+    std::set<int> have;
+    for (const auto& entry : d.owned) have.insert(entry.first);
+    if (have == wanted) {
+      d.owned = std::move(next);  // new epochs only: runs under an older fence abort
+      return Status::Ok();
+    }
+    // Stop acting at once on the shards that go (their in-flight runs fail their next fence
+    // check), then drain every run: the informers are swapped under no run.
+    std::erase_if(d.owned, [&](const auto& entry) {
+      auto it = next.find(entry.first);
+      return it == next.end() || it->second.epoch != entry.second.epoch;
+    });
+    d.paused = true;
+    d.idle.Wait(d.mu, [&d]() REQUIRES(d.mu) { return d.inflight == 0; });
+  }
+  if (d.factory) d.factory->StopAll();
+  d.observer.Clear();
+  d.factory.reset();
+  Status synced = Status::Ok();
+  if (!wanted.empty()) {
+    d.BuildInformers(ShardSelector(wanted));
+    d.factory->StartAll();
+    if (!d.factory->WaitForAllSynced(d.options.sync_timeout)) {
+      synced = Status(StatusCode::kDeadlineExceeded,
+                      "informers for " + std::to_string(wanted.size()) +
+                          " shard(s) did not sync within " +
+                          std::to_string(d.options.sync_timeout.count()) + " ms");
+      d.factory->StopAll();
+      d.observer.Clear();
+      d.factory.reset();
+      next.clear();
+    }
+  }
+  {
+    MutexLock lock(d.mu);
+    d.owned = std::move(next);
+    d.paused = false;
+    ++d.shard_swaps;
+  }
+  LOG_INFO("engine: now acting for {} shard(s)", wanted.size());
+  RETURN_IF_ERROR(synced);
+  return d.EnqueueOwned();
+}
+
+std::map<int, int64_t> Engine::OwnedShards() const {
+  MutexLock lock(impl_->mu);
+  std::map<int, int64_t> out;
+  for (const auto& [shard, fence] : impl_->owned) out[shard] = fence.epoch;
+  return out;
 }
 
 void Engine::Stop() {
@@ -172,12 +331,16 @@ void Engine::Stop() {
     if (d.stopped) return;
     d.stopped = true;
   }
+  if (d.listener >= 0) d.store.RemoveListener(d.listener);
   if (d.pool) d.pool->Stop();
   d.queue->ShutDown();
-  d.factory->StopAll();
+  MutexLock swap(d.swap_mu);  // after a swap under way
+  if (d.factory) d.factory->StopAll();
 }
 
-void Engine::Enqueue(const std::string& project_id) { impl_->queue->Add(project_id); }
+void Engine::Enqueue(const std::string& project_id) {
+  if (impl_->Owns(project_id)) impl_->queue->Add(project_id);
+}
 
 Intents& Engine::intents() { return impl_->intents; }
 
@@ -190,9 +353,12 @@ EngineStats Engine::stats() const {
   s.queue_depth = impl_->queue->Len();
   s.queue_waiting = impl_->queue->Stats().waiting;
   s.orphans = impl_->reconciler->orphans();
+  s.lost_shard_runs = impl_->reconciler->lost_shard_runs();
   {
     MutexLock lock(impl_->mu);
     s.started = impl_->running && !impl_->stopped;
+    s.shard_swaps = impl_->shard_swaps;
+    for (const auto& [shard, fence] : impl_->owned) s.shards[shard] = fence.epoch;
   }
   return s;
 }
@@ -202,7 +368,7 @@ std::optional<std::vector<Json>> Engine::EndpointSlicesOf(const std::string& ser
     MutexLock lock(impl_->mu);
     if (!impl_->running || impl_->stopped) return std::nullopt;
   }
-  kube::Informer* slices = impl_->observer.informer(ResourceType::EndpointSlice());
+  std::shared_ptr<kube::Informer> slices = impl_->observer.Shared(ResourceType::EndpointSlice());
   if (slices == nullptr || !slices->HasSynced()) return std::nullopt;
   std::vector<Json> out;
   for (const kube::ObjectRef& obj : slices->ByLabel("kubernetes.io/service-name", service)) {

@@ -9,10 +9,19 @@
 // Lifecycle: Create → Start (informers start and sync; every stored project is enqueued;
 // labelled objects without a project are reported, and removed when configured) → Stop (workers
 // drain, informers stop). Thread-safe; Stop is idempotent and also run by the destructor.
+//
+// Sharded mode (config.shards > 0; several replicas share the store, DESIGN.md §10): the engine
+// acts only for the shards it is given (SetOwnedShards, by the replica's membership,
+// src/replica). Start() starts the workers with no shard and no informer; each SetOwnedShards
+// swaps the informers for ones selected on the owned shards (steward.io/shard in (...)), runs
+// only projects of those shards under their fences (the Reconciler's class comment), and a
+// store listener wakes an owned project when an intent for it is committed (through any
+// replica's API). With no shard owned there are no informers and no runs.
 #pragma once
 
 #include <chrono>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -45,6 +54,11 @@ struct EngineStats {
   size_t queue_waiting = 0;     // projects whose requeue (a retry, a recheck) is not yet due
   std::vector<Orphan> orphans;  // labelled objects of no stored project, still present
   bool started = false;         // Start() succeeded (caches synced) and Stop() not called
+  // Sharded mode: the shards acted for (shard → epoch), informer swaps made, runs ended because
+  // their shard was lost.
+  std::map<int, int64_t> shards;
+  uint64_t shard_swaps = 0;
+  uint64_t lost_shard_runs = 0;
 };
 
 class Engine {
@@ -61,6 +75,17 @@ class Engine {
   Status Start();
   void Stop();
 
+  // Sharded mode only (kFailedPrecondition otherwise, or before Start / after Stop): from now on
+  // act for exactly these shards, each under its fence (fence.shard == key; the membership
+  // acquired them in the store). Shards that go stop at once (their runs abort at their next
+  // write) and every run is drained before the informers are swapped; returns once the new
+  // informers have synced and the owned projects are enqueued, so that a caller may release
+  // what it gave up. A set equal to the current one only replaces the fences. On a sync timeout
+  // (kDeadlineExceeded) the engine acts for no shard. Any thread but a worker; serialised.
+  Status SetOwnedShards(std::map<int, store::Fence> owned);
+  std::map<int, int64_t> OwnedShards() const;  // shard → epoch
+
+  // Enqueues the project (sharded: only when its shard is owned).
   void Enqueue(const std::string& project_id);
   // The intent operations, wired to enqueue into this engine.
   Intents& intents();

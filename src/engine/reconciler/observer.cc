@@ -9,12 +9,27 @@ Observer::Observer(const Clock& clock, std::chrono::milliseconds expectation_tim
     : clock_(clock), timeout_(expectation_timeout), ns_(std::move(ns)) {}
 
 void Observer::Add(const kube::ResourceType& type, std::shared_ptr<kube::Informer> informer) {
+  MutexLock lock(informers_mu_);
   informers_[type.GroupResource()] = std::move(informer);
 }
 
-kube::Informer* Observer::informer(const kube::ResourceType& type) const {
+void Observer::Clear() {
+  {
+    MutexLock lock(informers_mu_);
+    informers_.clear();
+  }
+  MutexLock lock(mu_);
+  expectations_.clear();
+}
+
+std::shared_ptr<kube::Informer> Observer::Shared(const kube::ResourceType& type) const {
+  MutexLock lock(informers_mu_);
   auto it = informers_.find(type.GroupResource());
-  return it == informers_.end() ? nullptr : it->second.get();
+  return it == informers_.end() ? nullptr : it->second;
+}
+
+kube::Informer* Observer::informer(const kube::ResourceType& type) const {
+  return Shared(type).get();
 }
 
 std::string Observer::Key(const kube::ResourceType& type, std::string_view name) {

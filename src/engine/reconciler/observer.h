@@ -35,9 +35,16 @@ class Observer {
  public:
   Observer(const Clock& clock, std::chrono::milliseconds expectation_timeout, std::string ns);
 
-  // Registers the informer that serves `type` (same namespace for all).
+  // Registers the informer that serves `type` (same namespace for all), replacing any.
   void Add(const kube::ResourceType& type, std::shared_ptr<kube::Informer> informer);
+  // Forgets every informer and expectation (sharded mode, when the engine swaps its informers
+  // for a new set of shards). Only while no run reads the observer: the informer() pointers
+  // runs hold would dangle.
+  void Clear();
+  // The informer of `type`, or null. informer() is for runs (valid until Clear); Shared() for
+  // other threads, which may outlive a Clear.
   kube::Informer* informer(const kube::ResourceType& type) const;
+  std::shared_ptr<kube::Informer> Shared(const kube::ResourceType& type) const;
 
   View Get(const kube::ResourceType& type, std::string_view name);
   // Objects of `type` labelled key=value in the namespace.
@@ -68,8 +75,9 @@ class Observer {
   const Clock& clock_;
   const std::chrono::milliseconds timeout_;
   const std::string ns_;
-  // By resource. Not guarded: filled by Add() before the engine starts, read-only afterwards.
-  std::map<std::string, std::shared_ptr<kube::Informer>> informers_;
+  mutable Mutex informers_mu_;
+  std::map<std::string, std::shared_ptr<kube::Informer>> informers_
+      GUARDED_BY(informers_mu_);  // by resource
   mutable Mutex mu_;
   std::map<std::string, Expectation> expectations_ GUARDED_BY(mu_);
 };

@@ -105,6 +105,9 @@ struct Reconciler::Outcome {
   Status error;
   std::optional<Millis> retry_after;
   int auth_status = 0;  // 401 or 403: Kubernetes refused Steward's credentials (Refused)
+  // Sharded mode: the run's shard is no longer this replica's (its fence does not hold). The run
+  // ends where it is, quietly: no status, no requeue (the shard's new owner takes over).
+  bool lost_shard = false;
 
   static Outcome Done() { return {}; }
   static Outcome Wait(std::string reason, std::string message) {
@@ -119,6 +122,12 @@ struct Reconciler::Outcome {
   }
   static Outcome Crashed(Status status) {
     return {Kind::kCrashed, "Crashed", status.message(), std::move(status), std::nullopt};
+  }
+  static Outcome LostShard(Status status) {
+    Outcome o = Crashed(std::move(status));
+    o.reason = "LostShard";
+    o.lost_shard = true;
+    return o;
   }
   // Kubernetes refused Steward's credentials (401 / 403): an error retried after `after`.
   static Outcome Refused(int http_status, std::string reason, std::string message, Status status,
@@ -214,6 +223,9 @@ struct Reconciler::Run {
   // The last stored status, at this generation, says the TLS Secrets are gone: not looked at
   // again (a suspended project's restart makes no reads for them).
   bool tls_secrets_gone = false;
+  // Sharded mode: the ownership this run acts under; every write checks it (Hook, the store's
+  // fenced writes). nullopt when unsharded.
+  std::optional<store::Fence> fence;
 
   Run(Reconciler& owner, ProjectRecord record)
       : r(owner), rec(std::move(record)), ns(owner.observer_.ns()) {}
@@ -225,7 +237,9 @@ struct Reconciler::Run {
 
   // ---- one object ----
 
-  // The crash-test seam (EngineOptions::write_hook): an error means "the process died here".
+  // Around every Kubernetes write: before it, the fence must hold (sharded mode), else the run
+  // ends as LostShard; then the crash-test seam (EngineOptions::write_hook): an error means
+  // "the process died here".
   std::optional<Outcome> Hook(std::string_view when, std::string_view verb,
                               const ResourceType& type, std::string_view name);
   void Condition(std::string resource, bool ready, std::string reason, std::string message) {
@@ -308,6 +322,9 @@ std::optional<Reconciler::Outcome> Reconciler::Run::Hook(std::string_view when,
                                                          std::string_view verb,
                                                          const ResourceType& type,
                                                          std::string_view name) {
+  if (fence && when == "before" && r.check_fence_) {
+    if (Status held = r.check_fence_(*fence); !held.ok()) return Outcome::LostShard(held);
+  }
   if (!r.options_.write_hook) return std::nullopt;
   Status s = r.options_.write_hook(when, verb, type, name);
   if (s.ok()) return std::nullopt;
@@ -719,6 +736,7 @@ Reconciler::Outcome Reconciler::Run::PromoteCredentials(
       }
     }
     Status s = ActivateCredential(pending->id);
+    if (fence && s.code() == StatusCode::kAborted) return Outcome::LostShard(s);
     if (!s.ok()) return Outcome::Error("StoreError", s);
   }
   // Back to Steward's credentials from supplied ones: the old sets go once no pod holds one.
@@ -740,6 +758,7 @@ Status Reconciler::Run::ActivateCredential(const std::string& pending_id) {
       rec.id,
       [&](ProjectRecord&, const std::vector<store::Credential>& creds,
           store::Mutation& m) -> Status {
+        m.fence = fence;
         const store::Credential* newest = CredentialToHold(creds, true);
         if (newest == nullptr || newest->id != pending_id) return Status::Ok();  // superseded
         std::string revoked;
@@ -861,12 +880,14 @@ Reconciler::Outcome Reconciler::Run::Remove(const ObjectNames& names) {
 }
 
 Reconciler::Reconciler(const EngineOptions& options, std::shared_ptr<kube::Client> client,
-                       store::Store& store, Observer& observer, const Clock& clock)
+                       store::Store& store, Observer& observer, const Clock& clock,
+                       FenceCheck check_fence)
     : options_(options),
       client_(std::move(client)),
       store_(store),
       observer_(observer),
-      clock_(clock) {}
+      clock_(clock),
+      check_fence_(std::move(check_fence)) {}
 
 std::optional<std::string> Reconciler::KnownUnpersisted(const ProjectRecord& rec,
                                                         const std::string& object,
@@ -1024,24 +1045,37 @@ struct Reconciler::Decision {
   std::optional<WorkResult> finished;
 };
 
-WorkResult Reconciler::Reconcile(const std::string& project_id) {
+WorkResult Reconciler::Reconcile(const std::string& project_id,
+                                 const std::optional<store::Fence>& fence) {
   ++runs_;
-  auto loaded = Load(project_id);
+  auto loaded = Load(project_id, fence);
   if (!loaded.ok()) return std::move(loaded).error();
   Run run(*this, std::move(loaded->rec));
+  run.fence = fence;
   Decision d = Decide(run, *loaded);
   NoteAuth(run.rec.id, d.outcome);
   if (d.finished) return *d.finished;
-  if (d.outcome.kind == Outcome::Kind::kCrashed) return WorkResult::Terminal(d.outcome.error);
+  if (d.outcome.kind == Outcome::Kind::kCrashed) {
+    if (d.outcome.lost_shard) return LostShard(project_id, d.outcome.error);
+    return WorkResult::Terminal(d.outcome.error);
+  }
   Status written = WriteStatus(run, d);
+  if (fence && written.code() == StatusCode::kAborted) return LostShard(project_id, written);
   if (!written.ok()) return WorkResult::Error(written);
   return ToWorkResult(d.outcome, d.bounded);
 }
 
-Expected<Reconciler::Loaded, WorkResult> Reconciler::Load(const std::string& project_id) {
+WorkResult Reconciler::LostShard(const std::string& project_id, const Status& why) {
+  ++lost_shard_runs_;
+  LOG_INFO("project {}: run ended, its shard is no longer ours: {}", project_id, why.message());
+  return WorkResult::Ok();
+}
+
+Expected<Reconciler::Loaded, WorkResult> Reconciler::Load(
+    const std::string& project_id, const std::optional<store::Fence>& fence) {
   auto got = store_.GetProject(project_id);
   if (!got.ok()) {
-    if (got.error().code() == StatusCode::kNotFound) return ReconcileUnknown(project_id);
+    if (got.error().code() == StatusCode::kNotFound) return ReconcileUnknown(project_id, fence);
     return WorkResult::Error(got.error());
   }
   ProjectRecord& rec = *got;
@@ -1169,17 +1203,18 @@ Reconciler::Decision Reconciler::DecideStopped(Run& run, const ObjectNames& name
     d.status.phase = deleting ? Phase::kDeleting : Phase::kSuspending;
   }
   if (d.outcome.kind == Outcome::Kind::kFailed) d.status.phase = Phase::kFailed;
-  if (d.outcome.done() && deleting) d.finished = Purge(rec);
+  if (d.outcome.done() && deleting) d.finished = Purge(rec, run.fence);
   return d;
 }
 
-WorkResult Reconciler::Purge(const ProjectRecord& rec) {
+WorkResult Reconciler::Purge(const ProjectRecord& rec, const std::optional<store::Fence>& fence) {
   Forget(rec.id);
   store::HistoryEntry tombstone;
   tombstone.kind = "purged";
   tombstone.generation = rec.generation;
   tombstone.summary = "deleted: every object gone, record removed";
-  Status s = store_.PurgeProject(rec.id, tombstone);
+  Status s = store_.PurgeProject(rec.id, tombstone, fence);
+  if (fence && s.code() == StatusCode::kAborted) return LostShard(rec.id, s);
   if (!s.ok() && s.code() != StatusCode::kNotFound) return WorkResult::Error(s);
   return WorkResult::Ok();
 }
@@ -1204,6 +1239,7 @@ Status Reconciler::WriteStatus(Run& run, Decision& d) {
   auto written = store_.MutateProject(
       rec.id, [&](ProjectRecord& r, const auto&, store::Mutation& m) -> Status {
         if (r.generation != rec.generation) return Status::Ok();
+        m.fence = run.fence;
         const std::optional<ProjectStatus> cur = ParseStoredStatus(r.status_json);
         if (cur && SameStatus(*cur, status)) return Status::Ok();
         status.since_ms = cur && cur->phase == status.phase ? cur->since_ms : now;
@@ -1251,7 +1287,8 @@ void Reconciler::ForgetOrphans(const std::string& project_id) {
   });
 }
 
-WorkResult Reconciler::ReconcileUnknown(const std::string& project_id) {
+WorkResult Reconciler::ReconcileUnknown(const std::string& project_id,
+                                        const std::optional<store::Fence>& fence) {
   // Objects labelled for a project the store does not know: report; remove when configured.
   struct Found {
     const ResourceType* type;
@@ -1314,6 +1351,7 @@ WorkResult Reconciler::ReconcileUnknown(const std::string& project_id) {
   ProjectRecord ghost;
   ghost.id = project_id;
   Run run(*this, ghost);
+  run.fence = fence;
   Outcome o = Outcome::Done();
   for (const auto& f : found) {
     o = run.EnsureGone(*f.type, f.obj->name(), f.type == &kDeployment ? "Foreground" : "");
@@ -1324,7 +1362,9 @@ WorkResult Reconciler::ReconcileUnknown(const std::string& project_id) {
     return WorkResult::RequeueAfter(*o.retry_after);
   }
   if (o.kind == Outcome::Kind::kError) return WorkResult::Error(o.error);
-  if (o.kind == Outcome::Kind::kCrashed) return WorkResult::Terminal(o.error);
+  if (o.kind == Outcome::Kind::kCrashed) {
+    return o.lost_shard ? LostShard(project_id, o.error) : WorkResult::Terminal(o.error);
+  }
   if (!o.done()) return WorkResult::RequeueAfter(options_.recheck);
   return WorkResult::Ok();
 }

@@ -18,12 +18,19 @@
 // counter; 5xx, timeouts and transport failures back off. Nothing unclassified is taken for
 // success.
 //
+// Sharded mode (several replicas, DESIGN.md §10): a run is given the Fence of its project's
+// shard. Every store write it makes carries it (Mutation::fence, PurgeProject), and before every
+// create, update and delete it sends to Kubernetes it asks `check_fence`; a fence that no longer
+// holds (kAborted) ends the run quietly — no status written, no requeue, counted in
+// lost_shard_runs() — since the shard's new owner reconciles the project from then on.
+//
 // Thread-safety: Reconcile may run on many threads for different projects; the work queue
 // guarantees one run per project at a time, which the reconciler relies on.
 #pragma once
 
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -45,10 +52,18 @@ namespace steward::engine {
 
 class Reconciler {
  public:
+  // Ok while the fence holds; kAborted when the shard is no longer this replica's. Called on
+  // the worker thread before each Kubernetes write of a fenced run.
+  using FenceCheck = std::function<Status(const store::Fence&)>;
   Reconciler(const EngineOptions& options, std::shared_ptr<kube::Client> client,
-             store::Store& store, Observer& observer, const Clock& clock);
+             store::Store& store, Observer& observer, const Clock& clock,
+             FenceCheck check_fence = {});
 
-  WorkResult Reconcile(const std::string& project_id);
+  // One run; `fence` set in sharded mode (the run acts only while it holds).
+  WorkResult Reconcile(const std::string& project_id,
+                       const std::optional<store::Fence>& fence = std::nullopt);
+  // Runs ended because their shard was lost (sharded mode).
+  uint64_t lost_shard_runs() const { return lost_shard_runs_.load(); }
 
   uint64_t writes() const { return writes_.load(); }
   uint64_t runs() const { return runs_.load(); }
@@ -73,17 +88,21 @@ class Reconciler {
   // The phases of Reconcile: load the intent (a project the store does not know goes to
   // ReconcileUnknown), decide and take the next step, write the status observed, and map the
   // step's outcome to the work queue's result.
-  Expected<Loaded, WorkResult> Load(const std::string& project_id);
+  Expected<Loaded, WorkResult> Load(const std::string& project_id,
+                                    const std::optional<store::Fence>& fence);
   Decision Decide(Run& run, const Loaded& in);
   Decision DecideRunning(Run& run, const Loaded& in);          // provision toward the intent
   Decision DecideStopped(Run& run, const ObjectNames& names);  // suspend, or delete and purge
   Decision DecideAgent(Run& run, const Loaded& in);            // an MQTT schema agent's run
-  WorkResult Purge(const store::ProjectRecord& rec);
+  WorkResult Purge(const store::ProjectRecord& rec, const std::optional<store::Fence>& fence);
+  // The quiet end of a run whose shard is no longer ours (see the class comment).
+  WorkResult LostShard(const std::string& project_id, const Status& why);
   // Fills the status's reason, message and conditions from the run; writes it unless the
   // intent moved on or nothing changed. A record gone meanwhile is not an error.
   Status WriteStatus(Run& run, Decision& d);
   WorkResult ToWorkResult(const Outcome& outcome, bool bounded) const;
-  WorkResult ReconcileUnknown(const std::string& project_id);
+  WorkResult ReconcileUnknown(const std::string& project_id,
+                              const std::optional<store::Fence>& fence);
   // Drops the orphans reported for `project_id` (a project stored after its first objects were
   // seen: the API writes a supplied Secret, migrate relabels, before the commit).
   void ForgetOrphans(const std::string& project_id) EXCLUDES(orphans_mu_);
@@ -117,7 +136,9 @@ class Reconciler {
   store::Store& store_;
   Observer& observer_;
   const Clock& clock_;
+  const FenceCheck check_fence_;
   std::atomic<uint64_t> writes_{0};
+  std::atomic<uint64_t> lost_shard_runs_{0};
   std::atomic<uint64_t> runs_{0};
   std::atomic<uint64_t> unauthorized_{0};
   std::atomic<uint64_t> forbidden_{0};

@@ -78,4 +78,9 @@ const ResourceType& ResourceType::EndpointSlice() {
   return t;
 }
 
+const ResourceType& ResourceType::Lease() {
+  static const ResourceType t{"coordination.k8s.io", "v1", "leases", "Lease", true};
+  return t;
+}
+
 }  // namespace steward::kube

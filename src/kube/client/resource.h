@@ -37,6 +37,7 @@ struct ResourceType {
   static const ResourceType& ReplicaSet();
   static const ResourceType& Ingress();
   static const ResourceType& EndpointSlice();
+  static const ResourceType& Lease();  // coordination.k8s.io/v1 (replicas' membership)
 };
 
 }  // namespace steward::kube

@@ -1,0 +1,528 @@
+#include "replica/membership.h"
+
+#include <algorithm>
+#include <charconv>
+#include <random>
+#include <utility>
+
+#include "common/json_access.h"
+#include "common/log.h"
+#include "common/time_util.h"
+#include "engine/model/project.h"
+#include "engine/model/shard.h"
+
+namespace steward::replica {
+namespace {
+
+using kube::ResourceType;
+using Millis = std::chrono::milliseconds;
+
+// As on every object Steward makes (engine/manifests/manifests.h, not linked here).
+constexpr std::string_view kManagedByLabel = "app.kubernetes.io/managed-by";
+constexpr std::string_view kManagedByValue = "steward";
+
+std::string RandomSuffix() {
+  std::random_device rd;
+  std::mt19937_64 gen((static_cast<uint64_t>(rd()) << 32) ^ rd());
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out;
+  uint64_t v = gen();
+  for (int i = 0; i < 12; ++i, v >>= 4) out += kHex[v & 15];
+  return out;
+}
+
+int ParseShards(std::string_view text) {
+  int v = 0;
+  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  return ec == std::errc() && ptr == text.data() + text.size() ? v : 0;
+}
+
+}  // namespace
+
+void LeaseTracker::Observe(const std::string& replica, const Seen& lease, SteadyTime now) {
+  auto it = seen_.find(replica);
+  if (it != seen_.end() && it->second.resource_version == lease.resource_version) return;
+  Seen next = lease;
+  next.observed = now;
+  seen_[replica] = std::move(next);
+}
+
+void LeaseTracker::Retain(const std::set<std::string>& listed) {
+  std::erase_if(seen_, [&](const auto& entry) { return !listed.contains(entry.first); });
+}
+
+bool LeaseTracker::Live(const std::string& replica, SteadyTime now) const {
+  auto it = seen_.find(replica);
+  if (it == seen_.end() || it->second.holder.empty()) return false;
+  return now - it->second.observed < it->second.duration;
+}
+
+std::vector<std::string> LeaseTracker::LiveReplicas(SteadyTime now) const {
+  std::vector<std::string> out;
+  for (const auto& [name, lease] : seen_) {
+    if (Live(name, now)) out.push_back(name);
+  }
+  return out;
+}
+
+Status ValidateMembershipOptions(const MembershipOptions& o) {
+  if (!engine::IsDns1123Label(o.name)) {
+    return InvalidArgument(
+        "replicas.name: must be a DNS label ([a-z0-9]([-a-z0-9]*[a-z0-9])?, at "
+        "most 63 characters; got \"" +
+        o.name.substr(0, 80) + "\")");
+  }
+  if (kLeasePrefix.size() + o.name.size() > 253) {
+    return InvalidArgument("replicas.name: too long");
+  }
+  if (o.shards < 1 || o.shards > engine::kMaxShards) {
+    return InvalidArgument("replicas.shards: must be between 1 and " +
+                           std::to_string(engine::kMaxShards) + " (got " +
+                           std::to_string(o.shards) + ")");
+  }
+  if (o.lease_duration < std::chrono::seconds(1) ||
+      o.lease_duration % std::chrono::seconds(1) != Millis(0)) {
+    return InvalidArgument(
+        "replicas.leaseDuration: must be a whole number of seconds, at least 1s");
+  }
+  if (o.renew_deadline >= o.lease_duration) {
+    return InvalidArgument("replicas.renewDeadline: must be less than replicas.leaseDuration");
+  }
+  if (o.retry_period <= Millis(0) || o.retry_period >= o.renew_deadline) {
+    return InvalidArgument(
+        "replicas.retryPeriod: must be more than 0 and less than replicas.renewDeadline");
+  }
+  if (!o.apply) return InvalidArgument("replicas: no engine to apply the shards to");
+  return Status::Ok();
+}
+
+StatusOr<std::unique_ptr<Membership>> Membership::Create(MembershipOptions options,
+                                                         std::shared_ptr<kube::Client> client,
+                                                         store::Store& store) {
+  RETURN_IF_ERROR(ValidateMembershipOptions(options));
+  return std::unique_ptr<Membership>(new Membership(std::move(options), std::move(client), store));
+}
+
+Membership::Membership(MembershipOptions options, std::shared_ptr<kube::Client> client,
+                       store::Store& store)
+    : options_(std::move(options)),
+      client_(std::move(client)),
+      store_(store),
+      clock_(options_.clock != nullptr ? *options_.clock : real_clock_),
+      identity_(options_.name + "_" + RandomSuffix()),
+      lease_name_(std::string(kLeasePrefix) + options_.name) {
+  MutexLock lock(mu_);
+  stats_.identity = identity_;
+  stats_.not_ready = "replica " + options_.name + ": has not renewed its Lease yet";
+}
+
+Membership::~Membership() { Stop(); }
+
+void Membership::Start() {
+  MutexLock lock(mu_);
+  if (started_) return;
+  started_ = true;
+  started_at_ = clock_.Now();
+  renewer_ = std::thread([this] { RenewLoop(); });
+  rebalancer_ = std::thread([this] { RebalanceLoop(); });
+  watchdog_ = std::thread([this] { Watchdog(); });
+}
+
+void Membership::StopThreads() {
+  {
+    MutexLock lock(mu_);
+    stopping_ = true;
+  }
+  wake_.NotifyAll();
+  if (renewer_.joinable()) renewer_.join();
+  if (rebalancer_.joinable()) rebalancer_.join();
+  if (watchdog_.joinable()) watchdog_.join();
+}
+
+void Membership::Stop() {
+  {
+    MutexLock lock(mu_);
+    if (stopped_) return;
+    stopped_ = true;
+  }
+  StopThreads();
+  {
+    MutexLock lock(mu_);
+    if (!started_) return;
+  }
+  // Drain, release every shard, then the Lease: the others take over at their next retry.
+  ReleaseAll();
+  if (lease_) {
+    const kube::WriteOptions write{.timeout = options_.retry_period};
+    auto released = client_->Update(ResourceType::Lease(), LeaseBody(lease_, true), write);
+    if (!released.ok() && released.error().IsConflict()) {
+      if (auto again = client_->Get(ResourceType::Lease(), options_.ns, lease_name_); again.ok()) {
+        released = client_->Update(ResourceType::Lease(), LeaseBody(*again, true), write);
+      }
+    }
+    if (!released.ok()) {
+      LOG_WARN("replica {}: releasing Lease {}: {}", options_.name, lease_name_,
+               released.error().ToString());
+    }
+  }
+  SetNotReady("replica " + options_.name + ": stopped");
+  LOG_INFO("replica {}: stopped; shards and Lease released", options_.name);
+}
+
+void Membership::Abandon() {
+  {
+    MutexLock lock(mu_);
+    if (stopped_) return;
+    stopped_ = true;
+  }
+  StopThreads();
+  SetNotReady("replica " + options_.name + ": abandoned");
+}
+
+Status Membership::Ready() const {
+  MutexLock lock(mu_);
+  if (stats_.not_ready.empty()) return Status::Ok();
+  return Unavailable(stats_.not_ready);
+}
+
+MembershipStats Membership::stats() const {
+  MutexLock lock(mu_);
+  return stats_;
+}
+
+void Membership::SetNotReady(std::string why) {
+  MutexLock lock(mu_);
+  stats_.not_ready = std::move(why);
+}
+
+void Membership::RenewLoop() {
+  for (;;) {
+    {
+      MutexLock lock(mu_);
+      if (stopping_) return;
+    }
+    RenewTick();
+    MutexLock lock(mu_);
+    if (wake_.WaitFor(mu_, options_.retry_period, [this]() REQUIRES(mu_) { return stopping_; })) {
+      return;
+    }
+  }
+}
+
+void Membership::RebalanceLoop() {
+  uint64_t seen = 0;
+  for (;;) {
+    View view;
+    {
+      MutexLock lock(mu_);
+      wake_.WaitFor(mu_, options_.retry_period,
+                    [&]() REQUIRES(mu_) { return stopping_ || (view_ && view_->seq != seen); });
+      if (stopping_) return;
+      if (!view_ || view_->seq == seen) continue;
+      view = *view_;
+      seen = view.seq;
+      // A view is acted on only while the Lease it came with is still within its deadline.
+      if (!last_renew_ || clock_.Now() - *last_renew_ >= options_.renew_deadline) continue;
+    }
+    if (view.conflicting != 0) {
+      const std::string why = "replica " + options_.name + ": a live replica Lease announces " +
+                              std::to_string(view.conflicting) + " shards, this replica " +
+                              std::to_string(options_.shards) +
+                              " (replicas.shards must be the same on every replica)";
+      if (!conflict_logged_) LOG_ERROR("{}", why);
+      conflict_logged_ = true;
+      ReleaseAll();
+      SetNotReady(why);
+      continue;
+    }
+    conflict_logged_ = false;
+    SetNotReady("");
+    Rebalance(view.live);
+  }
+}
+
+void Membership::Watchdog() {
+  // Checks the renew deadline four times per retry period, so a renewal that hangs (a cluster
+  // that stopped answering) still stops the engine within the deadline plus a fraction.
+  const Millis step = std::max(Millis(10), options_.retry_period / 4);
+  for (;;) {
+    bool expired = false;
+    {
+      MutexLock lock(mu_);
+      if (wake_.WaitFor(mu_, step, [this]() REQUIRES(mu_) { return stopping_; })) return;
+      const SteadyTime since = last_renew_ ? *last_renew_ : started_at_;
+      expired = clock_.Now() - since >= options_.renew_deadline;
+    }
+    if (expired) DropAll("cannot renew its Lease within renewDeadline");
+  }
+}
+
+Json Membership::LeaseBody(const std::optional<Json>& current, bool release) const {
+  Json lease = current ? *current
+                       : Json{{"apiVersion", "coordination.k8s.io/v1"},
+                              {"kind", "Lease"},
+                              {"metadata", {{"name", lease_name_}, {"namespace", options_.ns}}},
+                              {"spec", Json::object()}};
+  Json& meta = lease["metadata"];
+  meta["labels"][std::string(kManagedByLabel)] = std::string(kManagedByValue);
+  meta["labels"][std::string(kRoleLabel)] = std::string(kRoleValue);
+  meta["annotations"][std::string(kShardsAnnotation)] = std::to_string(options_.shards);
+  Json& spec = lease["spec"];
+  const std::string now = FormatRfc3339Micro(clock_.WallNow());
+  if (release) {
+    spec["holderIdentity"] = "";
+    spec["leaseDurationSeconds"] = 1;
+    spec["renewTime"] = now;
+    return lease;
+  }
+  const std::string holder = GetString(spec, "holderIdentity");
+  if (holder != identity_) {
+    // Ours by name, held by a past process of this replica (or released): taken over.
+    const Json* transitions = FindPath(spec, "leaseTransitions");
+    const int64_t n = transitions != nullptr && transitions->is_number_integer()
+                          ? transitions->get<int64_t>()
+                          : 0;
+    spec["leaseTransitions"] = current && !holder.empty() ? n + 1 : n;
+    spec["acquireTime"] = now;
+    spec["holderIdentity"] = identity_;
+  }
+  spec["leaseDurationSeconds"] =
+      std::chrono::duration_cast<std::chrono::seconds>(options_.lease_duration).count();
+  spec["renewTime"] = now;
+  return lease;
+}
+
+Status Membership::Renew() {
+  const ResourceType& type = ResourceType::Lease();
+  const kube::WriteOptions write{.timeout = options_.retry_period};
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    if (!lease_) {
+      auto got = client_->Get(type, options_.ns, lease_name_);
+      if (got.ok()) {
+        const std::string holder = GetString(MemberOrNull(*got, "spec"), "holderIdentity");
+        if (held_once_ && !holder.empty() && holder != identity_) {
+          // Ours by name, so taken back; but someone else renewed it: two processes under one
+          // replica name fence each other out in turn (every acquisition bumps the epoch).
+          LOG_ERROR(
+              "replica {}: Lease {} was renewed by {}: is another process running as "
+              "replica {}? Names must be unique per replica",
+              options_.name, lease_name_, holder, options_.name);
+        }
+        lease_ = std::move(*got);
+      } else if (got.error().IsNotFound()) {
+        auto created = client_->Create(type, options_.ns, LeaseBody(std::nullopt, false), write);
+        if (created.ok()) {
+          lease_ = std::move(*created);
+          held_once_ = true;
+          return Status::Ok();
+        }
+        if (!created.error().IsAlreadyExists()) return created.error().ToStatus();
+        continue;  // created meanwhile (a past process of ours): read it and take it over
+      } else {
+        return got.error().ToStatus();
+      }
+    }
+    auto updated = client_->Update(type, LeaseBody(lease_, false), write);
+    if (updated.ok()) {
+      lease_ = std::move(*updated);
+      held_once_ = true;
+      return Status::Ok();
+    }
+    lease_.reset();  // re-read: a Conflict (someone wrote it) or NotFound (deleted)
+    if (!updated.error().IsConflict() && !updated.error().IsNotFound()) {
+      return updated.error().ToStatus();
+    }
+  }
+  return Aborted("Lease " + lease_name_ + " changed while renewing it");
+}
+
+std::optional<std::vector<std::string>> Membership::ListLive(int* conflicting_shards) {
+  kube::ListOptions lo;
+  lo.label_selector = std::string(kRoleLabel) + "=" + std::string(kRoleValue);
+  auto listed = client_->ListAll(ResourceType::Lease(), options_.ns, lo);
+  if (!listed.ok()) {
+    LOG_WARN("replica {}: listing replica Leases: {}", options_.name, listed.error().ToString());
+    return std::nullopt;
+  }
+  const SteadyTime now = clock_.Now();
+  std::set<std::string> names;
+  for (const Json& lease : listed->items) {
+    const Json& meta = MemberOrNull(lease, "metadata");
+    const std::string name = GetString(meta, "name");
+    if (!name.starts_with(kLeasePrefix)) continue;
+    const std::string replica = name.substr(kLeasePrefix.size());
+    LeaseTracker::Seen seen;
+    seen.holder = GetString(MemberOrNull(lease, "spec"), "holderIdentity");
+    seen.resource_version = GetString(meta, "resourceVersion");
+    const Json* d = FindPath(lease, "spec.leaseDurationSeconds");
+    seen.duration =
+        std::chrono::seconds(d != nullptr && d->is_number_integer() ? d->get<int64_t>() : 0);
+    seen.shards = ParseShards(GetString(MemberOrNull(meta, "annotations"), kShardsAnnotation));
+    tracker_.Observe(replica, seen, now);
+    names.insert(replica);
+  }
+  tracker_.Retain(names);
+  *conflicting_shards = 0;
+  for (const std::string& replica : tracker_.LiveReplicas(now)) {
+    const int s = tracker_.seen().at(replica).shards;
+    if (replica != options_.name && s != 0 && s != options_.shards) *conflicting_shards = s;
+  }
+  return tracker_.LiveReplicas(now);
+}
+
+void Membership::RenewTick() {
+  Status renewed = Renew();
+  const SteadyTime now = clock_.Now();
+  {
+    MutexLock lock(mu_);
+    if (renewed.ok()) {
+      last_renew_ = now;
+      ++stats_.renewals;
+      stats_.renewing = true;
+    } else {
+      ++stats_.renew_failures;
+      const SteadyTime since = last_renew_ ? *last_renew_ : started_at_;
+      stats_.renewing = now - since < options_.renew_deadline;
+    }
+  }
+  if (!renewed.ok()) {
+    LOG_WARN("replica {}: renewing Lease {}: {}", options_.name, lease_name_, renewed.message());
+    return;  // the watchdog stops the engine once the deadline passes
+  }
+  int conflicting = 0;
+  auto live = ListLive(&conflicting);
+  if (!live) return;
+  {
+    MutexLock lock(mu_);
+    stats_.live = *live;
+    const uint64_t seq = view_ ? view_->seq + 1 : 1;
+    view_ = View{seq, std::move(*live), conflicting};
+  }
+  wake_.NotifyAll();  // the rebalancer
+}
+
+Status Membership::ApplyLocked(std::map<int, store::Fence> next) {
+  Status applied = options_.apply(next);
+  if (applied.ok()) {
+    owned_ = std::move(next);
+  } else {
+    owned_.clear();  // the engine acts for none after a failed swap
+  }
+  std::map<int, int64_t> epochs;
+  for (const auto& [shard, fence] : owned_) epochs[shard] = fence.epoch;
+  MutexLock lock(mu_);
+  stats_.owned = std::move(epochs);
+  return applied;
+}
+
+void Membership::Rebalance(const std::vector<std::string>& live_names) {
+  std::vector<std::string> live = live_names;
+  if (std::find(live.begin(), live.end(), options_.name) == live.end()) {
+    live.push_back(options_.name);  // renewed just now: live, whatever the list said
+  }
+  const std::vector<std::string> assigned = engine::AssignShards(options_.shards, live);
+  auto owners = store_.ListShardOwners();
+  if (!owners.ok()) {
+    LOG_WARN("replica {}: reading shard owners: {}", options_.name, owners.error().ToString());
+    return;
+  }
+  std::map<int, store::ShardOwner> rows;
+  for (const auto& row : *owners) rows[row.shard] = row;
+  const std::set<std::string> live_set(live.begin(), live.end());
+
+  MutexLock transition(transition_mu_);
+  // First give up what maps elsewhere (or what the store says is no longer ours): drain, then
+  // release, so that its new owner never overlaps with us.
+  std::map<int, store::Fence> keep;
+  std::vector<store::Fence> release;
+  for (const auto& [shard, fence] : owned_) {
+    auto row = rows.find(shard);
+    const bool still_ours =
+        row != rows.end() && row->second.owner == fence.owner && row->second.epoch == fence.epoch;
+    if (!still_ours) continue;  // acquired by another: dropped without a release
+    if (assigned[shard] == options_.name) {
+      keep[shard] = fence;
+    } else {
+      release.push_back(fence);
+    }
+  }
+  if (keep.size() != owned_.size()) {
+    if (Status s = ApplyLocked(keep); !s.ok()) {
+      LOG_ERROR("replica {}: the engine could not drop shards: {}", options_.name, s.message());
+    }
+    for (const store::Fence& fence : release) {
+      Status s = store_.ReleaseShard(fence);
+      if (s.ok()) {
+        MutexLock lock(mu_);
+        ++stats_.released;
+      } else {
+        LOG_WARN("replica {}: releasing shard {}: {}", options_.name, fence.shard, s.message());
+      }
+    }
+  }
+  // Then take what maps here and is free: never owned, released, ours from a past process, or
+  // held by a replica whose Lease is not live.
+  std::map<int, store::Fence> next = owned_;
+  std::vector<int> acquired;
+  for (int shard = 0; shard < options_.shards; ++shard) {
+    if (assigned[shard] != options_.name || next.contains(shard)) continue;
+    auto row = rows.find(shard);
+    int64_t epoch = 0;
+    if (row != rows.end()) {
+      const std::string& owner = row->second.owner;
+      if (!owner.empty() && owner != options_.name && live_set.contains(owner)) continue;
+      epoch = row->second.epoch;
+    }
+    auto got = store_.AcquireShard(shard, options_.name, epoch);
+    if (!got.ok()) continue;  // lost the race: re-read next tick
+    next[shard] = store::Fence{shard, options_.name, got->epoch};
+    acquired.push_back(shard);
+  }
+  if (acquired.empty()) return;
+  {
+    MutexLock lock(mu_);
+    stats_.acquired += acquired.size();
+  }
+  LOG_INFO("replica {}: acquired {} shard(s), acting for {}", options_.name, acquired.size(),
+           next.size());
+  if (Status s = ApplyLocked(next); !s.ok()) {
+    LOG_ERROR("replica {}: the engine could not take shards: {}; releasing them", options_.name,
+              s.message());
+    for (const auto& [shard, fence] : next) (void)store_.ReleaseShard(fence);
+  }
+}
+
+void Membership::DropAll(std::string_view why) {
+  MutexLock transition(transition_mu_);
+  {
+    // Again under the transition lock: a renewal may have landed since the watchdog looked.
+    MutexLock lock(mu_);
+    const SteadyTime since = last_renew_ ? *last_renew_ : started_at_;
+    if (clock_.Now() - since < options_.renew_deadline) return;
+    stats_.renewing = false;
+  }
+  if (owned_.empty()) {
+    SetNotReady("replica " + options_.name + ": " + std::string(why));
+    return;
+  }
+  LOG_ERROR("replica {}: {}; stopping work on its {} shard(s) until it renews", options_.name, why,
+            owned_.size());
+  SetNotReady("replica " + options_.name + ": " + std::string(why));
+  (void)ApplyLocked({});
+}
+
+void Membership::ReleaseAll() {
+  MutexLock transition(transition_mu_);
+  const std::map<int, store::Fence> held = owned_;
+  if (held.empty()) return;
+  (void)ApplyLocked({});
+  for (const auto& [shard, fence] : held) {
+    Status s = store_.ReleaseShard(fence);
+    if (s.ok()) {
+      MutexLock lock(mu_);
+      ++stats_.released;
+    }
+  }
+}
+
+}  // namespace steward::replica

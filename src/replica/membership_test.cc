@@ -1,0 +1,420 @@
+// Several replicas in one process: each an Engine plus a Membership, all sharing one embedded
+// cluster and one SQLite store (as replicas share one database), with short leases.
+#include "replica/membership.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "engine/model/shard.h"
+#include "engine/reconciler/engine.h"
+#include "engine/reconciler/engine_test_support.h"
+#include "test_support/eventually.h"
+
+namespace steward::replica {
+namespace {
+
+using engine::testing::Kind;
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+using test_support::Eventually;
+using Steady = std::chrono::steady_clock;
+
+constexpr int kShards = 16;
+
+TEST(LeaseTrackerTest, LivenessIsJudgedByObservedTimeNotByTheHolder) {
+  LeaseTracker t;
+  const SteadyTime t0{};
+  LeaseTracker::Seen lease{"a_1", "10", seconds(2), kShards, {}};
+  t.Observe("a", lease, t0);
+  EXPECT_TRUE(t.Live("a", t0 + milliseconds(1999)));
+  EXPECT_FALSE(t.Live("a", t0 + seconds(2)));  // not renewed for a lease duration: dead
+  // The same resourceVersion again is no renewal, whatever its renewTime says.
+  t.Observe("a", lease, t0 + seconds(1));
+  EXPECT_FALSE(t.Live("a", t0 + seconds(2)));
+  lease.resource_version = "11";
+  t.Observe("a", lease, t0 + seconds(3));
+  EXPECT_TRUE(t.Live("a", t0 + seconds(4)));
+  // Released: gone at once.
+  lease.resource_version = "12";
+  lease.holder = "";
+  t.Observe("a", lease, t0 + seconds(4));
+  EXPECT_FALSE(t.Live("a", t0 + seconds(4)));
+  t.Observe("b", {"b_1", "3", seconds(2), kShards, {}}, t0 + seconds(4));
+  EXPECT_EQ(t.LiveReplicas(t0 + seconds(5)), std::vector<std::string>{"b"});
+  t.Retain({});
+  EXPECT_TRUE(t.LiveReplicas(t0 + seconds(5)).empty());
+}
+
+TEST(MembershipOptionsTest, RefusesBadOptionsNamingTheKey) {
+  MembershipOptions o;
+  o.name = "steward-0";
+  o.apply = [](std::map<int, store::Fence>) { return Status::Ok(); };
+  EXPECT_TRUE(ValidateMembershipOptions(o).ok());
+  auto message = [&](auto change) {
+    MembershipOptions bad = o;
+    change(bad);
+    return ValidateMembershipOptions(bad).message();
+  };
+  EXPECT_NE(message([](auto& b) { b.name = "Steward_0"; }).find("replicas.name"),
+            std::string::npos);
+  EXPECT_NE(message([](auto& b) { b.shards = 0; }).find("replicas.shards"), std::string::npos);
+  EXPECT_NE(message([](auto& b) { b.shards = 4097; }).find("replicas.shards"), std::string::npos);
+  EXPECT_NE(message([](auto& b) { b.renew_deadline = b.lease_duration; }).find("renewDeadline"),
+            std::string::npos);
+  EXPECT_NE(message([](auto& b) { b.retry_period = b.renew_deadline; }).find("retryPeriod"),
+            std::string::npos);
+  EXPECT_NE(message([](auto& b) { b.lease_duration = milliseconds(1500); }).find("leaseDuration"),
+            std::string::npos);
+}
+
+// Fails every Lease request while blocked: a replica cut off from the cluster for renewals only.
+class LeaseBlocker final : public engine::testing::ForwardingTransport {
+ public:
+  using ForwardingTransport::ForwardingTransport;
+  std::atomic<bool> blocked{false};
+  StatusOr<kube::TransportResponse> Do(const kube::TransportRequest& request) override {
+    if (blocked && request.target.find("/leases") != std::string::npos) {
+      return Unavailable("blocked by the test");
+    }
+    return ForwardingTransport::Do(request);
+  }
+};
+
+struct Replica {
+  std::string name;
+  std::shared_ptr<LeaseBlocker> transport;
+  std::unique_ptr<engine::Engine> engine;
+  std::unique_ptr<Membership> membership;
+  std::shared_ptr<kube::Client> client;
+  // Kubernetes writes this replica's engine was about to send, with when.
+  Mutex mu;
+  std::vector<std::pair<Steady::time_point, std::string>> writes GUARDED_BY(mu);
+};
+
+class ReplicasTest : public engine::testing::EngineFixture {
+ protected:
+  void SetUp() override {
+    EngineFixture::SetUp();
+    StartCluster();
+    OpenStore();
+  }
+  void TearDown() override {
+    for (auto& r : replicas_) {
+      if (r->membership) r->membership->Abandon();
+      if (r->engine) r->engine->Stop();
+    }
+    replicas_.clear();
+    EngineFixture::TearDown();
+  }
+
+  // A replica's engine (sharded, acting for no shard yet), without its membership.
+  Replica& AddEngine(const std::string& name) {
+    auto r = std::make_unique<Replica>();
+    r->name = name;
+    kube::TransportOptions to;
+    to.user_agent = "steward/test replica/" + name;
+    auto inner = kube::Transport::Create(kube::test_support::RestConfigFor(*cluster_), to);
+    EXPECT_TRUE(inner.ok());
+    r->transport = std::make_shared<LeaseBlocker>(*inner);
+    auto client = std::make_shared<kube::Client>(r->transport);
+    engine::EngineOptions eo = DefaultOptions();
+    eo.config.shards = kShards;
+    eo.config.workers = 2;
+    eo.sync_timeout = seconds(10);
+    Replica* self = r.get();
+    eo.write_hook = [self](std::string_view when, std::string_view verb,
+                           const kube::ResourceType& type, std::string_view obj) -> Status {
+      if (when == "before") {
+        MutexLock lock(self->mu);
+        self->writes.push_back(
+            {Steady::now(), std::string(verb) + " " + type.kind + "/" + std::string(obj)});
+      }
+      return Status::Ok();
+    };
+    auto e = engine::Engine::Create(eo, client, *store_);
+    EXPECT_TRUE(e.ok()) << e.error().ToString();
+    r->engine = std::move(*e);
+    EXPECT_TRUE(r->engine->Start().ok());
+    r->client = client;
+    replicas_.push_back(std::move(r));
+    return *replicas_.back();
+  }
+
+  Replica& Add(const std::string& name) {
+    Replica& r = AddEngine(name);
+    MembershipOptions mo;
+    mo.name = name;
+    mo.ns = kNs;
+    mo.shards = kShards;
+    mo.lease_duration = seconds(2);
+    mo.renew_deadline = seconds(1);
+    mo.retry_period = milliseconds(200);
+    engine::Engine* eng = r.engine.get();
+    mo.apply = [eng](std::map<int, store::Fence> owned) {
+      return eng->SetOwnedShards(std::move(owned));
+    };
+    auto m = Membership::Create(mo, r.client, *store_);
+    EXPECT_TRUE(m.ok()) << m.error().ToString();
+    r.membership = std::move(*m);
+    r.membership->Start();
+    return r;
+  }
+
+  // Every shard owned in the store by a replica among `names`, and each replica's engine acting
+  // for exactly the shards the store gives it.
+  bool Settled(const std::set<std::string>& names) {
+    auto owners = store_->ListShardOwners();
+    if (!owners.ok() || owners->size() != kShards) return false;
+    std::map<std::string, std::map<int, int64_t>> by_owner;
+    for (const auto& o : *owners) {
+      if (!names.contains(o.owner)) return false;
+      by_owner[o.owner][o.shard] = o.epoch;
+    }
+    for (auto& r : replicas_) {
+      if (!names.contains(r->name)) continue;
+      if (r->engine->OwnedShards() != by_owner[r->name]) return false;
+    }
+    // And as rendezvous assigns them among `names` (no handover under way).
+    const auto assigned =
+        engine::AssignShards(kShards, std::vector<std::string>(names.begin(), names.end()));
+    for (const auto& o : *owners) {
+      if (assigned[o.shard] != o.owner) return false;
+    }
+    return true;
+  }
+
+  std::string OwnerOf(const std::string& id) {
+    auto owners = store_->ListShardOwners();
+    if (!owners.ok()) return "";
+    const int shard = engine::ShardOf(id, kShards);
+    for (const auto& o : *owners) {
+      if (o.shard == shard) return o.owner;
+    }
+    return "";
+  }
+
+  // Projects p-0..p-(n-1), running, created through the replicas' APIs in turn.
+  std::vector<std::string> CreateRunning(int n) {
+    std::vector<std::string> ids;
+    for (int i = 0; i < n; ++i) {
+      auto& via = *replicas_[i % replicas_.size()];
+      auto put = via.engine->intents().Put("p-" + std::to_string(i), Spec(), "", true);
+      EXPECT_TRUE(put.ok()) << put.error().ToString();
+      ids.push_back(put->record.id);
+    }
+    for (const auto& id : ids) {
+      EXPECT_TRUE(WaitPhase(id, "Running", Record(id).generation)) << id << " " << Record(id).phase;
+    }
+    return ids;
+  }
+
+  Replica* Named(const std::string& name) {
+    for (auto& r : replicas_) {
+      if (r->name == name) return r.get();
+    }
+    return nullptr;
+  }
+
+  // Milliseconds until every shard of `gone` is owned by one of `others`.
+  int64_t MillisUntilTakenOver(const std::set<std::string>& others) {
+    const auto begin = Steady::now();
+    EXPECT_TRUE(Eventually([&] { return Settled(others); }, seconds(10)));
+    return std::chrono::duration_cast<milliseconds>(Steady::now() - begin).count();
+  }
+
+  std::vector<std::unique_ptr<Replica>> replicas_;
+};
+
+TEST_F(ReplicasTest, ProjectsAreSharedAndADeadReplicasShareIsTakenOver) {
+  Add("r0");
+  Add("r1");
+  Add("r2");
+  ASSERT_TRUE(Eventually([&] { return Settled({"r0", "r1", "r2"}); }, seconds(15)));
+  const std::vector<std::string> ids = CreateRunning(9);
+  // Each project is acted for by exactly one replica, and only its owner's informers see its
+  // objects (EndpointSlices inherit the Service's shard label).
+  for (const auto& id : ids) {
+    const std::string owner = OwnerOf(id);
+    const std::string service = engine::NamesFor(id, Record(id).name).service;
+    for (auto& r : replicas_) {
+      auto slices = r->engine->EndpointSlicesOf(service);
+      ASSERT_TRUE(slices.has_value());
+      EXPECT_EQ(!slices->empty(), r->name == owner) << id << " in " << r->name;
+    }
+    auto dep = Get("deployments.apps", engine::NamesFor(id, Record(id).name).deployment);
+    ASSERT_TRUE(dep.has_value());
+    const std::string shard = std::to_string(engine::ShardOf(id, kShards));
+    EXPECT_EQ((*dep)["metadata"]["labels"]["steward.io/shard"], shard);
+    EXPECT_EQ((*dep)["spec"]["template"]["metadata"]["labels"]["steward.io/shard"], shard);
+  }
+  // Leases: one per replica, labelled, announcing the shard count.
+  auto leases = cluster_->api().List(Kind("leases.coordination.k8s.io"), kNs, {});
+  ASSERT_TRUE(leases.ok());
+  EXPECT_EQ((*leases)["items"].size(), 3u);
+
+  // r2 dies silently: no renewal, no release, its engine gone.
+  Replica* r2 = Named("r2");
+  r2->membership->Abandon();
+  r2->engine->Stop();
+  const int64_t took = MillisUntilTakenOver({"r0", "r1"});
+  std::cout << "silent death: shards taken over after " << took << " ms (lease 2000 ms, retry "
+            << "200 ms)\n";
+  EXPECT_LT(took, 2000 + 200 + 1500);
+  // A change made after the death converges: every project of r2's old share suspends.
+  for (const auto& id : ids) {
+    ASSERT_TRUE(replicas_[0]->engine->intents().Suspend(id).ok());
+  }
+  for (const auto& id : ids) {
+    EXPECT_TRUE(WaitPhase(id, "Suspended", Record(id).generation)) << id << " " << Record(id).phase;
+  }
+}
+
+TEST_F(ReplicasTest, CleanStopHandsOverAtOnceAndAJoinerTakesOnlyItsShare) {
+  Add("r0");
+  Add("r1");
+  ASSERT_TRUE(Eventually([&] { return Settled({"r0", "r1"}); }, seconds(15)));
+  const std::vector<std::string> ids = CreateRunning(4);
+  auto before = store_->ListShardOwners();
+  ASSERT_TRUE(before.ok());
+
+  // A joiner takes only the shards rendezvous gives it; the others keep theirs (same epoch).
+  Add("r2");
+  ASSERT_TRUE(Eventually([&] { return Settled({"r0", "r1", "r2"}); }, seconds(15)));
+  const auto assigned = engine::AssignShards(kShards, {"r0", "r1", "r2"});
+  auto after = store_->ListShardOwners();
+  ASSERT_TRUE(after.ok());
+  for (int s = 0; s < kShards; ++s) {
+    EXPECT_EQ((*after)[s].owner, assigned[s]) << "shard " << s;
+    if (assigned[s] != "r2") EXPECT_EQ((*after)[s].epoch, (*before)[s].epoch) << "shard " << s;
+  }
+
+  // A clean stop: drained, released, Lease released; the others own its shards at once.
+  const auto begin = Steady::now();
+  Named("r2")->membership->Stop();
+  Named("r2")->engine->Stop();
+  const int64_t took = std::chrono::duration_cast<milliseconds>(Steady::now() - begin).count() +
+                       MillisUntilTakenOver({"r0", "r1"});
+  std::cout << "clean stop: shards taken over after " << took << " ms (lease 2000 ms)\n";
+  EXPECT_LT(took, 1500);
+
+  // No overlap ever: every shard's history alternates acquire / release (nobody died here).
+  auto history = store_->ListShardHistory(0, 0);
+  ASSERT_TRUE(history.ok());
+  std::map<int, std::string> holder;
+  for (const auto& e : *history) {
+    if (e.acquired) {
+      EXPECT_EQ(holder[e.shard], "") << "shard " << e.shard << " acquired by " << e.owner
+                                     << " while " << holder[e.shard] << " held it";
+      holder[e.shard] = e.owner;
+    } else {
+      EXPECT_EQ(holder[e.shard], e.owner) << "shard " << e.shard;
+      holder[e.shard] = "";
+    }
+  }
+  // Still converging with two replicas.
+  for (const auto& id : ids) ASSERT_TRUE(replicas_[1]->engine->intents().Restart(id).ok());
+  for (const auto& id : ids) EXPECT_TRUE(WaitPhase(id, "Running", Record(id).generation)) << id;
+}
+
+TEST_F(ReplicasTest, AReplicaThatCannotRenewStopsWritingBeforeItsShardsAreTakenOver) {
+  Add("r0");
+  Add("r1");
+  ASSERT_TRUE(Eventually([&] { return Settled({"r0", "r1"}); }, seconds(15)));
+  const std::vector<std::string> ids = CreateRunning(4);
+  Replica* r1 = Named("r1");
+  const std::map<int, int64_t> held = r1->engine->OwnedShards();
+  ASSERT_FALSE(held.empty());
+
+  r1->transport->blocked = true;
+  const auto blocked_at = Steady::now();
+  ASSERT_TRUE(Eventually([&] { return !r1->membership->Ready().ok(); }, seconds(3)));
+  EXPECT_TRUE(Eventually([&] { return r1->engine->OwnedShards().empty(); }, seconds(1)));
+  const int64_t stopped_after =
+      std::chrono::duration_cast<milliseconds>(Steady::now() - blocked_at).count();
+  EXPECT_LT(stopped_after, 2000) << "must stop acting before the lease could expire";
+  EXPECT_NE(r1->membership->Ready().message().find("renew"), std::string::npos);
+
+  // r0 takes over after the lease duration.
+  ASSERT_TRUE(Eventually([&] { return Settled({"r0"}); }, seconds(10)));
+  const auto taken_at = Steady::now();
+  // r1's old fences no longer hold in the store.
+  const auto& [shard, epoch] = *held.begin();
+  store::Fence stale{shard, "r1", epoch};
+  EXPECT_EQ(store_->CheckFence(stale).code(), StatusCode::kAborted);
+  std::string victim;
+  for (const auto& id : ids) {
+    if (engine::ShardOf(id, kShards) == shard) victim = id;
+  }
+  if (!victim.empty()) {
+    auto fenced = store_->MutateProject(
+        victim, [&](store::ProjectRecord& r, const auto&, store::Mutation& m) {
+          r.status_json = "{}";
+          m.fence = stale;
+          return Status::Ok();
+        });
+    EXPECT_EQ(fenced.status().code(), StatusCode::kAborted);
+  }
+  // Work after the takeover is r0's: suspend everything; r1 sends no Kubernetes write.
+  for (const auto& id : ids) ASSERT_TRUE(replicas_[0]->engine->intents().Suspend(id).ok());
+  for (const auto& id : ids) EXPECT_TRUE(WaitPhase(id, "Suspended", Record(id).generation)) << id;
+  {
+    MutexLock lock(r1->mu);
+    for (const auto& [at, what] : r1->writes) {
+      EXPECT_LT(at, taken_at) << "r1 wrote " << what << " after r0 took its shards";
+    }
+  }
+  // Renewing again, r1 rejoins and takes its share back (new epochs).
+  r1->transport->blocked = false;
+  ASSERT_TRUE(Eventually([&] { return Settled({"r0", "r1"}); }, seconds(10)));
+  EXPECT_TRUE(Eventually([&] { return r1->membership->Ready().ok(); }, seconds(2)));
+  for (const auto& [s, e] : r1->engine->OwnedShards()) {
+    if (held.contains(s)) EXPECT_GT(e, held.at(s));
+  }
+}
+
+TEST_F(ReplicasTest, AnEngineWhoseShardWasTakenSendsNoKubernetesWriteAndNoStatus) {
+  // A replica that has not noticed yet (paused, partitioned) that another acquired its shard:
+  // its engine still believes it owns the shard, but the store's fence refuses it.
+  Replica& r = AddEngine("r0");
+  const int shard = 3;
+  auto mine = store_->AcquireShard(shard, "r0", 0);
+  ASSERT_TRUE(mine.ok());
+  ASSERT_TRUE(r.engine->SetOwnedShards({{shard, store::Fence{shard, "r0", mine->epoch}}}).ok());
+  std::string id;
+  for (int k = 0; id.empty(); ++k) {
+    if (engine::ShardOf("fenced-" + std::to_string(k), kShards) == shard) {
+      id = "fenced-" + std::to_string(k);
+    }
+  }
+  ASSERT_TRUE(store_->AcquireShard(shard, "r9", mine->epoch).ok());  // the takeover
+  auto put = r.engine->intents().Put("fenced", Spec(), id, true);
+  ASSERT_TRUE(put.ok()) << put.error().ToString();
+  ASSERT_TRUE(Eventually([&] { return r.engine->stats().lost_shard_runs > 0; }, seconds(10)));
+  EXPECT_EQ(Record(id).status_json, "");  // no status written
+  EXPECT_TRUE(Leftovers(id).empty());     // nothing created
+  MutexLock lock(r.mu);
+  EXPECT_TRUE(r.writes.empty()) << r.writes.front().second;
+}
+
+TEST_F(ReplicasTest, UnshardedEngineWritesNoLeaseAndNoShardLabel) {
+  StartEngine();
+  auto put = engine_->intents().Put("solo", Spec(), "", true);
+  ASSERT_TRUE(put.ok());
+  ASSERT_TRUE(WaitPhase(put->record.id, "Running", put->record.generation));
+  auto dep = Get("deployments.apps", "solo");
+  ASSERT_TRUE(dep.has_value());
+  EXPECT_FALSE((*dep)["metadata"]["labels"].contains("steward.io/shard"));
+  auto leases = cluster_->api().List(Kind("leases.coordination.k8s.io"), kNs, {});
+  ASSERT_TRUE(leases.ok());
+  EXPECT_TRUE((*leases)["items"].empty());
+  EXPECT_FALSE(engine_->SetOwnedShards({}).ok());  // not sharded
+}
+
+}  // namespace
+}  // namespace steward::replica
