@@ -91,7 +91,13 @@ std::vector<AuditWrite> ParseAuditWrites(std::string_view audit_log) {
   return out;
 }
 
-void ObjectOwners::AddProject(const std::string& id, const std::string& name) {
+void ObjectOwners::Add(const std::string& key, const std::string& id, int64_t created_ms) {
+  auto& list = by_name_[key];
+  list.emplace_back(created_ms, id);
+  std::sort(list.begin(), list.end());
+}
+
+void ObjectOwners::AddProject(const std::string& id, const std::string& name, int64_t created_ms) {
   const engine::ObjectNames n = engine::NamesFor(id, name);
   for (const auto& [resource, object] :
        std::vector<std::pair<std::string, std::string>>{{"secrets", n.secret},
@@ -102,23 +108,31 @@ void ObjectOwners::AddProject(const std::string& id, const std::string& name) {
                                                         {"services", n.service},
                                                         {"ingresses", n.ingress},
                                                         {"ingresses", n.custom_ingress}}) {
-    if (!object.empty()) by_name_[resource + "/" + object] = id;
+    if (!object.empty()) Add(resource + "/" + object, id, created_ms);
   }
   ids_.push_back(id);
 }
 
-void ObjectOwners::AddAgent(const std::string& id, const std::string& name) {
+void ObjectOwners::AddAgent(const std::string& id, const std::string& name, int64_t created_ms) {
   for (const char* resource : {"secrets", "deployments", "services"}) {
-    by_name_[std::string(resource) + "/" + name] = id;
+    Add(std::string(resource) + "/" + name, id, created_ms);
   }
   ids_.push_back(id);
 }
 
 std::optional<std::string> ObjectOwners::RecordOf(std::string_view resource, std::string_view name,
-                                                  bool* exempt) const {
+                                                  int64_t at_us, bool* exempt) const {
   *exempt = false;
   auto it = by_name_.find(std::string(resource) + "/" + std::string(name));
-  if (it != by_name_.end()) return it->second;
+  if (it != by_name_.end()) {
+    // The latest incarnation created by then (the first, for a write before any).
+    const auto& list = it->second;
+    const std::string* id = &list.front().second;
+    for (const auto& [created_ms, candidate] : list) {
+      if (created_ms * 1000 <= at_us) id = &candidate;
+    }
+    return *id;
+  }
   if (resource != "secrets") return std::nullopt;
   for (const std::string& id : ids_) {
     const std::string prefix = id + "-credentials-";
@@ -141,9 +155,9 @@ EpochReport CheckWriteEpochs(const std::vector<AuditWrite>& writes,
     if (w.replica.empty()) continue;
     ++report.writes;
     bool exempt = false;
-    std::optional<std::string> id = owners.RecordOf(w.resource, w.name, &exempt);
+    std::optional<std::string> id = owners.RecordOf(w.resource, w.name, w.start_us, &exempt);
     if (!id) continue;
-    if (exempt && w.verb == "create") {
+    if (exempt) {
       ++report.exempt;
       continue;
     }

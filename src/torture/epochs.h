@@ -6,9 +6,12 @@
 // epoch of s owned by X spans it: acquired by X at or before `start`, and neither released nor
 // acquired by anyone (X's own next process included) before `end`. Anything else — a write by a
 // replica that never owned the shard, one after its successor acquired it, one before it acquired
-// it — is a violation. Writes the API makes for any replica on purpose are exempt: the immutable
-// Secret of supplied credentials ("<id>-credentials-<fingerprint>"), which the replica that
-// accepts the PUT creates before it commits.
+// it — is a violation. Exempt: the Secrets of supplied credentials ("<id>-credentials-<fp>",
+// content-addressed and immutable), which the replica that accepts the PUT writes — creates,
+// marks as taken (a patch at the read resourceVersion), replaces when a leftover of another
+// project (a delete at the read uid) — before it commits the intent, whoever owns the shard; the
+// owner's engine deletes them once no pod holds them. Preconditions fence those; they are
+// counted apart.
 //
 // Pure functions of their inputs; any thread.
 #pragma once
@@ -42,19 +45,23 @@ std::string ReplicaOfUserAgent(std::string_view user_agent);
 
 // Maps an object name (as in the audit log) to the record it belongs to: built from every record
 // of the run, with the names the engine gives its objects (manifests' NamesFor; an agent's
-// objects are named as the agent).
+// objects are named as the agent). A name used again (deleted, then created anew) belongs to each
+// incarnation from its creation on: a new one can only be created once the last was purged.
 class ObjectOwners {
  public:
-  void AddProject(const std::string& id, const std::string& name);
-  void AddAgent(const std::string& id, const std::string& name);
-  // The record id for an object name of `resource` (secrets, deployments, ...); nullopt when it
-  // belongs to no known record. `exempt` is set for an API-made supplied-credentials Secret.
+  void AddProject(const std::string& id, const std::string& name, int64_t created_ms);
+  void AddAgent(const std::string& id, const std::string& name, int64_t created_ms);
+  // The record id for an object name of `resource` (secrets, deployments, ...) written at
+  // `at_us`; nullopt when it belongs to no known record. `exempt` is set for an API-made
+  // supplied-credentials Secret.
   std::optional<std::string> RecordOf(std::string_view resource, std::string_view name,
-                                      bool* exempt) const;
+                                      int64_t at_us, bool* exempt) const;
 
  private:
-  std::map<std::string, std::string> by_name_;  // "<resource>/<name>" → id
-  std::vector<std::string> ids_;                // for "<id>-credentials-" Secrets
+  void Add(const std::string& key, const std::string& id, int64_t created_ms);
+  // "<resource>/<name>" → (created ms, id), oldest first.
+  std::map<std::string, std::vector<std::pair<int64_t, std::string>>> by_name_;
+  std::vector<std::string> ids_;  // for "<id>-credentials-" Secrets
 };
 
 struct EpochReport {

@@ -61,7 +61,7 @@ TEST(EpochsTest, AuditLinesBecomeWritesWithTheirStartTimes) {
 
 TEST(EpochsTest, WritesInsideTheirOwnersTenureHoldAndOthersAreViolations) {
   ObjectOwners owners;
-  owners.AddProject("p1", "alpha");
+  owners.AddProject("p1", "alpha", kT - 1000);
   const engine::ObjectNames n = engine::NamesFor("p1", "alpha");
   auto shard_of = [](const std::string&) { return 3; };
   // a owns shard 3 from T+0 to T+100 (released), b from T+150, a again (a new process) from
@@ -94,20 +94,46 @@ TEST(EpochsTest, WritesInsideTheirOwnersTenureHoldAndOthersAreViolations) {
 
 TEST(EpochsTest, SuppliedCredentialSecretsAreTheApisAndUnknownObjectsAreNotAttributed) {
   ObjectOwners owners;
-  owners.AddProject("p1", "alpha");
-  owners.AddAgent("a1", "mqtt-schema-agent-t-b");
+  owners.AddProject("p1", "alpha", kT - 1000);
+  owners.AddAgent("a1", "mqtt-schema-agent-t-b", kT - 1000);
   auto shard_of = [](const std::string& id) { return id == "a1" ? 1 : 0; };
   const std::vector<store::ShardEvent> history = {Acquired(1, 1, "a", 1, kT)};
   std::vector<AuditWrite> writes = {
       Write("b", "secrets", "p1-credentials-0123abcd", kT + 5, kT + 6, "create"),  // exempt
-      Write("b", "secrets", "p1-credentials-0123abcd", kT + 5, kT + 6, "delete"),  // not
+      Write("b", "secrets", "p1-credentials-0123abcd", kT + 5, kT + 6, "patch"),   // exempt
+      Write("b", "secrets", "alpha-credentials", kT + 5, kT + 6, "update"),  // the engine's
       Write("b", "configmaps", "whatever", kT + 5, kT + 6),
       Write("a", "deployments", "mqtt-schema-agent-t-b", kT + 5, kT + 6)};
   EpochReport report = CheckWriteEpochs(writes, history, owners, shard_of);
-  EXPECT_EQ(report.exempt, 1);
+  EXPECT_EQ(report.exempt, 2);
   EXPECT_EQ(report.attributed, 2);
   ASSERT_THAT(report.violations, SizeIs(1));
-  EXPECT_THAT(report.violations[0], HasSubstr("delete secrets/p1-credentials-0123abcd"));
+  EXPECT_THAT(report.violations[0], HasSubstr("update secrets/alpha-credentials "));
+}
+
+TEST(EpochsTest, ANameUsedAgainBelongsToEachIncarnationFromItsCreationOn) {
+  ObjectOwners owners;
+  owners.AddAgent("old", "mqtt-schema-agent-t-b", kT);
+  owners.AddAgent("new", "mqtt-schema-agent-t-b", kT + 5000);
+  bool exempt = false;
+  EXPECT_EQ(owners.RecordOf("deployments", "mqtt-schema-agent-t-b", (kT - 1) * 1000, &exempt),
+            "old");
+  EXPECT_EQ(owners.RecordOf("deployments", "mqtt-schema-agent-t-b", (kT + 4999) * 1000, &exempt),
+            "old");
+  EXPECT_EQ(owners.RecordOf("deployments", "mqtt-schema-agent-t-b", (kT + 5000) * 1000, &exempt),
+            "new");
+  // Each incarnation's writes are judged by its own shard.
+  auto shard_of = [](const std::string& id) { return id == "old" ? 1 : 2; };
+  const std::vector<store::ShardEvent> history = {Acquired(1, 1, "a", 1, kT - 10),
+                                                  Acquired(2, 2, "b", 1, kT - 10)};
+  EpochReport report = CheckWriteEpochs(
+      {Write("a", "deployments", "mqtt-schema-agent-t-b", kT + 100, kT + 200),
+       Write("b", "deployments", "mqtt-schema-agent-t-b", kT + 6000, kT + 6100),
+       Write("a", "deployments", "mqtt-schema-agent-t-b", kT + 7000, kT + 7100)},
+      history, owners, shard_of);
+  ASSERT_THAT(report.violations, SizeIs(1));
+  EXPECT_THAT(report.violations[0], HasSubstr("replica a sent update"));
+  EXPECT_THAT(report.violations[0], HasSubstr("record new, shard 2"));
 }
 
 TEST(EpochsTest, EveryShardOfADeadReplicaIsAcquiredAgainWithinTheBound) {

@@ -21,8 +21,12 @@
 #include "kube/config/kubeconfig.h"
 #include "kube/transport/transport.h"
 #include "net/http_client.h"
+#include "store/postgres_store.h"
+#include "engine/model/shard.h"
 #include "torture/child_process.h"
+#include "torture/epochs.h"
 #include "torture/oracle.h"
+#include "test_support/postgres_server.h"
 
 namespace steward::torture {
 namespace {
@@ -285,15 +289,54 @@ class Processes {
     return Unavailable("steward serve did not become ready; see " + dir_ + "/" + name + ".log");
   }
 
-  // The PostgreSQL server of a run with database "postgres" (nothing for SQLite).
+  // The PostgreSQL server of a run with database "postgres" (nothing for SQLite), in the work
+  // dir's temp space, with a database "steward" the replicas share.
   Status StartDatabase() {
     if (options_.database == "sqlite") return Status::Ok();
-    return Unimplemented("database postgres: not built yet");
+    ASSIGN_OR_RETURN(database_, test_support::PostgresServer::Launch());
+    RETURN_IF_ERROR(database_->CreateDatabase("steward"));
+    database_url_ = database_->Url("steward");
+    return Status::Ok();
   }
   // Stops the server (fast shutdown: open transactions are rolled back), waits `down`, starts it.
   Status RestartDatabase(milliseconds down) {
-    (void)down;
-    return Unimplemented("database postgres: not built yet");
+    if (!database_) return FailedPrecondition("no PostgreSQL server in this run");
+    RETURN_IF_ERROR(database_->Stop());
+    std::this_thread::sleep_for(down);
+    return database_->Start();
+  }
+  const std::string& database_url() const { return database_url_; }
+
+  // The replica that owns a project in the middle of a step (a phase other than Running,
+  // Suspended or Failed), picked at random, with that project's name; nullopt when none is, or
+  // the store cannot tell. Reads the shared store directly (the torture's own connection).
+  std::optional<std::pair<int, std::string>> OwnerOfABusyProject(std::mt19937_64& rng) {
+    if (database_url_.empty()) return std::nullopt;
+    if (!watcher_store_) {
+      store::PostgresOptions po;
+      po.url = database_url_;
+      po.pool_size = 1;
+      auto opened = store::OpenPostgresStore(po);
+      if (!opened.ok()) return std::nullopt;
+      watcher_store_ = std::move(*opened);
+    }
+    auto records = watcher_store_->ListProjects({});
+    auto owners = watcher_store_->ListShardOwners();
+    if (!records.ok() || !owners.ok()) return std::nullopt;
+    std::vector<const store::ProjectRecord*> busy;
+    for (const auto& r : *records) {
+      if (r.phase != "Running" && r.phase != "Suspended" && r.phase != "Failed") busy.push_back(&r);
+    }
+    if (busy.empty()) return std::nullopt;
+    const store::ProjectRecord& pick = *busy[rng() % busy.size()];
+    const int shard = engine::ShardOf(pick.id, options_.shards);
+    for (const store::ShardOwner& o : *owners) {
+      if (o.shard != shard) continue;
+      for (int i = 0; i < options_.replicas; ++i) {
+        if (ReplicaName(i) == o.owner) return std::make_pair(i, pick.name);
+      }
+    }
+    return std::nullopt;
   }
 
   // One replica: "steward" (its data dir and log keep their names); several: r0, r1, ...
@@ -349,6 +392,8 @@ class Processes {
   const std::string dir_;
   uint16_t cluster_port_ = 0, ingress_port_ = 0;
   std::string token_;         // written once before any other thread starts
+  std::unique_ptr<test_support::PostgresServer> database_;
+  std::unique_ptr<store::Store> watcher_store_;  // OwnerOfABusyProject's connection
   std::string database_url_;  // "" for SQLite in each replica's data dir
   ChildProcess cluster_;
   std::vector<StewardProcess> stewards_;
@@ -553,9 +598,10 @@ void Execute(ReplicaClients& apis, const std::string& name, int index, const Pla
       return;
     }
     int code = api->last_error().http_status;
-    // A supply the cluster could not take (its Secret is written before the intent): nothing
-    // was committed, and the answer says to send it again.
-    if (code == 503 && op.kind == OpKind::kSupply) code = 0;
+    // 503: the store (PostgreSQL restarting) or, for a supply, the cluster could not take it
+    // (its Secret is written before the intent); the answer says to send it again, and what was
+    // not acknowledged may or may not have been committed: as no answer.
+    if (code == 503) code = 0;
     if (code == 0) {
       unanswered = true;
       rec.Update([](TortureReport& r) { ++r.ops_no_answer; });
@@ -955,10 +1001,18 @@ std::vector<Kill> Chaos(Processes& procs, const TortureOptions& options, Record&
     const int what = choices[rng() % choices.size()];
     if (what == 0) {
       ++kills;
-      const int replica = static_cast<int>(rng() % static_cast<uint64_t>(procs.replicas()));
+      int replica = static_cast<int>(rng() % static_cast<uint64_t>(procs.replicas()));
       const bool long_down = procs.replicas() > 1 && kills % 2 == 0;
+      // Every other kill (of those with several replicas) is of a busy project's owner.
+      std::string why;
+      if (procs.replicas() > 1 && (kills / 2) % 2 == 0) {
+        if (auto owner = procs.OwnerOfABusyProject(rng)) {
+          replica = owner->first;
+          why = ", the owner of " + owner->second + " in the middle of a step";
+        }
+      }
       rec.Log("SIGKILL " + procs.ReplicaName(replica) + " (" + std::to_string(kills) + "/" +
-              std::to_string(options.kill_steward) + ")" +
+              std::to_string(options.kill_steward) + ")" + why +
               (long_down ? ", down past its lease" : ""));
       Kill k{replica, WallMs()};
       procs.KillSteward(replica);
@@ -1143,6 +1197,71 @@ void FinalChecks(Processes& procs, Oracle& oracle, Monitor& monitor, Record& rec
   }
 }
 
+// After a replicated run: from the store's shard history and the cluster's audit log, every
+// shard a killed replica held was taken over within the lease duration + 2 s, and no record was
+// written by a replica outside its own tenure of the record's shard (epochs.h).
+void CheckReplicas(const Processes& procs, const TortureOptions& options,
+                   const std::vector<Kill>& kills, Record& rec) {
+  store::PostgresOptions po;
+  po.url = procs.database_url();
+  auto store = store::OpenPostgresStore(po);
+  if (!store.ok()) {
+    rec.Violation("(replicas)", "shard history", "the store", store.error().ToString());
+    return;
+  }
+  auto history = (*store)->ListShardHistory(0, 0);
+  if (!history.ok()) {
+    rec.Violation("(replicas)", "shard history", "the store", history.error().ToString());
+    return;
+  }
+  std::vector<Death> deaths;
+  for (const Kill& k : kills) deaths.push_back({procs.ReplicaName(k.replica), k.at_ms});
+  const int64_t bound_ms =
+      std::chrono::duration_cast<milliseconds>(options.lease_duration + seconds(2)).count();
+  HandoverReport handovers = CheckHandovers(deaths, *history, bound_ms);
+  for (const std::string& v : handovers.violations) {
+    rec.Violation("(replicas)", "handover", "within " + std::to_string(bound_ms) + " ms", v);
+  }
+  ObjectOwners owners;
+  for (const auto& [name, answers] : rec.Answers()) {
+    std::map<std::string, int64_t> created;  // id → its creation (ms), from the answers
+    for (const Answer& a : answers) {
+      auto at = ParseRfc3339(a.created_at);
+      if (a.id.empty() || !at) continue;
+      const int64_t ms = std::chrono::duration_cast<milliseconds>(at->time_since_epoch()).count();
+      auto [it, fresh] = created.emplace(a.id, ms);
+      if (!fresh) it->second = std::min(it->second, ms);
+    }
+    for (const auto& [id, ms] : created) {
+      if (IsAgentName(name)) {
+        owners.AddAgent(id, name, ms);
+      } else {
+        owners.AddProject(id, name, ms);
+      }
+    }
+  }
+  std::ifstream in(procs.audit_log());
+  std::string audit((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const int shards = options.shards;
+  EpochReport epochs =
+      CheckWriteEpochs(ParseAuditWrites(audit), *history, owners,
+                       [shards](const std::string& id) { return engine::ShardOf(id, shards); });
+  for (const std::string& v : epochs.violations) {
+    rec.Violation("(replicas)", "fencing", "one replica per shard epoch", v);
+  }
+  rec.Update([&](TortureReport& r) {
+    r.handovers_checked = handovers.shards;
+    r.max_handover_ms = handovers.max_ms;
+    r.fenced_writes_checked = epochs.attributed;
+  });
+  rec.Log("replicas: " + std::to_string(history->size()) + " shard events; " +
+          std::to_string(handovers.shards) + " shards of killed replicas taken over (median " +
+          std::to_string(handovers.median_ms) + " ms, max " + std::to_string(handovers.max_ms) +
+          " ms, bound " + std::to_string(bound_ms) + " ms); " + std::to_string(epochs.attributed) +
+          " of " + std::to_string(epochs.writes) + " replica writes checked against the epochs (" +
+          std::to_string(epochs.exempt) + " supplied-credential Secrets exempt)");
+}
+
 std::string ReplayCommand(const TortureOptions& o) {
   std::string s = "steward torture --seed " + std::to_string(o.seed) + " --projects " +
                   std::to_string(o.projects) + " --ops " + std::to_string(o.plan.ops) +
@@ -1273,6 +1392,7 @@ StatusOr<TortureReport> RunTorture(const TortureOptions& options, std::ostream& 
   }
   monitor.Stop([&] { procs.StopStewards(); });
   procs.StopAll();
+  if (options.replicas > 1) CheckReplicas(procs, options, kills, rec);
 
   // An oracle that checked nothing proves nothing.
   TortureReport counts = rec.Report();
@@ -1290,8 +1410,14 @@ StatusOr<TortureReport> RunTorture(const TortureOptions& options, std::ostream& 
       << " superseded, " << report.claims_inconclusive << " inconclusive), " << report.scans
       << " scans, " << report.credential_checks << " credential checks, " << report.instance_ops
       << " instance calls, " << report.steward_kills << " steward kills, "
-      << report.cluster_restarts << " cluster restarts, " << static_cast<int>(report.seconds)
-      << " s\n";
+      << report.cluster_restarts << " cluster restarts, ";
+  if (options.replicas > 1) {
+    out << options.replicas << " replicas, " << report.database_restarts
+        << " database restarts, " << report.handovers_checked << " handovers (max "
+        << report.max_handover_ms << " ms), " << report.fenced_writes_checked
+        << " fenced writes checked, ";
+  }
+  out << static_cast<int>(report.seconds) << " s\n";
   out << "violations: " << report.violations.size() << "\n";
   if (!report.violations.empty()) out << "replay: " << rec.replay() << "\n";
   return report;

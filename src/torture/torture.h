@@ -47,6 +47,7 @@ struct TortureOptions {
   std::chrono::seconds lease_duration{6};
   std::chrono::seconds renew_deadline{4};
   std::chrono::seconds retry_period{1};
+  int shards = 64;  // the replicas' shard count (their default)
 };
 
 struct TortureReport {

@@ -1148,6 +1148,10 @@ void RestHandler::ServeCreate(Request& r) {
   }
   Json body;
   if (!DecodeBody(r, &body) || !ValidateBody(r, &body, "CreateOptions")) return;
+  // The audit record names the object created, as a real API server's objectRef does.
+  if (const Json* name = FindPath(body, "metadata.name"); name != nullptr && name->is_string()) {
+    r.record.name = name->get<std::string>();
+  }
   SendResult(r, api_.Create(*r.type, r.ns, std::move(body), WriteOptionsOf(r.http)), 201);
 }
 
