@@ -385,6 +385,31 @@ TEST_F(PostgresStoreTest, ACommitWhoseAnswerNeverCameIsUnavailableNeverOk) {
   EXPECT_EQ(store->GetProject("p1")->generation, 1);
 }
 
+// The feed's LISTEN connection is cut again and again while the other replica writes: every
+// change still arrives once, in order.
+TEST_F(PostgresStoreTest, TheFeedSurvivesItsConnectionBeingCutRepeatedly) {
+  auto a = MustOpen(Options());
+  auto b = MustOpen(Options());
+  ASSERT_TRUE(a && b);
+  Positions at_b;
+  b->AddListener(at_b.Record());
+  ASSERT_TRUE(a->CreateProject(Project("p1", "alpha"), {}).ok());
+  constexpr int kWrites = 20;
+  int cut = 0;
+  for (int i = 0; i < kWrites; ++i) {
+    // The feed connections (both replicas') are those whose last statement read the changes.
+    cut += std::stoi(Query(
+        "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE datname = '" + db_ +
+        "' AND application_name = 'steward' AND (query LIKE 'SELECT position, payload FROM "
+        "changes%' OR query LIKE 'LISTEN%')"));
+    ASSERT_TRUE(a->MutateProject("p1", Bump()).ok());
+  }
+  ASSERT_TRUE(Eventually([&] { return at_b.size() >= kWrites + 1; }));
+  EXPECT_THAT(at_b.Get(), ElementsAreArray(Range(1, kWrites + 1)));
+  EXPECT_EQ(b->GetProject("p1")->generation, kWrites);
+  EXPECT_GE(cut, kWrites / 2);  // the feeds were really cut, most of the time
+}
+
 TEST_F(PostgresStoreTest, AStatementPastItsTimeoutIsUnavailableAndLaterWritesSucceed) {
   PostgresOptions o = Options();
   o.statement_timeout = std::chrono::milliseconds(300);
