@@ -760,7 +760,9 @@ Status PostgresStore::Transact(std::string_view what, const Body& body) {
   for (int attempt = 1;; ++attempt) {
     ASSIGN_OR_RETURN(Pool::Lease lease, pool_.Acquire());
     PgConn& c = *lease;
-    auto begun = c.Exec("begin transaction", "BEGIN");
+    // READ COMMITTED whatever the database's default: after the feed lock every statement sees
+    // every earlier commit (a SERIALIZABLE snapshot taken before the lock would not).
+    auto begun = c.Exec("begin transaction", "BEGIN ISOLATION LEVEL READ COMMITTED");
     if (!begun.ok()) {
       // Nothing was sent yet: a pooled connection the server closed is safe to replace.
       if (c.broken() && attempt < kAttempts) continue;
