@@ -760,7 +760,9 @@ Status PostgresStore::Transact(std::string_view what, const Body& body) {
   for (int attempt = 1;; ++attempt) {
     ASSIGN_OR_RETURN(Pool::Lease lease, pool_.Acquire());
     PgConn& c = *lease;
-    auto begun = c.Exec("begin transaction", "BEGIN");
+    // READ COMMITTED whatever the database's default: after the feed lock every statement sees
+    // every earlier commit (a SERIALIZABLE snapshot taken before the lock would not).
+    auto begun = c.Exec("begin transaction", "BEGIN ISOLATION LEVEL READ COMMITTED");
     if (!begun.ok()) {
       // Nothing was sent yet: a pooled connection the server closed is safe to replace.
       if (c.broken() && attempt < kAttempts) continue;
@@ -1367,6 +1369,16 @@ Status PostgresStore::Resync(PgConn& c) {
   return Status::Ok();
 }
 
+// True when notifications were queued (they are dropped: the next read finds their changes).
+bool DrainNotifications(PgConn& listen) {
+  bool any = false;
+  while (PGnotify* n = PQnotifies(listen.raw())) {
+    PQfreemem(n);
+    any = true;
+  }
+  return any;
+}
+
 // Until a notification arrives on `listen`, a local commit pokes, or `timeout` passes.
 void PostgresStore::WaitForWork(PgConn* listen, std::chrono::milliseconds timeout) {
   pollfd fds[2] = {{wake_fd_, POLLIN, 0}, {-1, POLLIN, 0}};
@@ -1405,13 +1417,16 @@ void PostgresStore::FeedLoop() {
       listen.reset();
       continue;
     }
+    // A notification that arrived during the read is queued in libpq already, and the socket
+    // will not wake poll for it: read again at once.
+    if (DrainNotifications(*listen)) continue;
     WaitForWork(listen.get(), options_.poll_interval);
     if (PQconsumeInput(listen->raw()) == 0) {
-      LOG_WARN("store {}: change feed: {}", params_.where, Flatten(PQerrorMessage(listen->raw())));
+      LOG_WARN("store change feed: {}: {}", params_.where, Flatten(PQerrorMessage(listen->raw())));
       listen.reset();
       continue;
     }
-    while (PGnotify* n = PQnotifies(listen->raw())) PQfreemem(n);
+    DrainNotifications(*listen);
   }
 }
 

@@ -340,6 +340,28 @@ TEST_F(PostgresStoreTest, ShardOwnershipIsACompareAndSetBetweenReplicas) {
   for (size_t i = 0; i < history.size(); ++i) EXPECT_EQ(history[i].epoch, int64_t(i + 1));
 }
 
+// A database whose default isolation is SERIALIZABLE: concurrent writers through two replicas
+// all succeed (the store's transactions are READ COMMITTED behind the feed lock).
+TEST_F(PostgresStoreTest, ADatabaseDefaultingToSerializableChangesNothing) {
+  Query("ALTER DATABASE " + db_ + " SET default_transaction_isolation = 'serializable'");
+  auto a = MustOpen(Options());
+  auto b = MustOpen(Options());
+  ASSERT_TRUE(a && b);
+  ASSERT_TRUE(a->CreateProject(Project("p1", "alpha"), {}).ok());
+  constexpr int kThreads = 4, kWrites = 25;
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < kWrites; ++i) {
+        auto r = (t % 2 ? *a : *b).MutateProject("p1", Bump());
+        EXPECT_TRUE(r.ok()) << r.status().ToString();
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(a->GetProject("p1")->generation, kThreads * kWrites);
+}
+
 // ---- The server failing under the store ----
 
 TEST_F(PostgresStoreTest, LostConnectionsAreUnavailableThenTheStoreRecoversAndTheFeedResumes) {
@@ -383,6 +405,31 @@ TEST_F(PostgresStoreTest, ACommitWhoseAnswerNeverCameIsUnavailableNeverOk) {
   // The store goes on; the change did not commit here (the session ended before its COMMIT).
   ASSERT_TRUE(store->MutateProject("p1", Bump()).ok());
   EXPECT_EQ(store->GetProject("p1")->generation, 1);
+}
+
+// The feed's LISTEN connection is cut again and again while the other replica writes: every
+// change still arrives once, in order.
+TEST_F(PostgresStoreTest, TheFeedSurvivesItsConnectionBeingCutRepeatedly) {
+  auto a = MustOpen(Options());
+  auto b = MustOpen(Options());
+  ASSERT_TRUE(a && b);
+  Positions at_b;
+  b->AddListener(at_b.Record());
+  ASSERT_TRUE(a->CreateProject(Project("p1", "alpha"), {}).ok());
+  constexpr int kWrites = 20;
+  int cut = 0;
+  for (int i = 0; i < kWrites; ++i) {
+    // The feed connections (both replicas') are those whose last statement read the changes.
+    cut += std::stoi(Query(
+        "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE datname = '" + db_ +
+        "' AND application_name = 'steward' AND (query LIKE 'SELECT position, payload FROM "
+        "changes%' OR query LIKE 'LISTEN%')"));
+    ASSERT_TRUE(a->MutateProject("p1", Bump()).ok());
+  }
+  ASSERT_TRUE(Eventually([&] { return at_b.size() >= kWrites + 1; }));
+  EXPECT_THAT(at_b.Get(), ElementsAreArray(Range(1, kWrites + 1)));
+  EXPECT_EQ(b->GetProject("p1")->generation, kWrites);
+  EXPECT_GE(cut, kWrites / 2);  // the feeds were really cut, most of the time
 }
 
 TEST_F(PostgresStoreTest, AStatementPastItsTimeoutIsUnavailableAndLaterWritesSucceed) {

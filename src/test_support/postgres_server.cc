@@ -7,6 +7,7 @@
 #include <libpq-fe.h>
 #include <pwd.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -119,6 +120,8 @@ Status PostgresServer::RunAsServerUser(const std::vector<std::string>& argv, con
     if (uid_ != 0) {
       if (setgroups(0, nullptr) != 0 || setgid(gid_) != 0 || setuid(uid_) != 0) _exit(126);
     }
+    // A test that crashes must not leave a server behind (set after setuid, which clears it).
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (chdir(dir_.c_str()) != 0) _exit(126);
     execv(args[0], args.data());
     _exit(127);
