@@ -291,7 +291,9 @@ TEST_F(ReplicasTest, CleanStopHandsOverAtOnceAndAJoinerTakesOnlyItsShare) {
   ASSERT_TRUE(after.ok());
   for (int s = 0; s < kShards; ++s) {
     EXPECT_EQ((*after)[s].owner, assigned[s]) << "shard " << s;
-    if (assigned[s] != "r2") EXPECT_EQ((*after)[s].epoch, (*before)[s].epoch) << "shard " << s;
+    if (assigned[s] != "r2") {
+      EXPECT_EQ((*after)[s].epoch, (*before)[s].epoch) << "shard " << s;
+    }
   }
 
   // A clean stop: drained, released, Lease released; the others own its shards at once.
@@ -374,7 +376,9 @@ TEST_F(ReplicasTest, AReplicaThatCannotRenewStopsWritingBeforeItsShardsAreTakenO
   ASSERT_TRUE(Eventually([&] { return Settled({"r0", "r1"}); }, seconds(10)));
   EXPECT_TRUE(Eventually([&] { return r1->membership->Ready().ok(); }, seconds(2)));
   for (const auto& [s, e] : r1->engine->OwnedShards()) {
-    if (held.contains(s)) EXPECT_GT(e, held.at(s));
+    if (held.contains(s)) {
+      EXPECT_GT(e, held.at(s));
+    }
   }
 }
 
