@@ -8,6 +8,7 @@
 #include "common/json_access.h"
 #include "common/log.h"
 #include "common/time_util.h"
+#include "engine/manifests/manifests.h"
 #include "engine/model/project.h"
 #include "engine/model/shard.h"
 
@@ -16,10 +17,6 @@ namespace {
 
 using kube::ResourceType;
 using Millis = std::chrono::milliseconds;
-
-// As on every object Steward makes (engine/manifests/manifests.h, not linked here).
-constexpr std::string_view kManagedByLabel = "app.kubernetes.io/managed-by";
-constexpr std::string_view kManagedByValue = "steward";
 
 std::string RandomSuffix() {
   std::random_device rd;
@@ -264,7 +261,7 @@ Json Membership::LeaseBody(const std::optional<Json>& current, bool release) con
                               {"metadata", {{"name", lease_name_}, {"namespace", options_.ns}}},
                               {"spec", Json::object()}};
   Json& meta = lease["metadata"];
-  meta["labels"][std::string(kManagedByLabel)] = std::string(kManagedByValue);
+  meta["labels"][std::string(engine::kManagedByLabel)] = std::string(engine::kManagedByValue);
   meta["labels"][std::string(kRoleLabel)] = std::string(kRoleValue);
   meta["annotations"][std::string(kShardsAnnotation)] = std::to_string(options_.shards);
   Json& spec = lease["spec"];
@@ -294,7 +291,10 @@ Json Membership::LeaseBody(const std::optional<Json>& current, bool release) con
 
 Status Membership::Renew() {
   const ResourceType& type = ResourceType::Lease();
-  const kube::WriteOptions write{.timeout = options_.retry_period};
+  // Half the renew deadline per write: a slow answer still lands in time, a hung one leaves
+  // time for a second try before the watchdog stops the engine.
+  const kube::WriteOptions write{.timeout =
+                                     std::max(options_.retry_period, options_.renew_deadline / 2)};
   for (int attempt = 0; attempt < 2; ++attempt) {
     if (!lease_) {
       auto got = client_->Get(type, options_.ns, lease_name_);

@@ -244,8 +244,12 @@ TEST_F(ReplicasTest, ProjectsAreSharedAndADeadReplicasShareIsTakenOver) {
     const std::string service = engine::NamesFor(id, Record(id).name).service;
     for (auto& r : replicas_) {
       auto slices = r->engine->EndpointSlicesOf(service);
-      ASSERT_TRUE(slices.has_value());
-      EXPECT_EQ(!slices->empty(), r->name == owner) << id << " in " << r->name;
+      if (r->name == owner) {
+        ASSERT_TRUE(slices.has_value()) << id;
+        EXPECT_FALSE(slices->empty()) << id;
+      } else {
+        EXPECT_FALSE(slices.has_value()) << id << " is in " << r->name << "'s caches";
+      }
     }
     auto dep = Get("deployments.apps", engine::NamesFor(id, Record(id).name).deployment);
     ASSERT_TRUE(dep.has_value());
@@ -260,9 +264,11 @@ TEST_F(ReplicasTest, ProjectsAreSharedAndADeadReplicasShareIsTakenOver) {
 
   // r2 dies silently: no renewal, no release, its engine gone.
   Replica* r2 = Named("r2");
+  const auto died = Steady::now();
   r2->membership->Abandon();
   r2->engine->Stop();
-  const int64_t took = MillisUntilTakenOver({"r0", "r1"});
+  ASSERT_TRUE(Eventually([&] { return Settled({"r0", "r1"}); }, seconds(10)));
+  const int64_t took = std::chrono::duration_cast<milliseconds>(Steady::now() - died).count();
   std::cout << "silent death: shards taken over after " << took << " ms (lease 2000 ms, retry "
             << "200 ms)\n";
   EXPECT_LT(took, 2000 + 200 + 1500);
@@ -291,7 +297,9 @@ TEST_F(ReplicasTest, CleanStopHandsOverAtOnceAndAJoinerTakesOnlyItsShare) {
   ASSERT_TRUE(after.ok());
   for (int s = 0; s < kShards; ++s) {
     EXPECT_EQ((*after)[s].owner, assigned[s]) << "shard " << s;
-    if (assigned[s] != "r2") EXPECT_EQ((*after)[s].epoch, (*before)[s].epoch) << "shard " << s;
+    if (assigned[s] != "r2") {
+      EXPECT_EQ((*after)[s].epoch, (*before)[s].epoch) << "shard " << s;
+    }
   }
 
   // A clean stop: drained, released, Lease released; the others own its shards at once.
@@ -374,8 +382,69 @@ TEST_F(ReplicasTest, AReplicaThatCannotRenewStopsWritingBeforeItsShardsAreTakenO
   ASSERT_TRUE(Eventually([&] { return Settled({"r0", "r1"}); }, seconds(10)));
   EXPECT_TRUE(Eventually([&] { return r1->membership->Ready().ok(); }, seconds(2)));
   for (const auto& [s, e] : r1->engine->OwnedShards()) {
-    if (held.contains(s)) EXPECT_GT(e, held.at(s));
+    if (held.contains(s)) {
+      EXPECT_GT(e, held.at(s));
+    }
   }
+}
+
+TEST_F(ReplicasTest, ARestartedReplicaTakesItsLeaseAndShardsBackAtOnce) {
+  Add("r0");
+  Add("r1");
+  ASSERT_TRUE(Eventually([&] { return Settled({"r0", "r1"}); }, seconds(15)));
+  const std::map<int, int64_t> before = Named("r1")->engine->OwnedShards();
+  const std::string old_identity = Named("r1")->membership->identity();
+  // The process dies and a new one starts under the same name (a StatefulSet pod restarted).
+  Named("r1")->membership->Abandon();
+  Named("r1")->engine->Stop();
+  std::erase_if(replicas_, [](const auto& r) { return r->name == "r1"; });
+  const auto begin = Steady::now();
+  Replica& again = Add("r1");
+  ASSERT_TRUE(Eventually([&] { return Settled({"r0", "r1"}); }, seconds(10)));
+  const int64_t took = std::chrono::duration_cast<milliseconds>(Steady::now() - begin).count();
+  // Its own shards need no wait for the old Lease to expire: they are its own.
+  EXPECT_LT(took, 1800);
+  for (const auto& [shard, epoch] : again.engine->OwnedShards()) {
+    EXPECT_GT(epoch, before.at(shard)) << "the past process must be fenced out";
+  }
+  auto lease = cluster_->api().Get(Kind("leases.coordination.k8s.io"), kNs, "steward-replica-r1");
+  ASSERT_TRUE(lease.ok());
+  EXPECT_EQ((*lease)["spec"]["holderIdentity"], again.membership->identity());
+  EXPECT_NE(again.membership->identity(), old_identity);
+  EXPECT_EQ((*lease)["spec"]["leaseTransitions"], 1);
+  EXPECT_EQ((*lease)["metadata"]["labels"]["steward.io/role"], "replica");
+  EXPECT_EQ((*lease)["metadata"]["annotations"]["steward.io/shards"], std::to_string(kShards));
+  const std::string renew = (*lease)["spec"]["renewTime"].get<std::string>();
+  EXPECT_EQ(renew.size(), std::string("2026-12-02T05:50:32.482000Z").size()) << renew;
+}
+
+TEST_F(ReplicasTest, AReplicaRefusesToWorkBesideALiveLeaseOfAnotherShardCount) {
+  Add("r0");
+  ASSERT_TRUE(Eventually([&] { return Settled({"r0"}); }, seconds(15)));
+  std::atomic<int> applied_shards{-1};
+  MembershipOptions mo;
+  mo.name = "odd";
+  mo.ns = kNs;
+  mo.shards = kShards * 2;
+  mo.lease_duration = seconds(2);
+  mo.renew_deadline = seconds(1);
+  mo.retry_period = milliseconds(200);
+  mo.apply = [&](std::map<int, store::Fence> owned) {
+    applied_shards = static_cast<int>(owned.size());
+    return Status::Ok();
+  };
+  auto odd = Membership::Create(mo, client_, *store_);
+  ASSERT_TRUE(odd.ok());
+  (*odd)->Start();
+  ASSERT_TRUE(Eventually(
+      [&] {
+        return (*odd)->Ready().message().find("shards must be the same") != std::string::npos;
+      },
+      seconds(5)));
+  EXPECT_TRUE((*odd)->stats().owned.empty());
+  EXPECT_EQ(applied_shards, -1);  // never acted
+  EXPECT_TRUE(Settled({"r0"}));   // and took nothing from r0
+  (*odd)->Stop();
 }
 
 TEST_F(ReplicasTest, AnEngineWhoseShardWasTakenSendsNoKubernetesWriteAndNoStatus) {

@@ -14,6 +14,7 @@
 #include "cluster/embedded_cluster.h"
 #include "cluster/profile/profile.h"
 #include "common/base64.h"
+#include "engine/model/shard.h"
 #include "engine/readiness/readiness.h"
 #include "kube/client/client.h"
 #include "kube/test_support/embedded.h"
@@ -150,6 +151,34 @@ TEST(RenderTest, EveryObjectHasNamespaceLabelsAnnotationsAndItsHash) {
   EXPECT_EQ(m.deployment["apiVersion"], "apps/v1");
   EXPECT_EQ(m.service["kind"], "Service");
   EXPECT_EQ(m.ingress["apiVersion"], "networking.k8s.io/v1");
+}
+
+TEST(RenderTest, ShardedModeLabelsEveryObjectAndThePodTemplateWithTheShard) {
+  EngineConfig config = TestConfig();
+  RenderInput in = TestInput(&config);
+  in.resolved.storage = StorageSpec{"2Gi", "", "ReadWriteMany"};
+  in.resolved.spec.custom_hostname = "nr.customer.org";
+  const Manifests unsharded = Render(in);
+  config.shards = 64;
+  const Manifests m = Render(in);
+  const std::string shard = std::to_string(ShardOf("p1a2b3", 64));
+  std::vector<Json> all = AllObjects(m);
+  ASSERT_EQ(all.size(), 6u);
+  all.push_back(m.deployment["spec"]["template"]);
+  all.push_back(RenderSuppliedSecret("p1a2b3", "hello", &config, SuppliedCredentials{}, 1));
+  AgentManifests agent = RenderAgent("p1a2b3", "agent-1", &config, AgentSpec{"t", "b", {}}, 0);
+  all.push_back(agent.deployment);
+  all.push_back(agent.deployment["spec"]["template"]);
+  all.push_back(agent.service);
+  for (const Json& obj : all) {
+    SCOPED_TRACE(obj.dump().substr(0, 80));
+    EXPECT_EQ(obj["metadata"]["labels"]["steward.io/shard"], shard);
+  }
+  // Selectors do not change (a Deployment's is immutable): only labels are added.
+  EXPECT_EQ(m.deployment["spec"]["selector"], unsharded.deployment["spec"]["selector"]);
+  for (const Json& obj : AllObjects(unsharded)) {
+    EXPECT_FALSE(obj["metadata"]["labels"].contains("steward.io/shard"));
+  }
 }
 
 TEST(RenderTest, StewardLabelsCannotBeOverriddenByUserLabels) {

@@ -370,6 +370,15 @@ std::optional<std::vector<Json>> Engine::EndpointSlicesOf(const std::string& ser
   }
   std::shared_ptr<kube::Informer> slices = impl_->observer.Shared(ResourceType::EndpointSlice());
   if (slices == nullptr || !slices->HasSynced()) return std::nullopt;
+  if (impl_->shards > 0) {
+    // Sharded: only a Service of this replica's share is in its caches; another's is not
+    // known here (the caller asks the server).
+    std::shared_ptr<kube::Informer> services = impl_->observer.Shared(ResourceType::Service());
+    if (services == nullptr ||
+        services->Get(impl_->options.config.namespace_name, service) == nullptr) {
+      return std::nullopt;
+    }
+  }
   std::vector<Json> out;
   for (const kube::ObjectRef& obj : slices->ByLabel("kubernetes.io/service-name", service)) {
     if (obj->ns() == impl_->options.config.namespace_name) out.push_back(obj->Parse());

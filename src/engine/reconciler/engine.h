@@ -92,7 +92,8 @@ class Engine {
   EngineStats stats() const;
   // The EndpointSlices of Service `service` (label kubernetes.io/service-name) in the engine's
   // namespace, from its informer: what its Service readiness verdicts are made from.
-  // nullopt before Start() has synced the caches or after Stop(). Any thread.
+  // nullopt before Start() has synced the caches or after Stop(); in sharded mode also when the
+  // Service is not of this replica's shards (its caches do not hold it). Any thread.
   std::optional<std::vector<Json>> EndpointSlicesOf(const std::string& service) const;
   const EngineOptions& options() const;
 
