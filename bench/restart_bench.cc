@@ -9,6 +9,11 @@
 // again and a new Engine (production defaults: 8 workers, client QPS 200 / burst 400) started.
 //
 //   build/bench/restart_bench [--projects N] [--workers W] [--window K] [--setup-qps Q]
+//                             [--database sqlite|postgres]
+//
+// --database postgres: the store is a PostgreSQL 15 server this program starts on a free
+// loopback port in a temporary directory (test_support/postgres_server.h; fsync off, as in the
+// tests: the figure is Steward's cost, not the disk's).
 //
 // Goals: every project Running again ≤ 10 s; a handful of list/watch requests and no
 // per-project reads; ≤ 500 MB. Nothing passes or fails; the summary prints goal vs measured.
@@ -29,7 +34,9 @@
 #include "engine/reconciler/engine.h"
 #include "kube/test_support/embedded.h"
 #include "steward_bench_util.h"
+#include "store/postgres_store.h"
 #include "store/store.h"
+#include "test_support/postgres_server.h"
 
 namespace steward::bench {
 namespace {
@@ -41,11 +48,20 @@ struct Counters {
   std::atomic<uint64_t> runs{0}, ok{0}, requeue{0}, error{0}, terminal{0};
 };
 
-std::unique_ptr<store::Store> OpenStore(const std::string& path, bool full) {
-  store::SqliteOptions so;
-  so.path = path;
-  so.synchronous_full = full;
-  auto s = store::OpenSqliteStore(so);
+// A SQLite file (`path`) or, when `postgres_url` is set, the PostgreSQL database there.
+std::unique_ptr<store::Store> OpenStore(const std::string& path, bool full,
+                                        const std::string& postgres_url) {
+  StatusOr<std::unique_ptr<store::Store>> s = Unavailable("");
+  if (!postgres_url.empty()) {
+    store::PostgresOptions po;
+    po.url = postgres_url;
+    s = store::OpenPostgresStore(po);
+  } else {
+    store::SqliteOptions so;
+    so.path = path;
+    so.synchronous_full = full;
+    s = store::OpenSqliteStore(so);
+  }
   if (!s.ok()) {
     std::fprintf(stderr, "store: %s\n", s.error().ToString().c_str());
     return nullptr;
@@ -104,6 +120,7 @@ int Main(int argc, char** argv) {
   long window = 2000;
   double setup_qps = 0;
   std::string setup_sync = "normal";
+  std::string database = "sqlite";
   CLI::App cli("Restart of Steward with N projects running: time to adopt them all.",
                "restart_bench");
   AddFlag(cli, "--projects", &n, "projects to run before the restart")
@@ -116,8 +133,26 @@ int Main(int argc, char** argv) {
       ->check(CLI::NonNegativeNumber);
   AddFlag(cli, "--setup-sync", &setup_sync, "SQLite synchronous mode of the set-up")
       ->check(CLI::IsMember({"full", "normal"}));
+  AddFlag(cli, "--database", &database, "sqlite (a file in a temp dir) or postgres (a server "
+          "started here)")
+      ->check(CLI::IsMember({"sqlite", "postgres"}));
   if (auto exit_code = ParseFlags(cli, argc, argv)) return *exit_code;
   const bool setup_full = setup_sync == "full";
+  std::unique_ptr<test_support::PostgresServer> postgres;
+  std::string postgres_url;
+  if (database == "postgres") {
+    auto launched = test_support::PostgresServer::Launch();
+    if (!launched.ok()) {
+      std::fprintf(stderr, "postgres: %s\n", launched.error().ToString().c_str());
+      return 1;
+    }
+    postgres = std::move(*launched);
+    if (Status st = postgres->CreateDatabase("steward"); !st.ok()) {
+      std::fprintf(stderr, "postgres: %s\n", st.ToString().c_str());
+      return 1;
+    }
+    postgres_url = postgres->Url("steward");
+  }
   spdlog::set_level(spdlog::level::warn);
   std::printf("restart_bench: %ld cores, load average %s before the run\ncommand: %s\n",
               sysconf(_SC_NPROCESSORS_ONLN), LoadAverage().c_str(),
@@ -144,7 +179,7 @@ int Main(int argc, char** argv) {
   const std::string db = dir + "/steward.db";
 
   {
-    auto store = OpenStore(db, setup_full);
+    auto store = OpenStore(db, setup_full, postgres_url);
     if (!store) return 1;
     kube::TransportOptions to;
     to.qps = setup_qps;  // the set-up's speed is not measured; the objects are the engine's own
@@ -186,10 +221,11 @@ int Main(int argc, char** argv) {
     WaitQuiet(*eng, milliseconds(500), milliseconds(30000));
     std::printf(
         "set-up: %ld projects created through Intents::Put and run by an engine (client QPS %s, "
-        "SQLite synchronous=%s): all Running after %.1f s (Puts %.1f s of it), %.1f CPU s, "
+        "store %s): all Running after %.1f s (Puts %.1f s of it), %.1f CPU s, "
         "%ld store commits; cluster storage revision %zu\n",
         n, setup_qps > 0 ? std::to_string(setup_qps).c_str() : "unlimited",
-        setup_full ? "FULL" : "NORMAL", all_running, put_seconds, ProcessCpuSeconds() - cpu0,
+        database == "postgres" ? "PostgreSQL" : (setup_full ? "SQLite FULL" : "SQLite NORMAL"),
+        all_running, put_seconds, ProcessCpuSeconds() - cpu0,
         counter.commits(), static_cast<size_t>(cluster->storage().CurrentRevision()));
     eng->Stop();
   }  // engine, listener and store gone
@@ -206,7 +242,7 @@ int Main(int argc, char** argv) {
       MiB(rss_before), MiB(heap_before), LoadAverage().c_str());
 
   const auto t0 = BenchClock::now();
-  auto store = OpenStore(db, /*full=*/true);  // production setting
+  auto store = OpenStore(db, /*full=*/true, postgres_url);  // production setting
   if (!store) return 1;
   const auto t_open = BenchClock::now();
   Counters counters;
@@ -296,7 +332,8 @@ int Main(int argc, char** argv) {
   const long writes = CountWrites(req_quiet);
   const long gets = CountVerb(req_quiet, "get");
   const long lists = CountVerb(req_quiet, "list"), watches = CountVerb(req_quiet, "watch");
-  std::printf("\nsummary (%ld projects, load average %s at the end):\n", n, LoadAverage().c_str());
+  std::printf("\nsummary (%ld projects, store %s, load average %s at the end):\n", n,
+              database.c_str(), LoadAverage().c_str());
   std::printf("  %-44s %-22s %s\n", "figure", "goal", "measured");
   std::printf("  %-44s %-22s %.2f s (ratio %.2f)\n", "all adopted and Running at generation",
               "<= 10 s", secs, secs / 10.0);
