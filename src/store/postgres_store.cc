@@ -1407,16 +1407,19 @@ void PostgresStore::FeedLoop() {
       }
       if (warned) LOG_INFO("store {}: change feed reconnected", params_.where);
       warned = false;
-      backoff = std::chrono::milliseconds(50);
       listen = std::move(*c);
     }
     // LISTEN is in place before the read: a commit after the read is notified.
     Status s = CatchUp(*listen);
     if (!s.ok()) {
+      // Backed off, so that a failure that persists (not a cut connection) does not spin.
       LOG_WARN("store change feed: {}", s.message());
       listen.reset();
+      WaitForWork(nullptr, backoff);
+      backoff = std::min(backoff * 2, std::chrono::milliseconds(1000));
       continue;
     }
+    backoff = std::chrono::milliseconds(50);
     // A notification that arrived during the read is queued in libpq already, and the socket
     // will not wake poll for it: read again at once.
     if (DrainNotifications(*listen)) continue;
