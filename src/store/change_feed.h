@@ -1,5 +1,5 @@
 // ChangeFeed: the ordered delivery of committed changes to a store's listeners, shared by every
-// Store implementation (SQLite today, PostgreSQL later), so that none of them re-implements it.
+// Store implementation (SQLite, PostgreSQL), so that none of them re-implements it.
 //
 // Promise: changes reach the listeners one at a time, in ticket order, and tickets are taken in
 // commit order (see TakeTicket). Every listener sees every change delivered while it is

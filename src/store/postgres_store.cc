@@ -591,17 +591,16 @@ class PostgresStore final : public Store {
   // turned out dead (reads are idempotent).
   template <typename T, typename Fn>
   StatusOr<T> Read(std::string_view what, const Fn& fn);
-  // One transaction: `body(conn)` returns true to commit, false to roll back. See the .cc top.
+  // One transaction: `body(conn)` returns true to commit, false to roll back. With `lock_feed`
+  // it starts by locking the feed row (every write that changes records or hostnames; see the
+  // .cc top), in the same round trip as BEGIN.
   template <typename Body>
-  Status Transact(std::string_view what, const Body& body);
+  Status Transact(std::string_view what, const Body& body, bool lock_feed = false);
   // A write of one record: locks the feed row, runs `body(conn, change)`, and when it filled in
   // change.record or change.purged appends the change and commits; then waits for delivery.
   template <typename T, typename Body>
   StatusOr<T> WriteOne(std::string_view what, const Body& body);
 
-  Status LockFeed(PgConn& c) {
-    return c.Exec("lock the feed", "SELECT position FROM feed FOR UPDATE").status();
-  }
   Status AppendChange(PgConn& c, ProjectChange& change);
   StatusOr<ProjectRecord> LoadProject(PgConn& c, std::string_view column, std::string_view value);
   StatusOr<std::vector<Credential>> LoadCredentials(PgConn& c, std::string_view project_id);
@@ -756,16 +755,23 @@ StatusOr<T> PostgresStore::Read(std::string_view, const Fn& fn) {
 }
 
 template <typename Body>
-Status PostgresStore::Transact(std::string_view what, const Body& body) {
+Status PostgresStore::Transact(std::string_view what, const Body& body, bool lock_feed) {
   for (int attempt = 1;; ++attempt) {
     ASSIGN_OR_RETURN(Pool::Lease lease, pool_.Acquire());
     PgConn& c = *lease;
     // READ COMMITTED whatever the database's default: after the feed lock every statement sees
     // every earlier commit (a SERIALIZABLE snapshot taken before the lock would not).
-    auto begun = c.Exec("begin transaction", "BEGIN ISOLATION LEVEL READ COMMITTED");
+    auto begun =
+        c.ExecScript(lock_feed ? "begin transaction and lock the feed" : "begin transaction",
+                     lock_feed ? "BEGIN ISOLATION LEVEL READ COMMITTED; SELECT position "
+                                 "FROM feed FOR UPDATE"
+                               : "BEGIN ISOLATION LEVEL READ COMMITTED");
     if (!begun.ok()) {
-      // Nothing was sent yet: a pooled connection the server closed is safe to replace.
+      // Nothing was written: a pooled connection the server closed is safe to replace.
       if (c.broken() && attempt < kAttempts) continue;
+      const bool retryable = c.retryable();
+      if (!c.broken()) (void)c.Exec("roll back", "ROLLBACK");  // the lock timed out, say
+      if (retryable && attempt < kAttempts) continue;
       return begun.error();
     }
     StatusOr<bool> commit = body(c);
@@ -798,29 +804,27 @@ StatusOr<T> PostgresStore::WriteOne(std::string_view what, const Body& body) {
   T result{};
   auto tx = [&](PgConn& c) -> StatusOr<bool> {
     change = ProjectChange{};
-    RETURN_IF_ERROR(LockFeed(c));
     ASSIGN_OR_RETURN(result, body(c, change));
     if (!change.record && !change.purged) return false;  // nothing to write
     RETURN_IF_ERROR(AppendChange(c, change));
     return true;
   };
-  const Status done = Transact(what, tx);
+  const Status done = Transact(what, tx, /*lock_feed=*/true);
   if (!done.ok()) return done;
   if (change.position > 0) AwaitDelivery(change.position);
   return result;
 }
 
 Status PostgresStore::AppendChange(PgConn& c, ProjectChange& change) {
-  ASSIGN_OR_RETURN(PgResult p,
-                   c.Exec("advance the feed position",
-                          "UPDATE feed SET position = position + 1 RETURNING position"));
+  // One round trip: the next position, the change stored at it, and the notification (sent by
+  // the server at COMMIT). The payload does not hold the position (its row does).
+  ASSIGN_OR_RETURN(PgResult p, c.Exec("record the change",
+                                      "WITH p AS (UPDATE feed SET position = position + 1 "
+                                      "RETURNING position), c AS (INSERT INTO changes (position, "
+                                      "payload) SELECT position, $2 FROM p RETURNING position) "
+                                      "SELECT position, pg_notify($1, position::text) FROM c",
+                                      {kChannel, ChangeToPayload(change)}));
   change.position = p.Int(0, 0);
-  RETURN_IF_ERROR(c.Exec("record the change",
-                         "INSERT INTO changes (position, payload) VALUES ($1, $2)",
-                         {change.position, ChangeToPayload(change)})
-                      .status());
-  RETURN_IF_ERROR(
-      c.Exec("notify", "SELECT pg_notify($1, $2)", {kChannel, change.position}).status());
   if (change.position % prune_every_ == 0) {
     RETURN_IF_ERROR(c.Exec("prune changes",
                            "DELETE FROM changes WHERE position <= $1 AND committed_at < "
@@ -1100,7 +1104,6 @@ StatusOr<std::map<std::string, std::string>> PostgresStore::ClaimHostnames(
   std::map<std::string, std::string> skipped;
   auto body = [&](PgConn& c) -> StatusOr<bool> {
     skipped.clear();
-    RETURN_IF_ERROR(LockFeed(c));
     for (const auto& [id, hosts] : by_project) {
       ASSIGN_OR_RETURN(PgResult exists,
                        c.Exec("check project id", "SELECT 1 FROM projects WHERE id = $1", {id}));
@@ -1121,7 +1124,7 @@ StatusOr<std::map<std::string, std::string>> PostgresStore::ClaimHostnames(
     }
     return true;
   };
-  const Status done = Transact("claim hostnames", body);
+  const Status done = Transact("claim hostnames", body, /*lock_feed=*/true);
   if (!done.ok()) return done;
   return skipped;
 }
@@ -1407,16 +1410,19 @@ void PostgresStore::FeedLoop() {
       }
       if (warned) LOG_INFO("store {}: change feed reconnected", params_.where);
       warned = false;
-      backoff = std::chrono::milliseconds(50);
       listen = std::move(*c);
     }
     // LISTEN is in place before the read: a commit after the read is notified.
     Status s = CatchUp(*listen);
     if (!s.ok()) {
+      // Backed off, so that a failure that persists (not a cut connection) does not spin.
       LOG_WARN("store change feed: {}", s.message());
       listen.reset();
+      WaitForWork(nullptr, backoff);
+      backoff = std::min(backoff * 2, std::chrono::milliseconds(1000));
       continue;
     }
+    backoff = std::chrono::milliseconds(50);
     // A notification that arrived during the read is queued in libpq already, and the socket
     // will not wake poll for it: read again at once.
     if (DrainNotifications(*listen)) continue;

@@ -25,6 +25,10 @@
 // statement_timeout, or serialization failures/deadlocks that persist after a few retries give
 // kUnavailable; a connection found dead is dropped and the next call opens a new one. A COMMIT
 // whose result never arrived is kUnavailable "the outcome of the commit is unknown": never Ok.
+// A transaction retried after a serialization failure or deadlock runs its MutateFn / CreateFn
+// again: they must not act beyond their arguments (store.h asks that already: quick, no calls).
+// Transactions are READ COMMITTED whatever the database's default; every write that changes a
+// record or hostnames locks the one feed row first, so writers are serialised across processes.
 //
 // Schema: forward-only migrations (table schema_migrations) applied at open under a PostgreSQL
 // advisory lock, so replicas starting together migrate once. Open fails with kFailedPrecondition

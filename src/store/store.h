@@ -3,13 +3,15 @@
 // before it answers; the engine reads intent from here and writes status back.
 //
 // The interface knows nothing of the engine's types: a project's spec and status are JSON text
-// the engine owns. Implementations: SQLite (OpenSqliteStore, the embedded default) and,
-// later, PostgreSQL. Thread-safety: every method may be called from any thread; each call is
-// one transaction. Listeners run after the commit, outside the store's lock, one change at a
-// time in commit order (over the whole store, so also for any one project); see AddListener.
-// Implementations do not deliver changes themselves: each owns a store::ChangeFeed
-// (store/change_feed.h), takes a ticket from it under its own lock right after each COMMIT and
-// hands the change to it after the unlock; the feed keeps the ordering promises below.
+// the engine owns. Implementations: SQLite (OpenSqliteStore, the embedded default) and
+// PostgreSQL (OpenPostgresStore in store/postgres_store.h, shared by replicas). Thread-safety:
+// every method may be called from any thread; each call is one transaction. Listeners run after
+// the commit, outside the store's lock, one change at a time in commit order (over the whole
+// store, so also for any one project); see AddListener. Implementations do not deliver changes
+// themselves: each owns a store::ChangeFeed (store/change_feed.h). SQLite takes a ticket from it
+// under its own lock right after each COMMIT and hands the change to it after the unlock;
+// PostgreSQL's feed thread hands it every change any process committed, in position order
+// (postgres_store.h says how its delivery differs); the feed keeps the ordering promises below.
 #pragma once
 
 #include <cstdint>
