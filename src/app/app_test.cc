@@ -12,11 +12,14 @@
 #include <fstream>
 #include <sstream>
 
+#include "app/engine_metrics.h"
 #include "cluster/embedded_cluster.h"
 #include "common/json.h"
 #include "engine/model/project.h"
+#include "kube/test_support/embedded.h"
 #include "net/http_client.h"
 #include "net/tls_certs.h"
+#include "replica/membership.h"
 #include "test_support/captured_log.h"
 #include "test_support/eventually.h"
 #include "test_support/held_port.h"
@@ -473,6 +476,37 @@ TEST_F(AppTest, SeveralReplicasNeedASharedDatabase) {
               StartsWith("replicas: need a postgres:// database; SQLite is one process's"));
   // Refused before anything started: no store was created.
   EXPECT_FALSE(fs::exists(c.data_dir + "/steward.db"));
+}
+
+TEST_F(AppTest, ReplicaMetricsShowOwnedShardsEpochsAndHandovers) {
+  auto app = App::Start(Embedded());
+  ASSERT_TRUE(app.ok()) << app.error().ToString();
+  replica::MembershipOptions mo;
+  mo.name = "steward-0";
+  mo.ns = Embedded().engine.namespace_name;
+  mo.shards = 4;
+  mo.lease_duration = std::chrono::seconds(2);
+  mo.renew_deadline = std::chrono::seconds(1);
+  mo.retry_period = std::chrono::milliseconds(100);
+  mo.apply = [](std::map<int, store::Fence>) { return Status::Ok(); };
+  auto membership = replica::Membership::Create(
+      mo, kube::test_support::ClientFor(*(*app)->embedded_cluster()), (*app)->store());
+  ASSERT_TRUE(membership.ok()) << membership.error().ToString();
+  MetricsRegistry registry;
+  InstallReplicaMetrics(registry, **membership);
+  (*membership)->Start();
+  ASSERT_TRUE(test_support::Eventually([&] { return (*membership)->stats().owned.size() == 4; }));
+  const std::string text = registry.Text();
+  EXPECT_THAT(text, HasSubstr("steward_replica_shards_owned 4"));
+  EXPECT_THAT(text, HasSubstr("steward_replica_shard_epoch{shard=\"3\"} 1"));
+  EXPECT_THAT(text, HasSubstr("steward_replica_lease_renewing 1"));
+  EXPECT_THAT(text, HasSubstr("steward_replica_handovers_total{direction=\"acquired\"} 4"));
+  EXPECT_THAT(text, HasSubstr("steward_replica_handovers_total{direction=\"released\"} 0"));
+  EXPECT_THAT(text, HasSubstr("steward_replica_lease_renew_failures_total 0"));
+  (*membership)->Stop();
+  EXPECT_THAT(registry.Text(),
+              HasSubstr("steward_replica_handovers_total{direction=\"released\"} 4"));
+  (*app)->Stop();
 }
 
 }  // namespace
