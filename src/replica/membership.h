@@ -5,8 +5,8 @@
 // engine's namespace (labels app.kubernetes.io/managed-by=steward, steward.io/role=replica;
 // annotation steward.io/shards=<count>), renewed every retry_period with an update at the read
 // resourceVersion (client-go's rules: a Conflict re-reads; a holder change bumps
-// leaseTransitions). It lists every replica Lease each retry_period and judges one live the
-// client-go way, by the local time its resourceVersion was last seen to change (LeaseTracker),
+// leaseTransitions). It lists every replica Lease four times per retry_period and judges one live
+// the client-go way, by the local time its resourceVersion was last seen to change (LeaseTracker),
 // never by the holder's clock; a Lease whose holderIdentity is "" is released, gone at once.
 //
 // Shards go to the live replicas by rendezvous hashing of their names (AssignShards). The store
@@ -133,7 +133,8 @@ class Membership {
   void RenewLoop();
   void RebalanceLoop();
   void Watchdog();
-  void RenewTick();
+  void RenewTick();      // one renewal and its bookkeeping
+  void ObserveLeases();  // one list of the replicas' Leases; a new view for the rebalancer
   Status Renew();
   Json LeaseBody(const std::optional<Json>& current, bool release) const;
   // The live replicas, or nullopt when the Leases cannot be listed (nothing is decided then).
@@ -182,6 +183,7 @@ class Membership {
   SteadyTime started_at_ GUARDED_BY(mu_){};
   MembershipStats stats_ GUARDED_BY(mu_);
   std::optional<View> view_ GUARDED_BY(mu_);
+  SteadyTime view_at_ GUARDED_BY(mu_){};  // when view_ was published
   std::thread renewer_, rebalancer_, watchdog_;
 };
 

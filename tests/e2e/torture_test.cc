@@ -1,5 +1,6 @@
 // `steward torture` as the test suite runs it (docs/torture.md): the small run, the run with
-// Steward SIGKILLed ten times, and the run with the cluster process killed and restarted, each
+// Steward SIGKILLed ten times, the run with the cluster process killed and restarted, and three
+// replicas on PostgreSQL with kills and a database restart, each
 // against the hostile profile with the oracle checking every claim. A failure prints the run's
 // output: every violation with the seed and the command that replays it. The seed can be set
 // with STEWARD_TORTURE_SEED to replay one locally.
@@ -81,6 +82,24 @@ TEST(TortureTest, ClusterProcessRestartedWhileStewardKeepsRunning) {
   EXPECT_GT(Count(r.out, "credential checks"), 0) << Describe(r);
 }
 
+// Three replicas on one PostgreSQL server the run starts: operations through random replicas,
+// four replica kills (every other one the owner of a project mid-step, every other one down past
+// its lease), one database restart; the oracle as above plus the handover bound (lease + 2 s)
+// and no write by a replica outside its epochs (the cluster's audit log).
+TEST(TortureTest, ThreeReplicasOnPostgresKilledAndTheDatabaseRestarted) {
+  RunResult r = Torture({"--seed", Seed("4"), "--projects", "16", "--ops", "10", "--replicas", "3",
+                         "--database", "postgres", "--kill-steward", "4", "--restart-database",
+                         "1"});
+  ASSERT_EQ(r.exit_code, 0) << Describe(r);
+  EXPECT_THAT(r.out, HasSubstr("violations: 0")) << Describe(r);
+  EXPECT_EQ(Count(r.out, "steward kills"), 4) << Describe(r);
+  EXPECT_EQ(Count(r.out, "database restarts"), 1) << Describe(r);
+  EXPECT_GT(Count(r.out, "held"), 16) << Describe(r);
+  EXPECT_GT(Count(r.out, "handovers"), 0) << Describe(r);
+  EXPECT_GT(Count(r.out, "fenced writes checked"), 50) << Describe(r);
+  EXPECT_GT(Count(r.out, "no answer"), 0) << Describe(r);
+}
+
 TEST(TortureTest, BadFlagsAreUsageErrors) {
   RunResult zero =
       ::steward::e2e::Run({StewardBinary(), "torture", "--projects", "0"}, "", minutes(1));
@@ -90,6 +109,11 @@ TEST(TortureTest, BadFlagsAreUsageErrors) {
       {StewardBinary(), "torture", "--steward-binary", "/nonexistent/steward"}, "", minutes(1));
   EXPECT_EQ(missing.exit_code, 2) << Describe(missing);
   EXPECT_THAT(missing.err, HasSubstr("/nonexistent/steward")) << Describe(missing);
+  RunResult sqlite_replicas =
+      ::steward::e2e::Run({StewardBinary(), "torture", "--replicas", "2"}, "", minutes(1));
+  EXPECT_EQ(sqlite_replicas.exit_code, 2) << Describe(sqlite_replicas);
+  EXPECT_THAT(sqlite_replicas.err, HasSubstr("several replicas need --database postgres"))
+      << Describe(sqlite_replicas);
 }
 
 }  // namespace
