@@ -133,7 +133,8 @@ int Main(int argc, char** argv) {
       ->check(CLI::NonNegativeNumber);
   AddFlag(cli, "--setup-sync", &setup_sync, "SQLite synchronous mode of the set-up")
       ->check(CLI::IsMember({"full", "normal"}));
-  AddFlag(cli, "--database", &database, "sqlite (a file in a temp dir) or postgres (a server "
+  AddFlag(cli, "--database", &database,
+          "sqlite (a file in a temp dir) or postgres (a server "
           "started here)")
       ->check(CLI::IsMember({"sqlite", "postgres"}));
   if (auto exit_code = ParseFlags(cli, argc, argv)) return *exit_code;
@@ -225,8 +226,8 @@ int Main(int argc, char** argv) {
         "%ld store commits; cluster storage revision %zu\n",
         n, setup_qps > 0 ? std::to_string(setup_qps).c_str() : "unlimited",
         database == "postgres" ? "PostgreSQL" : (setup_full ? "SQLite FULL" : "SQLite NORMAL"),
-        all_running, put_seconds, ProcessCpuSeconds() - cpu0,
-        counter.commits(), static_cast<size_t>(cluster->storage().CurrentRevision()));
+        all_running, put_seconds, ProcessCpuSeconds() - cpu0, counter.commits(),
+        static_cast<size_t>(cluster->storage().CurrentRevision()));
     eng->Stop();
   }  // engine, listener and store gone
 

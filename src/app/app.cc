@@ -25,8 +25,8 @@
 #include "kube/config/in_cluster.h"
 #include "kube/config/kubeconfig.h"
 #include "kube/transport/transport.h"
-#include "store/postgres_store.h"
 #include "replica/membership.h"
+#include "store/postgres_store.h"
 
 namespace steward::app {
 namespace {

@@ -15,8 +15,8 @@
 // Ownership: the object owns the server process and the directory; the destructor kills the
 // server and removes the directory. The server also gets SIGKILL when the thread that started it
 // exits (PR_SET_PDEATHSIG), so a crashed test leaves none behind: call Launch and Start from a
-// thread that outlives the server (a test's main thread). Thread-safety: one thread at a time (Exec/Query open their
-// own connection, so they may run while a store uses the server).
+// thread that outlives the server (a test's main thread). Thread-safety: one thread at a time
+// (Exec/Query open their own connection, so they may run while a store uses the server).
 #pragma once
 
 #include <sys/types.h>

@@ -101,7 +101,7 @@ TEST(EpochsTest, SuppliedCredentialSecretsAreTheApisAndUnknownObjectsAreNotAttri
   std::vector<AuditWrite> writes = {
       Write("b", "secrets", "p1-credentials-0123abcd", kT + 5, kT + 6, "create"),  // exempt
       Write("b", "secrets", "p1-credentials-0123abcd", kT + 5, kT + 6, "patch"),   // exempt
-      Write("b", "secrets", "alpha-credentials", kT + 5, kT + 6, "update"),  // the engine's
+      Write("b", "secrets", "alpha-credentials", kT + 5, kT + 6, "update"),        // the engine's
       Write("b", "configmaps", "whatever", kT + 5, kT + 6),
       Write("a", "deployments", "mqtt-schema-agent-t-b", kT + 5, kT + 6)};
   EpochReport report = CheckWriteEpochs(writes, history, owners, shard_of);
@@ -126,11 +126,11 @@ TEST(EpochsTest, ANameUsedAgainBelongsToEachIncarnationFromItsCreationOn) {
   auto shard_of = [](const std::string& id) { return id == "old" ? 1 : 2; };
   const std::vector<store::ShardEvent> history = {Acquired(1, 1, "a", 1, kT - 10),
                                                   Acquired(2, 2, "b", 1, kT - 10)};
-  EpochReport report = CheckWriteEpochs(
-      {Write("a", "deployments", "mqtt-schema-agent-t-b", kT + 100, kT + 200),
-       Write("b", "deployments", "mqtt-schema-agent-t-b", kT + 6000, kT + 6100),
-       Write("a", "deployments", "mqtt-schema-agent-t-b", kT + 7000, kT + 7100)},
-      history, owners, shard_of);
+  EpochReport report =
+      CheckWriteEpochs({Write("a", "deployments", "mqtt-schema-agent-t-b", kT + 100, kT + 200),
+                        Write("b", "deployments", "mqtt-schema-agent-t-b", kT + 6000, kT + 6100),
+                        Write("a", "deployments", "mqtt-schema-agent-t-b", kT + 7000, kT + 7100)},
+                       history, owners, shard_of);
   ASSERT_THAT(report.violations, SizeIs(1));
   EXPECT_THAT(report.violations[0], HasSubstr("replica a sent update"));
   EXPECT_THAT(report.violations[0], HasSubstr("record new, shard 2"));

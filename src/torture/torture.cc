@@ -18,15 +18,15 @@
 #include "common/file.h"
 #include "common/mutex.h"
 #include "common/time_util.h"
+#include "engine/model/shard.h"
 #include "kube/config/kubeconfig.h"
 #include "kube/transport/transport.h"
 #include "net/http_client.h"
 #include "store/postgres_store.h"
-#include "engine/model/shard.h"
+#include "test_support/postgres_server.h"
 #include "torture/child_process.h"
 #include "torture/epochs.h"
 #include "torture/oracle.h"
-#include "test_support/postgres_server.h"
 
 namespace steward::torture {
 namespace {
@@ -391,10 +391,10 @@ class Processes {
   const TortureOptions& options_;
   const std::string dir_;
   uint16_t cluster_port_ = 0, ingress_port_ = 0;
-  std::string token_;         // written once before any other thread starts
+  std::string token_;  // written once before any other thread starts
   std::unique_ptr<test_support::PostgresServer> database_;
   std::unique_ptr<store::Store> watcher_store_;  // OwnerOfABusyProject's connection
-  std::string database_url_;  // "" for SQLite in each replica's data dir
+  std::string database_url_;                     // "" for SQLite in each replica's data dir
   ChildProcess cluster_;
   std::vector<StewardProcess> stewards_;
   mutable std::atomic<uint64_t> next_replica_{0};
@@ -1412,10 +1412,9 @@ StatusOr<TortureReport> RunTorture(const TortureOptions& options, std::ostream& 
       << " instance calls, " << report.steward_kills << " steward kills, "
       << report.cluster_restarts << " cluster restarts, ";
   if (options.replicas > 1) {
-    out << options.replicas << " replicas, " << report.database_restarts
-        << " database restarts, " << report.handovers_checked << " handovers (max "
-        << report.max_handover_ms << " ms), " << report.fenced_writes_checked
-        << " fenced writes checked, ";
+    out << options.replicas << " replicas, " << report.database_restarts << " database restarts, "
+        << report.handovers_checked << " handovers (max " << report.max_handover_ms << " ms), "
+        << report.fenced_writes_checked << " fenced writes checked, ";
   }
   out << static_cast<int>(report.seconds) << " s\n";
   out << "violations: " << report.violations.size() << "\n";

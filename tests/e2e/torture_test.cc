@@ -87,9 +87,9 @@ TEST(TortureTest, ClusterProcessRestartedWhileStewardKeepsRunning) {
 // its lease), one database restart; the oracle as above plus the handover bound (lease + 2 s)
 // and no write by a replica outside its epochs (the cluster's audit log).
 TEST(TortureTest, ThreeReplicasOnPostgresKilledAndTheDatabaseRestarted) {
-  RunResult r = Torture({"--seed", Seed("4"), "--projects", "16", "--ops", "10", "--replicas", "3",
-                         "--database", "postgres", "--kill-steward", "4", "--restart-database",
-                         "1"});
+  RunResult r =
+      Torture({"--seed", Seed("4"), "--projects", "16", "--ops", "10", "--replicas", "3",
+               "--database", "postgres", "--kill-steward", "4", "--restart-database", "1"});
   ASSERT_EQ(r.exit_code, 0) << Describe(r);
   EXPECT_THAT(r.out, HasSubstr("violations: 0")) << Describe(r);
   EXPECT_EQ(Count(r.out, "steward kills"), 4) << Describe(r);
