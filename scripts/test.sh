@@ -71,10 +71,9 @@ FUZZ_SEED=1 FUZZ_BUILD_DIR=build-asan JOBS="$jobs" scripts/fuzz.sh --seconds 10
 
 # TSan: the modules whose concurrency is their job (the mutex wrappers and the scheduler in
 # common, the HTTP server, the Kubernetes client's transport, watches and informers, the store
-# and its listeners (PostgreSQL's feed too), the replicas' membership, the engine's work queue and
-# its whole lifecycle, the API's waiters and
-# watch streams). The embedded cluster (storage watchers,
-# controllers, ingress) runs in-process under TSan inside the engine and API tests.
+# and its listeners (PostgreSQL's feed too), the replicas' membership, the engine's work queue
+# and its whole lifecycle, the API's waiters and watch streams). The embedded cluster (storage
+# watchers, controllers, ingress) runs in-process under TSan inside the engine and API tests.
 tsan_tests=(steward_net_test steward_kube_transport_test steward_kube_client_test
             steward_kube_informer_test steward_engine_workqueue_test steward_store_test
             steward_engine_intents_test steward_engine_reconciler_test steward_api_test

@@ -20,7 +20,7 @@
 #include <thread>
 #include <vector>
 
-#include "test_support/held_port.h"
+#include "test_support/free_port.h"
 
 namespace steward::test_support {
 namespace {
@@ -74,10 +74,7 @@ Status PostgresServer::Init() {
     gid_ = pw->pw_gid;
     if (chown(dir_.c_str(), uid_, gid_) != 0) return Internal("chown " + dir_ + " failed");
   }
-  {
-    HeldPort free;  // the kernel's pick, closed again at once for postgres to take
-    port_ = free.port();
-  }
+  port_ = PickFreePort();  // outside the ephemeral range: it must still be free at a restart
   if (port_ == 0) return Internal("no free loopback port");
   pid_t child = -1;
   RETURN_IF_ERROR(

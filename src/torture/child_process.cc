@@ -15,6 +15,8 @@
 #include <random>
 #include <thread>
 
+#include "test_support/free_port.h"
+
 namespace steward::torture {
 
 ChildProcess::~ChildProcess() {
@@ -87,25 +89,10 @@ int ChildProcess::Stop(int signal, std::chrono::milliseconds timeout) {
 }
 
 StatusOr<uint16_t> PickFreePort() {
-  // Below Linux's default ephemeral range (32768-60999): a port the kernel hands out for
-  // outgoing connections could be taken while a child is down and be missing at its restart.
-  // n * 11761 mod 12000 visits every residue once per 12000 steps (gcd(11761, 12000) = 1).
-  // A random start, so that runs in parallel processes do not walk the same sequence.
-  static std::atomic<uint64_t> next{std::random_device{}()};
-  for (int attempt = 0; attempt < 200; ++attempt) {
-    const uint16_t port = static_cast<uint16_t>(20000 + (next++ * 11761u) % 12000u);
-    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd < 0)
-      return Status(StatusCode::kInternal, std::string("socket: ") + std::strerror(errno));
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    addr.sin_port = htons(port);
-    const bool free = bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
-    close(fd);
-    if (free) return port;
-  }
-  return Status(StatusCode::kUnavailable, "no free port in 20000-31999 on 127.0.0.1");
+  const uint16_t port = test_support::PickFreePort();
+  if (port == 0)
+    return Status(StatusCode::kUnavailable, "no free port in 20000-31999 on 127.0.0.1");
+  return port;
 }
 
 }  // namespace steward::torture

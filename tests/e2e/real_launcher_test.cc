@@ -34,6 +34,7 @@
 #include "net/http_server.h"
 #include "process.h"
 #include "test_support/eventually.h"
+#include "test_support/free_port.h"
 
 namespace steward::e2e {
 namespace {
@@ -64,21 +65,9 @@ std::string PackageVersion(const fs::path& package_json) {
   return parsed.ok() && parsed->is_object() ? GetString(*parsed, "version") : "";
 }
 
-// A free TCP port on 127.0.0.1 (the kernel's pick; closed again at once).
-uint16_t FreePort() {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof addr;
-  uint16_t port = 0;
-  if (bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0 &&
-      getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0) {
-    port = ntohs(addr.sin_port);
-  }
-  close(fd);
-  return port;
-}
+// A free TCP port on 127.0.0.1 for the launcher and Node-RED, outside the ephemeral range (a
+// kernel-picked one was seen taken by another test's connection before Node-RED could bind it).
+uint16_t FreePort() { return test_support::PickFreePort(); }
 
 // The platform as far as the launcher and its Node-RED call it at start and while running:
 //   GET  /api/v1/projects/<id>/settings      the launcher's settings (bearer: the project token)
