@@ -418,8 +418,11 @@ TEST_F(ReplicasTest, ARestartedReplicaTakesItsLeaseAndShardsBackAtOnce) {
   EXPECT_EQ(renew.size(), std::string("2026-12-02T05:50:32.482000Z").size()) << renew;
 }
 
+// Two shard counts at once would map one record to two shards, which two replicas could then
+// own under different fences: every replica that sees a live Lease of another count refuses to
+// work — the newcomer and the replica already at work alike — until the counts agree again.
 TEST_F(ReplicasTest, AReplicaRefusesToWorkBesideALiveLeaseOfAnotherShardCount) {
-  Add("r0");
+  Replica& r0 = Add("r0");
   ASSERT_TRUE(Eventually([&] { return Settled({"r0"}); }, seconds(15)));
   std::atomic<int> applied_shards{-1};
   MembershipOptions mo;
@@ -443,8 +446,19 @@ TEST_F(ReplicasTest, AReplicaRefusesToWorkBesideALiveLeaseOfAnotherShardCount) {
       seconds(5)));
   EXPECT_TRUE((*odd)->stats().owned.empty());
   EXPECT_EQ(applied_shards, -1);  // never acted
-  EXPECT_TRUE(Settled({"r0"}));   // and took nothing from r0
+  // r0 refuses too, once it sees the other count, and gives its shards up.
+  ASSERT_TRUE(Eventually(
+      [&] {
+        return r0.membership->Ready().message().find("shards must be the same") !=
+                   std::string::npos &&
+               r0.engine->OwnedShards().empty();
+      },
+      seconds(5)));
+  // The other replica gone (its Lease released), r0 takes its shards back.
   (*odd)->Stop();
+  EXPECT_TRUE(
+      Eventually([&] { return Settled({"r0"}) && r0.membership->Ready().ok(); }, seconds(10)));
+  EXPECT_EQ(applied_shards, -1);
 }
 
 TEST_F(ReplicasTest, AnEngineWhoseShardWasTakenSendsNoKubernetesWriteAndNoStatus) {
