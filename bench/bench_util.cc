@@ -58,8 +58,11 @@ double ThreadCpuSeconds() {
   return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) / 1e9;
 }
 
-size_t RssBytes() {
-  std::ifstream in("/proc/self/status");
+size_t RssBytes() { return RssBytesOf(0); }
+
+size_t RssBytesOf(int pid) {
+  std::ifstream in(pid == 0 ? std::string("/proc/self/status")
+                            : "/proc/" + std::to_string(pid) + "/status");
   std::string line;
   while (std::getline(in, line)) {
     if (line.rfind("VmRSS:", 0) == 0) return std::stoul(line.substr(6)) * 1024;

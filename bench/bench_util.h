@@ -25,6 +25,8 @@ double ThreadCpuSeconds();
 
 // Resident set size of this process, in bytes (VmRSS).
 size_t RssBytes();
+// The same for another process (VmRSS of /proc/<pid>/status); 0 when it cannot be read.
+size_t RssBytesOf(int pid);
 // Bytes handed out by malloc and not yet freed, over every arena (mallinfo2). Unlike RSS this
 // does not count free memory the allocator keeps, so it is the live heap.
 size_t HeapInUseBytes();

@@ -51,15 +51,6 @@ using std::chrono::milliseconds;
 using std::chrono::seconds;
 constexpr int kShards = 64;
 
-size_t ProcessRssBytes(pid_t pid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.rfind("VmRSS:", 0) == 0) return std::stoull(line.substr(6)) * 1024;
-  }
-  return 0;
-}
-
 // Sum of a metric's samples in Prometheus text ("name{...} v" and "name v").
 double MetricSum(const std::string& text, const std::string& name) {
   double sum = 0;
@@ -266,12 +257,12 @@ void Bench::Memory() {
   size_t total = 0;
   std::printf("memory once all run (VmRSS):");
   for (const Replica& r : replicas_) {
-    const size_t rss = ProcessRssBytes(r.proc->pid());
+    const size_t rss = RssBytesOf(r.proc->pid());
     total += rss;
     std::printf(" %s %.0f MiB;", r.name.c_str(), MiB(rss));
   }
   std::printf(" all replicas %.0f MiB; the cluster process %.0f MiB\n", MiB(total),
-              MiB(ProcessRssBytes(cluster_.pid())));
+              MiB(RssBytesOf(cluster_.pid())));
 }
 
 Status Bench::Failover() {

@@ -110,14 +110,14 @@ void ObjectOwners::AddProject(const std::string& id, const std::string& name, in
                                                         {"ingresses", n.custom_ingress}}) {
     if (!object.empty()) Add(resource + "/" + object, id, created_ms);
   }
-  ids_.push_back(id);
+  ids_.insert(id);
 }
 
 void ObjectOwners::AddAgent(const std::string& id, const std::string& name, int64_t created_ms) {
   for (const char* resource : {"secrets", "deployments", "services"}) {
     Add(std::string(resource) + "/" + name, id, created_ms);
   }
-  ids_.push_back(id);
+  ids_.insert(id);
 }
 
 std::optional<std::string> ObjectOwners::RecordOf(std::string_view resource, std::string_view name,
@@ -134,14 +134,12 @@ std::optional<std::string> ObjectOwners::RecordOf(std::string_view resource, std
     return *id;
   }
   if (resource != "secrets") return std::nullopt;
-  for (const std::string& id : ids_) {
-    const std::string prefix = id + "-credentials-";
-    if (name.substr(0, prefix.size()) == prefix) {
-      *exempt = true;
-      return id;
-    }
-  }
-  return std::nullopt;
+  const size_t at = name.rfind("-credentials-");
+  if (at == std::string_view::npos) return std::nullopt;
+  auto id = ids_.find(std::string(name.substr(0, at)));
+  if (id == ids_.end()) return std::nullopt;
+  *exempt = true;
+  return *id;
 }
 
 EpochReport CheckWriteEpochs(const std::vector<AuditWrite>& writes,

@@ -20,6 +20,7 @@
 #include <functional>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -61,7 +62,7 @@ class ObjectOwners {
   void Add(const std::string& key, const std::string& id, int64_t created_ms);
   // "<resource>/<name>" → (created ms, id), oldest first.
   std::map<std::string, std::vector<std::pair<int64_t, std::string>>> by_name_;
-  std::vector<std::string> ids_;  // for "<id>-credentials-" Secrets
+  std::set<std::string> ids_;  // for "<id>-credentials-<fingerprint>" Secrets
 };
 
 struct EpochReport {
