@@ -1,5 +1,6 @@
 #include "cluster/ingress/proxy.h"
 
+#include <algorithm>
 #include <cctype>
 #include <charconv>
 #include <optional>
@@ -13,6 +14,9 @@
 namespace steward::cluster::ingress {
 
 namespace {
+
+// How many listed endpoints a Service proxy request tries before it answers 503.
+constexpr int kMaxStaleEndpoints = 3;
 
 struct SchemeNamePort {
   std::string scheme;
@@ -127,11 +131,23 @@ net::HttpResponse Proxy::ProxyToService(std::string_view ns, std::string_view id
     return StatusResponse(ServiceUnavailableError(ep.error().message));
   }
   if (auto redirect = RedirectForEmptyPath(path, original)) return *redirect;
-  auto pod = storage_.Get("pods", ep->pod_namespace, ep->pod_name);
-  if (!pod) return StatusResponse(Unreachable(ep->address, ep->port));
-  auto answer = pods_.Serve(*pod, ep->port, Upstream(path, original), ep->pod_uid);
-  if (!answer.ok()) return StatusResponse(Unreachable(ep->address, ep->port));
-  return std::move(answer).value();
+  const net::HttpRequest upstream = Upstream(path, original);
+  const ResolvedEndpoint first = *ep;
+  std::vector<std::string> stopped;  // "ns/name" of endpoints whose pod did not answer
+  for (int attempt = 0; attempt < kMaxStaleEndpoints; ++attempt) {
+    if (attempt > 0) {
+      ep = resolver_.Resolve(ns, parts->name, ServicePortRef::Parse(parts->port), stopped);
+      if (!ep.ok()) break;
+      const std::string key = ep->pod_namespace + "/" + ep->pod_name;
+      if (std::find(stopped.begin(), stopped.end(), key) != stopped.end()) break;  // none left
+    }
+    stopped.push_back(ep->pod_namespace + "/" + ep->pod_name);
+    auto pod = storage_.Get("pods", ep->pod_namespace, ep->pod_name);
+    if (!pod) continue;
+    auto answer = pods_.Serve(*pod, ep->port, upstream, ep->pod_uid);
+    if (answer.ok()) return std::move(answer).value();
+  }
+  return StatusResponse(Unreachable(first.address, first.port));
 }
 
 net::HttpResponse Proxy::ProxyToPod(std::string_view ns, std::string_view id, std::string_view path,

@@ -17,7 +17,13 @@
 //     are not resolved (the API server dials "IP:name", which fails); a pod without
 //     status.podIP → 400 `address not allowed`;
 //   - a pod that does not answer (not Running/Ready, terminating, gone) → 503
-//     `error trying to reach service: dial tcp IP:PORT: connect: connection refused`;
+//     `error trying to reach service: dial tcp IP:PORT: connect: connection refused`.
+//     For a Service, an endpoint whose pod has stopped answering while its EndpointSlice
+//     still lists it ready (the endpoints controller has not seen the deletion yet) is passed
+//     over for the next ready one: a real container keeps serving for a moment after its pod
+//     is marked for deletion, until it handles SIGTERM, and the endpoints controller drops it
+//     in that moment, whereas a virtual pod stops at once. The 503 (naming the first
+//     endpoint) comes only when no listed endpoint answers;
 //   - GET/HEAD with nothing after "proxy" → 301 to the same path with a '/' appended;
 //   - otherwise the pod's answer (status, headers, body) as is. The Authorization header is
 //     not forwarded (the API server consumes it).

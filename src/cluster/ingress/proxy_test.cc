@@ -114,6 +114,43 @@ TEST_F(ProxyTest, ServiceErrors) {
                "refused");
 }
 
+// A rollout's moment between a pod's deletion and the endpoints controller dropping it: the
+// slice still lists the old pod ready, the new one answers. A real container would still be
+// serving then; the virtual one has stopped, so the proxy must pass over it.
+TEST_F(ProxyTest, AServiceEndpointWhosePodStoppedIsPassedOverForOneThatAnswers) {
+  Json old_pod = cluster_.RunningPod("default", "agent-old", "10.244.0.1");
+  Json new_pod = cluster_.RunningPod("default", "agent-new", "10.244.0.2");
+  cluster_.CreateService("default", "agent", {{{"name", "api"}, {"port", 3500}}});
+  cluster_.CreateSlice("default", "agent", "agent-x",
+                       {TestCluster::Endpoint(old_pod, true), TestCluster::Endpoint(new_pod, true)},
+                       {{{"name", "api"}, {"port", 2880}}});
+  // Marked for deletion (a finalizer keeps it terminating), the slice not yet updated.
+  ASSERT_TRUE(cluster_.api()
+                  .Modify(Rt("pods"), "default", "agent-old",
+                          [](Json& pod) {
+                            pod["metadata"]["finalizers"] = Json::array({"test.steward.io/hold"});
+                            return true;
+                          })
+                  .ok());
+  auto deleted = cluster_.api().Delete(Rt("pods"), "default", "agent-old");
+  ASSERT_TRUE(deleted.ok());
+  ASSERT_TRUE((*deleted)["metadata"].contains("deletionTimestamp"));
+  for (int i = 0; i < 4; ++i) {  // the round robin starts at each endpoint in turn
+    net::HttpResponse r = proxy_->ProxyToService("default", "agent:api", "/flowforge/info",
+                                                 Original("GET", "/x/proxy/flowforge/info"));
+    ASSERT_EQ(r.status, 200) << i << " " << r.body;
+    EXPECT_EQ(r.headers.Get("X-Steward-Pod"), "default/agent-new") << i;
+  }
+  // Neither answers: 503, naming one of them.
+  cluster_.SetPodStatus("default", "agent-new", "Running", false, "10.244.0.2");
+  net::HttpResponse r = proxy_->ProxyToService("default", "agent:api", "/flowforge/info",
+                                               Original("GET", "/x/proxy/flowforge/info"));
+  EXPECT_EQ(r.status, 503);
+  EXPECT_THAT(BodyJson(r)["message"].get<std::string>(),
+              ::testing::MatchesRegex("error trying to reach service: dial tcp "
+                                      "10\\.244\\.0\\.[12]:2880: connect: connection refused"));
+}
+
 TEST_F(ProxyTest, EmptyPathRedirectsGetToTrailingSlash) {
   net::HttpResponse r = proxy_->ProxyToService(
       "default", "proj-a:web", "",
