@@ -133,19 +133,17 @@ net::HttpResponse Proxy::ProxyToService(std::string_view ns, std::string_view id
   if (auto redirect = RedirectForEmptyPath(path, original)) return *redirect;
   const net::HttpRequest upstream = Upstream(path, original);
   const ResolvedEndpoint first = *ep;
-  std::vector<std::string> stopped;  // "ns/name" of endpoints whose pod did not answer
+  std::vector<std::string> tried;  // "ns/name" of the endpoints whose pod did not answer
   for (int attempt = 0; attempt < kMaxStaleEndpoints; ++attempt) {
-    if (attempt > 0) {
-      ep = resolver_.Resolve(ns, parts->name, ServicePortRef::Parse(parts->port), stopped);
-      if (!ep.ok()) break;
-      const std::string key = ep->pod_namespace + "/" + ep->pod_name;
-      if (std::find(stopped.begin(), stopped.end(), key) != stopped.end()) break;  // none left
+    std::string key = ep->pod_namespace + "/" + ep->pod_name;
+    if (std::find(tried.begin(), tried.end(), key) != tried.end()) break;  // all listed tried
+    tried.push_back(std::move(key));
+    if (auto pod = storage_.Get("pods", ep->pod_namespace, ep->pod_name)) {
+      auto answer = pods_.Serve(*pod, ep->port, upstream, ep->pod_uid);
+      if (answer.ok()) return std::move(answer).value();
     }
-    stopped.push_back(ep->pod_namespace + "/" + ep->pod_name);
-    auto pod = storage_.Get("pods", ep->pod_namespace, ep->pod_name);
-    if (!pod) continue;
-    auto answer = pods_.Serve(*pod, ep->port, upstream, ep->pod_uid);
-    if (answer.ok()) return std::move(answer).value();
+    ep = resolver_.Resolve(ns, parts->name, ServicePortRef::Parse(parts->port), tried);
+    if (!ep.ok()) break;
   }
   return StatusResponse(Unreachable(first.address, first.port));
 }
