@@ -435,6 +435,23 @@ Status AppImpl::StartApi() {
   io.cached_endpoint_slices = [slices_of](const std::string& service) {
     return slices_of->EndpointSlicesOf(service);
   };
+  if (membership_) {
+    // Replicas: one lifecycle command at a time per pod across every process on the store (the
+    // store outlives the API, as the engine does). The identity names this process, so a
+    // restarted replica does not take over a hold its past self left: that runs out.
+    store::Store* slots = store_.get();
+    const std::string holder = membership_->identity();
+    io.shared_slots = instance::InstanceOptions::SharedSlots{
+        [slots, holder](const std::string& key, std::chrono::milliseconds ttl) {
+          return slots->TakeSlot(key, holder, ttl);
+        },
+        [slots, holder](const std::string& key) {
+          Status released = slots->ReleaseSlot(key, holder);
+          if (!released.ok()) {
+            LOG_WARN("{}: not released ({}); it runs out by itself", key, released.message());
+          }
+        }};
+  }
   instance_ = std::make_unique<instance::InstanceOps>(client_, io);
 
   api::ApiOptions ao;

@@ -266,18 +266,69 @@ InstanceOps::Reply InstanceOps::Call(const Pod& pod, const std::string& method,
   return Call(pod, request);
 }
 
-bool InstanceOps::AcquireCommandSlot(const std::string& pod,
-                                     std::chrono::steady_clock::time_point deadline) const {
+namespace {
+
+Status StillBusy(const std::string& pod, std::chrono::milliseconds timeout) {
+  return Unavailable("pod " + pod +
+                     ": an earlier start, stop or restart to this pod was still unanswered after " +
+                     std::to_string(timeout.count()) + " ms");
+}
+
+}  // namespace
+
+std::string InstanceOps::SlotKey(const std::string& pod) const {
+  return "pod:" + options_.ns + "/" + pod;
+}
+
+Status InstanceOps::AcquireCommandSlot(const std::string& pod,
+                                       std::chrono::steady_clock::time_point deadline,
+                                       std::chrono::milliseconds timeout) const {
   CommandSlots& s = *slots_;
-  MutexLock lock(s.mu);
-  if (!s.cv.WaitUntil(s.mu, deadline, [&]() REQUIRES(s.mu) { return s.busy.count(pod) == 0; })) {
-    return false;
+  {
+    MutexLock lock(s.mu);
+    if (!s.cv.WaitUntil(s.mu, deadline, [&]() REQUIRES(s.mu) { return s.busy.count(pod) == 0; })) {
+      return StillBusy(pod, timeout);
+    }
+    s.busy.insert(pod);
   }
-  s.busy.insert(pod);
-  return true;
+  if (!options_.shared_slots) return Status::Ok();
+  Status shared = AcquireSharedSlot(pod, deadline, timeout);
+  if (!shared.ok()) {
+    {
+      MutexLock lock(s.mu);
+      s.busy.erase(pod);
+    }
+    s.cv.NotifyAll();
+  }
+  return shared;
+}
+
+Status InstanceOps::AcquireSharedSlot(const std::string& pod,
+                                      std::chrono::steady_clock::time_point deadline,
+                                      std::chrono::milliseconds timeout) const {
+  using std::chrono::milliseconds;
+  const std::string key = SlotKey(pod);
+  // Held for the command's timeout and a margin: freed by the ttl if this process dies.
+  const milliseconds ttl = timeout + milliseconds(2000);
+  milliseconds pause(10);
+  for (;;) {
+    StatusOr<bool> taken = options_.shared_slots->take(key, ttl);
+    if (!taken.ok()) {
+      return Unavailable("pod " + pod + ": the command slot shared by Steward's replicas " +
+                         "could not be taken: " + taken.error().message());
+    }
+    if (*taken) return Status::Ok();
+    const auto now = std::chrono::steady_clock::now();
+    if (now >= deadline) return StillBusy(pod, timeout);
+    // Another process's command is in flight; it ends with an answer or its timeout.
+    std::this_thread::sleep_for(
+        std::min<std::chrono::steady_clock::duration>(pause, deadline - now));
+    pause = std::min(pause * 2, milliseconds(200));
+  }
 }
 
 void InstanceOps::ReleaseCommandSlot(const std::string& pod) const {
+  if (options_.shared_slots) options_.shared_slots->release(SlotKey(pod));
   CommandSlots& s = *slots_;
   {
     MutexLock lock(s.mu);
@@ -291,12 +342,10 @@ InstanceOps::Reply InstanceOps::Call(const Pod& pod, const Request& request) con
     return options_.access == Access::kProxy ? CallProxy(pod, request) : CallDirect(pod, request);
   }
   const auto timeout = request.timeout.count() > 0 ? request.timeout : options_.timeout;
-  if (!AcquireCommandSlot(pod.name, std::chrono::steady_clock::now() + timeout)) {
+  Status slot = AcquireCommandSlot(pod.name, std::chrono::steady_clock::now() + timeout, timeout);
+  if (!slot.ok()) {
     Reply reply;
-    reply.failure = Unavailable("pod " + pod.name +
-                                ": an earlier start, stop or restart to this pod was still "
-                                "unanswered after " +
-                                std::to_string(timeout.count()) + " ms");
+    reply.failure = slot;
     return reply;
   }
   Reply reply =

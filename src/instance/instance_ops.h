@@ -35,7 +35,8 @@
 // pause and a fresh start; a start or restart that arrives during that pause starts a second
 // Node-RED on the same port, which crashes, and the launcher ends up in safe mode or stopped; a
 // stop that arrives then is undone by the pending start. Other commands (logout, mcp:*) are not
-// held. (Several Steward processes do not coordinate this: one per cluster is the rule.)
+// held. Several Steward processes (replicas) hold one another back through
+// InstanceOptions::shared_slots: a command waits for this process's slot, then the shared one.
 // Files refuses, with kInvalidArgument and before anything is sent, the requests the launcher's
 // files routes cannot take without its process dying (instance_ops.cc: CheckFileRequest), and an
 // upload onto a directory (the parent is listed first, on the pod that takes the upload).
@@ -78,6 +79,17 @@ struct InstanceOptions {
   // concurrently from any thread.
   std::function<std::optional<std::vector<Json>>(const std::string& service)>
       cached_endpoint_slices;
+  // Several processes sending commands to the same pods (replicas on one store): a pod's slot
+  // they all respect (store::Store::TakeSlot with this process's holder name). `take` answers
+  // true when taken for `ttl`, false while another process holds it (asked again, with a growing
+  // pause up to 200 ms, until the command's timeout); an error fails the command (kUnavailable,
+  // nothing sent). The hold is `release`d once the pod has answered; the ttl (the command's
+  // timeout + 2 s) frees it when this process dies first. Unset: this process only.
+  struct SharedSlots {
+    std::function<StatusOr<bool>(const std::string& key, std::chrono::milliseconds ttl)> take;
+    std::function<void(const std::string& key)> release;
+  };
+  std::optional<SharedSlots> shared_slots;
   // Test seam for kDirect: maps a pod IP and the port asked for (management_port or agent_port)
   // to the host:port actually dialled (default: ip:port).
   std::function<std::pair<std::string, uint16_t>(const std::string& pod_ip, uint16_t port)>
@@ -206,10 +218,17 @@ class InstanceOps : public InstanceCalls {
     CondVar cv;
     std::set<std::string> busy GUARDED_BY(mu);
   };
-  // Takes `pod`'s command slot, waiting until `deadline`; false when it stayed busy.
-  bool AcquireCommandSlot(const std::string& pod,
-                          std::chrono::steady_clock::time_point deadline) const;
+  // Takes `pod`'s command slot in this process, then the shared one (when configured), waiting
+  // until `deadline`: Ok when taken; kUnavailable ("pod X: ...") when it stayed busy or the
+  // shared slot could not be asked for.
+  Status AcquireCommandSlot(const std::string& pod, std::chrono::steady_clock::time_point deadline,
+                            std::chrono::milliseconds timeout) const;
+  // Takes the shared slot (options_.shared_slots set), asking again until `deadline`.
+  Status AcquireSharedSlot(const std::string& pod, std::chrono::steady_clock::time_point deadline,
+                           std::chrono::milliseconds timeout) const;
   void ReleaseCommandSlot(const std::string& pod) const;
+  // The shared slot's key of `pod`: "pod:<namespace>/<name>".
+  std::string SlotKey(const std::string& pod) const;
 
   std::shared_ptr<kube::Client> client_;
   InstanceOptions options_;

@@ -25,6 +25,7 @@
 #include "kube/test_support/embedded.h"
 #include "kube/transport/transport.h"
 #include "net/http_server.h"
+#include "store/store.h"
 #include "test_support/eventually.h"
 
 namespace steward::instance {
@@ -1334,6 +1335,61 @@ TEST_F(InstanceOpsTest, DirectLifecycleCommandsToOnePodWaitForTheOneInFlight) {
   auto commands = gated.commands();
   ASSERT_GE(commands.size(), 4u);
   EXPECT_EQ(commands.back(), "stop");
+}
+
+// Two replicas (two InstanceOps, each with its own in-process slots) on one store: a start from
+// the second waits for the first's restart to be answered, as one process's would.
+TEST_F(InstanceOpsTest, LifecycleCommandsFromTwoReplicasToOnePodWaitForTheOneInFlight) {
+  auto store = store::OpenSqliteStore({.path = ":memory:"});
+  ASSERT_TRUE(store.ok()) << store.error().ToString();
+  std::shared_ptr<store::Store> shared = std::move(*store);
+  GatedLauncher gated;
+  CreateSlice("gate2-1", "gate2", Json::array({Endpoint("10.0.33.1", "gate-b")}));
+  Dialler d;
+  d.ports = {{"10.0.33.1", gated.port()}};
+  auto replica = [&](const std::string& holder) {
+    InstanceOptions o = DirectOptions(d, milliseconds(300));
+    o.restart_poll = milliseconds(5);
+    o.shared_slots = InstanceOptions::SharedSlots{
+        [shared, holder](const std::string& key, milliseconds ttl) {
+          return shared->TakeSlot(key, holder, ttl);
+        },
+        [shared, holder](const std::string& key) { (void)shared->ReleaseSlot(key, holder); }};
+    return InstanceOps(*client_, o);
+  };
+  InstanceOps a = replica("replica-a");
+  InstanceOps b = replica("replica-b");
+  StatusOr<std::vector<RestartStep>> steps = InvalidArgument("not run");
+  std::thread restarting([&] { steps = a.RestartEach("gate2", milliseconds(20000)); });
+  ASSERT_TRUE(test_support::Eventually([&] { return gated.commands().size() == 1; },
+                                       std::chrono::seconds(10)));
+  auto start = b.Command("gate2", {{"cmd", "start"}});
+  ASSERT_TRUE(start.ok()) << start.error().ToString();
+  ASSERT_EQ(start->size(), 1u);
+  EXPECT_EQ((*start)[0].status, 0);
+  EXPECT_THAT((*start)[0].error, HasSubstr("still unanswered after 300 ms"));
+  EXPECT_EQ(gated.commands(), (std::vector<std::string>{"restart"}));
+  gated.Release();
+  restarting.join();
+  ASSERT_TRUE(steps.ok()) << steps.error().ToString();
+  EXPECT_EQ((*steps)[0].outcome, "restarted") << (*steps)[0].error;
+  // Released by the first replica: the second's command goes through.
+  auto stop = b.Command("gate2", {{"cmd", "stop"}});
+  ASSERT_TRUE(stop.ok());
+  EXPECT_EQ((*stop)[0].status, 200) << (*stop)[0].error;
+  EXPECT_EQ(gated.commands().back(), "stop");
+  // A store that cannot be asked fails the command before anything is sent.
+  InstanceOptions broken = DirectOptions(d, milliseconds(300));
+  broken.shared_slots =
+      InstanceOptions::SharedSlots{[](const std::string&, milliseconds) -> StatusOr<bool> {
+                                     return Unavailable("database down");
+                                   },
+                                   [](const std::string&) {}};
+  const size_t sent = gated.commands().size();
+  auto refused = InstanceOps(*client_, broken).Command("gate2", {{"cmd", "restart"}});
+  ASSERT_TRUE(refused.ok());
+  EXPECT_THAT((*refused)[0].error, HasSubstr("could not be taken: database down"));
+  EXPECT_EQ(gated.commands().size(), sent);
 }
 
 TEST_F(InstanceOpsTest, ProxyRestartEachRestartsEveryReplicaOfAnHaProject) {

@@ -116,6 +116,14 @@ CREATE TABLE shard_history (
   acquired BOOLEAN NOT NULL
 );
 )sql",
+    // 2: command slots (issue 17): one process at a time sends lifecycle commands to a pod.
+    R"sql(
+CREATE TABLE command_slots (
+  key TEXT COLLATE "C" PRIMARY KEY,
+  holder TEXT NOT NULL,
+  expires_ms BIGINT NOT NULL
+);
+)sql",
 };
 constexpr int64_t kLatestVersion = std::size(kMigrations);
 
@@ -557,6 +565,9 @@ class PostgresStore final : public Store {
   Status CheckFence(const Fence& fence) override;
   StatusOr<std::vector<ShardOwner>> ListShardOwners() override;
   StatusOr<std::vector<ShardEvent>> ListShardHistory(int64_t after_seq, int limit) override;
+  StatusOr<bool> TakeSlot(std::string_view key, std::string_view holder,
+                          std::chrono::milliseconds ttl) override;
+  Status ReleaseSlot(std::string_view key, std::string_view holder) override;
   StatusOr<std::vector<ProjectRecord>> ListProjectsWithoutHostnames() override;
   StatusOr<std::map<std::string, std::string>> ClaimHostnames(
       const std::vector<std::pair<std::string, std::vector<std::string>>>& by_project) override;
@@ -1243,6 +1254,44 @@ StatusOr<std::vector<ShardEvent>> PostgresStore::ListShardHistory(int64_t after_
         }
         return out;
       });
+}
+
+StatusOr<bool> PostgresStore::TakeSlot(std::string_view key, std::string_view holder,
+                                       std::chrono::milliseconds ttl) {
+  RETURN_IF_ERROR(ValidateSlot(key, holder, ttl.count()));
+  bool taken = false;
+  const Status done = Transact("take command slot", [&](PgConn& c) -> StatusOr<bool> {
+    const int64_t now = NowMs();
+    RETURN_IF_ERROR(c.Exec("drop expired command slots",
+                           "DELETE FROM command_slots WHERE expires_ms <= $1", {now})
+                        .status());
+    // Two processes inserting one key: the second waits for the first's commit, then finds the
+    // conflict and takes the slot only when it holds it already.
+    ASSIGN_OR_RETURN(PgResult r,
+                     c.Exec("take command slot",
+                            "INSERT INTO command_slots (key, holder, expires_ms) VALUES ($1, $2, "
+                            "$3) ON CONFLICT (key) DO UPDATE SET expires_ms = excluded.expires_ms "
+                            "WHERE command_slots.holder = excluded.holder RETURNING key",
+                            {std::string(key), std::string(holder), now + ttl.count()}));
+    taken = r.Rows() > 0;
+    return true;
+  });
+  if (!done.ok()) return done;
+  return taken;
+}
+
+Status PostgresStore::ReleaseSlot(std::string_view key, std::string_view holder) {
+  RETURN_IF_ERROR(ValidateSlot(key, holder, 1));
+  return Read<bool>("release command slot",
+                    [&](PgConn& c) -> StatusOr<bool> {
+                      RETURN_IF_ERROR(c.Exec("release command slot",
+                                             "DELETE FROM command_slots WHERE key = $1 AND "
+                                             "holder = $2",
+                                             {std::string(key), std::string(holder)})
+                                          .status());
+                      return true;
+                    })
+      .status();
 }
 
 StatusOr<Credential> PostgresStore::FindCredentialByToken(std::string_view token) {

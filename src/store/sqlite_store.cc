@@ -102,6 +102,14 @@ CREATE TABLE shard_history (
   acquired INTEGER NOT NULL
 );
 )sql",
+    // 5: command slots (issue 17): one process at a time sends lifecycle commands to a pod.
+    R"sql(
+CREATE TABLE command_slots (
+  key TEXT PRIMARY KEY NOT NULL,
+  holder TEXT NOT NULL,
+  expires_ms INTEGER NOT NULL
+);
+)sql",
 };
 constexpr int64_t kLatestVersion = std::size(kMigrations);
 
@@ -257,6 +265,9 @@ class SqliteStore final : public Store {
   }
   StatusOr<std::vector<ShardOwner>> ListShardOwners() override;
   StatusOr<std::vector<ShardEvent>> ListShardHistory(int64_t after_seq, int limit) override;
+  StatusOr<bool> TakeSlot(std::string_view key, std::string_view holder,
+                          std::chrono::milliseconds ttl) override;
+  Status ReleaseSlot(std::string_view key, std::string_view holder) override;
   StatusOr<std::map<std::string, int64_t>> CountByPhase(RecordKind kind) override;
   StatusOr<std::vector<ProjectRecord>> ListProjectsWithoutHostnames() override;
   StatusOr<std::map<std::string, std::string>> ClaimHostnames(
@@ -779,6 +790,35 @@ StatusOr<std::vector<ShardEvent>> SqliteStore::ListShardHistory(int64_t after_se
   }
   RETURN_IF_ERROR(db_.Check(s, "list shard history"));
   return out;
+}
+
+StatusOr<bool> SqliteStore::TakeSlot(std::string_view key, std::string_view holder,
+                                     std::chrono::milliseconds ttl) {
+  RETURN_IF_ERROR(ValidateSlot(key, holder, ttl.count()));
+  MutexLock lock(mu_);
+  Transaction tx(db_);
+  RETURN_IF_ERROR(tx.Begin());
+  const int64_t now = NowMs();
+  Statement expired(db_.handle, "DELETE FROM command_slots WHERE expires_ms <= ?");
+  expired.Bind(now).Step();
+  RETURN_IF_ERROR(db_.Check(expired, "drop expired command slots"));
+  Statement s(db_.handle,
+              "INSERT INTO command_slots (key, holder, expires_ms) VALUES (?, ?, ?) "
+              "ON CONFLICT (key) DO UPDATE SET expires_ms = excluded.expires_ms "
+              "WHERE command_slots.holder = excluded.holder");
+  s.Bind(key).Bind(holder).Bind(now + ttl.count()).Step();
+  RETURN_IF_ERROR(db_.Check(s, "take command slot"));
+  const bool taken = sqlite3_changes(db_.handle) > 0;
+  RETURN_IF_ERROR(tx.Commit());
+  return taken;
+}
+
+Status SqliteStore::ReleaseSlot(std::string_view key, std::string_view holder) {
+  RETURN_IF_ERROR(ValidateSlot(key, holder, 1));
+  MutexLock lock(mu_);
+  Statement s(db_.handle, "DELETE FROM command_slots WHERE key = ? AND holder = ?");
+  s.Bind(key).Bind(holder).Step();
+  return db_.Check(s, "release command slot");
 }
 
 StatusOr<Credential> SqliteStore::FindCredentialByToken(std::string_view token) {

@@ -113,8 +113,8 @@ TEST_F(SqliteStoreTest, ReopenKeepsDataAndDoesNotReapplyMigrations) {
   ASSERT_TRUE(store.MutateProject("p1", SetGeneration(3)).ok());
   std::string applied =
       RawQuery(path_, "SELECT group_concat(applied_ms) FROM schema_migrations ORDER BY version");
-  EXPECT_EQ(applied, std::to_string(kT0) + "," + std::to_string(kT0) + "," + std::to_string(kT0) +
-                         "," + std::to_string(kT0));
+  const std::string t0 = std::to_string(kT0);
+  EXPECT_EQ(applied, t0 + "," + t0 + "," + t0 + "," + t0 + "," + t0);
   store_.reset();
 
   clock_.Advance(std::chrono::hours(1));
@@ -125,7 +125,7 @@ TEST_F(SqliteStoreTest, ReopenKeepsDataAndDoesNotReapplyMigrations) {
   EXPECT_EQ(got->version, 2);
   EXPECT_EQ(reopened.FindCredentialByToken("tok-1")->id, "c-1");
   EXPECT_EQ(reopened.ListHistory("p1", 0, 0)->size(), 1u);
-  EXPECT_EQ(RawQuery(path_, "SELECT count(*) FROM schema_migrations"), "4");
+  EXPECT_EQ(RawQuery(path_, "SELECT count(*) FROM schema_migrations"), "5");
   EXPECT_EQ(
       RawQuery(path_, "SELECT group_concat(applied_ms) FROM schema_migrations ORDER BY version"),
       applied);
@@ -151,7 +151,7 @@ TEST_F(SqliteStoreTest, RefusesNewerSchema) {
   auto r = OpenSqliteStore(Options());
   EXPECT_EQ(r.status().code(), StatusCode::kFailedPrecondition);
   EXPECT_EQ(r.status().message(),
-            path_ + ": schema version 7 is newer than this Steward (knows up to 4)");
+            path_ + ": schema version 7 is newer than this Steward (knows up to 5)");
 }
 
 TEST_F(SqliteStoreTest, RefusesAFileThatIsNotSqlite) {
@@ -309,10 +309,11 @@ TEST_F(SqliteStoreTest, AVersionOneDatabaseGainsTheHostnamesTable) {
   // As a Steward of schema 1 left it.
   RawExec(path_,
           "DROP TABLE hostnames; DROP INDEX projects_kind; ALTER TABLE projects DROP COLUMN kind; "
-          "DROP TABLE shard_owners; DROP TABLE shard_history; DROP TABLE feed; "
+          "DROP TABLE shard_owners; DROP TABLE shard_history; DROP TABLE feed; DROP TABLE "
+          "command_slots; "
           "DELETE FROM schema_migrations WHERE version >= 2");
   Store& reopened = Open();
-  EXPECT_EQ(RawQuery(path_, "SELECT count(*) FROM schema_migrations"), "4");
+  EXPECT_EQ(RawQuery(path_, "SELECT count(*) FROM schema_migrations"), "5");
   ASSERT_TRUE(reopened.MutateProject("p1", ClaimHosts({"alpha.localhost"})).ok());
   EXPECT_EQ(RawQuery(path_, "SELECT project_id FROM hostnames WHERE host = 'alpha.localhost'"),
             "p1");
@@ -325,10 +326,11 @@ TEST_F(SqliteStoreTest, AVersionTwoDatabaseGainsKindsAndItsRecordsAreProjects) {
   // As a Steward of schema 2 left it.
   RawExec(path_,
           "DROP INDEX projects_kind; ALTER TABLE projects DROP COLUMN kind; "
-          "DROP TABLE shard_owners; DROP TABLE shard_history; DROP TABLE feed; "
+          "DROP TABLE shard_owners; DROP TABLE shard_history; DROP TABLE feed; DROP TABLE "
+          "command_slots; "
           "DELETE FROM schema_migrations WHERE version >= 3");
   Store& reopened = Open();
-  EXPECT_EQ(RawQuery(path_, "SELECT count(*) FROM schema_migrations"), "4");
+  EXPECT_EQ(RawQuery(path_, "SELECT count(*) FROM schema_migrations"), "5");
   auto got = reopened.GetProject("p1");
   ASSERT_TRUE(got.ok());
   EXPECT_EQ(got->kind, RecordKind::kProject);

@@ -95,6 +95,18 @@ Status ValidateShardAndOwner(int shard, std::string_view owner) {
   return Status::Ok();
 }
 
+Status ValidateSlot(std::string_view key, std::string_view holder, int64_t ttl_ms) {
+  constexpr size_t kMax = 512;
+  if (key.empty() || key.size() > kMax) {
+    return InvalidArgument("slot: the key must be 1-" + std::to_string(kMax) + " bytes");
+  }
+  if (holder.empty() || holder.size() > kMax) {
+    return InvalidArgument("slot: the holder must be 1-" + std::to_string(kMax) + " bytes");
+  }
+  if (ttl_ms <= 0) return InvalidArgument("slot: the ttl must be positive");
+  return Status::Ok();
+}
+
 Status FencedOut(const Fence& fence, const ShardOwner& now) {
   std::string held =
       now.owner.empty()

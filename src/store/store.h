@@ -14,6 +14,7 @@
 // (postgres_store.h says how its delivery differs); the feed keeps the ordering promises below.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -223,6 +224,18 @@ class Store {
   virtual StatusOr<std::vector<ShardOwner>> ListShardOwners() = 0;
   // Acquisitions and releases with seq > after_seq, oldest first; limit 0: all.
   virtual StatusOr<std::vector<ShardEvent>> ListShardHistory(int64_t after_seq, int limit) = 0;
+
+  // Command slots: short holds on a name that every process sharing the store respects (several
+  // replicas send a pod's lifecycle commands one at a time: instance/instance_ops.h). TakeSlot
+  // gives `holder` the slot `key` until `ttl` from now (the store's clock, as since_ms) and
+  // answers true when nobody holds it, the hold has run out, or `holder` holds it already (the
+  // hold is then extended); false, changing nothing, while another holder's hold runs.
+  // ReleaseSlot ends `holder`'s hold; it does nothing when `holder` holds none (another may have
+  // taken the slot after the hold ran out). Expired holds are dropped by the next TakeSlot.
+  // kInvalidArgument for an empty key or holder, a key or holder over 512 bytes, or ttl <= 0.
+  virtual StatusOr<bool> TakeSlot(std::string_view key, std::string_view holder,
+                                  std::chrono::milliseconds ttl) = 0;
+  virtual Status ReleaseSlot(std::string_view key, std::string_view holder) = 0;
 
   // Hostnames of projects that hold none (stored before hostnames were claimed, schema 1), so
   // that they can be claimed once: ClaimHostnames. Neither bumps a version or calls a listener

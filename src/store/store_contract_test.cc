@@ -75,7 +75,7 @@ class SqliteBackend final : public Backend {
     return out;
   }
   void UseAnotherDatabase() override { path_ = dir_ + "/other.db"; }
-  int64_t LatestSchema() const override { return 4; }
+  int64_t LatestSchema() const override { return 5; }
 
  private:
   std::string dir_, path_;
@@ -111,7 +111,7 @@ class PostgresBackend final : public Backend {
       status_ = db.error();
     }
   }
-  int64_t LatestSchema() const override { return 1; }
+  int64_t LatestSchema() const override { return 2; }
 
  private:
   test_support::PostgresServer* server_ = nullptr;
@@ -1077,6 +1077,56 @@ TEST_P(StoreContractTest, ShardOwnershipSurvivesAReopen) {
   EXPECT_TRUE(reopened.CheckFence({3, "a", 1}).ok());
   EXPECT_EQ(backend_->Query("SELECT max(version) FROM schema_migrations"),
             std::to_string(backend_->LatestSchema()));
+}
+
+TEST_P(StoreContractTest, CommandSlotsHaveOneHolderUntilReleasedOrRunOut) {
+  Store& store = Open();
+  constexpr auto kTtl = std::chrono::seconds(10);
+  auto take = [&](std::string_view key, std::string_view holder) {
+    auto taken = store.TakeSlot(key, holder, kTtl);
+    EXPECT_TRUE(taken.ok()) << taken.status().ToString();
+    return taken.ok() && *taken;
+  };
+  EXPECT_TRUE(take("pod:a", "r1"));
+  EXPECT_FALSE(take("pod:a", "r2"));
+  EXPECT_TRUE(take("pod:b", "r2"));  // another key is another slot
+  EXPECT_TRUE(take("pod:a", "r1"));  // the holder again: extended
+  // Only the holder's release ends a hold.
+  ASSERT_TRUE(store.ReleaseSlot("pod:a", "r2").ok());
+  EXPECT_FALSE(take("pod:a", "r2"));
+  ASSERT_TRUE(store.ReleaseSlot("pod:a", "r1").ok());
+  EXPECT_TRUE(take("pod:a", "r2"));
+  // A hold runs out at its ttl; a late release of the holder it ran out on leaves the new one.
+  clock_.Advance(kTtl - std::chrono::milliseconds(1));
+  EXPECT_FALSE(take("pod:b", "r3"));
+  clock_.Advance(std::chrono::milliseconds(1));
+  EXPECT_TRUE(take("pod:b", "r3"));
+  ASSERT_TRUE(store.ReleaseSlot("pod:b", "r2").ok());
+  EXPECT_FALSE(take("pod:b", "r2"));
+  // Holds survive a reopen (another process sees them).
+  Store& reopened = Open();
+  auto after = reopened.TakeSlot("pod:b", "r4", kTtl);
+  ASSERT_TRUE(after.ok());
+  EXPECT_FALSE(*after);
+  // Of many contenders at once, one takes the slot.
+  std::atomic<int> winners{0};
+  std::vector<std::thread> contenders;
+  for (int i = 0; i < 8; ++i) {
+    contenders.emplace_back([&, i] {
+      auto taken = reopened.TakeSlot("pod:c", "h" + std::to_string(i), kTtl);
+      if (taken.ok() && *taken) ++winners;
+    });
+  }
+  for (auto& t : contenders) t.join();
+  EXPECT_EQ(winners.load(), 1);
+  // Bad arguments.
+  EXPECT_EQ(reopened.TakeSlot("", "r", kTtl).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(reopened.TakeSlot("k", "", kTtl).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(reopened.TakeSlot(std::string(513, 'k'), "r", kTtl).status().code(),
+            StatusCode::kInvalidArgument);
+  EXPECT_EQ(reopened.TakeSlot("k", "r", std::chrono::milliseconds(0)).status().code(),
+            StatusCode::kInvalidArgument);
+  EXPECT_EQ(reopened.ReleaseSlot("", "r").code(), StatusCode::kInvalidArgument);
 }
 
 }  // namespace

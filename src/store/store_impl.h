@@ -20,6 +20,8 @@ bool SameIntentAndStatus(const ProjectRecord& a, const ProjectRecord& b);
 
 // kInvalidArgument for a shard outside [0, kMaxShard] or an empty owner.
 Status ValidateShardAndOwner(int shard, std::string_view owner);
+// kInvalidArgument for a command slot's key, holder or ttl that TakeSlot refuses.
+Status ValidateSlot(std::string_view key, std::string_view holder, int64_t ttl_ms);
 // The kAborted of a fenced write: `fence` no longer holds; `now` is the shard as stored.
 Status FencedOut(const Fence& fence, const ShardOwner& now);
 // The kAborted of an AcquireShard whose expected epoch is not the stored one.
