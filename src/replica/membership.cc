@@ -252,13 +252,15 @@ void Membership::Watchdog() {
   const Millis step = std::max(Millis(10), options_.retry_period / 4);
   for (;;) {
     bool expired = false;
+    std::string why = "cannot renew its Lease within renewDeadline";
     {
       MutexLock lock(mu_);
       if (wake_.WaitFor(mu_, step, [this]() REQUIRES(mu_) { return stopping_; })) return;
       const SteadyTime since = last_renew_ ? *last_renew_ : started_at_;
       expired = clock_.Now() - since >= options_.renew_deadline;
+      if (!renew_error_.empty()) why += " (last: " + renew_error_ + ")";
     }
-    if (expired) DropAll("cannot renew its Lease within renewDeadline");
+    if (expired) DropAll(why);
   }
 }
 
@@ -298,6 +300,17 @@ Json Membership::LeaseBody(const std::optional<Json>& current, bool release) con
 }
 
 Status Membership::Renew() {
+  // A Lease says "this replica acts for its shards"; it cannot while its writes cannot reach the
+  // store. Not renewing hands its shards to replicas that can. A store that has answered within
+  // half the renew deadline is given the benefit of the doubt: a database restart of a few
+  // seconds does not make every replica drop its shards.
+  const SteadyTime asked = clock_.Now();
+  if (!store_answered_) store_answered_ = asked;  // the first ask: counted from here
+  if (StatusOr<int64_t> store = store_.LastPosition(); store.ok()) {
+    store_answered_ = asked;
+  } else if (asked - *store_answered_ >= options_.renew_deadline / 2) {
+    return Unavailable("the store does not answer: " + store.error().message());
+  }
   const ResourceType& type = ResourceType::Lease();
   // Half the renew deadline per write: a slow answer still lands in time, a hung one leaves
   // time for a second try before the watchdog stops the engine.
@@ -387,8 +400,10 @@ void Membership::RenewTick() {
       last_renew_ = now;
       ++stats_.renewals;
       stats_.renewing = true;
+      renew_error_.clear();
     } else {
       ++stats_.renew_failures;
+      renew_error_ = renewed.message();
       const SteadyTime since = last_renew_ ? *last_renew_ : started_at_;
       stats_.renewing = now - since < options_.renew_deadline;
     }

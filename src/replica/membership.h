@@ -15,6 +15,12 @@
 // live; it gives up a shard that maps elsewhere by first making the engine stop and drain it
 // (`apply`) and then releasing it; the new owner acquires once it sees the release.
 //
+// A renewal is a read of the store and then the Lease update: a replica whose store has not
+// answered for renew_deadline / 2 (a partition from the database the others still reach) does
+// not renew, so it stops acting renew_deadline later and its Lease expires, and the replicas that
+// can write take its shards over; once the store answers again it renews and rejoins. A store
+// outage shorter than renew_deadline / 2 (a database restart) costs no renewal.
+//
 // Not renewed within renew_deadline (< lease_duration, so before anyone may take over): the
 // replica stops acting on every shard at once (apply({}), by a watchdog even while a request
 // hangs) and is not ready until it renews again; it then acquires its shards afresh (new
@@ -180,6 +186,8 @@ class Membership {
   bool stopped_ GUARDED_BY(mu_) = false;
   bool started_ GUARDED_BY(mu_) = false;
   std::optional<SteadyTime> last_renew_ GUARDED_BY(mu_);
+  std::string renew_error_ GUARDED_BY(mu_);   // the last renewal's failure; "" after a success
+  std::optional<SteadyTime> store_answered_;  // the renewer's last store read that answered
   SteadyTime started_at_ GUARDED_BY(mu_){};
   MembershipStats stats_ GUARDED_BY(mu_);
   std::optional<View> view_ GUARDED_BY(mu_);

@@ -14,6 +14,7 @@
 #include "engine/model/shard.h"
 #include "engine/reconciler/engine.h"
 #include "engine/reconciler/engine_test_support.h"
+#include "store/cuttable_store.h"
 #include "test_support/eventually.h"
 
 namespace steward::replica {
@@ -89,6 +90,7 @@ class LeaseBlocker final : public engine::testing::ForwardingTransport {
 struct Replica {
   std::string name;
   std::shared_ptr<LeaseBlocker> transport;
+  std::unique_ptr<store::CuttableStore> store;  // the shared store, as this replica reaches it
   std::unique_ptr<engine::Engine> engine;
   std::unique_ptr<Membership> membership;
   std::shared_ptr<kube::Client> client;
@@ -137,7 +139,8 @@ class ReplicasTest : public engine::testing::EngineFixture {
       }
       return Status::Ok();
     };
-    auto e = engine::Engine::Create(eo, client, *store_);
+    r->store = std::make_unique<store::CuttableStore>(*store_);
+    auto e = engine::Engine::Create(eo, client, *r->store);
     EXPECT_TRUE(e.ok()) << e.error().ToString();
     r->engine = std::move(*e);
     EXPECT_TRUE(r->engine->Start().ok());
@@ -159,7 +162,7 @@ class ReplicasTest : public engine::testing::EngineFixture {
     mo.apply = [eng](std::map<int, store::Fence> owned) {
       return eng->SetOwnedShards(std::move(owned));
     };
-    auto m = Membership::Create(mo, r.client, *store_);
+    auto m = Membership::Create(mo, r.client, *r.store);
     EXPECT_TRUE(m.ok()) << m.error().ToString();
     r.membership = std::move(*m);
     r.membership->Start();
@@ -379,6 +382,36 @@ TEST_F(ReplicasTest, AReplicaThatCannotRenewStopsWritingBeforeItsShardsAreTakenO
   }
   // Renewing again, r1 rejoins and takes its share back (new epochs).
   r1->transport->blocked = false;
+  ASSERT_TRUE(Eventually([&] { return Settled({"r0", "r1"}); }, seconds(10)));
+  EXPECT_TRUE(Eventually([&] { return r1->membership->Ready().ok(); }, seconds(2)));
+  for (const auto& [s, e] : r1->engine->OwnedShards()) {
+    if (held.contains(s)) {
+      EXPECT_GT(e, held.at(s));
+    }
+  }
+}
+
+TEST_F(ReplicasTest, AReplicaCutOffFromTheDatabaseStopsRenewingAndItsShardsAreTakenOver) {
+  Add("r0");
+  Add("r1");
+  ASSERT_TRUE(Eventually([&] { return Settled({"r0", "r1"}); }, seconds(15)));
+  const std::vector<std::string> ids = CreateRunning(4);
+  Replica* r1 = Named("r1");
+  const std::map<int, int64_t> held = r1->engine->OwnedShards();
+  ASSERT_FALSE(held.empty());
+
+  // r1 still reaches the cluster (it could renew its Lease) but not the database.
+  r1->store->cut = true;
+  ASSERT_TRUE(Eventually([&] { return r1->engine->OwnedShards().empty(); }, seconds(3)));
+  EXPECT_NE(r1->membership->Ready().message().find("the store does not answer"), std::string::npos)
+      << r1->membership->Ready().message();
+  // Its Lease runs out: r0 takes every shard and works them.
+  ASSERT_TRUE(Eventually([&] { return Settled({"r0"}); }, seconds(10)));
+  for (const auto& id : ids) ASSERT_TRUE(replicas_[0]->engine->intents().Suspend(id).ok());
+  for (const auto& id : ids) EXPECT_TRUE(WaitPhase(id, "Suspended", Record(id).generation)) << id;
+
+  // The database back: r1 renews, rejoins and takes its share afresh.
+  r1->store->cut = false;
   ASSERT_TRUE(Eventually([&] { return Settled({"r0", "r1"}); }, seconds(10)));
   EXPECT_TRUE(Eventually([&] { return r1->membership->Ready().ok(); }, seconds(2)));
   for (const auto& [s, e] : r1->engine->OwnedShards()) {
