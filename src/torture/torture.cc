@@ -18,6 +18,7 @@
 #include "common/file.h"
 #include "common/mutex.h"
 #include "common/time_util.h"
+#include "engine/manifests/manifests.h"
 #include "engine/model/shard.h"
 #include "kube/config/kubeconfig.h"
 #include "kube/transport/transport.h"
@@ -35,6 +36,15 @@ namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 using std::chrono::milliseconds;
 using std::chrono::seconds;
+
+// How long an object of a project Steward does not know may stay: `grace`, and for a
+// supplied-credentials Secret (written just before its project is committed; a Steward killed
+// in between leaves it) also the engine's grace for those.
+std::chrono::seconds OrphanGrace(std::string_view kind, std::chrono::seconds grace) {
+  if (kind != kSuppliedSecret) return grace;
+  return grace + std::chrono::duration_cast<std::chrono::seconds>(
+                     std::chrono::milliseconds(engine::kSuppliedOrphanGraceMs));
+}
 
 constexpr char kNamespace[] = "default";
 constexpr char kTeam[] = "torture";
@@ -911,11 +921,12 @@ class Monitor {
         if (projects->count(o.project_id)) continue;
         seen.insert(o.uid);
         auto [it, fresh] = orphan_since.emplace(o.uid, now);
-        if (!fresh && now - it->second > options_.orphan_grace && reported.insert(o.uid).second) {
-          rec_.Violation(
-              "(none: " + o.project_id + ")", "orphan", "no project with id " + o.project_id,
-              o.kind + " " + o.name + (o.terminating ? " (terminating)" : "") + " for more than " +
-                  std::to_string(options_.orphan_grace.count()) + " s");
+        const auto grace = OrphanGrace(o.kind, options_.orphan_grace);
+        if (!fresh && now - it->second > grace && reported.insert(o.uid).second) {
+          rec_.Violation("(none: " + o.project_id + ")", "orphan",
+                         "no project with id " + o.project_id,
+                         o.kind + " " + o.name + (o.terminating ? " (terminating)" : "") +
+                             " for more than " + std::to_string(grace.count()) + " s");
         }
       }
       std::erase_if(orphan_since, [&](const auto& kv) { return !seen.count(kv.first); });
@@ -1132,8 +1143,25 @@ void FinalChecks(Processes& procs, Oracle& oracle, Monitor& monitor, Record& rec
   });
   // Nothing left over: every labelled object belongs to a project that exists. (A project that
   // exists but should not is the quiesce check's violation.)
+  // Supplied-credentials Secrets of no project are given their grace (OrphanGrace) to go.
   auto scan = oracle.ScanLabelled();
   auto projects = ListProjects(api);
+  const auto until = std::chrono::steady_clock::now() + OrphanGrace(kSuppliedSecret, seconds(10));
+  auto only_supplied_left = [&] {
+    if (scan.verdict != Verdict::kHolds || !projects) return false;
+    bool any = false;
+    for (const auto& o : scan.objects) {
+      if (projects->count(o.project_id)) continue;
+      if (o.kind != kSuppliedSecret) return false;
+      any = true;
+    }
+    return any;
+  };
+  while (only_supplied_left() && std::chrono::steady_clock::now() < until) {
+    std::this_thread::sleep_for(seconds(2));  // the engine removes them at its own pace
+    scan = oracle.ScanLabelled();
+    projects = ListProjects(api);
+  }
   if (scan.verdict != Verdict::kHolds || !projects) {
     rec.Violation("(scan)", "leftovers", "final scan", projects ? scan.error : "listing projects");
   } else {

@@ -67,6 +67,10 @@ inline constexpr std::string_view kCredentialsLabel = "steward.io/credentials";
 inline constexpr std::string_view kSuppliedAtAnnotation = "steward.io/supplied-at";
 inline constexpr int64_t kSuppliedGraceMs = 10 * 60 * 1000;
 inline constexpr std::string_view kSuppliedValue = "supplied";
+// The API writes a project's supplied-credentials Secret just before it commits the project: a
+// Secret of a project the store does not know is an orphan (reported, and removed when
+// configured) only once it is this old; the engine looks at it again then.
+inline constexpr int64_t kSuppliedOrphanGraceMs = 120 * 1000;
 // The pod-template credential annotation of pods started with supplied credentials is this
 // prefix + the fingerprint.
 inline constexpr std::string_view kSuppliedCredentialPrefix = "supplied-";

@@ -624,6 +624,58 @@ TEST_F(LifecycleTest, AProjectStoredAfterItsObjectsAreSeenIsNoOrphanAndAYoungSup
   EXPECT_TRUE(Eventually([&] { return engine_->stats().orphans.empty(); }));
 }
 
+// Real time moved on by a test-set offset: the engine's grace periods pass without waiting.
+class OffsetClock final : public Clock {
+ public:
+  SteadyTime Now() const override { return real_.Now() + offset_.load(); }
+  SystemTime WallNow() const override {
+    return real_.WallNow() + std::chrono::duration_cast<SystemTime::duration>(offset_.load());
+  }
+  void Advance(std::chrono::nanoseconds d) { offset_ = offset_.load() + d; }
+
+ private:
+  RealClock real_;
+  std::atomic<std::chrono::nanoseconds> offset_{std::chrono::nanoseconds(0)};
+};
+
+// A Steward killed between writing a project's supplied-credentials Secret and committing the
+// project leaves the Secret to the next process: it is young then, so it is looked at again when
+// its grace ends, and removed, without any other event for that id.
+TEST_F(LifecycleTest, AYoungSuppliedSecretOfNoProjectIsRemovedOnceItsGraceEnds) {
+  StartCluster();
+  OpenStore();
+  Json labels = {{std::string(kProjectLabel), "lost-id"},
+                 {std::string(kManagedByLabel), std::string(kManagedByValue)},
+                 {std::string(kCredentialsLabel), std::string(kSuppliedValue)}};
+  Json secret = {{"apiVersion", "v1"},
+                 {"kind", "Secret"},
+                 {"metadata", {{"name", "lost-id-credentials-0123"}, {"labels", labels}}},
+                 {"stringData", {{"FORGE_PROJECT_TOKEN", "t"}}}};
+  ASSERT_TRUE(cluster_->api().Create(Kind("secrets"), kNs, secret).ok());
+  // An orphan Service of the same id marks the first judgement: it goes at once.
+  Json service = {{"apiVersion", "v1"},
+                  {"kind", "Service"},
+                  {"metadata", {{"name", "lost-early"}, {"labels", labels}}},
+                  {"spec", {{"ports", {{{"name", "web"}, {"port", 1880}}}}}}};
+  service["metadata"]["labels"].erase(std::string(kCredentialsLabel));
+  ASSERT_TRUE(cluster_->api().Create(Kind("services"), kNs, service).ok());
+  OffsetClock clock;
+  EngineOptions o = DefaultOptions();
+  o.config.remove_orphans = true;
+  o.clock = &clock;
+  o.queue.max_timer_wait = milliseconds(100);
+  StartEngine(o);
+  ASSERT_TRUE(Eventually([&] {
+    return !Get("services", "lost-early").has_value() && engine_->stats().queue_depth == 0;
+  }));
+  // Judged and left alone: it is young.
+  EXPECT_TRUE(Get("secrets", "lost-id-credentials-0123").has_value());
+  for (const auto& orphan : engine_->stats().orphans) EXPECT_EQ(orphan.kind, "Service");
+  clock.Advance(std::chrono::milliseconds(kSuppliedOrphanGraceMs));
+  EXPECT_TRUE(Eventually([&] { return !Get("secrets", "lost-id-credentials-0123").has_value(); },
+                         seconds(10)));
+}
+
 TEST_F(LifecycleTest, ObjectOfTheSameNameThatIsNotOursFailsTheStartWithAReason) {
   StartCluster();
   OpenStore();

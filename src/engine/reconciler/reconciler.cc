@@ -24,7 +24,7 @@ using Millis = std::chrono::milliseconds;
 
 // How long a supplied-credentials Secret of a project the store does not know is left alone by
 // orphan removal (the API writes it just before committing the project).
-constexpr std::chrono::seconds kSuppliedSecretGrace{120};
+constexpr Millis kSuppliedSecretGrace{kSuppliedOrphanGraceMs};
 
 const ResourceType& kSecret = ResourceType::Secret();
 const ResourceType& kPvc = ResourceType::PersistentVolumeClaim();
@@ -1304,14 +1304,25 @@ WorkResult Reconciler::ReconcileUnknown(const std::string& project_id,
   }
   // The API writes a project's supplied-credentials Secret just before it commits the project:
   // one younger than kSuppliedSecretGrace is not an orphan yet (neither reported nor removed).
+  // Such a Secret is looked at again when its grace ends: nothing else may touch the id then (a
+  // Steward killed between the Secret and the commit leaves it for the next process to remove).
   const SystemTime now = clock_.WallNow();
+  std::optional<Millis> young_until;  // the soonest a skipped Secret's grace ends
   std::erase_if(found, [&](const Found& f) {
     if (f.type != &kSecret) return false;
     const Json obj = f.obj->Parse();
     if (LabelOf(obj, kCredentialsLabel) != kSuppliedValue) return false;
     auto created = ParseRfc3339(GetString(MemberOrNull(obj, "metadata"), "creationTimestamp"));
-    return !created || now - *created < kSuppliedSecretGrace;
+    if (!created) return true;
+    const auto age = now - *created;
+    if (age >= kSuppliedSecretGrace) return false;
+    const Millis left = std::chrono::ceil<Millis>(kSuppliedSecretGrace - age) + Millis(1);
+    young_until = young_until ? std::min(*young_until, left) : left;
+    return true;
   });
+  const WorkResult done = young_until && options_.config.remove_orphans
+                              ? WorkResult::RequeueAfter(*young_until)
+                              : WorkResult::Ok();
   {
     MutexLock lock(orphans_mu_);
     // Forget reported orphans of this project that are gone.
@@ -1341,7 +1352,7 @@ WorkResult Reconciler::ReconcileUnknown(const std::string& project_id,
   std::erase_if(found, [&](const Found& f) {
     return !AnnotationOf(f.obj->Parse(), kMigratingAnnotation).empty();
   });
-  if (found.empty() || !options_.config.remove_orphans) return WorkResult::Ok();
+  if (found.empty() || !options_.config.remove_orphans) return done;
   // Stored meanwhile (the run began before the project was committed): not orphans.
   if (auto stored = store_.GetProject(project_id); stored.ok()) {
     return WorkResult::RequeueAfter(Millis(0));
@@ -1366,7 +1377,7 @@ WorkResult Reconciler::ReconcileUnknown(const std::string& project_id,
     return o.lost_shard ? LostShard(project_id, o.error) : WorkResult::Terminal(o.error);
   }
   if (!o.done()) return WorkResult::RequeueAfter(options_.recheck);
-  return WorkResult::Ok();
+  return done;
 }
 
 }  // namespace steward::engine
