@@ -127,7 +127,8 @@ RunningCounter::RunningCounter(store::Store& store) : store_(store) {
     ++commits_;
     if (!c.record) return;
     for (const auto& h : c.history) {
-      if (h.kind == "phase" && h.summary == "Running" && running_.insert(c.project_id).second) {
+      if (h.kind == "phase" && h.summary == "Running" &&
+          running_.try_emplace(c.project_id, now).second) {
         times_.push_back(now);
       }
     }
@@ -155,6 +156,13 @@ long RunningCounter::commits() const {
 std::vector<BenchClock::time_point> RunningCounter::running_times() const {
   MutexLock lock(mu_);
   return times_;
+}
+
+std::optional<BenchClock::time_point> RunningCounter::RunningAt(const std::string& id) const {
+  MutexLock lock(mu_);
+  auto it = running_.find(id);
+  if (it == running_.end()) return std::nullopt;
+  return it->second;
 }
 
 double MiB(size_t bytes) { return static_cast<double>(bytes) / (1024.0 * 1024.0); }

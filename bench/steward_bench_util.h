@@ -12,8 +12,10 @@
 #include <cstddef>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <thread>
+#include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
@@ -84,13 +86,15 @@ class RunningCounter {
   long commits() const;
   // When each project first committed Running, in order.
   std::vector<BenchClock::time_point> running_times() const;
+  // When project `id` first committed Running; nullopt when it has not.
+  std::optional<BenchClock::time_point> RunningAt(const std::string& id) const;
 
  private:
   store::Store& store_;
   int handle_ = 0;
   mutable Mutex mu_;
   CondVar cv_;
-  std::unordered_set<std::string> running_ GUARDED_BY(mu_);
+  std::unordered_map<std::string, BenchClock::time_point> running_ GUARDED_BY(mu_);
   std::vector<BenchClock::time_point> times_ GUARDED_BY(mu_);
   long commits_ GUARDED_BY(mu_) = 0;
 };

@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "api/api_server.h"
+#include "api/project_view.h"
 #include "common/ascii.h"
 #include "common/json.h"
 #include "common/metrics.h"
@@ -184,7 +185,8 @@ std::string_view ResetReason(ResumeVerdict v);  // "Malformed", "UnknownFeed", "
 // when `version` > 0), the `sync` that ends a snapshot, the `resumed` that ends a replay, the
 // `reset` that begins a snapshot in place of a resume, and the `error` events that end a stream
 // whose client does not keep up, or every stream when the server's fan-out fell behind.
-std::string ProjectEvent(const store::ProjectRecord& r, std::string_view id);
+// `json`: DumpJson(ProjectJson(record)) of a record of `kind`.
+std::string ProjectEvent(store::RecordKind kind, const std::string& json, std::string_view id);
 std::string DeletedEvent(const std::string& project_id, const std::string& name, int64_t version,
                          std::string_view id);
 std::string SyncEvent(size_t projects, std::string_view id);
@@ -321,6 +323,12 @@ class Server final : public ApiServer, public net::Handler {
   void HandleOperation(const CallPtr& call, OpFn op,
                        store::RecordKind kind = store::RecordKind::kProject);
   void ListRecords(const CallPtr& call, store::RecordKind kind);
+  // Whether view_ holds every change the store had committed when asked (waiting up to
+  // kViewCatchUp for it); false also when the store cannot say. Lists and snapshots are then
+  // served from the view, else from the store.
+  bool ViewCaughtUp();
+  // The view's item for a record read from the store (rendered now).
+  static ProjectView::ItemPtr Rendered(const store::ProjectRecord& r);
   void GetRecord(const CallPtr& call, store::RecordKind kind);
   void History(const CallPtr& call, store::RecordKind kind);
   void HandleFlowsCommand(const CallPtr& call, const std::string& cmd);
@@ -449,6 +457,12 @@ class Server final : public ApiServer, public net::Handler {
   // Guards waiters_ and every Waiter's fields.
   Mutex wait_mu_;
   std::multimap<std::string, std::shared_ptr<Waiter>> waiters_ GUARDED_BY(wait_mu_);  // by id
+
+  // Every record as rendered, kept by the listener (OnChange); lists and snapshots read it.
+  ProjectView view_;
+  static constexpr std::chrono::seconds kViewCatchUp{1};
+  std::atomic<bool> view_reloading_{false};  // a Load after a gap is queued or running
+  CounterFamily* list_sources_ = nullptr;    // lists and snapshots, by where they were read
 
   // The watch streams' positions and replay window (docs/api.md, GET /v1/watch). Ids are
   // "<store FeedId>.<store position>": the same change has the same id on every replica sharing

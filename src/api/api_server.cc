@@ -133,6 +133,11 @@ Status Server::Init() {
         "steward_api_request_duration_seconds",
         "Time from a request's arrival to its answer (to the start of a watch stream).",
         DefaultLatencyBuckets(), {"route"});
+    list_sources_ = &deps_.metrics->Counter(
+        "steward_api_list_reads_total",
+        "Project lists and watch snapshots, by source: view (in memory, caught up with the "
+        "store's last commit) or store (the view lagged or was being reloaded).",
+        {"source"});
   }
   pool_ = std::make_unique<TaskPool>(options_.workers);
   scheduler_ = std::make_unique<Scheduler>("api-timers");
@@ -158,6 +163,8 @@ Status Server::Init() {
     MutexLock lock(ring_mu_);
     if (position_ == 0) position_ = static_cast<uint64_t>(last);
   }
+  // Every record, rendered, for lists and snapshots; changes delivered meanwhile win.
+  RETURN_IF_ERROR(view_.Load(*deps_.store));
   scheduler_->Schedule(options_.keepalive, [this] { KeepAlive(); });
 
   net::HttpServer::Options http = options_.http;
@@ -588,6 +595,12 @@ void Server::OnChange(const store::ProjectChange& change) {
   }
   for (auto& [w, done] : finished) FinishWaiter(w, done);
 
+  // Rendered once, for the view (lists, snapshots) and the watch event.
+  std::shared_ptr<const std::string> json;
+  if (change.record)
+    json = std::make_shared<const std::string>(DumpJson(ProjectJson(*change.record)));
+  view_.Apply(change, json);
+
   // Streams: every change gets the next position and is rendered once, with its id, under
   // ring_mu_. The window then holds exactly what was committed, in order (also what an
   // overloaded fan-out drops below), and a stream registering under the same lock either counts
@@ -628,7 +641,7 @@ void Server::OnChange(const store::ProjectChange& change) {
     if (!streams_open && !keep) return;
     const std::string id = EventId(feed_, e.position);
     e.text = std::make_shared<const std::string>(
-        change.record ? ProjectEvent(*change.record, id)
+        change.record ? ProjectEvent(change.record->kind, *json, id)
                       : DeletedEvent(e.project_id, e.name, e.version, id));
     if (keep) KeepLocked(e);
   }

@@ -362,6 +362,101 @@ TEST_F(ApiTest, ListFiltersAndPages) {
               "off");
 }
 
+// The value of steward_api_list_reads_total{source="<source>"} in the metrics text.
+double ListReads(const MetricsRegistry& metrics, const std::string& source) {
+  const std::string text = metrics.Text();
+  const std::string series = "steward_api_list_reads_total{source=\"" + source + "\"} ";
+  auto at = text.find(series);
+  return at == std::string::npos ? 0 : std::stod(text.substr(at + series.size()));
+}
+
+// What a list answers, rendered from the store's records as the API renders each record.
+std::string ListBody(const std::vector<store::ProjectRecord>& records, const std::string& next) {
+  Json items = Json::array();
+  for (const auto& r : records) items.push_back(ProjectJson(r));
+  return DumpJson(Json{{"items", std::move(items)}, {"continue", next}}) + "\n";
+}
+
+// Lists are served from memory (the view the change feed keeps) and are, byte for byte, what
+// rendering the store's records gives, for every filter and page; a committed change is in the
+// very next list.
+TEST_F(ApiTest, ListsComeFromTheViewAndAreTheStoresRecordsAsRendered) {
+  engine_->Stop();  // no status writes: the records change only through this test
+  for (std::string n : {"p1", "p2", "p3", "p4"}) {
+    ASSERT_EQ(Do("PUT", "/v1/projects/" + n,
+                 SpecBody("flowfuse/node-red:4.0", false, n == "p3" ? "t2" : "t1"))
+                  .status,
+              201);
+  }
+  ASSERT_EQ(Do("POST", "/v1/projects/p2/start").status, 202);
+  const double view_reads = ListReads(metrics_, "view");
+  const double store_reads = ListReads(metrics_, "store");
+  auto records = [&](store::ListFilter f) {
+    auto got = store_->ListProjects(f);
+    EXPECT_TRUE(got.ok());
+    return got.ok() ? *got : std::vector<store::ProjectRecord>{};
+  };
+  store::ListFilter projects;
+  projects.kind = store::RecordKind::kProject;
+  const auto all = records(projects);
+  ASSERT_EQ(all.size(), 4u);
+  EXPECT_EQ(Do("GET", "/v1/projects").body, ListBody(all, ""));
+  store::ListFilter t2 = projects;
+  t2.team = "t2";
+  EXPECT_EQ(Do("GET", "/v1/projects?team=t2").body, ListBody(records(t2), ""));
+  store::ListFilter running = projects;
+  running.desired = store::DesiredState::kRunning;
+  EXPECT_EQ(Do("GET", "/v1/projects?desiredState=running").body, ListBody(records(running), ""));
+  // Pending: no status written yet counts as Pending.
+  EXPECT_EQ(Do("GET", "/v1/projects?phase=Pending").body, ListBody(all, ""));
+  EXPECT_EQ(Do("GET", "/v1/projects?phase=Running").body, ListBody({}, ""));
+  // Pages: two, then the rest after the token.
+  auto first = Do("GET", "/v1/projects?limit=2");
+  const std::string token = Body(first)["continue"];
+  ASSERT_FALSE(token.empty());
+  EXPECT_EQ(first.body, ListBody({all[0], all[1]}, token));
+  EXPECT_EQ(Do("GET", "/v1/projects?limit=2&continue=" + net::PercentEncode(token)).body,
+            ListBody({all[2], all[3]}, ""));
+  // A change is in the next list; a deletion (not yet purged) shows its new desired state.
+  ASSERT_EQ(Do("DELETE", "/v1/projects/p4").status, 202);
+  EXPECT_EQ(Do("GET", "/v1/projects").body, ListBody(records(projects), ""));
+  EXPECT_EQ(ListReads(metrics_, "view") - view_reads, 8);
+  EXPECT_EQ(ListReads(metrics_, "store"), store_reads);
+}
+
+// A record another process wrote to the same database (a second SQLite connection: this
+// server's store is never told of it) is in the lists all the same: the view has not caught up
+// with the store's position, so the list reads the store; the next change this process sees
+// reveals the gap and the view is loaded again, and lists come from memory once more.
+TEST_F(ApiTest, ARecordAnotherProcessWroteIsListedAndTheViewReloads) {
+  engine_->Stop();
+  ASSERT_EQ(Do("PUT", "/v1/projects/local", SpecBody()).status, 201);
+  store::SqliteOptions so;
+  so.path = dir_ + "/steward.db";
+  so.synchronous_full = false;
+  auto other = store::OpenSqliteStore(so);
+  ASSERT_TRUE(other.ok()) << other.error().ToString();
+  engine::Intents elsewhere(**other, nullptr);
+  ASSERT_TRUE(elsewhere.Put("elsewhere", Spec()).ok());
+  auto names = [&](const net::HttpResponse& r) {
+    std::vector<std::string> out;
+    const Json body = Body(r);
+    for (const auto& item : body["items"]) out.push_back(item["name"]);
+    std::sort(out.begin(), out.end());
+    return out;
+  };
+  const double store_reads = ListReads(metrics_, "store");
+  EXPECT_EQ(names(Do("GET", "/v1/projects")), (std::vector<std::string>{"elsewhere", "local"}));
+  EXPECT_EQ(ListReads(metrics_, "store"), store_reads + 1);
+  // This process's next commit comes after a gap: the view reloads and serves again.
+  ASSERT_EQ(Do("PUT", "/v1/projects/later", SpecBody()).status, 201);
+  const double view_reads = ListReads(metrics_, "view");
+  ASSERT_TRUE(Eventually([&] {
+    auto r = Do("GET", "/v1/projects");
+    return ListReads(metrics_, "view") > view_reads && names(r).size() == 3;
+  }));
+}
+
 TEST_F(ApiTest, PendingFilterIncludesProjectsWithoutStatus) {
   engine_->Stop();  // the engine writes no status
   ASSERT_EQ(Do("PUT", "/v1/projects/p1", SpecBody()).status, 201);
@@ -1025,11 +1120,12 @@ TEST_F(ApiTest, WatchEventsAreTheDocumentedText) {
   ASSERT_TRUE(rec.ok());
   auto e = w.events().front();
   EXPECT_EQ(PositionOf(e.id), 1u);
-  EXPECT_EQ(ProjectEvent(*rec, e.id),
+  const std::string json = DumpJson(ProjectJson(*rec));
+  EXPECT_EQ(ProjectEvent(rec->kind, json, e.id),
             "event: project\nid: " + e.id + "\ndata: " + DumpJson(ProjectJson(*rec)) + "\n\n");
   EXPECT_EQ(e.data, DumpJson(ProjectJson(*rec)));
   EXPECT_EQ(DataOf(e)["version"], rec->version);
-  EXPECT_EQ(ProjectEvent(*rec, ""),
+  EXPECT_EQ(ProjectEvent(rec->kind, json, ""),
             "event: project\ndata: " + DumpJson(ProjectJson(*rec)) + "\n\n");
   EXPECT_EQ(DeletedEvent("i", "n", 7, "b.3"),
             "event: deleted\nid: b.3\ndata: {\"id\":\"i\",\"name\":\"n\",\"version\":7}\n\n");

@@ -3,6 +3,7 @@
 
 #include "api/api_internal.h"
 #include "common/duration.h"
+#include "common/log.h"
 #include "common/fields.h"
 #include "engine/intents/intents.h"
 #include "engine/model/project.h"
@@ -268,31 +269,70 @@ void Server::ListRecords(const CallPtr& call, store::RecordKind kind) {
   }
   // One more than a page tells whether another page follows.
   filter.limit = static_cast<int>(*limit) + 1;
-  auto items = deps_.store->ListProjects(filter);
-  if (!items.ok()) {
-    ReplyError(call, FromStatus(items.error()));
-    return;
-  }
-  if (pending) {
-    // A project the engine has not written a status for yet is Pending too (phase column "").
-    filter.phase = "";
-    auto unwritten = deps_.store->ListProjects(filter);
-    if (!unwritten.ok()) {
-      ReplyError(call, FromStatus(unwritten.error()));
+  std::vector<ProjectView::ItemPtr> items;
+  if (ViewCaughtUp()) {
+    items = view_.List(filter);
+  } else {
+    auto read = deps_.store->ListProjects(filter);
+    if (!read.ok()) {
+      ReplyError(call, FromStatus(read.error()));
       return;
     }
-    items->insert(items->end(), unwritten->begin(), unwritten->end());
-    std::sort(items->begin(), items->end(),
-              [](const auto& a, const auto& b) { return a.id < b.id; });
+    if (pending) {
+      // A project the engine has not written a status for yet is Pending too (phase column "").
+      filter.phase = "";
+      auto unwritten = deps_.store->ListProjects(filter);
+      if (!unwritten.ok()) {
+        ReplyError(call, FromStatus(unwritten.error()));
+        return;
+      }
+      read->insert(read->end(), unwritten->begin(), unwritten->end());
+      std::sort(read->begin(), read->end(),
+                [](const auto& a, const auto& b) { return a.id < b.id; });
+    }
+    for (const auto& r : *read) items.push_back(Rendered(r));
   }
   std::string next;
-  if (items->size() > static_cast<size_t>(*limit)) {
-    items->resize(static_cast<size_t>(*limit));
-    next = EncodeContinue(items->back().id);
+  if (items.size() > static_cast<size_t>(*limit)) {
+    items.resize(static_cast<size_t>(*limit));
+    next = EncodeContinue(items.back()->id);
   }
-  Json out = Json::array();
-  for (const auto& r : *items) out.push_back(ProjectJson(r));
-  Reply(call, 200, Json{{"items", std::move(out)}, {"continue", next}});
+  // {"continue": ..., "items": [...]} as DumpJson writes it (keys in order), each item's text
+  // as rendered once.
+  size_t bytes = 32 + next.size();
+  for (const auto& item : items) bytes += item->json->size() + 1;
+  std::string body;
+  body.reserve(bytes);
+  body += "{\"continue\":";
+  body += DumpJson(Json(next));
+  body += ",\"items\":[";
+  for (size_t i = 0; i < items.size(); ++i) {
+    if (i > 0) body += ',';
+    body += *items[i]->json;
+  }
+  body += "]}\n";
+  ReplyText(call, 200, std::move(body), "application/json");
+}
+
+bool Server::ViewCaughtUp() {
+  if (view_.needs_reload() && !view_reloading_.exchange(true)) {
+    const bool posted = pool_->Post([this] {
+      if (Status s = view_.Load(*deps_.store); !s.ok()) {
+        LOG_WARN("api: reloading the project view failed (lists read the store): {}", s.ToString());
+      }
+      view_reloading_ = false;
+    });
+    if (!posted) view_reloading_ = false;
+  }
+  auto last = deps_.store->LastPosition();
+  const bool caught_up =
+      last.ok() && view_.WaitFor(*last, std::chrono::steady_clock::now() + kViewCatchUp);
+  if (list_sources_ != nullptr) list_sources_->Add({caught_up ? "view" : "store"});
+  return caught_up;
+}
+
+ProjectView::ItemPtr Server::Rendered(const store::ProjectRecord& r) {
+  return ProjectView::MakeItem(r, std::make_shared<const std::string>(DumpJson(ProjectJson(r))));
 }
 
 void Server::HandleHistory(const CallPtr& call) { History(call, store::RecordKind::kProject); }

@@ -46,10 +46,11 @@ std::string ErrorEvent(std::string_view reason, const std::string& message) {
 
 }  // namespace
 
-std::string ProjectEvent(const store::ProjectRecord& r, std::string_view id) {
-  std::string out = r.kind == store::RecordKind::kAgent ? "event: agent\n" : "event: project\n";
+std::string ProjectEvent(store::RecordKind kind, const std::string& json, std::string_view id) {
+  std::string out = kind == store::RecordKind::kAgent ? "event: agent\n" : "event: project\n";
   if (!id.empty()) out += "id: " + std::string(id) + "\n";
-  return out + "data: " + DumpJson(ProjectJson(r)) + "\n\n";
+  out.reserve(out.size() + json.size() + 8);
+  return out + "data: " + json + "\n\n";
 }
 
 std::string DeletedEvent(const std::string& project_id, const std::string& name, int64_t version,
@@ -212,16 +213,22 @@ void Server::SendSnapshot(const std::shared_ptr<Stream>& s, const WatchStart& st
   store::ListFilter filter;
   if (!s->team.empty()) filter.team = s->team;
   filter.kind = s->kind;
-  std::vector<store::ProjectRecord> snapshot;
+  // Rendered once per change (the view) or per snapshot (a single project, or the store when
+  // the view lags), before taking the stream's lock, which the fan-out thread takes for every
+  // batch.
+  std::vector<ProjectView::ItemPtr> snapshot;
   if (!s->project.empty()) {
     auto rec = deps_.intents->Find(s->project, s->kind.value_or(store::RecordKind::kProject));
     if (!rec.ok() && !s->kind) rec = deps_.intents->Find(s->project, store::RecordKind::kAgent);
-    if (rec.ok() && (s->team.empty() || rec->team == s->team)) snapshot.push_back(*rec);
+    if (rec.ok() && (s->team.empty() || rec->team == s->team)) snapshot.push_back(Rendered(*rec));
+  } else if (ViewCaughtUp()) {
+    snapshot = view_.List(filter);
   } else {
     auto all = deps_.store->ListProjects(filter);
-    if (all.ok()) snapshot = std::move(*all);
+    if (all.ok()) {
+      for (const auto& r : *all) snapshot.push_back(Rendered(r));
+    }
   }
-  // Rendered before taking the stream's lock, which the fan-out thread takes for every batch.
   // The snapshot's events carry no id: a client cut before the sync keeps the id it had, and
   // reconnecting with it gets a snapshot again.
   std::vector<std::string> texts;
@@ -230,16 +237,15 @@ void Server::SendSnapshot(const std::shared_ptr<Stream>& s, const WatchStart& st
     texts.push_back(ResetEvent(ResetReason(start.verdict), start.reset_message));
   }
   size_t snapshot_bytes = 0;
-  for (const auto& r : snapshot) {
-    texts.push_back(ProjectEvent(r, ""));
+  for (const auto& item : snapshot) {
+    texts.push_back(ProjectEvent(item->kind, *item->json, ""));
     snapshot_bytes += texts.back().size();
   }
   texts.push_back(SyncEvent(snapshot.size(), EventId(feed_, start.at)));
   MutexLock lock(s->mu);
   if (s->ended) return;
   s->max_pending += snapshot_bytes;
-  for (size_t i = 0; i < snapshot.size(); ++i)
-    s->sent_versions[snapshot[i].id] = snapshot[i].version;
+  for (const auto& item : snapshot) s->sent_versions[item->id] = item->version;
   for (std::string& text : texts) {
     if (!WriteLocked(s, std::move(text))) return;
   }

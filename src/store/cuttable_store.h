@@ -8,6 +8,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -24,6 +25,9 @@ class CuttableStore final : public Store {
  public:
   explicit CuttableStore(Store& inner) : inner_(inner) {}
   std::atomic<bool> cut{false};
+  // Run after each ListProjects read, before it returns (set it before the store is shared):
+  // a test commits here what a reader's page must not undo.
+  std::function<void()> after_list;
 
   StatusOr<ProjectRecord> GetProject(std::string_view id) override {
     RETURN_IF_ERROR(Gate());
@@ -35,7 +39,9 @@ class CuttableStore final : public Store {
   }
   StatusOr<std::vector<ProjectRecord>> ListProjects(const ListFilter& filter) override {
     RETURN_IF_ERROR(Gate());
-    return inner_.ListProjects(filter);
+    auto read = inner_.ListProjects(filter);
+    if (after_list) after_list();
+    return read;
   }
   StatusOr<std::map<std::string, int64_t>> CountByPhase(RecordKind kind) override {
     RETURN_IF_ERROR(Gate());

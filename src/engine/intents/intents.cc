@@ -159,8 +159,8 @@ std::vector<std::string> ProjectClaims(const EngineConfig& config, std::string_v
   return claims;
 }
 
-void Intents::Notify(const std::string& id) const {
-  if (enqueue_) enqueue_(id);
+void Intents::Notify(const ProjectRecord& record) const {
+  if (enqueue_) enqueue_(record);
 }
 
 StatusOr<ProjectRecord> Intents::Find(std::string_view id_or_name, store::RecordKind kind) {
@@ -275,7 +275,7 @@ StatusOr<Intents::PutResult> Intents::Put(std::string_view name, const Json& spe
     if (wrote_secret) vault_->Discard(project_id, credentials.ref.fingerprint);
     return put.error();
   }
-  if (changed) Notify(put->record.id);
+  if (changed) Notify(put->record);
   return PutResult{std::move(put->record), put->created, changed};
 }
 
@@ -372,7 +372,7 @@ StatusOr<Intents::PutResult> Intents::PutAgent(std::string_view name, const Json
     if (wrote_secret) vault_->Discard(agent_id, credentials.ref.fingerprint);
     return put.error();
   }
-  if (changed) Notify(put->record.id);
+  if (changed) Notify(put->record);
   return PutResult{std::move(put->record), put->created, changed};
 }
 
@@ -392,7 +392,7 @@ StatusOr<ProjectRecord> Intents::SetDesired(std::string_view id_or_name, store::
                          m.history.push_back(Operation(std::string(operation), r.generation));
                          return Status::Ok();
                        }));
-  if (changed) Notify(rec.id);
+  if (changed) Notify(rec);
   return rec;
 }
 
@@ -422,7 +422,7 @@ StatusOr<ProjectRecord> Intents::Restart(std::string_view id_or_name, store::Rec
                          m.history.push_back(Operation("restart", r.generation));
                          return Status::Ok();
                        }));
-  Notify(rec.id);
+  Notify(rec);
   return rec;
 }
 
@@ -451,7 +451,7 @@ StatusOr<ProjectRecord> Intents::Rotate(std::string_view id_or_name, store::Reco
             m.credentials.push_back(std::move(fresh));
             return Status::Ok();
           }));
-  Notify(rec.id);
+  Notify(rec);
   return rec;
 }
 
@@ -487,7 +487,7 @@ StatusOr<ProjectRecord> Intents::Rename(std::string_view id_or_name, std::string
             changed = true;
             return Status::Ok();
           }));
-  if (changed) Notify(rec.id);
+  if (changed) Notify(rec);
   return rec;
 }
 

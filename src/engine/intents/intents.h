@@ -30,8 +30,9 @@ struct CredentialCheck {
 
 class Intents {
  public:
-  using Enqueue = std::function<void(const std::string& project_id)>;
-  // `enqueue` is called after each commit that changed something (may be empty in tests).
+  using Enqueue = std::function<void(const store::ProjectRecord& record)>;
+  // `enqueue` is called with the committed record after each commit that changed something
+  // (may be empty in tests).
   // `config` (domain, custom-hostname policy, engine.policy enforced on every Put) must outlive
   // this; nullptr: the defaults.
   // `vault` (may be null: supplied credentials are then refused) takes the values of
@@ -107,7 +108,7 @@ class Intents {
  private:
   StatusOr<store::ProjectRecord> SetDesired(std::string_view id_or_name, store::RecordKind kind,
                                             store::DesiredState d, std::string_view operation);
-  void Notify(const std::string& id) const;
+  void Notify(const store::ProjectRecord& record) const;
 
   store::Store& store_;
   Enqueue enqueue_;

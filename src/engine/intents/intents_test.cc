@@ -40,7 +40,8 @@ class IntentsTest : public ::testing::Test {
     auto s = store::OpenSqliteStore(so);
     ASSERT_TRUE(s.ok()) << s.error().ToString();
     store_ = std::move(*s);
-    intents_ = std::make_unique<Intents>(*store_, [this](const std::string& id) {
+    intents_ = std::make_unique<Intents>(*store_, [this](const store::ProjectRecord& record) {
+      const std::string& id = record.id;
       MutexLock lock(mu_);
       enqueued_.push_back(id);
     });

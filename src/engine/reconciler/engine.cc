@@ -58,8 +58,8 @@ struct Engine::Impl {
         vault(client, options.config, options.field_manager),
         intents(
             s,
-            [this](const std::string& id) {
-              if (queue && Owns(id)) queue->Add(id);
+            [this](const store::ProjectRecord& record) {
+              if (queue && Owns(record.id)) queue->Add(record.id, record.team);
             },
             &options.config, &vault) {}
 
@@ -114,7 +114,7 @@ struct Engine::Impl {
       f.limit = 1000;
       ASSIGN_OR_RETURN(auto page, store.ListProjects(f));
       for (const auto& p : page) {
-        if (Owns(p.id)) queue->Add(p.id);
+        if (Owns(p.id)) queue->Add(p.id, p.team);
       }
       if (page.size() < 1000) break;
       after = page.back().id;
@@ -178,7 +178,7 @@ struct Engine::Impl {
     if (!c.record) return;
     bool intent = c.record->generation != c.record->observed_generation;
     for (const auto& h : c.history) intent = intent || h.kind == "operation";
-    if (intent && Owns(c.project_id)) queue->Add(c.project_id);
+    if (intent && Owns(c.project_id)) queue->Add(c.project_id, c.record->team);
   }
 
   void Watch(const ResourceType& type, const std::string& selector,

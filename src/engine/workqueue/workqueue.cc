@@ -11,6 +11,11 @@ using std::chrono::nanoseconds;
 
 namespace {
 
+// How often the timer thread drops what it remembers of idle keys: at least once per window.
+nanoseconds PruneInterval(const WorkQueueOptions& o) {
+  return std::max<nanoseconds>(o.resume_window, std::chrono::seconds(10));
+}
+
 std::string Ms(nanoseconds d) {
   return std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(d).count()) + "ms";
 }
@@ -39,6 +44,13 @@ Status ValidateWorkQueueOptions(const WorkQueueOptions& o) {
   if (o.max_timer_wait <= nanoseconds::zero()) {
     return InvalidArgument("workqueue.max_timer_wait: must be > 0, got " + Ms(o.max_timer_wait));
   }
+  if (o.resume_window < nanoseconds::zero()) {
+    return InvalidArgument("workqueue.resume_window: must be >= 0, got " + Ms(o.resume_window));
+  }
+  if (o.resumed_run < 1) {
+    return InvalidArgument("workqueue.resumed_run: must be >= 1, got " +
+                           std::to_string(o.resumed_run));
+  }
   return Status::Ok();
 }
 
@@ -62,6 +74,7 @@ WorkQueue::WorkQueue(WorkQueueOptions options, const Clock& clock)
     : options_(std::move(options)),
       clock_(clock),
       random_(options_.jitter_seed),
+      next_prune_(clock.Now() + PruneInterval(options_)),
       bucket_(options_.retry_qps, options_.retry_burst, clock) {
   timer_ = std::thread([this] { TimerLoop(); });
 }
@@ -74,6 +87,14 @@ WorkQueue::~WorkQueue() {
 void WorkQueue::Add(const std::string& key) {
   MutexLock lock(mu_);
   if (shutting_down_) return;
+  RemoveWaitingLocked(key);
+  AddLocked(key, clock_.Now());
+}
+
+void WorkQueue::Add(const std::string& key, std::string_view group) {
+  MutexLock lock(mu_);
+  if (shutting_down_) return;
+  known_[key].group = group;
   RemoveWaitingLocked(key);
   AddLocked(key, clock_.Now());
 }
@@ -122,15 +143,15 @@ int WorkQueue::NumRequeues(const std::string& key) const {
 
 std::optional<std::string> WorkQueue::Get() {
   MutexLock lock(mu_);
-  if (queue_.empty() && !shutting_down_) {
+  if (ready_ == 0 && !shutting_down_) {
     ++blocked_getters_;
-    getters_cv_.Wait(mu_, [this]() REQUIRES(mu_) { return shutting_down_ || !queue_.empty(); });
+    getters_cv_.Wait(mu_, [this]() REQUIRES(mu_) { return shutting_down_ || ready_ > 0; });
     --blocked_getters_;
   }
   if (shutting_down_) return std::nullopt;
-  std::string key = std::move(queue_.front());
-  queue_.pop_front();
+  std::string key = PopLocked();
   const SteadyTime now = clock_.Now();
+  known_[key].handed_out = now;
   processing_[key] = now;
   dirty_.erase(key);
   if (auto it = ready_since_.find(key); it != ready_since_.end()) {
@@ -159,7 +180,10 @@ void WorkQueue::ShutDown() {
   {
     MutexLock lock(mu_);
     shutting_down_ = true;
-    queue_.clear();
+    lanes_.clear();
+    turns_.clear();
+    ready_ = 0;
+    known_.clear();
     dirty_.clear();
     ready_since_.clear();
     waiting_.clear();
@@ -183,14 +207,20 @@ bool WorkQueue::ShuttingDown() const {
 void WorkQueue::Kick() {
   {
     MutexLock lock(mu_);
-    if (!shutting_down_) ReleaseDueLocked(clock_.Now());
+    if (!shutting_down_) TickLocked(clock_.Now());
   }
   timer_cv_.NotifyAll();
 }
 
 size_t WorkQueue::Len() const {
   MutexLock lock(mu_);
-  return queue_.size();
+  return ready_;
+}
+
+std::string WorkQueue::GroupOf(const std::string& key) const {
+  MutexLock lock(mu_);
+  auto it = known_.find(key);
+  return it == known_.end() ? "" : it->second.group;
 }
 
 std::optional<SteadyTime> WorkQueue::WaitingUntil(const std::string& key) const {
@@ -203,7 +233,9 @@ std::optional<SteadyTime> WorkQueue::WaitingUntil(const std::string& key) const 
 WorkQueueStats WorkQueue::Stats() const {
   MutexLock lock(mu_);
   WorkQueueStats s;
-  s.depth = queue_.size();
+  s.depth = ready_;
+  s.ready_groups = lanes_.size();
+  s.known_keys = known_.size();
   s.waiting = waiting_.size();
   s.processing = processing_.size();
   s.blocked_getters = blocked_getters_;
@@ -211,6 +243,7 @@ WorkQueueStats WorkQueue::Stats() const {
   s.deduped = deduped_;
   s.delayed_adds = delayed_adds_;
   s.retries = retries_;
+  s.resumed = resumed_;
   const SteadyTime now = clock_.Now();
   for (const auto& [key, since] : processing_) {
     const nanoseconds age = std::max(now - since, SteadyTime::duration::zero());
@@ -236,9 +269,67 @@ void WorkQueue::AddLocked(const std::string& key, SteadyTime now) {
 }
 
 void WorkQueue::PushLocked(const std::string& key, SteadyTime now) {
-  queue_.push_back(key);
+  static const std::string kNoGroup;
+  const std::string* group = &kNoGroup;
+  bool resumed = false;
+  if (auto it = known_.find(key); it != known_.end()) {
+    group = &it->second.group;
+    const std::optional<SteadyTime>& last = it->second.handed_out;
+    resumed = last && now - *last < options_.resume_window;
+  }
+  // lanes_ holds only lanes with ready keys, each of them once in turns_.
+  auto [lane, inserted] = lanes_.try_emplace(*group);
+  if (inserted) turns_.push_back(*group);
+  (resumed ? lane->second.resumed : lane->second.fresh).push_back(key);
+  ++ready_;
   ready_since_[key] = now;
   getters_cv_.NotifyOne();
+}
+
+std::string WorkQueue::PopLocked() {
+  std::string group = std::move(turns_.front());
+  turns_.pop_front();
+  auto it = lanes_.find(group);
+  Lane& lane = it->second;
+  const bool take_resumed =
+      !lane.resumed.empty() && (lane.fresh.empty() || lane.resumed_in_a_row < options_.resumed_run);
+  std::deque<std::string>& from = take_resumed ? lane.resumed : lane.fresh;
+  std::string key = std::move(from.front());
+  from.pop_front();
+  if (take_resumed) {
+    ++lane.resumed_in_a_row;
+    ++resumed_;
+  } else {
+    lane.resumed_in_a_row = 0;
+  }
+  --ready_;
+  if (lane.resumed.empty() && lane.fresh.empty()) {
+    lanes_.erase(it);
+  } else {
+    turns_.push_back(std::move(group));  // its next key waits for the other groups' turns
+  }
+  return key;
+}
+
+void WorkQueue::TickLocked(SteadyTime now) {
+  ReleaseDueLocked(now);
+  if (now >= next_prune_) {
+    PruneLocked(now);
+    next_prune_ = now + PruneInterval(options_);
+  }
+}
+
+void WorkQueue::PruneLocked(SteadyTime now) {
+  for (auto it = known_.begin(); it != known_.end();) {
+    const std::optional<SteadyTime>& last = it->second.handed_out;
+    const bool recent = last && now - *last < options_.resume_window;
+    const std::string& key = it->first;
+    if (recent || dirty_.contains(key) || processing_.contains(key) || waiting_.contains(key)) {
+      ++it;
+    } else {
+      it = known_.erase(it);
+    }
+  }
 }
 
 void WorkQueue::AddWaitingLocked(const std::string& key, SteadyTime due) {
@@ -286,7 +377,7 @@ void WorkQueue::TimerLoop() {
   while (!shutting_down_) {
     ++timer_wakeups_;
     const SteadyTime now = clock_.Now();
-    ReleaseDueLocked(now);
+    TickLocked(now);
     nanoseconds wait = options_.max_timer_wait;
     if (!waiting_by_due_.empty()) {
       wait = std::min(wait, nanoseconds(waiting_by_due_.begin()->first.first - now));

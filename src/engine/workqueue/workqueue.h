@@ -5,7 +5,14 @@
 //   - one worker per key: a key handed out by Get() is not handed out again until Done(key);
 //     adding it meanwhile marks it dirty, and Done() re-queues it once (N adds during a run
 //     collapse into exactly one more run);
-//   - fairness: ready keys are handed out in the order they became ready.
+//   - order: each key belongs to a group (the engine's: the project's team), remembered from the
+//     last Add that named one ("" until then). Groups with ready keys take turns, one key per
+//     turn, so one group's burst cannot hold back another group's single key. Within a group a
+//     *resumed* key (handed out before, less than `resume_window` before it became ready again:
+//     the next step of a change under way) goes before *fresh* keys, each kind in the order it
+//     became ready; while fresh keys wait, at most `resumed_run` resumed keys of a group go in
+//     a row, so a stream of resumed keys cannot starve them either. client-go's queue is one
+//     FIFO; this order keeps its throughput and lets the first of a burst finish first.
 // Delayed adds: AddAfter(key, d) keeps one pending entry per key and keeps the earliest due
 // time; Add(key) supersedes (cancels) a pending delayed entry. AddRateLimited(key) is
 // AddAfter(key, max(per-key backoff, global bucket delay)): the per-key backoff is
@@ -37,6 +44,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <unordered_map>
 #include <unordered_set>
@@ -63,6 +71,11 @@ struct WorkQueueOptions {
   int retry_burst = 100;
   // Longest the timer thread sleeps without re-reading the clock (client-go: 10 s).
   std::chrono::nanoseconds max_timer_wait = std::chrono::seconds(10);
+  // A key handed out less than this long before it is ready again is resumed (goes before
+  // its group's fresh keys). 0: every key is fresh (one FIFO per group).
+  std::chrono::nanoseconds resume_window = std::chrono::seconds(60);
+  // Resumed keys of one group handed out in a row while fresh keys of the group wait (>= 1).
+  int resumed_run = 8;
 };
 
 // Returns the first invalid field, named as "workqueue.<field>".
@@ -85,6 +98,8 @@ struct DurationHistogram {
 
 struct WorkQueueStats {
   size_t depth = 0;            // keys ready and waiting for a worker
+  size_t ready_groups = 0;     // groups with ready keys (taking turns)
+  size_t known_keys = 0;       // keys whose group or last hand-out the queue remembers
   size_t waiting = 0;          // delayed keys not yet due
   size_t processing = 0;       // keys handed out by Get() and not yet Done()
   size_t blocked_getters = 0;  // Get() callers blocked for lack of work
@@ -92,6 +107,7 @@ struct WorkQueueStats {
   uint64_t deduped = 0;        // adds that were no-ops: the key was already dirty
   uint64_t delayed_adds = 0;   // AddAfter calls (including those made by AddRateLimited)
   uint64_t retries = 0;        // AddRateLimited calls
+  uint64_t resumed = 0;        // hand-outs of resumed keys (the rest were fresh)
   std::chrono::nanoseconds longest_running{0};  // age of the oldest handed-out key
   std::chrono::nanoseconds unfinished_work{0};  // summed age of every handed-out key
   DurationHistogram queue_latency;              // ready → handed out by Get()
@@ -107,8 +123,10 @@ class WorkQueue {
   WorkQueue(const WorkQueue&) = delete;
   WorkQueue& operator=(const WorkQueue&) = delete;
 
-  // Marks `key` ready now; cancels its pending delayed entry, if any.
+  // Marks `key` ready now; cancels its pending delayed entry, if any. With `group`, the key
+  // belongs to that group from now on (it takes effect at the key's next push).
   void Add(const std::string& key);
+  void Add(const std::string& key, std::string_view group);
   // Marks `key` ready after `delay` (<= 0: Add). An earlier pending entry for the key wins.
   void AddAfter(const std::string& key, std::chrono::nanoseconds delay);
   // AddAfter(key, max(per-key backoff, global bucket delay)); counts a failure for the key.
@@ -128,10 +146,13 @@ class WorkQueue {
   void ShutDownWithDrain();
   bool ShuttingDown() const;
 
-  // Releases every delayed key that is due by the clock, before returning; for FakeClock tests.
+  // Releases every delayed key that is due by the clock (and forgets idle keys when their
+  // time has come), before returning; for FakeClock tests.
   void Kick();
 
   size_t Len() const;  // ready keys
+  // The group the queue files `key` under ("" when none was named or it was forgotten).
+  std::string GroupOf(const std::string& key) const;
   // When `key`'s pending delayed entry falls due, if it has one.
   std::optional<SteadyTime> WaitingUntil(const std::string& key) const;
   WorkQueueStats Stats() const;
@@ -143,8 +164,23 @@ class WorkQueue {
   using DueKey = std::pair<SteadyTime, uint64_t>;  // due time, insertion order
   using WaitingMap = std::map<DueKey, std::string>;
 
+  // What the queue remembers of a key beyond its queue state: its group and when it was last
+  // handed out. Entries of idle keys are dropped once their window has passed (PruneLocked).
+  struct KeyInfo {
+    std::string group;
+    std::optional<SteadyTime> handed_out;
+  };
+  // The ready keys of one group.
+  struct Lane {
+    std::deque<std::string> resumed, fresh;
+    int resumed_in_a_row = 0;
+  };
+
   void AddLocked(const std::string& key, SteadyTime now) REQUIRES(mu_);
   void PushLocked(const std::string& key, SteadyTime now) REQUIRES(mu_);
+  std::string PopLocked() REQUIRES(mu_);
+  void TickLocked(SteadyTime now) REQUIRES(mu_);  // release due keys, prune when it is time
+  void PruneLocked(SteadyTime now) REQUIRES(mu_);
   void AddWaitingLocked(const std::string& key, SteadyTime due) REQUIRES(mu_);
   void RemoveWaitingLocked(const std::string& key) REQUIRES(mu_);
   void ReleaseDueLocked(SteadyTime now) REQUIRES(mu_);
@@ -161,7 +197,11 @@ class WorkQueue {
   CondVar drain_cv_;    // processing became empty
   bool shutting_down_ GUARDED_BY(mu_) = false;
 
-  std::deque<std::string> queue_ GUARDED_BY(mu_);                            // ready keys, FIFO
+  std::unordered_map<std::string, Lane> lanes_ GUARDED_BY(mu_);  // group → its ready keys
+  std::deque<std::string> turns_ GUARDED_BY(mu_);  // groups with ready keys, next turn first
+  size_t ready_ GUARDED_BY(mu_) = 0;               // ready keys in every lane
+  std::unordered_map<std::string, KeyInfo> known_ GUARDED_BY(mu_);
+  SteadyTime next_prune_ GUARDED_BY(mu_);
   std::unordered_set<std::string> dirty_ GUARDED_BY(mu_);                    // need processing
   std::unordered_map<std::string, SteadyTime> processing_ GUARDED_BY(mu_);   // handed out → since
   std::unordered_map<std::string, SteadyTime> ready_since_ GUARDED_BY(mu_);  // queued → since
@@ -176,6 +216,7 @@ class WorkQueue {
   uint64_t deduped_ GUARDED_BY(mu_) = 0;
   uint64_t delayed_adds_ GUARDED_BY(mu_) = 0;
   uint64_t retries_ GUARDED_BY(mu_) = 0;
+  uint64_t resumed_ GUARDED_BY(mu_) = 0;
   uint64_t timer_wakeups_ GUARDED_BY(mu_) = 0;
   DurationHistogram queue_latency_ GUARDED_BY(mu_);
   DurationHistogram work_duration_ GUARDED_BY(mu_);

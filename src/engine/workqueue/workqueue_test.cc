@@ -60,6 +60,8 @@ TEST(WorkQueueOptionsTest, InvalidOptionsNameTheField) {
       {[](WorkQueueOptions& o) { o.jitter = -0.1; }, "workqueue.jitter"},
       {[](WorkQueueOptions& o) { o.retry_burst = 0; }, "workqueue.retry_burst"},
       {[](WorkQueueOptions& o) { o.max_timer_wait = nanoseconds(0); }, "workqueue.max_timer_wait"},
+      {[](WorkQueueOptions& o) { o.resume_window = -seconds(1); }, "workqueue.resume_window"},
+      {[](WorkQueueOptions& o) { o.resumed_run = 0; }, "workqueue.resumed_run"},
   };
   for (const auto& c : cases) {
     WorkQueueOptions o;
@@ -94,6 +96,107 @@ TEST(WorkQueueTest, AddDedupsQueuedKeysAndKeepsFifoOrder) {
   EXPECT_EQ(s.adds, 3u);
   EXPECT_EQ(s.deduped, 2u);
   EXPECT_EQ(s.processing, 3u);
+}
+
+// Hands out every ready key, each Done at once; their order.
+std::vector<std::string> Drain(WorkQueue& q) {
+  std::vector<std::string> order;
+  while (q.Len() > 0) {
+    auto key = q.Get();
+    if (!key) break;
+    order.push_back(*key);
+    q.Done(*key);
+  }
+  return order;
+}
+
+// Runs `key` once (Get, Done), so that it counts as handed out now.
+void RunOnce(WorkQueue& q, const std::string& key) {
+  q.Add(key);
+  auto got = Next(q);
+  ASSERT_EQ(got, key);
+  q.Done(key);
+}
+
+TEST(WorkQueueOrderTest, GroupsTakeTurnsSoABurstDoesNotHoldBackAnotherGroupsKey) {
+  FakeClock clock;
+  auto q = MakeQueue(clock);
+  for (int i = 0; i < 4; ++i) q->Add(Key("a", i), "team-a");
+  q->Add("b0", "team-b");
+  q->Add("a4", "team-a");
+  q->Add("c0", "team-c");
+  EXPECT_EQ(q->Stats().ready_groups, 3u);
+  EXPECT_EQ(Drain(*q), (std::vector<std::string>{"a0", "b0", "c0", "a1", "a2", "a3", "a4"}));
+  EXPECT_EQ(q->Stats().ready_groups, 0u);
+  // The group sticks to the key: a later Add without one files it under the same group.
+  EXPECT_EQ(q->GroupOf("b0"), "team-b");
+  q->Add("a5", "team-a");
+  q->Add("a6", "team-a");
+  q->Add("b0");
+  EXPECT_EQ(Drain(*q), (std::vector<std::string>{"a5", "b0", "a6"}));
+}
+
+TEST(WorkQueueOrderTest, AResumedKeyGoesBeforeItsGroupsFreshKeys) {
+  FakeClock clock;
+  auto q = MakeQueue(clock);
+  RunOnce(*q, "started");
+  for (int i = 0; i < 3; ++i) q->Add(Key("new", i));
+  clock.Advance(seconds(30));
+  q->Add("started");  // its next step, ready after the fresh keys
+  EXPECT_EQ(Drain(*q), (std::vector<std::string>{"started", "new0", "new1", "new2"}));
+  EXPECT_EQ(q->Stats().resumed, 1u);
+  // Past the window a key is fresh again: it waits its turn.
+  RunOnce(*q, "started");
+  clock.Advance(seconds(60));
+  q->Add("new3");
+  q->Add("started");
+  EXPECT_EQ(Drain(*q), (std::vector<std::string>{"new3", "started"}));
+}
+
+TEST(WorkQueueOrderTest, ResumedKeysGoAtMostResumedRunInARowWhileFreshOnesWait) {
+  FakeClock clock;
+  WorkQueueOptions o = NoLimits();
+  o.resumed_run = 2;
+  auto q = MakeQueue(clock, o);
+  for (int i = 0; i < 5; ++i) RunOnce(*q, Key("r", i));
+  q->Add("f0");
+  q->Add("f1");
+  for (int i = 0; i < 5; ++i) q->Add(Key("r", i));
+  EXPECT_EQ(Drain(*q), (std::vector<std::string>{"r0", "r1", "f0", "r2", "r3", "f1", "r4"}));
+}
+
+TEST(WorkQueueOrderTest, AZeroWindowKeepsOneFifoPerGroup) {
+  FakeClock clock;
+  WorkQueueOptions o = NoLimits();
+  o.resume_window = nanoseconds(0);
+  auto q = MakeQueue(clock, o);
+  RunOnce(*q, "started");
+  q->Add("new0");
+  q->Add("started");
+  EXPECT_EQ(Drain(*q), (std::vector<std::string>{"new0", "started"}));
+  EXPECT_EQ(q->Stats().resumed, 0u);
+}
+
+TEST(WorkQueueOrderTest, IdleKeysAreForgottenOnceTheirWindowHasPassed) {
+  FakeClock clock;
+  auto q = MakeQueue(clock);  // window 60 s: pruned at most every 60 s
+  q->Add("idle", "team-a");
+  ASSERT_EQ(Next(*q), "idle");
+  q->Done("idle");
+  q->Add("busy", "team-b");
+  ASSERT_EQ(Next(*q), "busy");  // still handed out when the prune comes
+  q->Add("waiting", "team-c");
+  ASSERT_EQ(Next(*q), "waiting");
+  q->Done("waiting");
+  q->AddAfter("waiting", seconds(600));
+  EXPECT_EQ(q->Stats().known_keys, 3u);
+  clock.Advance(seconds(61));
+  q->Kick();
+  EXPECT_EQ(q->Stats().known_keys, 2u);
+  EXPECT_EQ(q->GroupOf("idle"), "");
+  EXPECT_EQ(q->GroupOf("busy"), "team-b");
+  EXPECT_EQ(q->GroupOf("waiting"), "team-c");
+  q->Done("busy");
 }
 
 TEST(WorkQueueTest, ReAddWhileProcessingIsParkedThenDeliveredExactlyOnce) {
