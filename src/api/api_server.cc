@@ -164,7 +164,12 @@ Status Server::Init() {
     if (position_ == 0) position_ = static_cast<uint64_t>(last);
   }
   // Every record, rendered, for lists and snapshots; changes delivered meanwhile win.
+  const auto load_begin = std::chrono::steady_clock::now();
   RETURN_IF_ERROR(view_.Load(*deps_.store));
+  LOG_INFO("api: {} records loaded into the list view in {} ms", view_.size(),
+           std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() -
+                                                                 load_begin)
+               .count());
   scheduler_->Schedule(options_.keepalive, [this] { KeepAlive(); });
 
   net::HttpServer::Options http = options_.http;

@@ -3,8 +3,8 @@
 
 #include "api/api_internal.h"
 #include "common/duration.h"
-#include "common/log.h"
 #include "common/fields.h"
+#include "common/log.h"
 #include "engine/intents/intents.h"
 #include "engine/model/project.h"
 

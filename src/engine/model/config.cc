@@ -106,6 +106,7 @@ StatusOr<EngineConfig> ParseEngineConfig(const Json& j, std::string_view path) {
                                "httpProbeTimeoutMs",
                                "removeOrphans",
                                "workers",
+                               "maxStarting",
                                "stepTimeoutSeconds",
                                "policy"}));
   EngineConfig c;
@@ -189,6 +190,7 @@ StatusOr<EngineConfig> ParseEngineConfig(const Json& j, std::string_view path) {
   RETURN_IF_ERROR(f.Int("httpProbeTimeoutMs", 1, 60000, &c.http_probe_timeout_ms));
   RETURN_IF_ERROR(f.Bool("removeOrphans", &c.remove_orphans));
   RETURN_IF_ERROR(f.Int("workers", 1, 256, &c.workers));
+  RETURN_IF_ERROR(f.Int("maxStarting", 0, 100000, &c.max_starting));
   RETURN_IF_ERROR(f.Int("stepTimeoutSeconds", 1, 86400, &c.step_timeout_seconds));
   if (const Json* policy = f.Find("policy")) {
     RETURN_IF_ERROR(ParsePolicy(*policy, f.PathOf("policy"), &c.policy));

@@ -158,6 +158,15 @@ TEST(ParseEngineConfigTest, QuotedYamlNumbersAreStrings) {
                         "must be a boolean, got string"));
 }
 
+TEST(ParseEngineConfigTest, MaxStartingDefaultsToNoLimit) {
+  auto none = FromYaml("workers: 3\n");
+  ASSERT_TRUE(none.ok());
+  EXPECT_EQ(none->max_starting, 0);
+  auto some = FromYaml("maxStarting: 150\n");
+  ASSERT_TRUE(some.ok()) << some.error().ToString();
+  EXPECT_EQ(some->max_starting, 150);
+}
+
 TEST(ParseEngineConfigTest, UsesTheGivenPath) {
   EXPECT_TRUE(IsInvalid(ParseEngineConfig(J(R"({"workers":0})"), "config.engine"),
                         "config.engine.workers", "between 1 and 256"));
@@ -182,6 +191,8 @@ TEST_P(BadConfigTest, IsRefusedNamingTheField) {
 const BadConfig kBadConfigs[] = {
     {"NotAnObject", "[1]", "engine", "must be an object, got array"},
     {"UnknownField", R"({"foo":1})", "engine.foo", "unknown field"},
+    {"MaxStartingNegative", R"({"maxStarting":-1})", "engine.maxStarting", "between 0 and 100000"},
+    {"MaxStartingHuge", R"({"maxStarting":100001})", "engine.maxStarting", "between 0 and 100000"},
     {"NamespaceUpper", R"({"namespace":"Steward"})", "engine.namespace", "DNS-1123 label"},
     {"NamespaceDotted", R"({"namespace":"a.b"})", "engine.namespace", "DNS-1123 label"},
     {"NamespaceEmpty", R"({"namespace":""})", "engine.namespace", "DNS-1123 label"},

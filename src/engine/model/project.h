@@ -217,6 +217,9 @@ struct EngineConfig {
   int http_probe_timeout_ms = 2000;
   bool remove_orphans = false;  // delete labelled objects that belong to no project
   int workers = 8;
+  // Starts under way at once (engine/reconciler/start_gate.h): a start beyond it waits, in team
+  // order, until one under way is Running, Failed or stopped. 0 (the default): no limit.
+  int max_starting = 0;
   SpecPolicy policy;  // what a spec may ask for
   // How long one step may wait for the cluster (an object to become ready or gone, a write to
   // be observed) before the project is reported Failed with the step's reason (docs/lifecycle.md
@@ -239,9 +242,10 @@ struct EngineConfig {
 // label, domain a DNS-1123 subdomain, urlScheme http|https, urlPort 0..65535, forgeUrl an
 // http(s) URL, serviceType ClusterIP|NodePort, ingressClass / certManagerIssuer / privateCA /
 // serviceAccount / schedulerName "" or a DNS-1123 subdomain, httpProbeAddress "" or host:port,
-// workers 1..256, progressDeadlineSeconds 1..86400, httpProbeTimeoutMs 1..60000,
-// stepTimeoutSeconds 1..86400, policy {allowPrivileged, allowRunAsRoot, allowedAnnotationPrefixes}.
-// nodeSelector keys are not reserved (they select node labels, not labels Steward sets).
+// workers 1..256, maxStarting 0..100000, progressDeadlineSeconds 1..86400,
+// httpProbeTimeoutMs 1..60000, stepTimeoutSeconds 1..86400, policy {allowPrivileged,
+// allowRunAsRoot, allowedAnnotationPrefixes}. nodeSelector keys are not reserved (they select node
+// labels, not labels Steward sets).
 StatusOr<EngineConfig> ParseEngineConfig(const Json& j, std::string_view path = "engine");
 
 // The spec with the config's defaults applied: every field the manifests need is set.

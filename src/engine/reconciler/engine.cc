@@ -218,9 +218,12 @@ StatusOr<std::unique_ptr<Engine>> Engine::Create(EngineOptions options,
   // Sharded: no informers until a shard is owned (SetOwnedShards).
   if (impl->shards == 0) impl->BuildInformers("");
   Impl* d = impl.get();
-  impl->reconciler =
-      std::make_unique<Reconciler>(impl->options, impl->client, store, impl->observer, impl->clock,
-                                   [d](const store::Fence& fence) { return d->CheckFence(fence); });
+  impl->reconciler = std::make_unique<Reconciler>(
+      impl->options, impl->client, store, impl->observer, impl->clock,
+      [d](const store::Fence& fence) { return d->CheckFence(fence); },
+      [d](const std::string& id) {
+        if (d->queue && d->Owns(id)) d->queue->Add(id);
+      });
   return std::unique_ptr<Engine>(new Engine(std::move(impl)));
 }
 

@@ -1,6 +1,7 @@
 // Lifecycle scenarios: the whole engine against the embedded cluster (DESIGN.md §8 layer 3).
 #include <atomic>
 #include <random>
+#include <set>
 #include <thread>
 
 #include "engine/reconciler/engine_test_support.h"
@@ -692,6 +693,63 @@ TEST_F(LifecycleTest, ObjectOfTheSameNameThatIsNotOursFailsTheStartWithAReason) 
   EXPECT_NE(status->message.find("xi-credentials"), std::string::npos);
   // Untouched.
   EXPECT_FALSE((*Get("secrets", "xi-credentials"))["metadata"].contains("labels"));
+}
+
+}  // namespace
+}  // namespace steward::engine::testing
+
+namespace steward::engine::testing {
+namespace {
+
+// engine.maxStarting 1: one start under way at a time. The others are Pending (reason Queued)
+// with nothing created until the one under way is Running; then the next is woken. Every start
+// ends Running; no two are ever Provisioning at once.
+TEST_F(LifecycleTest, StartsBeyondMaxStartingWaitQueuedUntilTheOneUnderWayRuns) {
+  StartCluster();
+  OpenStore();
+  struct Phase {
+    std::string id, phase, reason;
+  };
+  Mutex mu;
+  std::vector<Phase> phases;  // every status commit, in commit order
+  const int listener = store_->AddListener([&](const store::ProjectChange& c) {
+    if (!c.record || c.record->status_json.empty()) return;
+    auto status = ParseProjectStatus(*ParseJson(c.record->status_json));
+    if (!status.ok()) return;
+    MutexLock lock(mu);
+    phases.push_back({c.project_id, c.record->phase, status->reason});
+  });
+  EngineOptions o = DefaultOptions();
+  o.config.max_starting = 1;
+  StartEngine(o);
+  std::vector<std::string> ids;
+  for (const char* name : {"alpha", "beta", "gamma"}) {
+    auto put = engine_->intents().Put(name, Spec(), "", /*start=*/true);
+    ASSERT_TRUE(put.ok()) << put.error().ToString();
+    ids.push_back(put->record.id);
+  }
+  for (const auto& id : ids) ASSERT_TRUE(WaitPhase(id, "Running", 1));
+  store_->RemoveListener(listener);
+
+  MutexLock lock(mu);
+  int queued = 0;
+  std::string under_way;  // the project between its first non-Pending phase and Running
+  std::set<std::string> started;
+  for (const Phase& p : phases) {
+    if (p.phase == "Pending") {
+      queued += p.reason == "Queued" ? 1 : 0;
+      continue;
+    }
+    if (!started.contains(p.id)) {
+      EXPECT_TRUE(under_way.empty()) << p.id << " began while " << under_way << " was starting";
+      started.insert(p.id);
+      under_way = p.id;
+    }
+    if (p.phase == "Running" && p.id == under_way) under_way.clear();
+  }
+  EXPECT_EQ(started.size(), 3u);
+  EXPECT_GE(queued, 1) << "a start waited with reason Queued";
+  EXPECT_EQ(engine_->stats().queue_depth, 0u);
 }
 
 }  // namespace

@@ -25,6 +25,10 @@ using Millis = std::chrono::milliseconds;
 // How long a supplied-credentials Secret of a project the store does not know is left alone by
 // orphan removal (the API writes it just before committing the project).
 constexpr Millis kSuppliedSecretGrace{kSuppliedOrphanGraceMs};
+// A start under way longer than this (an image that never pulls) gives its slot up.
+constexpr std::chrono::minutes kStartSlotTtl{2};
+// A start waiting for a slot is woken when it gets one; this recheck is only a safety net.
+constexpr std::chrono::minutes kQueuedRecheck{1};
 
 const ResourceType& kSecret = ResourceType::Secret();
 const ResourceType& kPvc = ResourceType::PersistentVolumeClaim();
@@ -881,13 +885,31 @@ Reconciler::Outcome Reconciler::Run::Remove(const ObjectNames& names) {
 
 Reconciler::Reconciler(const EngineOptions& options, std::shared_ptr<kube::Client> client,
                        store::Store& store, Observer& observer, const Clock& clock,
-                       FenceCheck check_fence)
+                       FenceCheck check_fence, Wake wake)
     : options_(options),
       client_(std::move(client)),
       store_(store),
       observer_(observer),
       clock_(clock),
-      check_fence_(std::move(check_fence)) {}
+      check_fence_(std::move(check_fence)),
+      wake_(std::move(wake)),
+      starts_(static_cast<size_t>(std::max(0, options.config.max_starting)), kStartSlotTtl, clock) {
+}
+
+bool Reconciler::AdmitStart(const ProjectRecord& rec) {
+  if (starts_.cap() == 0) return true;
+  // A start is a run that would create the Deployment; every later step of it is admitted.
+  const View deployment = observer_.Get(kDeployment, NamesFor(rec.id, rec.name).deployment);
+  if (deployment.object || !deployment.created_uid.empty()) return true;
+  StartGate::Admission a = starts_.Admit(rec.id, rec.team);
+  WakeAll(a.wake);
+  return a.admitted;
+}
+
+void Reconciler::WakeAll(const std::vector<std::string>& ids) const {
+  if (!wake_) return;
+  for (const auto& id : ids) wake_(id);
+}
 
 std::optional<std::string> Reconciler::KnownUnpersisted(const ProjectRecord& rec,
                                                         const std::string& object,
@@ -1043,7 +1065,16 @@ struct Reconciler::Decision {
   ProjectStatus status;
   bool bounded = false;  // a wait past config.step_timeout_seconds, reported as Failed
   std::optional<WorkResult> finished;
+  bool queued = false;  // a start waiting for a slot (StartGate): woken, not rechecked soon
 };
+
+void Reconciler::SettleStart(const ProjectRecord& rec, const Decision& d) {
+  if (starts_.cap() == 0) return;
+  const bool over = d.finished || rec.desired != DesiredState::kRunning ||
+                    d.status.phase == Phase::kRunning || d.status.phase == Phase::kFailed ||
+                    d.outcome.kind == Outcome::Kind::kFailed;
+  if (over) WakeAll(starts_.End(rec.id));
+}
 
 WorkResult Reconciler::Reconcile(const std::string& project_id,
                                  const std::optional<store::Fence>& fence) {
@@ -1053,6 +1084,7 @@ WorkResult Reconciler::Reconcile(const std::string& project_id,
   Run run(*this, std::move(loaded->rec));
   run.fence = fence;
   Decision d = Decide(run, *loaded);
+  SettleStart(run.rec, d);
   NoteAuth(run.rec.id, d.outcome);
   if (d.finished) return *d.finished;
   if (d.outcome.kind == Outcome::Kind::kCrashed) {
@@ -1062,6 +1094,7 @@ WorkResult Reconciler::Reconcile(const std::string& project_id,
   Status written = WriteStatus(run, d);
   if (fence && written.code() == StatusCode::kAborted) return LostShard(project_id, written);
   if (!written.ok()) return WorkResult::Error(written);
+  if (d.queued) return WorkResult::RequeueAfter(kQueuedRecheck);
   return ToWorkResult(d.outcome, d.bounded);
 }
 
@@ -1141,6 +1174,15 @@ Reconciler::Decision Reconciler::DecideRunning(Run& run, const Loaded& in) {
   if (hold == nullptr) {
     d.outcome = Outcome::Failed("NoCredentials",
                                 "project " + rec.name + " has no active or pending credentials");
+  } else if (!AdmitStart(rec)) {
+    // Nothing created yet, nothing rendered: the project waits for a slot (woken when it gets
+    // one; the recheck is a safety net), not bounded by the step timeout.
+    d.outcome = Outcome::Wait("Queued", "waiting for one of the " +
+                                            std::to_string(options_.config.max_starting) +
+                                            " starts under way (engine.maxStarting)");
+    d.status.phase = Phase::kPending;
+    d.queued = true;
+    return d;
   } else {
     RenderInput render;
     render.id = rec.id;
@@ -1289,6 +1331,7 @@ void Reconciler::ForgetOrphans(const std::string& project_id) {
 
 WorkResult Reconciler::ReconcileUnknown(const std::string& project_id,
                                         const std::optional<store::Fence>& fence) {
+  WakeAll(starts_.End(project_id));  // purged, or never stored: no start of it is under way
   // Objects labelled for a project the store does not know: report; remove when configured.
   struct Found {
     const ResourceType* type;

@@ -44,6 +44,7 @@
 #include "engine/model/project.h"
 #include "engine/reconciler/engine.h"
 #include "engine/reconciler/observer.h"
+#include "engine/reconciler/start_gate.h"
 #include "engine/workqueue/worker_pool.h"
 #include "kube/client/client.h"
 #include "store/store.h"
@@ -55,9 +56,15 @@ class Reconciler {
   // Ok while the fence holds; kAborted when the shard is no longer this replica's. Called on
   // the worker thread before each Kubernetes write of a fenced run.
   using FenceCheck = std::function<Status(const store::Fence&)>;
+  // Called (on a worker thread, no lock held) with a project whose start was waiting for a slot
+  // and now has one (config.max_starting): enqueue it.
+  using Wake = std::function<void(const std::string& project_id)>;
   Reconciler(const EngineOptions& options, std::shared_ptr<kube::Client> client,
              store::Store& store, Observer& observer, const Clock& clock,
-             FenceCheck check_fence = {});
+             FenceCheck check_fence = {}, Wake wake = {});
+  // Starts under way and waiting for a slot (config.max_starting).
+  size_t starts_under_way() const { return starts_.under_way(); }
+  size_t starts_waiting() const { return starts_.waiting(); }
 
   // One run; `fence` set in sharded mode (the run acts only while it holds).
   WorkResult Reconcile(const std::string& project_id,
@@ -130,6 +137,11 @@ class Reconciler {
   // After a run: a refusal of Steward's credentials is counted, logged (ERROR) and remembered
   // for AuthRetry; any other outcome forgets the project's refusals.
   void NoteAuth(const std::string& project_id, const Outcome& outcome);
+  // Start admission: whether the run may take a project's first step (its Deployment does not
+  // exist yet), and the end of a start once the project is Running, Failed or not to run.
+  bool AdmitStart(const store::ProjectRecord& rec);
+  void SettleStart(const store::ProjectRecord& rec, const Decision& d);
+  void WakeAll(const std::vector<std::string>& ids) const;
 
   const EngineOptions& options_;
   std::shared_ptr<kube::Client> client_;
@@ -137,6 +149,8 @@ class Reconciler {
   Observer& observer_;
   const Clock& clock_;
   const FenceCheck check_fence_;
+  const Wake wake_;
+  StartGate starts_;
   std::atomic<uint64_t> writes_{0};
   std::atomic<uint64_t> lost_shard_runs_{0};
   std::atomic<uint64_t> runs_{0};

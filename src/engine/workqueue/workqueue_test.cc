@@ -136,9 +136,16 @@ TEST(WorkQueueOrderTest, GroupsTakeTurnsSoABurstDoesNotHoldBackAnotherGroupsKey)
   EXPECT_EQ(Drain(*q), (std::vector<std::string>{"a5", "b0", "a6"}));
 }
 
+// Options with a resume window of 60 s.
+WorkQueueOptions Resuming() {
+  WorkQueueOptions o = NoLimits();
+  o.resume_window = seconds(60);
+  return o;
+}
+
 TEST(WorkQueueOrderTest, AResumedKeyGoesBeforeItsGroupsFreshKeys) {
   FakeClock clock;
-  auto q = MakeQueue(clock);
+  auto q = MakeQueue(clock, Resuming());
   RunOnce(*q, "started");
   for (int i = 0; i < 3; ++i) q->Add(Key("new", i));
   clock.Advance(seconds(30));
@@ -155,7 +162,7 @@ TEST(WorkQueueOrderTest, AResumedKeyGoesBeforeItsGroupsFreshKeys) {
 
 TEST(WorkQueueOrderTest, ResumedKeysGoAtMostResumedRunInARowWhileFreshOnesWait) {
   FakeClock clock;
-  WorkQueueOptions o = NoLimits();
+  WorkQueueOptions o = Resuming();
   o.resumed_run = 2;
   auto q = MakeQueue(clock, o);
   for (int i = 0; i < 5; ++i) RunOnce(*q, Key("r", i));
@@ -165,11 +172,9 @@ TEST(WorkQueueOrderTest, ResumedKeysGoAtMostResumedRunInARowWhileFreshOnesWait) 
   EXPECT_EQ(Drain(*q), (std::vector<std::string>{"r0", "r1", "f0", "r2", "r3", "f1", "r4"}));
 }
 
-TEST(WorkQueueOrderTest, AZeroWindowKeepsOneFifoPerGroup) {
+TEST(WorkQueueOrderTest, TheDefaultZeroWindowKeepsOneFifoPerGroup) {
   FakeClock clock;
-  WorkQueueOptions o = NoLimits();
-  o.resume_window = nanoseconds(0);
-  auto q = MakeQueue(clock, o);
+  auto q = MakeQueue(clock);
   RunOnce(*q, "started");
   q->Add("new0");
   q->Add("started");
@@ -179,7 +184,7 @@ TEST(WorkQueueOrderTest, AZeroWindowKeepsOneFifoPerGroup) {
 
 TEST(WorkQueueOrderTest, IdleKeysAreForgottenOnceTheirWindowHasPassed) {
   FakeClock clock;
-  auto q = MakeQueue(clock);  // window 60 s: pruned at most every 60 s
+  auto q = MakeQueue(clock, Resuming());  // pruned at most every 60 s
   q->Add("idle", "team-a");
   ASSERT_EQ(Next(*q), "idle");
   q->Done("idle");
