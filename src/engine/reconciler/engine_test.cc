@@ -665,11 +665,15 @@ TEST_F(LifecycleTest, AYoungSuppliedSecretOfNoProjectIsRemovedOnceItsGraceEnds) 
   o.config.remove_orphans = true;
   o.clock = &clock;
   o.queue.max_timer_wait = milliseconds(100);
+  o.recheck = std::chrono::minutes(10);  // no recheck comes due: only the grace's requeue can
   StartEngine(o);
+  // Judged, and waiting (a requeue pending, no run under way, so that no run reads the clock
+  // before the jump below and requeues after it).
   ASSERT_TRUE(Eventually([&] {
-    return !Get("services", "lost-early").has_value() && engine_->stats().queue_depth == 0;
+    const EngineStats s = engine_->stats();
+    return !Get("services", "lost-early").has_value() && s.queue_depth == 0 && s.queue_waiting == 1;
   }));
-  // Judged and left alone: it is young.
+  // Left alone: it is young.
   EXPECT_TRUE(Get("secrets", "lost-id-credentials-0123").has_value());
   for (const auto& orphan : engine_->stats().orphans) EXPECT_EQ(orphan.kind, "Service");
   clock.Advance(std::chrono::milliseconds(kSuppliedOrphanGraceMs));
