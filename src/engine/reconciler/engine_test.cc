@@ -11,7 +11,26 @@ namespace {
 
 using test_support::Eventually;
 
-class LifecycleTest : public EngineFixture {};
+// Real time moved on by a test-set offset: the engine's grace periods pass without waiting.
+class OffsetClock final : public Clock {
+ public:
+  SteadyTime Now() const override { return real_.Now() + offset_.load(); }
+  SystemTime WallNow() const override {
+    return real_.WallNow() + std::chrono::duration_cast<SystemTime::duration>(offset_.load());
+  }
+  void Advance(std::chrono::nanoseconds d) { offset_ = offset_.load() + d; }
+
+ private:
+  RealClock real_;
+  std::atomic<std::chrono::nanoseconds> offset_{std::chrono::nanoseconds(0)};
+};
+
+class LifecycleTest : public EngineFixture {
+ protected:
+  // A member, not a test's local: the engine that reads it is stopped in TearDown, after the
+  // test body has returned (early too, on a failed ASSERT).
+  OffsetClock offset_clock_;
+};
 
 TEST_F(LifecycleTest, StartIsRunningOnlyOnceEveryObjectIsReady) {
   StartCluster();
@@ -625,20 +644,6 @@ TEST_F(LifecycleTest, AProjectStoredAfterItsObjectsAreSeenIsNoOrphanAndAYoungSup
   EXPECT_TRUE(Eventually([&] { return engine_->stats().orphans.empty(); }));
 }
 
-// Real time moved on by a test-set offset: the engine's grace periods pass without waiting.
-class OffsetClock final : public Clock {
- public:
-  SteadyTime Now() const override { return real_.Now() + offset_.load(); }
-  SystemTime WallNow() const override {
-    return real_.WallNow() + std::chrono::duration_cast<SystemTime::duration>(offset_.load());
-  }
-  void Advance(std::chrono::nanoseconds d) { offset_ = offset_.load() + d; }
-
- private:
-  RealClock real_;
-  std::atomic<std::chrono::nanoseconds> offset_{std::chrono::nanoseconds(0)};
-};
-
 // A Steward killed between writing a project's supplied-credentials Secret and committing the
 // project leaves the Secret to the next process: it is young then, so it is looked at again when
 // its grace ends, and removed, without any other event for that id.
@@ -660,7 +665,7 @@ TEST_F(LifecycleTest, AYoungSuppliedSecretOfNoProjectIsRemovedOnceItsGraceEnds) 
                   {"spec", {{"ports", {{{"name", "web"}, {"port", 1880}}}}}}};
   service["metadata"]["labels"].erase(std::string(kCredentialsLabel));
   ASSERT_TRUE(cluster_->api().Create(Kind("services"), kNs, service).ok());
-  OffsetClock clock;
+  OffsetClock& clock = offset_clock_;
   EngineOptions o = DefaultOptions();
   o.config.remove_orphans = true;
   o.clock = &clock;
@@ -723,6 +728,12 @@ TEST_F(LifecycleTest, StartsBeyondMaxStartingWaitQueuedUntilTheOneUnderWayRuns) 
     MutexLock lock(mu);
     phases.push_back({c.project_id, c.record->phase, status->reason});
   });
+  // Removed on every way out of the test (a failed ASSERT too): the listener holds locals.
+  struct ListenerGuard {
+    store::Store& store;
+    int handle;
+    ~ListenerGuard() { store.RemoveListener(handle); }
+  } remove_listener{*store_, listener};
   EngineOptions o = DefaultOptions();
   o.config.max_starting = 1;
   StartEngine(o);
@@ -733,7 +744,6 @@ TEST_F(LifecycleTest, StartsBeyondMaxStartingWaitQueuedUntilTheOneUnderWayRuns) 
     ids.push_back(put->record.id);
   }
   for (const auto& id : ids) ASSERT_TRUE(WaitPhase(id, "Running", 1));
-  store_->RemoveListener(listener);
 
   MutexLock lock(mu);
   int queued = 0;
