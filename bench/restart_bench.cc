@@ -15,8 +15,9 @@
 // loopback port in a temporary directory (test_support/postgres_server.h; fsync off, as in the
 // tests: the figure is Steward's cost, not the disk's).
 //
-// Goals: every project Running again ≤ 10 s; a handful of list/watch requests and no
-// per-project reads; ≤ 500 MB. Nothing passes or fails; the summary prints goal vs measured.
+// Goals: every project Running again ≤ 2 s (issue 18 §2; issue 6 asked ≤ 10 s); a handful of
+// list/watch requests and no per-project reads; ≤ 500 MB. Nothing passes or fails; the summary
+// prints goal vs measured.
 #include <unistd.h>
 
 #include <algorithm>
@@ -308,14 +309,16 @@ int Main(int argc, char** argv) {
       Seconds(t_open - t0) * 1e3, n, Seconds(t_started - t_open) * 1e3, cpu_started - cpu_before,
       Seconds(t_adopted - t_started) * 1e3, cpu_before + cpu - cpu_started, secs);
   std::printf(
-      "  reconcile runs %lu (ok %lu, requeue %lu, error %lu, terminal %lu); engine writes %lu; "
-      "store commits during the restart %ld; Running at their generation: %ld of %ld\n",
+      "  reconcile runs %lu (ok %lu, requeue %lu, error %lu, terminal %lu; %lu found unchanged "
+      "by their adoption fingerprint); engine writes %lu; store commits during the restart %ld; "
+      "Running at their generation: %ld of %ld\n",
       static_cast<unsigned long>(counters.runs.load()),
       static_cast<unsigned long>(counters.ok.load()),
       static_cast<unsigned long>(counters.requeue.load()),
       static_cast<unsigned long>(counters.error.load()),
       static_cast<unsigned long>(counters.terminal.load()),
-      static_cast<unsigned long>(stats.writes), commits.commits(), running_at_gen, total);
+      static_cast<unsigned long>(stats.unchanged_runs), static_cast<unsigned long>(stats.writes),
+      commits.commits(), running_at_gen, total);
   std::printf("  requests sent by Start() (informer lists and watches):\n");
   PrintRequests(req_at_start, "    ");
   std::printf("  requests from the store's reopening until every project was adopted:\n");
@@ -336,8 +339,11 @@ int Main(int argc, char** argv) {
   std::printf("\nsummary (%ld projects, store %s, load average %s at the end):\n", n,
               database.c_str(), LoadAverage().c_str());
   std::printf("  %-44s %-22s %s\n", "figure", "goal", "measured");
-  std::printf("  %-44s %-22s %.2f s (ratio %.2f)\n", "all adopted and Running at generation",
-              "<= 10 s", secs, secs / 10.0);
+  std::printf("  %-44s %-22s %.2f s (ratio %.2f to issue 18's goal)\n",
+              "all adopted and Running at generation", "<= 2 s (issue 6: 10 s)", secs, secs / 2.0);
+  std::printf("  %-44s %-22s %.2f s Start() + %.2f s reconciles (%.1f us CPU per run)\n",
+              "of which", "-", Seconds(t_started - t_open), Seconds(t_adopted - t_started),
+              1e6 * (cpu_before + cpu - cpu_started) / static_cast<double>(n));
   std::printf("  %-44s %-22s %ld list + %ld watch\n", "list/watch requests", "a handful", lists,
               watches);
   std::printf("  %-44s %-22s %ld\n", "per-project reads (get)", "0", gets);

@@ -334,15 +334,21 @@ struct ProjectStatus {
   std::string url;
   std::vector<ResourceCondition> conditions;
   int64_t since_ms = 0;  // when the phase was entered
+  // The engine's own bookkeeping, stored but never shown: the adoption fingerprint a Running
+  // verdict was made on (engine/reconciler/adoption.h); "" when none.
+  std::string fingerprint;
 
   bool operator==(const ProjectStatus&) const = default;
 };
 // {"phase","reason","message","observedGeneration","url","conditions":[{"resource","ready",
-// "reason","message"}],"since"} with every field present (since in ms since the epoch).
+// "reason","message"}],"since"} with every field present (since in ms since the epoch): what
+// users see. The fingerprint is left out.
 Json ToJson(const ProjectStatus& status);
-// Inverse of ToJson. phase is required and must be known; other fields may be absent (zero
-// values); unknown fields are ignored so an older Steward can read a newer one's status; wrong
-// types are kInvalidArgument naming the field under "status".
+// What the store keeps (the status_json column): ToJson plus "fingerprint" when it is set.
+Json ToStoredJson(const ProjectStatus& status);
+// Inverse of ToStoredJson (and of ToJson). phase is required and must be known; other fields
+// may be absent (zero values); unknown fields are ignored so an older Steward can read a newer
+// one's status; wrong types are kInvalidArgument naming the field under "status".
 StatusOr<ProjectStatus> ParseProjectStatus(const Json& j);
 // The status the store holds for a project (its status_json column): nullopt when none was
 // written, or when it cannot be read — which counts as none (the engine's next write replaces

@@ -22,6 +22,12 @@ Json ToJson(const ProjectStatus& status) {
               {"since", status.since_ms}};
 }
 
+Json ToStoredJson(const ProjectStatus& status) {
+  Json j = ToJson(status);
+  if (!status.fingerprint.empty()) j["fingerprint"] = status.fingerprint;
+  return j;
+}
+
 namespace {
 
 // Reads obj[key] into *out when present; absent and null leave it unchanged.
@@ -59,6 +65,7 @@ StatusOr<ProjectStatus> ParseProjectStatus(const Json& j) {
   RETURN_IF_ERROR(OptString(j, kPath, "reason", &s.reason));
   RETURN_IF_ERROR(OptString(j, kPath, "message", &s.message));
   RETURN_IF_ERROR(OptString(j, kPath, "url", &s.url));
+  RETURN_IF_ERROR(OptString(j, kPath, "fingerprint", &s.fingerprint));
   RETURN_IF_ERROR(OptInt(j, kPath, "observedGeneration", 0, &s.observed_generation));
   RETURN_IF_ERROR(OptInt(j, kPath, "since", std::numeric_limits<int64_t>::min(), &s.since_ms));
   auto cond_it = j.find("conditions");

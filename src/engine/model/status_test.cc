@@ -48,6 +48,25 @@ TEST(ProjectStatusTest, RoundTrips) {
   EXPECT_EQ(ToJson(empty)["conditions"], Json::array());
 }
 
+// The adoption fingerprint is the engine's bookkeeping: stored and read back, never shown.
+TEST(ProjectStatusTest, TheFingerprintIsStoredButNotShown) {
+  ProjectStatus s = Sample();
+  s.fingerprint = "ab12";
+  EXPECT_FALSE(ToJson(s).contains("fingerprint"));
+  EXPECT_EQ(ToJson(s), ToJson(Sample()));
+  const Json stored = ToStoredJson(s);
+  EXPECT_EQ(stored["fingerprint"], "ab12");
+  auto back = ParseProjectStatus(stored);
+  ASSERT_TRUE(back.ok()) << back.error().ToString();
+  EXPECT_EQ(*back, s);
+  EXPECT_FALSE(ToStoredJson(Sample()).contains("fingerprint"));
+  Json wrong = stored;
+  wrong["fingerprint"] = 7;
+  auto bad = ParseProjectStatus(wrong);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().message().find("status.fingerprint"), std::string::npos);
+}
+
 TEST(ProjectStatusTest, EveryPhaseRoundTrips) {
   for (Phase p :
        {Phase::kPending, Phase::kProvisioning, Phase::kRunning, Phase::kUpdating, Phase::kDegraded,

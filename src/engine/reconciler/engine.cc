@@ -350,11 +350,16 @@ Intents& Engine::intents() { return impl_->intents; }
 EngineStats Engine::stats() const {
   EngineStats s;
   s.reconciles = impl_->reconciler->runs();
+  s.unchanged_runs = impl_->reconciler->unchanged_runs();
   s.writes = impl_->reconciler->writes();
   s.kube_unauthorized = impl_->reconciler->unauthorized();
   s.kube_forbidden = impl_->reconciler->forbidden();
   s.queue_depth = impl_->queue->Len();
-  s.queue_waiting = impl_->queue->Stats().waiting;
+  {
+    const WorkQueueStats q = impl_->queue->Stats();
+    s.queue_waiting = q.waiting;
+    s.queue_processing = q.processing;
+  }
   s.orphans = impl_->reconciler->orphans();
   s.lost_shard_runs = impl_->reconciler->lost_shard_runs();
   {

@@ -46,12 +46,16 @@ struct Orphan {
 
 struct EngineStats {
   uint64_t reconciles = 0;
+  // Of those, runs that found a Running project unchanged by its adoption fingerprint
+  // (adoption.h): no render, no status write.
+  uint64_t unchanged_runs = 0;
   uint64_t writes = 0;  // create/update/delete requests sent
   // Runs whose step Kubernetes refused for Steward's credentials: 401 (or none to send) / 403.
   uint64_t kube_unauthorized = 0;
   uint64_t kube_forbidden = 0;
   size_t queue_depth = 0;
   size_t queue_waiting = 0;     // projects whose requeue (a retry, a recheck) is not yet due
+  size_t queue_processing = 0;  // runs under way (handed to a worker, not yet done)
   std::vector<Orphan> orphans;  // labelled objects of no stored project, still present
   bool started = false;         // Start() succeeded (caches synced) and Stop() not called
   // Sharded mode: the shards acted for (shard → epoch), informer swaps made, runs ended because

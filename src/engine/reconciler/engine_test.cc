@@ -427,6 +427,69 @@ TEST_F(LifecycleTest, RestartAfterAdoptionIssuesNoWritesWhenNothingDiffers) {
   EXPECT_EQ(Creds(id).size(), 1u);
 }
 
+// Issue 18 §2: a restart finds Running projects whose cluster objects did not move by their
+// adoption fingerprint — no render, no status write, no Kubernetes write — and a project whose
+// Deployment was edited while Steward was down gets a full run that restores it.
+TEST_F(LifecycleTest, ARestartFindsUnchangedProjectsByFingerprintAndRestoresAnEditedOne) {
+  StartCluster();
+  OpenStore();
+  StartEngine();
+  Json with_storage = Spec();
+  with_storage["storage"] = {{"size", "1Gi"}};
+  with_storage["customHostname"] = "nu.example.com";
+  std::vector<std::string> ids;
+  for (const auto& [name, spec] :
+       {std::pair{"nu", with_storage}, std::pair{"xi", Spec()}, std::pair{"omicron", Spec()}}) {
+    auto put = engine_->intents().Put(name, spec, "", true);
+    ASSERT_TRUE(put.ok()) << put.error().ToString();
+    ids.push_back(put->record.id);
+  }
+  for (const auto& id : ids) ASSERT_TRUE(WaitPhase(id, "Running", 1));
+  auto quiet = [&] {  // no run under way or due
+    const EngineStats s = engine_->stats();
+    return s.queue_depth == 0 && s.queue_waiting == 0 && s.queue_processing == 0;
+  };
+  ASSERT_TRUE(Eventually(quiet));
+  for (const auto& id : ids) {
+    EXPECT_FALSE(ParseStoredStatus(Record(id).status_json)->fingerprint.empty()) << id;
+  }
+  // A first restart brings up to date any fingerprint a late event of the start made stale.
+  engine_.reset();
+  StartEngine();
+  ASSERT_TRUE(Eventually([&] { return engine_->stats().reconciles >= ids.size() && quiet(); }));
+
+  // The restart that counts: nothing moved.
+  engine_.reset();
+  const int64_t position = *store_->LastPosition();  // moves with every commit
+  const uint64_t cluster_writes = ClusterWrites();
+  StartEngine();
+  ASSERT_TRUE(Eventually([&] { return engine_->stats().reconciles >= ids.size() && quiet(); }));
+  EngineStats s = engine_->stats();
+  EXPECT_EQ(s.unchanged_runs, s.reconciles);
+  EXPECT_EQ(s.writes, 0u);
+  EXPECT_EQ(ClusterWrites(), cluster_writes);
+  EXPECT_EQ(*store_->LastPosition(), position);
+  for (const auto& id : ids) EXPECT_EQ(Record(id).phase, "Running");
+
+  // An edit while Steward is down, our spec-hash annotation kept, that makes no object appear or
+  // go (a Service's port): only its resourceVersion tells, so the restart must run the project
+  // in full and revert it.
+  engine_.reset();
+  Json svc = *Get("services", "xi");
+  ASSERT_EQ(svc["spec"]["ports"][0]["port"], 1880);
+  svc["spec"]["ports"][0]["port"] = 8081;
+  ASSERT_TRUE(cluster_->api().Update(Kind("services"), kNs, "xi", svc).ok());
+  StartEngine();
+  ASSERT_TRUE(Eventually([&] {
+    auto restored = Get("services", "xi");
+    return restored && (*restored)["spec"]["ports"][0]["port"] == 1880 &&
+           Record(ids[1]).phase == "Running" && quiet();
+  }));
+  s = engine_->stats();
+  EXPECT_LT(s.unchanged_runs, s.reconciles);
+  EXPECT_GE(s.writes, 1u);
+}
+
 TEST_F(LifecycleTest, EngineStoppedInTheMiddleOfEachStepConvergesWithoutDuplicatesOrRotation) {
   StartCluster();
   OpenStore();
@@ -721,19 +784,13 @@ TEST_F(LifecycleTest, StartsBeyondMaxStartingWaitQueuedUntilTheOneUnderWayRuns) 
   };
   Mutex mu;
   std::vector<Phase> phases;  // every status commit, in commit order
-  const int listener = store_->AddListener([&](const store::ProjectChange& c) {
+  ScopedListener recording(*store_, [&](const store::ProjectChange& c) {
     if (!c.record || c.record->status_json.empty()) return;
     auto status = ParseProjectStatus(*ParseJson(c.record->status_json));
     if (!status.ok()) return;
     MutexLock lock(mu);
     phases.push_back({c.project_id, c.record->phase, status->reason});
   });
-  // Removed on every way out of the test (a failed ASSERT too): the listener holds locals.
-  struct ListenerGuard {
-    store::Store& store;
-    int handle;
-    ~ListenerGuard() { store.RemoveListener(handle); }
-  } remove_listener{*store_, listener};
   EngineOptions o = DefaultOptions();
   o.config.max_starting = 1;
   StartEngine(o);

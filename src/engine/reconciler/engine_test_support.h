@@ -185,6 +185,21 @@ class GatedTransport final : public kube::Transport {
   std::string held_ GUARDED_BY(mu_);
 };
 
+// A store listener removed when it goes out of scope (on a failed ASSERT too): listeners of a
+// test usually hold its locals.
+class ScopedListener {
+ public:
+  ScopedListener(store::Store& store, std::function<void(const store::ProjectChange&)> listener)
+      : store_(store), handle_(store.AddListener(std::move(listener))) {}
+  ~ScopedListener() { store_.RemoveListener(handle_); }
+  ScopedListener(const ScopedListener&) = delete;
+  ScopedListener& operator=(const ScopedListener&) = delete;
+
+ private:
+  store::Store& store_;
+  const int handle_;
+};
+
 class EngineFixture : public ::testing::Test {
  protected:
   void SetUp() override {

@@ -230,6 +230,9 @@ struct Reconciler::Run {
   // Sharded mode: the ownership this run acts under; every write checks it (Hook, the store's
   // fenced writes). nullopt when unsharded.
   std::optional<store::Fence> fence;
+  // The adoption fingerprint taken before the run observed anything (adoption.h): stored with a
+  // Running verdict.
+  std::optional<std::string> fingerprint;
 
   Run(Reconciler& owner, ProjectRecord record)
       : r(owner), rec(std::move(record)), ns(owner.observer_.ns()) {}
@@ -893,8 +896,8 @@ Reconciler::Reconciler(const EngineOptions& options, std::shared_ptr<kube::Clien
       clock_(clock),
       check_fence_(std::move(check_fence)),
       wake_(std::move(wake)),
-      starts_(static_cast<size_t>(std::max(0, options.config.max_starting)), kStartSlotTtl, clock) {
-}
+      starts_(static_cast<size_t>(std::max(0, options.config.max_starting)), kStartSlotTtl, clock),
+      fingerprints_(options.config, observer) {}
 
 bool Reconciler::AdmitStart(const ProjectRecord& rec) {
   if (starts_.cap() == 0) return true;
@@ -1038,7 +1041,7 @@ Phase PhaseOf(const Reconciler::Outcome& o, const std::optional<ProjectStatus>& 
 }
 
 bool SameStatus(const ProjectStatus& a, const ProjectStatus& b) {
-  Json ja = ToJson(a), jb = ToJson(b);
+  Json ja = ToStoredJson(a), jb = ToStoredJson(b);
   ja.erase("since");
   jb.erase("since");
   return ja == jb;
@@ -1081,8 +1084,11 @@ WorkResult Reconciler::Reconcile(const std::string& project_id,
   ++runs_;
   auto loaded = Load(project_id, fence);
   if (!loaded.ok()) return std::move(loaded).error();
+  std::optional<std::string> fingerprint = FingerprintOf(*loaded);
+  if (Unchanged(*loaded, fingerprint)) return EndUnchanged(loaded->rec);
   Run run(*this, std::move(loaded->rec));
   run.fence = fence;
+  run.fingerprint = std::move(fingerprint);
   Decision d = Decide(run, *loaded);
   SettleStart(run.rec, d);
   NoteAuth(run.rec.id, d.outcome);
@@ -1096,6 +1102,27 @@ WorkResult Reconciler::Reconcile(const std::string& project_id,
   if (!written.ok()) return WorkResult::Error(written);
   if (d.queued) return WorkResult::RequeueAfter(kQueuedRecheck);
   return ToWorkResult(d.outcome, d.bounded);
+}
+
+std::optional<std::string> Reconciler::FingerprintOf(const Loaded& in) const {
+  const bool toward_running =
+      !in.agent && in.rec.desired == DesiredState::kRunning && in.spec.ok() && in.policy.ok();
+  if (!toward_running) return std::nullopt;
+  return fingerprints_.Of(in.rec, in.creds);
+}
+
+bool Reconciler::Unchanged(const Loaded& in, const std::optional<std::string>& fingerprint) const {
+  return fingerprint && in.prev && in.prev->phase == Phase::kRunning &&
+         in.prev->observed_generation == in.rec.generation && in.prev->fingerprint == *fingerprint;
+}
+
+WorkResult Reconciler::EndUnchanged(const ProjectRecord& rec) {
+  ++unchanged_runs_;
+  // What a full run ending Running would settle: its start is over, nothing waits or is
+  // refused.
+  if (starts_.cap() != 0) WakeAll(starts_.End(rec.id));
+  Forget(rec.id);
+  return WorkResult::Ok();
 }
 
 WorkResult Reconciler::LostShard(const std::string& project_id, const Status& why) {
@@ -1274,6 +1301,10 @@ Status Reconciler::WriteStatus(Run& run, Decision& d) {
                               : "Deployment, Service, Ingresses and pods are gone")
                        : outcome.message;
   status.conditions = std::move(run.conditions);
+  // The fingerprint goes with a Running verdict only: any other phase is judged again.
+  if (outcome.done() && status.phase == Phase::kRunning && run.fingerprint) {
+    status.fingerprint = *run.fingerprint;
+  }
 
   // Write the status only if the intent is still the one this run worked on (a newer one has
   // re-queued the project) and something changed.
@@ -1285,7 +1316,7 @@ Status Reconciler::WriteStatus(Run& run, Decision& d) {
         const std::optional<ProjectStatus> cur = ParseStoredStatus(r.status_json);
         if (cur && SameStatus(*cur, status)) return Status::Ok();
         status.since_ms = cur && cur->phase == status.phase ? cur->since_ms : now;
-        r.status_json = DumpJson(ToJson(status));
+        r.status_json = DumpJson(ToStoredJson(status));
         r.phase = std::string(ToString(status.phase));
         r.observed_generation = status.observed_generation;
         if (!cur || cur->phase != status.phase) {

@@ -42,6 +42,7 @@
 #include "common/mutex.h"
 #include "engine/manifests/manifests.h"
 #include "engine/model/project.h"
+#include "engine/reconciler/adoption.h"
 #include "engine/reconciler/engine.h"
 #include "engine/reconciler/observer.h"
 #include "engine/reconciler/start_gate.h"
@@ -74,6 +75,9 @@ class Reconciler {
 
   uint64_t writes() const { return writes_.load(); }
   uint64_t runs() const { return runs_.load(); }
+  // Runs that found a Running project's adoption fingerprint unchanged (adoption.h) and ended
+  // there: nothing rendered, no cached object parsed, no status written.
+  uint64_t unchanged_runs() const { return unchanged_runs_.load(); }
   // Runs whose step Kubernetes refused with 401 Unauthorized (or that had no credentials to
   // send) / 403 Forbidden.
   uint64_t unauthorized() const { return unauthorized_.load(); }
@@ -97,6 +101,11 @@ class Reconciler {
   // step's outcome to the work queue's result.
   Expected<Loaded, WorkResult> Load(const std::string& project_id,
                                     const std::optional<store::Fence>& fence);
+  // The fingerprint a run toward Running starts from (nullopt when none applies), and the end
+  // of a run that found it unchanged since the stored Running verdict.
+  std::optional<std::string> FingerprintOf(const Loaded& in) const;
+  bool Unchanged(const Loaded& in, const std::optional<std::string>& fingerprint) const;
+  WorkResult EndUnchanged(const store::ProjectRecord& rec);
   Decision Decide(Run& run, const Loaded& in);
   Decision DecideRunning(Run& run, const Loaded& in);          // provision toward the intent
   Decision DecideStopped(Run& run, const ObjectNames& names);  // suspend, or delete and purge
@@ -151,7 +160,9 @@ class Reconciler {
   const FenceCheck check_fence_;
   const Wake wake_;
   StartGate starts_;
+  const AdoptionFingerprints fingerprints_;
   std::atomic<uint64_t> writes_{0};
+  std::atomic<uint64_t> unchanged_runs_{0};
   std::atomic<uint64_t> lost_shard_runs_{0};
   std::atomic<uint64_t> runs_{0};
   std::atomic<uint64_t> unauthorized_{0};
