@@ -113,15 +113,70 @@ CREATE TABLE command_slots (
 };
 constexpr int64_t kLatestVersion = std::size(kMigrations);
 
-// A prepared statement. Errors are sticky: after a failed prepare, bind or step, Step() returns
-// false and rc() holds the (extended) SQLite code. One that stopped on a row is active until
-// destroyed, and COMMIT fails while one is: scope statements that may stop early.
+// Prepared statements kept per connection, reset rather than finalized after use: a statement
+// prepared once serves every later one of the same SQL (preparing was a third of the store's
+// time in a no-op reconcile, which reads a project and its credentials). One user at a time per
+// entry: a Statement of the same SQL made while another is alive prepares one of its own.
+// Used only under the store's mutex, like the connection itself.
+class StatementCache {
+ public:
+  struct Entry {
+    sqlite3_stmt* stmt = nullptr;
+    bool in_use = false;
+  };
+  StatementCache() = default;
+  StatementCache(const StatementCache&) = delete;
+  StatementCache& operator=(const StatementCache&) = delete;
+  ~StatementCache() { Clear(); }
+  // Finalizes every statement (before the connection is closed).
+  void Clear() {
+    for (auto& [sql, e] : entries_) sqlite3_finalize(e.stmt);
+    entries_.clear();
+  }
+  // The entry for `sql`, prepared on first use; null when it is in use (or fails to prepare:
+  // the caller prepares its own and reports the error).
+  Entry* Take(sqlite3* db, const std::string& sql) {
+    auto [it, inserted] = entries_.try_emplace(sql);
+    Entry& e = it->second;
+    if (e.in_use) return nullptr;
+    if (e.stmt == nullptr &&
+        sqlite3_prepare_v3(db, sql.c_str(), static_cast<int>(sql.size()), SQLITE_PREPARE_PERSISTENT,
+                           &e.stmt, nullptr) != SQLITE_OK) {
+      sqlite3_finalize(e.stmt);
+      entries_.erase(it);
+      return nullptr;
+    }
+    e.in_use = true;
+    return &e;
+  }
+
+ private:
+  std::map<std::string, Entry, std::less<>> entries_;
+};
+
+// A prepared statement, from `cache` when one is given. Errors are sticky: after a failed
+// prepare, bind or step, Step() returns false and rc() holds the (extended) SQLite code. One
+// that stopped on a row is active until destroyed, and COMMIT fails while one is: scope
+// statements that may stop early.
 class Statement {
  public:
-  Statement(sqlite3* db, const std::string& sql) {
-    rc_ = sqlite3_prepare_v2(db, sql.c_str(), static_cast<int>(sql.size()), &stmt_, nullptr);
+  Statement(sqlite3* db, const std::string& sql, StatementCache* cache = nullptr) {
+    if (cache != nullptr) entry_ = cache->Take(db, sql);
+    if (entry_ != nullptr) {
+      stmt_ = entry_->stmt;
+    } else {
+      rc_ = sqlite3_prepare_v2(db, sql.c_str(), static_cast<int>(sql.size()), &stmt_, nullptr);
+    }
   }
-  ~Statement() { sqlite3_finalize(stmt_); }
+  ~Statement() {
+    if (entry_ == nullptr) {
+      sqlite3_finalize(stmt_);
+      return;
+    }
+    sqlite3_reset(stmt_);
+    sqlite3_clear_bindings(stmt_);
+    entry_->in_use = false;
+  }
   Statement(const Statement&) = delete;
   Statement& operator=(const Statement&) = delete;
 
@@ -153,6 +208,7 @@ class Statement {
 
  private:
   sqlite3_stmt* stmt_ = nullptr;
+  StatementCache::Entry* entry_ = nullptr;
   int rc_ = SQLITE_OK;
   int arg_ = 0;
 };
@@ -161,6 +217,10 @@ class Statement {
 struct Db {
   sqlite3* handle = nullptr;
   std::string path;
+  std::unique_ptr<StatementCache> cache = std::make_unique<StatementCache>();
+
+  // A statement of `sql`, prepared once per connection.
+  Statement Prepare(const std::string& sql) const { return Statement(handle, sql, cache.get()); }
 
   Status Fail(int rc, std::string_view what) const {
     std::string m = path + ": " + std::string(what) + ": " + sqlite3_errmsg(handle);
@@ -194,7 +254,7 @@ struct Db {
     return rc == SQLITE_OK ? Status::Ok() : Fail(rc, what);
   }
   StatusOr<int64_t> QueryInt(const std::string& sql, std::string_view what) const {
-    Statement s(handle, sql);
+    Statement s = Prepare(sql);
     int64_t v = s.Step() ? s.Int(0) : 0;
     RETURN_IF_ERROR(Check(s, what));
     return v;
@@ -236,7 +296,10 @@ class SqliteStore final : public Store {
       : db_{handle, options.path},
         options_(std::move(options)),
         clock_(options_.clock ? *options_.clock : RealClock::Get()) {}
-  ~SqliteStore() override { sqlite3_close_v2(db_.handle); }
+  ~SqliteStore() override {
+    db_.cache->Clear();
+    sqlite3_close_v2(db_.handle);
+  }
 
   Status Init() EXCLUDES(mu_);
 
@@ -350,7 +413,7 @@ Status SqliteStore::Init() {
   }
   std::string mode;
   {
-    Statement wal(db_.handle, "PRAGMA journal_mode = WAL");
+    Statement wal = db_.Prepare("PRAGMA journal_mode = WAL");
     if (wal.Step()) mode = wal.Text(0);
     RETURN_IF_ERROR(db_.Check(wal, "set journal_mode=WAL"));
   }
@@ -363,7 +426,7 @@ Status SqliteStore::Init() {
       "set synchronous"));
   RETURN_IF_ERROR(db_.Exec("PRAGMA foreign_keys = ON", "enable foreign keys"));
   RETURN_IF_ERROR(Migrate());
-  Statement id(db_.handle, "SELECT id FROM feed");
+  Statement id = db_.Prepare("SELECT id FROM feed");
   if (id.Step()) feed_id_ = id.Text(0);
   RETURN_IF_ERROR(db_.Check(id, "read the feed id"));
   if (feed_id_.empty()) return FailedPrecondition(options_.path + ": the feed table is empty");
@@ -394,7 +457,7 @@ Status SqliteStore::Migrate() {
     if (version == 1) {
       RETURN_IF_ERROR(db_.Exec("PRAGMA application_id = " + std::to_string(kApplicationId), what));
     }
-    Statement s(db_.handle, "INSERT INTO schema_migrations (version, applied_ms) VALUES (?, ?)");
+    Statement s = db_.Prepare("INSERT INTO schema_migrations (version, applied_ms) VALUES (?, ?)");
     s.Bind(version).Bind(NowMs()).Step();
     RETURN_IF_ERROR(db_.Check(s, what));
     RETURN_IF_ERROR(tx.Commit());
@@ -404,8 +467,8 @@ Status SqliteStore::Migrate() {
 }
 
 StatusOr<ProjectRecord> SqliteStore::LoadProject(std::string_view column, std::string_view value) {
-  Statement s(db_.handle, std::string("SELECT ") + kProjectColumns + " FROM projects WHERE " +
-                              std::string(column) + " = ?");
+  Statement s = db_.Prepare(std::string("SELECT ") + kProjectColumns + " FROM projects WHERE " +
+                            std::string(column) + " = ?");
   s.Bind(value);
   if (s.Step()) return ReadProject(s);
   RETURN_IF_ERROR(db_.Check(s, "read project"));
@@ -413,8 +476,8 @@ StatusOr<ProjectRecord> SqliteStore::LoadProject(std::string_view column, std::s
 }
 
 StatusOr<std::vector<Credential>> SqliteStore::LoadCredentials(std::string_view project_id) {
-  Statement s(db_.handle, std::string("SELECT ") + kCredentialColumns +
-                              " FROM credentials WHERE project_id = ? ORDER BY created_ms, id");
+  Statement s = db_.Prepare(std::string("SELECT ") + kCredentialColumns +
+                            " FROM credentials WHERE project_id = ? ORDER BY created_ms, id");
   s.Bind(project_id);
   std::vector<Credential> out;
   while (s.Step()) out.push_back(ReadCredential(s));
@@ -423,22 +486,22 @@ StatusOr<std::vector<Credential>> SqliteStore::LoadCredentials(std::string_view 
 }
 
 Status SqliteStore::CheckNameFree(const ProjectRecord& record) {
-  Statement s(db_.handle, "SELECT id FROM projects WHERE name = ? AND id != ?");
+  Statement s = db_.Prepare("SELECT id FROM projects WHERE name = ? AND id != ?");
   s.Bind(record.name).Bind(record.id);
   if (s.Step()) return NameTaken(record.name, s.Text(0));
   return db_.Check(s, "check project name");
 }
 
 Status SqliteStore::WriteProject(const ProjectRecord& r) {
-  Statement s(db_.handle, std::string("INSERT INTO projects (") + kProjectColumns +
-                              ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
-                              "ON CONFLICT (id) DO UPDATE SET name = excluded.name, "
-                              "team = excluded.team, spec_json = excluded.spec_json, "
-                              "desired = excluded.desired, generation = excluded.generation, "
-                              "restart_epoch = excluded.restart_epoch, "
-                              "status_json = excluded.status_json, phase = excluded.phase, "
-                              "observed_generation = excluded.observed_generation, "
-                              "updated_ms = excluded.updated_ms, version = excluded.version");
+  Statement s = db_.Prepare(std::string("INSERT INTO projects (") + kProjectColumns +
+                            ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+                            "ON CONFLICT (id) DO UPDATE SET name = excluded.name, "
+                            "team = excluded.team, spec_json = excluded.spec_json, "
+                            "desired = excluded.desired, generation = excluded.generation, "
+                            "restart_epoch = excluded.restart_epoch, "
+                            "status_json = excluded.status_json, phase = excluded.phase, "
+                            "observed_generation = excluded.observed_generation, "
+                            "updated_ms = excluded.updated_ms, version = excluded.version");
   s.Bind(r.id).Bind(r.name).Bind(r.team).Bind(r.spec_json).Bind(ToString(r.desired));
   s.Bind(r.generation).Bind(r.restart_epoch).Bind(r.status_json).Bind(r.phase);
   s.Bind(r.observed_generation).Bind(r.created_ms).Bind(r.updated_ms).Bind(r.version);
@@ -453,13 +516,13 @@ StatusOr<std::vector<HistoryEntry>> SqliteStore::WriteExtra(const std::string& p
     ASSIGN_OR_RETURN(Credential c, PrepareCredential(given, project_id, now));
     // Replace only a credential of the same project; a clash with another project's id leaves
     // the row alone (0 changes), a clash on the token fails the UNIQUE constraint.
-    Statement s(db_.handle, std::string("INSERT INTO credentials (") + kCredentialColumns +
-                                ") VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO UPDATE SET "
-                                "token = excluded.token, state = excluded.state, "
-                                "created_ms = excluded.created_ms, "
-                                "activated_ms = excluded.activated_ms, "
-                                "revoked_ms = excluded.revoked_ms "
-                                "WHERE credentials.project_id = excluded.project_id");
+    Statement s = db_.Prepare(std::string("INSERT INTO credentials (") + kCredentialColumns +
+                              ") VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO UPDATE SET "
+                              "token = excluded.token, state = excluded.state, "
+                              "created_ms = excluded.created_ms, "
+                              "activated_ms = excluded.activated_ms, "
+                              "revoked_ms = excluded.revoked_ms "
+                              "WHERE credentials.project_id = excluded.project_id");
     s.Bind(c.id).Bind(c.project_id).Bind(c.token).Bind(ToString(c.state));
     s.Bind(c.created_ms).Bind(c.activated_ms).Bind(c.revoked_ms).Step();
     RETURN_IF_ERROR(db_.Check(s, "write credential \"" + c.id + "\""));
@@ -467,18 +530,18 @@ StatusOr<std::vector<HistoryEntry>> SqliteStore::WriteExtra(const std::string& p
   }
   if (extra.hostnames) {
     for (const std::string& host : *extra.hostnames) {
-      Statement held(db_.handle, "SELECT project_id FROM hostnames WHERE host = ?");
+      Statement held = db_.Prepare("SELECT project_id FROM hostnames WHERE host = ?");
       held.Bind(host);
       if (held.Step() && held.Text(0) != project_id) return HostnameInUse(host);
       RETURN_IF_ERROR(db_.Check(held, "check hostname"));
     }
-    Statement clear(db_.handle, "DELETE FROM hostnames WHERE project_id = ?");
+    Statement clear = db_.Prepare("DELETE FROM hostnames WHERE project_id = ?");
     clear.Bind(project_id).Step();
     RETURN_IF_ERROR(db_.Check(clear, "release hostnames"));
     for (const std::string& host : *extra.hostnames) {
-      Statement claim(db_.handle,
-                      "INSERT INTO hostnames (host, project_id) VALUES (?, ?) "
-                      "ON CONFLICT (host) DO NOTHING");
+      Statement claim = db_.Prepare(
+          "INSERT INTO hostnames (host, project_id) VALUES (?, ?) "
+          "ON CONFLICT (host) DO NOTHING");
       claim.Bind(host).Bind(project_id).Step();
       RETURN_IF_ERROR(db_.Check(claim, "claim hostname"));
     }
@@ -486,9 +549,9 @@ StatusOr<std::vector<HistoryEntry>> SqliteStore::WriteExtra(const std::string& p
   std::vector<HistoryEntry> appended;
   for (const HistoryEntry& given : extra.history) {
     ASSIGN_OR_RETURN(HistoryEntry h, PrepareHistory(given, project_id, now));
-    Statement s(db_.handle,
-                "INSERT INTO history (project_id, at_ms, kind, generation, summary, detail_json) "
-                "VALUES (?, ?, ?, ?, ?, ?)");
+    Statement s = db_.Prepare(
+        "INSERT INTO history (project_id, at_ms, kind, generation, summary, detail_json) "
+        "VALUES (?, ?, ?, ?, ?, ?)");
     s.Bind(h.project_id).Bind(h.at_ms).Bind(h.kind).Bind(h.generation).Bind(h.summary);
     s.Bind(h.detail_json).Step();
     RETURN_IF_ERROR(db_.Check(s, "append history"));
@@ -507,7 +570,7 @@ StatusOr<std::vector<ProjectRecord>> SqliteStore::ListProjects(const ListFilter&
   if (filter.desired) sql += " AND desired = ?";
   sql += " ORDER BY id LIMIT ?";
   MutexLock lock(mu_);
-  Statement s(db_.handle, sql);
+  Statement s = db_.Prepare(sql);
   s.Bind(filter.after_id);
   if (filter.kind) s.Bind(ToString(*filter.kind));
   if (filter.team) s.Bind(*filter.team);
@@ -523,7 +586,7 @@ StatusOr<std::vector<ProjectRecord>> SqliteStore::ListProjects(const ListFilter&
 Status SqliteStore::CreateLocked(ProjectRecord record, const Mutation& extra,
                                  ProjectChange& change) {
   RETURN_IF_ERROR(ValidateIdAndName(record));
-  Statement taken(db_.handle, "SELECT 1 FROM projects WHERE id = ?");
+  Statement taken = db_.Prepare("SELECT 1 FROM projects WHERE id = ?");
   taken.Bind(record.id);
   if (taken.Step()) return IdTaken(record.id);
   RETURN_IF_ERROR(db_.Check(taken, "check project id"));
@@ -620,9 +683,9 @@ StatusOr<Store::UpsertResult> SqliteStore::UpsertProjectByName(std::string_view 
 
 StatusOr<std::vector<ProjectRecord>> SqliteStore::ListProjectsWithoutHostnames() {
   MutexLock lock(mu_);
-  Statement s(db_.handle, std::string("SELECT ") + kProjectColumns +
-                              " FROM projects WHERE NOT EXISTS (SELECT 1 FROM hostnames WHERE "
-                              "hostnames.project_id = projects.id) ORDER BY created_ms, id");
+  Statement s = db_.Prepare(std::string("SELECT ") + kProjectColumns +
+                            " FROM projects WHERE NOT EXISTS (SELECT 1 FROM hostnames WHERE "
+                            "hostnames.project_id = projects.id) ORDER BY created_ms, id");
   std::vector<ProjectRecord> out;
   while (s.Step()) out.push_back(ReadProject(s));
   RETURN_IF_ERROR(db_.Check(s, "list projects without hostnames"));
@@ -636,20 +699,20 @@ StatusOr<std::map<std::string, std::string>> SqliteStore::ClaimHostnames(
   Transaction tx(db_);
   RETURN_IF_ERROR(tx.Begin());
   for (const auto& [id, hosts] : by_project) {
-    Statement exists(db_.handle, "SELECT 1 FROM projects WHERE id = ?");
+    Statement exists = db_.Prepare("SELECT 1 FROM projects WHERE id = ?");
     exists.Bind(id);
     const bool found = exists.Step();
     RETURN_IF_ERROR(db_.Check(exists, "check project id"));
     if (!found) continue;
     for (const std::string& host : hosts) {
-      Statement held(db_.handle, "SELECT project_id FROM hostnames WHERE host = ?");
+      Statement held = db_.Prepare("SELECT project_id FROM hostnames WHERE host = ?");
       held.Bind(host);
       if (held.Step()) {
         if (held.Text(0) != id) skipped[host] = held.Text(0);
         continue;
       }
       RETURN_IF_ERROR(db_.Check(held, "check hostname"));
-      Statement claim(db_.handle, "INSERT INTO hostnames (host, project_id) VALUES (?, ?)");
+      Statement claim = db_.Prepare("INSERT INTO hostnames (host, project_id) VALUES (?, ?)");
       claim.Bind(host).Bind(id).Step();
       RETURN_IF_ERROR(db_.Check(claim, "claim hostname"));
     }
@@ -660,7 +723,7 @@ StatusOr<std::map<std::string, std::string>> SqliteStore::ClaimHostnames(
 
 StatusOr<std::map<std::string, int64_t>> SqliteStore::CountByPhase(RecordKind kind) {
   MutexLock lock(mu_);
-  Statement s(db_.handle, "SELECT phase, COUNT(*) FROM projects WHERE kind = ? GROUP BY phase");
+  Statement s = db_.Prepare("SELECT phase, COUNT(*) FROM projects WHERE kind = ? GROUP BY phase");
   s.Bind(ToString(kind));
   std::map<std::string, int64_t> out;
   while (s.Step()) out[s.Text(0)] = s.Int(1);
@@ -681,7 +744,7 @@ Status SqliteStore::PurgeProject(std::string_view id, const HistoryEntry& tombst
     for (const char* sql :
          {"DELETE FROM credentials WHERE project_id = ?",
           "DELETE FROM hostnames WHERE project_id = ?", "DELETE FROM projects WHERE id = ?"}) {
-      Statement s(db_.handle, sql);
+      Statement s = db_.Prepare(sql);
       s.Bind(id).Step();
       RETURN_IF_ERROR(db_.Check(s, "purge project"));
     }
@@ -699,7 +762,7 @@ Status SqliteStore::PurgeProject(std::string_view id, const HistoryEntry& tombst
 }
 
 StatusOr<ShardOwner> SqliteStore::LoadShard(int shard) {
-  Statement s(db_.handle, "SELECT owner, epoch, since_ms FROM shard_owners WHERE shard = ?");
+  Statement s = db_.Prepare("SELECT owner, epoch, since_ms FROM shard_owners WHERE shard = ?");
   s.Bind(int64_t{shard});
   ShardOwner o;
   o.shard = shard;
@@ -721,9 +784,9 @@ Status SqliteStore::CheckFenceLocked(const Fence& fence) {
 }
 
 Status SqliteStore::AppendShardEvent(const ShardOwner& now, bool acquired) {
-  Statement s(db_.handle,
-              "INSERT INTO shard_history (shard, owner, epoch, at_ms, acquired) "
-              "VALUES (?, ?, ?, ?, ?)");
+  Statement s = db_.Prepare(
+      "INSERT INTO shard_history (shard, owner, epoch, at_ms, acquired) "
+      "VALUES (?, ?, ?, ?, ?)");
   s.Bind(int64_t{now.shard}).Bind(now.owner).Bind(now.epoch).Bind(now.since_ms);
   s.Bind(int64_t{acquired ? 1 : 0}).Step();
   return db_.Check(s, "append shard history");
@@ -740,10 +803,10 @@ StatusOr<ShardOwner> SqliteStore::AcquireShard(int shard, std::string_view owner
   now.owner = std::string(owner);
   now.epoch = expected_epoch + 1;
   now.since_ms = NowMs();
-  Statement s(db_.handle,
-              "INSERT INTO shard_owners (shard, owner, epoch, since_ms) VALUES (?, ?, ?, ?) "
-              "ON CONFLICT (shard) DO UPDATE SET owner = excluded.owner, epoch = excluded.epoch, "
-              "since_ms = excluded.since_ms");
+  Statement s = db_.Prepare(
+      "INSERT INTO shard_owners (shard, owner, epoch, since_ms) VALUES (?, ?, ?, ?) "
+      "ON CONFLICT (shard) DO UPDATE SET owner = excluded.owner, epoch = excluded.epoch, "
+      "since_ms = excluded.since_ms");
   s.Bind(int64_t{shard}).Bind(now.owner).Bind(now.epoch).Bind(now.since_ms).Step();
   RETURN_IF_ERROR(db_.Check(s, "acquire shard"));
   RETURN_IF_ERROR(AppendShardEvent(now, true));
@@ -758,7 +821,7 @@ Status SqliteStore::ReleaseShard(const Fence& fence) {
   RETURN_IF_ERROR(tx.Begin());
   RETURN_IF_ERROR(CheckFenceLocked(fence));
   ShardOwner released{fence.shard, fence.owner, fence.epoch, NowMs()};
-  Statement s(db_.handle, "UPDATE shard_owners SET owner = '', since_ms = ? WHERE shard = ?");
+  Statement s = db_.Prepare("UPDATE shard_owners SET owner = '', since_ms = ? WHERE shard = ?");
   s.Bind(released.since_ms).Bind(int64_t{fence.shard}).Step();
   RETURN_IF_ERROR(db_.Check(s, "release shard"));
   RETURN_IF_ERROR(AppendShardEvent(released, false));
@@ -767,7 +830,8 @@ Status SqliteStore::ReleaseShard(const Fence& fence) {
 
 StatusOr<std::vector<ShardOwner>> SqliteStore::ListShardOwners() {
   MutexLock lock(mu_);
-  Statement s(db_.handle, "SELECT shard, owner, epoch, since_ms FROM shard_owners ORDER BY shard");
+  Statement s =
+      db_.Prepare("SELECT shard, owner, epoch, since_ms FROM shard_owners ORDER BY shard");
   std::vector<ShardOwner> out;
   while (s.Step()) {
     out.push_back({static_cast<int>(s.Int(0)), s.Text(1), s.Int(2), s.Int(3)});
@@ -779,9 +843,9 @@ StatusOr<std::vector<ShardOwner>> SqliteStore::ListShardOwners() {
 StatusOr<std::vector<ShardEvent>> SqliteStore::ListShardHistory(int64_t after_seq, int limit) {
   if (limit < 0) return InvalidArgument("limit: must not be negative");
   MutexLock lock(mu_);
-  Statement s(db_.handle,
-              "SELECT seq, shard, owner, epoch, at_ms, acquired FROM shard_history "
-              "WHERE seq > ? ORDER BY seq LIMIT ?");
+  Statement s = db_.Prepare(
+      "SELECT seq, shard, owner, epoch, at_ms, acquired FROM shard_history "
+      "WHERE seq > ? ORDER BY seq LIMIT ?");
   s.Bind(after_seq).Bind(limit == 0 ? int64_t{-1} : int64_t{limit});
   std::vector<ShardEvent> out;
   while (s.Step()) {
@@ -799,13 +863,13 @@ StatusOr<bool> SqliteStore::TakeSlot(std::string_view key, std::string_view hold
   Transaction tx(db_);
   RETURN_IF_ERROR(tx.Begin());
   const int64_t now = NowMs();
-  Statement expired(db_.handle, "DELETE FROM command_slots WHERE expires_ms <= ?");
+  Statement expired = db_.Prepare("DELETE FROM command_slots WHERE expires_ms <= ?");
   expired.Bind(now).Step();
   RETURN_IF_ERROR(db_.Check(expired, "drop expired command slots"));
-  Statement s(db_.handle,
-              "INSERT INTO command_slots (key, holder, expires_ms) VALUES (?, ?, ?) "
-              "ON CONFLICT (key) DO UPDATE SET expires_ms = excluded.expires_ms "
-              "WHERE command_slots.holder = excluded.holder");
+  Statement s = db_.Prepare(
+      "INSERT INTO command_slots (key, holder, expires_ms) VALUES (?, ?, ?) "
+      "ON CONFLICT (key) DO UPDATE SET expires_ms = excluded.expires_ms "
+      "WHERE command_slots.holder = excluded.holder");
   s.Bind(key).Bind(holder).Bind(now + ttl.count()).Step();
   RETURN_IF_ERROR(db_.Check(s, "take command slot"));
   const bool taken = sqlite3_changes(db_.handle) > 0;
@@ -816,15 +880,15 @@ StatusOr<bool> SqliteStore::TakeSlot(std::string_view key, std::string_view hold
 Status SqliteStore::ReleaseSlot(std::string_view key, std::string_view holder) {
   RETURN_IF_ERROR(ValidateSlot(key, holder, 1));
   MutexLock lock(mu_);
-  Statement s(db_.handle, "DELETE FROM command_slots WHERE key = ? AND holder = ?");
+  Statement s = db_.Prepare("DELETE FROM command_slots WHERE key = ? AND holder = ?");
   s.Bind(key).Bind(holder).Step();
   return db_.Check(s, "release command slot");
 }
 
 StatusOr<Credential> SqliteStore::FindCredentialByToken(std::string_view token) {
   MutexLock lock(mu_);
-  Statement s(db_.handle,
-              std::string("SELECT ") + kCredentialColumns + " FROM credentials WHERE token = ?");
+  Statement s = db_.Prepare(std::string("SELECT ") + kCredentialColumns +
+                            " FROM credentials WHERE token = ?");
   s.Bind(token);
   if (s.Step()) return ReadCredential(s);
   RETURN_IF_ERROR(db_.Check(s, "find credential"));
@@ -835,9 +899,8 @@ StatusOr<std::vector<HistoryEntry>> SqliteStore::ListHistory(std::string_view pr
                                                              int64_t after_seq, int limit) {
   if (limit < 0) return InvalidArgument("limit: must not be negative");
   MutexLock lock(mu_);
-  Statement s(db_.handle,
-              std::string("SELECT ") + kHistoryColumns +
-                  " FROM history WHERE project_id = ? AND seq > ? ORDER BY seq LIMIT ?");
+  Statement s = db_.Prepare(std::string("SELECT ") + kHistoryColumns +
+                            " FROM history WHERE project_id = ? AND seq > ? ORDER BY seq LIMIT ?");
   s.Bind(project_id).Bind(after_seq).Bind(limit == 0 ? int64_t{-1} : int64_t{limit});
   std::vector<HistoryEntry> out;
   while (s.Step()) out.push_back(ReadHistory(s));
