@@ -84,7 +84,8 @@ AdoptionFingerprints::AdoptionFingerprints(const EngineConfig& config, Observer&
     : config_(config), observer_(observer), rules_(Rules(config)) {}
 
 std::optional<std::string> AdoptionFingerprints::Of(
-    const store::ProjectRecord& rec, const std::vector<store::Credential>& creds) const {
+    const store::ProjectRecord& rec, const ProjectSpec& spec,
+    const std::vector<store::Credential>& creds) const {
   if (rec.kind != store::RecordKind::kProject || config_.http_probe) return std::nullopt;
   std::string in = rules_;
   in.push_back('\0');
@@ -114,6 +115,14 @@ std::optional<std::string> AdoptionFingerprints::Of(
     const View view = observer_.Get(*type, *name);
     if (view.stale) return std::nullopt;
     Append(&in, view.object ? "present" : "absent");
+  }
+  const std::string current_supplied =
+      spec.credentials ? SuppliedSecretName(rec.id, spec.credentials->fingerprint) : "";
+  for (const kube::ObjectRef& secret :
+       observer_.ByLabel(ResourceType::Secret(), kProjectLabel, rec.id)) {
+    if (secret->label(kCredentialsLabel) == kSuppliedValue && secret->name() != current_supplied) {
+      return std::nullopt;  // its removal waits for a grace period to end
+    }
   }
   for (const ResourceType* type :
        {&ResourceType::Secret(), &ResourceType::PersistentVolumeClaim(),

@@ -19,8 +19,9 @@
 // behind Steward's back, a new pod, a deleted object, a new config — means a full run.
 //
 // No fingerprint (nullopt) is taken for agents, when config.httpProbe asks for a probe of the URL
-// (an observation outside the cluster), or while one of the project's own writes is not yet in
-// the cache (an expectation pending).
+// (an observation outside the cluster), while one of the project's own writes is not yet in the
+// cache (an expectation pending), or while the project has a supplied-credentials Secret other
+// than its current one (whether it may go depends on the time, which no fingerprint holds).
 //
 // Thread-safety: immutable after construction; Of() may be called from any worker thread (the
 // Observer is thread-safe).
@@ -41,9 +42,9 @@ class AdoptionFingerprints {
   // `config` and `observer` must outlive this object.
   AdoptionFingerprints(const EngineConfig& config, Observer& observer);
 
-  // The fingerprint of `rec` (a project to run) with its credentials `creds`, from the cache as
-  // it is now; nullopt when none applies (see above).
-  std::optional<std::string> Of(const store::ProjectRecord& rec,
+  // The fingerprint of `rec` (a project to run, `spec` its stored spec parsed) with its
+  // credentials `creds`, from the cache as it is now; nullopt when none applies (see above).
+  std::optional<std::string> Of(const store::ProjectRecord& rec, const ProjectSpec& spec,
                                 const std::vector<store::Credential>& creds) const;
 
   // The part that depends only on the config and the code (for tests).

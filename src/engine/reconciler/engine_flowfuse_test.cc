@@ -303,6 +303,52 @@ TEST_F(FlowFuseTest, ARunOnAnOlderIntentKeepsTheSecretOfANewerSet) {
   EXPECT_THAT(SuppliedSecrets(id), ::testing::ElementsAre(newer_name));
 }
 
+// A newer set's Secret that no commit followed (a PUT that died before it) is young when the
+// project's last full run sees it, so it stays; once its grace has passed, a restart of Steward
+// removes it. The adoption fingerprint must not let the restart skip that run: the removal
+// depends on the time, which no fingerprint holds.
+TEST_F(FlowFuseTest, ALeftoverSuppliedSecretGoesAtARestartAfterItsGrace) {
+  StartCluster();
+  OpenStore();
+  EngineOptions options = DefaultOptions();
+  StartEngine(options);
+  Json spec = Spec();
+  spec["credentials"] = Credentials("one");
+  auto put = engine_->intents().Put("eta", spec, "", true);
+  ASSERT_TRUE(put.ok()) << put.error().ToString();
+  const std::string id = put->record.id;
+  ASSERT_TRUE(WaitPhase(id, "Running", 1));
+  const std::string fp1 = ParseJson(Record(id).spec_json)->at("credentials")["fingerprint"];
+  auto quiet = [&] {
+    const EngineStats s = engine_->stats();
+    return s.queue_depth == 0 && s.queue_waiting == 0 && s.queue_processing == 0;
+  };
+  ASSERT_TRUE(Eventually(quiet));
+  const uint64_t runs_before = engine_->stats().reconciles;
+  SecretVault vault(client_, options.config, "test");
+  SuppliedCredentials leftover;
+  leftover.env = {{"FORGE_CLIENT_ID", "ffp_left"},
+                  {"FORGE_CLIENT_SECRET", "secret-left"},
+                  {"FORGE_PROJECT_TOKEN", "ffpt_left"}};
+  auto wrote = vault.Put(id, "eta", leftover);
+  ASSERT_TRUE(wrote.ok() && *wrote);
+  const std::string leftover_name = SuppliedSecretName(id, leftover.Ref().fingerprint);
+  // The Secret's event runs the project: Running still, the young Secret kept.
+  ASSERT_TRUE(Eventually([&] {
+    return SuppliedSecrets(id).size() == 2 && engine_->stats().reconciles > runs_before && quiet();
+  }));
+  EXPECT_EQ(Record(id).phase, "Running");
+  engine_.reset();
+
+  offset_clock_.Advance(std::chrono::milliseconds(kSuppliedGraceMs) + std::chrono::minutes(1));
+  EngineOptions later = DefaultOptions();
+  later.clock = &offset_clock_;
+  StartEngine(later);
+  EXPECT_TRUE(Eventually([&] { return !Get("secrets", leftover_name).has_value(); }, seconds(10)));
+  EXPECT_THAT(SuppliedSecrets(id), ::testing::ElementsAre(id + "-credentials-" + fp1));
+  EXPECT_EQ(Record(id).phase, "Running");
+}
+
 }  // namespace
 }  // namespace steward::engine::testing
 

@@ -11,26 +11,7 @@ namespace {
 
 using test_support::Eventually;
 
-// Real time moved on by a test-set offset: the engine's grace periods pass without waiting.
-class OffsetClock final : public Clock {
- public:
-  SteadyTime Now() const override { return real_.Now() + offset_.load(); }
-  SystemTime WallNow() const override {
-    return real_.WallNow() + std::chrono::duration_cast<SystemTime::duration>(offset_.load());
-  }
-  void Advance(std::chrono::nanoseconds d) { offset_ = offset_.load() + d; }
-
- private:
-  RealClock real_;
-  std::atomic<std::chrono::nanoseconds> offset_{std::chrono::nanoseconds(0)};
-};
-
-class LifecycleTest : public EngineFixture {
- protected:
-  // A member, not a test's local: the engine that reads it is stopped in TearDown, after the
-  // test body has returned (early too, on a failed ASSERT).
-  OffsetClock offset_clock_;
-};
+class LifecycleTest : public EngineFixture {};
 
 TEST_F(LifecycleTest, StartIsRunningOnlyOnceEveryObjectIsReady) {
   StartCluster();

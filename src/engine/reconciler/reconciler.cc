@@ -1108,7 +1108,7 @@ std::optional<std::string> Reconciler::FingerprintOf(const Loaded& in) const {
   const bool toward_running =
       !in.agent && in.rec.desired == DesiredState::kRunning && in.spec.ok() && in.policy.ok();
   if (!toward_running) return std::nullopt;
-  return fingerprints_.Of(in.rec, in.creds);
+  return fingerprints_.Of(in.rec, *in.spec, in.creds);
 }
 
 bool Reconciler::Unchanged(const Loaded& in, const std::optional<std::string>& fingerprint) const {
