@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <string_view>
+#include <utility>
 
 #include "common/json.h"
 #include "common/sha256.h"
@@ -118,16 +119,18 @@ std::optional<std::string> AdoptionFingerprints::Of(
   }
   const std::string current_supplied =
       spec.credentials ? SuppliedSecretName(rec.id, spec.credentials->fingerprint) : "";
-  for (const kube::ObjectRef& secret :
-       observer_.ByLabel(ResourceType::Secret(), kProjectLabel, rec.id)) {
+  std::vector<kube::ObjectRef> secrets =
+      observer_.ByLabel(ResourceType::Secret(), kProjectLabel, rec.id);
+  for (const kube::ObjectRef& secret : secrets) {
     if (secret->label(kCredentialsLabel) == kSuppliedValue && secret->name() != current_supplied) {
       return std::nullopt;  // its removal waits for a grace period to end
     }
   }
+  AppendObjects(&in, ResourceType::Secret().kind, std::move(secrets));
   for (const ResourceType* type :
-       {&ResourceType::Secret(), &ResourceType::PersistentVolumeClaim(),
-        &ResourceType::Deployment(), &ResourceType::ReplicaSet(), &ResourceType::Pod(),
-        &ResourceType::Service(), &ResourceType::Ingress()}) {
+       {&ResourceType::PersistentVolumeClaim(), &ResourceType::Deployment(),
+        &ResourceType::ReplicaSet(), &ResourceType::Pod(), &ResourceType::Service(),
+        &ResourceType::Ingress()}) {
     AppendObjects(&in, type->kind, observer_.ByLabel(*type, kProjectLabel, rec.id));
   }
   AppendObjects(&in, ResourceType::EndpointSlice().kind,

@@ -319,11 +319,7 @@ TEST_F(FlowFuseTest, ALeftoverSuppliedSecretGoesAtARestartAfterItsGrace) {
   const std::string id = put->record.id;
   ASSERT_TRUE(WaitPhase(id, "Running", 1));
   const std::string fp1 = ParseJson(Record(id).spec_json)->at("credentials")["fingerprint"];
-  auto quiet = [&] {
-    const EngineStats s = engine_->stats();
-    return s.queue_depth == 0 && s.queue_waiting == 0 && s.queue_processing == 0;
-  };
-  ASSERT_TRUE(Eventually(quiet));
+  ASSERT_TRUE(Eventually([&] { return Quiet(); }));
   const uint64_t runs_before = engine_->stats().reconciles;
   SecretVault vault(client_, options.config, "test");
   SuppliedCredentials leftover;
@@ -335,7 +331,7 @@ TEST_F(FlowFuseTest, ALeftoverSuppliedSecretGoesAtARestartAfterItsGrace) {
   const std::string leftover_name = SuppliedSecretName(id, leftover.Ref().fingerprint);
   // The Secret's event runs the project: Running still, the young Secret kept.
   ASSERT_TRUE(Eventually([&] {
-    return SuppliedSecrets(id).size() == 2 && engine_->stats().reconciles > runs_before && quiet();
+    return SuppliedSecrets(id).size() == 2 && engine_->stats().reconciles > runs_before && Quiet();
   }));
   EXPECT_EQ(Record(id).phase, "Running");
   engine_.reset();

@@ -426,25 +426,21 @@ TEST_F(LifecycleTest, ARestartFindsUnchangedProjectsByFingerprintAndRestoresAnEd
     ids.push_back(put->record.id);
   }
   for (const auto& id : ids) ASSERT_TRUE(WaitPhase(id, "Running", 1));
-  auto quiet = [&] {  // no run under way or due
-    const EngineStats s = engine_->stats();
-    return s.queue_depth == 0 && s.queue_waiting == 0 && s.queue_processing == 0;
-  };
-  ASSERT_TRUE(Eventually(quiet));
+  ASSERT_TRUE(Eventually([&] { return Quiet(); }));
   for (const auto& id : ids) {
     EXPECT_FALSE(ParseStoredStatus(Record(id).status_json)->fingerprint.empty()) << id;
   }
   // A first restart brings up to date any fingerprint a late event of the start made stale.
   engine_.reset();
   StartEngine();
-  ASSERT_TRUE(Eventually([&] { return engine_->stats().reconciles >= ids.size() && quiet(); }));
+  ASSERT_TRUE(Eventually([&] { return engine_->stats().reconciles >= ids.size() && Quiet(); }));
 
   // The restart that counts: nothing moved.
   engine_.reset();
   const int64_t position = *store_->LastPosition();  // moves with every commit
   const uint64_t cluster_writes = ClusterWrites();
   StartEngine();
-  ASSERT_TRUE(Eventually([&] { return engine_->stats().reconciles >= ids.size() && quiet(); }));
+  ASSERT_TRUE(Eventually([&] { return engine_->stats().reconciles >= ids.size() && Quiet(); }));
   EngineStats s = engine_->stats();
   EXPECT_EQ(s.unchanged_runs, s.reconciles);
   EXPECT_EQ(s.writes, 0u);
@@ -464,7 +460,7 @@ TEST_F(LifecycleTest, ARestartFindsUnchangedProjectsByFingerprintAndRestoresAnEd
   ASSERT_TRUE(Eventually([&] {
     auto restored = Get("services", "xi");
     return restored && (*restored)["spec"]["ports"][0]["port"] == 1880 &&
-           Record(ids[1]).phase == "Running" && quiet();
+           Record(ids[1]).phase == "Running" && Quiet();
   }));
   s = engine_->stats();
   EXPECT_LT(s.unchanged_runs, s.reconciles);

@@ -479,6 +479,12 @@ class EngineFixture : public ::testing::Test {
     return r->status;
   }
 
+  // No run under way, ready or due.
+  bool Quiet() {
+    const EngineStats s = engine_->stats();
+    return s.queue_depth == 0 && s.queue_waiting == 0 && s.queue_processing == 0;
+  }
+
   uint64_t ClusterWrites() {
     auto& log = cluster_->request_log();
     return log.Count("create") + log.Count("update") + log.Count("patch") + log.Count("delete");
