@@ -447,12 +447,8 @@ class Server final : public ApiServer, public net::Handler {
   Mutex stop_mu_;
   bool stopped_ GUARDED_BY(stop_mu_) = false;
 
-  // Listener bookkeeping: in-flight deliveries, so Stop can wait for them.
+  // The store listener (Stop removes it, which waits for a delivery under way).
   int listener_handle_ = -1;
-  Mutex listener_mu_;
-  CondVar listener_cv_;  // listener_active_ fell to 0
-  int listener_active_ GUARDED_BY(listener_mu_) = 0;
-  bool listener_closed_ GUARDED_BY(listener_mu_) = false;
 
   // Guards waiters_ and every Waiter's fields.
   Mutex wait_mu_;

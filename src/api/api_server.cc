@@ -146,16 +146,8 @@ Status Server::Init() {
   pthread_setname_np(fanout_thread_.native_handle(), "api-fanout");
   // Listen first, then read: a change committed between the two is seen by the listener, and
   // the read does not overwrite newer knowledge (versions only move forward).
-  listener_handle_ = deps_.store->AddListener([this](const store::ProjectChange& change) {
-    {
-      MutexLock lock(listener_mu_);
-      if (listener_closed_) return;
-      ++listener_active_;
-    }
-    OnChange(change);
-    MutexLock lock(listener_mu_);
-    if (--listener_active_ == 0) listener_cv_.NotifyAll();
-  });
+  listener_handle_ =
+      deps_.store->AddListener([this](const store::ProjectChange& change) { OnChange(change); });
   // The streams count in the store's positions (the same on every replica sharing it): a change
   // delivered before this read already set position_.
   ASSIGN_OR_RETURN(const int64_t last, deps_.store->LastPosition());
@@ -210,12 +202,8 @@ void Server::Stop() {
   stopping_ = true;
   // No more timers (a running one finishes first), then no more store deliveries.
   if (scheduler_) scheduler_->Stop();
-  if (listener_handle_ >= 0) {
-    deps_.store->RemoveListener(listener_handle_);
-    MutexLock lock(listener_mu_);
-    listener_closed_ = true;
-    listener_cv_.Wait(listener_mu_, [&]() REQUIRES(listener_mu_) { return listener_active_ == 0; });
-  }
+  // Waits for a delivery under way.
+  if (listener_handle_ >= 0) deps_.store->RemoveListener(listener_handle_);
   // The fan-out writes what the listener queued, then ends.
   if (fanout_thread_.joinable()) {
     {

@@ -33,6 +33,10 @@ int ChangeFeed::AddListener(Listener listener) {
 void ChangeFeed::RemoveListener(int handle) {
   MutexLock lock(listeners_mu_);
   listeners_.erase(handle);
+  const std::thread::id self = std::this_thread::get_id();
+  called_.Wait(listeners_mu_, [&]() REQUIRES(listeners_mu_) {
+    return calling_ != handle || calling_thread_ == self;
+  });
 }
 
 // A committer waits for its turn and delivers its own change; a change committed from inside a
@@ -64,13 +68,19 @@ void ChangeFeed::Deliver(uint64_t ticket, ProjectChange change) {
 }
 
 void ChangeFeed::CallListeners(const ProjectChange& change) {
-  std::vector<std::shared_ptr<const Listener>> listeners;
+  std::vector<std::pair<int, std::shared_ptr<const Listener>>> listeners;
   {
     MutexLock lock(listeners_mu_);
     listeners.reserve(listeners_.size());
-    for (const auto& [handle, l] : listeners_) listeners.push_back(l);
+    for (const auto& [handle, l] : listeners_) listeners.emplace_back(handle, l);
   }
-  for (const auto& l : listeners) {
+  for (const auto& [handle, l] : listeners) {
+    {
+      MutexLock lock(listeners_mu_);
+      if (!listeners_.contains(handle)) continue;  // removed since: never called again
+      calling_ = handle;
+      calling_thread_ = std::this_thread::get_id();
+    }
     // A throwing listener must not stall delivery for every later commit.
     try {
       (*l)(change);
@@ -79,6 +89,9 @@ void ChangeFeed::CallListeners(const ProjectChange& change) {
     } catch (...) {
       LOG_ERROR("store listener threw on project {}", change.project_id);
     }
+    MutexLock lock(listeners_mu_);
+    calling_ = 0;
+    called_.NotifyAll();
   }
 }
 

@@ -26,6 +26,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <thread>
 
 #include "common/mutex.h"
 #include "store/store.h"
@@ -48,9 +49,11 @@ class ChangeFeed {
   // the change parked, when the calling thread is running one of this feed's listeners.
   void Deliver(uint64_t ticket, ProjectChange change) EXCLUDES(turn_mu_);
 
-  // Store::AddListener / RemoveListener semantics: after RemoveListener returns, deliveries that
-  // start later do not call the listener; one in progress on another thread may still do so.
-  // Removing an unknown or removed handle does nothing.
+  // Store::AddListener / RemoveListener semantics: once RemoveListener returns, the listener is
+  // never called again and no call of it is under way on another thread (RemoveListener waits for
+  // one to return), so a listener may capture what its remover destroys next. Called from inside
+  // that very listener, it returns at once (the call under way is the caller's own). Removing an
+  // unknown or removed handle does nothing. Do not hold, while removing, a lock the listener takes.
   int AddListener(Listener listener) EXCLUDES(listeners_mu_);
   void RemoveListener(int handle) EXCLUDES(listeners_mu_);
 
@@ -70,6 +73,11 @@ class ChangeFeed {
   Mutex listeners_mu_;
   int next_handle_ GUARDED_BY(listeners_mu_) = 0;
   std::map<int, std::shared_ptr<const Listener>> listeners_ GUARDED_BY(listeners_mu_);
+  // The listener being called and the thread calling it (deliveries are one at a time, so there
+  // is at most one); 0 when none. RemoveListener waits on `called_` for that call to return.
+  int calling_ GUARDED_BY(listeners_mu_) = 0;
+  std::thread::id calling_thread_ GUARDED_BY(listeners_mu_);
+  CondVar called_;
 };
 
 }  // namespace steward::store

@@ -263,8 +263,8 @@ class Store {
   // change committed from inside a listener, which is delivered after that listener returns
   // (by whichever thread delivers next). A listener may call the store, also to write; it must
   // not wait for another thread's write (that write waits for the listener's turn to end).
-  // After RemoveListener returns, deliveries that start later do not call the listener; one in
-  // progress on another thread may still do so.
+  // Once RemoveListener returns, the listener is not called again and no call of it is under way
+  // (it waits for one on another thread to return; from inside that listener it returns at once).
   virtual int AddListener(Listener listener) = 0;
   virtual void RemoveListener(int handle) = 0;
 
