@@ -444,17 +444,19 @@ std::string SuppliedSecretName(std::string_view id, std::string_view fingerprint
 }
 
 Json RenderSuppliedSecret(std::string_view id, std::string_view name, const EngineConfig* config,
-                          const SuppliedCredentials& values, int64_t supplied_at_ms) {
+                          const SuppliedCredentials& values, int64_t supplied_at_ms,
+                          std::string_view store_id) {
   RenderInput in;
   in.id = std::string(id);
   in.name = std::string(name);
   in.config = config;
   StringMap labels = LabelsFor(in);
   labels[std::string(kCredentialsLabel)] = std::string(kSuppliedValue);
+  StringMap annotations = {{std::string(kSuppliedAtAnnotation), std::to_string(supplied_at_ms)}};
+  if (!store_id.empty()) annotations[std::string(kStoreAnnotation)] = std::string(store_id);
   Json secret = NewObject(
       "v1", "Secret",
-      Metadata(in, SuppliedSecretName(id, values.Ref().fingerprint),
-               {{std::string(kSuppliedAtAnnotation), std::to_string(supplied_at_ms)}}, labels));
+      Metadata(in, SuppliedSecretName(id, values.Ref().fingerprint), annotations, labels));
   secret["type"] = "Opaque";
   secret["immutable"] = true;
   Json data = Json::object();

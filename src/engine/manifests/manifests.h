@@ -68,9 +68,14 @@ inline constexpr std::string_view kSuppliedAtAnnotation = "steward.io/supplied-a
 inline constexpr int64_t kSuppliedGraceMs = 10 * 60 * 1000;
 inline constexpr std::string_view kSuppliedValue = "supplied";
 // The API writes a project's supplied-credentials Secret just before it commits the project: a
-// Secret of a project the store does not know is an orphan (reported, and removed when
-// configured) only once it is this old; the engine looks at it again then.
+// Secret of a project the store does not know is an orphan only once it is this old; the engine
+// looks at it again then. One this store's Steward wrote (kStoreAnnotation) is then removed
+// whatever engine.removeOrphans says: it was written for an intent that was never committed (a
+// Steward killed in between) and holds credentials nobody uses. Any other is reported, and
+// removed when configured.
 inline constexpr int64_t kSuppliedOrphanGraceMs = 120 * 1000;
+// On a supplied-credentials Secret: the FeedId of the store whose intent it was written for.
+inline constexpr std::string_view kStoreAnnotation = "steward.io/store";
 // The pod-template credential annotation of pods started with supplied credentials is this
 // prefix + the fingerprint.
 inline constexpr std::string_view kSuppliedCredentialPrefix = "supplied-";
@@ -114,9 +119,11 @@ struct Manifests {
 Manifests Render(const RenderInput& in);
 
 // The Secret of supplied credentials (the values as data, base64), for project `id` named
-// `name`, in the config's namespace; spec-hash annotation set.
+// `name`, in the config's namespace; spec-hash annotation set; kStoreAnnotation = `store_id`
+// (the FeedId of the store the intent naming it goes to) unless empty.
 Json RenderSuppliedSecret(std::string_view id, std::string_view name, const EngineConfig* config,
-                          const SuppliedCredentials& values, int64_t supplied_at_ms);
+                          const SuppliedCredentials& values, int64_t supplied_at_ms,
+                          std::string_view store_id);
 
 // An MQTT schema agent's objects (engine/model/agent.h), as FlowFuse's driver renders them:
 // a Deployment of one pod (container "mqtt-schema-agent", image config.mqtt_schema_container,

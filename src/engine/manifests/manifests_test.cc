@@ -165,7 +165,7 @@ TEST(RenderTest, ShardedModeLabelsEveryObjectAndThePodTemplateWithTheShard) {
   std::vector<Json> all = AllObjects(m);
   ASSERT_EQ(all.size(), 6u);
   all.push_back(m.deployment["spec"]["template"]);
-  all.push_back(RenderSuppliedSecret("p1a2b3", "hello", &config, SuppliedCredentials{}, 1));
+  all.push_back(RenderSuppliedSecret("p1a2b3", "hello", &config, SuppliedCredentials{}, 1, ""));
   AgentManifests agent = RenderAgent("p1a2b3", "agent-1", &config, AgentSpec{"t", "b", {}}, 0);
   all.push_back(agent.deployment);
   all.push_back(agent.deployment["spec"]["template"]);
@@ -443,8 +443,12 @@ TEST(RenderTest, SuppliedCredentialsComeFromTheirOwnSecretAndRollThePods) {
   in.resolved.spec.credentials = next.Ref();
   EXPECT_NE(Render(in).deployment["spec"]["template"], m.deployment["spec"]["template"]);
 
-  const Json sealed = RenderSuppliedSecret("p1a2b3", "hello", &config, values, 1234);
+  const Json sealed = RenderSuppliedSecret("p1a2b3", "hello", &config, values, 1234, "feed1");
   EXPECT_EQ(sealed["metadata"]["annotations"]["steward.io/supplied-at"], "1234");
+  EXPECT_EQ(sealed["metadata"]["annotations"]["steward.io/store"], "feed1");
+  EXPECT_FALSE(
+      RenderSuppliedSecret("p1a2b3", "hello", &config, values, 1234, "")["metadata"]["annotations"]
+          .contains("steward.io/store"));
   EXPECT_EQ(sealed["metadata"]["name"], secret);
   EXPECT_EQ(sealed["immutable"], true);
   EXPECT_EQ(sealed["metadata"]["labels"]["steward.io/project"], "p1a2b3");

@@ -55,7 +55,7 @@ struct Engine::Impl {
         store(s),
         clock(options.clock != nullptr ? *options.clock : real_clock),
         observer(clock, options.expectation_timeout, options.config.namespace_name),
-        vault(client, options.config, options.field_manager),
+        vault(client, options.config, options.field_manager, s.FeedId()),
         intents(
             s,
             [this](const store::ProjectRecord& record) {

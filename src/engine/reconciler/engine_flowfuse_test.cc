@@ -277,8 +277,14 @@ TEST_F(FlowFuseTest, ARunOnAnOlderIntentKeepsTheSecretOfANewerSet) {
   ASSERT_TRUE(put.ok()) << put.error().ToString();
   const std::string id = put->record.id;
   ASSERT_TRUE(WaitPhase(id, "Running", 1));
+  // Marked as written for this store's intents (removed by the engine if none is committed).
+  ASSERT_EQ(SuppliedSecrets(id).size(), 1u);
+  EXPECT_EQ(Get("secrets", SuppliedSecrets(id).front())
+                ->at("metadata")["annotations"]
+                .value("steward.io/store", ""),
+            store_->FeedId());
   // A newer set's Secret, as a PUT in flight leaves it before its commit.
-  SecretVault vault(client_, options.config, "test");
+  SecretVault vault(client_, options.config, "test", store_->FeedId());
   SuppliedCredentials newer;
   newer.env = {{"FORGE_CLIENT_ID", "ffp_new"},
                {"FORGE_CLIENT_SECRET", "secret-new"},
@@ -321,7 +327,7 @@ TEST_F(FlowFuseTest, ALeftoverSuppliedSecretGoesAtARestartAfterItsGrace) {
   const std::string fp1 = ParseJson(Record(id).spec_json)->at("credentials")["fingerprint"];
   ASSERT_TRUE(Eventually([&] { return Quiet(); }));
   const uint64_t runs_before = engine_->stats().reconciles;
-  SecretVault vault(client_, options.config, "test");
+  SecretVault vault(client_, options.config, "test", store_->FeedId());
   SuppliedCredentials leftover;
   leftover.env = {{"FORGE_CLIENT_ID", "ffp_left"},
                   {"FORGE_CLIENT_SECRET", "secret-left"},
@@ -367,7 +373,7 @@ TEST_F(FlowFuseTest, DeleteRemovesASecretOfTheProjectTheCacheHasNotShown) {
   values.env = {
       {"FORGE_CLIENT_ID", "a"}, {"FORGE_CLIENT_SECRET", "b"}, {"FORGE_PROJECT_TOKEN", "c"}};
   const EngineOptions options = DefaultOptions();
-  const Json secret = RenderSuppliedSecret(id, "eps", &options.config, values, 1);
+  const Json secret = RenderSuppliedSecret(id, "eps", &options.config, values, 1, "");
   ASSERT_TRUE(cluster_->api().Create(Kind("secrets"), kNs, secret).ok());
   ASSERT_TRUE(engine_->intents().Delete(id).ok());
   ASSERT_TRUE(WaitPurged(id));

@@ -726,6 +726,46 @@ TEST_F(LifecycleTest, AYoungSuppliedSecretOfNoProjectIsRemovedOnceItsGraceEnds) 
                          seconds(10)));
 }
 
+// Without engine.removeOrphans, a supplied-credentials Secret of no project goes after its grace
+// only when this store's Steward wrote it (steward.io/store: the store's FeedId): it was written
+// for an intent that was never committed. One another store's Steward wrote, or one without the
+// annotation, is only reported.
+TEST_F(LifecycleTest, ASuppliedSecretThisStoreWroteForNoProjectGoesAfterItsGraceAlone) {
+  StartCluster();
+  OpenStore();
+  EngineOptions o = DefaultOptions();
+  auto supplied = [&](const std::string& token, const std::string& store_id) {
+    SuppliedCredentials values;
+    values.env = {{"FORGE_PROJECT_TOKEN", token}};
+    Json secret = RenderSuppliedSecret("lost-id", "lost", &o.config, values, 1, store_id);
+    EXPECT_TRUE(cluster_->api().Create(Kind("secrets"), kNs, secret).ok());
+    return GetString(secret["metadata"], "name");
+  };
+  const std::string ours = supplied("a", store_->FeedId());
+  const std::string other_store = supplied("b", "otherfeed");
+  const std::string unmarked = supplied("c", "");
+  o.clock = &offset_clock_;
+  o.queue.max_timer_wait = milliseconds(100);
+  o.recheck = std::chrono::minutes(10);  // no recheck comes due: only the grace's requeue can
+  StartEngine(o);
+  // Judged young (nothing reported), a requeue pending for the grace of this store's Secret.
+  ASSERT_TRUE(Eventually([&] {
+    const EngineStats s = engine_->stats();
+    return s.reconciles > 0 && s.queue_depth == 0 && s.queue_processing == 0 &&
+           s.queue_waiting == 1;
+  }));
+  EXPECT_TRUE(engine_->stats().orphans.empty());
+  offset_clock_.Advance(std::chrono::milliseconds(kSuppliedOrphanGraceMs));
+  ASSERT_TRUE(Eventually([&] { return !Get("secrets", ours).has_value(); }, seconds(10)));
+  // Judged in the same run: reported, kept.
+  EXPECT_TRUE(Get("secrets", other_store).has_value());
+  EXPECT_TRUE(Get("secrets", unmarked).has_value());
+  std::set<std::string> reported;
+  for (const auto& orphan : engine_->stats().orphans) reported.insert(orphan.name);
+  EXPECT_TRUE(reported.contains(other_store));
+  EXPECT_TRUE(reported.contains(unmarked));
+}
+
 TEST_F(LifecycleTest, ObjectOfTheSameNameThatIsNotOursFailsTheStartWithAReason) {
   StartCluster();
   OpenStore();

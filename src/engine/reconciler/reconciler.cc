@@ -1367,6 +1367,7 @@ WorkResult Reconciler::ReconcileUnknown(const std::string& project_id,
   struct Found {
     const ResourceType* type;
     kube::ObjectRef obj;
+    bool debris = false;  // a supplied-credentials Secret this store's Steward wrote
   };
   std::vector<Found> found;
   for (const ResourceType* t : {&kIngress, &kService, &kDeployment, &kPvc, &kSecret}) {
@@ -1380,7 +1381,16 @@ WorkResult Reconciler::ReconcileUnknown(const std::string& project_id,
   // one younger than kSuppliedSecretGrace is not an orphan yet (neither reported nor removed).
   // Such a Secret is looked at again when its grace ends: nothing else may touch the id then (a
   // Steward killed between the Secret and the commit leaves it for the next process to remove).
+  // One this store's Steward wrote is then removed whatever engine.removeOrphans says: its
+  // intent was never committed (or its project is gone), so nobody uses it.
   const SystemTime now = clock_.WallNow();
+  const std::string store_id = store_.FeedId();
+  for (Found& f : found) {
+    if (f.type != &kSecret) continue;
+    const Json obj = f.obj->Parse();
+    f.debris = LabelOf(obj, kCredentialsLabel) == kSuppliedValue &&
+               AnnotationOf(obj, kStoreAnnotation) == store_id;
+  }
   std::optional<Millis> young_until;  // the soonest a skipped Secret's grace ends
   std::erase_if(found, [&](const Found& f) {
     if (f.type != &kSecret) return false;
@@ -1391,12 +1401,12 @@ WorkResult Reconciler::ReconcileUnknown(const std::string& project_id,
     const auto age = now - *created;
     if (age >= kSuppliedSecretGrace) return false;
     const Millis left = std::chrono::ceil<Millis>(kSuppliedSecretGrace - age) + Millis(1);
-    young_until = young_until ? std::min(*young_until, left) : left;
+    if (f.debris || options_.config.remove_orphans) {
+      young_until = young_until ? std::min(*young_until, left) : left;
+    }
     return true;
   });
-  const WorkResult done = young_until && options_.config.remove_orphans
-                              ? WorkResult::RequeueAfter(*young_until)
-                              : WorkResult::Ok();
+  const WorkResult done = young_until ? WorkResult::RequeueAfter(*young_until) : WorkResult::Ok();
   {
     MutexLock lock(orphans_mu_);
     // Forget reported orphans of this project that are gone.
@@ -1415,7 +1425,9 @@ WorkResult Reconciler::ReconcileUnknown(const std::string& project_id,
         const bool migrating = !AnnotationOf(f.obj->Parse(), kMigratingAnnotation).empty();
         LOG_WARN("orphan: {} {} carries steward.io/project={} but no such project exists{}",
                  f.type->kind, f.obj->name(), project_id,
-                 migrating ? "; kept: steward migrate is handing it over (steward.io/migrating)"
+                 migrating  ? "; kept: steward migrate is handing it over (steward.io/migrating)"
+                 : f.debris ? "; removing it (supplied credentials this store's Steward wrote "
+                              "for an intent that was never committed)"
                  : options_.config.remove_orphans ? "; removing it"
                                                   : "");
       }
@@ -1424,9 +1436,10 @@ WorkResult Reconciler::ReconcileUnknown(const std::string& project_id,
   // Objects `steward migrate` relabelled for a project it is about to store are never removed
   // (reported as orphans until the project exists).
   std::erase_if(found, [&](const Found& f) {
-    return !AnnotationOf(f.obj->Parse(), kMigratingAnnotation).empty();
+    return !AnnotationOf(f.obj->Parse(), kMigratingAnnotation).empty() ||
+           !(f.debris || options_.config.remove_orphans);
   });
-  if (found.empty() || !options_.config.remove_orphans) return done;
+  if (found.empty()) return done;
   // Stored meanwhile (the run began before the project was committed): not orphans.
   if (auto stored = store_.GetProject(project_id); stored.ok()) {
     return WorkResult::RequeueAfter(Millis(0));

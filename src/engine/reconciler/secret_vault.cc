@@ -25,15 +25,18 @@ Status Unreachable(const kube::ApiError& e, std::string_view what) {
 }  // namespace
 
 SecretVault::SecretVault(std::shared_ptr<kube::Client> client, const EngineConfig& config,
-                         std::string field_manager)
-    : client_(std::move(client)), config_(config), field_manager_(std::move(field_manager)) {}
+                         std::string field_manager, std::string store_id)
+    : client_(std::move(client)),
+      config_(config),
+      field_manager_(std::move(field_manager)),
+      store_id_(std::move(store_id)) {}
 
 StatusOr<bool> SecretVault::Put(const std::string& id, const std::string& name,
                                 const SuppliedCredentials& values) {
   const int64_t now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
                              std::chrono::system_clock::now().time_since_epoch())
                              .count();
-  const Json desired = RenderSuppliedSecret(id, name, &config_, values, now_ms);
+  const Json desired = RenderSuppliedSecret(id, name, &config_, values, now_ms, store_id_);
   const std::string secret_name = GetString(desired["metadata"], "name");
   const kube::ResourceType& type = kube::ResourceType::Secret();
   const std::string& ns = config_.namespace_name;

@@ -17,9 +17,11 @@ namespace steward::engine {
 
 class SecretVault : public CredentialVault {
  public:
-  // `config` (namespace, labels) must outlive this.
+  // `config` (namespace, labels) must outlive this. `store_id`: the FeedId of the store the
+  // intents go to, written on each Secret (kStoreAnnotation) so that the engine can remove one
+  // whose intent was never committed.
   SecretVault(std::shared_ptr<kube::Client> client, const EngineConfig& config,
-              std::string field_manager);
+              std::string field_manager, std::string store_id);
 
   // Create; when it exists: fine if it is this project's with these values; a Steward-managed
   // leftover of another project (same name, deleted and created again) is replaced; anything
@@ -33,6 +35,7 @@ class SecretVault : public CredentialVault {
   std::shared_ptr<kube::Client> client_;
   const EngineConfig& config_;
   std::string field_manager_;
+  std::string store_id_;
 };
 
 }  // namespace steward::engine
