@@ -16,14 +16,18 @@ class CredentialVault {
  public:
   virtual ~CredentialVault() = default;
   // Makes the Secret of `values` for project `id` (named `name`) exist (SuppliedSecretName);
-  // idempotent. True when this call created it (false: it was there, the same set put again).
-  // kUnavailable when the cluster cannot be reached (nothing is committed then);
-  // kAlreadyExists when a Secret of that name exists that is not this project's.
-  virtual StatusOr<bool> Put(const std::string& id, const std::string& name,
-                             const SuppliedCredentials& values) = 0;
-  // Deletes the Secret a Put created when the intent naming it was not committed after all
-  // (best effort: what is left is removed with the project, or by orphan removal).
-  virtual void Discard(const std::string& id, const std::string& fingerprint) = 0;
+  // idempotent. When this call created it: the created Secret's version (its resourceVersion),
+  // for Discard; "" when it was there (the same set put again: it is marked as taken now, which
+  // changes its version). kUnavailable when the cluster cannot be reached (nothing is committed
+  // then); kAlreadyExists when a Secret of that name exists that is not this project's.
+  virtual StatusOr<std::string> Put(const std::string& id, const std::string& name,
+                                    const SuppliedCredentials& values) = 0;
+  // Deletes the Secret a Put created (`version`: what that Put returned) when the intent naming
+  // it was not committed after all — unless it changed since: another Put of the same set took
+  // it meanwhile and its intent may be committed. Best effort: what is left is removed with the
+  // project, or by the engine once its grace has passed.
+  virtual void Discard(const std::string& id, const std::string& fingerprint,
+                       const std::string& version) = 0;
 };
 
 }  // namespace steward::engine

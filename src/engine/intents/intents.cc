@@ -192,7 +192,7 @@ StatusOr<Intents::PutResult> Intents::Put(std::string_view name, const Json& spe
   // the project the name will be: the existing one's, else a new one (checked again inside the
   // transaction, in case the name changed hands in between).
   std::string project_id(id);
-  bool wrote_secret = false;  // a Secret this Put created, to discard if nothing is committed
+  std::string created;  // the version of a Secret this Put created, to discard if not committed
   if (credentials.mode == CredentialsInput::Mode::kSupplied) {
     if (vault_ == nullptr) {
       return FailedPrecondition(
@@ -213,7 +213,7 @@ StatusOr<Intents::PutResult> Intents::Put(std::string_view name, const Json& spe
     } else if (project_id.empty()) {
       project_id = NewProjectId();
     }
-    ASSIGN_OR_RETURN(wrote_secret, vault_->Put(project_id, std::string(name), credentials.values));
+    ASSIGN_OR_RETURN(created, vault_->Put(project_id, std::string(name), credentials.values));
   }
 
   // The spec as it will be stored, given the project's current credentials (kKeep keeps them).
@@ -272,7 +272,7 @@ StatusOr<Intents::PutResult> Intents::Put(std::string_view name, const Json& spe
   };
   auto put = store_.UpsertProjectByName(name, create, update);
   if (!put.ok()) {
-    if (wrote_secret) vault_->Discard(project_id, credentials.ref.fingerprint);
+    if (!created.empty()) vault_->Discard(project_id, credentials.ref.fingerprint, created);
     return put.error();
   }
   if (changed) Notify(put->record);
@@ -295,7 +295,7 @@ StatusOr<Intents::PutResult> Intents::PutAgent(std::string_view name, const Json
   }
   // The token goes to its Secret before the intent naming it is committed (as Put does).
   std::string agent_id;
-  bool wrote_secret = false;
+  std::string created;  // the version of a Secret this Put created, to discard if not committed
   auto existing = store_.GetProjectByName(name);
   if (existing.ok()) {
     RETURN_IF_ERROR(RefuseOtherKind(*existing, store::RecordKind::kAgent));
@@ -316,7 +316,7 @@ StatusOr<Intents::PutResult> Intents::PutAgent(std::string_view name, const Json
           "spec.credentials: an agent's token needs the engine's Kubernetes client, which this "
           "Steward does not have");
     }
-    ASSIGN_OR_RETURN(wrote_secret, vault_->Put(agent_id, std::string(name), credentials.values));
+    ASSIGN_OR_RETURN(created, vault_->Put(agent_id, std::string(name), credentials.values));
   }
   const std::vector<std::string> claims = {"Deployment/" + want, "Service/" + want};
   bool changed = false;
@@ -369,7 +369,7 @@ StatusOr<Intents::PutResult> Intents::PutAgent(std::string_view name, const Json
   };
   auto put = store_.UpsertProjectByName(name, create, update);
   if (!put.ok()) {
-    if (wrote_secret) vault_->Discard(agent_id, credentials.ref.fingerprint);
+    if (!created.empty()) vault_->Discard(agent_id, credentials.ref.fingerprint, created);
     return put.error();
   }
   if (changed) Notify(put->record);

@@ -747,16 +747,17 @@ TEST_F(IntentsTest, LongAndTrailingDashNamesAreStoredAndClaimDerivedNames) {
 
 class RecordingVault : public CredentialVault {
  public:
-  StatusOr<bool> Put(const std::string& id, const std::string& name,
-                     const SuppliedCredentials& values) override {
+  StatusOr<std::string> Put(const std::string& id, const std::string& name,
+                            const SuppliedCredentials& values) override {
     MutexLock lock(mu_);
     if (!fail_.ok()) return fail_;
     puts_.push_back({id, name, values.env});
-    return true;
+    return "v" + std::to_string(puts_.size());
   }
-  void Discard(const std::string& id, const std::string& fingerprint) override {
+  void Discard(const std::string& id, const std::string& fingerprint,
+               const std::string& version) override {
     MutexLock lock(mu_);
-    discarded_.push_back(id + "/" + fingerprint);
+    discarded_.push_back(id + "/" + fingerprint + "@" + version);
   }
   std::vector<std::string> Discarded() {
     MutexLock lock(mu_);
@@ -945,8 +946,9 @@ TEST_F(SuppliedCredentialsTest, NothingIsWrittenForAProjectBeingDeletedAndARefus
   ASSERT_EQ(vault_.Calls().size(), 2u);
   SuppliedCredentials three;
   three.env = vault_.Calls()[1].env;
+  // Only what this Put created: the version its Put answered.
   EXPECT_THAT(vault_.Discarded(),
-              ElementsAre(vault_.Calls()[1].id + "/" + three.Ref().fingerprint));
+              ElementsAre(vault_.Calls()[1].id + "/" + three.Ref().fingerprint + "@v2"));
 }
 
 TEST_F(SuppliedCredentialsTest, RotateIsRefusedForSuppliedCredentials) {

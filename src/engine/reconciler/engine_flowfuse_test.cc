@@ -290,7 +290,7 @@ TEST_F(FlowFuseTest, ARunOnAnOlderIntentKeepsTheSecretOfANewerSet) {
                {"FORGE_CLIENT_SECRET", "secret-new"},
                {"FORGE_PROJECT_TOKEN", "ffpt_new"}};
   auto wrote = vault.Put(id, "delta", newer);
-  ASSERT_TRUE(wrote.ok() && *wrote);
+  ASSERT_TRUE(wrote.ok() && !wrote->empty());
   const std::string newer_name = SuppliedSecretName(id, newer.Ref().fingerprint);
   ASSERT_TRUE(Eventually([&] { return SuppliedSecrets(id).size() == 2; }, seconds(10)));
   // A run on the current intent (a restart rolls the pods and ends in Running again).
@@ -307,6 +307,34 @@ TEST_F(FlowFuseTest, ARunOnAnOlderIntentKeepsTheSecretOfANewerSet) {
   ASSERT_TRUE(WaitPhase(id, "Running", rotated->record.generation));
   ASSERT_TRUE(Eventually([&] { return SuppliedSecrets(id).size() == 1; }, seconds(10)));
   EXPECT_THAT(SuppliedSecrets(id), ::testing::ElementsAre(newer_name));
+}
+
+// A PUT whose commit fails discards the Secret it created — unless another PUT of the same set
+// took it meanwhile (its intent may be committed, and would name a Secret that is gone).
+TEST_F(FlowFuseTest, ADiscardKeepsTheSecretAnotherPutOfTheSameSetTookMeanwhile) {
+  StartCluster();
+  OpenStore();
+  const EngineOptions options = DefaultOptions();
+  SecretVault vault(client_, options.config, "test", store_->FeedId());
+  SuppliedCredentials set;
+  set.env = {{"FORGE_CLIENT_ID", "ffp_theta"},
+             {"FORGE_CLIENT_SECRET", "secret-theta"},
+             {"FORGE_PROJECT_TOKEN", "ffpt_theta"}};
+  const std::string name = SuppliedSecretName("theta-id", set.Ref().fingerprint);
+  auto first = vault.Put("theta-id", "theta", set);
+  ASSERT_TRUE(first.ok() && !first->empty());
+  auto second = vault.Put("theta-id", "theta", set);  // another PUT of the same set
+  ASSERT_TRUE(second.ok());
+  EXPECT_EQ(*second, "") << "it was there: not this Put's to discard";
+  vault.Discard("theta-id", set.Ref().fingerprint, *first);  // the first PUT's commit failed
+  EXPECT_TRUE(Get("secrets", name).has_value());
+  // Nobody took it since: a discard removes it.
+  SuppliedCredentials other = set;
+  other.env["FORGE_PROJECT_TOKEN"] = "ffpt_other";
+  auto lone = vault.Put("theta-id", "theta", other);
+  ASSERT_TRUE(lone.ok() && !lone->empty());
+  vault.Discard("theta-id", other.Ref().fingerprint, *lone);
+  EXPECT_FALSE(Get("secrets", SuppliedSecretName("theta-id", other.Ref().fingerprint)).has_value());
 }
 
 // A newer set's Secret that no commit followed (a PUT that died before it) is young when the
@@ -333,7 +361,7 @@ TEST_F(FlowFuseTest, ALeftoverSuppliedSecretGoesAtARestartAfterItsGrace) {
                   {"FORGE_CLIENT_SECRET", "secret-left"},
                   {"FORGE_PROJECT_TOKEN", "ffpt_left"}};
   auto wrote = vault.Put(id, "eta", leftover);
-  ASSERT_TRUE(wrote.ok() && *wrote);
+  ASSERT_TRUE(wrote.ok() && !wrote->empty());
   const std::string leftover_name = SuppliedSecretName(id, leftover.Ref().fingerprint);
   // The Secret's event runs the project: Running still, the young Secret kept.
   ASSERT_TRUE(Eventually([&] {

@@ -31,8 +31,8 @@ SecretVault::SecretVault(std::shared_ptr<kube::Client> client, const EngineConfi
       field_manager_(std::move(field_manager)),
       store_id_(std::move(store_id)) {}
 
-StatusOr<bool> SecretVault::Put(const std::string& id, const std::string& name,
-                                const SuppliedCredentials& values) {
+StatusOr<std::string> SecretVault::Put(const std::string& id, const std::string& name,
+                                       const SuppliedCredentials& values) {
   const int64_t now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
                              std::chrono::system_clock::now().time_since_epoch())
                              .count();
@@ -46,7 +46,14 @@ StatusOr<bool> SecretVault::Put(const std::string& id, const std::string& name,
   int transient = 0;
   for (int attempt = 0; attempt < 3; ++attempt) {
     auto created = client_->Create(type, ns, desired, options);
-    if (created.ok()) return true;
+    if (created.ok()) {
+      std::string version = GetString(MemberOrNull(*created, "metadata"), "resourceVersion");
+      if (version.empty()) {
+        return Internal("spec.credentials: the cluster created the credentials Secret " +
+                        secret_name + " without a resourceVersion");
+      }
+      return version;
+    }
     const kube::ApiError& e = created.error();
     if ((e.IsRetryable() || e.IsTransport()) && transient < 4) {
       std::this_thread::sleep_for(std::chrono::milliseconds(100 << transient++));
@@ -76,7 +83,7 @@ StatusOr<bool> SecretVault::Put(const std::string& id, const std::string& name,
                 {{"annotations", {{std::string(kSuppliedAtAnnotation), std::to_string(now_ms)}}},
                  {"resourceVersion", GetString(meta, "resourceVersion")}}}});
       auto patched = client_->Patch(type, ns, secret_name, kube::PatchType::kMerge, patch, options);
-      if (patched.ok()) return false;
+      if (patched.ok()) return std::string();
       if (patched.error().IsNotFound() || patched.error().IsConflict()) continue;
       if ((patched.error().IsRetryable() || patched.error().IsTransport()) && transient < 4) {
         std::this_thread::sleep_for(std::chrono::milliseconds(100 << transient++));
@@ -97,23 +104,33 @@ StatusOr<bool> SecretVault::Put(const std::string& id, const std::string& name,
                      " kept changing while it was written; send the request again");
 }
 
-void SecretVault::Discard(const std::string& id, const std::string& fingerprint) {
-  auto deleted = client_->Delete(kube::ResourceType::Secret(), config_.namespace_name,
-                                 SuppliedSecretName(id, fingerprint));
+void SecretVault::Discard(const std::string& id, const std::string& fingerprint,
+                          const std::string& version) {
+  const std::string secret_name = SuppliedSecretName(id, fingerprint);
+  kube::DeleteOptions options;
+  options.precondition_resource_version = version;
+  auto del = [&] {
+    return client_->Delete(kube::ResourceType::Secret(), config_.namespace_name, secret_name,
+                           options);
+  };
+  auto deleted = del();
   // As Put: transient refusals are sent again for about 1.5 s.
   for (int i = 0;
        i < 4 && !deleted.ok() && (deleted.error().IsRetryable() || deleted.error().IsTransport());
        ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(100 << i));
-    deleted = client_->Delete(kube::ResourceType::Secret(), config_.namespace_name,
-                              SuppliedSecretName(id, fingerprint));
+    deleted = del();
   }
-  if (!deleted.ok() && !deleted.error().IsNotFound()) {
-    LOG_WARN(
-        "could not remove the credentials Secret of an intent that was not committed "
-        "(project {}): {}; it goes with the project or by orphan removal",
-        id, deleted.error().ToStatus().message());
+  if (deleted.ok() || deleted.error().IsNotFound()) return;
+  if (deleted.error().IsConflict()) {
+    // Another Put of the same set took it since (its intent may be committed): it stays.
+    LOG_DEBUG("credentials Secret {} changed since this PUT created it; kept", secret_name);
+    return;
   }
+  LOG_WARN(
+      "could not remove the credentials Secret of an intent that was not committed "
+      "(project {}): {}; it goes with the project or once its grace has passed",
+      id, deleted.error().ToStatus().message());
 }
 
 }  // namespace steward::engine

@@ -27,9 +27,12 @@ class SecretVault : public CredentialVault {
   // leftover of another project (same name, deleted and created again) is replaced; anything
   // else is kAlreadyExists. Transient refusals (429, 5xx, transport) are retried for about
   // 1.5 s, then kUnavailable.
-  StatusOr<bool> Put(const std::string& id, const std::string& name,
-                     const SuppliedCredentials& values) override;
-  void Discard(const std::string& id, const std::string& fingerprint) override;
+  StatusOr<std::string> Put(const std::string& id, const std::string& name,
+                            const SuppliedCredentials& values) override;
+  // A delete with the resourceVersion `version` as its precondition: a 409 (changed since)
+  // keeps it.
+  void Discard(const std::string& id, const std::string& fingerprint,
+               const std::string& version) override;
 
  private:
   std::shared_ptr<kube::Client> client_;
