@@ -496,7 +496,8 @@ TEST(PostgresServerFaultTest, RestartOrKillMidTransactionIsUnavailableAndLosesNo
   auto down = store.GetProject("p1");
   ASSERT_EQ(down.status().code(), StatusCode::kUnavailable);
   EXPECT_THAT(down.status().message(), HasSubstr("127.0.0.1:" + std::to_string(pg.port())));
-  ASSERT_TRUE(pg.Start().ok());
+  const Status started = pg.Start();
+  ASSERT_TRUE(started.ok()) << started.ToString();
   auto back = store.GetProject("p1");
   ASSERT_TRUE(back.ok()) << back.status().ToString();
   EXPECT_EQ(back->generation, 4);  // every acknowledged write, none of the failed ones
@@ -504,6 +505,32 @@ TEST(PostgresServerFaultTest, RestartOrKillMidTransactionIsUnavailableAndLosesNo
   // The feed came back too: every committed position once, in order.
   ASSERT_TRUE(Eventually([&] { return seen.size() >= 6; }));
   EXPECT_THAT(seen.Get(), ElementsAreArray(Range(1, 6)));
+}
+
+// Every child of the postmaster is in a process group of its own, and a busy backend does not
+// notice its postmaster's death until it waits: Kill must kill them all, or the next Start finds
+// the old shared memory still attached and fails.
+TEST(PostgresServerFaultTest, AServerKilledMidQueryStartsAgainAtOnce) {
+  auto server = PostgresServer::Launch();
+  ASSERT_TRUE(server.ok()) << server.status().ToString();
+  PostgresServer& pg = **server;
+  std::thread busy([&] {
+    // Fails when the server is killed under it.
+    (void)pg.Query("postgres", "SELECT count(*) FROM generate_series(1, 400000000)");
+  });
+  const bool running = Eventually([&] {
+    auto n = pg.Query("postgres",
+                      "SELECT count(*) FROM pg_stat_activity WHERE state = 'active' AND query "
+                      "LIKE '%generate_series(1, 400000000)%' AND pid <> pg_backend_pid()");
+    return n.ok() && *n == "1";
+  });
+  pg.Kill();
+  // Started while the busy thread may still wait: a backend Kill missed would hold the old
+  // shared memory (and finish its query only after minutes).
+  const Status started = pg.Start();
+  busy.join();
+  ASSERT_TRUE(running) << "the busy query never showed";
+  EXPECT_TRUE(started.ok()) << started.ToString();
 }
 
 // A replica whose feed fell behind past the retention re-reads every record.

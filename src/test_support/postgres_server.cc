@@ -1,5 +1,6 @@
-// PostgresServer: initdb, postgres as a child process (its own process group, so Kill reaches
-// every backend), readiness by PQping with a deadline.
+// PostgresServer: initdb, postgres as a child process, readiness by PQping with a deadline.
+// Every child of the postmaster (backends, checkpointer, walwriter, ...) calls setsid(): each is
+// in a process group of its own, so Kill finds them by their parent (/proc) rather than by group.
 #include "test_support/postgres_server.h"
 
 #include <fcntl.h>
@@ -33,6 +34,35 @@ std::string Tail(const std::string& path, size_t max = 2000) {
   ss << in.rdbuf();
   std::string s = ss.str();
   return s.size() > max ? s.substr(s.size() - max) : s;
+}
+
+// The processes whose parent is `parent` (from /proc/<pid>/stat).
+std::vector<pid_t> ChildrenOf(pid_t parent) {
+  std::vector<pid_t> out;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc", ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream in(entry.path() / "stat");
+    std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    // "pid (comm) state ppid ...": comm may hold spaces and parentheses; the last ')' ends it.
+    const size_t close = stat.rfind(')');
+    if (close == std::string::npos) continue;
+    std::istringstream rest(stat.substr(close + 1));
+    char state = 0;
+    pid_t ppid = 0;
+    if (rest >> state >> ppid && ppid == parent) out.push_back(std::stoi(name));
+  }
+  return out;
+}
+
+// Whether `pid` still runs (exists and is not a zombie: a zombie holds no memory or socket).
+bool Alive(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const size_t close = stat.rfind(')');
+  if (close == std::string::npos || close + 2 >= stat.size()) return false;
+  return stat[close + 2] != 'Z';
 }
 
 // Waits for `pid` to exit, at most `timeout`; true when it did.
@@ -184,14 +214,21 @@ Status PostgresServer::Restart() {
 
 void PostgresServer::Kill() {
   if (pid_ <= 0) return;
-  kill(-pid_, SIGKILL);
+  // Stopped first, the postmaster forks no child while they are listed. A child left running
+  // keeps the old shared memory attached, and the next Start fails on it ("pre-existing shared
+  // memory block is still in use").
+  kill(pid_, SIGSTOP);
+  const std::vector<pid_t> children = ChildrenOf(pid_);
+  for (pid_t child : children) kill(child, SIGKILL);
+  kill(pid_, SIGKILL);
   int status = 0;
   WaitExit(pid_, std::chrono::seconds(30), &status);
-  // Backends are not our children: wait until none of the group is left.
+  // The children are not ours (init reaps them): wait until none runs.
   auto deadline = steady_clock::now() + std::chrono::seconds(10);
-  while (kill(-pid_, 0) == 0 && steady_clock::now() < deadline) {
-    kill(-pid_, SIGKILL);
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  for (pid_t child : children) {
+    while (Alive(child) && steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));  // polling their exit
+    }
   }
   pid_ = -1;
 }

@@ -41,7 +41,7 @@ class PostgresServer {
   Status Start();    // again, after Stop or Kill: same data, same port
   Status Stop();     // fast shutdown (SIGINT), waits for the postmaster to exit
   Status Restart();  // Stop + Start
-  void Kill();       // SIGKILL to the postmaster and every backend; waits for the postmaster
+  void Kill();       // SIGKILL to the postmaster and all its children; waits until none runs
   bool running() const { return pid_ > 0; }
 
   int port() const { return port_; }
