@@ -16,6 +16,7 @@ packages=(
   wrk  # load generator for bench/cluster_bench (docs/benchmarks.md)
   ccache  # scripts/build.sh: objects reused across builds and clones
   python3  # scripts/long_functions.py, the function-length check in scripts/test.sh
+  python3-yaml  # scripts/check_deploy.py reads the rendered deploy/ overlays
 )
 
 missing=()
