@@ -78,7 +78,7 @@ int RunCheck(const CheckFlags& flags) {
       &kube::ResourceType::Secret(),     &kube::ResourceType::PersistentVolumeClaim(),
       &kube::ResourceType::Deployment(), &kube::ResourceType::Service(),
       &kube::ResourceType::Ingress(),    &kube::ResourceType::EndpointSlice(),
-      &kube::ResourceType::Pod()};
+      &kube::ResourceType::Pod(),        &kube::ResourceType::ReplicaSet()};
   int failures = 0;
   for (const auto* kind : kinds) {
     kube::ListOptions list_options;

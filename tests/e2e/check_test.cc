@@ -56,6 +56,13 @@ TEST_F(CheckTest, PassesAgainstTheEmbeddedClusterWithItsKubeconfig) {
   EXPECT_THAT(r.out, HasSubstr(cluster_->api_url()));
   EXPECT_THAT(r.out, HasSubstr("ok    server: Kubernetes v"));
   EXPECT_THAT(r.out, HasSubstr("ok    list deployments.apps in default"));
+  // Every kind the engine's informers list, ReplicaSets included (a Role without them would
+  // pass the check and leave the engine unsynced).
+  for (const char* kind :
+       {"secrets", "persistentvolumeclaims", "services", "ingresses.networking.k8s.io",
+        "endpointslices.discovery.k8s.io", "pods", "replicasets.apps"}) {
+    EXPECT_THAT(r.out, HasSubstr(std::string("ok    list ") + kind + " in default"));
+  }
   EXPECT_THAT(r.out, HasSubstr("ok    watch deployments.apps in default: synced"));
   EXPECT_THAT(r.out, Not(HasSubstr("FAIL")));
 }
