@@ -1,11 +1,14 @@
 // steward: the command-line entry point.
 #include <CLI/CLI.hpp>
+#include <string>
 
 #include "cli/commands.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"Steward: provisions and runs customer projects on Kubernetes"};
   app.require_subcommand(1);
+  // CMake's project version (STEWARD_VERSION, set for this file only); exits 0.
+  app.set_version_flag("--version", std::string("steward ") + STEWARD_VERSION);
   steward::cli::AddClusterCommand(app);
   steward::cli::AddCheckCommand(app);
   steward::cli::AddDemoCommand(app);

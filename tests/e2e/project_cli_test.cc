@@ -33,6 +33,7 @@ using std::chrono::seconds;
 using ::testing::Contains;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
+using ::testing::MatchesRegex;
 using ::testing::Not;
 
 // ECMAScript regex search (gtest's ContainsRegex is POSIX, without \n or \S).
@@ -784,6 +785,12 @@ TEST_F(ProjectCliTest, UnreachableServerExitsTwo) {
   RunResult bad_url = Cli({"list"}, {"--server", "ftp://example", "--token", "x"});
   EXPECT_EQ(bad_url.exit_code, 2) << Describe(bad_url);
   EXPECT_THAT(bad_url.err, HasSubstr("--server"));
+}
+
+TEST(CliTest, VersionPrintsTheVersionAndExitsZero) {
+  RunResult r = ::steward::e2e::Run({StewardBinary(), "--version"}, "", seconds(30));
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_THAT(r.out, MatchesRegex("steward [0-9]+\\.[0-9]+\\.[0-9]+\n"));
 }
 
 TEST(ServeConfigTest, UnknownKeyInTheConfigFileExitsTwoNamingTheKey) {
