@@ -72,6 +72,12 @@ def check_overlay(overlay):
     kinds = {o["kind"] for o in objects}
     check(REQUIRED_KINDS <= kinds, f"{overlay.name}: missing kinds {sorted(REQUIRED_KINDS - kinds)}")
     check(all(o["kind"] != "Secret" for o in objects), f"{overlay.name}: renders a Secret")
+    namespaces = {o["metadata"]["name"] for o in objects if o["kind"] == "Namespace"}
+    for o in objects:
+        if o["kind"] != "Namespace":
+            ns = o["metadata"].get("namespace")
+            check(ns in namespaces, f"{overlay.name}: {o['kind']} {o['metadata']['name']} is in "
+                                    f"namespace {ns}, not the rendered one {sorted(namespaces)}")
     deployments = [o for o in objects if o["kind"] == "Deployment"]
     for d in deployments:
         check_pod(f"{overlay.name}/{d['metadata']['name']}", d["spec"]["template"]["spec"], objects)
