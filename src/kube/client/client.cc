@@ -276,8 +276,10 @@ Result<Json> Client::Get(const ResourceType& type, std::string_view ns, std::str
   return SendForObject(*transport_, r);
 }
 
-Result<ObjectList> Client::List(const ResourceType& type, std::string_view ns,
-                                const ListOptions& options) const {
+namespace {
+
+TransportRequest ListRequest(const ResourceType& type, std::string_view ns,
+                             const ListOptions& options) {
   Query q;
   q.Add("labelSelector", options.label_selector);
   q.Add("fieldSelector", options.field_selector);
@@ -288,9 +290,27 @@ Result<ObjectList> Client::List(const ResourceType& type, std::string_view ns,
   TransportRequest r;
   r.method = "GET";
   r.target = type.Path(ns) + q.str();
+  return r;
+}
+
+}  // namespace
+
+Result<ObjectList> Client::List(const ResourceType& type, std::string_view ns,
+                                const ListOptions& options) const {
+  TransportRequest r = ListRequest(type, ns, options);
   auto response = Send(*transport_, r);
   if (!response.ok()) return std::move(response).error();
   return DecodeList(type, r, *response);
+}
+
+Result<ScannedList> Client::ListScanned(const ResourceType& type, std::string_view ns,
+                                        const ListOptions& options) const {
+  TransportRequest r = ListRequest(type, ns, options);
+  auto response = Send(*transport_, r);
+  if (!response.ok()) return std::move(response).error();
+  auto scanned = ScanListPage(response->body, type.ApiVersion(), type.kind);
+  if (!scanned.ok()) return BadResponse(r, response->status, scanned.status().message());
+  return std::move(scanned).value();
 }
 
 Result<ObjectList> Client::ListAll(const ResourceType& type, std::string_view ns,

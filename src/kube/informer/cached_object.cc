@@ -66,6 +66,31 @@ StatusOr<std::shared_ptr<const CachedObject>> CachedObject::FromJson(const Json&
   return std::shared_ptr<const CachedObject>(std::move(built));
 }
 
+StatusOr<std::shared_ptr<const CachedObject>> CachedObject::FromScanned(ScannedItem item) {
+  if (!item.metadata_object) {
+    return InvalidArgument("cached object: metadata is missing or not an object");
+  }
+  auto built = std::make_shared<CachedObject>();
+  built->name_ = std::move(item.name);
+  built->ns_ = std::move(item.ns);
+  if (!item.error.empty())
+    return InvalidArgument("cached object " + built->key() + ": " + item.error);
+  if (built->name_.empty()) return InvalidArgument("cached object: metadata.name is missing");
+  built->uid_ = std::move(item.uid);
+  built->resource_version_ = std::move(item.resource_version);
+  if (built->resource_version_.empty()) {
+    return InvalidArgument("cached object " + built->key() +
+                           ": metadata.resourceVersion is missing");
+  }
+  built->labels_ = std::move(item.labels);
+  std::sort(built->labels_.begin(), built->labels_.end());
+  built->labels_.shrink_to_fit();
+  built->terminating_ = item.terminating;
+  built->json_ = std::move(item.json);
+  built->json_.shrink_to_fit();
+  return std::shared_ptr<const CachedObject>(std::move(built));
+}
+
 namespace {
 
 using Labels = std::vector<std::pair<std::string, std::string>>;
@@ -90,7 +115,8 @@ bool CachedObject::has_label(std::string_view key) const {
 
 Json CachedObject::Parse() const {
   auto parsed = ParseJson(json_);
-  // json_ was produced by DumpJson, so it always parses; keep the failure visible regardless.
+  // json_ was produced by DumpJson or scanned by the same parser, so it parses; keep the failure
+  // visible regardless.
   if (!parsed.ok()) return Json::object({{"error", parsed.status().ToString()}});
   return std::move(parsed).value();
 }

@@ -84,6 +84,54 @@ TEST(CachedObjectTest, RefusesObjectsWithoutKeyFieldsNamingTheField) {
               HasSubstr("label x is not a string"));
 }
 
+ObjectRef BuildScanned(const std::string& text) {
+  auto scanned = ScanObject(text, "v1", "ConfigMap");
+  EXPECT_TRUE(scanned.ok()) << scanned.status().ToString();
+  if (!scanned.ok()) return nullptr;
+  auto built = CachedObject::FromScanned(std::move(scanned).value());
+  EXPECT_TRUE(built.ok()) << built.status().ToString();
+  return built.ok() ? std::move(built).value() : nullptr;
+}
+
+TEST(CachedObjectTest, FromScannedKeepsTheTextAsSentAndTheSameFieldsAsFromJson) {
+  Json j = Object("team-a", "web", "42", {{"b", "2"}, {"a", "1"}});
+  j["metadata"]["deletionTimestamp"] = "2026-01-01T00:00:00Z";
+  // As a server may send it: members in its own order, with spaces.
+  std::string text = R"({ "metadata": {"resourceVersion":"42", "uid":"u-web","name":"web",)"
+                     R"("namespace":"team-a","labels":{"b":"2","a":"1"},)"
+                     R"("deletionTimestamp":"2026-01-01T00:00:00Z"}, "data": {"k":"v"} })";
+  ObjectRef scanned = BuildScanned(text);
+  ObjectRef parsed = Build(j);
+  ASSERT_NE(scanned, nullptr);
+  ASSERT_NE(parsed, nullptr);
+  EXPECT_EQ(scanned->key(), parsed->key());
+  EXPECT_EQ(scanned->uid(), parsed->uid());
+  EXPECT_EQ(scanned->resource_version(), parsed->resource_version());
+  EXPECT_EQ(scanned->labels(), parsed->labels());  // sorted too
+  EXPECT_TRUE(scanned->terminating());
+  EXPECT_EQ(scanned->json(), R"({"apiVersion":"v1","kind":"ConfigMap", "metadata")" +
+                                 text.substr(std::string(R"({ "metadata")").size()));
+  EXPECT_EQ(scanned->Parse(), parsed->Parse());
+}
+
+TEST(CachedObjectTest, FromScannedRefusesAsFromJsonDoes) {
+  auto refuse = [](const std::string& text) {
+    auto scanned = ScanObject(text, "v1", "ConfigMap");
+    if (!scanned.ok()) return "scan: " + scanned.status().message();
+    auto built = CachedObject::FromScanned(std::move(scanned).value());
+    return built.ok() ? std::string("ok") : built.status().message();
+  };
+  EXPECT_THAT(refuse(R"({"kind":"X"})"), HasSubstr("metadata is missing or not an object"));
+  EXPECT_THAT(refuse(R"({"metadata":{"resourceVersion":"1"}})"),
+              HasSubstr("metadata.name is missing"));
+  EXPECT_EQ(refuse(R"({"metadata":{"name":"a","namespace":"ns"}})"),
+            "cached object ns/a: metadata.resourceVersion is missing");
+  EXPECT_EQ(refuse(R"({"metadata":{"name":"a","namespace":"ns","resourceVersion":"1",)"
+                   R"("labels":{"x":1}}})"),
+            "cached object ns/a: label x is not a string");
+  EXPECT_EQ(refuse(R"({"metadata":{"name":"a","resourceVersion":"1"}})"), "ok");
+}
+
 std::vector<std::string> Keys(const std::vector<ObjectRef>& objects) {
   std::vector<std::string> out;
   for (const auto& o : objects) out.push_back(o->key());

@@ -67,7 +67,7 @@ struct Informer::Impl {
   void Run();
   Status ListAndReplace();
   Status ListAll(std::map<std::string, ObjectRef, std::less<>>& items, std::string& list_rv);
-  void AddPage(const ObjectList& page, std::map<std::string, ObjectRef, std::less<>>& items);
+  void AddPage(ScannedList& page, std::map<std::string, ObjectRef, std::less<>>& items);
   void Replace(std::map<std::string, ObjectRef, std::less<>> items, const std::string& list_rv);
   WatchOutcome WatchOnce();
   void ApplyEvent(const WatchEvent& event);
@@ -75,6 +75,7 @@ struct Informer::Impl {
   void ApplyDelete(const WatchEvent& event);
   // The cached form of a listed or watched object (after options.transform).
   StatusOr<ObjectRef> Build(const Json& object) const;
+  StatusOr<ObjectRef> BuildScanned(ScannedItem item) const;
   void SetResourceVersion(const std::string& rv);
   // Sleeps on the clock; false when stopping.
   bool Sleep(Millis delay);
@@ -166,7 +167,7 @@ Status Informer::Impl::ListAll(std::map<std::string, ObjectRef, std::less<>>& it
   int restarts = 0;
   while (true) {
     if (stopping.load()) return Cancelled("informer " + name + ": stopped while listing");
-    Result<ObjectList> page = lister_watcher->List(list_options);
+    Result<ScannedList> page = lister_watcher->ListScanned(list_options);
     if (!page.ok()) {
       const ApiError& error = page.error();
       if (error.IsGone() && !list_options.continue_token.empty() && restarts++ < kMaxListRestarts) {
@@ -185,23 +186,21 @@ Status Informer::Impl::ListAll(std::map<std::string, ObjectRef, std::less<>>& it
   }
 }
 
-void Informer::Impl::AddPage(const ObjectList& page,
+void Informer::Impl::AddPage(ScannedList& page,
                              std::map<std::string, ObjectRef, std::less<>>& items) {
-  for (const Json& item : page.items) {
+  for (ScannedItem& item : page.items) {
     // An object the cache already holds at the same resourceVersion is reused, not rebuilt.
-    const Json* meta_name = FindPath(item, "metadata.name");
-    if (meta_name != nullptr && meta_name->is_string()) {
-      const Json* meta = FindPath(item, "metadata");
-      std::string key = ObjectKey(GetString(*meta, "namespace"), meta_name->get<std::string>());
-      std::string rv = GetString(*meta, "resourceVersion");
+    if (item.error.empty() && item.metadata_object && !item.name.empty()) {
+      std::string key = ObjectKey(item.ns, item.name);
       ReaderMutexLock lock(cache_mu);
       ObjectRef cached = cache.Get(key);
-      if (cached && !rv.empty() && cached->resource_version() == rv) {
+      if (cached && !item.resource_version.empty() &&
+          cached->resource_version() == item.resource_version) {
         items[key] = std::move(cached);
         continue;
       }
     }
-    auto built = Build(item);
+    auto built = BuildScanned(std::move(item));
     if (!built.ok()) {
       LOG_WARN("informer {}: skipping a listed object: {}", name, built.status().ToString());
       continue;
@@ -310,6 +309,14 @@ void Informer::Impl::ApplyEvent(const WatchEvent& event) {
   }
   // Opaque: never compared, only remembered.
   SetResourceVersion(event.ResourceVersion());
+}
+
+StatusOr<ObjectRef> Informer::Impl::BuildScanned(ScannedItem item) const {
+  if (!options.transform) return CachedObject::FromScanned(std::move(item));
+  // A transform works on a document: parse the one item (never the whole page).
+  auto parsed = ParseJson(item.json);
+  if (!parsed.ok()) return parsed.status();
+  return Build(*parsed);
 }
 
 StatusOr<ObjectRef> Informer::Impl::Build(const Json& object) const {

@@ -48,6 +48,9 @@ class ListerWatcher {
  public:
   virtual ~ListerWatcher() = default;
   virtual Result<ObjectList> List(const ListOptions& options) = 0;
+  // The same page scanned (Client::ListScanned). The default serialises List()'s items and
+  // scans each; MakeListerWatcher's scans the response body itself, building no document.
+  virtual Result<ScannedList> ListScanned(const ListOptions& options);
   virtual Result<WatchEnd> Watch(const WatchOptions& options,
                                  const std::function<bool(const WatchEvent&)>& on_event) = 0;
   // "deployments.apps in namespace steward, selector app=x", for logs.
@@ -63,13 +66,17 @@ std::unique_ptr<ListerWatcher> MakeListerWatcher(std::shared_ptr<Client> client,
 std::string ObjectKey(std::string_view ns, std::string_view name);
 
 // An object as the cache holds it: key fields and labels parsed out, the object itself kept as
-// compact JSON (a parsed nlohmann::json is several times larger). Immutable once built.
+// JSON text (a parsed nlohmann::json is several times larger): compact from FromJson, as the
+// server sent it from FromScanned. Immutable once built.
 class CachedObject {
  public:
   // Fails with kInvalidArgument, naming the field, when `object` is not an object or its
   // metadata.name / metadata.resourceVersion is missing or not a non-empty string, or a label
   // value is not a string.
   static StatusOr<std::shared_ptr<const CachedObject>> FromJson(const Json& object);
+  // The same from a scanned list item (its text kept as sent, not serialised again); fails
+  // as FromJson does, or with the item's own error.
+  static StatusOr<std::shared_ptr<const CachedObject>> FromScanned(ScannedItem item);
 
   const std::string& ns() const { return ns_; }
   const std::string& name() const { return name_; }

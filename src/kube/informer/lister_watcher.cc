@@ -5,6 +5,24 @@
 
 namespace steward::kube {
 
+Result<ScannedList> ListerWatcher::ListScanned(const ListOptions& options) {
+  Result<ObjectList> page = List(options);
+  if (!page.ok()) return std::move(page).error();
+  ScannedList scanned;
+  scanned.resource_version = std::move(page->resource_version);
+  scanned.continue_token = std::move(page->continue_token);
+  scanned.items.reserve(page->items.size());
+  for (const Json& item : page->items) {
+    // List() filled in apiVersion and kind, so the scan adds nothing.
+    auto one = ScanObject(DumpJson(item), "", "");
+    if (!one.ok()) {
+      return LocalApiError(StatusCode::kInvalidArgument, one.status().message());
+    }
+    scanned.items.push_back(std::move(one).value());
+  }
+  return scanned;
+}
+
 namespace {
 
 class ClientListerWatcher final : public ListerWatcher {
@@ -20,6 +38,12 @@ class ClientListerWatcher final : public ListerWatcher {
     ListOptions o = options;
     o.label_selector = label_selector_;
     return client_->List(type_, ns_, o);
+  }
+
+  Result<ScannedList> ListScanned(const ListOptions& options) override {
+    ListOptions o = options;
+    o.label_selector = label_selector_;
+    return client_->ListScanned(type_, ns_, o);
   }
 
   Result<WatchEnd> Watch(const WatchOptions& options,
