@@ -402,7 +402,7 @@ ObjectApi::RecordList SelectPage(Storage::ListResult all, const LabelSelector& l
     if (req.path != "metadata.name" && req.path != "metadata.namespace") needs_parse = true;
   }
   for (auto& rec : all.items) {
-    if (!labels.Empty() && !labels.Matches(rec.labels ? *rec.labels : Labels{})) continue;
+    if (!labels.Empty() && !labels.MatchesStored(rec.labels)) continue;
     if (!fields.Empty()) {
       if (needs_parse) {
         if (!fields.Matches(rec.Parse())) continue;

@@ -453,7 +453,7 @@ class WatchSession : public std::enable_shared_from_this<WatchSession> {
   }
 
   bool MatchesLabels(const std::shared_ptr<const Labels>& labels) const {
-    return labels_.Empty() || labels_.Matches(labels ? *labels : Labels{});
+    return labels_.Empty() || labels_.MatchesStored(labels);
   }
 
   bool MatchesFields(const ObjectRecord& rec) const {

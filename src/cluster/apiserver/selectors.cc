@@ -537,6 +537,11 @@ StatusOr<LabelSelector> LabelSelector::FromJson(const Json& selector) {
   return sel;
 }
 
+bool LabelSelector::MatchesStored(const std::shared_ptr<const Labels>& labels) const {
+  static const Labels kNone;
+  return Matches(labels ? *labels : kNone);
+}
+
 bool LabelSelector::Matches(const Labels& labels) const {
   for (const Requirement& r : requirements_) {
     if (!RequirementMatches(r, FindLabel(labels, r.key))) return false;

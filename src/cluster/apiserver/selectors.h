@@ -9,6 +9,7 @@
 // Parsed selectors are immutable values, safe to share between threads.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -37,6 +38,8 @@ class LabelSelector {
 
   bool Empty() const { return requirements_.empty(); }
   bool Matches(const Labels& labels) const;
+  // A stored object's labels (null = none), without copying them.
+  bool MatchesStored(const std::shared_ptr<const Labels>& labels) const;
   // Matches against a metadata.labels JSON object (absent/null = no labels).
   bool MatchesJson(const Json& labels) const;
   const std::vector<Requirement>& requirements() const { return requirements_; }

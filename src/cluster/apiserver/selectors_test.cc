@@ -228,6 +228,17 @@ TEST(LabelSelectorTest, FromJsonBuildsRequirements) {
   }
 }
 
+TEST(LabelSelectorTest, MatchesStoredTreatsNullAsNoLabels) {
+  auto sel = LabelSelector::Parse("app=web");
+  auto absent = LabelSelector::Parse("!canary");
+  ASSERT_TRUE(sel.ok() && absent.ok());
+  auto stored = std::make_shared<const Labels>(L({{"app", "web"}}));
+  EXPECT_TRUE(sel->MatchesStored(stored));
+  EXPECT_FALSE(sel->MatchesStored(nullptr));
+  EXPECT_TRUE(absent->MatchesStored(nullptr));
+  EXPECT_FALSE(sel->MatchesStored(std::make_shared<const Labels>(L({{"app", "db"}}))));
+}
+
 TEST(LabelSelectorTest, FromJsonRejectsBadSelectors) {
   struct Case {
     const char* json;
