@@ -369,12 +369,12 @@ ApiResult<Json> ObjectApi::Get(const ResourceType& rt, std::string_view ns, std:
 namespace {
 
 // The current objects a list reads from (at `current`).
-Storage::ListResult CurrentRecords(const Storage& storage, const ResourceType& rt,
-                                   std::string_view scope_ns, const FieldSelector& fields,
-                                   uint64_t current) {
+// The current records a field selector naming one object selects: a point lookup instead of a
+// scan (`fields.PinnedName()` is not empty).
+Storage::ListResult PinnedRecords(const Storage& storage, const ResourceType& rt,
+                                  std::string_view scope_ns, const FieldSelector& fields,
+                                  uint64_t current) {
   std::string pinned_name = fields.PinnedName();
-  if (pinned_name.empty()) return storage.List(rt.GroupResource(), scope_ns);
-  // A field selector naming one object: a point lookup instead of a scan.
   Storage::ListResult all;
   std::string pinned_ns = fields.PinnedNamespace();
   std::string lookup_ns = std::string(scope_ns);
@@ -392,36 +392,32 @@ Storage::ListResult CurrentRecords(const Storage& storage, const ResourceType& r
   return all;
 }
 
-// The selected records of `all`, cut to `limit` with a continue token at the snapshot's revision.
-ObjectApi::RecordList SelectPage(Storage::ListResult all, const LabelSelector& labels,
-                                 const FieldSelector& fields, int64_t limit) {
-  ObjectApi::RecordList out;
-  out.revision = all.revision;
+// Whether a record passes the list's label and field selectors.
+std::function<bool(const ObjectRecord&)> Selects(const LabelSelector& labels,
+                                                 const FieldSelector& fields) {
+  if (labels.Empty() && fields.Empty()) return nullptr;
   bool needs_parse = false;
   for (const auto& req : fields.requirements()) {
     if (req.path != "metadata.name" && req.path != "metadata.namespace") needs_parse = true;
   }
-  for (auto& rec : all.items) {
-    if (!labels.Empty() && !labels.MatchesStored(rec.labels)) continue;
-    if (!fields.Empty()) {
-      if (needs_parse) {
-        if (!fields.Matches(rec.Parse())) continue;
-      } else {
-        Json meta = {{"metadata", {{"name", rec.name}, {"namespace", rec.ns}}}};
-        if (!fields.Matches(meta)) continue;
-      }
-    }
-    if (limit > 0 && static_cast<int64_t>(out.items.size()) >= limit) {
-      ++out.remaining;
-      continue;
-    }
-    out.items.push_back(std::move(rec));
-  }
-  if (out.remaining > 0 && !out.items.empty()) {
+  return [&labels, &fields, needs_parse](const ObjectRecord& rec) {
+    if (!labels.Empty() && !labels.MatchesStored(rec.labels)) return false;
+    if (fields.Empty()) return true;
+    if (needs_parse) return fields.Matches(rec.Parse());
+    return fields.Matches(Json{{"metadata", {{"name", rec.name}, {"namespace", rec.ns}}}});
+  };
+}
+
+// A storage page as the API's page, with a continue token at the snapshot's revision when
+// records remain.
+ObjectApi::RecordList ToRecordList(Storage::ListResult page) {
+  ObjectApi::RecordList out;
+  out.revision = page.revision;
+  out.items = std::move(page.items);
+  if (page.remaining > 0 && !out.items.empty()) {
+    out.remaining = static_cast<int64_t>(page.remaining);
     const auto& last = out.items.back();
     out.continue_token = EncodeContinue(out.revision, last.ns, last.name);
-  } else {
-    out.remaining = 0;
   }
   return out;
 }
@@ -463,26 +459,29 @@ ApiResult<ObjectApi::RecordList> ObjectApi::ListRecords(const ResourceType& rt, 
     return BadRequestError("resourceVersionMatch is forbidden unless resourceVersion is provided");
   }
 
-  Storage::ListResult all;
-  if (read_at) {
-    std::optional<Storage::ListFrom> after;
-    if (token) after = Storage::ListFrom{token->ns, token->name};
-    auto snapshot = storage_.ListAt(rt.GroupResource(), scope_ns, *read_at, after);
-    if (!snapshot.ok()) {
-      if (snapshot.status().code() == StatusCode::kOutOfRange) {
-        // etcd's answers once the revision is compacted away.
-        return ExpiredError(token ? kInconsistentContinueMessage : kListTooOldMessage);
-      }
-      if (snapshot.status().code() == StatusCode::kInvalidArgument) {
-        return TooLargeResourceVersionError(*read_at, storage_.CurrentRevision());
-      }
-      return InternalError(snapshot.status().message());
-    }
-    all = std::move(snapshot).value();
-  } else {
-    all = CurrentRecords(storage_, rt, scope_ns, *fields, current);
+  Storage::Page page;
+  page.keep = Selects(*labels, *fields);
+  page.limit = static_cast<size_t>(opts.limit);
+  if (!read_at && !fields->PinnedName().empty()) {
+    // A field selector naming one object: a point lookup instead of a scan.
+    return ToRecordList(
+        Storage::CutToPage(PinnedRecords(storage_, rt, scope_ns, *fields, current), page));
   }
-  return SelectPage(std::move(all), *labels, *fields, opts.limit);
+  std::optional<Storage::ListFrom> after;
+  if (token) after = Storage::ListFrom{token->ns, token->name};
+  auto snapshot =
+      storage_.ListPageAt(rt.GroupResource(), scope_ns, read_at.value_or(current), after, page);
+  if (!snapshot.ok()) {
+    if (snapshot.status().code() == StatusCode::kOutOfRange) {
+      // etcd's answers once the revision is compacted away.
+      return ExpiredError(token ? kInconsistentContinueMessage : kListTooOldMessage);
+    }
+    if (snapshot.status().code() == StatusCode::kInvalidArgument) {
+      return TooLargeResourceVersionError(read_at.value_or(current), storage_.CurrentRevision());
+    }
+    return InternalError(snapshot.status().message());
+  }
+  return ToRecordList(std::move(snapshot).value());
 }
 
 ApiResult<Json> ObjectApi::List(const ResourceType& rt, std::string_view ns,

@@ -181,6 +181,18 @@ std::shared_ptr<const std::string> StoredJson(const Json& obj) {
   return std::make_shared<const std::string>(std::move(json));
 }
 
+// Adds `rec` to the page `out` when `page` keeps it: to its items below the limit, else to its
+// remaining count.
+template <typename Rec>
+void Offer(Rec&& rec, const Storage::Page& page, Storage::ListResult* out) {
+  if (page.keep && !page.keep(rec)) return;
+  if (page.limit > 0 && out->items.size() >= page.limit) {
+    ++out->remaining;
+    return;
+  }
+  out->items.push_back(std::forward<Rec>(rec));
+}
+
 class StorageImpl final : public Storage {
  public:
   explicit StorageImpl(Options options) : options_(std::move(options)) {}
@@ -254,8 +266,9 @@ class StorageImpl final : public Storage {
     return out;
   }
 
-  StatusOr<ListResult> ListAt(std::string_view group_resource, std::string_view ns,
-                              uint64_t revision, std::optional<ListFrom> after) const override {
+  StatusOr<ListResult> ListPageAt(std::string_view group_resource, std::string_view ns,
+                                  uint64_t revision, std::optional<ListFrom> after,
+                                  const Page& page) const override {
     ListResult out;
     out.revision = revision;
     // Deleted objects whose JSON still carries the deletion's revision (fixed after unlocking).
@@ -270,10 +283,13 @@ class StorageImpl final : public Storage {
         return OutOfRange("too old resource version: " + std::to_string(revision) + " (" +
                           std::to_string(compacted_) + ")");
       }
+      // At the current revision the page is cut while collecting; an older snapshot is built
+      // whole and cut below.
+      const bool current = revision == revision_;
       if (auto git = objects_.find(group_resource); git != objects_.end()) {
-        CollectFrom(git->second, ns, after, &out.items);
+        CollectFrom(git->second, ns, after, current ? page : Page{}, &out);
       }
-      if (revision == revision_) return out;
+      if (current) return out;
       // The first event after `revision` on a key holds that key's state at `revision`.
       std::map<KeyView, const WatchEvent*, KeyLess> changed;
       auto first = std::upper_bound(
@@ -286,8 +302,7 @@ class StorageImpl final : public Storage {
         if (after && key <= KeyView{after->ns, after->name}) continue;
         changed.try_emplace(key, &*it);
       }
-      if (changed.empty()) return out;
-      out.items = Overlay(std::move(out.items), changed, &restamp);
+      if (!changed.empty()) out.items = Overlay(std::move(out.items), changed, &restamp);
     }
     for (size_t i : restamp) {
       ObjectRecord& rec = out.items[i];
@@ -296,7 +311,7 @@ class StorageImpl final : public Storage {
       obj["metadata"]["resourceVersion"] = std::to_string(rec.revision);
       rec.json = StoredJson(obj);
     }
-    return out;
+    return CutToPage(std::move(out), page);
   }
 
   StatusOr<MutateResult> Mutate(std::string_view group_resource, std::string_view ns,
@@ -452,10 +467,10 @@ class StorageImpl final : public Storage {
     return it == git->second.end() ? nullptr : &it->second;
   }
 
-  // Appends the records of `bucket` in namespace `ns` (every one when empty) that sort after
-  // `after` (every one when absent).
+  // Offers the records of `bucket` in namespace `ns` (every one when empty) that sort after
+  // `after` (every one when absent) to the page.
   static void CollectFrom(const Bucket& bucket, std::string_view ns,
-                          const std::optional<ListFrom>& after, std::vector<ObjectRecord>* out) {
+                          const std::optional<ListFrom>& after, const Page& page, ListResult* out) {
     auto it = bucket.begin();
     if (!ns.empty()) it = bucket.lower_bound(KeyView{ns, ""});
     if (after) {
@@ -466,7 +481,7 @@ class StorageImpl final : public Storage {
       }
     }
     for (; it != bucket.end() && (ns.empty() || it->first.first == ns); ++it) {
-      out->push_back(it->second);
+      Offer(it->second, page, out);
     }
   }
 
@@ -549,6 +564,14 @@ class StorageImpl final : public Storage {
 };
 
 }  // namespace
+
+Storage::ListResult Storage::CutToPage(ListResult all, const Page& page) {
+  if (!page.keep && page.limit == 0) return all;
+  ListResult cut;
+  cut.revision = all.revision;
+  for (auto& rec : all.items) Offer(std::move(rec), page, &cut);
+  return cut;
+}
 
 StatusOr<std::unique_ptr<Storage>> Storage::Open(const Options& options) {
   auto storage = std::make_unique<StorageImpl>(options);

@@ -125,6 +125,7 @@ class Storage {
   struct ListResult {
     std::vector<ObjectRecord> items;  // ordered by (ns, name)
     uint64_t revision = 0;            // the revision the snapshot was taken at
+    size_t remaining = 0;             // ListPageAt: records kept past the page's limit
   };
   // Every object of a group-resource, in one namespace (or all when `ns` is empty).
   virtual ListResult List(std::string_view group_resource, std::string_view ns) const = 0;
@@ -142,8 +143,23 @@ class Storage {
   // newer events). Fails with kOutOfRange ("too old resource version: 5 (27)") when the history
   // no longer reaches back to `revision` (compacted), and kInvalidArgument when `revision` is
   // newer than CurrentRevision().
-  virtual StatusOr<ListResult> ListAt(std::string_view group_resource, std::string_view ns,
-                                      uint64_t revision, std::optional<ListFrom> after) const = 0;
+  StatusOr<ListResult> ListAt(std::string_view group_resource, std::string_view ns,
+                              uint64_t revision, std::optional<ListFrom> after) const {
+    return ListPageAt(group_resource, ns, revision, after, Page{});
+  }
+  // One page of a list: of ListAt()'s records only those `keep` accepts (every one when null),
+  // at most `limit` (0: no limit); ListResult::remaining counts the accepted ones past it. At
+  // the current revision only the page is copied (a paginated list of N objects in pages of P
+  // costs N, not N²/2P, copies); `keep` then runs under the storage's read lock.
+  struct Page {
+    std::function<bool(const ObjectRecord&)> keep;
+    size_t limit = 0;
+  };
+  // `all` cut to `page` (its records in order, as ListPageAt would have cut them).
+  static ListResult CutToPage(ListResult all, const Page& page);
+  virtual StatusOr<ListResult> ListPageAt(std::string_view group_resource, std::string_view ns,
+                                          uint64_t revision, std::optional<ListFrom> after,
+                                          const Page& page) const = 0;
 
   // The outcome of a Mutate callback: keep the object as it is (no write, no event), replace it
   // with a new value, or delete it.

@@ -390,6 +390,45 @@ TEST(StorageTest, ListAtShowsTheObjectsAsTheyWereAtTheRevision) {
   EXPECT_THAT(Keys(now->items), ElementsAre("other/a"));
 }
 
+TEST(StorageTest, ListPageAtKeepsSelectedRecordsUpToTheLimitAndCountsTheRest) {
+  auto s = OpenMem();
+  for (const char* name : {"a", "b", "c", "d", "e", "f"}) {
+    Json labels = {{"tier", std::string(name) < "d" ? "x" : "y"}};
+    if (std::string(name) == "b") labels = {{"tier", "y"}};
+    ASSERT_TRUE(PutPod(*s, "ns", name, 0, labels).ok());  // 1..6; tier x: a c; y: b d e f
+  }
+  Storage::Page page;
+  page.keep = [](const ObjectRecord& rec) {
+    return rec.labels && rec.labels->front().second == "y";
+  };
+  page.limit = 2;
+  // At the current revision (the page is cut while collecting).
+  const uint64_t six = s->CurrentRevision();
+  auto first = s->ListPageAt("pods", "ns", six, std::nullopt, page);
+  ASSERT_TRUE(first.ok());
+  EXPECT_THAT(Keys(first->items), ElementsAre("ns/b", "ns/d"));
+  EXPECT_EQ(first->remaining, 2u);  // e, f
+  auto second = s->ListPageAt("pods", "ns", six, Storage::ListFrom{"ns", "d"}, page);
+  ASSERT_TRUE(second.ok());
+  EXPECT_THAT(Keys(second->items), ElementsAre("ns/e", "ns/f"));
+  EXPECT_EQ(second->remaining, 0u);
+  // At an older revision (built whole, then cut): f relabelled and a new y added since.
+  ASSERT_TRUE(PutPod(*s, "ns", "f", 1, {{"tier", "x"}}).ok());
+  ASSERT_TRUE(PutPod(*s, "ns", "g", 0, {{"tier", "y"}}).ok());
+  auto old_second = s->ListPageAt("pods", "ns", six, Storage::ListFrom{"ns", "d"}, page);
+  ASSERT_TRUE(old_second.ok());
+  EXPECT_THAT(Keys(old_second->items), ElementsAre("ns/e", "ns/f"));
+  EXPECT_EQ(old_second->remaining, 0u);
+  auto now = s->ListPageAt("pods", "ns", s->CurrentRevision(), Storage::ListFrom{"ns", "d"}, page);
+  ASSERT_TRUE(now.ok());
+  EXPECT_THAT(Keys(now->items), ElementsAre("ns/e", "ns/g"));
+  // No selector, no limit: ListAt's records.
+  auto whole = s->ListPageAt("pods", "ns", six, std::nullopt, Storage::Page{});
+  ASSERT_TRUE(whole.ok());
+  EXPECT_EQ(whole->items.size(), 6u);
+  EXPECT_EQ(whole->remaining, 0u);
+}
+
 TEST(StorageTest, ListAtSeesThroughDeleteAndRecreate) {
   auto s = OpenMem();
   ASSERT_TRUE(PutPod(*s, "ns", "a", 1).ok());    // 1

@@ -30,7 +30,7 @@ class SharedCursor {
   // A moving cursor over *at, or (at == nullptr) a fixed position, for the end.
   SharedCursor(const char** at, const char* fixed) : at_(at), fixed_(fixed) {}
 
-  reference operator*() const { return **at_; }
+  reference operator*() const { return *pos(); }
   SharedCursor& operator++() {
     ++*at_;
     return *this;
