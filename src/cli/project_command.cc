@@ -579,6 +579,72 @@ int RunList(const CommandFlags& flags) {
       });
 }
 
+// `watch`: the records as a table that grows a row per change (kubectl get --watch's form):
+// the current records first, then every change as it is committed, until --timeout passes
+// (exit 0), the stream ends (exit 1 when the API refused it, 2 when it could not be reached or
+// it broke) or the process is interrupted. -o json prints each event as one JSON line.
+int RunWatch(const CommandFlags& flags) {
+  if (Status s = CheckOutput(flags.output, {"json", "wide"}); !s.ok()) {
+    return Fail(s.message(), kExitUsage);
+  }
+  std::chrono::milliseconds duration = std::chrono::hours(24 * 365 * 100);
+  if (!flags.wait.empty()) {
+    auto d = ParseDuration(flags.wait);
+    if (!d.ok()) return Fail("--timeout: " + d.error().message(), kExitUsage);
+    duration = *d;
+  }
+  auto options = ClientOptions(flags.global);
+  if (!options.ok()) return Fail(options.error().message(), kExitUsage);
+  auto client = ApiClient::Create(*options);
+  if (!client.ok()) return Fail(client.error().message(), kExitUsage);
+  std::string query = std::string("initial=true") + (flags.agent ? "&kind=agent" : "");
+  if (!flags.name.empty()) query += "&project=" + net::PercentEncode(flags.name);
+  if (!flags.team.empty()) query += "&team=" + net::PercentEncode(flags.team);
+  const bool json = flags.output == "json";
+  const bool wide = flags.output == "wide";
+  // Rows stream in, so the columns cannot be fitted to them: fixed widths, wide enough for a
+  // name (at most 40), a phase, a reason.
+  const std::vector<size_t> widths = {24, 13, 10, 10, 40, 8, 36, 12, 8, 22};
+  auto print_row = [&](const std::vector<std::string>& row) {
+    std::string line;
+    for (size_t i = 0; i < row.size(); ++i) {
+      line += i + 1 < row.size() ? Pad(row[i], (flags.agent && i >= 4 ? widths[i + 1] : widths[i]))
+                                 : row[i];
+      if (i + 1 < row.size()) line += "   ";
+    }
+    std::printf("%s\n", line.c_str());
+    std::fflush(stdout);
+  };
+  if (!json) print_row(ProjectHeader(wide, flags.agent));
+  std::string broken;
+  Status s = (*client)->Watch(
+      query,
+      [&](const WatchEvent& e) {
+        if (e.event == "error") {
+          broken = GetString(e.data, "message");
+          return false;
+        }
+        if (json) {
+          Json line = {{"event", e.event}, {"data", e.data}};
+          if (!e.id.empty()) line["id"] = e.id;
+          std::printf("%s\n", DumpJson(line).c_str());
+          std::fflush(stdout);
+          return true;
+        }
+        if (e.event == "project" || e.event == "agent") {
+          print_row(ProjectRow(e.data, wide, flags.agent));
+        } else if (e.event == "deleted") {
+          print_row({GetString(e.data, "name"), "Deleted"});
+        }
+        return true;
+      },
+      duration);
+  if (!broken.empty()) return Fail("the watch stream ended: " + broken, kExitRefused);
+  if (s.code() == StatusCode::kDeadlineExceeded) return 0;
+  if (!s.ok()) return FailCall(**client, s);
+  return 0;
+}
+
 int RunLogs(const CommandFlags& flags) {
   if (Status s = CheckOutput(flags.output, {"json"}); !s.ok()) return Fail(s.message(), kExitUsage);
   return Read(
@@ -740,6 +806,18 @@ void AddReadVerbs(CLI::App& parent, const std::shared_ptr<CommandFlags>& flags) 
                    "Only this desired state (running|suspended|deleted)");
   list->add_option("-o,--output", flags->output, "Output format: json, yaml or wide");
   list->callback([flags] { SetExitCode(RunList(*flags)); });
+
+  auto* watch = AddVerb(parent, "watch",
+                        "Show " + what +
+                            "s as a table that grows a row per change (as kubectl "
+                            "get --watch), until --timeout or Ctrl-C",
+                        flags, false);
+  watch->add_option("NAME", flags->name, "Only this " + what + " (name or id)");
+  watch->add_option("--team", flags->team, "Only this team's " + what + "s");
+  watch->add_option("--timeout", flags->wait, "Stop after DURATION (e.g. 30s, 5m) and exit 0");
+  watch->add_option("-o,--output", flags->output,
+                    "Output format: json (one event per line) or wide");
+  watch->callback([flags] { SetExitCode(RunWatch(*flags)); });
 
   auto* history = AddVerb(
       parent, "history",

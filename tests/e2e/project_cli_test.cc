@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <csignal>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -702,6 +703,78 @@ TEST_F(ProjectCliTest, FailedProjectEndsTheWaitWithExitOne) {
               HasSubstr("steward: taken failed at generation 1: NameTaken: Deployment taken"));
   EXPECT_LT(r.elapsed, seconds(30));
   EXPECT_EQ(Cli({"delete", "taken", "--wait", "60s"}).exit_code, 0);
+}
+
+// `project watch`: the current records, then one row per committed change (another team's
+// left out), a Deleted row; --timeout ends it with exit 0; -o json prints one event per line.
+TEST_F(ProjectCliTest, WatchShowsEveryChangeAsARowUntilItsTimeout) {
+  ASSERT_EQ(Cli({"create", "watched-before", "--team", "team-w", "--image", "nodered/node-red:4.0"})
+                .exit_code,
+            0);
+  BackgroundProcess watch({StewardBinary(), "project", "watch", "--team", "team-w", "--timeout",
+                           "120s", "--server", server_, "--token-file", token_file_});
+  auto header = watch.WaitForLine("NAME", seconds(30));
+  ASSERT_TRUE(header) << watch.output();
+  EXPECT_TRUE(Matches(*header, "^NAME +PHASE +DESIRED +GENERATION +URL +AGE$")) << *header;
+  auto before = watch.WaitForLine("watched-before", seconds(30));
+  ASSERT_TRUE(before) << watch.output();
+  EXPECT_TRUE(Matches(*before, "^watched-before +\\S+ +suspended +1 ")) << *before;
+
+  ASSERT_EQ(
+      Cli({"create", "unwatched", "--team", "team-x", "--image", "nodered/node-red:4.0"}).exit_code,
+      0);
+  RunResult created = Cli({"create", "watched", "--team", "team-w", "--image",
+                           "nodered/node-red:4.0", "--start", "--wait", "60s"});
+  ASSERT_EQ(created.exit_code, 0) << Describe(created);
+  // Rows of `watched` follow its phases until Running, with its URL (the name column is 24
+  // wide, then 3 spaces).
+  auto running = watch.WaitForLine("watched" + std::string(20, ' ') + "Running", seconds(60));
+  ASSERT_TRUE(running) << watch.output();
+  EXPECT_TRUE(Matches(*running, "^watched +Running +running +1 +http://watched\\.")) << *running;
+  std::vector<std::string> phases;
+  std::istringstream rows(watch.output());
+  for (std::string row;
+       std::getline(rows, row) && (phases.empty() || phases.back() != "Running");) {
+    std::smatch m;
+    if (!std::regex_search(row, m, std::regex("^watched +(\\S+) +(\\S+) +1 "))) continue;
+    phases.push_back(m[1]);
+    EXPECT_EQ(m[2], "running") << row;
+  }
+  ASSERT_GE(phases.size(), 2u) << watch.output();  // a phase before Running, then Running
+  EXPECT_NE(phases.front(), "Running") << watch.output();
+
+  ASSERT_EQ(Cli({"delete", "watched", "--wait", "60s"}).exit_code, 0);
+  auto deleted = watch.WaitForLine("watched" + std::string(20, ' ') + "Deleted", seconds(30));
+  ASSERT_TRUE(deleted) << watch.output();
+  EXPECT_TRUE(Matches(*deleted, "^watched +Deleted$")) << *deleted;
+  EXPECT_THAT(watch.output(), Not(HasSubstr("unwatched")));
+  watch.Stop(SIGTERM);
+
+  RunResult timed = Cli({"watch", "--team", "team-w", "--timeout", "1s"});
+  EXPECT_EQ(timed.exit_code, 0) << Describe(timed);
+  EXPECT_TRUE(Matches(timed.out, "^NAME .*\\nwatched-before ")) << timed.out;
+  EXPECT_GE(timed.elapsed, seconds(1));
+
+  RunResult json = Cli({"watch", "watched-before", "-o", "json", "--timeout", "1s"});
+  EXPECT_EQ(json.exit_code, 0) << Describe(json);
+  std::istringstream lines(json.out);
+  std::vector<Json> events;
+  for (std::string line; std::getline(lines, line);) {
+    auto j = ParseJson(line);
+    ASSERT_TRUE(j.ok()) << line;
+    events.push_back(*j);
+  }
+  ASSERT_EQ(events.size(), 2u) << json.out;
+  EXPECT_EQ(events[0]["event"], "project");
+  EXPECT_EQ(events[0]["data"]["name"], "watched-before");
+  EXPECT_EQ(events[1]["event"], "sync");
+  EXPECT_TRUE(events[1]["id"].is_string());
+
+  RunResult bad = Cli({"watch", "-o", "yaml"});
+  EXPECT_EQ(bad.exit_code, 2) << Describe(bad);
+  EXPECT_THAT(bad.err, HasSubstr("-o: unknown output format \"yaml\" (one of json, wide)"));
+  EXPECT_EQ(Cli({"delete", "watched-before", "--wait", "60s"}).exit_code, 0);
+  EXPECT_EQ(Cli({"delete", "unwatched", "--wait", "60s"}).exit_code, 0);
 }
 
 TEST_F(ProjectCliTest, WrongTokenIsUnauthorized) {
