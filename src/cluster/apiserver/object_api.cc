@@ -368,7 +368,6 @@ ApiResult<Json> ObjectApi::Get(const ResourceType& rt, std::string_view ns, std:
 
 namespace {
 
-// The current objects a list reads from (at `current`).
 // The current records a field selector naming one object selects: a point lookup instead of a
 // scan (`fields.PinnedName()` is not empty).
 Storage::ListResult PinnedRecords(const Storage& storage, const ResourceType& rt,
@@ -410,12 +409,13 @@ std::function<bool(const ObjectRecord&)> Selects(const LabelSelector& labels,
 
 // A storage page as the API's page, with a continue token at the snapshot's revision when
 // records remain.
-ObjectApi::RecordList ToRecordList(Storage::ListResult page) {
+ObjectApi::RecordList ToRecordList(Storage::ListResult page, bool counted) {
   ObjectApi::RecordList out;
   out.revision = page.revision;
   out.items = std::move(page.items);
   if (page.remaining > 0 && !out.items.empty()) {
     out.remaining = static_cast<int64_t>(page.remaining);
+    out.remaining_counted = counted;
     const auto& last = out.items.back();
     out.continue_token = EncodeContinue(out.revision, last.ns, last.name);
   }
@@ -462,10 +462,12 @@ ApiResult<ObjectApi::RecordList> ObjectApi::ListRecords(const ResourceType& rt, 
   Storage::Page page;
   page.keep = Selects(*labels, *fields);
   page.limit = static_cast<size_t>(opts.limit);
+  page.count_rest = labels->Empty() && fields->Empty();
   if (!read_at && !fields->PinnedName().empty()) {
     // A field selector naming one object: a point lookup instead of a scan.
     return ToRecordList(
-        Storage::CutToPage(PinnedRecords(storage_, rt, scope_ns, *fields, current), page));
+        Storage::CutToPage(PinnedRecords(storage_, rt, scope_ns, *fields, current), page),
+        page.count_rest);
   }
   std::optional<Storage::ListFrom> after;
   if (token) after = Storage::ListFrom{token->ns, token->name};
@@ -481,7 +483,7 @@ ApiResult<ObjectApi::RecordList> ObjectApi::ListRecords(const ResourceType& rt, 
     }
     return InternalError(snapshot.status().message());
   }
-  return ToRecordList(std::move(snapshot).value());
+  return ToRecordList(std::move(snapshot).value(), page.count_rest);
 }
 
 ApiResult<Json> ObjectApi::List(const ResourceType& rt, std::string_view ns,
@@ -493,7 +495,7 @@ ApiResult<Json> ObjectApi::List(const ResourceType& rt, std::string_view ns,
   Json meta = {{"resourceVersion", std::to_string(records->revision)}};
   if (!records->continue_token.empty()) {
     meta["continue"] = records->continue_token;
-    meta["remainingItemCount"] = records->remaining;
+    if (records->remaining_counted) meta["remainingItemCount"] = records->remaining;
   }
   return Json{{"kind", rt.ListKind()},
               {"apiVersion", rt.ApiVersion()},

@@ -108,6 +108,9 @@ class ObjectApi {
     uint64_t revision = 0;
     std::string continue_token;  // non-empty when truncated by limit
     int64_t remaining = 0;       // items left after this page (when truncated)
+    // Whether `remaining` is a count: not for a list with selectors (Kubernetes then leaves
+    // remainingItemCount out; the rest is not scanned).
+    bool remaining_counted = false;
   };
   ApiResult<RecordList> ListRecords(const ResourceType& rt, std::string_view ns,
                                     const ListOptions& opts) const;

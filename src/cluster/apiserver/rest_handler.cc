@@ -1116,7 +1116,7 @@ void RestHandler::ServeList(Request& r) {
   Json meta = {{"resourceVersion", std::to_string(records->revision)}};
   if (!records->continue_token.empty()) {
     meta["continue"] = records->continue_token;
-    meta["remainingItemCount"] = records->remaining;
+    if (records->remaining_counted) meta["remainingItemCount"] = records->remaining;
   }
   if (r.output == Output::kTable) {
     std::vector<Json> objects;

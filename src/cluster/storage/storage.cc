@@ -182,15 +182,17 @@ std::shared_ptr<const std::string> StoredJson(const Json& obj) {
 }
 
 // Adds `rec` to the page `out` when `page` keeps it: to its items below the limit, else to its
-// remaining count.
+// remaining count. False when collecting can stop (the page is full, more follow, and the rest
+// need not be counted).
 template <typename Rec>
-void Offer(Rec&& rec, const Storage::Page& page, Storage::ListResult* out) {
-  if (page.keep && !page.keep(rec)) return;
+bool Offer(Rec&& rec, const Storage::Page& page, Storage::ListResult* out) {
+  if (page.keep && !page.keep(rec)) return true;
   if (page.limit > 0 && out->items.size() >= page.limit) {
     ++out->remaining;
-    return;
+    return page.count_rest;
   }
   out->items.push_back(std::forward<Rec>(rec));
+  return true;
 }
 
 class StorageImpl final : public Storage {
@@ -481,7 +483,7 @@ class StorageImpl final : public Storage {
       }
     }
     for (; it != bucket.end() && (ns.empty() || it->first.first == ns); ++it) {
-      Offer(it->second, page, out);
+      if (!Offer(it->second, page, out)) return;
     }
   }
 
@@ -569,7 +571,9 @@ Storage::ListResult Storage::CutToPage(ListResult all, const Page& page) {
   if (!page.keep && page.limit == 0) return all;
   ListResult cut;
   cut.revision = all.revision;
-  for (auto& rec : all.items) Offer(std::move(rec), page, &cut);
+  for (auto& rec : all.items) {
+    if (!Offer(std::move(rec), page, &cut)) break;
+  }
   return cut;
 }
 

@@ -151,9 +151,13 @@ class Storage {
   // at most `limit` (0: no limit); ListResult::remaining counts the accepted ones past it. At
   // the current revision only the page is copied (a paginated list of N objects in pages of P
   // costs N, not N²/2P, copies); `keep` then runs under the storage's read lock.
+  // With `count_rest` false, collecting stops at the first kept record past the limit and
+  // `remaining` is 1: "more follow", not how many (what a list with selectors needs: Kubernetes
+  // leaves remainingItemCount out then, and counting would scan the whole rest on every page).
   struct Page {
     std::function<bool(const ObjectRecord&)> keep;
     size_t limit = 0;
+    bool count_rest = true;
   };
   // `all` cut to `page` (its records in order, as ListPageAt would have cut them).
   static ListResult CutToPage(ListResult all, const Page& page);

@@ -422,6 +422,18 @@ TEST(StorageTest, ListPageAtKeepsSelectedRecordsUpToTheLimitAndCountsTheRest) {
   auto now = s->ListPageAt("pods", "ns", s->CurrentRevision(), Storage::ListFrom{"ns", "d"}, page);
   ASSERT_TRUE(now.ok());
   EXPECT_THAT(Keys(now->items), ElementsAre("ns/e", "ns/g"));
+  // Not counting the rest: collecting stops at the first kept record past the limit.
+  page.count_rest = false;
+  auto uncounted = s->ListPageAt("pods", "ns", six, std::nullopt, page);
+  ASSERT_TRUE(uncounted.ok());
+  EXPECT_THAT(Keys(uncounted->items), ElementsAre("ns/b", "ns/d"));
+  EXPECT_EQ(uncounted->remaining, 1u);
+  auto last = s->ListPageAt("pods", "ns", six, Storage::ListFrom{"ns", "d"}, page);
+  ASSERT_TRUE(last.ok());
+  EXPECT_EQ(last->remaining, 0u);
+  auto old_uncounted = s->ListPageAt("pods", "ns", six, std::nullopt, page);
+  ASSERT_TRUE(old_uncounted.ok());
+  EXPECT_EQ(old_uncounted->remaining, 1u);
   // No selector, no limit: ListAt's records.
   auto whole = s->ListPageAt("pods", "ns", six, std::nullopt, Storage::Page{});
   ASSERT_TRUE(whole.ok());
