@@ -29,8 +29,8 @@
 //      ("projects reconciled per second": each start is about 15 reconciles, 7 commits), with
 //      store commits per second in that window (every commit is fanned out to all W watchers).
 //      Meanwhile a sampler thread writes the probe once per --burst-interval-ms (20) and
-//      measures commit → visible as in 2 (issue 18 §5: its p99 with W watchers vs none, while the projects
-//      start). The projects are then deleted and waited for until purged.
+//      measures commit → visible as in 2 (issue 18 §5: its p99 with W watchers vs none, while the
+//      projects start). The projects are then deleted and waited for until purged.
 //   4. Order: every background stream must have read every change the store delivered in the
 //      round (a store listener counts them), ids strictly increasing, the same ids in the same
 //      order on every stream (a hash of the id sequence); printed as yes/NO with the counts.
