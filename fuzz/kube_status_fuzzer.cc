@@ -1,7 +1,8 @@
 // The Kubernetes client's decoding of what an API server sends back: error responses and
 // `Status` objects (ApiErrorFromResponse / ApiErrorFromStatusObject), the watch stream's NDJSON
 // framing (NdjsonFramer) and event decoding (DecodeWatchEvent), and the informer's compact form
-// of a watched object (CachedObject::FromJson).
+// of a watched object (CachedObject::FromJson); the body is also scanned as a list page
+// (ScanListPage, CachedObject::FromScanned), which must agree with ParseJson on every input.
 //
 // Input: line 1 the HTTP status (decimal), line 2 the Retry-After header value (empty = no
 // header), the rest the response body, which is also fed to a watch stream's framer.
@@ -11,6 +12,7 @@
 
 #include "fuzz_util.h"
 #include "kube/client/api_error.h"
+#include "kube/client/list_scan.h"
 #include "kube/client/watch.h"
 #include "kube/informer/informer.h"
 #include "net/http.h"
@@ -101,6 +103,41 @@ void FuzzWatchStream(std::string_view body) {
   FUZZ_CHECK(fed.ok());
 }
 
+// The scan of a list page accepts exactly what ParseJson accepts as a list (an object whose
+// "items" is absent, null or an array of objects), and each item's text is that item.
+void FuzzListScan(std::string_view body) {
+  auto scanned = ScanListPage(body, "v1", "Pod");
+  auto parsed = ParseJson(body);
+  const Json* items = parsed.ok() && parsed->is_object() ? FindPath(*parsed, "items") : nullptr;
+  bool list_shape = parsed.ok() && parsed->is_object();
+  if (list_shape && items != nullptr && !items->is_null()) {
+    list_shape = items->is_array();
+    for (size_t i = 0; list_shape && i < items->size(); ++i) list_shape = (*items)[i].is_object();
+  }
+  FUZZ_CHECK_MSG(scanned.ok() == list_shape,
+                 scanned.ok() ? "scan accepted" : scanned.status().message());
+  if (!scanned.ok()) return;
+  const size_t n = items == nullptr || items->is_null() ? 0 : items->size();
+  FUZZ_CHECK(scanned->items.size() == n);
+  for (size_t i = 0; i < n; ++i) {
+    Json expected = (*items)[i];
+    if (!expected.contains("apiVersion")) expected["apiVersion"] = "v1";
+    if (!expected.contains("kind")) expected["kind"] = "Pod";
+    auto item_json = ParseJson(scanned->items[i].json);
+    FUZZ_CHECK(item_json.ok() && *item_json == expected);
+    auto from_json = CachedObject::FromJson(expected);
+    auto from_scan = CachedObject::FromScanned(scanned->items[i]);
+    FUZZ_CHECK(from_json.ok() == from_scan.ok());
+    if (!from_scan.ok()) continue;
+    const CachedObject& a = **from_json;
+    const CachedObject& b = **from_scan;
+    FUZZ_CHECK(a.key() == b.key() && a.uid() == b.uid());
+    FUZZ_CHECK(a.resource_version() == b.resource_version());
+    FUZZ_CHECK(a.labels() == b.labels() && a.terminating() == b.terminating());
+    FUZZ_CHECK(b.Parse() == expected);
+  }
+}
+
 }  // namespace
 }  // namespace steward::kube
 
@@ -124,5 +161,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     kube::CheckCachedObject(*j);
   }
   kube::FuzzWatchStream(in);
+  kube::FuzzListScan(in);
   return 0;
 }
