@@ -425,6 +425,15 @@ class PurgeCounter {
   size_t purged_ GUARDED_BY(mu_) = 0;
 };
 
+// Whether GET /v1/projects/probe on `client` shows the probe's status write number `n`.
+bool ProbeShows(net::HttpClient& client, int n) {
+  auto r = client.Request("GET", "/v1/projects/probe");
+  if (!r.ok() || r->status != 200) return false;
+  auto j = ParseJson(r->body);
+  return j.ok() && j->is_object() &&
+         GetString((*j)["status"], "message") == "watch_bench sample " + std::to_string(n);
+}
+
 // Counts every change the store delivers (what an all-projects watch stream sends one event
 // for). Thread-safe.
 class ChangeCounter {
@@ -573,13 +582,7 @@ class Bench {
     o.timeout = milliseconds(30000);
     auto reader = net::HttpClient::Create(o);
     // The answer to GET /v1/projects/probe shows sample `n`.
-    auto shows = [&](int n) {
-      auto r = reader->Request("GET", "/v1/projects/probe");
-      if (!r.ok() || r->status != 200) return false;
-      auto j = ParseJson(r->body);
-      return j.ok() &&
-             GetString((*j)["status"], "message") == "watch_bench sample " + std::to_string(n);
-    };
+    auto shows = [&](int n) { return ProbeShows(*reader, n); };
     // Warm-up: also waits until every stream is registered (its head is sent just before).
     int sample = round_index * 100000;
     for (int i = 0, good = 0; good < kWarmup; ++i) {
@@ -644,13 +647,7 @@ class Bench {
           std::this_thread::sleep_until(tick);
           const auto t0 = BenchClock::now();
           if (WriteProbeStatus(++n) == 0) break;
-          for (int reads = 0;; ++reads) {
-            auto r = client->Request("GET", "/v1/projects/probe");
-            auto j = r.ok() && r->status == 200 ? ParseJson(r->body) : StatusOr<Json>(Json());
-            if (j.ok() && j->is_object() &&
-                GetString((*j)["status"], "message") == "watch_bench sample " + std::to_string(n)) {
-              break;
-            }
+          for (int reads = 0; !ProbeShows(*client, n); ++reads) {
             if (reads > 1000) {
               sampler_failed = true;
               return;

@@ -11,6 +11,7 @@
 #include <deque>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <sstream>
 #include <string>
@@ -602,20 +603,25 @@ int RunWatch(const CommandFlags& flags) {
   if (!flags.team.empty()) query += "&team=" + net::PercentEncode(flags.team);
   const bool json = flags.output == "json";
   const bool wide = flags.output == "wide";
-  // Rows stream in, so the columns cannot be fitted to them: fixed widths, wide enough for a
-  // name (at most 40), a phase, a reason.
-  const std::vector<size_t> widths = {24, 13, 10, 10, 40, 8, 36, 12, 8, 22};
+  // Rows stream in, so the columns cannot be fitted to them: a fixed width per column, wide
+  // enough for a name, a phase, a URL, a reason.
+  const std::map<std::string, size_t> width_of = {
+      {"NAME", 24}, {"PHASE", 13}, {"DESIRED", 10}, {"GENERATION", 10}, {"URL", 40},
+      {"AGE", 8},   {"ID", 36},    {"TEAM", 12},    {"OBSERVED", 8},    {"REASON", 22}};
+  const std::vector<std::string> header = ProjectHeader(wide, flags.agent);
   auto print_row = [&](const std::vector<std::string>& row) {
     std::string line;
     for (size_t i = 0; i < row.size(); ++i) {
-      line += i + 1 < row.size() ? Pad(row[i], (flags.agent && i >= 4 ? widths[i + 1] : widths[i]))
-                                 : row[i];
-      if (i + 1 < row.size()) line += "   ";
+      if (i + 1 == row.size()) {
+        line += row[i];
+        break;
+      }
+      line += Pad(row[i], width_of.at(header[i])) + "   ";
     }
     std::printf("%s\n", line.c_str());
     std::fflush(stdout);
   };
-  if (!json) print_row(ProjectHeader(wide, flags.agent));
+  if (!json) print_row(header);
   std::string broken;
   Status s = (*client)->Watch(
       query,
