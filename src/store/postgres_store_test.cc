@@ -8,6 +8,7 @@
 #include <libpq-fe.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <atomic>
 #include <filesystem>
 #include <fstream>
@@ -456,6 +457,34 @@ TEST_F(PostgresStoreTest, AStatementPastItsTimeoutIsUnavailableAndLaterWritesSuc
   PQfinish(raw);
   ASSERT_TRUE(store->MutateProject("p1", Bump()).ok());
   EXPECT_EQ(store->GetProject("p1")->generation, 1);  // the first Bump wrote nothing
+}
+
+// Kill finds the postmaster's children through /proc. A process that exits between open and read
+// makes read fail (ESRCH); a stat path that is a directory fails the same way (EISDIR), which is
+// how this test provokes it: the entry is passed over, never an exception (the CI flake of
+// 2026-12-04 was std::ios_base::failure from an ifstream there).
+TEST(PostgresServerProcTest, UnreadableStatEntriesArePassedOverAndZombiesAreNotAlive) {
+  const std::filesystem::path root =
+      std::filesystem::temp_directory_path() / ("steward-proc-" + std::to_string(getpid()));
+  std::filesystem::remove_all(root);
+  auto stat_file = [&](const std::string& pid, const std::string& text) {
+    std::filesystem::create_directories(root / pid);
+    std::ofstream(root / pid / "stat") << text;
+  };
+  stat_file("100", "100 (postgres: wal) writer) S 42 100 100 0");
+  std::filesystem::create_directories(root / "101" / "stat");  // read(2) fails: EISDIR
+  stat_file("102", "102 (postgres) Z 42 100 100 0");
+  stat_file("103", "103 (other) S 7 103 103 0");
+  stat_file("self", "1 (init) S 42 1 1 0");  // not a pid
+
+  std::vector<pid_t> children = steward::test_support::ChildrenOf(42, root.string());
+  std::sort(children.begin(), children.end());
+  EXPECT_EQ(children, (std::vector<pid_t>{100, 102}));
+  EXPECT_TRUE(steward::test_support::Alive(100, root.string()));
+  EXPECT_FALSE(steward::test_support::Alive(101, root.string()));
+  EXPECT_FALSE(steward::test_support::Alive(102, root.string()));  // a zombie
+  EXPECT_FALSE(steward::test_support::Alive(104, root.string()));  // absent
+  std::filesystem::remove_all(root);
 }
 
 // A server of its own: these tests stop and kill it.

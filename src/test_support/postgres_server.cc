@@ -21,6 +21,7 @@
 #include <thread>
 #include <vector>
 
+#include "common/file.h"
 #include "test_support/free_port.h"
 
 namespace steward::test_support {
@@ -36,19 +37,23 @@ std::string Tail(const std::string& path, size_t max = 2000) {
   return s.size() > max ? s.substr(s.size() - max) : s;
 }
 
-// The processes whose parent is `parent` (from /proc/<pid>/stat).
-std::vector<pid_t> ChildrenOf(pid_t parent) {
+}  // namespace
+
+// /proc files are read with ReadSmallFile (plain read(2), errors as a Status): a process that
+// exits between open and read makes read fail with ESRCH, which std::ifstream turns into an
+// exception (std::ios_base::failure from basic_filebuf::underflow) that nothing here catches.
+std::vector<pid_t> ChildrenOf(pid_t parent, const std::string& proc_root) {
   std::vector<pid_t> out;
   std::error_code ec;
-  for (const auto& entry : std::filesystem::directory_iterator("/proc", ec)) {
+  for (const auto& entry : std::filesystem::directory_iterator(proc_root, ec)) {
     const std::string name = entry.path().filename().string();
     if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
-    std::ifstream in(entry.path() / "stat");
-    std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    auto stat = ReadSmallFile((entry.path() / "stat").string());
+    if (!stat.ok()) continue;  // gone meanwhile, or not ours to read
     // "pid (comm) state ppid ...": comm may hold spaces and parentheses; the last ')' ends it.
-    const size_t close = stat.rfind(')');
+    const size_t close = stat->rfind(')');
     if (close == std::string::npos) continue;
-    std::istringstream rest(stat.substr(close + 1));
+    std::istringstream rest(stat->substr(close + 1));
     char state = 0;
     pid_t ppid = 0;
     if (rest >> state >> ppid && ppid == parent) out.push_back(std::stoi(name));
@@ -56,14 +61,15 @@ std::vector<pid_t> ChildrenOf(pid_t parent) {
   return out;
 }
 
-// Whether `pid` still runs (exists and is not a zombie: a zombie holds no memory or socket).
-bool Alive(pid_t pid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
-  std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  const size_t close = stat.rfind(')');
-  if (close == std::string::npos || close + 2 >= stat.size()) return false;
-  return stat[close + 2] != 'Z';
+bool Alive(pid_t pid, const std::string& proc_root) {
+  auto stat = ReadSmallFile(proc_root + "/" + std::to_string(pid) + "/stat");
+  if (!stat.ok()) return false;
+  const size_t close = stat->rfind(')');
+  if (close == std::string::npos || close + 2 >= stat->size()) return false;
+  return (*stat)[close + 2] != 'Z';
 }
+
+namespace {
 
 // Waits for `pid` to exit, at most `timeout`; true when it did.
 bool WaitExit(pid_t pid, std::chrono::milliseconds timeout, int* status) {

@@ -72,4 +72,12 @@ class PostgresServer {
   gid_t gid_ = 0;
 };
 
+// Process helpers behind Kill, exposed for their tests. `proc_root` is "/proc" but for tests.
+// The processes whose parent is `parent` (from <proc_root>/<pid>/stat); an entry that cannot be
+// read (the process exited meanwhile) is passed over.
+std::vector<pid_t> ChildrenOf(pid_t parent, const std::string& proc_root = "/proc");
+// Whether `pid` still runs: its stat can be read and it is not a zombie (a zombie holds no memory
+// or socket).
+bool Alive(pid_t pid, const std::string& proc_root = "/proc");
+
 }  // namespace steward::test_support
