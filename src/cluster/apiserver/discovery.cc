@@ -38,6 +38,7 @@ struct Subresource {
 };
 
 std::vector<std::string> Verbs(const ResourceType& rt) {
+  if (rt.create_only) return {"create"};
   // Namespaces are the one served type without deletecollection on a real server.
   if (rt.group.empty() && rt.resource == "namespaces") {
     return {"create", "delete", "get", "list", "patch", "update", "watch"};
@@ -60,13 +61,22 @@ std::vector<Subresource> Subresources(const ResourceType& rt) {
   if (rt.has_scale)
     out.push_back({"scale", "autoscaling", "v1", "Scale", {"get", "patch", "update"}});
   if (rt.has_status) out.push_back({"status", "", "", rt.kind, {"get", "patch", "update"}});
+  if (rt.has_token) {
+    out.push_back({"token", "authentication.k8s.io", "v1", "TokenRequest", {"create"}});
+  }
   return out;
 }
 
 // Served group/versions in the order a real server lists them (core first).
 std::vector<std::pair<std::string, std::string>> GroupVersions() {
-  static const std::vector<std::string> kOrder = {"", "apps", "networking.k8s.io",
-                                                  "coordination.k8s.io", "discovery.k8s.io"};
+  static const std::vector<std::string> kOrder = {"",
+                                                  "apps",
+                                                  "authorization.k8s.io",
+                                                  "networking.k8s.io",
+                                                  "policy",
+                                                  "rbac.authorization.k8s.io",
+                                                  "coordination.k8s.io",
+                                                  "discovery.k8s.io"};
   std::vector<std::pair<std::string, std::string>> out;
   std::set<std::pair<std::string, std::string>> seen;
   auto rank = [](const std::string& g) {
@@ -467,6 +477,14 @@ void AddPaths(const ResourceType& rt, OpenApiFlavor flavor, Json& paths) {
   if (rt.namespaced) item_params.push_back(kNamespace);
   item_params.push_back(kPretty);
 
+  if (rt.create_only) {  // a review: POST only, to the collection
+    std::vector<Operation> ops = CollectionOps(rt, t);
+    ops.erase(std::remove_if(ops.begin(), ops.end(),
+                             [](const Operation& op) { return op.method != "post"; }),
+              ops.end());
+    paths[t.collection] = PathItem(collection_params, ops, t.tag, flavor);
+    return;
+  }
   paths[t.collection] = PathItem(collection_params, CollectionOps(rt, t), t.tag, flavor);
   paths[t.collection + "/{name}"] =
       PathItem(item_params, ItemOps(rt, t, "", t.kind_def, t.gvk, true), t.tag, flavor);
@@ -478,6 +496,22 @@ void AddPaths(const ResourceType& rt, OpenApiFlavor flavor, Json& paths) {
     const Json scale_gvk = {{"group", "autoscaling"}, {"kind", "Scale"}, {"version", "v1"}};
     paths[t.collection + "/{name}/scale"] = PathItem(
         item_params, ItemOps(rt, t, "Scale", OpenApiScaleName(), scale_gvk, false), t.tag, flavor);
+  }
+  if (rt.has_token) {
+    const std::string def = OpenApiTokenRequestName();
+    const Json gvk = {
+        {"group", "authentication.k8s.io"}, {"kind", "TokenRequest"}, {"version", "v1"}};
+    std::vector<Operation> ops = {{"post",
+                                   "post",
+                                   "create" + t.g + t.ns + rt.kind + "Token",
+                                   "create token of a " + rt.kind,
+                                   kCreateParams,
+                                   def,
+                                   {"*/*"},
+                                   {{"200", def}, {"201", def}, {"202", def}},
+                                   false,
+                                   gvk}};
+    paths[t.collection + "/{name}/token"] = PathItem(item_params, ops, t.tag, flavor);
   }
   if (rt.namespaced) {
     std::vector<Operation> all = {{"get",

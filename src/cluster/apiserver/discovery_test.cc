@@ -66,7 +66,8 @@ TEST(ApiGroupListTest, ServedGroupsPreferV1) {
     EXPECT_EQ(group["preferredVersion"], Json({{"groupVersion", gv}, {"version", "v1"}}));
   }
   EXPECT_THAT(names,
-              ElementsAre("apps", "networking.k8s.io", "coordination.k8s.io", "discovery.k8s.io"));
+              ElementsAre("apps", "authorization.k8s.io", "networking.k8s.io", "policy",
+                          "rbac.authorization.k8s.io", "coordination.k8s.io", "discovery.k8s.io"));
 }
 
 TEST(ApiResourceListTest, EveryServedResourceWithVerbsNamesAndScope) {
@@ -84,6 +85,8 @@ TEST(ApiResourceListTest, EveryServedResourceWithVerbsNamesAndScope) {
     if (rt.resource == "namespaces") {
       EXPECT_THAT(Strings((*r)["verbs"]),
                   ElementsAre("create", "delete", "get", "list", "patch", "update", "watch"));
+    } else if (rt.create_only) {
+      EXPECT_THAT(Strings((*r)["verbs"]), ElementsAre("create")) << rt.resource;
     } else {
       EXPECT_THAT(Strings((*r)["verbs"]), ElementsAreArray(kAllVerbs)) << rt.resource;
     }
@@ -190,7 +193,8 @@ TEST(AggregatedDiscoveryTest, SameResourcesAsLegacyDiscovery) {
 
   LegacyView legacy;
   for (const std::string gv :
-       {"v1", "apps/v1", "networking.k8s.io/v1", "coordination.k8s.io/v1", "discovery.k8s.io/v1"}) {
+       {"v1", "apps/v1", "authorization.k8s.io/v1", "networking.k8s.io/v1", "policy/v1",
+        "rbac.authorization.k8s.io/v1", "coordination.k8s.io/v1", "discovery.k8s.io/v1"}) {
     const size_t slash = gv.find('/');
     const std::string group = slash == std::string::npos ? "" : gv.substr(0, slash);
     auto list = ApiResourceListDocument(group, "v1");
@@ -319,11 +323,12 @@ TEST(OpenApiV3Test, PatchOperationsSupportFieldValidationForEveryKind) {
         }
       }
     }
-    EXPECT_EQ(patches, rt.has_status ? 2 : 1) << rt.GroupResource();
+    // A review kind is only created: no patch, no list.
+    EXPECT_EQ(patches, rt.create_only ? 0 : rt.has_status ? 2 : 1) << rt.GroupResource();
     // The kind's schema carries its GVK, as kubectl explain and apply look it up.
     const Json& schema = doc["components"]["schemas"][OpenApiKindName(rt)];
     EXPECT_EQ(schema["x-kubernetes-group-version-kind"], Json::array({gvk})) << rt.kind;
-    EXPECT_TRUE(doc["components"]["schemas"].contains(OpenApiListName(rt)));
+    EXPECT_EQ(doc["components"]["schemas"].contains(OpenApiListName(rt)), !rt.create_only);
   }
 }
 

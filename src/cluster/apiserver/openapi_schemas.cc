@@ -1062,6 +1062,173 @@ constexpr std::string_view kSchemaText = R"(
   preferredHolder string | Signals to a lease holder that the lease has a more optimal holder and should be given up.
   renewTime MicroTime | A time when the current holder of a lease has last updated the lease.
   strategy string | Strategy to use to select the leader when Coordinated Leader Election is used.
+
+= core/ServiceAccount | ServiceAccount binds together a name, understood by users and perhaps by peripheral systems, for an identity, a principal that can be authenticated and authorized, and a set of secrets.
+  &object
+  automountServiceAccountToken boolean | Whether pods running as this service account should have an API token automatically mounted.
+  imagePullSecrets []core/LocalObjectReference{atomic} | A list of references to secrets in the same namespace to use for pulling any images in pods that reference this ServiceAccount.
+  secrets []core/ObjectReference{merge:name} | Secrets is a list of the secrets in the same namespace that pods running using this ServiceAccount are allowed to use.
+
+= core/ServiceAccountList | ServiceAccountList is a list of ServiceAccount objects.
+  &list core/ServiceAccount
+
+= rbac/PolicyRule | PolicyRule holds information that describes a policy rule, but does not contain information about who the rule applies to or which namespace the rule applies to.
+  apiGroups []string{atomic} | APIGroups is the name of the APIGroup that contains the resources. "" represents the core API group and "*" represents all API groups.
+  nonResourceURLs []string{atomic} | NonResourceURLs is a set of partial urls that a user should have access to. Rules can either apply to API resources or non-resource URL paths, but not both.
+  resourceNames []string{atomic} | ResourceNames is an optional allow list of names that the rule applies to. An empty set means that everything is allowed.
+  resources []string{atomic} | Resources is a list of resources this rule applies to. '*' represents all resources.
+  verbs []string{atomic}! | Verbs is a list of verbs that apply to all resources contained in this rule. '*' represents all verbs.
+
+= rbac/Role | Role is a namespaced, logical grouping of PolicyRules that can be referenced as a unit by a RoleBinding.
+  &object
+  rules []rbac/PolicyRule{atomic} | Rules holds all the PolicyRules for this Role.
+
+= rbac/RoleList | RoleList is a collection of Roles.
+  &list rbac/Role
+
+= rbac/ClusterRole | ClusterRole is a cluster level, logical grouping of PolicyRules that can be referenced as a unit by a RoleBinding or ClusterRoleBinding.
+  &object
+  aggregationRule rbac/AggregationRule | AggregationRule is an optional field that describes how to build the Rules for this ClusterRole.
+  rules []rbac/PolicyRule{atomic} | Rules holds all the PolicyRules for this ClusterRole.
+
+= rbac/ClusterRoleList | ClusterRoleList is a collection of ClusterRoles.
+  &list rbac/ClusterRole
+
+= rbac/AggregationRule | AggregationRule describes how to locate ClusterRoles to aggregate into the ClusterRole.
+  clusterRoleSelectors []meta/LabelSelector{atomic} | ClusterRoleSelectors holds a list of selectors which will be used to find ClusterRoles and create the rules.
+
+= rbac/RoleRef | RoleRef contains information that points to the role being used.
+  apiGroup string! | APIGroup is the group for the resource being referenced.
+  kind string! | Kind is the type of resource being referenced.
+  name string! | Name is the name of resource being referenced.
+
+= rbac/Subject | Subject contains a reference to the object or user identities a role binding applies to.
+  apiGroup string | APIGroup holds the API group of the referenced subject. Defaults to "" for ServiceAccount subjects and to "rbac.authorization.k8s.io" for User and Group subjects.
+  kind string! | Kind of object being referenced: "User", "Group" or "ServiceAccount".
+  name string! | Name of the object being referenced.
+  namespace string | Namespace of the referenced object. For a ServiceAccount subject of a RoleBinding, empty means the binding's namespace.
+
+= rbac/RoleBinding | RoleBinding references a role, but does not contain it. It can reference a Role in the same namespace or a ClusterRole in the global namespace.
+  &object
+  roleRef rbac/RoleRef! | RoleRef can reference a Role in the current namespace or a ClusterRole in the global namespace. This field is immutable.
+  subjects []rbac/Subject{atomic} | Subjects holds references to the objects the role applies to.
+
+= rbac/RoleBindingList | RoleBindingList is a collection of RoleBindings.
+  &list rbac/RoleBinding
+
+= rbac/ClusterRoleBinding | ClusterRoleBinding references a ClusterRole, but not contain it.
+  &object
+  roleRef rbac/RoleRef! | RoleRef can only reference a ClusterRole in the global namespace. This field is immutable.
+  subjects []rbac/Subject{atomic} | Subjects holds references to the objects the role applies to.
+
+= rbac/ClusterRoleBindingList | ClusterRoleBindingList is a collection of ClusterRoleBindings.
+  &list rbac/ClusterRoleBinding
+
+= policy/PodDisruptionBudget | PodDisruptionBudget is an object to define the max disruption that can be caused to a collection of pods.
+  &object
+  spec policy/PodDisruptionBudgetSpec | Specification of the desired behavior of the PodDisruptionBudget.
+  status policy/PodDisruptionBudgetStatus | Most recently observed status of the PodDisruptionBudget.
+
+= policy/PodDisruptionBudgetList | PodDisruptionBudgetList is a collection of PodDisruptionBudgets.
+  &list policy/PodDisruptionBudget
+
+= policy/PodDisruptionBudgetSpec | PodDisruptionBudgetSpec is a description of a PodDisruptionBudget.
+  maxUnavailable IntOrString | An eviction is allowed if at most "maxUnavailable" pods selected by "selector" are unavailable after the eviction. Mutually exclusive with minAvailable.
+  minAvailable IntOrString | An eviction is allowed if at least "minAvailable" pods selected by "selector" will still be available after the eviction. Mutually exclusive with maxUnavailable.
+  selector meta/LabelSelector{retainKeys} | Label query over pods whose evictions are managed by the disruption budget.
+  unhealthyPodEvictionPolicy string | UnhealthyPodEvictionPolicy defines the criteria for when unhealthy pods should be considered for eviction: IfHealthyBudget or AlwaysAllow.
+
+= policy/PodDisruptionBudgetStatus | PodDisruptionBudgetStatus represents information about the status of a PodDisruptionBudget.
+  conditions []meta/Condition{merge:type;map:type} | Conditions contain conditions for PDB.
+  currentHealthy integer! | current number of healthy pods
+  desiredHealthy integer! | minimum desired number of healthy pods
+  disruptedPods object | DisruptedPods contains information about pods whose eviction was processed by the API server eviction subresource handler but has not yet been observed by the PodDisruptionBudget controller.
+  disruptionsAllowed integer! | Number of pod disruptions that are currently allowed.
+  expectedPods integer! | total number of pods counted by this disruption budget
+  observedGeneration int64 | Most recent generation observed when updating this PDB status.
+
+= networking/NetworkPolicy | NetworkPolicy describes what network traffic is allowed for a set of Pods.
+  &object
+  spec networking/NetworkPolicySpec | spec represents the specification of the desired behavior for this NetworkPolicy.
+
+= networking/NetworkPolicyList | NetworkPolicyList is a list of NetworkPolicy objects.
+  &list networking/NetworkPolicy
+
+= networking/NetworkPolicySpec | NetworkPolicySpec provides the specification of a NetworkPolicy.
+  egress []networking/NetworkPolicyEgressRule{atomic} | egress is a list of egress rules to be applied to the selected pods.
+  ingress []networking/NetworkPolicyIngressRule{atomic} | ingress is a list of ingress rules to be applied to the selected pods.
+  podSelector meta/LabelSelector | podSelector selects the pods to which this NetworkPolicy object applies. An empty selector matches all pods in the namespace.
+  policyTypes []string{atomic} | policyTypes is a list of rule types that the NetworkPolicy relates to: "Ingress", "Egress", or both.
+
+= networking/NetworkPolicyIngressRule | NetworkPolicyIngressRule describes a particular set of traffic that is allowed to the pods matched by a NetworkPolicySpec's podSelector.
+  from []networking/NetworkPolicyPeer{atomic} | from is a list of sources which should be able to access the pods selected for this rule.
+  ports []networking/NetworkPolicyPort{atomic} | ports is a list of ports which should be made accessible on the pods selected for this rule.
+
+= networking/NetworkPolicyEgressRule | NetworkPolicyEgressRule describes a particular set of traffic that is allowed out of pods matched by a NetworkPolicySpec's podSelector.
+  ports []networking/NetworkPolicyPort{atomic} | ports is a list of destination ports for outgoing traffic.
+  to []networking/NetworkPolicyPeer{atomic} | to is a list of destinations for outgoing traffic of pods selected for this rule.
+
+= networking/NetworkPolicyPeer | NetworkPolicyPeer describes a peer to allow traffic to/from.
+  ipBlock networking/IPBlock | ipBlock defines policy on a particular IPBlock.
+  namespaceSelector meta/LabelSelector | namespaceSelector selects namespaces using cluster-scoped labels.
+  podSelector meta/LabelSelector | podSelector is a label selector which selects pods.
+
+= networking/NetworkPolicyPort | NetworkPolicyPort describes a port to allow traffic on.
+  endPort integer | endPort indicates that the range of ports from port to endPort if set, inclusive, should be allowed by the policy.
+  port IntOrString | port represents the port on the given protocol: a numerical or named port on a pod.
+  protocol string | protocol represents the protocol (TCP, UDP, or SCTP) which traffic must match. If not specified, this field defaults to TCP.
+
+= networking/IPBlock | IPBlock describes a particular CIDR (Ex. "192.168.1.0/24","2001:db8::/64") that is allowed to the pods matched by a NetworkPolicySpec's podSelector.
+  cidr string! | cidr is a string representing the IPBlock.
+  except []string{atomic} | except is a slice of CIDRs that should not be included within an IPBlock.
+
+= authorization/SelfSubjectAccessReview | SelfSubjectAccessReview checks whether or the current user can perform an action.
+  &object
+  spec authorization/SelfSubjectAccessReviewSpec! | Spec holds information about the request being evaluated. user and groups must be empty.
+  status authorization/SubjectAccessReviewStatus | Status is filled in by the server and indicates whether the request is allowed or not.
+
+= authorization/SelfSubjectAccessReviewSpec | SelfSubjectAccessReviewSpec is a description of the access request. Exactly one of ResourceAttributes and NonResourceAttributes must be set.
+  nonResourceAttributes authorization/NonResourceAttributes | NonResourceAttributes describes information for a non-resource access request.
+  resourceAttributes authorization/ResourceAttributes | ResourceAuthorizationAttributes describes information for a resource access request.
+
+= authorization/ResourceAttributes | ResourceAttributes includes the authorization attributes available for resource requests to the Authorizer interface.
+  group string | Group is the API Group of the Resource. "*" means all.
+  name string | Name is the name of the resource being requested for a "get" or deleted for a "delete". "" (empty) means all.
+  namespace string | Namespace is the namespace of the action being requested.
+  resource string | Resource is one of the existing resource types. "*" means all.
+  subresource string | Subresource is one of the existing resource types. "" means none.
+  verb string | Verb is a kubernetes resource API verb, like: get, list, watch, create, update, delete, proxy. "*" means all.
+  version string | Version is the API Version of the Resource. "*" means all.
+
+= authorization/NonResourceAttributes | NonResourceAttributes includes the authorization attributes available for non-resource requests to the Authorizer interface.
+  path string | Path is the URL path of the request.
+  verb string | Verb is the standard HTTP verb.
+
+= authorization/SubjectAccessReviewStatus | SubjectAccessReviewStatus
+  allowed boolean! | Allowed is required. True if the action would be allowed, false otherwise.
+  denied boolean | Denied is optional. True if the action would be denied, otherwise false.
+  evaluationError string | EvaluationError is an indication that some error occurred during the authorization check.
+  reason string | Reason is optional. It indicates why a request was allowed or denied.
+
+= authentication/TokenRequest | TokenRequest requests a token for a given service account.
+  &object
+  spec authentication/TokenRequestSpec! | Spec holds information about the request being evaluated.
+  status authentication/TokenRequestStatus | Status is filled in by the server and indicates whether the token can be authenticated.
+
+= authentication/TokenRequestSpec | TokenRequestSpec contains client provided parameters of a token request.
+  audiences []string{atomic}! | Audiences are the intendend audiences of the token.
+  boundObjectRef authentication/BoundObjectReference | BoundObjectRef is a reference to an object that the token will be bound to.
+  expirationSeconds int64 | ExpirationSeconds is the requested duration of validity of the request.
+
+= authentication/BoundObjectReference | BoundObjectReference is a reference to an object that a token is bound to.
+  apiVersion string | API version of the referent.
+  kind string | Kind of the referent. Valid kinds are 'Pod' and 'Secret'.
+  name string | Name of the referent.
+  uid string | UID of the referent.
+
+= authentication/TokenRequestStatus | TokenRequestStatus is the result of a token request.
+  expirationTimestamp Time! | ExpirationTimestamp is the time of expiration of the returned token.
+  token string! | Token is the opaque bearer token.
 )";
 #pragma GCC diagnostic pop
 
@@ -1087,6 +1254,10 @@ constexpr Prefix kPrefixes[] = {
     {"discovery/", "io.k8s.api.discovery.v1."},
     {"networking/", "io.k8s.api.networking.v1."},
     {"coordination/", "io.k8s.api.coordination.v1."},
+    {"rbac/", "io.k8s.api.rbac.v1."},
+    {"policy/", "io.k8s.api.policy.v1."},
+    {"authorization/", "io.k8s.api.authorization.v1."},
+    {"authentication/", "io.k8s.api.authentication.v1."},
 };
 
 constexpr std::string_view kQuantity = "io.k8s.apimachinery.pkg.api.resource.Quantity";
@@ -1216,11 +1387,14 @@ std::map<std::string, Json> KindGvks() {
   for (const ResourceType& rt : AllResourceTypes()) {
     Json gvk = {{"group", rt.group}, {"kind", rt.kind}, {"version", rt.version}};
     out[OpenApiKindName(rt)] = Json::array({gvk});
+    if (rt.create_only) continue;  // a review has no list
     Json list_gvk = {{"group", rt.group}, {"kind", rt.ListKind()}, {"version", rt.version}};
     out[OpenApiListName(rt)] = Json::array({list_gvk});
   }
   out[OpenApiScaleName()] =
       Json::array({{{"group", "autoscaling"}, {"kind", "Scale"}, {"version", "v1"}}});
+  out[OpenApiTokenRequestName()] = Json::array(
+      {{{"group", "authentication.k8s.io"}, {"kind", "TokenRequest"}, {"version", "v1"}}});
   out["io.k8s.apimachinery.pkg.apis.meta.v1.Status"] =
       Json::array({{{"group", ""}, {"kind", "Status"}, {"version", "v1"}}});
   // DeleteOptions and WatchEvent are registered in every served group, as on a real server.
@@ -1371,6 +1545,8 @@ std::string OpenApiKindName(const ResourceType& rt) {
 std::string OpenApiListName(const ResourceType& rt) { return OpenApiKindName(rt) + "List"; }
 
 std::string OpenApiScaleName() { return "io.k8s.api.autoscaling.v1.Scale"; }
+
+std::string OpenApiTokenRequestName() { return "io.k8s.api.authentication.v1.TokenRequest"; }
 
 std::vector<std::string> OpenApiClosure(const std::vector<std::string>& roots) {
   const Json& defs = OpenApiDefinitions(OpenApiFlavor::kV3);

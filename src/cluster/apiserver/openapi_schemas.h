@@ -33,6 +33,8 @@ std::string OpenApiKindName(const ResourceType& rt);
 std::string OpenApiListName(const ResourceType& rt);
 // The definition name of autoscaling/v1 Scale (the scale subresource's kind).
 std::string OpenApiScaleName();
+// The definition name of authentication/v1 TokenRequest (serviceaccounts/token).
+std::string OpenApiTokenRequestName();
 
 // The definitions `roots` refer to, directly or not, plus the roots themselves, in name order.
 // Unknown names are ignored.

@@ -274,6 +274,7 @@ struct RestHandler::Request {
   Output output = Output::kJson;
   ListOptions list_opts;
   bool responded = false;
+  UserInfo user;  // who the bearer token is (Serve)
   // Headers added to the response, whatever it is: Warning (field validation), Vary.
   std::vector<std::pair<std::string, std::string>> extra_headers;
 };
@@ -551,7 +552,7 @@ class WatchSession : public std::enable_shared_from_this<WatchSession> {
 };
 
 RestHandler::RestHandler(ObjectApi& api, FaultInjector& faults, RequestLog& log, Options options)
-    : api_(api), faults_(faults), log_(log), options_(std::move(options)) {
+    : api_(api), faults_(faults), log_(log), options_(std::move(options)), tokens_(options_.token) {
   for (int i = 0; i < std::max(1, options_.dispatcher_threads); ++i) {
     dispatchers_.emplace_back([this] { DispatchLoop(); });
   }
@@ -693,14 +694,25 @@ void RestHandler::Serve(Request& req) {
     RespondJson(req, 200, VersionDocument());
     return;
   }
-  if (!options_.token.empty()) {
-    std::string_view auth = http.headers.Get("Authorization");
-    if (auth != "Bearer " + options_.token) {
+  {
+    auto user = tokens_.Authenticate(http.headers.Get("Authorization"), api_.storage(),
+                                     api_.clock().WallNow());
+    if (!user) {
       req.record.user = "system:anonymous";
       req.record.verb = AsciiLower(http.method);
       RespondError(req, UnauthorizedError());
       return;
     }
+    req.user = std::move(*user);
+    req.record.user = req.user.name;
+  }
+  if (path.rfind("/api/", 0) != 0 && path.rfind("/apis/", 0) != 0) {
+    // A non-resource path (discovery roots, OpenAPI, metrics): authorized by path.
+    AccessAttributes a;
+    a.resource_request = false;
+    a.verb = AsciiLower(http.method);
+    a.path = path;
+    if (!Authorized(req, a)) return;
   }
   if (path == "/metrics") {
     req.record.verb = "get";
@@ -883,6 +895,7 @@ void RestHandler::ServeResource(Request& req) {
     return;
   }
   if (!ResolveSubresource(req)) return;
+  if (!AuthorizeResource(req)) return;
   // Fault injection: latency first, then failures.
   auto decision = faults_.Decide(req.verb);
   uint64_t await_revision = RevisionToAwait(req.verb, req.http, api_.storage().CurrentRevision());
@@ -956,10 +969,21 @@ bool RestHandler::ResolveSubresource(Request& req) {
   const auto& http = req.http;
   const ResourceType& rt = *req.type;
   const std::string& verb = req.verb;
+  if (rt.create_only && (verb != "create" || !req.subresource.empty())) {
+    RespondError(req, MethodNotAllowedError("the server does not allow this method on the "
+                                            "requested resource"));
+    return false;
+  }
   if (req.subresource == "status" && rt.has_status) {
     req.sub = Subresource::kStatus;
   } else if (req.subresource == "scale" && rt.has_scale) {
     req.sub = Subresource::kScale;
+  } else if (req.subresource == "token" && rt.has_token) {
+    if (verb != "create") {
+      RespondError(req, MethodNotAllowedError("the server does not allow this method on the "
+                                              "requested resource"));
+      return false;
+    }
   } else if (!req.subresource.empty()) {
     RespondError(req, NotFoundPathError(http.path));
     return false;
@@ -997,6 +1021,14 @@ void RestHandler::ServeVerb(Request& r, const FaultInjector::Decision& decision)
   const std::string& verb = r.verb;
   if (verb == "watch") {
     ServeWatch(r);
+    return;
+  }
+  if (r.type->create_only) {
+    ServeSelfSubjectAccessReview(r);
+    return;
+  }
+  if (r.subresource == "token") {
+    ServeTokenRequest(r);
     return;
   }
   if (!ParseListOptions(r)) return;
@@ -1197,6 +1229,50 @@ void RestHandler::ServeDeleteCollection(Request& r) {
   DeleteOptions del;
   if (!ParseDeleteOptions(r, &del)) return;
   SendResult(r, api_.DeleteCollection(*r.type, r.ns, r.list_opts, del), 200);
+}
+
+// ---- authorization, reviews and tokens --------------------------------------------------
+
+bool RestHandler::Authorized(Request& r, const AccessAttributes& a) {
+  const AccessDecision d = Authorize(api_.storage(), r.user, a);
+  if (d.allowed) return true;
+  RespondError(r, ForbiddenAccessError(r.user, a, d.reason));
+  return false;
+}
+
+bool RestHandler::AuthorizeResource(Request& r) {
+  AccessAttributes a;
+  a.verb = r.verb;
+  if (a.verb == "proxy") {  // services/proxy: the verb of the HTTP method, as RequestInfo
+    const std::string& m = r.http.method;
+    a.verb = m == "GET" || m == "HEAD" ? "get"
+             : m == "POST"             ? "create"
+             : m == "PUT"              ? "update"
+             : m == "PATCH"            ? "patch"
+             : m == "DELETE"           ? "delete"
+                                       : AsciiLower(m);
+  }
+  a.group = r.type->group;
+  a.resource = r.type->resource;
+  a.subresource = r.subresource;
+  a.ns = r.ns;
+  a.name = r.name;
+  return Authorized(r, a);
+}
+
+void RestHandler::ServeSelfSubjectAccessReview(Request& r) {
+  Json body;
+  if (!DecodeBody(r, &body) || !ValidateBody(r, &body, "CreateOptions")) return;
+  SendResult(r, ReviewSelfSubjectAccess(api_.storage(), r.user, std::move(body)), 201);
+}
+
+void RestHandler::ServeTokenRequest(Request& r) {
+  Json body;
+  if (!DecodeBody(r, &body)) return;
+  SendResult(r,
+             RequestServiceAccountToken(tokens_, api_.storage(), r.ns, r.name, std::move(body),
+                                        api_.clock().WallNow()),
+             201);
 }
 
 bool RestHandler::DecodeBody(Request& r, Json* out) {

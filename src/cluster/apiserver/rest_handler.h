@@ -27,6 +27,7 @@
 
 #include "cluster/apiserver/faults.h"
 #include "cluster/apiserver/object_api.h"
+#include "cluster/apiserver/rbac.h"
 #include "cluster/apiserver/request_log.h"
 #include "common/mutex.h"
 #include "common/scheduler.h"
@@ -39,8 +40,10 @@ class WatchSession;
 class RestHandler final : public net::Handler {
  public:
   struct Options {
-    // Required as "Authorization: Bearer <token>" on every request but health and version.
-    // Empty disables authentication.
+    // The admin's token ("Authorization: Bearer <token>", user "admin" in system:masters),
+    // required on every request but health and version. ServiceAccount tokens (TokenRequest)
+    // are accepted too, and their requests are authorized by RBAC (rbac.h). Empty disables
+    // authentication and authorization.
     std::string token;
     // Interval between BOOKMARK events on watches that allow them.
     std::chrono::milliseconds bookmark_interval{std::chrono::seconds(10)};
@@ -103,6 +106,12 @@ class RestHandler final : public net::Handler {
   void ServePatch(Request& req);
   void ServeDelete(Request& req);
   void ServeDeleteCollection(Request& req);
+  // rest_auth.cc: authorization of a request, SelfSubjectAccessReview, TokenRequest.
+  // Authorizes `req` (resource or non-resource); false when answered (403).
+  bool Authorized(Request& req, const AccessAttributes& attributes);
+  bool AuthorizeResource(Request& req);
+  void ServeSelfSubjectAccessReview(Request& req);
+  void ServeTokenRequest(Request& req);
 
   // Helpers of the write verbs; those returning bool answer the request and return false on
   // an error.
@@ -137,6 +146,7 @@ class RestHandler final : public net::Handler {
   FaultInjector& faults_;
   RequestLog& log_;
   Options options_;
+  TokenAuthority tokens_;
   ProxyFn proxy_;
   std::function<std::string()> metrics_source_;
   Scheduler scheduler_{"watch-timers"};

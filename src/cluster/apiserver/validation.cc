@@ -3,11 +3,15 @@
 #include <set>
 
 #include "cluster/apiserver/selectors.h"
+#include "cluster/apiserver/validation_internal.h"
 #include "common/json_access.h"
 
 namespace steward::cluster {
 
 namespace {
+
+using validation_internal::Causes;
+using validation_internal::IsPortName;
 
 bool IsLowerAlnum(char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); }
 bool IsAlnum(char c) { return IsLowerAlnum(c) || (c >= 'A' && c <= 'Z'); }
@@ -52,49 +56,6 @@ bool IsNamePart(std::string_view v) {
   return true;
 }
 
-class Causes {
- public:
-  void Required(std::string field, std::string detail = "") {
-    std::string msg = "Required value";
-    if (!detail.empty()) msg += ": " + detail;
-    list_.push_back({"FieldValueRequired", std::move(msg), std::move(field)});
-  }
-  void Invalid(std::string field, const Json& value, std::string detail) {
-    list_.push_back({"FieldValueInvalid", "Invalid value: " + RenderValue(value) + ": " + detail,
-                     std::move(field)});
-  }
-  void Unsupported(std::string field, const Json& value, const std::vector<std::string>& allowed) {
-    std::string msg = "Unsupported value: " + RenderValue(value) + ": supported values: ";
-    for (size_t i = 0; i < allowed.size(); ++i) {
-      if (i > 0) msg += ", ";
-      msg += "\"" + allowed[i] + "\"";
-    }
-    list_.push_back({"FieldValueNotSupported", std::move(msg), std::move(field)});
-  }
-  void Duplicate(std::string field, const Json& value) {
-    list_.push_back(
-        {"FieldValueDuplicate", "Duplicate value: " + RenderValue(value), std::move(field)});
-  }
-  void Forbidden(std::string field, std::string detail) {
-    list_.push_back({"FieldValueForbidden", "Forbidden: " + detail, std::move(field)});
-  }
-  void Immutable(std::string field, const Json& value) {
-    Invalid(std::move(field), value, "field is immutable");
-  }
-  void TypeInvalid(std::string field, const Json& value, std::string expected) {
-    list_.push_back({"FieldValueTypeInvalid",
-                     "Invalid value: " + RenderValue(value) + ": expected " + expected,
-                     std::move(field)});
-  }
-  void TooLong(std::string field, std::string detail) {
-    list_.push_back({"FieldValueTooLong", "Too long: " + detail, std::move(field)});
-  }
-  std::vector<StatusCause> Take() { return std::move(list_); }
-
- private:
-  std::vector<StatusCause> list_;
-};
-
 void ValidateStringMap(Causes& c, const Json& map, const std::string& field, bool labels) {
   if (map.is_null()) return;
   if (!map.is_object()) {
@@ -125,6 +86,8 @@ void ValidateMetadata(Causes& c, const ResourceType& rt, const Json& meta) {
     std::string err;
     if (rt.kind == "Namespace") {
       err = CheckDns1123Label(n);
+    } else if (rt.group == "rbac.authorization.k8s.io") {
+      err = CheckPathSegmentName(n);  // ValidateRBACName: "system:controller:x" is valid
     } else if (rt.kind == "Service") {
       err = CheckDns1035Label(n);
     } else {
@@ -157,20 +120,6 @@ void ValidateMetadata(Causes& c, const ResourceType& rt, const Json& meta) {
       }
     }
   }
-}
-
-bool IsPortName(std::string_view v) {
-  // IANA_SVC_NAME: at most 15 characters, lower case alphanumeric or '-', at least one letter,
-  // no leading, trailing or double hyphens.
-  if (v.empty() || v.size() > 15) return false;
-  bool letter = false;
-  for (size_t i = 0; i < v.size(); ++i) {
-    char c = v[i];
-    if (c >= 'a' && c <= 'z') letter = true;
-    if (!IsLowerAlnum(c) && c != '-') return false;
-    if (c == '-' && (i == 0 || i + 1 == v.size() || v[i - 1] == '-')) return false;
-  }
-  return letter;
 }
 
 void ValidatePort(Causes& c, const Json& port, const std::string& field, bool required) {
@@ -496,6 +445,32 @@ std::string CheckDns1123Subdomain(std::string_view value) {
   }
 }
 
+namespace validation_internal {
+
+bool IsPortName(std::string_view v) {
+  // IANA_SVC_NAME: at most 15 characters, lower case alphanumeric or '-', at least one letter,
+  // no leading, trailing or double hyphens.
+  if (v.empty() || v.size() > 15) return false;
+  bool letter = false;
+  for (size_t i = 0; i < v.size(); ++i) {
+    char c = v[i];
+    if (c >= 'a' && c <= 'z') letter = true;
+    if (!IsLowerAlnum(c) && c != '-') return false;
+    if (c == '-' && (i == 0 || i + 1 == v.size() || v[i - 1] == '-')) return false;
+  }
+  return letter;
+}
+
+}  // namespace validation_internal
+
+std::string CheckPathSegmentName(std::string_view value) {
+  if (value == ".") return "may not be '.'";
+  if (value == "..") return "may not be '..'";
+  if (value.find('/') != std::string_view::npos) return "may not contain '/'";
+  if (value.find('%') != std::string_view::npos) return "may not contain '%'";
+  return "";
+}
+
 std::string CheckDns1123Label(std::string_view value) {
   if (value.size() > 63) return "must be no more than 63 characters";
   return IsDns1123Label(value) ? "" : kLabelMsg;
@@ -576,6 +551,14 @@ std::vector<StatusCause> ValidateObject(const ResourceType& rt, const Json& obje
     if (transitions.is_number_integer() && transitions.get<int64_t>() < 0) {
       c.Invalid("spec.leaseTransitions", transitions, "must be greater than or equal to 0");
     }
+  } else if (rt.kind == "Role" || rt.kind == "ClusterRole") {
+    validation_internal::ValidateRbacRules(c, object, rt.namespaced);
+  } else if (rt.kind == "RoleBinding" || rt.kind == "ClusterRoleBinding") {
+    validation_internal::ValidateRbacBinding(c, object, old_object, rt.namespaced);
+  } else if (rt.kind == "PodDisruptionBudget") {
+    validation_internal::ValidatePodDisruptionBudget(c, object);
+  } else if (rt.kind == "NetworkPolicy") {
+    validation_internal::ValidateNetworkPolicy(c, object);
   } else if (rt.kind == "EndpointSlice") {
     const Json& t = MemberOrNull(object, "addressType");
     if (t.is_null()) {
@@ -691,6 +674,10 @@ void ApplyDefaults(const ResourceType& rt, Json& obj) {
     }
   } else if (rt.kind == "Ingress") {
     // No defaults beyond status (set by the API layer).
+  } else if (rt.kind == "RoleBinding" || rt.kind == "ClusterRoleBinding") {
+    validation_internal::DefaultRbacBinding(obj);
+  } else if (rt.kind == "NetworkPolicy") {
+    validation_internal::DefaultNetworkPolicy(obj);
   }
 }
 

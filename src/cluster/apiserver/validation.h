@@ -19,6 +19,9 @@ std::string CheckDns1123Label(std::string_view value);
 std::string CheckDns1035Label(std::string_view value);
 std::string CheckLabelValue(std::string_view value);
 std::string CheckQualifiedName(std::string_view value);
+// A name that can be one segment of a URL path (not "." or "..", no '/' or '%'): the rule for
+// RBAC objects, whose names may hold ':' ("system:controller:x").
+std::string CheckPathSegmentName(std::string_view value);
 
 // Validates a complete object of type `rt` (after defaulting). `old_object` is non-null on
 // update, for immutability rules. Returns one cause per problem; empty when valid.

@@ -40,6 +40,9 @@ const std::vector<ResourceType>& AllResourceTypes() {
     add("", "persistentvolumeclaims", "persistentvolumeclaim", "PersistentVolumeClaim", true,
         {"pvc"}, {}, true, false, false);
     add("", "events", "event", "Event", true, {"ev"}, {}, false, false, false);
+    add("", "serviceaccounts", "serviceaccount", "ServiceAccount", true, {"sa"}, {}, false, false,
+        false);
+    t.back().has_token = true;
     // apps/v1.
     add("apps", "deployments", "deployment", "Deployment", true, {"deploy"}, {"all"}, true, true,
         true);
@@ -52,6 +55,24 @@ const std::vector<ResourceType>& AllResourceTypes() {
         true);
     add("networking.k8s.io", "ingressclasses", "ingressclass", "IngressClass", false, {}, {}, false,
         false, true);
+    add("networking.k8s.io", "networkpolicies", "networkpolicy", "NetworkPolicy", true, {"netpol"},
+        {}, false, false, true);
+    // authorization.k8s.io/v1: answered, never stored.
+    add("authorization.k8s.io", "selfsubjectaccessreviews", "selfsubjectaccessreview",
+        "SelfSubjectAccessReview", false, {}, {}, false, false, false);
+    t.back().create_only = true;
+    // policy/v1.
+    add("policy", "poddisruptionbudgets", "poddisruptionbudget", "PodDisruptionBudget", true,
+        {"pdb"}, {}, true, false, true);
+    // rbac.authorization.k8s.io/v1.
+    for (bool cluster : {false, true}) {
+      const std::string prefix = cluster ? "cluster" : "";
+      const std::string kind_prefix = cluster ? "Cluster" : "";
+      add("rbac.authorization.k8s.io", prefix + "roles", prefix + "role", kind_prefix + "Role",
+          !cluster, {}, {}, false, false, false);
+      add("rbac.authorization.k8s.io", prefix + "rolebindings", prefix + "rolebinding",
+          kind_prefix + "RoleBinding", !cluster, {}, {}, false, false, false);
+    }
     // coordination.k8s.io/v1.
     add("coordination.k8s.io", "leases", "lease", "Lease", true, {}, {}, false, false, false);
     return t;

@@ -23,6 +23,11 @@ struct ResourceType {
   // True when a write to anything but metadata and status bumps metadata.generation.
   // (Kubernetes bumps generation on spec changes for types with a spec.)
   bool has_generation = false;
+  // A review kind (SelfSubjectAccessReview): only `create` is served and nothing is stored; the
+  // answer is computed from the request.
+  bool create_only = false;
+  // Serves the `token` subresource (ServiceAccount: TokenRequest, `kubectl create token`).
+  bool has_token = false;
 
   // "apps/v1", or "v1" for the core group.
   std::string ApiVersion() const;

@@ -72,6 +72,66 @@ constexpr std::string_view kTable = R"(
 @apps.RollingUpdateDeployment
 1 maxUnavailable intstr.IntOrString
 2 maxSurge intstr.IntOrString
+@authentication.BoundObjectReference
+1 kind s!
+2 apiVersion s!
+3 name s!
+4 uid s!
+@authentication.TokenRequest
+1 metadata meta.ObjectMeta!
+2 spec authentication.TokenRequestSpec!
+3 status authentication.TokenRequestStatus!
+@authentication.TokenRequestSpec
+1 audiences []s
+4 expirationSeconds i64
+3 boundObjectRef authentication.BoundObjectReference
+@authentication.TokenRequestStatus
+1 token s!
+2 expirationTimestamp meta.Time!
+@authorization.ExtraValue
+1 items []s
+@authorization.FieldSelectorAttributes
+1 rawSelector s!
+2 requirements []meta.FieldSelectorRequirement
+@authorization.LabelSelectorAttributes
+1 rawSelector s!
+2 requirements []meta.LabelSelectorRequirement
+@authorization.NonResourceAttributes
+1 path s!
+2 verb s!
+@authorization.ResourceAttributes
+1 namespace s!
+2 verb s!
+3 group s!
+4 version s!
+5 resource s!
+6 subresource s!
+7 name s!
+8 fieldSelector authorization.FieldSelectorAttributes
+9 labelSelector authorization.LabelSelectorAttributes
+@authorization.SelfSubjectAccessReview
+1 metadata meta.ObjectMeta!
+2 spec authorization.SelfSubjectAccessReviewSpec!
+3 status authorization.SubjectAccessReviewStatus!
+@authorization.SelfSubjectAccessReviewSpec
+1 resourceAttributes authorization.ResourceAttributes
+2 nonResourceAttributes authorization.NonResourceAttributes
+@authorization.SubjectAccessReview
+1 metadata meta.ObjectMeta!
+2 spec authorization.SubjectAccessReviewSpec!
+3 status authorization.SubjectAccessReviewStatus!
+@authorization.SubjectAccessReviewSpec
+1 resourceAttributes authorization.ResourceAttributes
+2 nonResourceAttributes authorization.NonResourceAttributes
+3 user s!
+4 groups []s
+5 extra {}authorization.ExtraValue
+6 uid s!
+@authorization.SubjectAccessReviewStatus
+1 allowed bool!
+4 denied bool!
+2 reason s!
+3 evaluationError s!
 @autoscaling.Scale
 1 metadata meta.ObjectMeta!
 2 spec autoscaling.ScaleSpec!
@@ -741,6 +801,11 @@ constexpr std::string_view kTable = R"(
 1 metadata meta.ObjectMeta!
 2 spec core.ServiceSpec!
 3 status core.ServiceStatus!
+@core.ServiceAccount
+1 metadata meta.ObjectMeta!
+2 secrets []core.ObjectReference
+3 imagePullSecrets []core.LocalObjectReference
+4 automountServiceAccountToken bool
 @core.ServiceAccountTokenProjection
 1 audience s!
 2 expirationSeconds i64
@@ -929,6 +994,10 @@ constexpr std::string_view kTable = R"(
 4 propagationPolicy s
 5 dryRun []s
 6 ignoreStoreReadErrorWithClusterBreakingPotential bool
+@meta.FieldSelectorRequirement
+1 key s!
+2 operator s!
+3 values []s
 @meta.LabelSelector
 1 matchLabels {}s
 2 matchExpressions []meta.LabelSelectorRequirement
@@ -976,6 +1045,9 @@ constexpr std::string_view kTable = R"(
 2 backend networking.IngressBackend!
 @networking.HTTPIngressRuleValue
 1 paths []networking.HTTPIngressPath
+@networking.IPBlock
+1 cidr s!
+2 except []s
 @networking.Ingress
 1 metadata meta.ObjectMeta!
 2 spec networking.IngressSpec!
@@ -1023,9 +1095,80 @@ constexpr std::string_view kTable = R"(
 @networking.IngressTLS
 1 hosts []s
 2 secretName s!
+@networking.NetworkPolicy
+1 metadata meta.ObjectMeta!
+2 spec networking.NetworkPolicySpec!
+@networking.NetworkPolicyEgressRule
+1 ports []networking.NetworkPolicyPort
+2 to []networking.NetworkPolicyPeer
+@networking.NetworkPolicyIngressRule
+1 ports []networking.NetworkPolicyPort
+2 from []networking.NetworkPolicyPeer
+@networking.NetworkPolicyPeer
+1 podSelector meta.LabelSelector
+2 namespaceSelector meta.LabelSelector
+3 ipBlock networking.IPBlock
+@networking.NetworkPolicyPort
+1 protocol s
+2 port intstr.IntOrString
+3 endPort i32
+@networking.NetworkPolicySpec
+1 podSelector meta.LabelSelector!
+2 ingress []networking.NetworkPolicyIngressRule
+3 egress []networking.NetworkPolicyEgressRule
+4 policyTypes []s
 @networking.ServiceBackendPort
 1 name s!
 2 number i32!
+@policy.PodDisruptionBudget
+1 metadata meta.ObjectMeta!
+2 spec policy.PodDisruptionBudgetSpec!
+3 status policy.PodDisruptionBudgetStatus!
+@policy.PodDisruptionBudgetSpec
+1 minAvailable intstr.IntOrString
+2 selector meta.LabelSelector
+3 maxUnavailable intstr.IntOrString
+4 unhealthyPodEvictionPolicy s
+@policy.PodDisruptionBudgetStatus
+1 observedGeneration i64!
+2 disruptedPods {}meta.Time
+3 disruptionsAllowed i32!
+4 currentHealthy i32!
+5 desiredHealthy i32!
+6 expectedPods i32!
+7 conditions []meta.Condition
+@rbac.AggregationRule
+1 clusterRoleSelectors []meta.LabelSelector
+@rbac.ClusterRole
+1 metadata meta.ObjectMeta!
+2 rules []rbac.PolicyRule
+3 aggregationRule rbac.AggregationRule
+@rbac.ClusterRoleBinding
+1 metadata meta.ObjectMeta!
+2 subjects []rbac.Subject
+3 roleRef rbac.RoleRef!
+@rbac.PolicyRule
+1 verbs []s
+2 apiGroups []s
+3 resources []s
+4 resourceNames []s
+5 nonResourceURLs []s
+@rbac.Role
+1 metadata meta.ObjectMeta!
+2 rules []rbac.PolicyRule
+@rbac.RoleBinding
+1 metadata meta.ObjectMeta!
+2 subjects []rbac.Subject
+3 roleRef rbac.RoleRef!
+@rbac.RoleRef
+1 apiGroup s!
+2 kind s!
+3 name s!
+@rbac.Subject
+1 kind s!
+2 apiGroup s!
+3 name s!
+4 namespace s!
 )";
 
 [[noreturn]] void Die(std::string_view what, std::string_view line) {

@@ -28,6 +28,9 @@ PREFIXES = [
     ('k8s.io.api.networking.v1.', 'networking.'), ('k8s.io.api.discovery.v1.', 'discovery.'),
     ('k8s.io.api.coordination.v1.', 'coordination.'),
     ('k8s.io.api.autoscaling.v1.', 'autoscaling.'),
+    ('k8s.io.api.rbac.v1.', 'rbac.'), ('k8s.io.api.policy.v1.', 'policy.'),
+    ('k8s.io.api.authorization.v1.', 'authorization.'),
+    ('k8s.io.api.authentication.v1.', 'authentication.'),
     ('k8s.io.apimachinery.pkg.apis.meta.v1.', 'meta.'),
     ('k8s.io.apimachinery.pkg.runtime.', 'runtime.'),
     ('k8s.io.apimachinery.pkg.api.resource.', 'resource.'),
@@ -45,7 +48,11 @@ INLINE = {('core.LocalObjectReference', 'localObjectReference'),
 ROOTS = ['core.' + k for k in ('Namespace', 'Pod', 'Service', 'Endpoints', 'Secret', 'ConfigMap',
                               'PersistentVolumeClaim', 'Event')] + [
     'apps.Deployment', 'apps.ReplicaSet', 'discovery.EndpointSlice', 'networking.Ingress',
-    'networking.IngressClass', 'coordination.Lease', 'autoscaling.Scale', 'meta.DeleteOptions']
+    'networking.IngressClass', 'coordination.Lease', 'autoscaling.Scale', 'meta.DeleteOptions',
+    'core.ServiceAccount', 'rbac.Role', 'rbac.RoleBinding', 'rbac.ClusterRole',
+    'rbac.ClusterRoleBinding', 'policy.PodDisruptionBudget', 'networking.NetworkPolicy',
+    'authorization.SelfSubjectAccessReview', 'authorization.SubjectAccessReview',
+    'authentication.TokenRequest']
 
 
 def varint(b, i):

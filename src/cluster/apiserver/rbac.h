@@ -1,0 +1,115 @@
+// Authentication and RBAC authorization of the embedded cluster, as a real API server does them
+// for bearer tokens:
+//
+//   - TokenAuthority: who a bearer token is. The cluster's admin token is the user "admin" in
+//     the group system:masters (allowed everything, as on a real cluster). ServiceAccount tokens
+//     are issued by TokenRequest (`kubectl create token NAME`, POST serviceaccounts/NAME/token)
+//     and name "system:serviceaccount:<ns>:<name>" in the groups system:serviceaccounts,
+//     system:serviceaccounts:<ns> and system:authenticated. A token is valid until it expires
+//     and while its ServiceAccount exists with the uid it was issued for. Tokens live in memory
+//     only: a restarted cluster process has forgotten them (clients ask for a new one).
+//   - Authorize: RBAC evaluation (k8s.io/kubernetes/plugin/pkg/auth/authorizer/rbac) of one
+//     request against the stored Roles, ClusterRoles, RoleBindings and ClusterRoleBindings, plus
+//     the bootstrap policy every cluster has for authenticated users (system:discovery,
+//     system:public-info-viewer, system:basic-user): discovery, version, health and OpenAPI
+//     paths, and creating SelfSubjectAccessReviews.
+//   - ForbiddenError: the 403 a real server answers, word for word.
+//
+// Thread-safety: TokenAuthority is internally synchronised; Authorize reads the storage (whose
+// reads are thread-safe) and is safe from any thread.
+#pragma once
+
+#include <chrono>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "cluster/apiserver/status_error.h"
+#include "cluster/storage/storage.h"
+#include "common/clock.h"
+#include "common/mutex.h"
+
+namespace steward::cluster {
+
+struct UserInfo {
+  std::string name;
+  std::vector<std::string> groups;
+  bool InGroup(std::string_view group) const;
+};
+
+// What a request asks to do, as authorizer.Attributes.
+struct AccessAttributes {
+  bool resource_request = true;
+  std::string verb;  // get, list, watch, create, update, patch, delete, deletecollection, ...
+  // Resource requests.
+  std::string group;
+  std::string resource;
+  std::string subresource;
+  std::string ns;
+  std::string name;
+  // Non-resource requests ("/metrics", "/apis").
+  std::string path;
+};
+
+struct AccessDecision {
+  bool allowed = false;
+  // Allowed: which binding allowed it ("RBAC: allowed by RoleBinding \"ns/b\" of Role \"r\" to
+  // ServiceAccount \"ns/sa\""). Denied: why evaluation was incomplete (a binding's role is
+  // missing), else empty.
+  std::string reason;
+};
+
+AccessDecision Authorize(const Storage& storage, const UserInfo& user, const AccessAttributes& a);
+
+// 403 Forbidden: `pods "x" is forbidden: User "u" cannot get resource "pods" in API group "" in
+// the namespace "ns"[: reason]`, details {name, group, kind: resource}.
+StatusError ForbiddenAccessError(const UserInfo& user, const AccessAttributes& a,
+                                 const std::string& reason);
+
+// POST selfsubjectaccessreviews: `review` (a SelfSubjectAccessReview) answered for `user`, its
+// status filled in ({allowed, reason}); 422 unless exactly one of resourceAttributes and
+// nonResourceAttributes is given.
+ApiResult<Json> ReviewSelfSubjectAccess(const Storage& storage, const UserInfo& user, Json review);
+
+class TokenAuthority;
+
+// POST serviceaccounts/NAME/token: `request` (a TokenRequest) answered with a new token for the
+// ServiceAccount `ns`/`name` (404 when it does not exist). expirationSeconds defaults to 3600
+// and must be at least 600 (422 otherwise); audiences default to the cluster's.
+ApiResult<Json> RequestServiceAccountToken(TokenAuthority& tokens, const Storage& storage,
+                                           const std::string& ns, const std::string& name,
+                                           Json request, SystemTime now);
+
+class TokenAuthority {
+ public:
+  // `admin_token` empty disables authentication: every request is the admin.
+  explicit TokenAuthority(std::string admin_token) : admin_token_(std::move(admin_token)) {}
+
+  bool Enabled() const { return !admin_token_.empty(); }
+
+  // The user of "Authorization: <header>" at `now`; nullopt when unauthenticated (401).
+  std::optional<UserInfo> Authenticate(std::string_view authorization_header,
+                                       const Storage& storage, SystemTime now) const;
+
+  // A new token for ServiceAccount `ns`/`name` (of uid `uid`), issued at `now`, valid until
+  // `expires`. Tokens expired at `now` are forgotten.
+  std::string Issue(const std::string& ns, const std::string& name, const std::string& uid,
+                    SystemTime now, SystemTime expires);
+
+  static UserInfo Admin();
+
+ private:
+  struct Issued {
+    std::string ns;
+    std::string name;
+    std::string uid;
+    SystemTime expires;
+  };
+  const std::string admin_token_;
+  mutable Mutex mu_;
+  std::map<std::string, Issued, std::less<>> tokens_ GUARDED_BY(mu_);
+};
+
+}  // namespace steward::cluster

@@ -1,0 +1,349 @@
+// RBAC in the embedded cluster over HTTP: ServiceAccount tokens from TokenRequest, Role /
+// RoleBinding / ClusterRole / ClusterRoleBinding evaluation, the real 403 messages,
+// SelfSubjectAccessReview, and the validation of the policy kinds (RBAC, PodDisruptionBudget,
+// NetworkPolicy) with the API server's messages.
+#include "cluster/apiserver/rbac.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <string>
+
+#include "cluster/apiserver/rest_handler.h"
+#include "cluster/apiserver/validation.h"
+#include "cluster/model/resource_types.h"
+#include "net/http_client.h"
+#include "net/http_server.h"
+
+namespace steward::cluster {
+namespace {
+
+using ::testing::HasSubstr;
+
+constexpr char kAdmin[] = "admin-token";
+
+class RbacTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto storage = Storage::Open({});
+    ASSERT_TRUE(storage.ok()) << storage.status().ToString();
+    storage_ = std::move(storage).value();
+    api_ = std::make_unique<ObjectApi>(*storage_, RealClock::Get(), random_);
+    for (const char* ns : {"steward", "other"}) {
+      ASSERT_TRUE(api_->Create(Type("namespaces"), "", Json{{"metadata", {{"name", ns}}}}).ok());
+    }
+    faults_ = std::make_unique<FaultInjector>(FaultSpec{}, 1);
+    log_ = std::make_unique<RequestLog>(RealClock::Get());
+    RestHandler::Options options;
+    options.token = kAdmin;
+    rest_ = std::make_unique<RestHandler>(*api_, *faults_, *log_, options);
+    auto server = net::HttpServer::Start({}, *rest_);
+    ASSERT_TRUE(server.ok()) << server.status().ToString();
+    server_ = std::move(server).value();
+  }
+  void TearDown() override {
+    if (rest_) rest_->Stop();
+    server_.reset();
+  }
+
+  static const ResourceType& Type(std::string_view gr) { return *FindGroupResource(gr); }
+
+  net::HttpResponse Do(const std::string& token, const std::string& method,
+                       const std::string& target, const Json& body = nullptr) {
+    net::HttpClient::Options o;
+    o.port = server_->port();
+    o.bearer_token = token;
+    auto client = net::HttpClient::Create(o);
+    net::Headers headers;
+    if (!body.is_null()) headers.Set("Content-Type", "application/json");
+    auto r = client->Request(method, target, body.is_null() ? "" : DumpJson(body), headers);
+    EXPECT_TRUE(r.ok()) << r.status().ToString();
+    return r.ok() ? *r : net::HttpResponse{};
+  }
+  Json DoJson(const std::string& token, const std::string& method, const std::string& target,
+              const Json& body = nullptr, int want = 0) {
+    auto r = Do(token, method, target, body);
+    if (want != 0) {
+      EXPECT_EQ(r.status, want) << method << " " << target << ": " << r.body;
+    }
+    auto j = ParseJson(r.body);
+    return j.ok() ? *j : Json{{"unparsed", r.body}};
+  }
+
+  // A ServiceAccount in "steward" and a token for it, issued through the API.
+  std::string ServiceAccountToken(const std::string& name = "steward") {
+    DoJson(kAdmin, "POST", "/api/v1/namespaces/steward/serviceaccounts",
+           {{"metadata", {{"name", name}}}}, 201);
+    Json tr =
+        DoJson(kAdmin, "POST", "/api/v1/namespaces/steward/serviceaccounts/" + name + "/token",
+               {{"apiVersion", "authentication.k8s.io/v1"},
+                {"kind", "TokenRequest"},
+                {"spec", Json::object()}},
+               201);
+    return tr["status"].value("token", "");
+  }
+
+  void CreateRole(const std::string& ns, const std::string& name, const Json& rules) {
+    const bool cluster = ns.empty();
+    DoJson(kAdmin, "POST",
+           cluster ? "/apis/rbac.authorization.k8s.io/v1/clusterroles"
+                   : "/apis/rbac.authorization.k8s.io/v1/namespaces/" + ns + "/roles",
+           {{"metadata", {{"name", name}}}, {"rules", rules}}, 201);
+  }
+  void Bind(const std::string& ns, const std::string& name, const std::string& role_kind,
+            const std::string& role, const Json& subjects) {
+    const bool cluster = ns.empty();
+    DoJson(kAdmin, "POST",
+           cluster ? "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings"
+                   : "/apis/rbac.authorization.k8s.io/v1/namespaces/" + ns + "/rolebindings",
+           {{"metadata", {{"name", name}}},
+            {"roleRef",
+             {{"apiGroup", "rbac.authorization.k8s.io"}, {"kind", role_kind}, {"name", role}}},
+            {"subjects", subjects}},
+           201);
+  }
+  static Json Sa(const std::string& name, const std::string& ns = "") {
+    Json s = {{"kind", "ServiceAccount"}, {"name", name}};
+    if (!ns.empty()) s["namespace"] = ns;
+    return Json::array({s});
+  }
+
+  Json Review(const std::string& token, const Json& attributes, bool resource = true) {
+    return DoJson(
+        token, "POST", "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews",
+        {{"apiVersion", "authorization.k8s.io/v1"},
+         {"kind", "SelfSubjectAccessReview"},
+         {"spec", {{resource ? "resourceAttributes" : "nonResourceAttributes", attributes}}}},
+        201);
+  }
+
+  Random random_{5};
+  std::unique_ptr<Storage> storage_;
+  std::unique_ptr<ObjectApi> api_;
+  std::unique_ptr<FaultInjector> faults_;
+  std::unique_ptr<RequestLog> log_;
+  std::unique_ptr<RestHandler> rest_;
+  std::unique_ptr<net::HttpServer> server_;
+};
+
+TEST_F(RbacTest, AServiceAccountTokenIsForbiddenUntilARoleBindingAllowsExactlyItsVerbs) {
+  const std::string token = ServiceAccountToken();
+  ASSERT_FALSE(token.empty());
+  EXPECT_EQ(Do("wrong", "GET", "/api/v1/namespaces/steward/secrets").status, 401);
+
+  Json denied = DoJson(token, "GET", "/api/v1/namespaces/steward/secrets", nullptr, 403);
+  EXPECT_EQ(denied["reason"], "Forbidden");
+  EXPECT_EQ(denied["message"],
+            "secrets is forbidden: User \"system:serviceaccount:steward:steward\" cannot list "
+            "resource \"secrets\" in API group \"\" in the namespace \"steward\"");
+  EXPECT_EQ(denied["details"]["kind"], "secrets");
+
+  CreateRole("steward", "steward",
+             {{{"apiGroups", {""}}, {"resources", {"secrets"}}, {"verbs", {"get", "list"}}},
+              {{"apiGroups", {"apps"}}, {"resources", {"deployments"}}, {"verbs", {"create"}}}});
+  // A Role alone grants nothing.
+  EXPECT_EQ(Do(token, "GET", "/api/v1/namespaces/steward/secrets").status, 403);
+  Bind("steward", "steward", "Role", "steward", Sa("steward"));
+  EXPECT_EQ(Do(token, "GET", "/api/v1/namespaces/steward/secrets").status, 200);
+  EXPECT_EQ(Do(token, "GET", "/api/v1/namespaces/steward/secrets/absent").status, 404);
+  // Not the verbs, groups, namespaces or resources the rules leave out.
+  Json del = DoJson(token, "DELETE", "/api/v1/namespaces/steward/secrets/x", nullptr, 403);
+  EXPECT_EQ(del["message"],
+            "secrets \"x\" is forbidden: User \"system:serviceaccount:steward:steward\" cannot "
+            "delete resource \"secrets\" in API group \"\" in the namespace \"steward\"");
+  EXPECT_EQ(Do(token, "GET", "/api/v1/namespaces/other/secrets").status, 403);
+  EXPECT_EQ(Do(token, "GET", "/api/v1/namespaces/steward/configmaps").status, 403);
+  Json deploy = DoJson(token, "GET", "/apis/apps/v1/namespaces/steward/deployments", nullptr, 403);
+  EXPECT_THAT(deploy["message"].get<std::string>(),
+              HasSubstr("deployments.apps is forbidden: User "
+                        "\"system:serviceaccount:steward:steward\" cannot list resource "
+                        "\"deployments\" in API group \"apps\""));
+  Json cluster = DoJson(token, "GET", "/api/v1/namespaces", nullptr, 403);
+  EXPECT_THAT(cluster["message"].get<std::string>(), HasSubstr("at the cluster scope"));
+  // Discovery and version are every authenticated user's; metrics are not.
+  EXPECT_EQ(Do(token, "GET", "/api").status, 200);
+  EXPECT_EQ(Do(token, "GET", "/apis").status, 200);
+  EXPECT_EQ(Do(token, "GET", "/openapi/v3").status, 200);
+  Json metrics = DoJson(token, "GET", "/metrics", nullptr, 403);
+  EXPECT_EQ(metrics["message"],
+            "forbidden: User \"system:serviceaccount:steward:steward\" cannot get path "
+            "\"/metrics\"");
+  // The admin is allowed everything.
+  EXPECT_EQ(Do(kAdmin, "GET", "/metrics").status, 200);
+  EXPECT_EQ(Do(kAdmin, "GET", "/api/v1/namespaces/other/secrets").status, 200);
+}
+
+TEST_F(RbacTest, ClusterRolesSubresourcesWildcardsAndResourceNames) {
+  const std::string token = ServiceAccountToken();
+  CreateRole("", "reader", {{{"apiGroups", {"*"}}, {"resources", {"*"}}, {"verbs", {"get"}}}});
+  CreateRole("", "scaler",
+             {{{"apiGroups", {"apps"}}, {"resources", {"deployments/scale"}}, {"verbs", {"*"}}},
+              {{"apiGroups", {""}},
+               {"resources", {"configmaps"}},
+               {"resourceNames", {"mine"}},
+               {"verbs", {"update", "get"}}}});
+  // A ClusterRole bound in one namespace grants there only.
+  Bind("other", "read", "ClusterRole", "reader", Sa("steward", "steward"));
+  EXPECT_EQ(Do(token, "GET", "/api/v1/namespaces/other/pods/p").status, 404);  // allowed
+  EXPECT_EQ(Do(token, "GET", "/api/v1/namespaces/steward/pods/p").status, 403);
+  EXPECT_EQ(Do(token, "GET", "/api/v1/namespaces/other/pods").status, 403);  // list is not get
+  // Bound cluster-wide: every namespace.
+  Bind("", "scale", "ClusterRole", "scaler", Sa("steward", "steward"));
+  EXPECT_EQ(Do(token, "GET", "/apis/apps/v1/namespaces/steward/deployments/d/scale").status, 404);
+  EXPECT_EQ(Do(token, "GET", "/apis/apps/v1/namespaces/steward/deployments/d").status, 403);
+  EXPECT_EQ(Do(token, "GET", "/api/v1/namespaces/steward/configmaps/mine").status, 404);
+  EXPECT_EQ(Do(token, "GET", "/api/v1/namespaces/steward/configmaps/yours").status, 403);
+  EXPECT_EQ(Do(token, "GET", "/api/v1/namespaces/steward/configmaps").status, 403);
+  // Groups: every ServiceAccount of a namespace.
+  const std::string other = ServiceAccountToken("second");
+  EXPECT_EQ(Do(other, "GET", "/api/v1/namespaces/other/pods/p").status, 403);
+  Bind("other", "all-sas", "ClusterRole", "reader",
+       Json::array({{{"kind", "Group"}, {"name", "system:serviceaccounts:steward"}}}));
+  EXPECT_EQ(Do(other, "GET", "/api/v1/namespaces/other/pods/p").status, 404);
+}
+
+TEST_F(RbacTest, ABindingToAMissingRoleSaysSoAndDeletingTheServiceAccountRevokesItsTokens) {
+  const std::string token = ServiceAccountToken();
+  Bind("steward", "dangling", "Role", "absent", Sa("steward"));
+  Json denied = DoJson(token, "GET", "/api/v1/namespaces/steward/pods", nullptr, 403);
+  EXPECT_THAT(denied["message"].get<std::string>(),
+              HasSubstr("in the namespace \"steward\": RBAC: role.rbac.authorization.k8s.io "
+                        "\"absent\" not found"));
+  DoJson(kAdmin, "DELETE", "/api/v1/namespaces/steward/serviceaccounts/steward", nullptr, 200);
+  EXPECT_EQ(Do(token, "GET", "/api").status, 401);
+  // A new ServiceAccount of the same name does not bring the old tokens back.
+  DoJson(kAdmin, "POST", "/api/v1/namespaces/steward/serviceaccounts",
+         {{"metadata", {{"name", "steward"}}}}, 201);
+  EXPECT_EQ(Do(token, "GET", "/api").status, 401);
+}
+
+TEST_F(RbacTest, TokenRequestsNeedAServiceAccountAndAtLeastTenMinutes) {
+  Json absent = DoJson(kAdmin, "POST", "/api/v1/namespaces/steward/serviceaccounts/nobody/token",
+                       {{"spec", Json::object()}}, 404);
+  EXPECT_EQ(absent["message"], "serviceaccounts \"nobody\" not found");
+  DoJson(kAdmin, "POST", "/api/v1/namespaces/steward/serviceaccounts",
+         {{"metadata", {{"name", "sa"}}}}, 201);
+  Json short_lived = DoJson(kAdmin, "POST", "/api/v1/namespaces/steward/serviceaccounts/sa/token",
+                            {{"spec", {{"expirationSeconds", 60}}}}, 422);
+  EXPECT_EQ(short_lived["message"],
+            "TokenRequest.authentication.k8s.io \"sa\" is invalid: spec.expirationSeconds: "
+            "Invalid value: 60: may not specify a duration less than 10 minutes");
+  Json ok = DoJson(kAdmin, "POST", "/api/v1/namespaces/steward/serviceaccounts/sa/token",
+                   {{"spec", Json::object()}}, 201);
+  EXPECT_EQ(ok["kind"], "TokenRequest");
+  EXPECT_EQ(ok["spec"]["expirationSeconds"], 3600);
+  EXPECT_FALSE(ok["status"]["expirationTimestamp"].get<std::string>().empty());
+  EXPECT_EQ(Do(kAdmin, "GET", "/api/v1/namespaces/steward/serviceaccounts/sa/token").status, 405);
+}
+
+TEST_F(RbacTest, SelfSubjectAccessReviewsAnswerForTheCaller) {
+  const std::string token = ServiceAccountToken();
+  CreateRole("steward", "r",
+             {{{"apiGroups", {"apps"}}, {"resources", {"deployments"}}, {"verbs", {"list"}}}});
+  Bind("steward", "b", "Role", "r", Sa("steward"));
+  Json yes = Review(
+      token,
+      {{"namespace", "steward"}, {"verb", "list"}, {"group", "apps"}, {"resource", "deployments"}});
+  EXPECT_EQ(yes["status"]["allowed"], true);
+  EXPECT_EQ(yes["status"]["reason"],
+            "RBAC: allowed by RoleBinding \"steward/b\" of Role \"r\" to ServiceAccount "
+            "\"steward/steward\"");
+  Json no = Review(token, {{"namespace", "steward"},
+                           {"verb", "delete"},
+                           {"group", "apps"},
+                           {"resource", "deployments"}});
+  EXPECT_EQ(no["status"]["allowed"], false);
+  EXPECT_EQ(
+      Review(kAdmin,
+             {{"namespace", "x"}, {"verb", "delete"}, {"resource", "pods"}})["status"]["allowed"],
+      true);
+  EXPECT_EQ(Review(token, {{"verb", "get"}, {"path", "/metrics"}}, false)["status"]["allowed"],
+            false);
+  Json both = DoJson(token, "POST", "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews",
+                     {{"spec", Json::object()}}, 422);
+  EXPECT_THAT(both["message"].get<std::string>(),
+              HasSubstr("exactly one of nonResourceAttributes or resourceAttributes must be "
+                        "specified"));
+  EXPECT_EQ(Do(token, "GET", "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews").status, 405);
+}
+
+std::vector<std::string> Messages(std::string_view gr, const Json& obj, const Json* old = nullptr) {
+  std::vector<std::string> out;
+  for (const auto& c : ValidateObject(*FindGroupResource(gr), obj, old)) {
+    out.push_back(c.field + ": " + c.message);
+  }
+  return out;
+}
+
+TEST(PolicyValidationTest, RbacRulesAndBindingsAsTheApiServerWordsThem) {
+  using ::testing::ElementsAre;
+  Json role = {{"metadata", {{"name", "system:x"}, {"namespace", "n"}}},
+               {"rules",
+                {{{"apiGroups", {""}}, {"resources", {"pods"}}},
+                 {{"verbs", {"get"}}, {"nonResourceURLs", {"/metrics"}}},
+                 {{"verbs", {"get"}}}}}};
+  EXPECT_THAT(
+      Messages("roles.rbac.authorization.k8s.io", role),
+      ElementsAre("rules[0].verbs: Required value: verbs must contain at least one value",
+                  "rules[1].nonResourceURLs: Invalid value: [\"/metrics\"]: namespaced rules "
+                  "cannot apply to non-resource URLs",
+                  "rules[2].apiGroups: Required value: resource rules must supply at least one "
+                  "api group",
+                  "rules[2].resources: Required value: resource rules must supply at least one "
+                  "resource"));
+  Json binding = {{"metadata", {{"name", "b"}, {"namespace", "n"}}},
+                  {"roleRef", {{"apiGroup", "rbac.authorization.k8s.io"}, {"kind", "Pod"}}},
+                  {"subjects", {{{"kind", "Robot"}, {"name", "r"}}}}};
+  EXPECT_THAT(Messages("rolebindings.rbac.authorization.k8s.io", binding),
+              ElementsAre("roleRef.kind: Unsupported value: \"Pod\": supported values: "
+                          "\"ClusterRole\", \"Role\"",
+                          "roleRef.name: Required value",
+                          "subjects[0].kind: Unsupported value: \"Robot\": supported values: "
+                          "\"ServiceAccount\", \"User\", \"Group\""));
+  Json old = {
+      {"metadata", {{"name", "b"}, {"namespace", "n"}}},
+      {"roleRef", {{"apiGroup", "rbac.authorization.k8s.io"}, {"kind", "Role"}, {"name", "a"}}}};
+  Json changed = old;
+  changed["roleRef"]["name"] = "c";
+  EXPECT_THAT(Messages("rolebindings.rbac.authorization.k8s.io", changed, &old),
+              ElementsAre(HasSubstr("roleRef: Invalid value: ")));
+  EXPECT_THAT(Messages("rolebindings.rbac.authorization.k8s.io", changed, &old)[0],
+              HasSubstr("cannot change roleRef"));
+}
+
+TEST(PolicyValidationTest, PodDisruptionBudgetsAndNetworkPolicies) {
+  using ::testing::ElementsAre;
+  Json pdb = {{"metadata", {{"name", "p"}, {"namespace", "n"}}},
+              {"spec", {{"minAvailable", 1}, {"maxUnavailable", "150%"}}}};
+  auto pdb_messages = Messages("poddisruptionbudgets.policy", pdb);
+  ASSERT_EQ(pdb_messages.size(), 2u);
+  EXPECT_THAT(pdb_messages[0], HasSubstr("minAvailable and maxUnavailable cannot be both set"));
+  EXPECT_EQ(pdb_messages[1],
+            "spec.maxUnavailable: Invalid value: \"150%\": must not be greater than 100%");
+  Json netpol = {{"metadata", {{"name", "np"}, {"namespace", "n"}}},
+                 {"spec",
+                  {{"podSelector", Json::object()},
+                   {"ingress",
+                    {{{"from", {Json::object(), {{"ipBlock", {{"cidr", "10.0.0.0/40"}}}}}},
+                      {"ports", {{{"protocol", "ICMP"}, {"port", 70000}}}}}}},
+                   {"policyTypes", {"Sideways"}}}}};
+  EXPECT_THAT(Messages("networkpolicies.networking.k8s.io", netpol),
+              ElementsAre("spec.ingress[0].ports[0].protocol: Unsupported value: \"ICMP\": "
+                          "supported values: \"SCTP\", \"TCP\", \"UDP\"",
+                          "spec.ingress[0].ports[0].port: Invalid value: 70000: must be between "
+                          "1 and 65535, inclusive",
+                          "spec.ingress[0].from[0]: Required value: must specify a peer",
+                          "spec.ingress[0].from[1].ipBlock.cidr: Invalid value: "
+                          "\"10.0.0.0/40\": must be a valid CIDR value, (e.g. 10.9.8.0/24 or "
+                          "2001:db8::/64)",
+                          "spec.policyTypes[0]: Unsupported value: \"Sideways\": supported "
+                          "values: \"Egress\", \"Ingress\""));
+  Json defaulted = {{"spec", {{"egress", {{{"ports", {{{"port", 53}}}}}}}}}};
+  ApplyDefaults(*FindGroupResource("networkpolicies.networking.k8s.io"), defaulted);
+  EXPECT_EQ(defaulted["spec"]["policyTypes"], Json::array({"Ingress", "Egress"}));
+  EXPECT_EQ(defaulted["spec"]["egress"][0]["ports"][0]["protocol"], "TCP");
+}
+
+}  // namespace
+}  // namespace steward::cluster
