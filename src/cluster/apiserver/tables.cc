@@ -642,6 +642,41 @@ Json LeaseCells(const Json& lease, SystemTime now) {
   return Json::array({Name(lease), Str(lease, "spec.holderIdentity"), Age(lease, now)});
 }
 
+Json ServiceAccountCells(const Json& sa, SystemTime now) {
+  return Json::array({Name(sa), static_cast<int64_t>(Array(sa, "secrets").size()), Age(sa, now)});
+}
+
+// RoleBinding and ClusterRoleBinding: the role, then (wide) users, groups and
+// ServiceAccounts ("ns/name") among the subjects.
+Json BindingCells(const Json& b, SystemTime now) {
+  std::vector<std::string> users, groups, sas;
+  for (const Json& s : Array(b, "subjects")) {
+    const std::string kind = Str(s, "kind");
+    if (kind == "User") users.push_back(Str(s, "name"));
+    if (kind == "Group") groups.push_back(Str(s, "name"));
+    if (kind == "ServiceAccount") sas.push_back(Str(s, "namespace") + "/" + Str(s, "name"));
+  }
+  return Json::array({Name(b), Str(b, "roleRef.kind") + "/" + Str(b, "roleRef.name"), Age(b, now),
+                      JoinStrings(users, ", "), JoinStrings(groups, ", "), JoinStrings(sas, ", ")});
+}
+
+Json PdbCells(const Json& pdb, SystemTime now) {
+  auto int_or_string = [&](std::string_view path) -> std::string {
+    const Json* v = FindPath(pdb, path);
+    if (v == nullptr || v->is_null()) return "N/A";
+    return v->is_string() ? v->get<std::string>() : DumpJson(*v);
+  };
+  return Json::array({Name(pdb), int_or_string("spec.minAvailable"),
+                      int_or_string("spec.maxUnavailable"), Int(pdb, "status.disruptionsAllowed"),
+                      Age(pdb, now)});
+}
+
+Json NetworkPolicyCells(const Json& np, SystemTime now) {
+  const Json* selector = FindPath(np, "spec.podSelector");
+  return Json::array(
+      {Name(np), selector ? FormatLabelSelector(*selector) : "<none>", Age(np, now)});
+}
+
 // The columns of each kind's printer, as the real server's printers declare them.
 constexpr Column kPodColumns[] = {
     {"Name", "string", "name", kNameDoc, 0},
@@ -823,6 +858,45 @@ constexpr Column kLeaseColumns[] = {
      0},
     {"Age", "string", "", kAgeDoc, 0}};
 
+constexpr Column kServiceAccountColumns[] = {
+    {"Name", "string", "name", kNameDoc, 0},
+    {"Secrets", "string", "",
+     "Secrets is a list of the secrets in the same namespace that pods running using this "
+     "ServiceAccount are allowed to use.",
+     0},
+    {"Age", "string", "", kAgeDoc, 0}};
+
+constexpr Column kBindingColumns[] = {
+    {"Name", "string", "name", kNameDoc, 0},
+    {"Role", "string", "",
+     "RoleRef can reference a Role in the current namespace or a "
+     "ClusterRole in the global namespace.",
+     0},
+    {"Age", "string", "", kAgeDoc, 0},
+    {"Users", "string", "", "Users in the binding", 1},
+    {"Groups", "string", "", "Groups in the binding", 1},
+    {"ServiceAccounts", "string", "", "ServiceAccounts in the binding", 1}};
+
+constexpr Column kPdbColumns[] = {
+    {"Name", "string", "name", kNameDoc, 0},
+    {"Min Available", "string", "",
+     "The minimum number of pods that must be available simultaneously. This can be either an "
+     "integer or a string specifying a percentage, e.g. \"28%\".",
+     0},
+    {"Max Unavailable", "string", "",
+     "The maximum number of pods that may be unavailable simultaneously. This can be either an "
+     "integer or a string specifying a percentage, e.g. \"28%\".",
+     0},
+    {"Allowed Disruptions", "integer", "", "Number of pod disruptions that are currently allowed.",
+     0},
+    {"Age", "string", "", kAgeDoc, 0}};
+
+constexpr Column kNetworkPolicyColumns[] = {
+    {"Name", "string", "name", kNameDoc, 0},
+    {"Pod-Selector", "string", "", "Selects the pods to which this NetworkPolicy object applies.",
+     0},
+    {"Age", "string", "", kAgeDoc, 0}};
+
 // A column table as the Printer holds it.
 template <size_t N>
 std::vector<Column> ColumnsOf(const Column (&columns)[N]) {
@@ -845,6 +919,11 @@ const Printer* FindPrinter(const ResourceType& rt) {
       {"persistentvolumeclaims", {ColumnsOf(kPvcColumns), PvcCells}},
       {"events", {ColumnsOf(kEventColumns), EventCells}},
       {"leases.coordination.k8s.io", {ColumnsOf(kLeaseColumns), LeaseCells}},
+      {"serviceaccounts", {ColumnsOf(kServiceAccountColumns), ServiceAccountCells}},
+      {"rolebindings.rbac.authorization.k8s.io", {ColumnsOf(kBindingColumns), BindingCells}},
+      {"clusterrolebindings.rbac.authorization.k8s.io", {ColumnsOf(kBindingColumns), BindingCells}},
+      {"poddisruptionbudgets.policy", {ColumnsOf(kPdbColumns), PdbCells}},
+      {"networkpolicies.networking.k8s.io", {ColumnsOf(kNetworkPolicyColumns), NetworkPolicyCells}},
   };
   auto it = kPrinters.find(rt.GroupResource());
   return it == kPrinters.end() ? nullptr : &it->second;

@@ -436,3 +436,38 @@ TEST(ToTableTest, RowsFollowInputOrder) {
 
 }  // namespace
 }  // namespace steward::cluster
+
+namespace steward::cluster {
+namespace {
+
+TEST(PolicyCellsTest, BindingsPdbsNetworkPoliciesAndServiceAccountsAsKubectlPrintsThem) {
+  Json rb = ParseJson(R"({"metadata": {"name": "steward"},
+      "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "steward"},
+      "subjects": [{"kind": "ServiceAccount", "name": "steward", "namespace": "steward"},
+                   {"kind": "User", "name": "alice", "apiGroup": "rbac.authorization.k8s.io"},
+                   {"kind": "Group", "name": "ops", "apiGroup": "rbac.authorization.k8s.io"}]})")
+                .value();
+  Json t = ToTable(*FindGroupResource("rolebindings.rbac.authorization.k8s.io"), {rb},
+                   Json::object(), std::chrono::system_clock::now(), TableIncludeObject::kNone);
+  EXPECT_EQ(t["rows"][0]["cells"],
+            Json({"steward", "Role/steward", "<unknown>", "alice", "ops", "steward/steward"}));
+  Json pdb = ParseJson(R"({"metadata": {"name": "p"}, "spec": {"minAvailable": 1},
+                           "status": {"disruptionsAllowed": 2}})")
+                 .value();
+  t = ToTable(*FindGroupResource("poddisruptionbudgets.policy"), {pdb}, Json::object(),
+              std::chrono::system_clock::now(), TableIncludeObject::kNone);
+  EXPECT_EQ(t["rows"][0]["cells"], Json({"p", "1", "N/A", 2, "<unknown>"}));
+  Json np = ParseJson(R"({"metadata": {"name": "n"},
+      "spec": {"podSelector": {"matchLabels": {"app": "steward"}}}})")
+                .value();
+  t = ToTable(*FindGroupResource("networkpolicies.networking.k8s.io"), {np}, Json::object(),
+              std::chrono::system_clock::now(), TableIncludeObject::kNone);
+  EXPECT_EQ(t["rows"][0]["cells"], Json({"n", "app=steward", "<unknown>"}));
+  Json sa = ParseJson(R"({"metadata": {"name": "s"}, "secrets": [{"name": "a"}]})").value();
+  t = ToTable(*FindGroupResource("serviceaccounts"), {sa}, Json::object(),
+              std::chrono::system_clock::now(), TableIncludeObject::kNone);
+  EXPECT_EQ(t["rows"][0]["cells"], Json({"s", 1, "<unknown>"}));
+}
+
+}  // namespace
+}  // namespace steward::cluster
