@@ -1,14 +1,18 @@
 // `steward check`: connects to a cluster the way Steward will and reports, step by step, whether
-// it can do its job there: configuration, TLS and credentials, the namespace, list permission on
-// every kind Steward manages, and a watch (an informer sync). Exit 0 when every step passes.
+// it can do its job there: configuration, TLS and credentials, the namespace, every permission
+// Steward uses there (one SelfSubjectAccessReview per verb and resource, each missing one named),
+// a list of every kind Steward manages, and a watch (an informer sync). Exit 0 when every step
+// passes.
 #include <cstdio>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "app/permissions.h"
 #include "cli/commands.h"
 #include "cli/kube_flags.h"
 #include "common/json.h"
+#include "common/json_access.h"
 #include "common/log.h"
 #include "kube/client/client.h"
 #include "kube/informer/informer.h"
@@ -20,6 +24,7 @@ namespace {
 struct CheckFlags {
   KubeFlags kube;
   int timeout_seconds = 20;
+  bool replicas = false;  // check the Lease verbs too (replicas.enabled)
 };
 
 void Pass(const std::string& what) { std::printf("ok    %s\n", what.c_str()); }
@@ -27,6 +32,49 @@ int Fail(const std::string& what) {
   std::printf("FAIL  %s\n", what.c_str());
   std::fflush(stdout);
   return 1;
+}
+
+// Asks the API server, one SelfSubjectAccessReview per verb, whether the credentials may do
+// everything Steward does in `ns`; prints one FAIL line per missing permission. The number of
+// failures, or -1 (with the FAIL line) when the reviews themselves cannot be made.
+int CheckPermissions(kube::Transport& transport, const std::string& ns, bool replicas) {
+  int missing = 0;
+  int granted = 0;
+  for (const app::Permission& p : app::RequiredPermissions(replicas)) {
+    const std::string what = p.group.empty() ? p.resource : p.resource + "." + p.group;
+    for (const std::string& verb : p.verbs) {
+      kube::TransportRequest request;
+      request.method = "POST";
+      request.target = "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews";
+      request.content_type = "application/json";
+      request.body = DumpJson(Json{
+          {"apiVersion", "authorization.k8s.io/v1"},
+          {"kind", "SelfSubjectAccessReview"},
+          {"spec",
+           {{"resourceAttributes",
+             {{"namespace", ns}, {"verb", verb}, {"group", p.group}, {"resource", p.resource}}}}}});
+      auto response = transport.Do(request);
+      if (!response.ok() || response->status != 201) {
+        Fail("permissions: SelfSubjectAccessReview failed: " +
+             (response.ok() ? std::to_string(response->status) + " " + response->body.substr(0, 200)
+                            : response.error().ToString()));
+        return -1;
+      }
+      auto review = ParseJson(response->body);
+      const Json* allowed_field = review.ok() ? FindPath(*review, "status.allowed") : nullptr;
+      const bool allowed = allowed_field != nullptr && *allowed_field == true;
+      if (allowed) {
+        ++granted;
+        continue;
+      }
+      ++missing;
+      Fail("permission: " + verb + " " + what + " in " + ns +
+           " is not granted (Steward needs it for " + p.why + ")");
+    }
+  }
+  if (missing == 0)
+    Pass("permissions: all " + std::to_string(granted) + " verbs Steward uses in " + ns);
+  return missing;
 }
 
 int RunCheck(const CheckFlags& flags) {
@@ -74,6 +122,8 @@ int RunCheck(const CheckFlags& flags) {
     Pass("namespace " + ns + ": exists");
   }
 
+  if (CheckPermissions(**transport, ns, flags.replicas) != 0) return 1;
+
   const std::vector<const kube::ResourceType*> kinds = {
       &kube::ResourceType::Secret(),     &kube::ResourceType::PersistentVolumeClaim(),
       &kube::ResourceType::Deployment(), &kube::ResourceType::Service(),
@@ -120,8 +170,11 @@ void AddCheckCommand(CLI::App& app) {
   auto* cmd = app.add_subcommand(
       "check",
       "Check that Steward can work with a cluster: configuration, TLS and credentials, the "
-      "namespace, list permission on every managed kind, and a watch");
+      "namespace, every permission Steward uses there, a list of every managed kind, and a "
+      "watch");
   AddKubeFlags(*cmd, flags->kube);
+  cmd->add_flag("--replicas", flags->replicas,
+                "Also check the Lease verbs that several replicas need (replicas.enabled)");
   cmd->add_option("--timeout", flags->timeout_seconds, "Seconds allowed for each step")
       ->capture_default_str()
       ->check(CLI::Range(1, 3600));
