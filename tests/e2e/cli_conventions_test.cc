@@ -1,8 +1,8 @@
 // The CLI's conventions with real runs of the binary (issue 19 §4): `steward completion
 // bash|zsh|fish` checked against the command tree `--help` shows (every subcommand, every flag,
-// the enumerated values) by running the scripts in the shells, and each exit code of
-// src/cli/exit_codes.h produced by a command against `steward serve`, with stderr naming the
-// cause.
+// the enumerated values) by running the scripts in the shells; `-o json|yaml|wide|name` on get
+// and list; and each exit code of src/cli/exit_codes.h produced by a command against `steward
+// serve`, with stderr naming the cause (and docs/cli.md listing the same codes).
 #include <arpa/inet.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -19,6 +19,8 @@
 #include <string>
 #include <vector>
 
+#include "common/json.h"
+#include "common/yaml.h"
 #include "process.h"
 
 namespace steward::e2e {
@@ -290,6 +292,28 @@ TEST(CompletionUsageTest, AnUnknownShellIsAUsageError) {
 
 // ---- exit codes against `steward serve` -----------------------------------------------------
 
+// The table `steward --help` prints (from exit_codes.h) is the one docs/cli.md documents: each
+// code 0..7 once, in order, in both.
+TEST(ExitCodeDocsTest, HelpAndDocsListTheSameCodes) {
+  RunResult help = ::steward::e2e::Run({StewardBinary(), "--help"}, "", seconds(30));
+  ASSERT_EQ(help.exit_code, 0) << Describe(help);
+  std::vector<std::string> from_help;
+  const std::string tail = help.out.substr(help.out.find("Exit codes"));
+  std::regex help_row(R"(\n  ([0-9]+)  )");
+  for (std::sregex_iterator it(tail.begin(), tail.end(), help_row), end; it != end; ++it) {
+    from_help.push_back((*it)[1]);
+  }
+  const std::string docs = ReadFile(std::string(STEWARD_SOURCE_DIR) + "/docs/cli.md");
+  const std::string table = docs.substr(docs.find("| code | meaning | example |"));
+  std::vector<std::string> from_docs;
+  std::regex docs_row(R"(\n\| ([0-9]+) \| )");
+  for (std::sregex_iterator it(table.begin(), table.end(), docs_row), end; it != end; ++it) {
+    from_docs.push_back((*it)[1]);
+  }
+  EXPECT_EQ(from_help, (std::vector<std::string>{"0", "1", "2", "3", "4", "5", "6", "7"}));
+  EXPECT_EQ(from_docs, from_help);
+}
+
 // A port nothing listens on: bound, then closed.
 uint16_t ClosedPort() {
   int fd = socket(AF_INET, SOCK_STREAM, 0);
@@ -325,7 +349,7 @@ class SilentListener {
   uint16_t port_ = 0;
 };
 
-class ExitCodeTest : public ::testing::Test {
+class CliAgainstServeTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     dir_ = new TempDir();
@@ -368,12 +392,12 @@ class ExitCodeTest : public ::testing::Test {
   static std::string server_;
   static std::string token_file_;
 };
-TempDir* ExitCodeTest::dir_ = nullptr;
-BackgroundProcess* ExitCodeTest::serve_ = nullptr;
-std::string ExitCodeTest::server_;
-std::string ExitCodeTest::token_file_;
+TempDir* CliAgainstServeTest::dir_ = nullptr;
+BackgroundProcess* CliAgainstServeTest::serve_ = nullptr;
+std::string CliAgainstServeTest::server_;
+std::string CliAgainstServeTest::token_file_;
 
-TEST_F(ExitCodeTest, ZeroOnSuccessAndNamesForScriptsAndCompletion) {
+TEST_F(CliAgainstServeTest, ZeroOnSuccessAndNamesForScriptsAndCompletion) {
   for (const char* name : {"ec-one", "ec-two"}) {
     RunResult c = Cli({"create", name, "--team", "team-ec", "--image", "nodered/node-red:4.0"});
     ASSERT_EQ(c.exit_code, 0) << Describe(c);
@@ -398,7 +422,44 @@ TEST_F(ExitCodeTest, ZeroOnSuccessAndNamesForScriptsAndCompletion) {
   for (const char* name : {"ec-one", "ec-two"}) EXPECT_EQ(Cli({"delete", name}).exit_code, 0);
 }
 
-TEST_F(ExitCodeTest, OneWhenTheOperationFails) {
+// `-o` on get and list: json and yaml parse to the record (or {"items": [...]}), wide adds the
+// id, team, observed generation, reason and message columns, name prints names only.
+TEST_F(CliAgainstServeTest, GetAndListPrintJsonYamlWideAndName) {
+  RunResult c = Cli({"create", "fmt-a", "--team", "team-fmt", "--image", "nodered/node-red:4.0"});
+  ASSERT_EQ(c.exit_code, 0) << Describe(c);
+  for (const char* format : {"json", "yaml"}) {
+    RunResult get = Cli({"get", "fmt-a", "-o", format});
+    ASSERT_EQ(get.exit_code, 0) << Describe(get);
+    auto record = std::string(format) == "json" ? ParseJson(get.out) : ParseYaml(get.out);
+    ASSERT_TRUE(record.ok()) << get.out;
+    EXPECT_EQ(GetString(*record, "name"), "fmt-a") << format;
+    EXPECT_EQ(GetString(*record, "team"), "team-fmt") << format;
+    RunResult list = Cli({"list", "--team", "team-fmt", "-o", format});
+    ASSERT_EQ(list.exit_code, 0) << Describe(list);
+    auto items = std::string(format) == "json" ? ParseJson(list.out) : ParseYaml(list.out);
+    ASSERT_TRUE(items.ok()) << list.out;
+    ASSERT_TRUE((*items)["items"].is_array()) << list.out;
+    ASSERT_EQ((*items)["items"].size(), 1u) << list.out;
+    EXPECT_EQ(GetString((*items)["items"][0], "name"), "fmt-a") << format;
+  }
+  const std::string wide_header =
+      "^NAME +PHASE +DESIRED +GENERATION +URL +AGE +ID +TEAM +OBSERVED +REASON +MESSAGE\n";
+  RunResult get = Cli({"get", "fmt-a", "-o", "wide"});
+  ASSERT_EQ(get.exit_code, 0) << Describe(get);
+  EXPECT_TRUE(std::regex_search(get.out, std::regex(wide_header))) << get.out;
+  EXPECT_TRUE(std::regex_search(get.out, std::regex(R"(\nfmt-a +\S+ +suspended +1 .* team-fmt )")))
+      << get.out;
+  RunResult list = Cli({"list", "--team", "team-fmt", "-o", "wide"});
+  ASSERT_EQ(list.exit_code, 0) << Describe(list);
+  EXPECT_TRUE(std::regex_search(list.out, std::regex(wide_header))) << list.out;
+  EXPECT_EQ(Lines(list.out).size(), 2u) << list.out;
+  RunResult names = Cli({"list", "--team", "team-fmt", "-o", "name"});
+  EXPECT_EQ(names.exit_code, 0) << Describe(names);
+  EXPECT_EQ(names.out, "fmt-a\n");
+  EXPECT_EQ(Cli({"delete", "fmt-a"}).exit_code, 0);
+}
+
+TEST_F(CliAgainstServeTest, OneWhenTheOperationFails) {
   // A Deployment of that name that Steward does not own: the project goes Failed (NameTaken).
   RunResult taken =
       ::steward::e2e::Run({"kubectl", "--kubeconfig", dir_->path() + "/kubeconfig", "-n", "steward",
@@ -412,7 +473,7 @@ TEST_F(ExitCodeTest, OneWhenTheOperationFails) {
   EXPECT_EQ(Cli({"delete", "ec-taken", "--wait", "60s"}).exit_code, 0);
 }
 
-TEST_F(ExitCodeTest, TwoForUsageErrorsOfTheParserOfTheCommandAndOfTheApi) {
+TEST_F(CliAgainstServeTest, TwoForUsageErrorsOfTheParserOfTheCommandAndOfTheApi) {
   RunResult flag = Cli({"list", "--no-such-flag"});
   EXPECT_EQ(flag.exit_code, 2) << Describe(flag);
   EXPECT_THAT(flag.err, HasSubstr("--no-such-flag"));
@@ -428,7 +489,7 @@ TEST_F(ExitCodeTest, TwoForUsageErrorsOfTheParserOfTheCommandAndOfTheApi) {
   EXPECT_THAT(api.err, HasSubstr("steward: InvalidArgument: "));
 }
 
-TEST_F(ExitCodeTest, ThreeWhenThereIsNoSuchProjectOrAgent) {
+TEST_F(CliAgainstServeTest, ThreeWhenThereIsNoSuchProjectOrAgent) {
   RunResult r = Cli({"get", "ec-nowhere"});
   EXPECT_EQ(r.exit_code, 3) << Describe(r);
   EXPECT_THAT(r.err, HasSubstr("steward: NotFound: "));
@@ -439,7 +500,7 @@ TEST_F(ExitCodeTest, ThreeWhenThereIsNoSuchProjectOrAgent) {
   EXPECT_THAT(agent.err, HasSubstr("NotFound"));
 }
 
-TEST_F(ExitCodeTest, FourWhenTheProjectIsNotInAStateForTheCall) {
+TEST_F(CliAgainstServeTest, FourWhenTheProjectIsNotInAStateForTheCall) {
   RunResult c =
       Cli({"create", "ec-suspended", "--team", "team-ec", "--image", "nodered/node-red:4.0"});
   ASSERT_EQ(c.exit_code, 0) << Describe(c);
@@ -452,7 +513,7 @@ TEST_F(ExitCodeTest, FourWhenTheProjectIsNotInAStateForTheCall) {
   EXPECT_EQ(Cli({"delete", "ec-suspended"}).exit_code, 0);
 }
 
-TEST_F(ExitCodeTest, FiveWhenTheTokenIsRefused) {
+TEST_F(CliAgainstServeTest, FiveWhenTheTokenIsRefused) {
   RunResult r = Cli({"list"}, {"--server", server_, "--token", "not-the-token"});
   EXPECT_EQ(r.exit_code, 5) << Describe(r);
   EXPECT_THAT(r.err, HasSubstr("steward: Unauthorized: "));
@@ -461,7 +522,7 @@ TEST_F(ExitCodeTest, FiveWhenTheTokenIsRefused) {
   EXPECT_THAT(w.err, HasSubstr("Unauthorized"));
 }
 
-TEST_F(ExitCodeTest, SixWhenTheServerCannotBeReached) {
+TEST_F(CliAgainstServeTest, SixWhenTheServerCannotBeReached) {
   const std::string url = "http://127.0.0.1:" + std::to_string(ClosedPort());
   RunResult r = Cli({"get", "alpha"}, {"--server", url, "--token", "x"});
   EXPECT_EQ(r.exit_code, 6) << Describe(r);
@@ -471,7 +532,7 @@ TEST_F(ExitCodeTest, SixWhenTheServerCannotBeReached) {
   EXPECT_THAT(w.err, HasSubstr("cannot reach the Steward API at " + url));
 }
 
-TEST_F(ExitCodeTest, SevenWhenADeadlinePasses) {
+TEST_F(CliAgainstServeTest, SevenWhenADeadlinePasses) {
   // --wait: the embedded cluster cannot pull *.invalid images, so the project never runs.
   RunResult r = Cli({"create", "ec-stuck", "--team", "team-ec", "--image", "registry.invalid/x:1",
                      "--start", "--wait", "2s"});
