@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "cli/commands.h"
+#include "cli/exit_codes.h"
 #include "cli/kube_flags.h"
 #include "common/json.h"
 #include "common/log.h"
@@ -26,7 +27,7 @@ void Pass(const std::string& what) { std::printf("ok    %s\n", what.c_str()); }
 int Fail(const std::string& what) {
   std::printf("FAIL  %s\n", what.c_str());
   std::fflush(stdout);
-  return 1;
+  return kExitFailed;
 }
 
 int RunCheck(const CheckFlags& flags) {
@@ -91,7 +92,7 @@ int RunCheck(const CheckFlags& flags) {
           Fail("list " + kind->GroupResource() + " in " + ns + ": " + list.error().ToString());
     }
   }
-  if (failures > 0) return 1;
+  if (failures > 0) return kExitFailed;
 
   // A watch through an informer: what the engine relies on for every wait.
   kube::InformerOptions informer_options;
@@ -110,7 +111,7 @@ int RunCheck(const CheckFlags& flags) {
        " managed by Steward)");
   std::printf("Steward can work with this cluster.\n");
   std::fflush(stdout);
-  return 0;
+  return kExitOk;
 }
 
 }  // namespace

@@ -10,18 +10,24 @@
 
 namespace steward::cli {
 
-enum ExitCodes : int {
-  kExitOk = 0,
-  kExitFailed = 1,    // the operation failed: the server failed it, a --wait ended in Failed,
-                      // a check or a migration step did not pass
-  kExitUsage = 2,     // bad flags or arguments (CLI11's parse errors, the API's 400s), bad
-                      // configuration; `serve`, `cluster` and `demo` could not start
-  kExitNotFound = 3,  // no such project or agent (404)
-  kExitConflict = 4,  // conflict or unmet precondition (409): e.g. restart of a suspended project
-  kExitUnauthorized = 5,  // the token was refused (401) or is not allowed (403)
-  kExitUnavailable = 6,   // cannot connect, the server is unavailable (503, 429) or a stream broke
-  kExitTimeout = 7,       // a deadline passed: --wait, --request-timeout, a watch's sync
-};
+// The operation succeeded.
+inline constexpr int kExitOk = 0;
+// The operation failed: the server failed it, a --wait ended in Failed, a check or a migration
+// step did not pass.
+inline constexpr int kExitFailed = 1;
+// Bad flags or arguments (CLI11's parse errors, the API's 400s), bad configuration; `serve`,
+// `cluster` and `demo` could not start.
+inline constexpr int kExitUsage = 2;
+// No such project or agent (404).
+inline constexpr int kExitNotFound = 3;
+// Conflict or unmet precondition (409): e.g. restart of a suspended project.
+inline constexpr int kExitConflict = 4;
+// The token was refused (401) or is not allowed (403).
+inline constexpr int kExitUnauthorized = 5;
+// Cannot connect, the server is unavailable (503, 429) or a stream broke.
+inline constexpr int kExitUnavailable = 6;
+// A deadline passed: --wait, --request-timeout, a watch's sync, demo's --timeout.
+inline constexpr int kExitTimeout = 7;
 
 struct ExitCodeInfo {
   int code;

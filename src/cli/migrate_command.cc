@@ -276,7 +276,7 @@ int RunMigrate(const MigrateFlags& flags) {
       std::printf("dry run: nothing changed\n");
     }
     std::fflush(stdout);
-    return unmappable ? kExitFailed : 0;
+    return unmappable ? kExitFailed : kExitOk;
   }
 
   std::chrono::milliseconds wait{0};
@@ -327,7 +327,7 @@ int RunMigrate(const MigrateFlags& flags) {
     if (r.agent != nullptr) FinishAgent(kube, ns, r, deadline);
   }
 
-  int code = 0;
+  int code = kExitOk;
   Json out = Json::array();
   for (const Result& r : results) {
     const bool ok = r.outcome == "managed" ||

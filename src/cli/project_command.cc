@@ -310,7 +310,7 @@ int FollowUntilDone(WatchState& watch, const Json& answer, bool deleting, Clock:
     std::printf("%s is %s at generation %" PRId64 " after %.1fs%s\n", name.c_str(), phase.c_str(),
                 generation, secs, url.empty() || phase != "Running" ? "" : (": " + url).c_str());
     std::fflush(stdout);
-    return 0;
+    return kExitOk;
   };
   if (!deleting && Done(answer, generation)) return finish(answer);
   ReleasableMutexLock lock(watch.mu);
@@ -331,7 +331,7 @@ int FollowUntilDone(WatchState& watch, const Json& answer, bool deleting, Clock:
         std::printf("%s is deleted (purged) after %.1fs\n", name.c_str(),
                     std::chrono::duration<double>(Clock::now() - start).count());
         std::fflush(stdout);
-        return 0;
+        return kExitOk;
       }
       if ((event.event != "project" && event.event != "agent") ||
           GetInt(data, "generation") < generation) {
@@ -403,7 +403,7 @@ int Mutate(const CommandFlags& flags, const std::string& verb, const std::string
   std::printf("%s: %s accepted (generation %" PRId64 ", desired %s)\n", name.c_str(), verb.c_str(),
               GetInt(*answer, "generation"), GetString(*answer, "desiredState").c_str());
   std::fflush(stdout);
-  if (!watch) return 0;
+  if (!watch) return kExitOk;
   return FollowUntilDone(*watch, *answer, verb == "delete", start, duration);
 }
 
@@ -500,7 +500,7 @@ int Read(const CommandFlags& flags, const std::function<StatusOr<Json>(ApiClient
   auto answer = call(**client);
   if (!answer.ok()) return FailCall(**client, answer.error());
   print(*answer);
-  return 0;
+  return kExitOk;
 }
 
 void PrintStructured(const Json& j, const std::string& output) {
@@ -578,8 +578,9 @@ int RunList(const CommandFlags& flags) {
 
 // `watch`: the records as a table that grows a row per change (kubectl get --watch's form):
 // the current records first, then every change as it is committed, until --timeout passes
-// (exit 0), the stream ends (exit 1 when the API refused it, 2 when it could not be reached or
-// it broke) or the process is interrupted. -o json prints each event as one JSON line.
+// (exit 0), the stream ends (an `error` event exits 1; a refusal or a broken stream exits with
+// the code exit_codes.h gives it) or the process is interrupted. -o json prints each event as one
+// JSON line.
 int RunWatch(const CommandFlags& flags) {
   std::chrono::milliseconds duration = std::chrono::hours(24 * 365 * 100);
   if (!flags.wait.empty()) {
@@ -639,9 +640,9 @@ int RunWatch(const CommandFlags& flags) {
       },
       duration);
   if (!broken.empty()) return Fail("the watch stream ended: " + broken, kExitFailed);
-  if (s.code() == StatusCode::kDeadlineExceeded) return 0;
+  if (s.code() == StatusCode::kDeadlineExceeded) return kExitOk;
   if (!s.ok()) return FailCall(**client, s);
-  return 0;
+  return kExitOk;
 }
 
 int RunLogs(const CommandFlags& flags) {
@@ -704,7 +705,7 @@ int RunAgentStatus(const CommandFlags& flags) {
 // `steward agent command ACTION NAME`: start, restart or stop on the agent's own API. The pod's
 // answer is printed; an HTTP error from the agent exits 1.
 int RunAgentCommand(const CommandFlags& flags) {
-  int code = 0;
+  int code = kExitOk;
   int read = Read(
       flags,
       [&](ApiClient& c) { return c.Post(RecordPath(flags) + "/commands/" + flags.agent_command); },
@@ -776,8 +777,8 @@ void AddWait(CLI::App& cmd, CommandFlags& flags) {
   cmd.add_option(
          "--wait", flags.wait,
          "Follow it until it is done (Running/Suspended/purged) or DURATION "
-         "passes (default 5m; give it after NAME, or as --wait=DURATION); exit 1 if it fails or "
-         "times out")
+         "passes (default 5m; give it after NAME, or as --wait=DURATION); exit 1 if it fails, 7 if "
+         "it times out")
       ->expected(0, 1)
       ->default_str("5m");
 }
