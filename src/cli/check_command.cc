@@ -10,6 +10,7 @@
 
 #include "app/permissions.h"
 #include "cli/commands.h"
+#include "cli/exit_codes.h"
 #include "cli/kube_flags.h"
 #include "common/json.h"
 #include "common/json_access.h"
@@ -31,7 +32,7 @@ void Pass(const std::string& what) { std::printf("ok    %s\n", what.c_str()); }
 int Fail(const std::string& what) {
   std::printf("FAIL  %s\n", what.c_str());
   std::fflush(stdout);
-  return 1;
+  return kExitFailed;
 }
 
 // Asks the API server, one SelfSubjectAccessReview per verb, whether the credentials may do
@@ -122,7 +123,7 @@ int RunCheck(const CheckFlags& flags) {
     Pass("namespace " + ns + ": exists");
   }
 
-  if (CheckPermissions(**transport, ns, flags.replicas) != 0) return 1;
+  if (CheckPermissions(**transport, ns, flags.replicas) != 0) return kExitFailed;
 
   const std::vector<const kube::ResourceType*> kinds = {
       &kube::ResourceType::Secret(),     &kube::ResourceType::PersistentVolumeClaim(),
@@ -141,7 +142,7 @@ int RunCheck(const CheckFlags& flags) {
           Fail("list " + kind->GroupResource() + " in " + ns + ": " + list.error().ToString());
     }
   }
-  if (failures > 0) return 1;
+  if (failures > 0) return kExitFailed;
 
   // A watch through an informer: what the engine relies on for every wait.
   kube::InformerOptions informer_options;
@@ -160,7 +161,7 @@ int RunCheck(const CheckFlags& flags) {
        " managed by Steward)");
   std::printf("Steward can work with this cluster.\n");
   std::fflush(stdout);
-  return 0;
+  return kExitOk;
 }
 
 }  // namespace

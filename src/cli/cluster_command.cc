@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "cli/commands.h"
+#include "cli/exit_codes.h"
 #include "cluster/embedded_cluster.h"
 #include "common/host_port.h"
 #include "common/log.h"
@@ -33,7 +34,7 @@ struct ClusterFlags {
 
 int Fail(const std::string& message) {
   std::cerr << "steward cluster: " << message << "\n";
-  return 2;
+  return kExitUsage;
 }
 
 int RunCluster(const ClusterFlags& flags) {
@@ -93,7 +94,7 @@ int RunCluster(const ClusterFlags& flags) {
   (*cluster)->Stop();
   std::printf("Embedded cluster stopped\n");
   std::fflush(stdout);
-  return 0;
+  return kExitOk;
 }
 
 }  // namespace

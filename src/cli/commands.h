@@ -18,8 +18,8 @@ void AddCheckCommand(CLI::App& app);
 // SIGINT/SIGTERM (or exits once all are Running, with --exit-when-running).
 void AddDemoCommand(CLI::App& app);
 
-// `steward project create|start|suspend|restart|rotate|delete|get|list|logs|history`: the client
-// of the REST API (docs/api.md); exit 1 when the API refuses, 2 for usage or connection errors.
+// `steward project create|start|suspend|restart|rotate|delete|get|list|watch|logs|history|...`:
+// the client of the REST API (docs/api.md); exit codes from exit_codes.h (docs/cli.md).
 void AddProjectCommand(CLI::App& app);
 
 // `steward agent put|start|stop|restart|delete|get|list|history|status|command`: MQTT schema
@@ -29,8 +29,13 @@ void AddAgentCommand(CLI::App& app);
 
 // `steward migrate --from driver-k8s`: takes over the instances FlowFuse's driver-k8s created
 // (docs/migration.md); --dry-run prints the plan. Exit 0 when all are migrated, 1 when some could
-// not be, 2 for usage, configuration or connection errors.
+// not be, 2 for usage or configuration errors, and the code of exit_codes.h's table when the
+// cluster or the API refuses or cannot be reached before anything changed.
 void AddMigrateCommand(CLI::App& app);
+
+// `steward completion bash|zsh|fish`: prints a shell completion script generated from `root`'s
+// command tree (subcommands, flags, enumerated values; project and agent names for NAME).
+void AddCompletionCommand(CLI::App& root);
 
 // `steward serve`: the REST API, the store and the engine (app::App) from --config and flags,
 // against a kubeconfig, in-cluster or embedded cluster, until SIGINT/SIGTERM. Exit 0 after a

@@ -22,6 +22,7 @@
 
 #include "app/app.h"
 #include "cli/commands.h"
+#include "cli/exit_codes.h"
 #include "cluster/embedded_cluster.h"
 #include "common/file.h"
 #include "common/host_port.h"
@@ -63,7 +64,7 @@ std::string ProjectName(int i) {
 
 int Fail(const std::string& message) {
   std::fprintf(stderr, "steward demo: %s\n", message.c_str());
-  return 2;
+  return kExitUsage;
 }
 
 // A project as one store commit left it, or (signal != 0) a signal to stop.
@@ -417,7 +418,7 @@ class LiveView {
       if (queue.Pop(&e, until)) {
         if (e.signal != 0) {
           std::printf("\nReceived %s, stopping\n", e.signal == SIGINT ? "SIGINT" : "SIGTERM");
-          code = summarised || !flags_.exit_when_running ? 0 : 1;
+          code = summarised || !flags_.exit_when_running ? kExitOk : kExitFailed;
           break;
         }
         View* v = Apply(std::move(e));
@@ -425,17 +426,17 @@ class LiveView {
         if (flags_.exit_when_running && v->last.phase == "Failed") {
           std::printf("%s failed: %s: %s\n", v->last.name.c_str(), v->last.reason.c_str(),
                       v->last.message.c_str());
-          code = 1;
+          code = kExitFailed;
         }
       }
       if (!summarised && AllRunning()) {
         PrintSummary();
         summarised = true;
-        if (flags_.exit_when_running) code = 0;
+        if (flags_.exit_when_running) code = kExitOk;
       }
       if (code < 0 && flags_.exit_when_running && SteadyClock::now() >= deadline) {
         PrintTimeout();
-        code = 1;
+        code = kExitTimeout;
       }
       std::fflush(stdout);
     }
@@ -594,7 +595,7 @@ void AddDemoCommand(CLI::App& app) {
   cmd->add_option("--kubeconfig-out", flags->kubeconfig_out,
                   "Write a kubeconfig for the embedded cluster to FILE");
   cmd->add_flag("--exit-when-running", flags->exit_when_running,
-                "Exit 0 once every project is Running; 1 if one fails or at --timeout");
+                "Exit 0 once every project is Running; 1 if one fails, 7 at --timeout");
   cmd->add_option("--timeout", flags->timeout_seconds,
                   "Seconds --exit-when-running waits for every project to run")
       ->capture_default_str()

@@ -3,6 +3,7 @@
 #include <string>
 
 #include "cli/commands.h"
+#include "cli/exit_codes.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"Steward: provisions and runs customer projects on Kubernetes"};
@@ -17,10 +18,17 @@ int main(int argc, char** argv) {
   steward::cli::AddProjectCommand(app);
   steward::cli::AddAgentCommand(app);
   steward::cli::AddMigrateCommand(app);
+  steward::cli::AddCompletionCommand(app);  // last: it walks the commands above
+  std::string footer = "Exit codes (docs/cli.md):";
+  for (const auto& c : steward::cli::ExitCodeTable()) {
+    footer += "\n  " + std::to_string(c.code) + "  " + std::string(c.meaning);
+  }
+  app.footer(footer + "\n");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e) == 0 ? 0 : 2;  // usage errors exit 2; --help exits 0
+    // --help and --version exit 0; every parse error is a usage error.
+    return app.exit(e) == 0 ? steward::cli::kExitOk : steward::cli::kExitUsage;
   }
   return steward::cli::ExitCode();
 }

@@ -27,6 +27,7 @@
 #include "app/app.h"
 #include "cli/api_flags.h"
 #include "cli/commands.h"
+#include "cli/exit_codes.h"
 #include "cli/kube_flags.h"
 #include "common/json_access.h"
 #include "common/log.h"
@@ -41,9 +42,6 @@ namespace {
 using engine::migrate::AgentPlan;
 using engine::migrate::InstancePlan;
 using Action = engine::migrate::InstancePlan::Action;
-
-constexpr int kExitPartial = 1;
-constexpr int kExitUsage = 2;
 
 struct MigrateFlags {
   std::string from;
@@ -265,7 +263,7 @@ int RunMigrate(const MigrateFlags& flags) {
   kube::Client kube(*transport);
 
   auto plan = engine::migrate::BuildPlan(kube, ns, config);
-  if (!plan.ok()) return Fail(plan.error().message(), kExitUsage);
+  if (!plan.ok()) return Fail(plan.error().message(), ExitCodeForStatus(plan.error().code()));
   bool unmappable = false;
   for (const InstancePlan& p : plan->instances) unmappable |= p.action == Action::kError;
   for (const AgentPlan& a : plan->agents) unmappable |= a.action == Action::kError;
@@ -278,7 +276,7 @@ int RunMigrate(const MigrateFlags& flags) {
       std::printf("dry run: nothing changed\n");
     }
     std::fflush(stdout);
-    return unmappable ? kExitPartial : 0;
+    return unmappable ? kExitFailed : kExitOk;
   }
 
   std::chrono::milliseconds wait{0};
@@ -295,7 +293,7 @@ int RunMigrate(const MigrateFlags& flags) {
   if (auto ping = (*api)->Get("/v1/projects?limit=1"); !ping.ok()) {
     return Fail(
         "Steward's API (" + (*api)->server() + "): " + ping.error().message() + "; nothing changed",
-        kExitUsage);
+        ExitCodeForCall(ping.error(), (*api)->last_error().http_status));
   }
 
   if (flags.output == "text") std::printf("%s", engine::migrate::PlanText(*plan).c_str());
@@ -329,12 +327,12 @@ int RunMigrate(const MigrateFlags& flags) {
     if (r.agent != nullptr) FinishAgent(kube, ns, r, deadline);
   }
 
-  int code = 0;
+  int code = kExitOk;
   Json out = Json::array();
   for (const Result& r : results) {
     const bool ok = r.outcome == "managed" ||
                     (r.outcome == "migrated" && (wait.count() == 0 || r.phase == r.want));
-    if (!ok) code = kExitPartial;
+    if (!ok) code = kExitFailed;
     if (flags.output == "json") {
       out.push_back({{"kind", r.kind},
                      {"name", r.name},

@@ -22,6 +22,7 @@
 #include "api_client/api_client.h"
 #include "cli/api_flags.h"
 #include "cli/commands.h"
+#include "cli/exit_codes.h"
 #include "common/ascii.h"
 #include "common/file.h"
 #include "common/json.h"
@@ -40,9 +41,6 @@ using api_client::ParseDuration;
 using api_client::WatchEvent;
 
 using Clock = std::chrono::steady_clock;
-
-constexpr int kExitRefused = 1;
-constexpr int kExitUsage = 2;
 
 struct CreateFlags {
   std::string team, image, hostname, storage, spec_file;
@@ -72,9 +70,10 @@ int Fail(const std::string& message, int code) {
   return code;
 }
 
-// Refusals answered by the API exit 1; no answer at all (connection, timeout) exits 2.
+// A failed API call: the exit code follows the HTTP status of the answer, or the Status of the
+// failure when there was none (cannot connect, timeout); exit_codes.h has the table.
 int FailCall(const ApiClient& client, const Status& status) {
-  return Fail(status.message(), client.last_error().http_status != 0 ? kExitRefused : kExitUsage);
+  return Fail(status.message(), ExitCodeForCall(status, client.last_error().http_status));
 }
 
 StatusOr<std::string> ReadWholeFile(const std::string& path, const std::string& what) {
@@ -178,14 +177,11 @@ std::vector<std::string> ProjectRow(const Json& p, bool wide, bool agent) {
   return row;
 }
 
-Status CheckOutput(const std::string& output, std::initializer_list<const char*> allowed) {
-  if (output.empty()) return Status::Ok();
-  for (const char* a : allowed) {
-    if (output == a) return Status::Ok();
-  }
-  std::string list;
-  for (const char* a : allowed) list += (list.empty() ? "" : ", ") + std::string(a);
-  return InvalidArgument("-o: unknown output format \"" + output + "\" (one of " + list + ")");
+// -o/--output with its formats: CLI11 refuses any other (a usage error), and `steward completion`
+// offers exactly these.
+CLI::Option* AddOutput(CLI::App& cmd, std::string& output, std::vector<std::string> formats,
+                       const std::string& help) {
+  return cmd.add_option("-o,--output", output, help)->check(CLI::IsMember(std::move(formats)));
 }
 
 // ---- waiting -------------------------------------------------------------------------------
@@ -199,7 +195,7 @@ struct WatchState {
   bool ended GUARDED_BY(mu) = false;
   bool stop GUARDED_BY(mu) = false;
   Status end_status GUARDED_BY(mu);
-  bool end_answered GUARDED_BY(mu) = false;  // the stream ended with an API error answer
+  int end_http_status GUARDED_BY(mu) = 0;  // the stream ended with this API error answer
   // Not guarded: set before the reader thread starts; afterwards used by that thread alone.
   std::unique_ptr<ApiClient> client;
 };
@@ -210,7 +206,7 @@ struct WatchState {
 StatusOr<std::shared_ptr<WatchState>> OpenWatch(const ApiClientOptions& options,
                                                 const std::string& query,
                                                 std::chrono::milliseconds duration,
-                                                bool* answered) {
+                                                int* http_status) {
   auto state = std::make_shared<WatchState>();
   ASSIGN_OR_RETURN(state->client, ApiClient::Create(options));
   std::chrono::milliseconds stream_timeout = duration + std::chrono::seconds(30);
@@ -231,7 +227,7 @@ StatusOr<std::shared_ptr<WatchState>> OpenWatch(const ApiClientOptions& options,
     MutexLock lock(state->mu);
     state->ended = true;
     state->end_status = s;
-    state->end_answered = state->client->last_error().http_status != 0;
+    state->end_http_status = state->client->last_error().http_status;
     state->cv.NotifyAll();
   }).detach();
   MutexLock lock(state->mu);
@@ -240,12 +236,12 @@ StatusOr<std::shared_ptr<WatchState>> OpenWatch(const ApiClientOptions& options,
   });
   if (!ready) {
     state->stop = true;
-    *answered = false;
+    *http_status = 0;
     return Status(StatusCode::kDeadlineExceeded,
                   "the watch stream of " + options.server + " sent no sync event in time");
   }
   if (!state->synced) {
-    *answered = state->end_answered;
+    *http_status = state->end_http_status;
     return Status(state->end_status.code(), "cannot watch: " + state->end_status.message());
   }
   return state;
@@ -308,13 +304,13 @@ int FollowUntilDone(WatchState& watch, const Json& answer, bool deleting, Clock:
     if (phase == "Failed") {
       return Fail(name + " failed at generation " + std::to_string(generation) + ": " +
                       StatusField(p, "reason") + ": " + StatusField(p, "message"),
-                  kExitRefused);
+                  kExitFailed);
     }
     std::string url = StatusField(p, "url");
     std::printf("%s is %s at generation %" PRId64 " after %.1fs%s\n", name.c_str(), phase.c_str(),
                 generation, secs, url.empty() || phase != "Running" ? "" : (": " + url).c_str());
     std::fflush(stdout);
-    return 0;
+    return kExitOk;
   };
   if (!deleting && Done(answer, generation)) return finish(answer);
   ReleasableMutexLock lock(watch.mu);
@@ -330,12 +326,12 @@ int FollowUntilDone(WatchState& watch, const Json& answer, bool deleting, Clock:
       if (event.event == "deleted") {
         watch.stop = true;
         lock.Release();
-        if (!deleting) return Fail(name + " was deleted while waiting", kExitRefused);
+        if (!deleting) return Fail(name + " was deleted while waiting", kExitFailed);
         steps.Line("purged", "", "");
         std::printf("%s is deleted (purged) after %.1fs\n", name.c_str(),
                     std::chrono::duration<double>(Clock::now() - start).count());
         std::fflush(stdout);
-        return 0;
+        return kExitOk;
       }
       if ((event.event != "project" && event.event != "agent") ||
           GetInt(data, "generation") < generation) {
@@ -352,9 +348,10 @@ int FollowUntilDone(WatchState& watch, const Json& answer, bool deleting, Clock:
     if (watch.ended) {
       watch.stop = true;
       Status s = watch.end_status;
+      const int http_status = watch.end_http_status;
       lock.Release();
       return Fail("the watch stream ended before " + name + " was done: " + s.message(),
-                  kExitUsage);
+                  ExitCodeForCall(s, http_status));
     }
     if (!watch.cv.WaitUntil(watch.mu, deadline) && watch.events.empty() && !watch.ended) {
       watch.stop = true;
@@ -368,7 +365,7 @@ int FollowUntilDone(WatchState& watch, const Json& answer, bool deleting, Clock:
                       std::to_string(ObservedGeneration(latest)) + ": " +
                       OrDash(StatusField(latest, "reason")) + ": " +
                       OrDash(StatusField(latest, "message")) + ")",
-                  kExitRefused);
+                  kExitTimeout);
     }
   }
 }
@@ -386,10 +383,10 @@ int Mutate(const CommandFlags& flags, const std::string& verb, const std::string
     auto d = ParseDuration(flags.wait);
     if (!d.ok()) return Fail("--wait: " + d.error().message(), kExitUsage);
     duration = *d;
-    bool answered = false;
-    auto opened = OpenWatch(*options, watch_query, duration, &answered);
+    int http_status = 0;
+    auto opened = OpenWatch(*options, watch_query, duration, &http_status);
     if (!opened.ok()) {
-      return Fail(opened.error().message(), answered ? kExitRefused : kExitUsage);
+      return Fail(opened.error().message(), ExitCodeForCall(opened.error(), http_status));
     }
     watch = *opened;
   }
@@ -406,7 +403,7 @@ int Mutate(const CommandFlags& flags, const std::string& verb, const std::string
   std::printf("%s: %s accepted (generation %" PRId64 ", desired %s)\n", name.c_str(), verb.c_str(),
               GetInt(*answer, "generation"), GetString(*answer, "desiredState").c_str());
   std::fflush(stdout);
-  if (!watch) return 0;
+  if (!watch) return kExitOk;
   return FollowUntilDone(*watch, *answer, verb == "delete", start, duration);
 }
 
@@ -503,7 +500,7 @@ int Read(const CommandFlags& flags, const std::function<StatusOr<Json>(ApiClient
   auto answer = call(**client);
   if (!answer.ok()) return FailCall(**client, answer.error());
   print(*answer);
-  return 0;
+  return kExitOk;
 }
 
 void PrintStructured(const Json& j, const std::string& output) {
@@ -513,9 +510,6 @@ void PrintStructured(const Json& j, const std::string& output) {
 }
 
 int RunGet(const CommandFlags& flags) {
-  if (Status s = CheckOutput(flags.output, {"json", "yaml", "wide"}); !s.ok()) {
-    return Fail(s.message(), kExitUsage);
-  }
   return Read(
       flags, [&](ApiClient& c) { return c.Get(RecordPath(flags)); },
       [&](const Json& p) {
@@ -535,9 +529,6 @@ int RunGet(const CommandFlags& flags) {
 }
 
 int RunList(const CommandFlags& flags) {
-  if (Status s = CheckOutput(flags.output, {"json", "yaml", "wide"}); !s.ok()) {
-    return Fail(s.message(), kExitUsage);
-  }
   std::string query;
   auto add = [&](const char* key, const std::string& value) {
     if (value.empty()) return;
@@ -569,6 +560,11 @@ int RunList(const CommandFlags& flags) {
         if (flags.output == "json" || flags.output == "yaml") {
           return PrintStructured(list, flags.output);
         }
+        if (flags.output == "name") {  // for scripts and shell completion
+          for (const auto& p : list["items"]) std::printf("%s\n", GetString(p, "name").c_str());
+          std::fflush(stdout);
+          return;
+        }
         if (list["items"].empty()) {
           std::fprintf(stderr, "No %s found.\n", flags.agent ? "agents" : "projects");
           return;
@@ -582,12 +578,10 @@ int RunList(const CommandFlags& flags) {
 
 // `watch`: the records as a table that grows a row per change (kubectl get --watch's form):
 // the current records first, then every change as it is committed, until --timeout passes
-// (exit 0), the stream ends (exit 1 when the API refused it, 2 when it could not be reached or
-// it broke) or the process is interrupted. -o json prints each event as one JSON line.
+// (exit 0), the stream ends (an `error` event exits 1; a refusal or a broken stream exits with
+// the code exit_codes.h gives it) or the process is interrupted. -o json prints each event as one
+// JSON line.
 int RunWatch(const CommandFlags& flags) {
-  if (Status s = CheckOutput(flags.output, {"json", "wide"}); !s.ok()) {
-    return Fail(s.message(), kExitUsage);
-  }
   std::chrono::milliseconds duration = std::chrono::hours(24 * 365 * 100);
   if (!flags.wait.empty()) {
     auto d = ParseDuration(flags.wait);
@@ -645,14 +639,13 @@ int RunWatch(const CommandFlags& flags) {
         return true;
       },
       duration);
-  if (!broken.empty()) return Fail("the watch stream ended: " + broken, kExitRefused);
-  if (s.code() == StatusCode::kDeadlineExceeded) return 0;
+  if (!broken.empty()) return Fail("the watch stream ended: " + broken, kExitFailed);
+  if (s.code() == StatusCode::kDeadlineExceeded) return kExitOk;
   if (!s.ok()) return FailCall(**client, s);
-  return 0;
+  return kExitOk;
 }
 
 int RunLogs(const CommandFlags& flags) {
-  if (Status s = CheckOutput(flags.output, {"json"}); !s.ok()) return Fail(s.message(), kExitUsage);
   return Read(
       flags, [&](ApiClient& c) { return c.Get(RecordPath(flags) + "/logs"); },
       [&](const Json& logs) {
@@ -674,9 +667,6 @@ int RunLogs(const CommandFlags& flags) {
 }
 
 int RunInfo(const CommandFlags& flags) {
-  if (Status s = CheckOutput(flags.output, {"json", "yaml"}); !s.ok()) {
-    return Fail(s.message(), kExitUsage);
-  }
   return Read(
       flags, [&](ApiClient& c) { return c.Get(RecordPath(flags) + "/instance"); },
       [&](const Json& answer) {
@@ -703,9 +693,6 @@ int RunFlows(const CommandFlags& flags) {
 
 // `steward agent status NAME`: the agent's own status ({"connected", "error"}), as YAML or JSON.
 int RunAgentStatus(const CommandFlags& flags) {
-  if (Status s = CheckOutput(flags.output, {"json", "yaml"}); !s.ok()) {
-    return Fail(s.message(), kExitUsage);
-  }
   return Read(
       flags, [&](ApiClient& c) { return c.Get(RecordPath(flags) + "/status"); },
       [&](const Json& answer) {
@@ -718,7 +705,7 @@ int RunAgentStatus(const CommandFlags& flags) {
 // `steward agent command ACTION NAME`: start, restart or stop on the agent's own API. The pod's
 // answer is printed; an HTTP error from the agent exits 1.
 int RunAgentCommand(const CommandFlags& flags) {
-  int code = 0;
+  int code = kExitOk;
   int read = Read(
       flags,
       [&](ApiClient& c) { return c.Post(RecordPath(flags) + "/commands/" + flags.agent_command); },
@@ -731,13 +718,12 @@ int RunAgentCommand(const CommandFlags& flags) {
                         ? (" " + DumpJson(answer["body"])).c_str()
                         : "");
         std::fflush(stdout);
-        if (status < 200 || status > 299) code = kExitRefused;
+        if (status < 200 || status > 299) code = kExitFailed;
       });
   return read != 0 ? read : code;
 }
 
 int RunHistory(const CommandFlags& flags) {
-  if (Status s = CheckOutput(flags.output, {"json"}); !s.ok()) return Fail(s.message(), kExitUsage);
   return Read(
       flags,
       [&](ApiClient& c) -> StatusOr<Json> {
@@ -791,8 +777,8 @@ void AddWait(CLI::App& cmd, CommandFlags& flags) {
   cmd.add_option(
          "--wait", flags.wait,
          "Follow it until it is done (Running/Suspended/purged) or DURATION "
-         "passes (default 5m; give it after NAME, or as --wait=DURATION); exit 1 if it fails or "
-         "times out")
+         "passes (default 5m; give it after NAME, or as --wait=DURATION); exit 1 if it fails, 7 if "
+         "it times out")
       ->expected(0, 1)
       ->default_str("5m");
 }
@@ -802,7 +788,7 @@ void AddReadVerbs(CLI::App& parent, const std::shared_ptr<CommandFlags>& flags) 
   const std::string what = flags->agent ? "agent" : "project";
   auto* get =
       AddVerb(parent, "get", "Show a" + std::string(flags->agent ? "n " : " ") + what, flags, true);
-  get->add_option("-o,--output", flags->output, "Output format: json, yaml or wide");
+  AddOutput(*get, flags->output, {"json", "yaml", "wide"}, "Output format: json, yaml or wide");
   get->callback([flags] { SetExitCode(RunGet(*flags)); });
 
   auto* list = AddVerb(parent, "list", "List " + what + "s", flags, false);
@@ -810,7 +796,8 @@ void AddReadVerbs(CLI::App& parent, const std::shared_ptr<CommandFlags>& flags) 
   list->add_option("--phase", flags->phase, "Only " + what + "s in this phase (e.g. Running)");
   list->add_option("--desired", flags->desired,
                    "Only this desired state (running|suspended|deleted)");
-  list->add_option("-o,--output", flags->output, "Output format: json, yaml or wide");
+  AddOutput(*list, flags->output, {"json", "yaml", "wide", "name"},
+            "Output format: json, yaml, wide or name (one name per line)");
   list->callback([flags] { SetExitCode(RunList(*flags)); });
 
   auto* watch = AddVerb(parent, "watch",
@@ -821,15 +808,15 @@ void AddReadVerbs(CLI::App& parent, const std::shared_ptr<CommandFlags>& flags) 
   watch->add_option("NAME", flags->name, "Only this " + what + " (name or id)");
   watch->add_option("--team", flags->team, "Only this team's " + what + "s");
   watch->add_option("--timeout", flags->wait, "Stop after DURATION (e.g. 30s, 5m) and exit 0");
-  watch->add_option("-o,--output", flags->output,
-                    "Output format: json (one event per line) or wide");
+  AddOutput(*watch, flags->output, {"json", "wide"},
+            "Output format: json (one event per line) or wide");
   watch->callback([flags] { SetExitCode(RunWatch(*flags)); });
 
   auto* history = AddVerb(
       parent, "history",
       "List a" + std::string(flags->agent ? "n " : " ") + what + "'s operations and phase changes",
       flags, true);
-  history->add_option("-o,--output", flags->output, "Output format: json");
+  AddOutput(*history, flags->output, {"json"}, "Output format: json");
   history->callback([flags] { SetExitCode(RunHistory(*flags)); });
 }
 
@@ -874,12 +861,12 @@ void AddProjectCommand(CLI::App& app) {
   AddReadVerbs(*project, flags);
 
   auto* logs = AddVerb(*project, "logs", "Print a running project's launcher logs", flags, true);
-  logs->add_option("-o,--output", flags->output, "Output format: json");
+  AddOutput(*logs, flags->output, {"json"}, "Output format: json");
   logs->callback([flags] { SetExitCode(RunLogs(*flags)); });
 
   auto* info = AddVerb(*project, "info",
                        "Print a running instance's launcher info (state, versions)", flags, true);
-  info->add_option("-o,--output", flags->output, "Output format: yaml (default) or json");
+  AddOutput(*info, flags->output, {"yaml", "json"}, "Output format: yaml (default) or json");
   info->callback([flags] { SetExitCode(RunInfo(*flags)); });
 
   auto* flows =
@@ -925,7 +912,7 @@ void AddAgentCommand(CLI::App& app) {
   AddReadVerbs(*agent, flags);
 
   auto* status = AddVerb(*agent, "status", "Print a running agent's own status", flags, true);
-  status->add_option("-o,--output", flags->output, "Output format: yaml (default) or json");
+  AddOutput(*status, flags->output, {"yaml", "json"}, "Output format: yaml (default) or json");
   status->callback([flags] { SetExitCode(RunAgentStatus(*flags)); });
 
   auto* command = agent->add_subcommand("command", "Send start, restart or stop to an agent");

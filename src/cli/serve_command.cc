@@ -9,6 +9,7 @@
 
 #include "app/app.h"
 #include "cli/commands.h"
+#include "cli/exit_codes.h"
 #include "common/duration.h"
 #include "common/host_port.h"
 #include "common/log.h"
@@ -46,7 +47,7 @@ struct ServeOptions {
 
 int Fail(const std::string& message) {
   std::fprintf(stderr, "steward serve: %s\n", message.c_str());
-  return 2;
+  return kExitUsage;
 }
 
 bool Given(const CLI::Option* o) { return o->count() > 0; }
@@ -219,7 +220,7 @@ int RunServe(const ServeFlags& flags, const ServeOptions& options) {
   (*app)->Stop();
   std::printf("Stopped\n");
   std::fflush(stdout);
-  return 0;
+  return kExitOk;
 }
 
 }  // namespace

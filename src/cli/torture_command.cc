@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "cli/commands.h"
+#include "cli/exit_codes.h"
 #include "torture/torture.h"
 
 namespace steward::cli {
@@ -105,11 +106,11 @@ void AddTortureCommand(CLI::App& app) {
     auto report = torture::RunTorture(options, std::cout);
     if (!report.ok()) {
       std::cerr << "steward torture: " << report.error().ToString() << "\n";
-      SetExitCode(2);
+      SetExitCode(kExitUsage);
       return;
     }
     std::cout << "work dir: " << report->work_dir << "\n";
-    SetExitCode(report->violations.empty() ? 0 : 1);
+    SetExitCode(report->violations.empty() ? kExitOk : kExitFailed);
   });
 }
 

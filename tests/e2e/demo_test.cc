@@ -198,14 +198,14 @@ TEST(DemoTest, RealisticProfileServesTheUrlsAndStopsCleanlyOnSigint) {
   EXPECT_THAT(demo.output(), HasSubstr("Stopped"));
 }
 
-TEST(DemoTest, ProjectsThatNeverRunTimeOutWithExitOneNamingThem) {
+TEST(DemoTest, ProjectsThatNeverRunTimeOutWithExitSevenNamingThem) {
   TempDir dir;
   const std::string profile = dir.path() + "/never-ready.yaml";
   std::ofstream(profile) << "base: instant\npod_ready: {fixed_ms: 600000}\n";
   RunResult r = RunDemo({"--profile", profile, "--exit-when-running", "--projects", "1",
                          "--data-dir", dir.path() + "/state", "--timeout", "2"},
                         seconds(60));
-  EXPECT_EQ(r.exit_code, 1) << Describe(r);
+  EXPECT_EQ(r.exit_code, 7) << Describe(r);  // timeout (src/cli/exit_codes.h)
   EXPECT_THAT(r.out, HasSubstr("Timed out after 2s: alpha Provisioning"));
   EXPECT_THAT(r.out, Not(HasSubstr("All 1 projects are Running")));
 }

@@ -372,10 +372,10 @@ TEST_F(ProjectCliTest, HostileHttpIsRefusedAndTheServerGoesOn) {
   // Another project's custom hostname: 409, the holder not named.
   auto thief = Cli({"create", "thief-hostile", "--team", "bad-input-2", "--image",
                     "nodered/node-red:4.0", "--hostname", "eta.example.com"});
-  EXPECT_EQ(thief.exit_code, 1) << Describe(thief);
+  EXPECT_EQ(thief.exit_code, 4) << Describe(thief);
   EXPECT_THAT(thief.err, HasSubstr("hostname \"eta.example.com\" is already in use"));
   EXPECT_THAT(thief.err, Not(HasSubstr("eta-hostile")));
-  EXPECT_EQ(Cli({"get", "thief-hostile"}).exit_code, 1);
+  EXPECT_EQ(Cli({"get", "thief-hostile"}).exit_code, 3);
   EXPECT_TRUE(healthy());
 }
 
@@ -442,12 +442,12 @@ TEST_F(ProjectCliTest, WholeLifeThroughTheCli) {
   EXPECT_EQ(none.exit_code, 0) << Describe(none);
   EXPECT_THAT(none.err, HasSubstr("No projects found."));
   RunResult bad_phase = Cli({"list", "--desired", "sideways"});
-  EXPECT_EQ(bad_phase.exit_code, 1) << Describe(bad_phase);
+  EXPECT_EQ(bad_phase.exit_code, 2) << Describe(bad_phase);
   EXPECT_THAT(bad_phase.err, HasSubstr("steward: InvalidArgument: "));
 
-  // Restart needs desired running: the API's refusal, exit 1.
+  // Restart needs desired running: the API's 409, exit 4 (conflict).
   RunResult refused = Cli({"restart", "beta"});
-  EXPECT_EQ(refused.exit_code, 1) << Describe(refused);
+  EXPECT_EQ(refused.exit_code, 4) << Describe(refused);
   EXPECT_THAT(refused.err, HasSubstr("steward: Conflict: "));
 
   RunResult suspend = Cli({"suspend", "alpha", "--wait"});
@@ -460,7 +460,7 @@ TEST_F(ProjectCliTest, WholeLifeThroughTheCli) {
 
   // Logs need a running instance.
   RunResult no_logs = Cli({"logs", "alpha"});
-  EXPECT_EQ(no_logs.exit_code, 1) << Describe(no_logs);
+  EXPECT_EQ(no_logs.exit_code, 4) << Describe(no_logs);
   EXPECT_THAT(no_logs.err, HasSubstr("steward: ProjectNotRunning: "));
 
   RunResult start = Cli({"start", "alpha", "--wait", "60s"});
@@ -531,7 +531,7 @@ TEST_F(ProjectCliTest, WholeLifeThroughTheCli) {
   EXPECT_THAT(del.out, HasSubstr("alpha is deleted (purged)"));
 
   RunResult gone = Cli({"get", "alpha"});
-  EXPECT_EQ(gone.exit_code, 1) << Describe(gone);
+  EXPECT_EQ(gone.exit_code, 3) << Describe(gone);
   EXPECT_THAT(gone.err, HasSubstr("steward: NotFound: "));
   // History stays reachable by id, with the purge at its end.
   RunResult tomb = Cli({"history", id});
@@ -551,11 +551,11 @@ TEST_F(ProjectCliTest, AnAgentsWholeLifeThroughTheCliWithItsTokenNeverShown) {
            r.err.find("ffbt_cli_") == std::string::npos;
   };
 
-  // The first put must carry the token: refused by the API (exit 1), nothing created.
+  // The first put must carry the token: refused by the API (400: exit 2, usage), nothing created.
   RunResult bare = AgentCli({"put", name, "--team", "team-c", "--broker", "brk1"});
-  EXPECT_EQ(bare.exit_code, 1) << Describe(bare);
+  EXPECT_EQ(bare.exit_code, 2) << Describe(bare);
   EXPECT_THAT(bare.err, HasSubstr("credentials")) << Describe(bare);
-  EXPECT_EQ(AgentCli({"get", name}).exit_code, 1);
+  EXPECT_EQ(AgentCli({"get", name}).exit_code, 3);
 
   RunResult put = AgentCli({"put", name, "--team", "team-c", "--broker", "brk1",
                             "--agent-token-file", token_file, "--start", "--wait", "60s"});
@@ -582,7 +582,7 @@ TEST_F(ProjectCliTest, AnAgentsWholeLifeThroughTheCliWithItsTokenNeverShown) {
   RunResult projects = Cli({"list", "-o", "json"});
   ASSERT_EQ(projects.exit_code, 0) << Describe(projects);
   EXPECT_THAT(projects.out, Not(HasSubstr(name)));
-  EXPECT_EQ(Cli({"get", name}).exit_code, 1);  // a project's routes do not find an agent
+  EXPECT_EQ(Cli({"get", name}).exit_code, 3);  // a project's routes do not find an agent
 
   // Its own API: status, and a command the agent answers.
   RunResult status = AgentCli({"status", name, "-o", "json"});
@@ -614,14 +614,14 @@ TEST_F(ProjectCliTest, AnAgentsWholeLifeThroughTheCliWithItsTokenNeverShown) {
   RunResult stop = AgentCli({"stop", name, "--wait", "60s"});
   ASSERT_EQ(stop.exit_code, 0) << Describe(stop);
   EXPECT_PRED2(Matches, stop.out, name + R"( is Suspended at generation 3 after )");
-  EXPECT_EQ(AgentCli({"status", name}).exit_code, 1);  // 409: nothing runs to answer
+  EXPECT_EQ(AgentCli({"status", name}).exit_code, 4);  // 409 (exit 4): nothing runs to answer
   RunResult history = AgentCli({"history", name, "-o", "json"});
   ASSERT_EQ(history.exit_code, 0) << Describe(history);
   EXPECT_TRUE(never_shows_a_token(history)) << Describe(history);
   RunResult del = AgentCli({"delete", name, "--wait", "60s"});
   ASSERT_EQ(del.exit_code, 0) << Describe(del);
   EXPECT_THAT(del.out, HasSubstr(name + " is deleted (purged)"));
-  EXPECT_EQ(AgentCli({"get", name}).exit_code, 1);
+  EXPECT_EQ(AgentCli({"get", name}).exit_code, 3);
 }
 
 TEST_F(ProjectCliTest, SpecFileCreatesAndNamesAnUnknownField) {
@@ -636,14 +636,14 @@ TEST_F(ProjectCliTest, SpecFileCreatesAndNamesAnUnknownField) {
   std::string bad = dir_->path() + "/bad.json";
   WriteFile(bad, R"({"team": "team-c", "stack": {"image": "nodered/node-red:4.0"}, "colour": 1})");
   RunResult refused = Cli({"create", "delta", "--spec-file", bad});
-  EXPECT_EQ(refused.exit_code, 1) << Describe(refused);
+  EXPECT_EQ(refused.exit_code, 2) << Describe(refused);
   EXPECT_THAT(refused.err, HasSubstr("steward: InvalidArgument: "));
   EXPECT_THAT(refused.err, HasSubstr("spec.colour"));
-  EXPECT_EQ(Cli({"get", "delta"}).exit_code, 1);  // a refused request changes nothing
+  EXPECT_EQ(Cli({"get", "delta"}).exit_code, 3);  // a refused request changes nothing
 
   RunResult bad_memory = Cli(
       {"create", "delta", "--team", "t", "--image", "nodered/node-red:4.0", "--memory", "2000000"});
-  EXPECT_EQ(bad_memory.exit_code, 1) << Describe(bad_memory);
+  EXPECT_EQ(bad_memory.exit_code, 2) << Describe(bad_memory);
   EXPECT_THAT(bad_memory.err, HasSubstr("spec.stack.memory"));
 
   RunResult missing = Cli({"create", "delta", "--spec-file", dir_->path() + "/nope.yaml"});
@@ -659,7 +659,7 @@ TEST_F(ProjectCliTest, SpecFileCreatesAndNamesAnUnknownField) {
   EXPECT_THAT(no_name.err, HasSubstr("NAME"));
   RunResult bad_output = Cli({"get", "gamma", "-o", "xml"});
   EXPECT_EQ(bad_output.exit_code, 2) << Describe(bad_output);
-  EXPECT_THAT(bad_output.err, HasSubstr("steward: -o: unknown output format \"xml\""));
+  EXPECT_THAT(bad_output.err, HasSubstr("--output: xml not in {json,yaml,wide}"));
   RunResult bad_wait = Cli({"start", "gamma", "--wait=soon"});
   EXPECT_EQ(bad_wait.exit_code, 2) << Describe(bad_wait);
   EXPECT_THAT(bad_wait.err, HasSubstr("--wait: \"soon\" is not a duration"));
@@ -671,7 +671,7 @@ TEST_F(ProjectCliTest, SpecFileCreatesAndNamesAnUnknownField) {
 TEST_F(ProjectCliTest, InvalidNameIsRefusedNamingTheName) {
   RunResult r = Cli(
       {"create", "Not_A_Name", "--team", "team-a", "--image", "nodered/node-red:4.0", "--wait"});
-  EXPECT_EQ(r.exit_code, 1) << Describe(r);
+  EXPECT_EQ(r.exit_code, 2) << Describe(r);
   EXPECT_THAT(r.err, HasSubstr("steward: InvalidArgument: "));
   EXPECT_THAT(r.err, HasSubstr("name"));
   EXPECT_EQ(r.out, "");
@@ -681,7 +681,7 @@ TEST_F(ProjectCliTest, WaitTimesOutWithTheStateItReached) {
   // The embedded cluster fails to pull *.invalid images: the project cannot become Running.
   RunResult r = Cli({"create", "stuck", "--team", "team-d", "--image", "registry.invalid/x:1",
                      "--start", "--wait", "2s"});
-  EXPECT_EQ(r.exit_code, 1) << Describe(r);
+  EXPECT_EQ(r.exit_code, 7) << Describe(r);
   EXPECT_THAT(r.err, HasSubstr("steward: timed out after 2.0s waiting for stuck to be Running at "
                                "generation 1 (now "));
   EXPECT_GE(r.elapsed, seconds(2));
@@ -772,22 +772,22 @@ TEST_F(ProjectCliTest, WatchShowsEveryChangeAsARowUntilItsTimeout) {
 
   RunResult bad = Cli({"watch", "-o", "yaml"});
   EXPECT_EQ(bad.exit_code, 2) << Describe(bad);
-  EXPECT_THAT(bad.err, HasSubstr("-o: unknown output format \"yaml\" (one of json, wide)"));
+  EXPECT_THAT(bad.err, HasSubstr("--output: yaml not in {json,wide}"));
   EXPECT_EQ(Cli({"delete", "watched-before", "--wait", "60s"}).exit_code, 0);
   EXPECT_EQ(Cli({"delete", "unwatched", "--wait", "60s"}).exit_code, 0);
 }
 
 TEST_F(ProjectCliTest, WrongTokenIsUnauthorized) {
   RunResult r = Cli({"list"}, {"--server", server_, "--token", "not-the-token"});
-  EXPECT_EQ(r.exit_code, 1) << Describe(r);
+  EXPECT_EQ(r.exit_code, 5) << Describe(r);
   EXPECT_THAT(r.err, HasSubstr("steward: Unauthorized: "));
   // --wait opens the watch first: refused there, and nothing is sent.
   RunResult w =
       Cli({"create", "epsilon", "--team", "t", "--image", "nodered/node-red:4.0", "--wait"},
           {"--server", server_, "--token", "not-the-token"});
-  EXPECT_EQ(w.exit_code, 1) << Describe(w);
+  EXPECT_EQ(w.exit_code, 5) << Describe(w);
   EXPECT_THAT(w.err, HasSubstr("Unauthorized"));
-  EXPECT_EQ(Cli({"get", "epsilon"}).exit_code, 1);
+  EXPECT_EQ(Cli({"get", "epsilon"}).exit_code, 3);
 }
 
 TEST_F(ProjectCliTest, ServerAndTokenFromTheEnvironment) {
@@ -847,13 +847,13 @@ TEST_F(ProjectCliTest, TheApiClientsWatchResumesAfterItsLastEventId) {
   EXPECT_EQ(Cli({"delete", "resume-probe", "--wait", "60s"}).exit_code, 0);
 }
 
-TEST_F(ProjectCliTest, UnreachableServerExitsTwo) {
+TEST_F(ProjectCliTest, UnreachableServerExitsSixAndABadUrlTwo) {
   std::string url = "http://127.0.0.1:" + std::to_string(ClosedPort());
   RunResult r = Cli({"get", "alpha"}, {"--server", url, "--token", "x"});
-  EXPECT_EQ(r.exit_code, 2) << Describe(r);
+  EXPECT_EQ(r.exit_code, 6) << Describe(r);
   EXPECT_THAT(r.err, HasSubstr("steward: cannot reach the Steward API at " + url + ": "));
   RunResult w = Cli({"start", "alpha", "--wait"}, {"--server", url, "--token", "x"});
-  EXPECT_EQ(w.exit_code, 2) << Describe(w);
+  EXPECT_EQ(w.exit_code, 6) << Describe(w);
   EXPECT_THAT(w.err, HasSubstr("cannot reach the Steward API at " + url));
   RunResult bad_url = Cli({"list"}, {"--server", "ftp://example", "--token", "x"});
   EXPECT_EQ(bad_url.exit_code, 2) << Describe(bad_url);
