@@ -17,6 +17,7 @@ packages=(
   ccache  # scripts/build.sh: objects reused across builds and clones
   python3  # scripts/long_functions.py, the function-length check in scripts/test.sh
   python3-yaml  # scripts/check_deploy.py reads the rendered deploy/ overlays
+  zsh fish  # e2e_cli_conventions_test runs `steward completion zsh|fish` in the real shells
 )
 
 missing=()
