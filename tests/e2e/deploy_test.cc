@@ -144,14 +144,10 @@ TEST_F(DeployTest, StewardRunsAProjectsWholeLifeWithTheDeployRolesToken) {
   BackgroundProcess serve({StewardBinary(), "serve", "--kubeconfig", sa_kubeconfig_, "-n",
                            "steward", "--data-dir", dir_.path() + "/data", "--listen",
                            "127.0.0.1:0", "--log-level", "warn"});
-  auto api = serve.WaitForLine("  API ", seconds(60));
-  auto token = serve.WaitForLine("  API token ", seconds(10));
-  ASSERT_TRUE(api && token) << serve.output();
-  std::smatch m;
-  ASSERT_TRUE(std::regex_search(*api, m, std::regex(R"((https?://\S+))"))) << *api;
-  const std::string server = m[1];
-  ASSERT_TRUE(std::regex_search(*token, m, std::regex(R"(API token +(\S+))"))) << *token;
-  const std::string token_file = m[1];
+  auto address = WaitForServeAddress(serve);
+  ASSERT_TRUE(address) << serve.output();
+  const std::string server = address->server;
+  const std::string token_file = address->token_file;
   auto cli = [&](std::vector<std::string> args) {
     std::vector<std::string> argv = {"/usr/bin/env", "-i", "PATH=/usr/bin:/bin", StewardBinary(),
                                      "project"};

@@ -38,17 +38,13 @@ class PostgresServeTest : public ::testing::Test {
         std::vector<std::string>{StewardBinary(), "serve", "--embedded-cluster", "instant",
                                  "--data-dir", dir_.path() + "/data", "--listen", "127.0.0.1:0",
                                  "--log-level", "warn", "--database", pg_->Url("steward")});
-    auto api = serve_->WaitForLine("  API ", seconds(60));
-    auto token = serve_->WaitForLine("  API token ", seconds(10));
+    auto address = WaitForServeAddress(*serve_);
     auto store = serve_->WaitForLine("  Store ", seconds(10));
-    ASSERT_TRUE(api && token && store) << serve_->output();
+    ASSERT_TRUE(address && store) << serve_->output();
     EXPECT_THAT(*store, HasSubstr("postgres://steward@127.0.0.1:" + std::to_string(pg_->port()) +
                                   "/steward"));
-    std::smatch m;
-    ASSERT_TRUE(std::regex_search(*api, m, std::regex(R"((https?://\S+))"))) << *api;
-    server_ = m[1];
-    ASSERT_TRUE(std::regex_search(*token, m, std::regex(R"(API token +(\S+))"))) << *token;
-    token_file_ = m[1];
+    server_ = address->server;
+    token_file_ = address->token_file;
   }
   RunResult Cli(const std::vector<std::string>& args) {
     std::vector<std::string> argv = {"/usr/bin/env", "-i", "PATH=/usr/bin:/bin", StewardBinary(),

@@ -10,6 +10,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <regex>
 #include <sstream>
 #include <thread>
 
@@ -288,6 +289,20 @@ HttpAnswer HttpGet(uint16_t port, const std::string& host, const std::string& pa
   auto resp = client->Request("GET", path, "", headers);
   if (!resp.ok()) return {};
   return {resp->status, resp->body};
+}
+
+std::optional<ServeAddress> WaitForServeAddress(BackgroundProcess& serve,
+                                                std::chrono::milliseconds timeout) {
+  auto api = serve.WaitForLine("  API ", timeout);
+  auto token = serve.WaitForLine("  API token ", std::chrono::seconds(10));
+  if (!api || !token) return std::nullopt;
+  ServeAddress out;
+  std::smatch m;
+  if (!std::regex_search(*api, m, std::regex(R"((https?://\S+))"))) return std::nullopt;
+  out.server = m[1];
+  if (!std::regex_search(*token, m, std::regex(R"(API token +(\S+))"))) return std::nullopt;
+  out.token_file = m[1];
+  return out;
 }
 
 }  // namespace steward::e2e

@@ -103,6 +103,16 @@ HttpAnswer HttpGet(uint16_t port, const std::string& host, const std::string& pa
 
 std::string StewardBinary();
 
+// Where `steward serve` (or demo) says its API is: the URL and the token file of the lines
+// "  API <url>" and "  API token <file>" it prints at start. nullopt when they do not come
+// within `timeout`.
+struct ServeAddress {
+  std::string server;
+  std::string token_file;
+};
+std::optional<ServeAddress> WaitForServeAddress(
+    BackgroundProcess& serve, std::chrono::milliseconds timeout = std::chrono::seconds(60));
+
 // The whole file at `path` ("" when it cannot be read).
 std::string ReadFile(const std::string& path);
 

@@ -91,14 +91,10 @@ class ProjectCliTest : public ::testing::Test {
                                     "--data-dir", dir_->path() + "/data", "--listen", "127.0.0.1:0",
                                     "--log-level", "warn", "--namespace", "steward",
                                     "--kubeconfig-out", dir_->path() + "/kubeconfig"});
-    auto api = serve_->WaitForLine("  API ", seconds(60));
-    auto token = serve_->WaitForLine("  API token ", seconds(10));
-    ASSERT_TRUE(api && token) << serve_->output();
-    std::smatch m;
-    ASSERT_TRUE(std::regex_search(*api, m, std::regex(R"((https?://\S+))"))) << *api;
-    server_ = m[1];
-    ASSERT_TRUE(std::regex_search(*token, m, std::regex(R"(API token +(\S+))"))) << *token;
-    token_file_ = m[1];
+    auto address = WaitForServeAddress(*serve_);
+    ASSERT_TRUE(address) << serve_->output();
+    server_ = address->server;
+    token_file_ = address->token_file;
   }
   static void TearDownTestSuite() {
     delete serve_;
