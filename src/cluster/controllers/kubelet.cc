@@ -391,6 +391,13 @@ std::unordered_map<std::string, std::string> Kubelet::StartProcesses(const std::
       }
     }
     spec.readiness = ReadinessOf(ct);
+    if (spec.readiness.kind == ProcessRuntime::Probe::Kind::kNone && !pi->ready_path.empty() &&
+        !spec.ports.empty()) {
+      spec.readiness.kind = ProcessRuntime::Probe::Kind::kHttp;
+      spec.readiness.port = spec.ports.front().container_port;
+      spec.readiness.path = pi->ready_path;
+      spec.readiness.period = std::chrono::seconds(1);
+    }
     if (!restart_policy.empty()) spec.restart_policy = restart_policy;
     Status st = ctx_.processes->Start(spec);
     if (!st.ok()) {

@@ -197,7 +197,7 @@ Status ApplyFaults(const Ctx& ctx, const YAML::Node& node, bool reset, FaultSpec
   return Status::Ok();
 }
 
-// process_images: a list of {image, command, dir, env} maps.
+// process_images: a list of {image, command, dir, env, ready_path} maps.
 Status ApplyProcessImages(const Ctx& ctx, const YAML::Node& v, std::vector<ProcessImage>& out) {
   const std::string key = "process_images";
   out.clear();
@@ -217,6 +217,8 @@ Status ApplyProcessImages(const Ctx& ctx, const YAML::Node& v, std::vector<Proce
         RETURN_IF_ERROR(ReadScalar(ctx, kv.second, fpath, "an image glob (string)", pi.image));
       } else if (field == "command") {
         RETURN_IF_ERROR(ReadScalar(ctx, kv.second, fpath, "a command line (string)", pi.command));
+      } else if (field == "ready_path") {
+        RETURN_IF_ERROR(ReadScalar(ctx, kv.second, fpath, "a path (string)", pi.ready_path));
       } else if (field == "dir") {
         RETURN_IF_ERROR(ReadScalar(ctx, kv.second, fpath, "a directory (string)", pi.dir));
       } else if (field == "env") {

@@ -47,11 +47,15 @@ struct FaultSpec {
 // The process runtime (docs/embedded-cluster.md): a container whose image matches `image` (a
 // glob, '*' wildcard) runs `command` (through /bin/sh -c) as a real local process instead of a
 // virtual one, in `dir` (empty: the pod's own directory) with `env` added to its environment.
+// `ready_path` (e.g. "/"), when set, is the readiness check of a container that declares no
+// readinessProbe: an HTTP GET on its first port every second (what a chart would declare), so
+// that Ready means the process answers rather than merely runs.
 struct ProcessImage {
   std::string image;
   std::string command;
   std::string dir;
   std::map<std::string, std::string> env;
+  std::string ready_path;
 };
 
 struct Profile {
