@@ -30,6 +30,7 @@ using controllers::AtPath;
 using controllers::StrAt;
 using std::chrono::milliseconds;
 using std::chrono::seconds;
+using ::testing::HasSubstr;
 
 // The pod's process: HTTP on $PORT (GET /env: its env, cwd and pid; GET /ready: 200 while
 // $READY_FILE exists, else 503; anything else: a greeting) and a WebSocket echo at /ws. On
@@ -270,6 +271,17 @@ TEST_F(ProcessPodsTest, ThePodRunsTheProcessWithItsEnvAndIsReadyOnlyWhileItSaysS
   ASSERT_EQ(::stat(pod_dir.c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 0777, 0700u);
 
+  // The API server's pod proxy reaches the process too.
+  net::HttpClient::Options api;
+  api.port = cluster_->api_port();
+  api.tls = true;
+  api.ca_pem = cluster_->ca_pem();
+  api.bearer_token = cluster_->token();
+  auto proxied = net::HttpClient::Create(api)->Request(
+      "GET", "/api/v1/namespaces/default/pods/web:8080/proxy/");
+  ASSERT_TRUE(proxied.ok());
+  EXPECT_EQ(proxied->body, "hello from the process");
+
   // The process stops answering 200: the pod is no longer ready (failureThreshold 1).
   fs::remove(ready_file());
   ASSERT_TRUE(Eventually([&] { return PodReady("web", false); }));
@@ -302,6 +314,31 @@ TEST_F(ProcessPodsTest, AWebSocketThroughTheIngressReachesTheProcess) {
   ws.Close(1000, "done");
   ASSERT_TRUE(ws.WaitEnded());
   EXPECT_EQ(ws.close_code(), 1000);
+
+  // A path where the process does not upgrade: its answer reaches the client as it is.
+  o.target = "/";
+  test_support::WsClient refused(o);
+  EXPECT_FALSE(refused.upgraded());
+  EXPECT_EQ(refused.status(), 200);
+  EXPECT_EQ(refused.body(), "hello from the process");
+}
+
+TEST_F(ProcessPodsTest, PodsOfOtherImagesStayVirtual) {
+  Start();
+  Expose("plain");
+  Json pod = {
+      {"metadata", {{"name", "plain"}, {"labels", {{"app", "plain"}}}}},
+      {"spec",
+       {{"containers", Json::array({{{"name", "app"},
+                                     {"image", "nginx:1.27"},
+                                     {"ports", Json::array({{{"containerPort", 8080}}})}}})}}}};
+  ASSERT_TRUE(cluster_->api().Create(Type("", "v1", "pods"), "default", pod).ok());
+  ASSERT_TRUE(Eventually([&] { return PodReady("plain"); }));
+  auto page = ViaIngress("plain.example.com", "/");
+  ASSERT_TRUE(page.ok());
+  EXPECT_EQ(page->status, 200);
+  EXPECT_THAT(page->body, HasSubstr("nginx:1.27"));  // the virtual pod's page names its image
+  EXPECT_THAT(page->body, ::testing::Not(HasSubstr("hello from the process")));
 }
 
 TEST_F(ProcessPodsTest, AnExitedProcessIsRestartedWithBackOffAndCounted) {
