@@ -7,6 +7,7 @@
 #include <sys/time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdlib>
 #include <cstring>
@@ -147,8 +148,6 @@ std::optional<HandshakeAnswer> ReadHandshake(int fd) {
     if (got <= 0) return std::nullopt;
     buffer.append(chunk, static_cast<size_t>(got));
   }
-  timeval none{0, 0};
-  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &none, sizeof none);
   HandshakeAnswer out;
   std::string_view head(buffer.data(), end);
   size_t eol = head.find("\r\n");
@@ -264,6 +263,10 @@ void TunnelWebSocket(net::HttpRequest request, std::shared_ptr<net::ResponseWrit
     }
     if (answer->response.status != 101) {
       net::HttpResponse r = std::move(answer->response);
+      // The body, as far as Content-Length says (within the handshake's 10 s).
+      const std::string length(r.headers.Get("Content-Length"));
+      const size_t want = std::min<size_t>(std::strtoul(length.c_str(), nullptr, 10), 1u << 20);
+      ReadExactly(fd, answer->rest, want);
       r.body = std::move(answer->rest);
       net::HttpResponse cleaned;
       cleaned.status = r.status;
@@ -275,6 +278,8 @@ void TunnelWebSocket(net::HttpRequest request, std::shared_ptr<net::ResponseWrit
       writer->Send(std::move(cleaned));
       return;
     }
+    timeval none{0, 0};
+    ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &none, sizeof none);
     net::WebSocketOptions options;
     options.max_message_bytes = kMaxMessage;
     options.max_queued_bytes = 4 * kMaxMessage;
