@@ -352,6 +352,11 @@ void ProcessRuntime::StopAll(milliseconds grace) {
   }
   for (const auto& uid : uids) Stop(uid, grace);
   {
+    // Pods already stopping with a longer grace period get this one.
+    MutexLock lock(mu_);
+    for (auto& [uid, pod] : pods_) pod.kill_at = std::min(pod.kill_at, Clock::now() + grace);
+  }
+  {
     MutexLock lock(mu_);
     cv_.Wait(mu_, [&]() REQUIRES(mu_) { return pods_.empty(); });
     done_ = true;
@@ -377,7 +382,11 @@ void ProcessRuntime::Loop() {
     {
       MutexLock lock(mu_);
       if (done_) return;
-      cv_.WaitFor(mu_, options_.tick);
+      if (pods_.empty()) {
+        cv_.Wait(mu_);  // nothing to watch until a Start (or the end)
+      } else {
+        cv_.WaitFor(mu_, options_.tick);
+      }
       if (done_) return;
       probes = Tick(keys);
     }
