@@ -166,46 +166,52 @@ void ProcessRuntime::SetNotify(std::function<void(const std::string&)> notify) {
 }
 
 Status ProcessRuntime::Start(const Spec& spec) {
-  {
-    MutexLock lock(mu_);
-    if (stopping_all_) return FailedPrecondition("the process runtime is stopping");
-    auto [it, inserted] = pods_.try_emplace(spec.uid);
-    Pod& pod = it->second;
-    if (pod.stopping) return FailedPrecondition("pod " + spec.key + " is stopping");
-    if (pod.containers.count(spec.container) != 0) return Status::Ok();
-    if (inserted) {
-      std::string templ = (fs::path(base_dir_) / "steward-pod-XXXXXX").string();
-      if (::mkdtemp(templ.data()) == nullptr) {
-        int e = errno;
-        pods_.erase(it);
-        return Internal("pod directory under " + base_dir_ + ": " + std::strerror(e));
-      }
-      pod.dir = templ;
-      pod.key = spec.key;
+  const std::string key = spec.uid + "/" + spec.container;
+  MutexLock lock(mu_);
+  if (stopping_all_) return FailedPrecondition("the process runtime is stopping");
+  auto [it, inserted] = pods_.try_emplace(spec.uid);
+  Pod& pod = it->second;
+  if (pod.stopping) return FailedPrecondition("pod " + spec.key + " is stopping");
+  if (pod.containers.count(spec.container) != 0) return Status::Ok();
+  if (inserted) {
+    std::string templ = (fs::path(base_dir_) / "steward-pod-XXXXXX").string();
+    if (::mkdtemp(templ.data()) == nullptr) {
+      int e = errno;
+      pods_.erase(it);
+      return Internal("pod directory under " + base_dir_ + ": " + std::strerror(e));
     }
-    auto c = std::make_unique<Container>();
-    c->spec = spec;
-    for (const Port& p : spec.ports) {
-      if (p.container_port <= 0 || c->host_ports.count(p.container_port) != 0) continue;
-      ASSIGN_OR_RETURN(uint16_t hp, FreeLoopbackPort());
-      c->host_ports[p.container_port] = hp;
-    }
-    c->view.log_path = (fs::path(pod.dir) / (spec.container + ".log")).string();
-    Status st = Spawn(pod, *c);
-    if (!st.ok()) {
-      if (pod.containers.empty()) {
-        std::error_code ec;
-        fs::remove_all(pod.dir, ec);
-        pods_.erase(it);
-      }
-      return st;
-    }
-    LOG_INFO("process pod {} container {}: pid {}, log {}", spec.key, spec.container, c->pid,
-             c->view.log_path);
-    pod.containers.emplace(spec.container, std::move(c));
+    pod.dir = templ;
+    pod.key = spec.key;
   }
+  auto c = std::make_unique<Container>();
+  c->spec = spec;
+  for (const Port& p : spec.ports) {
+    if (p.container_port <= 0 || c->host_ports.count(p.container_port) != 0) continue;
+    auto hp = FreeLoopbackPort();
+    if (!hp.ok()) {
+      if (pod.containers.empty()) RemovePod(it);
+      return hp.status();
+    }
+    c->host_ports[p.container_port] = *hp;
+  }
+  c->view.log_path = (fs::path(pod.dir) / (spec.container + ".log")).string();
+  // The supervisor thread forks it: PR_SET_PDEATHSIG follows the thread that forked, and that
+  // one lives as long as the processes.
+  c->spawn_requested = true;
+  pod.containers.emplace(spec.container, std::move(c));
   cv_.NotifyAll();
-  return Status::Ok();
+  cv_.Wait(mu_, [&]() REQUIRES(mu_) { return spawn_results_.count(key) != 0 || done_; });
+  auto result = spawn_results_.find(key);
+  if (result == spawn_results_.end()) return FailedPrecondition("the process runtime stopped");
+  Status st = std::move(result->second);
+  spawn_results_.erase(result);
+  return st;
+}
+
+void ProcessRuntime::RemovePod(std::map<std::string, Pod>::iterator it) {
+  std::error_code ec;
+  fs::remove_all(it->second.dir, ec);
+  pods_.erase(it);
 }
 
 Status ProcessRuntime::Spawn(const Pod& pod, Container& c) {
@@ -408,8 +414,24 @@ std::vector<ProcessRuntime::DueProbe> ProcessRuntime::Tick(std::vector<std::stri
   for (auto it = pods_.begin(); it != pods_.end();) {
     Pod& pod = it->second;
     bool alive = false;
-    for (auto& [name, cp] : pod.containers) {
-      Container& c = *cp;
+    for (auto it_c = pod.containers.begin(); it_c != pod.containers.end();) {
+      const std::string& name = it_c->first;
+      Container& c = *it_c->second;
+      if (c.spawn_requested) {
+        c.spawn_requested = false;
+        Status st =
+            pod.stopping ? FailedPrecondition("pod " + pod.key + " is stopping") : Spawn(pod, c);
+        if (st.ok()) {
+          LOG_INFO("process pod {} container {}: pid {}, log {}", pod.key, name, c.pid,
+                   c.view.log_path);
+          keys.push_back(pod.key);
+        }
+        spawn_results_[it->first + "/" + name] = st;
+        if (!st.ok()) {
+          it_c = pod.containers.erase(it_c);
+          continue;
+        }
+      }
       if (c.pid > 0) {
         int status = 0;
         pid_t r = ::waitpid(c.pid, &status, WNOHANG);
@@ -454,9 +476,12 @@ std::vector<ProcessRuntime::DueProbe> ProcessRuntime::Tick(std::vector<std::stri
           now >= c.next_probe) {
         c.next_probe = now + c.spec.readiness.period;
         auto hp = c.host_ports.find(c.spec.readiness.port);
-        if (hp == c.host_ports.end()) continue;  // nothing listens there: never ready
-        probes.push_back({it->first, name, c.generation, c.spec.readiness, hp->second});
+        // A probe of an undeclared port never succeeds: nothing listens there.
+        if (hp != c.host_ports.end()) {
+          probes.push_back({it->first, name, c.generation, c.spec.readiness, hp->second});
+        }
       }
+      ++it_c;
     }
     if (pod.stopping && alive && !pod.killed && now >= pod.kill_at) {
       pod.killed = true;
@@ -464,10 +489,10 @@ std::vector<ProcessRuntime::DueProbe> ProcessRuntime::Tick(std::vector<std::stri
         if (c->pid > 0) ::kill(-c->pid, SIGKILL);
       }
     }
-    if (pod.stopping && !alive) {
+    if ((pod.stopping && !alive) || pod.containers.empty()) {
+      keys.push_back(pod.key);
       std::error_code ec;
       fs::remove_all(pod.dir, ec);
-      keys.push_back(pod.key);
       it = pods_.erase(it);
       continue;
     }

@@ -22,8 +22,10 @@
 // Every change a kubelet should look at (started, ready or not, exited, restarted, gone) is
 // reported through the notify callback with the spec's key.
 //
-// Threads: one supervisor thread (reaps, restarts, kills, probes; probes run outside the lock,
-// one at a time, so a slow probe delays the others by at most its timeout).
+// Threads: one supervisor thread (forks every process, so that PR_SET_PDEATHSIG, which follows
+// the forking thread, fires only when the runtime or the whole process is gone; reaps, restarts,
+// kills, probes; probes run outside the lock, one at a time, so a slow probe delays the others,
+// and a Start(), by at most its timeout).
 // Thread-safety: all methods may be called from any thread.
 #pragma once
 
@@ -134,7 +136,8 @@ class ProcessRuntime {
     int failures = 0;
     Clock::time_point restart_at{};
     std::chrono::milliseconds backoff{0};
-    uint64_t generation = 0;  // bumped on every spawn (stale probe results are dropped)
+    uint64_t generation = 0;       // bumped on every spawn (stale probe results are dropped)
+    bool spawn_requested = false;  // Start() waits for the supervisor to fork it
   };
   struct Pod {
     std::string key;
@@ -152,6 +155,7 @@ class ProcessRuntime {
   };
 
   Status Spawn(const Pod& pod, Container& c) REQUIRES(mu_);
+  void RemovePod(std::map<std::string, Pod>::iterator it) REQUIRES(mu_);
   void Loop();
   // One pass: reaps, restarts, kills, removes; returns the probes due and the keys to notify.
   std::vector<DueProbe> Tick(std::vector<std::string>& notify) REQUIRES(mu_);
@@ -163,7 +167,8 @@ class ProcessRuntime {
   std::function<void(const std::string&)> notify_;
   mutable Mutex mu_;
   CondVar cv_;
-  std::map<std::string, Pod> pods_ GUARDED_BY(mu_);  // by uid
+  std::map<std::string, Pod> pods_ GUARDED_BY(mu_);              // by uid
+  std::map<std::string, Status> spawn_results_ GUARDED_BY(mu_);  // "uid/container", for Start
   bool stopping_all_ GUARDED_BY(mu_) = false;
   bool done_ GUARDED_BY(mu_) = false;
   std::thread supervisor_;
