@@ -224,7 +224,10 @@ StatusOr<std::unique_ptr<EmbeddedCluster>> EmbeddedCluster::Start(const Options&
   }
 
   ASSIGN_OR_RETURN(p->pods, ingress::VirtualPods::Create(*p->api));
-  p->pods->SetProcessRuntime(p->processes.get());
+  p->pods->SetProcessRuntime(p->processes.get(), [raw](std::string_view image) {
+    MutexLock lock(raw->profile_mu);
+    return ProcessImageFor(raw->profile, image) != nullptr;
+  });
   ASSIGN_OR_RETURN(p->resolver, ingress::EndpointResolver::Create(*p->storage));
   p->proxy = std::make_unique<ingress::Proxy>(*p->storage, *p->resolver, *p->pods);
 

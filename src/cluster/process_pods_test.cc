@@ -115,7 +115,7 @@ class ProcessPodsTest : public ::testing::Test {
     fs::remove_all(dir_, ec);
   }
 
-  void Start(std::map<std::string, std::string> extra_env = {}) {
+  void Start(std::map<std::string, std::string> extra_env = {}, std::string data_dir = "") {
     auto profile = BuiltinProfile("instant");
     ASSERT_TRUE(profile.ok());
     ProcessImage server{"example.com/pyserver*",
@@ -127,6 +127,7 @@ class ProcessPodsTest : public ::testing::Test {
     profile->process_images.push_back({"example.com/crash*", "echo started; exit 3", "", {}});
     EmbeddedCluster::Options o;
     o.profile = *profile;
+    o.data_dir = std::move(data_dir);
     auto c = EmbeddedCluster::Start(o);
     ASSERT_TRUE(c.ok()) << c.status().ToString();
     cluster_ = std::move(c).value();
@@ -396,6 +397,30 @@ TEST_F(ProcessPodsTest, AProcessThatHonoursSigtermEndsThePodBeforeTheGracePeriod
   std::string line;
   std::getline(term, line);
   EXPECT_EQ(line, "TERM");
+}
+
+TEST_F(ProcessPodsTest, APodAdoptedFromAnEarlierRunGetsItsProcessAndNoStandInAnswersMeanwhile) {
+  const std::string data_dir = (dir_ / "state").string();
+  Start({}, data_dir);
+  MakeReady();
+  Expose("again");
+  CreatePod("again", "example.com/pyserver:1");
+  ASSERT_TRUE(Eventually([&] { return PodReady("again"); }));
+  cluster_->Stop();
+  cluster_.reset();
+
+  // The pod is stored Running and Ready; its process is gone with the first run.
+  Start({}, data_dir);
+  std::vector<std::string> answers;
+  ASSERT_TRUE(Eventually([&] {
+    auto r = ViaIngress("again.example.com", "/");
+    if (!r.ok()) return false;
+    answers.push_back(std::to_string(r->status) + " " + r->body);
+    return r->status == 200;
+  }));
+  EXPECT_EQ(answers.back(), "200 hello from the process");
+  for (const auto& a : answers) EXPECT_THAT(a, ::testing::Not(HasSubstr("pyserver"))) << a;
+  EXPECT_TRUE(PodReady("again"));
 }
 
 TEST_F(ProcessPodsTest, StoppingTheClusterStopsEveryProcess) {

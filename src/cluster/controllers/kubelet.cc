@@ -295,6 +295,12 @@ void Kubelet::Track(const std::string& key, const Json& pod) {
   }
   switch (stage) {
     case Stage::kReady:
+      // A process pod without its processes (adopted from an earlier run) starts them now.
+      if (ctx_.processes != nullptr && !ctx_.processes->Has(StrAt(pod, "metadata.uid")) &&
+          !ProcessImages(pod).empty()) {
+        ctx_.queue.Add({Work::kPod, key});
+      }
+      return;
     case Stage::kImagePullBackOff:
     case Stage::kTerminated:
       return;

@@ -361,6 +361,12 @@ StatusOr<net::HttpResponse> VirtualPods::Serve(const ObjectRecord& pod, int port
   return Serve(*parsed, port, request);
 }
 
+void VirtualPods::SetProcessRuntime(controllers::ProcessRuntime* runtime,
+                                    std::function<bool(std::string_view image)> is_process_image) {
+  is_process_image_ = std::move(is_process_image);
+  runtime_.store(runtime);
+}
+
 std::optional<uint16_t> VirtualPods::ProcessPort(const ObjectRecord& pod, int port,
                                                  std::string_view expected_uid) {
   controllers::ProcessRuntime* runtime = runtime_.load();
@@ -413,8 +419,17 @@ StatusOr<net::HttpResponse> VirtualPods::Serve(const Json& pod, int port,
     return Unavailable("connection refused: pod " + ns + "/" + name + " is not ready");
   }
   if (controllers::ProcessRuntime* runtime = runtime_.load()) {
-    if (auto host_port = runtime->HostPort(GetString(meta, "uid"), port)) {
+    const std::string uid = GetString(meta, "uid");
+    if (auto host_port = runtime->HostPort(uid, port)) {
       return Forward(ns + "/" + name, *host_port, request);
+    }
+    if (!runtime->Has(uid) && is_process_image_) {
+      for (const Json& c : ArrayField(MemberOrNull(pod, "spec"), "containers")) {
+        if (is_process_image_(GetString(c, "image"))) {
+          return Unavailable("connection refused: pod " + ns + "/" + name +
+                             ": its process is not running");
+        }
+      }
     }
   }
   if (feed_) feed_->CatchUp();

@@ -93,6 +93,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -136,9 +137,13 @@ class VirtualPods {
                                     const net::HttpRequest& request,
                                     std::string_view expected_uid = {});
 
-  // Forwards requests to process pods' ports through `runtime` (null: none). `runtime` must
-  // outlive this object.
-  void SetProcessRuntime(controllers::ProcessRuntime* runtime) { runtime_.store(runtime); }
+  // Forwards requests to process pods' ports through `runtime` (null: none). `is_process_image`
+  // says which images run as processes: a pod with such a container that the runtime does not
+  // run (yet: a pod adopted from an earlier run, before the kubelet starts it) refuses
+  // connections instead of being answered by the stand-in. Both must outlive this object; call
+  // before serving.
+  void SetProcessRuntime(controllers::ProcessRuntime* runtime,
+                         std::function<bool(std::string_view image)> is_process_image);
   // The loopback port of the process behind container port `port` of a serving pod (the uid
   // must be `expected_uid` when that is non-empty); nullopt when it is not a process port.
   std::optional<uint16_t> ProcessPort(const ObjectRecord& pod, int port,
@@ -237,6 +242,7 @@ class VirtualPods {
   ObjectApi& api_;
   std::unique_ptr<WatchFeed> feed_;
   std::atomic<controllers::ProcessRuntime*> runtime_{nullptr};
+  std::function<bool(std::string_view)> is_process_image_;  // set before serving
 
   std::atomic<int64_t> restart_ms_{300};
   std::atomic<int64_t> sample_interval_ms_{1000};
