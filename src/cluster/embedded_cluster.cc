@@ -7,6 +7,7 @@
 
 #include "cluster/apiserver/rest_handler.h"
 #include "cluster/controllers/controller_manager.h"
+#include "cluster/controllers/process_runtime.h"
 #include "cluster/ingress/endpoint_resolver.h"
 #include "cluster/ingress/ingress_listener.h"
 #include "cluster/ingress/proxy.h"
@@ -36,6 +37,8 @@ struct EmbeddedCluster::Parts {
   std::unique_ptr<RestHandler> rest;
   std::unique_ptr<net::HttpServer> server;
   std::unique_ptr<ControllerManager> controllers;
+  // After `controllers`, so that it goes first (Stop() has stopped it before them anyway).
+  std::unique_ptr<::steward::cluster::controllers::ProcessRuntime> processes;
   std::unique_ptr<ingress::VirtualPods> pods;
   std::unique_ptr<ingress::EndpointResolver> resolver;
   std::unique_ptr<ingress::IngressRouter> router;
@@ -213,12 +216,18 @@ StatusOr<std::unique_ptr<EmbeddedCluster>> EmbeddedCluster::Start(const Options&
   p->log = std::make_unique<RequestLog>(RealClock::Get());
   if (!options.audit_log.empty()) RETURN_IF_ERROR(p->log->OpenAuditLog(options.audit_log));
 
+  p->processes = std::make_unique<::steward::cluster::controllers::ProcessRuntime>();
   if (options.controllers) {
     p->controllers = std::make_unique<ControllerManager>(*p->api, options.profile, run_seed + 2);
+    p->controllers->SetProcessRuntime(p->processes.get());
     RETURN_IF_ERROR(p->controllers->Start());
   }
 
   ASSIGN_OR_RETURN(p->pods, ingress::VirtualPods::Create(*p->api));
+  p->pods->SetProcessRuntime(p->processes.get(), [raw](std::string_view image) {
+    MutexLock lock(raw->profile_mu);
+    return ProcessImageFor(raw->profile, image) != nullptr;
+  });
   ASSIGN_OR_RETURN(p->resolver, ingress::EndpointResolver::Create(*p->storage));
   p->proxy = std::make_unique<ingress::Proxy>(*p->storage, *p->resolver, *p->pods);
 
@@ -305,6 +314,8 @@ void EmbeddedCluster::Stop() {
   if (parts_->rest) parts_->rest->Stop();
   if (parts_->server) parts_->server->Stop();
   if (parts_->router) parts_->router->Stop();
+  // Process pods stop before the controllers: its notifications go to their queue.
+  if (parts_->processes) parts_->processes->StopAll();
   if (parts_->controllers) parts_->controllers->Stop();
   if (parts_->resolver) parts_->resolver->Stop();
   if (parts_->pods) parts_->pods->Stop();

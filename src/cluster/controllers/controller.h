@@ -14,6 +14,7 @@
 #include "cluster/controllers/controller_queue.h"
 #include "cluster/controllers/event_recorder.h"
 #include "cluster/controllers/object_cache.h"
+#include "cluster/controllers/process_runtime.h"
 #include "cluster/profile/profile.h"
 #include "common/mutex.h"
 #include "common/random.h"
@@ -46,6 +47,8 @@ struct ControllerContext {
   EventRecorder& events;
   Random& random;
   ProfileHolder& profile;
+  // The process runtime (process pods); null: every pod is virtual.
+  ProcessRuntime* processes = nullptr;
 
   // A sample of one of the profile's delays, e.g. Delay(&Profile::pod_start).
   std::chrono::milliseconds Delay(DelaySpec Profile::*field) {

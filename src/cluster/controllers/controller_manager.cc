@@ -187,6 +187,13 @@ void ControllerManager::Stop() {
   if (impl_->worker.joinable()) impl_->worker.join();
 }
 
+void ControllerManager::SetProcessRuntime(ProcessRuntime* runtime) {
+  impl_->ctx.processes = runtime;
+  if (runtime == nullptr) return;
+  Impl* impl = impl_.get();
+  runtime->SetNotify([impl](const std::string& key) { impl->queue.Add({Work::kPod, key}); });
+}
+
 void ControllerManager::SetProfile(Profile profile) { impl_->profile.Set(std::move(profile)); }
 
 uint64_t ControllerManager::processed() const {

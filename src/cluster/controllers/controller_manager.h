@@ -22,6 +22,10 @@
 
 namespace steward::cluster {
 
+namespace controllers {
+class ProcessRuntime;
+}
+
 class ControllerManager {
  public:
   // `api` must outlive this object. `seed` drives every random choice (delays, names, IPs).
@@ -35,6 +39,9 @@ class ControllerManager {
   Status Start();
   // Stops the worker and drops pending work. Idempotent, blocking; called by the destructor.
   void Stop();
+  // Gives the kubelet a process runtime (process pods, per the profile's process_images). Call
+  // before Start(); `runtime` must outlive this object and be stopped (StopAll) before it.
+  void SetProcessRuntime(controllers::ProcessRuntime* runtime);
   // Replaces the profile (delays, failing images, ...) for work scheduled from now on.
   void SetProfile(Profile profile);
 

@@ -3,7 +3,10 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "cluster/controllers/container_env.h"
 #include "cluster/controllers/util.h"
+#include "common/json_access.h"
+#include "common/log.h"
 
 namespace steward::cluster::controllers {
 
@@ -147,6 +150,79 @@ Json& StatusOf(Json& pod) {
   return s;
 }
 
+// A probe's port: a number, or the name of one of the container's ports (0 when unknown).
+int ProbePort(const Json& container, const Json& port) {
+  if (port.is_number_integer()) return port.get<int>();
+  if (!port.is_string()) return 0;
+  const Json& ports = At(container, "ports");
+  if (ports.is_array()) {
+    for (const auto& p : ports) {
+      if (GetString(p, "name") == port.get<std::string>()) {
+        return static_cast<int>(GetInt(p, "containerPort", 0));
+      }
+    }
+  }
+  return std::atoi(port.get<std::string>().c_str());
+}
+
+ProcessRuntime::Probe ReadinessOf(const Json& container) {
+  ProcessRuntime::Probe probe;
+  const Json& rp = At(container, "readinessProbe");
+  if (!rp.is_object()) return probe;
+  if (const Json& http = At(rp, "httpGet"); http.is_object()) {
+    probe.kind = ProcessRuntime::Probe::Kind::kHttp;
+    probe.port = ProbePort(container, At(http, "port"));
+    probe.path = GetString(http, "path", "/");
+    if (probe.path.empty() || probe.path.front() != '/') probe.path = "/" + probe.path;
+  } else if (const Json& tcp = At(rp, "tcpSocket"); tcp.is_object()) {
+    probe.kind = ProcessRuntime::Probe::Kind::kTcp;
+    probe.port = ProbePort(container, At(tcp, "port"));
+  } else {
+    return probe;  // exec and grpc are not run: ready once started
+  }
+  auto seconds = [&](const char* field, int64_t fallback) {
+    return std::chrono::milliseconds(std::max<int64_t>(0, GetInt(rp, field, fallback)) * 1000);
+  };
+  probe.initial_delay = seconds("initialDelaySeconds", 0);
+  probe.period = std::max(seconds("periodSeconds", 10), std::chrono::milliseconds(1000));
+  probe.timeout = std::max(seconds("timeoutSeconds", 1), std::chrono::milliseconds(1000));
+  probe.success_threshold = static_cast<int>(GetInt(rp, "successThreshold", 1));
+  probe.failure_threshold = static_cast<int>(GetInt(rp, "failureThreshold", 3));
+  return probe;
+}
+
+std::chrono::milliseconds GracePeriod(const Json& pod) {
+  const Json& d = AtPath(pod, "metadata.deletionGracePeriodSeconds");
+  if (d.is_number_integer()) return std::chrono::seconds(d.get<int64_t>());
+  const Json& t = AtPath(pod, "spec.terminationGracePeriodSeconds");
+  if (t.is_number_integer()) return std::chrono::seconds(t.get<int64_t>());
+  return std::chrono::seconds(30);
+}
+
+// The status of a process container from what the runtime reports.
+void ApplyProcessView(Json& c, const ProcessRuntime::View& v) {
+  auto terminated = [&](const ProcessRuntime::WallTime& started) {
+    return Json{{"terminated",
+                 {{"exitCode", v.exit_code},
+                  {"reason", v.exit_code == 0 ? "Completed" : "Error"},
+                  {"startedAt", Rfc3339(started)},
+                  {"finishedAt", Rfc3339(v.finished_at)}}}};
+  };
+  c["ready"] = v.running && v.ready;
+  c["started"] = v.running;
+  c["restartCount"] = v.restart_count;
+  if (v.exited) c["lastState"] = terminated(v.last_started_at);
+  if (v.running) {
+    c["state"] = {{"running", {{"startedAt", Rfc3339(v.started_at)}}}};
+  } else if (v.waiting) {
+    c["state"] = {{"waiting",
+                   {{"reason", "CrashLoopBackOff"},
+                    {"message", "back-off restarting failed container " + GetString(c, "name")}}}};
+  } else if (v.exited) {
+    c["state"] = terminated(v.last_started_at);
+  }
+}
+
 }  // namespace
 
 Kubelet::Kubelet(ControllerContext& ctx) : ctx_(ctx), pods_(TypeOf("pods")) {}
@@ -198,6 +274,10 @@ void Kubelet::Observe(const Change& c) {
   if (c.type == WatchEventType::kDeleted) {
     pods_state_.erase(key);
     ReleaseIp(key);
+    // Removed without the kubelet's termination (a forced delete): its processes go now.
+    if (ctx_.processes != nullptr) {
+      ctx_.processes->Stop(StrAt(c.object, "metadata.uid"), GracePeriod(c.object));
+    }
     return;
   }
   std::string ip = StrAt(c.object, "status.podIP");
@@ -215,6 +295,12 @@ void Kubelet::Track(const std::string& key, const Json& pod) {
   }
   switch (stage) {
     case Stage::kReady:
+      // A process pod without its processes (adopted from an earlier run) starts them now.
+      if (ctx_.processes != nullptr && !ctx_.processes->Has(StrAt(pod, "metadata.uid")) &&
+          !ProcessImages(pod).empty()) {
+        ctx_.queue.Add({Work::kPod, key});
+      }
+      return;
     case Stage::kImagePullBackOff:
     case Stage::kTerminated:
       return;
@@ -243,6 +329,10 @@ bool Kubelet::Sync(Work, const std::string& key) {
   }
   PodState& st = it->second;
   if (stage == Stage::kTerminating) return Terminate(key, pod, st);
+  if ((stage == Stage::kRunning || stage == Stage::kReady) && ctx_.processes != nullptr &&
+      (ctx_.processes->Has(StrAt(pod, "metadata.uid")) || !ProcessImages(pod).empty())) {
+    return SyncProcesses(key, pod);
+  }
   SteadyTime now = ctx_.Now();
   if (now < st.due) {
     ctx_.queue.AddAfter({Work::kPod, key}, st.due - now);
@@ -260,6 +350,111 @@ bool Kubelet::Sync(Work, const std::string& key) {
     default:
       return true;
   }
+}
+
+std::vector<std::optional<ProcessImage>> Kubelet::ProcessImages(const Json& pod) const {
+  std::vector<std::optional<ProcessImage>> out;
+  if (ctx_.processes == nullptr) return out;
+  auto profile = ctx_.profile.Get();
+  if (profile->process_images.empty()) return out;
+  bool any = false;
+  for (const auto& ct : AtPath(pod, "spec.containers")) {
+    const ProcessImage* pi = ProcessImageFor(*profile, GetString(ct, "image"));
+    any = any || pi != nullptr;
+    out.push_back(pi == nullptr ? std::nullopt : std::optional<ProcessImage>(*pi));
+  }
+  if (!any) out.clear();
+  return out;
+}
+
+std::unordered_map<std::string, std::string> Kubelet::StartProcesses(const std::string& key,
+                                                                     const Json& pod,
+                                                                     const std::string& ip) {
+  std::unordered_map<std::string, std::string> errors;
+  std::vector<std::optional<ProcessImage>> images = ProcessImages(pod);
+  if (images.empty()) return errors;
+  Json with_ip = pod;
+  with_ip["status"]["podIP"] = ip;
+  std::string restart_policy = StrAt(pod, "spec.restartPolicy");
+  size_t i = 0;
+  for (const auto& ct : AtPath(pod, "spec.containers")) {
+    const std::optional<ProcessImage>& pi = images[i++];
+    if (!pi) continue;
+    ProcessRuntime::Spec spec;
+    spec.key = key;
+    spec.uid = StrAt(pod, "metadata.uid");
+    spec.container = GetString(ct, "name");
+    spec.command = pi->command;
+    spec.dir = pi->dir;
+    for (const auto& [k, v] : pi->env) spec.env.emplace_back(k, v);
+    for (auto& kv : ResolveContainerEnv(ctx_.api.storage(), with_ip, ct)) {
+      spec.env.push_back(std::move(kv));
+    }
+    const Json& ports = At(ct, "ports");
+    if (ports.is_array()) {
+      for (const auto& p : ports) {
+        spec.ports.push_back({GetString(p, "name"), static_cast<int>(GetInt(p, "containerPort"))});
+      }
+    }
+    spec.readiness = ReadinessOf(ct);
+    if (spec.readiness.kind == ProcessRuntime::Probe::Kind::kNone && !pi->ready_path.empty() &&
+        !spec.ports.empty()) {
+      spec.readiness.kind = ProcessRuntime::Probe::Kind::kHttp;
+      spec.readiness.port = spec.ports.front().container_port;
+      spec.readiness.path = pi->ready_path;
+      spec.readiness.period = std::chrono::seconds(1);
+    }
+    if (!restart_policy.empty()) spec.restart_policy = restart_policy;
+    Status st = ctx_.processes->Start(spec);
+    if (!st.ok()) {
+      LOG_WARN("kubelet: pod {} container {}: {}", key, spec.container, st.message());
+      errors[spec.container] = st.message();
+    }
+  }
+  return errors;
+}
+
+bool Kubelet::SyncProcesses(const std::string& key, const Json& pod) {
+  const std::string uid = StrAt(pod, "metadata.uid");
+  if (ctx_.processes->stopping()) return true;  // the cluster is stopping: nothing to report
+  if (!ctx_.processes->Has(uid)) {
+    // A Running pod from an earlier run of the cluster: its processes start now.
+    auto errors = StartProcesses(key, pod, StrAt(pod, "status.podIP"));
+    if (!errors.empty() && !ctx_.processes->Has(uid)) return false;  // retried with back-off
+  }
+  std::string now = Rfc3339(ctx_.WallNow());
+  std::vector<std::string> names = ContainerNames(pod);
+  auto res = ctx_.api.Modify(
+      pods_, StrAt(pod, "metadata.namespace"), StrAt(pod, "metadata.name"),
+      [&](Json& obj) {
+        Json before = At(obj, "status");
+        Json& status = StatusOf(obj);
+        if (GetString(status, "phase") != "Running") return false;
+        Json& cs = status["containerStatuses"];
+        if (!cs.is_array()) return false;
+        bool all_ready = true, any_running = false, any_waiting = false, all_succeeded = true;
+        for (auto& c : cs) {
+          auto view = ctx_.processes->Get(uid, GetString(c, "name"));
+          if (view) {
+            ApplyProcessView(c, *view);
+            any_waiting = any_waiting || view->waiting;
+            all_succeeded = all_succeeded && view->exited && view->exit_code == 0;
+          } else if (AtPath(c, "state.running").is_object()) {
+            c["ready"] = true;  // a virtual container of a process pod: ready once running
+          }
+          if (AtPath(c, "state.running").is_object()) any_running = true;
+          if (!At(c, "ready").is_boolean() || !At(c, "ready").get<bool>()) all_ready = false;
+        }
+        if (!any_running && !any_waiting) status["phase"] = all_succeeded ? "Succeeded" : "Failed";
+        std::string unready = "containers with unready status: " + Bracketed(names);
+        SetPodCondition(status, "Ready", all_ready, all_ready ? "" : "ContainersNotReady", unready,
+                        now);
+        SetPodCondition(status, "ContainersReady", all_ready, all_ready ? "" : "ContainersNotReady",
+                        unready, now);
+        return At(obj, "status") != before;
+      },
+      Subresource::kStatus);
+  return res.ok() || res.error().code == 404;
 }
 
 bool Kubelet::Schedule(const std::string& ns, const std::string& name, const Json& pod) {
@@ -352,6 +547,10 @@ bool Kubelet::Start(const std::string& key, const Json& pod, const PodState& st)
   }
   bool any_fails = std::any_of(outcomes.begin(), outcomes.end(), [](auto& o) { return o.fails; });
   std::vector<std::string> names = ContainerNames(pod);
+  std::unordered_map<std::string, std::string> run_errors;
+  const std::string uid = StrAt(pod, "metadata.uid");
+  if (!any_fails) run_errors = StartProcesses(key, pod, ip);
+  const bool pending = any_fails || !run_errors.empty();
 
   auto res = ctx_.api.Modify(
       pods_, ns, name,
@@ -363,7 +562,7 @@ bool Kubelet::Start(const std::string& key, const Json& pod, const PodState& st)
         status["hostIPs"] = Json::array({Json{{"ip", std::string(kHostIp)}}});
         if (!status.contains("startTime")) status["startTime"] = now;
         if (!status.contains("qosClass")) status["qosClass"] = QosClass(obj);
-        status["phase"] = any_fails ? "Pending" : "Running";
+        status["phase"] = pending ? "Pending" : "Running";
         SetPodCondition(status, "PodReadyToStartContainers", true, "", "", now);
         SetPodCondition(status, "Initialized", true, "", "", now);
         std::string unready = "containers with unready status: " + Bracketed(names);
@@ -377,10 +576,21 @@ bool Kubelet::Start(const std::string& key, const Json& pod, const PodState& st)
                     {"lastState", Json::object()},
                     {"ready", false},
                     {"restartCount", 0}};
+          auto run_error = run_errors.find(o.name);
+          auto view = ctx_.processes != nullptr ? ctx_.processes->Get(uid, o.name) : std::nullopt;
           if (o.fails) {
             c["imageID"] = "";
             c["started"] = false;
             c["state"] = {{"waiting", {{"reason", "ErrImagePull"}, {"message", o.error}}}};
+          } else if (run_error != run_errors.end()) {
+            c["imageID"] = ImageId(o.normalized);
+            c["started"] = false;
+            c["state"] = {
+                {"waiting", {{"reason", "RunContainerError"}, {"message", run_error->second}}}};
+          } else if (view) {
+            c["imageID"] = ImageId(o.normalized);
+            c["containerID"] = "containerd://" + Hex64(ctx_.random.Uuid());
+            ApplyProcessView(c, *view);
           } else {
             c["imageID"] = ImageId(o.normalized);
             c["containerID"] = "containerd://" + Hex64(ctx_.random.Uuid());
@@ -527,8 +737,16 @@ bool Kubelet::Terminate(const std::string& key, const Json& pod, PodState& st) {
       }
     }
   }
+  if (ctx_.processes != nullptr && ctx_.processes->Has(StrAt(pod, "metadata.uid"))) {
+    st.process = true;
+    if (!st.stop_sent) {
+      st.stop_sent = true;
+      ctx_.processes->Stop(StrAt(pod, "metadata.uid"), GracePeriod(pod));
+    }
+    return true;  // the runtime's notification brings the pod back once its processes are gone
+  }
   SteadyTime now = ctx_.Now();
-  if (now < st.due) {
+  if (now < st.due && !st.process) {
     ctx_.queue.AddAfter({Work::kPod, key}, st.due - now);
     return true;
   }

@@ -9,12 +9,24 @@
 // has no finalizers left. Events: Scheduled, Pulling, Pulled, Created, Started, Failed,
 // BackOff, Killing.
 //
+// Process pods (ctx.processes set and a container image matching the profile's process_images):
+// those containers run as real processes (ProcessRuntime) when the pod starts; the pod's Ready
+// condition and container statuses (ready, started, restartCount, state running / waiting
+// CrashLoopBackOff / terminated with exit code, lastState) then follow the runtime instead of
+// pod_ready; a process that cannot be started leaves the container waiting (RunContainerError,
+// phase Pending) and is tried again after pod_start. On deletion the processes get SIGTERM and
+// SIGKILL after the grace period (deletionGracePeriodSeconds, else
+// terminationGracePeriodSeconds, else 30 s), and the pod is removed once they are gone (not
+// after pod_termination). A Running pod adopted from an earlier run gets its processes started.
+//
 // Worker thread only.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
+#include <vector>
 
 #include "cluster/controllers/controller.h"
 
@@ -43,8 +55,19 @@ class Kubelet : public Controller {
     Stage stage;
     SteadyTime since;
     SteadyTime due;
-    bool killed = false;  // the Killing step of a terminating pod is done
+    bool killed = false;     // the Killing step of a terminating pod is done
+    bool process = false;    // it ran processes: termination waits for them, not a delay
+    bool stop_sent = false;  // the runtime was told to stop them
   };
+  // The process mapping of each container (nullopt for a virtual one); empty when none matches
+  // or there is no runtime.
+  std::vector<std::optional<ProcessImage>> ProcessImages(const Json& pod) const;
+  // Starts the process containers of `pod` (its status.podIP taken as `ip`); per container, the
+  // error of one that could not be started.
+  std::unordered_map<std::string, std::string> StartProcesses(const std::string& key,
+                                                              const Json& pod,
+                                                              const std::string& ip);
+  bool SyncProcesses(const std::string& key, const Json& pod);
   std::chrono::milliseconds DelayFor(Stage stage, const Json& pod);
   void Track(const std::string& key, const Json& pod);
   bool Schedule(const std::string& ns, const std::string& name, const Json& pod);

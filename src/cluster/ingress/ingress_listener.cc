@@ -4,6 +4,7 @@
 #include <cctype>
 #include <utility>
 
+#include "cluster/ingress/websocket_tunnel.h"
 #include "common/ascii.h"
 
 namespace steward::cluster::ingress {
@@ -272,6 +273,19 @@ net::HttpResponse IngressRouter::Route(const net::HttpRequest& request) const {
   return finish(NginxPage(502, "502 Bad Gateway"));
 }
 
+std::optional<std::pair<uint16_t, std::string>> IngressRouter::ProcessTarget(
+    const net::HttpRequest& request) const {
+  auto match = Match(request.headers.Get("Host"), request.path);
+  if (!match || match->service.empty()) return std::nullopt;
+  auto ep = resolver_.Resolve(match->ingress_namespace, match->service, match->port);
+  if (!ep.ok()) return std::nullopt;
+  auto pod = storage_.Get("pods", ep->pod_namespace, ep->pod_name);
+  if (!pod) return std::nullopt;
+  auto port = pods_.ProcessPort(*pod, ep->port, ep->pod_uid);
+  if (!port) return std::nullopt;
+  return std::make_pair(*port, ep->pod_namespace + "/" + ep->pod_name);
+}
+
 // ---- IngressListener ----
 
 StatusOr<std::unique_ptr<IngressListener>> IngressListener::Start(IngressRouter& router,
@@ -300,6 +314,18 @@ void IngressListener::Handle(net::HttpRequest request,
   if (request.body_too_large) {
     writer->Send(NginxPage(413, "413 Request Entity Too Large"));
     return;
+  }
+  if (net::IsWebSocketUpgrade(request)) {
+    if (auto target = router_.ProcessTarget(request)) {
+      const std::string client_ip = RemoteIp(request.remote_address);
+      request.headers.Set("X-Real-IP", client_ip);
+      request.headers.Set("X-Forwarded-For", client_ip);
+      request.headers.Set("X-Forwarded-Host", std::string(request.headers.Get("Host")));
+      request.headers.Set("X-Forwarded-Proto", request.tls ? "https" : "http");
+      TunnelWebSocket(std::move(request), std::move(writer), target->first,
+                      std::move(target->second));
+      return;
+    }
   }
   writer->Send(router_.Route(request));
 }

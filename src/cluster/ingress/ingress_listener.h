@@ -21,6 +21,10 @@
 // ready endpoint (or no such Service/port, as ingress-nginx does); 502 when every chosen pod
 // refused; the pod's answer otherwise. Routed answers carry "X-Steward-Ingress: ns/name".
 //
+// WebSocket: a request asking for an upgrade whose backend pod is a process pod (the process
+// runtime) is tunnelled to the process (ingress/websocket_tunnel.h) by the listener; virtual
+// pods do not speak WebSocket and answer such a request as any other.
+//
 // Every existing Ingress is routed, whatever its ingressClassName and whether or not its
 // status.loadBalancer has been written (the simulated load-balancer controller only decides
 // when that status appears; traffic does not wait for it). Ingresses being deleted
@@ -37,6 +41,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "cluster/ingress/endpoint_resolver.h"
@@ -73,6 +78,10 @@ class IngressRouter {
   std::optional<IngressMatch> Match(std::string_view host, std::string_view path) const;
   // The complete answer to `request`.
   net::HttpResponse Route(const net::HttpRequest& request) const;
+  // Where a WebSocket request goes when its backend is a process pod: the process's loopback
+  // port and the pod ("ns/name"); nullopt otherwise (Route answers it then).
+  std::optional<std::pair<uint16_t, std::string>> ProcessTarget(
+      const net::HttpRequest& request) const;
 
   void Stop();
 

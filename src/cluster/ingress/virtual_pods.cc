@@ -8,9 +8,11 @@
 #include <optional>
 #include <string>
 
+#include "cluster/controllers/container_env.h"
 #include "common/ascii.h"
 #include "common/json_access.h"
 #include "common/time_util.h"
+#include "net/http_client.h"
 
 namespace steward::cluster::ingress {
 
@@ -27,6 +29,15 @@ constexpr std::string_view kLauncherVersion = "2.29.1";
 constexpr std::string_view kNodeVersion = "20.20.2";
 
 net::HttpResponse ExpressErrorPage(int status, std::string_view message);
+
+// Fields a proxy does not pass on (RFC 9110 §7.6.1), and Content-Length, which is recomputed.
+bool IsHopByHop(std::string_view name) {
+  for (std::string_view h : {"Connection", "Keep-Alive", "Proxy-Connection", "TE", "Trailer",
+                             "Transfer-Encoding", "Upgrade", "Content-Length"}) {
+    if (AsciiEqualsIgnoreCase(name, h)) return true;
+  }
+  return false;
+}
 
 // The launcher's 4 hex digits of md5(hostname) that tag its log entries and samples; any stable
 // 4 hex digits will do.
@@ -60,31 +71,6 @@ int IntField(const Json& obj, std::string_view key, int fallback = 0) {
   return static_cast<int>(GetInt(obj, key, fallback));
 }
 
-std::string Base64Decode(std::string_view in) {
-  static const auto kTable = [] {
-    std::array<int, 256> t{};
-    t.fill(-1);
-    const char* alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    for (int i = 0; i < 64; ++i) t[static_cast<unsigned char>(alphabet[i])] = i;
-    return t;
-  }();
-  std::string out;
-  out.reserve(in.size() * 3 / 4);
-  int bits = 0;
-  int value = 0;
-  for (char c : in) {
-    int d = kTable[static_cast<unsigned char>(c)];
-    if (d < 0) continue;  // padding and whitespace
-    value = (value << 6) | d;
-    bits += 6;
-    if (bits >= 8) {
-      bits -= 8;
-      out.push_back(static_cast<char>((value >> bits) & 0xff));
-    }
-  }
-  return out;
-}
-
 std::string HtmlEscape(std::string_view s) {
   std::string out;
   out.reserve(s.size());
@@ -107,73 +93,6 @@ std::string HtmlEscape(std::string_view s) {
     }
   }
   return out;
-}
-
-// Resolves "metadata.labels['app']"-style downward API paths.
-std::string FieldRefValue(const Json& pod, std::string_view path) {
-  const Json& meta = MemberOrNull(pod, "metadata");
-  auto bracket = [&](std::string_view prefix, const Json& map) -> std::optional<std::string> {
-    if (path.substr(0, prefix.size()) != prefix) return std::nullopt;
-    std::string_view rest = path.substr(prefix.size());
-    if (rest.size() < 4 || rest.front() != '[' || rest.back() != ']') return std::string();
-    rest = rest.substr(1, rest.size() - 2);
-    if (!rest.empty() && (rest.front() == '\'' || rest.front() == '"')) rest = rest.substr(1);
-    if (!rest.empty() && (rest.back() == '\'' || rest.back() == '"')) rest.remove_suffix(1);
-    return GetString(map, rest);
-  };
-  if (auto v = bracket("metadata.labels", MemberOrNull(meta, "labels"))) return *v;
-  if (auto v = bracket("metadata.annotations", MemberOrNull(meta, "annotations"))) return *v;
-  const Json* v = FindPath(pod, path);
-  if (v == nullptr) return "";
-  if (v->is_string()) return v->get<std::string>();
-  if (v->is_null()) return "";
-  return v->dump();
-}
-
-// Expands $(VAR) references to variables defined earlier; $$ escapes a '$' (the kubelet's
-// expansion rules; unknown references are kept as written).
-std::string ExpandVars(std::string_view value,
-                       const std::vector<std::pair<std::string, std::string>>& defined) {
-  std::string out;
-  for (size_t i = 0; i < value.size(); ++i) {
-    if (value[i] != '$' || i + 1 >= value.size()) {
-      out.push_back(value[i]);
-      continue;
-    }
-    if (value[i + 1] == '$') {
-      out.push_back('$');
-      ++i;
-      continue;
-    }
-    if (value[i + 1] == '(') {
-      size_t close = value.find(')', i + 2);
-      if (close != std::string_view::npos) {
-        std::string_view name = value.substr(i + 2, close - i - 2);
-        auto it = std::find_if(defined.rbegin(), defined.rend(),
-                               [&](const auto& kv) { return kv.first == name; });
-        if (it != defined.rend()) {
-          out += it->second;
-        } else {
-          out.append(value.substr(i, close - i + 1));
-        }
-        i = close;
-        continue;
-      }
-    }
-    out.push_back(value[i]);
-  }
-  return out;
-}
-
-void SetEnv(std::vector<std::pair<std::string, std::string>>& env, std::string name,
-            std::string value) {
-  for (auto& kv : env) {
-    if (kv.first == name) {
-      kv.second = std::move(value);
-      return;
-    }
-  }
-  env.emplace_back(std::move(name), std::move(value));
 }
 
 // The container that declares `port`, if any.
@@ -316,79 +235,7 @@ void VirtualPods::AppendLog(PodState& state, int64_t ts, std::string level, std:
 
 std::vector<std::pair<std::string, std::string>> VirtualPods::ResolveEnv(
     const Json& pod, const Json& container) const {
-  std::vector<std::pair<std::string, std::string>> env;
-  const std::string ns = GetString(MemberOrNull(pod, "metadata"), "namespace");
-  Storage& storage = api_.storage();
-  auto lookup_map = [&](std::string_view resource, const std::string& name) -> std::optional<Json> {
-    auto rec = storage.Get(resource, ns, name);
-    if (!rec) return std::nullopt;
-    return rec->Parse();
-  };
-  // Secret values are base64 in `data`; stringData is accepted too in case a writer kept it.
-  auto map_values = [](std::string_view resource, const Json& obj) {
-    std::vector<std::pair<std::string, std::string>> out;
-    bool secret = resource == "secrets";
-    for (const char* field : {"data", "stringData"}) {
-      const Json& m = MemberOrNull(obj, field);
-      if (!m.is_object()) continue;
-      bool decode = secret && std::string_view(field) == "data";
-      for (auto it = m.begin(); it != m.end(); ++it) {
-        if (!it->is_string()) continue;
-        std::string v = it->get<std::string>();
-        out.emplace_back(it.key(), decode ? Base64Decode(v) : v);
-      }
-    }
-    return out;
-  };
-
-  // envFrom first: explicit env entries override it (kubelet order).
-  for (const Json& from : ArrayField(container, "envFrom")) {
-    std::string prefix = GetString(from, "prefix");
-    std::string_view resource;
-    const Json* ref = nullptr;
-    if (MemberOrNull(from, "secretRef").is_object()) {
-      resource = "secrets";
-      ref = &MemberOrNull(from, "secretRef");
-    } else if (MemberOrNull(from, "configMapRef").is_object()) {
-      resource = "configmaps";
-      ref = &MemberOrNull(from, "configMapRef");
-    } else {
-      continue;
-    }
-    auto obj = lookup_map(resource, GetString(*ref, "name"));
-    if (!obj) continue;
-    for (auto& [k, v] : map_values(resource, *obj)) SetEnv(env, prefix + k, std::move(v));
-  }
-
-  for (const Json& e : ArrayField(container, "env")) {
-    std::string name = GetString(e, "name");
-    if (name.empty()) continue;
-    const Json& value_from = MemberOrNull(e, "valueFrom");
-    if (!value_from.is_object()) {
-      SetEnv(env, name, ExpandVars(GetString(e, "value"), env));
-      continue;
-    }
-    std::optional<std::string> value;
-    auto from_map = [&](std::string_view resource, const Json& ref) {
-      auto obj = lookup_map(resource, GetString(ref, "name"));
-      if (!obj) return;
-      std::string key = GetString(ref, "key");
-      for (auto& [k, v] : map_values(resource, *obj)) {
-        if (k == key) value = std::move(v);
-      }
-    };
-    if (MemberOrNull(value_from, "secretKeyRef").is_object()) {
-      from_map("secrets", MemberOrNull(value_from, "secretKeyRef"));
-    } else if (MemberOrNull(value_from, "configMapKeyRef").is_object()) {
-      from_map("configmaps", MemberOrNull(value_from, "configMapKeyRef"));
-    } else if (MemberOrNull(value_from, "fieldRef").is_object()) {
-      value = FieldRefValue(pod, GetString(MemberOrNull(value_from, "fieldRef"), "fieldPath"));
-    }
-    // A missing non-optional reference would keep a real container from starting
-    // (CreateContainerConfigError); the virtual process just goes without the variable.
-    if (value) SetEnv(env, name, std::move(*value));
-  }
-  return env;
+  return controllers::ResolveContainerEnv(api_.storage(), pod, container);
 }
 
 VirtualPods::PodState VirtualPods::StartPod(const Json& pod) const {
@@ -486,9 +333,7 @@ size_t VirtualPods::TrackedPods() const {
   return states_.size();
 }
 
-StatusOr<net::HttpResponse> VirtualPods::Serve(const ObjectRecord& pod, int port,
-                                               const net::HttpRequest& request,
-                                               std::string_view expected_uid) {
+std::shared_ptr<const Json> VirtualPods::Parsed(const ObjectRecord& pod) {
   std::string key = pod.ns + "/" + pod.name;
   std::shared_ptr<const Json> parsed;
   {
@@ -502,11 +347,67 @@ StatusOr<net::HttpResponse> VirtualPods::Serve(const ObjectRecord& pod, int port
     ParsedPod& slot = parse_cache_[key];
     if (slot.revision <= pod.revision) slot = {pod.revision, parsed};
   }
+  return parsed;
+}
+
+StatusOr<net::HttpResponse> VirtualPods::Serve(const ObjectRecord& pod, int port,
+                                               const net::HttpRequest& request,
+                                               std::string_view expected_uid) {
+  std::shared_ptr<const Json> parsed = Parsed(pod);
   if (!expected_uid.empty() &&
       GetString(MemberOrNull(*parsed, "metadata"), "uid") != expected_uid) {
-    return Unavailable("connection refused: pod " + key + " was replaced");
+    return Unavailable("connection refused: pod " + pod.ns + "/" + pod.name + " was replaced");
   }
   return Serve(*parsed, port, request);
+}
+
+void VirtualPods::SetProcessRuntime(controllers::ProcessRuntime* runtime,
+                                    std::function<bool(std::string_view image)> is_process_image) {
+  is_process_image_ = std::move(is_process_image);
+  runtime_.store(runtime);
+}
+
+std::optional<uint16_t> VirtualPods::ProcessPort(const ObjectRecord& pod, int port,
+                                                 std::string_view expected_uid) {
+  controllers::ProcessRuntime* runtime = runtime_.load();
+  if (runtime == nullptr) return std::nullopt;
+  std::shared_ptr<const Json> parsed = Parsed(pod);
+  const std::string uid = GetString(MemberOrNull(*parsed, "metadata"), "uid");
+  if ((!expected_uid.empty() && uid != expected_uid) || !IsServing(*parsed)) return std::nullopt;
+  return runtime->HostPort(uid, port);
+}
+
+StatusOr<net::HttpResponse> VirtualPods::Forward(const std::string& pod_id, uint16_t host_port,
+                                                 const net::HttpRequest& request) const {
+  net::HttpClient::Options o;
+  o.host = "127.0.0.1";
+  o.port = host_port;
+  o.timeout = std::chrono::seconds(60);
+  auto client = net::HttpClient::Create(o);
+  net::Headers headers;
+  for (const auto& [k, v] : request.headers.fields()) {
+    if (IsHopByHop(k)) continue;
+    headers.Add(k, v);
+  }
+  auto answer = client->Request(request.method, request.target.empty() ? "/" : request.target,
+                                request.body, headers);
+  if (!answer.ok()) {
+    if (answer.status().code() == StatusCode::kDeadlineExceeded) {
+      net::HttpResponse r = ExpressErrorPage(504, "upstream timed out");
+      r.headers.Set("X-Steward-Pod", pod_id);
+      return r;
+    }
+    return Unavailable("connection refused: " + pod_id + ": " + answer.status().message());
+  }
+  net::HttpResponse out;
+  out.status = answer->status;
+  out.body = std::move(answer->body);
+  for (const auto& [k, v] : answer->headers.fields()) {
+    if (IsHopByHop(k) || AsciiEqualsIgnoreCase(k, "Content-Length")) continue;
+    out.headers.Add(k, v);
+  }
+  out.headers.Set("X-Steward-Pod", pod_id);
+  return out;
 }
 
 StatusOr<net::HttpResponse> VirtualPods::Serve(const Json& pod, int port,
@@ -516,6 +417,20 @@ StatusOr<net::HttpResponse> VirtualPods::Serve(const Json& pod, int port,
   const std::string name = GetString(meta, "name");
   if (!IsServing(pod)) {
     return Unavailable("connection refused: pod " + ns + "/" + name + " is not ready");
+  }
+  if (controllers::ProcessRuntime* runtime = runtime_.load()) {
+    const std::string uid = GetString(meta, "uid");
+    if (auto host_port = runtime->HostPort(uid, port)) {
+      return Forward(ns + "/" + name, *host_port, request);
+    }
+    if (!runtime->Has(uid) && is_process_image_) {
+      for (const Json& c : ArrayField(MemberOrNull(pod, "spec"), "containers")) {
+        if (is_process_image_(GetString(c, "image"))) {
+          return Unavailable("connection refused: pod " + ns + "/" + name +
+                             ": its process is not running");
+        }
+      }
+    }
   }
   if (feed_) feed_->CatchUp();
 

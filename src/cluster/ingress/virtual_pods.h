@@ -71,6 +71,13 @@
 //     the request headers, so tests can see what a proxy forwarded).
 // Every answer carries "X-Steward-Pod: <namespace>/<name>".
 //
+// Process pods (SetProcessRuntime; docs/embedded-cluster.md): a request to a container port
+// that one of the pod's processes declares is forwarded to that process's loopback twin port
+// (HTTP/1.1, hop-by-hop fields dropped, 60 s timeout), and its answer returned as it is
+// (plus X-Steward-Pod); a refused connection is kUnavailable, as for a stopped virtual pod.
+// Ports no process declares are answered virtually as above. ProcessPort() gives the twin port
+// to the ingress listener's WebSocket tunnel.
+//
 // Per-pod state (launcher state, logs, resolved env, the agent's connection) is keyed by pod uid.
 // It is created when the pod is first seen Running (that is when its containers "start": env,
 // including secretKeyRef/configMapKeyRef/fieldRef values, is resolved then and kept, as a real
@@ -86,8 +93,10 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -95,6 +104,7 @@
 #include <vector>
 
 #include "cluster/apiserver/object_api.h"
+#include "cluster/controllers/process_runtime.h"
 #include "cluster/ingress/watch_feed.h"
 #include "common/json.h"
 #include "common/mutex.h"
@@ -126,6 +136,18 @@ class VirtualPods {
   StatusOr<net::HttpResponse> Serve(const ObjectRecord& pod, int port,
                                     const net::HttpRequest& request,
                                     std::string_view expected_uid = {});
+
+  // Forwards requests to process pods' ports through `runtime` (null: none). `is_process_image`
+  // says which images run as processes: a pod with such a container that the runtime does not
+  // run (yet: a pod adopted from an earlier run, before the kubelet starts it) refuses
+  // connections instead of being answered by the stand-in. Both must outlive this object; call
+  // before serving.
+  void SetProcessRuntime(controllers::ProcessRuntime* runtime,
+                         std::function<bool(std::string_view image)> is_process_image);
+  // The loopback port of the process behind container port `port` of a serving pod (the uid
+  // must be `expected_uid` when that is non-empty); nullopt when it is not a process port.
+  std::optional<uint16_t> ProcessPort(const ObjectRecord& pod, int port,
+                                      std::string_view expected_uid = {});
 
   // True when the pod would answer at all (Running, Ready, not terminating).
   static bool IsServing(const Json& pod);
@@ -212,8 +234,15 @@ class VirtualPods {
   void CrashLauncher(PodState& state, int64_t now_ms) const;
   static bool Starting(const PodState& state);
 
+  // The parsed pod of a stored record (cached per revision).
+  std::shared_ptr<const Json> Parsed(const ObjectRecord& pod);
+  StatusOr<net::HttpResponse> Forward(const std::string& pod_id, uint16_t host_port,
+                                      const net::HttpRequest& request) const;
+
   ObjectApi& api_;
   std::unique_ptr<WatchFeed> feed_;
+  std::atomic<controllers::ProcessRuntime*> runtime_{nullptr};
+  std::function<bool(std::string_view)> is_process_image_;  // set before serving
 
   std::atomic<int64_t> restart_ms_{300};
   std::atomic<int64_t> sample_interval_ms_{1000};

@@ -714,3 +714,25 @@ TEST_F(VirtualPodsAgentTest, TheAgentAnswersOnTheContainerThatDeclaresThePort) {
 
 }  // namespace
 }  // namespace steward::cluster::ingress
+
+namespace steward::cluster::ingress {
+namespace {
+
+// A pod whose image runs as a process (process_images) but whose process the runtime does not
+// run (a pod adopted from an earlier run, before the kubelet starts it) refuses connections: the
+// stand-in must not answer for it. Pods of other images are answered as ever.
+TEST_F(VirtualPodsTest, APodOfAProcessImageWithoutItsProcessRefusesInsteadOfTheStandIn) {
+  controllers::ProcessRuntime runtime;
+  Json pod = cluster_.RunningPod("default", "proc-1");
+  const std::string image = pod["spec"]["containers"][0]["image"].get<std::string>();
+  pods_->SetProcessRuntime(&runtime, [&](std::string_view i) { return i == image; });
+  auto refused = pods_->Serve(pod, 1880, Request("GET", "/", "x.example.com"));
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().code(), StatusCode::kUnavailable);
+
+  pods_->SetProcessRuntime(&runtime, [](std::string_view) { return false; });
+  EXPECT_EQ(MustServe(pod, 1880, Request("GET", "/", "x.example.com")).status, 200);
+}
+
+}  // namespace
+}  // namespace steward::cluster::ingress

@@ -197,6 +197,52 @@ Status ApplyFaults(const Ctx& ctx, const YAML::Node& node, bool reset, FaultSpec
   return Status::Ok();
 }
 
+// process_images: a list of {image, command, dir, env, ready_path} maps.
+Status ApplyProcessImages(const Ctx& ctx, const YAML::Node& v, std::vector<ProcessImage>& out) {
+  const std::string key = "process_images";
+  out.clear();
+  if (v.IsNull()) return Status::Ok();
+  if (!v.IsSequence()) {
+    return FieldError(ctx, v, key, "expected a list of {image, command} maps, got " + Describe(v));
+  }
+  for (size_t i = 0; i < v.size(); ++i) {
+    const YAML::Node& item = v[i];
+    const std::string path = key + "[" + std::to_string(i) + "]";
+    if (!item.IsMap()) return FieldError(ctx, item, path, "expected a map, got " + Describe(item));
+    ProcessImage pi;
+    for (const auto& kv : item) {
+      const std::string field = kv.first.as<std::string>();
+      const std::string fpath = path + "." + field;
+      if (field == "image") {
+        RETURN_IF_ERROR(ReadScalar(ctx, kv.second, fpath, "an image glob (string)", pi.image));
+      } else if (field == "command") {
+        RETURN_IF_ERROR(ReadScalar(ctx, kv.second, fpath, "a command line (string)", pi.command));
+      } else if (field == "ready_path") {
+        RETURN_IF_ERROR(ReadScalar(ctx, kv.second, fpath, "a path (string)", pi.ready_path));
+      } else if (field == "dir") {
+        RETURN_IF_ERROR(ReadScalar(ctx, kv.second, fpath, "a directory (string)", pi.dir));
+      } else if (field == "env") {
+        if (!kv.second.IsMap()) {
+          return FieldError(ctx, kv.second, fpath, "expected a map, got " + Describe(kv.second));
+        }
+        for (const auto& e : kv.second) {
+          std::string value;
+          const std::string name = e.first.as<std::string>();
+          RETURN_IF_ERROR(ReadScalar(ctx, e.second, fpath + "." + name, "a string", value));
+          pi.env[name] = std::move(value);
+        }
+      } else {
+        return FieldError(ctx, kv.first, fpath, "unknown field");
+      }
+    }
+    if (pi.image.empty() || pi.command.empty()) {
+      return FieldError(ctx, item, path, "needs a non-empty image and command");
+    }
+    out.push_back(std::move(pi));
+  }
+  return Status::Ok();
+}
+
 // Applies the fields of a profile map onto `p` (everything but `base`, handled by the caller).
 Status ApplyProfileMap(const Ctx& ctx, const YAML::Node& node, bool reset, Profile& p) {
   for (const auto& kv : node) {
@@ -235,6 +281,8 @@ Status ApplyProfileMap(const Ctx& ctx, const YAML::Node& node, bool reset, Profi
       p.progress_deadline_scale = scale;
     } else if (key == "faults") {
       RETURN_IF_ERROR(ApplyFaults(ctx, v, reset, p.faults));
+    } else if (key == "process_images") {
+      RETURN_IF_ERROR(ApplyProcessImages(ctx, v, p.process_images));
     } else {
       return FieldError(ctx, kv.first, key, "unknown field");
     }
@@ -428,6 +476,13 @@ bool ImageFails(const Profile& profile, std::string_view image) {
     if (GlobMatch(glob, image)) return true;
   }
   return false;
+}
+
+const ProcessImage* ProcessImageFor(const Profile& profile, std::string_view image) {
+  for (const auto& pi : profile.process_images) {
+    if (GlobMatch(pi.image, image)) return &pi;
+  }
+  return nullptr;
 }
 
 }  // namespace steward::cluster

@@ -44,6 +44,20 @@ struct FaultSpec {
   std::chrono::milliseconds compaction_interval{0};  // drop watch history periodically (0 = never)
 };
 
+// The process runtime (docs/embedded-cluster.md): a container whose image matches `image` (a
+// glob, '*' wildcard) runs `command` (through /bin/sh -c) as a real local process instead of a
+// virtual one, in `dir` (empty: the pod's own directory) with `env` added to its environment.
+// `ready_path` (e.g. "/"), when set, is the readiness check of a container that declares no
+// readinessProbe: an HTTP GET on its first port every second (what a chart would declare), so
+// that Ready means the process answers rather than merely runs.
+struct ProcessImage {
+  std::string image;
+  std::string command;
+  std::string dir;
+  std::map<std::string, std::string> env;
+  std::string ready_path;
+};
+
 struct Profile {
   std::string name = "instant";
   DelaySpec controller;          // reaction time of the deployment/replicaset controllers
@@ -68,6 +82,8 @@ struct Profile {
   // deadline 6 s), so failing images are reported quickly in tests.
   double progress_deadline_scale = 1.0;
   FaultSpec faults;
+  // Images that run as real processes (the first match wins); empty: every pod is virtual.
+  std::vector<ProcessImage> process_images;
 };
 
 // "instant", "realistic", "hostile", or a path to a profile file (kNotFound naming it when it
@@ -83,5 +99,7 @@ StatusOr<Profile> BuiltinProfile(std::string_view name);
 Status SetProfileField(Profile& profile, std::string_view field, std::string_view value);
 // True when `image` matches one of the profile's failing_images globs.
 bool ImageFails(const Profile& profile, std::string_view image);
+// The first process_images entry whose glob matches `image`; null when none does.
+const ProcessImage* ProcessImageFor(const Profile& profile, std::string_view image);
 
 }  // namespace steward::cluster

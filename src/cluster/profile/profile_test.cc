@@ -333,5 +333,35 @@ TEST(ImageFailsTest, MatchesGlobs) {
   EXPECT_FALSE(ImageFails(p, "registry.invalid/x"));
 }
 
+TEST(ProfileTest, ProcessImagesAreReadInOrderAndTheFirstMatchWins) {
+  auto p = ParseProfile(R"(base: instant
+process_images:
+  - image: "flowfuse/node-red*"
+    command: node red.js --settings s.js
+    ready_path: /
+    env: {NODE_PATH: /opt/nr}
+  - {image: "*", command: "sleep 1000", dir: /srv}
+)",
+                        "t.yaml");
+  ASSERT_TRUE(p.ok()) << p.error().message();
+  ASSERT_EQ(p->process_images.size(), 2u);
+  const ProcessImage* nr = ProcessImageFor(*p, "flowfuse/node-red:4.0");
+  ASSERT_NE(nr, nullptr);
+  EXPECT_EQ(nr->command, "node red.js --settings s.js");
+  EXPECT_EQ(nr->ready_path, "/");
+  EXPECT_EQ(nr->env.at("NODE_PATH"), "/opt/nr");
+  const ProcessImage* any = ProcessImageFor(*p, "nginx");
+  ASSERT_NE(any, nullptr);
+  EXPECT_EQ(any->dir, "/srv");
+  EXPECT_EQ(ProcessImageFor(Profile{}, "nginx"), nullptr);
+
+  auto missing = ParseProfile("process_images: [{image: x}]\n", "t.yaml");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_THAT(missing.error().message(), HasSubstr("process_images[0]"));
+  auto unknown = ParseProfile("process_images: [{image: x, command: y, cmd: z}]\n", "t.yaml");
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_THAT(unknown.error().message(), HasSubstr("process_images[0].cmd"));
+}
+
 }  // namespace
 }  // namespace steward::cluster
