@@ -18,7 +18,7 @@ const { chromium } = require('playwright-core')
 const { Steward, request } = require('../../integrations/flowfuse-driver/test/helpers/steward.js')
 
 const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium'
-const WAIT = { timeout: 30000, polling: 50 } // every wait on the page: a condition with a deadline
+const WAIT = { timeout: 20000, polling: 50 } // every wait on the page: a condition with a deadline
 
 // The phase the table shows for `name` ('' when there is no row).
 function rowPhase (page, name) {
@@ -50,6 +50,20 @@ test('the dashboard follows projects live and acts on them', { timeout: 120000 }
   const pageErrors = []
   page.on('pageerror', e => pageErrors.push(e.message))
   const shots = process.env.UI_SCREENSHOTS
+  // The steps share one page: after a failed step the rest are skipped (not left waiting), and
+  // nothing restarts Steward once the test is being torn down.
+  let broken = false
+  let closing = false
+  t.after(() => { closing = true })
+  const step = (name, fn) => t.test(name, async st => {
+    if (broken || closing) return st.skip('an earlier step failed')
+    try {
+      await fn()
+    } catch (err) {
+      broken = true
+      throw err
+    }
+  })
   if (shots) fs.mkdirSync(shots, { recursive: true })
 
   // The shell needs no token and holds no data; the API still refuses a call without one.
@@ -61,7 +75,7 @@ test('the dashboard follows projects live and acts on them', { timeout: 120000 }
   await page.goto(steward.url + '/ui')
   await page.waitForSelector('#sign-in-form', { state: 'visible' })
 
-  await t.test('a wrong token is refused and shown so', async () => {
+  await step('a wrong token is refused and shown so', async () => {
     await page.fill('#token', 'not-the-token')
     await page.click('#sign-in-form button[type=submit]')
     await page.waitForSelector('#sign-in-error', { state: 'visible', ...WAIT })
@@ -74,7 +88,7 @@ test('the dashboard follows projects live and acts on them', { timeout: 120000 }
   await page.click('#sign-in-form button[type=submit]')
   await page.waitForSelector('#live[data-state="live"]', WAIT)
 
-  await t.test('a project started through the API moves through its phases on the page', async () => {
+  await step('a project started through the API moves through its phases on the page', async () => {
     // Every phase the row of ui-alpha shows, in order, as the page renders it.
     await page.evaluate(() => {
       window.__phases = []
@@ -100,7 +114,7 @@ test('the dashboard follows projects live and acts on them', { timeout: 120000 }
     assert.match(await page.textContent(`${row} .age`), /^\d+[smhd]$/)
   })
 
-  await t.test('filters and search narrow the table', async () => {
+  await step('filters and search narrow the table', async () => {
     for (const [name, team, start] of [['ui-beta', 'team-b', false], ['ui-gamma', 'team-b', true]]) {
       const put = await steward.api('PUT', `/v1/projects/${name}`, { spec: { team }, start })
       assert.equal(put.status, 201, JSON.stringify(put.body))
@@ -122,7 +136,7 @@ test('the dashboard follows projects live and acts on them', { timeout: 120000 }
     if (shots) await page.screenshot({ path: path.join(shots, 'dashboard-table.png') })
   })
 
-  await t.test('the detail view shows objects, conditions and history', async () => {
+  await step('the detail view shows objects, conditions and history', async () => {
     await page.click('#project-table tbody tr[data-project="ui-alpha"] a:not([target])')
     await page.waitForSelector('#detail', { state: 'visible', ...WAIT })
     assert.equal(await page.textContent('#detail-name'), 'ui-alpha')
@@ -151,7 +165,7 @@ test('the dashboard follows projects live and acts on them', { timeout: 120000 }
     if (shots) await page.screenshot({ path: path.join(shots, 'dashboard-detail.png'), fullPage: true })
   })
 
-  await t.test('actions ask first, then act; the API\'s error is shown', async () => {
+  await step('actions ask first, then act; the API\'s error is shown', async () => {
     // Cancel sends nothing.
     const posts = () => requests.filter(r => r.method === 'POST').length
     const before = posts()
@@ -181,12 +195,13 @@ test('the dashboard follows projects live and acts on them', { timeout: 120000 }
     await waitRowPhase(page, 'ui-alpha', ['Suspended'])
   })
 
-  await t.test('the watch resumes from its last event id after a cut', async () => {
+  await step('the watch resumes from its last event id after a cut', async () => {
     const watches = () => requests.filter(r => new URL(r.url).pathname === '/v1/watch')
     const opened = watches().length
     // A new Steward process on the same store and port: every stream is cut.
     const port = new URL(steward.url).port
     steward.args[steward.args.indexOf('--listen') + 1] = `127.0.0.1:${port}`
+    if (closing) return
     await steward.restart()
     assert.equal(new URL(steward.url).port, port)
     const put = await steward.api('POST', '/v1/projects/ui-beta/start')
@@ -198,7 +213,7 @@ test('the dashboard follows projects live and acts on them', { timeout: 120000 }
     await page.waitForSelector('#live[data-state="live"]', WAIT)
   })
 
-  await t.test('the page talks to Steward only, with the token in the header only', async () => {
+  await step('the page talks to Steward only, with the token in the header only', async () => {
     assert.ok(requests.length > 5)
     for (const r of requests) {
       assert.equal(new URL(r.url).origin, origin, `request to ${r.url}`)
