@@ -18,6 +18,7 @@ packages=(
   python3  # scripts/long_functions.py, the function-length check in scripts/test.sh
   python3-yaml  # scripts/check_deploy.py reads the rendered deploy/ overlays
   zsh fish  # e2e_cli_conventions_test runs `steward completion zsh|fish` in the real shells
+  chromium  # tests/ui: the /ui dashboard in a headless browser (playwright-core, no download)
 )
 
 missing=()
@@ -48,7 +49,8 @@ fi
 
 # The real launcher's npm projects, pinned by their lock files: installed only when node_modules
 # is missing or older than the lock file (nothing is downloaded at build or test time).
-for project in tests/real-launcher/launcher tests/real-launcher/node-red; do
+# tests/ui: playwright-core, which drives Debian's chromium (docs/dashboard.md).
+for project in tests/real-launcher/launcher tests/real-launcher/node-red tests/ui; do
   dir="$(dirname "$0")/../$project"
   if [ ! -d "$dir/node_modules" ] || [ "$dir/package-lock.json" -nt "$dir/node_modules" ]; then
     echo "setup: npm ci in $project"

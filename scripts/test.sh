@@ -30,6 +30,8 @@ if [ "$quick" = 1 ]; then
   STEWARD_BINARY="$PWD/build/steward" timeout 600 node --test \
     integrations/flowfuse-driver/test/unit.test.js integrations/flowfuse-driver/test/watch.test.js \
     integrations/flowfuse-driver/test/lifecycle.test.js
+  echo "== dashboard (/ui in headless chromium: node --test tests/ui against build/steward)"
+  STEWARD_BINARY="$PWD/build/steward" timeout 300 node --test tests/ui/
   exit 0
 fi
 
@@ -57,12 +59,15 @@ echo "== FlowFuse driver package (node --test against build-asan/steward)"
 driver=0
 STEWARD_BINARY="$PWD/build-asan/steward" timeout 900 \
   node --test integrations/flowfuse-driver/test/*.test.js || driver=$?
+echo "== dashboard (/ui in headless chromium: node --test tests/ui against build-asan/steward)"
+ui=0
+STEWARD_BINARY="$PWD/build-asan/steward" timeout 300 node --test tests/ui/ || ui=$?
 echo "== waiting for the torture runs"
 torture=0
 wait "$torture_pid" || torture=$?
 cat build-asan/torture.log
-if [ "$suite" != 0 ] || [ "$torture" != 0 ] || [ "$driver" != 0 ]; then
-  echo "tests failed (suite: $suite, torture: $torture, driver package: $driver)"
+if [ "$suite" != 0 ] || [ "$torture" != 0 ] || [ "$driver" != 0 ] || [ "$ui" != 0 ]; then
+  echo "tests failed (suite: $suite, torture: $torture, driver package: $driver, dashboard: $ui)"
   exit 1
 fi
 

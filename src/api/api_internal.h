@@ -277,6 +277,9 @@ class Server final : public ApiServer, public net::Handler {
   void HandleHealthz(const CallPtr& call);
   void HandleReadyz(const CallPtr& call);
   void HandleMetrics(const CallPtr& call);
+  // /ui and /ui/{file}: the dashboard's embedded files, without the token (they hold no data;
+  // every call the page makes carries it). Answered on the I/O thread (no blocking work).
+  void HandleUi(const CallPtr& call);
   void HandleList(const CallPtr& call);
   void HandleGet(const CallPtr& call);
   // MQTT schema agents (/v1/agents): the same operations on records of RecordKind::kAgent.

@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "api/api_internal.h"
+#include "api/ui_assets.h"
 #include "common/log.h"
 
 namespace steward::api {
@@ -385,6 +386,11 @@ void Server::Dispatch(net::HttpRequest request, std::shared_ptr<net::ResponseWri
                       std::string(call->request.target.substr(0, call->request.target.find('?')))));
     return;
   }
+  if (route == nullptr && !probe && (path == "/ui" || path.starts_with("/ui/"))) {
+    call->route = "/ui";
+    HandleUi(call);
+    return;
+  }
   if (route == nullptr) {
     ReplyError(call, MakeError(404, "NotFound",
                                probe ? "this listener serves /healthz, /readyz and /metrics only"
@@ -484,6 +490,43 @@ void Server::HandleMetrics(const CallPtr& call) {
     return;
   }
   ReplyText(call, 200, deps_.metrics->Text(), "text/plain; version=0.0.4; charset=utf-8");
+}
+
+// ---- the dashboard ----
+
+void Server::HandleUi(const CallPtr& call) {
+  const net::HttpRequest& request = call->request;
+  net::Headers h;
+  h.Set("Content-Security-Policy", std::string(kUiContentSecurityPolicy));
+  h.Set("X-Content-Type-Options", "nosniff");
+  h.Set("Referrer-Policy", "no-referrer");
+  h.Set("X-Frame-Options", "DENY");
+  // "/ui" and "/ui/" are the page; "/ui/<file>" one of its files (one segment, no directories).
+  std::string_view name = std::string_view(request.path).substr(3);
+  if (!name.empty()) name.remove_prefix(1);
+  std::optional<UiAsset> asset;
+  if (name.find('/') == std::string_view::npos) asset = FindUiAsset(name);
+  if (!asset) {
+    ReplyError(call, MakeError(404, "NotFound", "no such path: " + request.path), std::move(h));
+    return;
+  }
+  if (request.method != "GET" && request.method != "HEAD") {
+    h.Set("Allow", "GET, HEAD");
+    ReplyError(
+        call,
+        MakeError(405, "MethodNotAllowed",
+                  request.method + " is not allowed on " + request.path + " (allowed: GET, HEAD)"),
+        std::move(h));
+    return;
+  }
+  // Revalidated on every use (a new binary serves new files at once), cheaply with the tag.
+  h.Set("Cache-Control", "no-cache");
+  h.Set("ETag", std::string(asset->etag));
+  if (request.headers.Get("If-None-Match") == asset->etag) {
+    ReplyText(call, 304, "", std::string(asset->content_type), std::move(h));
+    return;
+  }
+  ReplyText(call, 200, std::string(asset->body), std::string(asset->content_type), std::move(h));
 }
 
 // ---- ?wait= ----
