@@ -161,7 +161,8 @@ test('the dashboard follows projects live and acts on them', { timeout: 120000 }
     await page.click('#load-logs')
     // The embedded cluster's pods run the launcher stand-in, which answers with its log lines.
     await page.waitForSelector('#logs', { state: 'visible', ...WAIT })
-    assert.match(await page.textContent('#logs'), /ui-alpha-\S+ \w+ /)
+    // Each line: the launcher time as ISO 8601, the pod, the level.
+    assert.match(await page.textContent('#logs'), /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z ui-alpha-\S+ \w+ /m)
     if (shots) await page.screenshot({ path: path.join(shots, 'dashboard-detail.png'), fullPage: true })
   })
 

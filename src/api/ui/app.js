@@ -297,12 +297,21 @@ async function loadHistory () {
   if (now && now.version !== historyVersion) loadHistory()
 }
 
+// The launcher stamps a log line with its millisecond time followed by a four-digit counter
+// (nr-launcher's log buffer): "1796414498000" + "0001". Shown as an ISO time; anything else as is.
+function logTime (ts) {
+  const text = String(ts)
+  if (!/^[0-9]{14,}$/.test(text)) return text
+  const when = new Date(Number(text.slice(0, -4)))
+  return isNaN(when) ? text : when.toISOString()
+}
+
 async function loadLogs () {
   const id = selectedId()
   $('#logs-error').hidden = true
   try {
     const l = await apiJson('GET', `/v1/projects/${encodeURIComponent(id)}/logs`)
-    $('#logs').textContent = l.items.map(i => `${i.ts} ${i.pod} ${i.level} ${i.msg}`).join('\n') || '(no log lines)'
+    $('#logs').textContent = l.items.map(i => `${logTime(i.ts)} ${i.pod} ${i.level} ${i.msg}`).join('\n') || '(no log lines)'
     $('#logs').hidden = false
   } catch (err) {
     $('#logs').hidden = true
