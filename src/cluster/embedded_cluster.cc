@@ -36,9 +36,10 @@ struct EmbeddedCluster::Parts {
   std::unique_ptr<RequestLog> log;
   std::unique_ptr<RestHandler> rest;
   std::unique_ptr<net::HttpServer> server;
-  std::unique_ptr<ControllerManager> controllers;
-  // After `controllers`, so that it goes first (Stop() has stopped it before them anyway).
+  // Before `controllers`, so that it is destroyed after them: the kubelet's workers call it until
+  // ~ControllerManager joins them (a start that fails half-way destroys Parts without Stop()).
   std::unique_ptr<::steward::cluster::controllers::ProcessRuntime> processes;
+  std::unique_ptr<ControllerManager> controllers;
   std::unique_ptr<ingress::VirtualPods> pods;
   std::unique_ptr<ingress::EndpointResolver> resolver;
   std::unique_ptr<ingress::IngressRouter> router;

@@ -231,7 +231,12 @@ function renderTable () {
 
 function selectedId () {
   const m = /^#\/projects\/([^/]+)$/.exec(location.hash)
-  return m ? decodeURIComponent(m[1]) : ''
+  if (!m) return ''
+  try {
+    return decodeURIComponent(m[1])
+  } catch {
+    return '' // a malformed escape names no project
+  }
 }
 
 function renderDetail () {
@@ -278,23 +283,32 @@ async function loadHistory () {
   const p = projects.get(id)
   if (!p || historyBusy || (historyFor === id && historyVersion === p.version)) return
   historyBusy = true
+  let ok = false
   try {
     const v = p.version
     const h = await apiJson('GET', `/v1/projects/${encodeURIComponent(id)}/history?limit=1000`)
-    if (selectedId() !== id) return
+    if (selectedId() !== id) {
+      ok = true // another project is shown now: the follow-up below loads its history
+      return
+    }
     historyFor = id
     historyVersion = v
     $('#history-error').hidden = true
     $('#history').replaceChildren(...h.items.map(i => el('li', { dataset: { kind: i.kind } },
       el('time', { textContent: i.at }), `${i.kind}: ${i.summary}`)))
+    ok = true
   } catch (err) {
     $('#history-error').textContent = `History: ${err.message}`
     $('#history-error').hidden = false
   } finally {
     historyBusy = false
   }
-  const now = projects.get(id)
-  if (now && now.version !== historyVersion) loadHistory()
+  // A change that came meanwhile (or a switch to another project) loads again at once; after a
+  // failure only the next watch event does, so a Steward that is down is not asked in a loop.
+  if (!ok) return
+  const shown = selectedId()
+  const now = projects.get(shown)
+  if (now && (historyFor !== shown || now.version !== historyVersion)) loadHistory()
 }
 
 // The launcher stamps a log line with its millisecond time followed by a four-digit counter

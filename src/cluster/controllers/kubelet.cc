@@ -185,7 +185,10 @@ ProcessRuntime::Probe ReadinessOf(const Json& container) {
   };
   probe.initial_delay = seconds("initialDelaySeconds", 0);
   probe.period = std::max(seconds("periodSeconds", 10), std::chrono::milliseconds(1000));
-  probe.timeout = std::max(seconds("timeoutSeconds", 1), std::chrono::milliseconds(1000));
+  // Probes run one after another on the process runtime's thread, which also reaps and kills:
+  // a probe may not hold it longer than 10 s, whatever the pod asks.
+  probe.timeout = std::clamp(seconds("timeoutSeconds", 1), std::chrono::milliseconds(1000),
+                             std::chrono::milliseconds(10000));
   probe.success_threshold = static_cast<int>(GetInt(rp, "successThreshold", 1));
   probe.failure_threshold = static_cast<int>(GetInt(rp, "failureThreshold", 3));
   return probe;

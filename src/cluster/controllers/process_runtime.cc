@@ -137,6 +137,7 @@ bool ProbeHttp(uint16_t port, const std::string& path, milliseconds timeout) {
     if (n <= 0) break;
     head.append(buf, static_cast<size_t>(n));
     size_t eol = head.find("\r\n");
+    if (eol == std::string::npos && head.size() > 4096) break;  // no status line: a failure
     if (eol == std::string::npos) continue;
     // "HTTP/1.1 200 OK"
     int code = 0;
@@ -434,11 +435,17 @@ std::vector<ProcessRuntime::DueProbe> ProcessRuntime::Tick(std::vector<std::stri
       }
       if (c.pid > 0) {
         int status = 0;
-        pid_t r = ::waitpid(c.pid, &status, WNOHANG);
+        // Has it exited? Asked without reaping it: while it is a zombie its pid cannot be
+        // reused, so the group kill below cannot reach a stranger.
+        siginfo_t info{};
+        const bool exited =
+            ::waitid(P_PID, static_cast<id_t>(c.pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0 &&
+            info.si_pid == c.pid;
+        if (exited) ::kill(-c.pid, SIGKILL);  // whatever is left of its group goes with it
+        pid_t r = exited ? ::waitpid(c.pid, &status, 0) : ::waitpid(c.pid, &status, WNOHANG);
+        // ECHILD: reaped elsewhere (never here); its pid may be anyone's by now: no kill.
         if (r == c.pid || (r < 0 && errno == ECHILD)) {
           const bool reaped = r == c.pid;
-          // Whatever is left of its group goes with it.
-          ::kill(-c.pid, SIGKILL);
           c.pid = 0;
           c.view.running = false;
           c.view.ready = false;

@@ -92,6 +92,22 @@ std::optional<net::HttpResponse> RedirectForEmptyPath(std::string_view path,
   return r;
 }
 
+// `path` (percent-decoded) as a request target again: each segment percent-encoded, so that what
+// the client escaped (CR, LF, space, '?', '#') stays data on the wire to a process pod and can
+// neither split the request line nor start a query.
+std::string EncodedPath(std::string_view path) {
+  std::string out;
+  size_t start = 0;
+  while (true) {
+    const size_t slash = path.find('/', start);
+    out += net::PercentEncode(path.substr(start, slash - start));
+    if (slash == std::string_view::npos) break;
+    out += '/';
+    start = slash + 1;
+  }
+  return out;
+}
+
 // The request as the pod receives it.
 net::HttpRequest Upstream(std::string_view path, const net::HttpRequest& original) {
   net::HttpRequest up;
@@ -99,7 +115,7 @@ net::HttpRequest Upstream(std::string_view path, const net::HttpRequest& origina
   up.path =
       path.empty() ? "/" : (path.front() == '/' ? std::string(path) : "/" + std::string(path));
   up.query = original.query;
-  up.target = up.path + QueryString(original);
+  up.target = EncodedPath(up.path) + QueryString(original);
   for (const auto& [k, v] : original.headers.fields()) {
     if (!AsciiEqualsIgnoreCase(k, "Authorization")) up.headers.Add(k, v);
   }

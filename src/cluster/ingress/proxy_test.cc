@@ -81,7 +81,17 @@ TEST_F(ProxyTest, ServiceByPortNameNumberAndScheme) {
   net::HttpResponse page = proxy_->ProxyToService("default", "proj-a:web", "/some/page", web);
   ASSERT_EQ(page.status, 200) << page.body;
   EXPECT_EQ(BodyJson(page)["path"], "/some/page");
+  EXPECT_EQ(BodyJson(page)["target"], "/some/page?q=1");
   EXPECT_EQ(BodyJson(page)["port"], 1880);
+  // What the client escaped stays escaped in the target a process pod receives on the wire:
+  // a CR LF cannot end the request line, a '?' cannot start a query.
+  net::HttpRequest injected =
+      Original("GET", base + "proj-a:web/proxy/a%20b%0D%0AX-Injected:%201%3Fx?q=2");
+  injected.headers.Set("Accept", "application/json");
+  net::HttpResponse escaped =
+      proxy_->ProxyToService("default", "proj-a:web", "/a b\r\nX-Injected: 1?x", injected);
+  ASSERT_EQ(escaped.status, 200) << escaped.body;
+  EXPECT_EQ(BodyJson(escaped)["target"], "/a%20b%0D%0AX-Injected%3A%201%3Fx?q=2");
   // The API server consumes the credentials; the pod never sees them.
   EXPECT_TRUE(BodyJson(page)["headers"].contains("Accept"));
   EXPECT_FALSE(BodyJson(page)["headers"].contains("Authorization"));

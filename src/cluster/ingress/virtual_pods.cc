@@ -513,6 +513,7 @@ net::HttpResponse VirtualPods::ServeWeb(const Json& pod, const Json* container, 
                  {"podIP", GetString(MemberOrNull(pod, "status"), "podIP")},
                  {"method", request.method},
                  {"path", request.path},
+                 {"target", request.target},
                  {"host", host}};
     Json headers = Json::object();
     for (const auto& [k, v] : request.headers.fields()) headers[k] = v;
