@@ -505,6 +505,8 @@ class LiveView {
         "CLI:        export STEWARD_SERVER=%s STEWARD_TOKEN_FILE=%s\n"
         "            steward project list\n",
         app_.api_url().c_str(), app_.api_token_file().c_str());
+    std::printf("Dashboard:  %s/ui (sign in with the token in %s)\n", app_.api_url().c_str(),
+                app_.api_token_file().c_str());
     if (!flags_.exit_when_running) std::printf("Stop:       Ctrl-C\n");
     std::printf("State is kept in %s (run again with --data-dir %s to adopt it)\n",
                 data_dir_.c_str(), data_dir_.c_str());

@@ -154,6 +154,8 @@ TEST(DemoTest, TwoProjectsReachRunningAndASecondRunAdoptsThem) {
   EXPECT_THAT(first.out, ContainsRegex(SummaryRow("alpha", first.out)));
   EXPECT_THAT(first.out, ContainsRegex(SummaryRow("beta", first.out)));
   EXPECT_EQ(Urls(first.out).size(), 2u) << first.out;
+  EXPECT_THAT(first.out, ContainsRegex(R"(Dashboard:  http://127\.0\.0\.1:[0-9]+/ui \(sign in )"
+                                       R"(with the token in /)"));
   EXPECT_THAT(first.out, HasSubstr("Stopped"));
   ExpectNoErrors(first);
   EXPECT_TRUE(std::filesystem::exists(dir.path() + "/steward.db"));
