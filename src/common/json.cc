@@ -142,6 +142,12 @@ const Json& MemberOrNull(const Json& obj, std::string_view key) {
   return m == nullptr ? StaticNull() : *m;
 }
 
+const Json& ArrayMemberOrEmpty(const Json& obj, std::string_view key) {
+  static const Json kEmpty = Json::array();
+  const Json* m = Member(obj, key);
+  return m != nullptr && m->is_array() ? *m : kEmpty;
+}
+
 std::string GetString(const Json& obj, std::string_view key, std::string_view fallback) {
   const Json* m = Member(obj, key);
   if (m == nullptr || !m->is_string()) return std::string(fallback);

@@ -17,6 +17,10 @@ const Json* Member(const Json& obj, std::string_view key);
 // The member `key` of `obj`, or a reference to a static null when Member would give nullptr.
 const Json& MemberOrNull(const Json& obj, std::string_view key);
 
+// The member `key` of `obj` when it is an array, else a reference to a static empty array: for
+// iterating a list field that may be absent or malformed.
+const Json& ArrayMemberOrEmpty(const Json& obj, std::string_view key);
+
 // Returns the integer at `obj[key]` or `fallback` when `obj` is not an object, or the member is
 // absent or not an integer (2.0 is not an integer). An unsigned value over INT64_MAX wraps.
 int64_t GetInt(const Json& obj, std::string_view key, int64_t fallback = 0);

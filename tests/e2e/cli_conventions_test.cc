@@ -352,21 +352,14 @@ class SilentListener {
 class CliAgainstServeTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    dir_ = new TempDir();
-    serve_ = new BackgroundProcess({StewardBinary(), "serve", "--embedded-cluster", "instant",
-                                    "--data-dir", dir_->path() + "/data", "--listen", "127.0.0.1:0",
-                                    "--log-level", "warn", "--namespace", "steward",
-                                    "--kubeconfig-out", dir_->path() + "/kubeconfig"});
-    auto address = WaitForServeAddress(*serve_);
-    ASSERT_TRUE(address) << serve_->output();
-    server_ = address->server;
-    token_file_ = address->token_file;
+    serve_ = new ServeUnderTest();
+    ASSERT_TRUE(serve_->ok()) << serve_->output();
+    server_ = serve_->server();
+    token_file_ = serve_->token_file();
   }
   static void TearDownTestSuite() {
     delete serve_;
     serve_ = nullptr;
-    delete dir_;
-    dir_ = nullptr;
   }
   // `steward project ARGS` (or `group`) with the server and token of `steward serve` unless
   // `auth` replaces them; `env -i` keeps the test's own STEWARD_* out.
@@ -383,13 +376,11 @@ class CliAgainstServeTest : public ::testing::Test {
     return ::steward::e2e::Run(argv, "", seconds(90));
   }
 
-  static TempDir* dir_;
-  static BackgroundProcess* serve_;
+  static ServeUnderTest* serve_;
   static std::string server_;
   static std::string token_file_;
 };
-TempDir* CliAgainstServeTest::dir_ = nullptr;
-BackgroundProcess* CliAgainstServeTest::serve_ = nullptr;
+ServeUnderTest* CliAgainstServeTest::serve_ = nullptr;
 std::string CliAgainstServeTest::server_;
 std::string CliAgainstServeTest::token_file_;
 
@@ -458,8 +449,8 @@ TEST_F(CliAgainstServeTest, GetAndListPrintJsonYamlWideAndName) {
 TEST_F(CliAgainstServeTest, OneWhenTheOperationFails) {
   // A Deployment of that name that Steward does not own: the project goes Failed (NameTaken).
   RunResult taken =
-      ::steward::e2e::Run({"kubectl", "--kubeconfig", dir_->path() + "/kubeconfig", "-n", "steward",
-                           "create", "deployment", "ec-taken", "--image=nginx"},
+      ::steward::e2e::Run({"kubectl", "--kubeconfig", serve_->dir() + "/kubeconfig", "-n",
+                           "steward", "create", "deployment", "ec-taken", "--image=nginx"},
                           "", seconds(60));
   ASSERT_EQ(taken.exit_code, 0) << Describe(taken);
   RunResult r = Cli({"create", "ec-taken", "--team", "team-ec", "--image", "nodered/node-red:4.0",

@@ -40,17 +40,6 @@ std::string Describe(const RunResult& r) {
   return "exit " + std::to_string(r.exit_code) + "\nstdout: " + r.out + "\nstderr: " + r.err;
 }
 
-// Every "http://NAME.localhost:PORT/" in `text`: name → port.
-std::map<std::string, uint16_t> Urls(const std::string& text) {
-  std::map<std::string, uint16_t> urls;
-  std::regex re(R"(http://([a-z0-9-]+)\.localhost:(\d+)/)");
-  for (auto it = std::sregex_iterator(text.begin(), text.end(), re); it != std::sregex_iterator();
-       ++it) {
-    urls[(*it)[1]] = static_cast<uint16_t>(std::stoi((*it)[2]));
-  }
-  return urls;
-}
-
 // The summary row of a Running project with its URL through this run's ingress listener.
 std::string SummaryRow(const std::string& name, const std::string& out) {
   std::smatch m;

@@ -23,17 +23,6 @@ using ::testing::HasSubstr;
 
 const fs::path kSourceDir = STEWARD_SOURCE_DIR;
 
-// Every "http://NAME.localhost:PORT/" in `text`: name → port.
-std::map<std::string, uint16_t> Urls(const std::string& text) {
-  std::map<std::string, uint16_t> urls;
-  std::regex re(R"(http://([a-z0-9-]+)\.localhost:(\d+)/)");
-  for (auto it = std::sregex_iterator(text.begin(), text.end(), re); it != std::sregex_iterator();
-       ++it) {
-    urls[(*it)[1]] = static_cast<uint16_t>(std::stoi((*it)[2]));
-  }
-  return urls;
-}
-
 // The pids of processes whose environment holds `entry` ("NAME=value").
 std::vector<int> ProcessesWithEnv(const std::string& entry) {
   std::vector<int> out;

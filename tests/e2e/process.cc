@@ -305,4 +305,22 @@ std::optional<ServeAddress> WaitForServeAddress(BackgroundProcess& serve,
   return out;
 }
 
+ServeUnderTest::ServeUnderTest()
+    : process_(std::make_unique<BackgroundProcess>(std::vector<std::string>{
+          StewardBinary(), "serve", "--embedded-cluster", "instant", "--data-dir",
+          dir_.path() + "/data", "--listen", "127.0.0.1:0", "--log-level", "warn", "--namespace",
+          "steward", "--kubeconfig-out", dir_.path() + "/kubeconfig"})),
+      address_(WaitForServeAddress(*process_)) {}
+
+// Every "http://NAME.localhost:PORT/" in `text`: name → port.
+std::map<std::string, uint16_t> Urls(const std::string& text) {
+  std::map<std::string, uint16_t> urls;
+  std::regex re(R"(http://([a-z0-9-]+)\.localhost:(\d+)/)");
+  for (auto it = std::sregex_iterator(text.begin(), text.end(), re); it != std::sregex_iterator();
+       ++it) {
+    urls[(*it)[1]] = static_cast<uint16_t>(std::stoi((*it)[2]));
+  }
+  return urls;
+}
+
 }  // namespace steward::e2e

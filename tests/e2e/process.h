@@ -103,6 +103,9 @@ HttpAnswer HttpGet(uint16_t port, const std::string& host, const std::string& pa
 
 std::string StewardBinary();
 
+// Every "http://NAME.localhost:PORT/" in `text` (the project URLs a demo prints): name → port.
+std::map<std::string, uint16_t> Urls(const std::string& text);
+
 // Where `steward serve` (or demo) says its API is: the URL and the token file of the lines
 // "  API <url>" and "  API token <file>" it prints at start. nullopt when they do not come
 // within `timeout`.
@@ -112,6 +115,24 @@ struct ServeAddress {
 };
 std::optional<ServeAddress> WaitForServeAddress(
     BackgroundProcess& serve, std::chrono::milliseconds timeout = std::chrono::seconds(60));
+
+// `steward serve --embedded-cluster instant` (namespace steward, log level warn) in a temp dir
+// that holds its data and the embedded cluster's kubeconfig (<dir>/kubeconfig), for tests that
+// run the CLI against it. Started by the constructor; ok() says whether its address came.
+class ServeUnderTest {
+ public:
+  ServeUnderTest();
+  bool ok() const { return address_.has_value(); }
+  const std::string& server() const { return address_->server; }
+  const std::string& token_file() const { return address_->token_file; }
+  const std::string& dir() const { return dir_.path(); }
+  const std::string& output() { return process_->output(); }
+
+ private:
+  TempDir dir_;
+  std::unique_ptr<BackgroundProcess> process_;
+  std::optional<ServeAddress> address_;
+};
 
 // The whole file at `path` ("" when it cannot be read).
 std::string ReadFile(const std::string& path);

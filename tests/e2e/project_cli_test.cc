@@ -86,21 +86,14 @@ uint16_t ClosedPort() {
 class ProjectCliTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    dir_ = new TempDir();
-    serve_ = new BackgroundProcess({StewardBinary(), "serve", "--embedded-cluster", "instant",
-                                    "--data-dir", dir_->path() + "/data", "--listen", "127.0.0.1:0",
-                                    "--log-level", "warn", "--namespace", "steward",
-                                    "--kubeconfig-out", dir_->path() + "/kubeconfig"});
-    auto address = WaitForServeAddress(*serve_);
-    ASSERT_TRUE(address) << serve_->output();
-    server_ = address->server;
-    token_file_ = address->token_file;
+    serve_ = new ServeUnderTest();
+    ASSERT_TRUE(serve_->ok()) << serve_->output();
+    server_ = serve_->server();
+    token_file_ = serve_->token_file();
   }
   static void TearDownTestSuite() {
     delete serve_;
     serve_ = nullptr;
-    delete dir_;
-    dir_ = nullptr;
   }
 
   // `env -i` keeps STEWARD_SERVER / STEWARD_TOKEN of the test's own environment out. `group` is
@@ -125,13 +118,11 @@ class ProjectCliTest : public ::testing::Test {
     return Cli(args, {"--server", server_, "--token-file", token_file_}, {}, "agent", input);
   }
 
-  static TempDir* dir_;
-  static BackgroundProcess* serve_;
+  static ServeUnderTest* serve_;
   static std::string server_;
   static std::string token_file_;
 };
-TempDir* ProjectCliTest::dir_ = nullptr;
-BackgroundProcess* ProjectCliTest::serve_ = nullptr;
+ServeUnderTest* ProjectCliTest::serve_ = nullptr;
 std::string ProjectCliTest::server_;
 std::string ProjectCliTest::token_file_;
 
@@ -233,7 +224,7 @@ TEST_F(ProjectCliTest, BadRequestsToServeAreRefusedAndChangeNothing) {
   EXPECT_EQ(call("GET", "/v1/projects/zeta", "", "").status, 404);
   EXPECT_EQ(call("GET", "/v1/projects/zeta/history", "", "").status, 404);
   RunResult objects = ::steward::e2e::Run(
-      {"kubectl", "--kubeconfig", dir_->path() + "/kubeconfig", "-n", "steward", "get",
+      {"kubectl", "--kubeconfig", serve_->dir() + "/kubeconfig", "-n", "steward", "get",
        "deployments,services,ingresses,secrets", "-l", "steward.io/project", "-o", "name"});
   ASSERT_EQ(objects.exit_code, 0) << Describe(objects);
   // Other tests' projects may exist; none of them is called zeta.
@@ -540,7 +531,7 @@ TEST_F(ProjectCliTest, WholeLifeThroughTheCli) {
 
 TEST_F(ProjectCliTest, AnAgentsWholeLifeThroughTheCliWithItsTokenNeverShown) {
   const std::string name = "mqtt-schema-agent-team-c-brk1";
-  const std::string token_file = dir_->path() + "/agent-token";
+  const std::string token_file = serve_->dir() + "/agent-token";
   ASSERT_TRUE(WritePrivateFile(token_file, "ffbt_cli_one\n").ok());
   auto never_shows_a_token = [](const RunResult& r) {
     return r.out.find("ffbt_cli_") == std::string::npos &&
@@ -621,7 +612,7 @@ TEST_F(ProjectCliTest, AnAgentsWholeLifeThroughTheCliWithItsTokenNeverShown) {
 }
 
 TEST_F(ProjectCliTest, SpecFileCreatesAndNamesAnUnknownField) {
-  std::string good = dir_->path() + "/good.yaml";
+  std::string good = serve_->dir() + "/good.yaml";
   WriteFile(good, "team: team-c\nstack:\n  image: nodered/node-red:4.0\n  cpu: 20\nreplicas: 2\n");
   RunResult created = Cli({"create", "gamma", "--spec-file", good});
   ASSERT_EQ(created.exit_code, 0) << Describe(created);
@@ -629,7 +620,7 @@ TEST_F(ProjectCliTest, SpecFileCreatesAndNamesAnUnknownField) {
   ASSERT_EQ(json.exit_code, 0) << Describe(json);
   EXPECT_PRED2(Matches, json.out, R"(\n +replicas: 2\n)");
 
-  std::string bad = dir_->path() + "/bad.json";
+  std::string bad = serve_->dir() + "/bad.json";
   WriteFile(bad, R"({"team": "team-c", "stack": {"image": "nodered/node-red:4.0"}, "colour": 1})");
   RunResult refused = Cli({"create", "delta", "--spec-file", bad});
   EXPECT_EQ(refused.exit_code, 2) << Describe(refused);
@@ -642,7 +633,7 @@ TEST_F(ProjectCliTest, SpecFileCreatesAndNamesAnUnknownField) {
   EXPECT_EQ(bad_memory.exit_code, 2) << Describe(bad_memory);
   EXPECT_THAT(bad_memory.err, HasSubstr("spec.stack.memory"));
 
-  RunResult missing = Cli({"create", "delta", "--spec-file", dir_->path() + "/nope.yaml"});
+  RunResult missing = Cli({"create", "delta", "--spec-file", serve_->dir() + "/nope.yaml"});
   EXPECT_EQ(missing.exit_code, 2) << Describe(missing);
   EXPECT_THAT(missing.err, HasSubstr("nope.yaml"));
 
@@ -687,8 +678,8 @@ TEST_F(ProjectCliTest, WaitTimesOutWithTheStateItReached) {
 TEST_F(ProjectCliTest, FailedProjectEndsTheWaitWithExitOne) {
   // A Deployment of that name that Steward does not own: the engine refuses to touch it.
   RunResult taken =
-      ::steward::e2e::Run({"kubectl", "--kubeconfig", dir_->path() + "/kubeconfig", "-n", "steward",
-                           "create", "deployment", "taken", "--image=nginx"},
+      ::steward::e2e::Run({"kubectl", "--kubeconfig", serve_->dir() + "/kubeconfig", "-n",
+                           "steward", "create", "deployment", "taken", "--image=nginx"},
                           "", seconds(60));
   ASSERT_EQ(taken.exit_code, 0) << Describe(taken);
   RunResult r = Cli({"create", "taken", "--team", "team-e", "--image", "nodered/node-red:4.0",

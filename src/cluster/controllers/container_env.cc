@@ -10,16 +10,6 @@ namespace steward::cluster::controllers {
 
 namespace {
 
-const Json& EmptyArray() {
-  static const Json kEmpty = Json::array();
-  return kEmpty;
-}
-
-const Json& ArrayField(const Json& obj, std::string_view key) {
-  const Json& v = MemberOrNull(obj, key);
-  return v.is_array() ? v : EmptyArray();
-}
-
 // Resolves "metadata.labels['app']"-style downward API paths.
 std::string FieldRefValue(const Json& pod, std::string_view path) {
   const Json& meta = MemberOrNull(pod, "metadata");
@@ -143,7 +133,7 @@ std::vector<std::pair<std::string, std::string>> ResolveContainerEnv(Storage& st
   };
 
   // envFrom first: explicit env entries override it (kubelet order).
-  for (const Json& from : ArrayField(container, "envFrom")) {
+  for (const Json& from : ArrayMemberOrEmpty(container, "envFrom")) {
     std::string prefix = GetString(from, "prefix");
     std::string_view resource;
     const Json* ref = nullptr;
@@ -161,7 +151,7 @@ std::vector<std::pair<std::string, std::string>> ResolveContainerEnv(Storage& st
     for (auto& [k, v] : map_values(resource, *obj)) SetEnv(env, prefix + k, std::move(v));
   }
 
-  for (const Json& e : ArrayField(container, "env")) {
+  for (const Json& e : ArrayMemberOrEmpty(container, "env")) {
     std::string name = GetString(e, "name");
     if (name.empty()) continue;
     const Json& value_from = MemberOrNull(e, "valueFrom");

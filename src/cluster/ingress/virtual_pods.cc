@@ -57,16 +57,6 @@ net::HttpResponse StatusText(int status, std::string_view text) {
   return r;
 }
 
-const Json& EmptyArray() {
-  static const Json kEmpty = Json::array();
-  return kEmpty;
-}
-
-const Json& ArrayField(const Json& obj, std::string_view key) {
-  const Json& v = MemberOrNull(obj, key);
-  return v.is_array() ? v : EmptyArray();
-}
-
 int IntField(const Json& obj, std::string_view key, int fallback = 0) {
   return static_cast<int>(GetInt(obj, key, fallback));
 }
@@ -97,8 +87,8 @@ std::string HtmlEscape(std::string_view s) {
 
 // The container that declares `port`, if any.
 const Json* ContainerForPort(const Json& pod, int port, std::string* port_name) {
-  for (const Json& c : ArrayField(MemberOrNull(pod, "spec"), "containers")) {
-    for (const Json& p : ArrayField(c, "ports")) {
+  for (const Json& c : ArrayMemberOrEmpty(MemberOrNull(pod, "spec"), "containers")) {
+    for (const Json& p : ArrayMemberOrEmpty(c, "ports")) {
       if (IntField(p, "containerPort", -1) == port) {
         *port_name = GetString(p, "name");
         return &c;
@@ -111,12 +101,12 @@ const Json* ContainerForPort(const Json& pod, int port, std::string* port_name) 
 // The launcher's container: "node-red", else the one declaring a "management" port, else the
 // first.
 const Json* LauncherContainer(const Json& pod) {
-  const Json& containers = ArrayField(MemberOrNull(pod, "spec"), "containers");
+  const Json& containers = ArrayMemberOrEmpty(MemberOrNull(pod, "spec"), "containers");
   for (const Json& c : containers) {
     if (GetString(c, "name") == kLauncherContainer) return &c;
   }
   for (const Json& c : containers) {
-    for (const Json& p : ArrayField(c, "ports")) {
+    for (const Json& p : ArrayMemberOrEmpty(c, "ports")) {
       if (GetString(p, "name") == "management") return &c;
     }
   }
@@ -125,7 +115,7 @@ const Json* LauncherContainer(const Json& pod) {
 
 // The MQTT schema agent's container, if the pod has one.
 const Json* AgentContainer(const Json& pod) {
-  for (const Json& c : ArrayField(MemberOrNull(pod, "spec"), "containers")) {
+  for (const Json& c : ArrayMemberOrEmpty(MemberOrNull(pod, "spec"), "containers")) {
     if (GetString(c, "name") == kAgentContainer) return &c;
   }
   return nullptr;
@@ -138,7 +128,7 @@ bool AgentServes(const Json& pod, const Json* declaring, int port) {
   if (declaring != nullptr) return GetString(*declaring, "name") == kAgentContainer;
   if (port != kAgentPort) return false;
   const Json* agent = AgentContainer(pod);
-  return agent != nullptr && ArrayField(*agent, "ports").empty();
+  return agent != nullptr && ArrayMemberOrEmpty(*agent, "ports").empty();
 }
 
 // Whether the agent could fetch its broker credentials from the platform
@@ -199,7 +189,7 @@ bool VirtualPods::IsServing(const Json& pod) {
   if (!MemberOrNull(meta, "deletionTimestamp").is_null()) return false;
   const Json& status = MemberOrNull(pod, "status");
   if (GetString(status, "phase") != "Running") return false;
-  for (const Json& c : ArrayField(status, "conditions")) {
+  for (const Json& c : ArrayMemberOrEmpty(status, "conditions")) {
     if (GetString(c, "type") == "Ready") return GetString(c, "status") == "True";
   }
   return false;
@@ -253,7 +243,7 @@ VirtualPods::PodState VirtualPods::StartPod(const Json& pod) const {
   // us here may lag it a little.
   if (const Json* launcher = LauncherContainer(pod)) {
     const std::string container = GetString(*launcher, "name");
-    for (const Json& cs : ArrayField(MemberOrNull(pod, "status"), "containerStatuses")) {
+    for (const Json& cs : ArrayMemberOrEmpty(MemberOrNull(pod, "status"), "containerStatuses")) {
       if (GetString(cs, "name") != container) continue;
       const Json* started = FindPath(cs, "state.running.startedAt");
       if (started == nullptr || !started->is_string()) continue;
@@ -424,7 +414,7 @@ StatusOr<net::HttpResponse> VirtualPods::Serve(const Json& pod, int port,
       return Forward(ns + "/" + name, *host_port, request);
     }
     if (!runtime->Has(uid) && is_process_image_) {
-      for (const Json& c : ArrayField(MemberOrNull(pod, "spec"), "containers")) {
+      for (const Json& c : ArrayMemberOrEmpty(MemberOrNull(pod, "spec"), "containers")) {
         if (is_process_image_(GetString(c, "image"))) {
           return Unavailable("connection refused: pod " + ns + "/" + name +
                              ": its process is not running");
