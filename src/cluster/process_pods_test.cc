@@ -219,6 +219,16 @@ class ProcessPodsTest : public ::testing::Test {
     return client->Request("GET", path, "", h);
   }
 
+  // Waits until the ingress routes HOST to the pod's process. A Ready pod is not yet an endpoint:
+  // the endpoints controller adds it to the Service's EndpointSlice afterwards, and until then the
+  // ingress answers 503 — as in a real cluster.
+  bool RoutedToProcess(const std::string& host) {
+    return Eventually([&] {
+      auto r = ViaIngress(host, "/");
+      return r.ok() && r->status == 200 && r->body == "hello from the process";
+    });
+  }
+
   // Polls `fn` until it returns true or the deadline passes (a condition wait, not a sleep).
   static bool Eventually(const std::function<bool()>& fn, milliseconds timeout = seconds(15)) {
     auto deadline = std::chrono::steady_clock::now() + timeout;
@@ -251,6 +261,7 @@ TEST_F(ProcessPodsTest, ThePodRunsTheProcessWithItsEnvAndIsReadyOnlyWhileItSaysS
   MakeReady();
   ASSERT_TRUE(Eventually([&] { return PodReady("web"); }));
   EXPECT_EQ(ContainerStatus("web")["ready"], Json(true));
+  ASSERT_TRUE(RoutedToProcess("web.example.com"));
   auto hello = ViaIngress("web.example.com", "/");
   ASSERT_TRUE(hello.ok());
   EXPECT_EQ(hello->status, 200);
@@ -296,10 +307,7 @@ TEST_F(ProcessPodsTest, AWebSocketThroughTheIngressReachesTheProcess) {
   Expose("ws");
   CreatePod("ws", "example.com/pyserver:1");
   ASSERT_TRUE(Eventually([&] { return PodReady("ws"); }));
-  ASSERT_TRUE(Eventually([&] {
-    auto r = ViaIngress("ws.example.com", "/");
-    return r.ok() && r->status == 200;
-  }));
+  ASSERT_TRUE(RoutedToProcess("ws.example.com"));
 
   test_support::WsClient::Options o;
   o.port = cluster_->ingress_port();
@@ -365,8 +373,10 @@ TEST_F(ProcessPodsTest, DeletionSendsSigtermThenSigkillAfterTheGraceAndWaitsForT
   Expose("stubborn");
   CreatePod("stubborn", "example.com/pyserver:1", /*grace=*/2);
   ASSERT_TRUE(Eventually([&] { return PodReady("stubborn"); }));
+  ASSERT_TRUE(RoutedToProcess("stubborn.example.com"));
   auto env = ViaIngress("stubborn.example.com", "/env");
   ASSERT_TRUE(env.ok());
+  ASSERT_EQ(env->status, 200) << env->body;
   const pid_t pid = ParseJson(env->body).value()["pid"].get<int>();
   const std::string pod_dir = ParseJson(env->body).value()["env"]["STEWARD_POD_DIR"];
 
@@ -429,8 +439,10 @@ TEST_F(ProcessPodsTest, StoppingTheClusterStopsEveryProcess) {
   Expose("bye");
   CreatePod("bye", "example.com/pyserver:1");
   ASSERT_TRUE(Eventually([&] { return PodReady("bye"); }));
+  ASSERT_TRUE(RoutedToProcess("bye.example.com"));
   auto env = ViaIngress("bye.example.com", "/env");
   ASSERT_TRUE(env.ok());
+  ASSERT_EQ(env->status, 200) << env->body;
   const pid_t pid = ParseJson(env->body).value()["pid"].get<int>();
   cluster_->Stop();
   EXPECT_EQ(::kill(pid, 0), -1);
