@@ -1,7 +1,7 @@
 // `steward demo` whose projects run a real Node-RED 4 (the embedded cluster's process runtime
 // with scripts/node-red/profile.sh; tests/real-launcher/node-red, installed by scripts/setup.sh):
 // a project's demo URL serves the Node-RED editor through the ingress listener, its /comms
-// WebSocket upgrades, and stopping the demo leaves no Node-RED process behind.
+// WebSocket carries Node-RED's messages, and stopping the demo leaves no Node-RED process behind.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -84,9 +84,13 @@ TEST(NodeRedTest, ADemoProjectServesTheRealNodeRedEditorAndItsCommsWebSocket) {
     test_support::WsClient comms(o);
     ASSERT_TRUE(comms.upgraded()) << comms.status() << " " << comms.body()
                                   << comms.handshake_error();
-    // Node-RED answers a subscription without auth (no adminAuth) with nothing; a closing
-    // handshake it answers shows the tunnel carries frames both ways.
+    // Without adminAuth the connection is active at once; a subscription makes Node-RED send its
+    // retained notifications, among them the runtime's state since the flows started.
     comms.Send(R"({"subscribe":"notification/#"})");
+    ASSERT_TRUE(comms.WaitForMessages(1)) << comms.end_error();
+    EXPECT_THAT(comms.messages()[0],
+                HasSubstr(R"({"topic":"notification/runtime-state","data":{"state":"start"}})"));
+    // And a closing handshake it answers: frames go both ways through the tunnel.
     comms.Close(1000, "bye");
     ASSERT_TRUE(comms.WaitEnded());
     EXPECT_EQ(comms.close_code(), 1000) << comms.end_error();
