@@ -73,7 +73,9 @@ TEST(PlanTest, AgentSequencesHaveTheirOwnOperationsAndSeeds) {
     for (size_t i = 0; i < plan.size(); ++i) {
       const auto& op = plan[i];
       kinds.insert(op.kind);
-      if (i > 0 && plan[i - 1].kind == OpKind::kDelete) EXPECT_EQ(op.kind, OpKind::kCreate);
+      if (i > 0 && plan[i - 1].kind == OpKind::kDelete) {
+        EXPECT_EQ(op.kind, OpKind::kCreate);
+      }
       EXPECT_TRUE(op.image.empty()) << "an agent's image is the engine's";
       if (op.kind == OpKind::kCommand) {
         commands.insert(op.command);

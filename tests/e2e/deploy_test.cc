@@ -2,13 +2,14 @@
 // `kubectl apply --dry-run=server -k` (and stores nothing), and least privilege is checked for
 // real — `steward serve` runs a project's whole life with the token of the deploy Role's
 // ServiceAccount (`kubectl create token`), `kubectl auth can-i` answers through
-// SelfSubjectAccessReview, and for every verb of the Role a copy without it makes
-// `steward check` name exactly what is missing.
+// SelfSubjectAccessReview (`whoami` and `can-i --list` through their reviews), and for every verb
+// of the Role a copy without it makes `steward check` name exactly what is missing.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <regex>
 #include <set>
+#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -68,6 +69,39 @@ class DeployTest : public ::testing::Test {
                                      dir_.path() + "/sa-cache"};
     argv.insert(argv.end(), args.begin(), args.end());
     return ::steward::e2e::Run(argv);
+  }
+
+  // `kubectl auth can-i --list` lines of resources ("deployments.apps [get list]"), URLs left out.
+  static std::set<std::string> ResourceLines(const std::string& out) {
+    std::set<std::string> lines;
+    std::regex row(R"(^(\S+)\s+\[\]\s+\[\]\s+(\[[^\]]*\])\s*$)");
+    std::istringstream in(out);
+    for (std::string line; std::getline(in, line);) {
+      std::smatch m;
+      if (std::regex_match(line, m, row)) lines.insert(m[1].str() + " " + m[2].str());
+    }
+    return lines;
+  }
+  // The same lines built from the stored Role steward and the bootstrap policy every
+  // authenticated user has.
+  std::set<std::string> ExpectedResourceLines() {
+    std::set<std::string> lines = {"selfsubjectreviews.authentication.k8s.io [create]",
+                                   "selfsubjectaccessreviews.authorization.k8s.io [create]",
+                                   "selfsubjectrulesreviews.authorization.k8s.io [create]"};
+    RunResult got = cluster_.Kubectl({"get", "role", "steward", "-n", "steward", "-o", "json"});
+    EXPECT_EQ(got.exit_code, 0) << Describe(got);
+    const Json role = ParseJson(got.out).value();
+    for (const Json& rule : role["rules"]) {
+      std::string verbs;
+      for (const Json& v : rule["verbs"])
+        verbs += (verbs.empty() ? "" : " ") + v.get<std::string>();
+      const std::string group = rule["apiGroups"][0];
+      for (const Json& r : rule["resources"]) {
+        const std::string name = r.get<std::string>() + (group.empty() ? "" : "." + group);
+        lines.insert(name + " [" + verbs + "]");
+      }
+    }
+    return lines;
   }
 
   RunResult Check(const std::vector<std::string>& extra = {}) {
@@ -134,6 +168,19 @@ TEST_F(DeployTest, StewardRunsAProjectsWholeLifeWithTheDeployRolesToken) {
   EXPECT_NE(no.exit_code, 0) << Describe(no);
   EXPECT_EQ(no.out, "no\n");
   EXPECT_EQ(AsServiceAccount({"auth", "can-i", "get", "leases"}).out, "no\n");
+  // Who the token is (SelfSubjectReview) and all it may do in its namespace
+  // (SelfSubjectRulesReview): exactly the Role's rules beside the bootstrap policy.
+  RunResult whoami = AsServiceAccount({"auth", "whoami", "-o", "json"});
+  ASSERT_EQ(whoami.exit_code, 0) << Describe(whoami);
+  const Json user = ParseJson(whoami.out).value()["status"]["userInfo"];
+  EXPECT_EQ(user["username"], "system:serviceaccount:steward:steward");
+  EXPECT_EQ(
+      user["uid"],
+      cluster_.Kubectl({"get", "sa", "steward", "-n", "steward", "-o", "jsonpath={.metadata.uid}"})
+          .out);
+  RunResult list = AsServiceAccount({"auth", "can-i", "--list", "--no-headers"});
+  ASSERT_EQ(list.exit_code, 0) << Describe(list);
+  EXPECT_EQ(ResourceLines(list.out), ExpectedResourceLines()) << list.out;
   RunResult forbidden = AsServiceAccount({"get", "configmaps"});
   EXPECT_NE(forbidden.exit_code, 0);
   EXPECT_THAT(forbidden.err,

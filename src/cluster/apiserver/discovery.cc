@@ -71,6 +71,7 @@ std::vector<Subresource> Subresources(const ResourceType& rt) {
 std::vector<std::pair<std::string, std::string>> GroupVersions() {
   static const std::vector<std::string> kOrder = {"",
                                                   "apps",
+                                                  "authentication.k8s.io",
                                                   "authorization.k8s.io",
                                                   "networking.k8s.io",
                                                   "policy",

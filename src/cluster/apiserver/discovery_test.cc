@@ -65,9 +65,9 @@ TEST(ApiGroupListTest, ServedGroupsPreferV1) {
     EXPECT_EQ(group["versions"], Json::array({{{"groupVersion", gv}, {"version", "v1"}}}));
     EXPECT_EQ(group["preferredVersion"], Json({{"groupVersion", gv}, {"version", "v1"}}));
   }
-  EXPECT_THAT(names,
-              ElementsAre("apps", "authorization.k8s.io", "networking.k8s.io", "policy",
-                          "rbac.authorization.k8s.io", "coordination.k8s.io", "discovery.k8s.io"));
+  EXPECT_THAT(names, ElementsAre("apps", "authentication.k8s.io", "authorization.k8s.io",
+                                 "networking.k8s.io", "policy", "rbac.authorization.k8s.io",
+                                 "coordination.k8s.io", "discovery.k8s.io"));
 }
 
 TEST(ApiResourceListTest, EveryServedResourceWithVerbsNamesAndScope) {
@@ -193,8 +193,9 @@ TEST(AggregatedDiscoveryTest, SameResourcesAsLegacyDiscovery) {
 
   LegacyView legacy;
   for (const std::string gv :
-       {"v1", "apps/v1", "authorization.k8s.io/v1", "networking.k8s.io/v1", "policy/v1",
-        "rbac.authorization.k8s.io/v1", "coordination.k8s.io/v1", "discovery.k8s.io/v1"}) {
+       {"v1", "apps/v1", "authentication.k8s.io/v1", "authorization.k8s.io/v1",
+        "networking.k8s.io/v1", "policy/v1", "rbac.authorization.k8s.io/v1",
+        "coordination.k8s.io/v1", "discovery.k8s.io/v1"}) {
     const size_t slash = gv.find('/');
     const std::string group = slash == std::string::npos ? "" : gv.substr(0, slash);
     auto list = ApiResourceListDocument(group, "v1");

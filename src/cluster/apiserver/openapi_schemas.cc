@@ -1210,6 +1210,43 @@ constexpr std::string_view kSchemaText = R"(
   evaluationError string | EvaluationError is an indication that some error occurred during the authorization check.
   reason string | Reason is optional. It indicates why a request was allowed or denied.
 
+= authorization/SelfSubjectRulesReview | SelfSubjectRulesReview enumerates the set of actions the current user can perform within a namespace. The returned list of actions may be incomplete depending on the server's authorization mode, and any errors experienced during the evaluation.
+  &object
+  spec authorization/SelfSubjectRulesReviewSpec! | Spec holds information about the request being evaluated.
+  status authorization/SubjectRulesReviewStatus | Status is filled in by the server and indicates the set of actions a user can perform.
+
+= authorization/SelfSubjectRulesReviewSpec | SelfSubjectRulesReviewSpec defines the specification for SelfSubjectRulesReview.
+  namespace string | Namespace to evaluate rules for. Required.
+
+= authorization/SubjectRulesReviewStatus | SubjectRulesReviewStatus contains the result of a rules check. This check can be incomplete depending on the set of authorizers the server is configured with and any errors experienced during evaluation.
+  evaluationError string | EvaluationError can appear in combination with Rules. It indicates an error occurred during rule evaluation, such as an authorizer that doesn't support rule evaluation, and that ResourceRules and/or NonResourceRules may be incomplete.
+  incomplete boolean! | Incomplete is true when the rules returned by this call are incomplete.
+  nonResourceRules []authorization/NonResourceRule{atomic}! | NonResourceRules is the list of actions the subject is allowed to perform on non-resources.
+  resourceRules []authorization/ResourceRule{atomic}! | ResourceRules is the list of actions the subject is allowed to perform on resources.
+
+= authorization/ResourceRule | ResourceRule is the list of actions the subject is allowed to perform on resources. The list ordering isn't significant, may contain duplicates, and possibly be incomplete.
+  apiGroups []string{atomic} | APIGroups is the name of the APIGroup that contains the resources.
+  resourceNames []string{atomic} | ResourceNames is an optional white list of names that the rule applies to.
+  resources []string{atomic} | Resources is a list of resources this rule applies to.
+  verbs []string{atomic}! | Verb is a list of kubernetes resource API verbs, like: get, list, watch, create, update, delete, proxy.
+
+= authorization/NonResourceRule | NonResourceRule holds information that describes a rule for the non-resource
+  nonResourceURLs []string{atomic} | NonResourceURLs is a set of partial urls that a user should have access to.
+  verbs []string{atomic}! | Verb is a list of kubernetes non-resource API verbs, like: get, post, put, delete, patch, head, options.
+
+= authentication/SelfSubjectReview | SelfSubjectReview contains the user information that the kube-apiserver has about the user making this request.
+  &object
+  status authentication/SelfSubjectReviewStatus | Status is filled in by the server with the user attributes.
+
+= authentication/SelfSubjectReviewStatus | SelfSubjectReviewStatus is filled by the kube-apiserver and sent back to a user.
+  userInfo authentication/UserInfo | User attributes of the user making this request.
+
+= authentication/UserInfo | UserInfo holds the information about the user needed to implement the user.Info interface.
+  extra object | Any additional information provided by the authenticator.
+  groups []string{atomic} | The names of groups this user is a part of.
+  uid string | A unique value that identifies this user across time.
+  username string | The name that uniquely identifies this user among all active users.
+
 = authentication/TokenRequest | TokenRequest requests a token for a given service account.
   &object
   spec authentication/TokenRequestSpec! | Spec holds information about the request being evaluated.

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
 
 #include "cluster/apiserver/validation.h"
 #include "cluster/model/resource_types.h"
@@ -91,53 +92,51 @@ std::string SubjectText(const Json& subject, const std::string& binding_ns) {
   return kind + " \"" + name + "\"";
 }
 
-// The bootstrap policy for system:authenticated (system:discovery, system:public-info-viewer,
-// system:basic-user), which every cluster has as ClusterRoles bound to that group.
-bool BootstrapAllows(const UserInfo& user, const AccessAttributes& a) {
-  if (!user.InGroup("system:authenticated")) return false;
-  if (!a.resource_request) {
-    if (a.verb != "get") return false;
-    static const char* const kExact[] = {"/api",    "/apis",    "/healthz", "/livez",
-                                         "/readyz", "/openapi", "/version", "/version/"};
-    for (const char* p : kExact) {
-      if (a.path == p) return true;
-    }
-    for (const char* prefix : {"/api/", "/apis/", "/openapi/"}) {
-      if (a.path.rfind(prefix, 0) == 0) return true;
-    }
-    return false;
-  }
-  return a.verb == "create" && a.group == "authorization.k8s.io" &&
-         (a.resource == "selfsubjectaccessreviews" || a.resource == "selfsubjectrulesreviews");
+// The rules of the bootstrap ClusterRoles bound to system:authenticated on every cluster
+// (system:basic-user, system:discovery, system:public-info-viewer, in their bindings' order).
+const Json& BootstrapRules() {
+  static const Json kRules = Json::array(
+      {{{"verbs", {"create"}},
+        {"apiGroups", {"authorization.k8s.io"}},
+        {"resources", {"selfsubjectaccessreviews", "selfsubjectrulesreviews"}}},
+       {{"verbs", {"create"}},
+        {"apiGroups", {"authentication.k8s.io"}},
+        {"resources", {"selfsubjectreviews"}}},
+       {{"verbs", {"get"}},
+        {"nonResourceURLs",
+         {"/api", "/api/*", "/apis", "/apis/*", "/healthz", "/livez", "/openapi", "/openapi/*",
+          "/readyz", "/version", "/version/"}}},
+       {{"verbs", {"get"}},
+        {"nonResourceURLs", {"/healthz", "/livez", "/readyz", "/version", "/version/"}}}});
+  return kRules;
 }
 
-struct Evaluation {
-  const Storage& storage;
-  const UserInfo& user;
-  const AccessAttributes& a;
-  std::vector<std::string> errors;  // roles that bindings name but that do not exist
-  std::string allowed_by;
+// What system:masters may do: everything (the API server's privileged-group authorizer).
+const Json& MastersRules() {
+  static const Json kRules =
+      Json::array({{{"verbs", {"*"}}, {"apiGroups", {"*"}}, {"resources", {"*"}}},
+                   {{"verbs", {"*"}}, {"nonResourceURLs", {"*"}}}});
+  return kRules;
+}
 
-  // The rules of a binding's roleRef; nullopt (and an error noted) when the role is missing.
-  std::optional<Json> RulesOf(const Json& role_ref, const std::string& binding_ns) {
-    const std::string kind = GetString(role_ref, "kind");
-    const std::string name = GetString(role_ref, "name");
-    const bool cluster = kind == "ClusterRole";
-    auto rec = storage.Get(
-        cluster ? "clusterroles.rbac.authorization.k8s.io" : "roles.rbac.authorization.k8s.io",
-        cluster ? "" : binding_ns, name);
-    if (!rec) {
-      errors.push_back(std::string(cluster ? "clusterrole" : "role") +
-                       ".rbac.authorization.k8s.io \"" + name + "\" not found");
-      return std::nullopt;
-    }
-    return MemberOrNull(rec->Parse(), "rules");
-  }
+// One rule granted to the user through a binding.
+struct GrantedRule {
+  const Json& binding;
+  const std::string& binding_ns;  // empty for a ClusterRoleBinding
+  const Json& subject;            // the binding's subject that names the user
+  const Json& rule;
+};
 
-  // Whether one binding grants the request (and if so, says which).
-  bool BindingAllows(const Json& binding, const std::string& binding_ns, const char* what) {
+// RBAC's VisitRulesFor: every rule that the bindings naming `user` grant in `ns` —
+// ClusterRoleBindings first, then (ns not empty) the RoleBindings of `ns` — until `visit`
+// returns false. Roles that bindings name but that do not exist are added to `errors`.
+// Returns false when `visit` stopped the walk.
+bool VisitRulesFor(const Storage& storage, const UserInfo& user, const std::string& ns,
+                   const std::function<bool(const GrantedRule&)>& visit,
+                   std::vector<std::string>& errors) {
+  auto visit_binding = [&](const Json& binding, const std::string& binding_ns) {
     const Json& subjects = MemberOrNull(binding, "subjects");
-    if (!subjects.is_array()) return false;
+    if (!subjects.is_array()) return true;
     const Json* matched = nullptr;
     for (const Json& s : subjects) {
       if (SubjectMatches(s, user, binding_ns)) {
@@ -145,35 +144,42 @@ struct Evaluation {
         break;
       }
     }
-    if (matched == nullptr) return false;
+    if (matched == nullptr) return true;
     const Json& ref = MemberOrNull(binding, "roleRef");
-    auto rules = RulesOf(ref, binding_ns);
-    if (!rules || !rules->is_array()) return false;
-    for (const Json& rule : *rules) {
-      if (!RuleAllows(rule, a)) continue;
-      const std::string name = GetString(MemberOrNull(binding, "metadata"), "name");
-      allowed_by = std::string("RBAC: allowed by ") + what + " \"" +
-                   (binding_ns.empty() ? name : binding_ns + "/" + name) + "\" of " +
-                   GetString(ref, "kind") + " \"" + GetString(ref, "name") + "\" to " +
-                   SubjectText(*matched, binding_ns);
+    const std::string name = GetString(ref, "name");
+    const bool cluster = GetString(ref, "kind") == "ClusterRole";
+    auto role = storage.Get(
+        cluster ? "clusterroles.rbac.authorization.k8s.io" : "roles.rbac.authorization.k8s.io",
+        cluster ? "" : binding_ns, name);
+    if (!role) {
+      errors.push_back(std::string(cluster ? "clusterrole" : "role") +
+                       ".rbac.authorization.k8s.io \"" + name + "\" not found");
       return true;
     }
-    return false;
+    const Json rules = MemberOrNull(role->Parse(), "rules");
+    if (!rules.is_array()) return true;
+    for (const Json& rule : rules) {
+      if (!visit(GrantedRule{binding, binding_ns, *matched, rule})) return false;
+    }
+    return true;
+  };
+  for (const auto& rec : storage.List("clusterrolebindings.rbac.authorization.k8s.io", "").items) {
+    if (!visit_binding(rec.Parse(), "")) return false;
   }
+  if (ns.empty()) return true;
+  for (const auto& rec : storage.List("rolebindings.rbac.authorization.k8s.io", ns).items) {
+    if (!visit_binding(rec.Parse(), ns)) return false;
+  }
+  return true;
+}
 
-  bool Run() {
-    for (const auto& rec :
-         storage.List("clusterrolebindings.rbac.authorization.k8s.io", "").items) {
-      if (BindingAllows(rec.Parse(), "", "ClusterRoleBinding")) return true;
-    }
-    if (a.resource_request && !a.ns.empty()) {
-      for (const auto& rec : storage.List("rolebindings.rbac.authorization.k8s.io", a.ns).items) {
-        if (BindingAllows(rec.Parse(), a.ns, "RoleBinding")) return true;
-      }
-    }
-    return false;
-  }
-};
+// An aggregate of errors as apimachinery words it: one alone, or "[a, b]".
+std::string JoinErrors(const std::vector<std::string>& errors) {
+  if (errors.size() == 1) return errors[0];
+  std::string out = "[";
+  for (size_t i = 0; i < errors.size(); ++i) out += (i ? ", " : "") + errors[i];
+  return out + "]";
+}
 
 std::string RandomToken() {
   unsigned char raw[32];
@@ -198,20 +204,32 @@ bool UserInfo::InGroup(std::string_view group) const {
 
 AccessDecision Authorize(const Storage& storage, const UserInfo& user, const AccessAttributes& a) {
   if (user.InGroup("system:masters")) return {true, ""};
-  if (BootstrapAllows(user, a))
-    return {true, "allowed by the bootstrap policy for system:authenticated"};
-  Evaluation e{storage, user, a, {}, {}};
-  if (e.Run()) return {true, e.allowed_by};
-  if (e.errors.empty()) return {false, ""};
-  std::string reason = "RBAC: ";
-  if (e.errors.size() == 1) {
-    reason += e.errors[0];
-  } else {
-    reason += "[";
-    for (size_t i = 0; i < e.errors.size(); ++i) reason += (i ? ", " : "") + e.errors[i];
-    reason += "]";
+  if (user.InGroup("system:authenticated")) {
+    for (const Json& rule : BootstrapRules()) {
+      if (RuleAllows(rule, a))
+        return {true, "allowed by the bootstrap policy for system:authenticated"};
+    }
   }
-  return {false, reason};
+  std::string allowed_by;
+  std::vector<std::string> errors;
+  const bool stopped = !VisitRulesFor(
+      storage, user, a.resource_request ? a.ns : "",
+      [&](const GrantedRule& g) {
+        if (!RuleAllows(g.rule, a)) return true;
+        const bool cluster = g.binding_ns.empty();
+        const std::string name = GetString(MemberOrNull(g.binding, "metadata"), "name");
+        const Json& ref = MemberOrNull(g.binding, "roleRef");
+        allowed_by = std::string("RBAC: allowed by ") +
+                     (cluster ? "ClusterRoleBinding" : "RoleBinding") + " \"" +
+                     (cluster ? name : g.binding_ns + "/" + name) + "\" of " +
+                     GetString(ref, "kind") + " \"" + GetString(ref, "name") + "\" to " +
+                     SubjectText(g.subject, g.binding_ns);
+        return false;
+      },
+      errors);
+  if (stopped) return {true, allowed_by};
+  if (errors.empty()) return {false, ""};
+  return {false, "RBAC: " + JoinErrors(errors)};
 }
 
 StatusError ForbiddenAccessError(const UserInfo& user, const AccessAttributes& a,
@@ -280,6 +298,61 @@ ApiResult<Json> ReviewSelfSubjectAccess(const Storage& storage, const UserInfo& 
   return review;
 }
 
+ApiResult<Json> ReviewSelfSubjectRules(const Storage& storage, const UserInfo& user,
+                                       const Json& review) {
+  const std::string ns = GetString(MemberOrNull(review, "spec"), "namespace");
+  if (ns.empty()) return BadRequestError("no namespace on request");
+  Json resource_rules = Json::array();
+  Json non_resource_rules = Json::array();
+  // A PolicyRule becomes a ResourceRule when it names resources and a NonResourceRule when it
+  // names URLs (rbac's RulesFor); empty lists are left out, as their omitempty tags say.
+  auto add = [&](const Json& rule) {
+    auto copy_list = [&](Json& to, const char* field) {
+      const Json& list = MemberOrNull(rule, field);
+      if (list.is_array() && !list.empty()) to[field] = list;
+    };
+    if (!ArrayMemberOrEmpty(rule, "resources").empty()) {
+      Json r = {{"verbs", ArrayMemberOrEmpty(rule, "verbs")}};
+      for (const char* field : {"apiGroups", "resources", "resourceNames"}) copy_list(r, field);
+      resource_rules.push_back(std::move(r));
+    }
+    if (!ArrayMemberOrEmpty(rule, "nonResourceURLs").empty()) {
+      Json r = {{"verbs", ArrayMemberOrEmpty(rule, "verbs")}};
+      copy_list(r, "nonResourceURLs");
+      non_resource_rules.push_back(std::move(r));
+    }
+    return true;
+  };
+  if (user.InGroup("system:masters")) {
+    for (const Json& rule : MastersRules()) add(rule);
+  }
+  if (user.InGroup("system:authenticated")) {
+    for (const Json& rule : BootstrapRules()) add(rule);
+  }
+  std::vector<std::string> errors;
+  VisitRulesFor(
+      storage, user, ns, [&](const GrantedRule& g) { return add(g.rule); }, errors);
+  Json status = {{"resourceRules", std::move(resource_rules)},
+                 {"nonResourceRules", std::move(non_resource_rules)},
+                 {"incomplete", false}};
+  if (!errors.empty()) status["evaluationError"] = JoinErrors(errors);
+  return Json{{"kind", "SelfSubjectRulesReview"},
+              {"apiVersion", "authorization.k8s.io/v1"},
+              {"metadata", {{"creationTimestamp", nullptr}}},
+              {"spec", Json::object()},
+              {"status", std::move(status)}};
+}
+
+Json ReviewSelfSubject(const UserInfo& user, SystemTime now) {
+  Json info = {{"username", user.name}};
+  if (!user.uid.empty()) info["uid"] = user.uid;
+  info["groups"] = user.groups;
+  return Json{{"kind", "SelfSubjectReview"},
+              {"apiVersion", "authentication.k8s.io/v1"},
+              {"metadata", {{"creationTimestamp", FormatRfc3339(now)}}},
+              {"status", {{"userInfo", std::move(info)}}}};
+}
+
 ApiResult<Json> RequestServiceAccountToken(TokenAuthority& tokens, const Storage& storage,
                                            const std::string& ns, const std::string& name,
                                            Json request, SystemTime now) {
@@ -343,7 +416,8 @@ std::optional<UserInfo> TokenAuthority::Authenticate(std::string_view header,
   }
   return UserInfo{
       std::string(kServiceAccountPrefix) + issued.ns + ":" + issued.name,
-      {"system:serviceaccounts", "system:serviceaccounts:" + issued.ns, "system:authenticated"}};
+      {"system:serviceaccounts", "system:serviceaccounts:" + issued.ns, "system:authenticated"},
+      issued.uid};
 }
 
 std::string TokenAuthority::Issue(const std::string& ns, const std::string& name,

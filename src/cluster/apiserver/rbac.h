@@ -12,7 +12,11 @@
 //     request against the stored Roles, ClusterRoles, RoleBindings and ClusterRoleBindings, plus
 //     the bootstrap policy every cluster has for authenticated users (system:discovery,
 //     system:public-info-viewer, system:basic-user): discovery, version, health and OpenAPI
-//     paths, and creating SelfSubjectAccessReviews.
+//     paths, and creating SelfSubjectAccessReviews, SelfSubjectRulesReviews and
+//     SelfSubjectReviews.
+//   - The reviews a user asks about itself: SelfSubjectAccessReview (`kubectl auth can-i`),
+//     SelfSubjectRulesReview (`kubectl auth can-i --list`) and SelfSubjectReview (`kubectl auth
+//     whoami`).
 //   - ForbiddenError: the 403 a real server answers, word for word.
 //
 // Thread-safety: TokenAuthority is internally synchronised; Authorize reads the storage (whose
@@ -36,6 +40,7 @@ namespace steward::cluster {
 struct UserInfo {
   std::string name;
   std::vector<std::string> groups;
+  std::string uid;  // a ServiceAccount's uid; empty for the admin
   bool InGroup(std::string_view group) const;
 };
 
@@ -72,6 +77,18 @@ StatusError ForbiddenAccessError(const UserInfo& user, const AccessAttributes& a
 // status filled in ({allowed, reason}); 422 unless exactly one of resourceAttributes and
 // nonResourceAttributes is given.
 ApiResult<Json> ReviewSelfSubjectAccess(const Storage& storage, const UserInfo& user, Json review);
+
+// POST selfsubjectrulesreviews: the rules `user` has in the review's spec.namespace (400 "no
+// namespace on request" without one), as RBAC's RulesFor lists them: everything for
+// system:masters, the bootstrap policy for authenticated users, then the rules of every
+// ClusterRoleBinding and of the namespace's RoleBindings that name the user. A binding to a
+// missing role is reported in status.evaluationError.
+ApiResult<Json> ReviewSelfSubjectRules(const Storage& storage, const UserInfo& user,
+                                       const Json& review);
+
+// POST selfsubjectreviews (authentication.k8s.io): who `user` is (status.userInfo: username,
+// uid, groups), created at `now`.
+Json ReviewSelfSubject(const UserInfo& user, SystemTime now);
 
 class TokenAuthority;
 

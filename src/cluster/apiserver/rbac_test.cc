@@ -7,6 +7,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <memory>
 #include <string>
 
@@ -266,6 +267,120 @@ TEST_F(RbacTest, SelfSubjectAccessReviewsAnswerForTheCaller) {
               HasSubstr("exactly one of nonResourceAttributes or resourceAttributes must be "
                         "specified"));
   EXPECT_EQ(Do(token, "GET", "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews").status, 405);
+}
+
+// The rules of a SelfSubjectRulesReview's status as "verbs apiGroups resources resourceNames"
+// lines and "verbs nonResourceURLs" lines, for comparing whole answers.
+std::vector<std::string> RuleLines(const Json& status) {
+  auto join = [](const Json& list) {
+    std::string out;
+    if (!list.is_array()) return std::string("-");
+    for (const Json& v : list) out += (out.empty() ? "" : ",") + v.get<std::string>();
+    return out;
+  };
+  std::vector<std::string> out;
+  for (const Json& r : status["resourceRules"]) {
+    out.push_back(join(r["verbs"]) + " " + join(r.value("apiGroups", Json())) + " " +
+                  join(r.value("resources", Json())) + " " +
+                  join(r.value("resourceNames", Json())));
+  }
+  for (const Json& r : status["nonResourceRules"]) {
+    out.push_back(join(r["verbs"]) + " " + join(r.value("nonResourceURLs", Json())));
+  }
+  return out;
+}
+
+TEST_F(RbacTest, SelfSubjectRulesReviewsListWhatTheCallerMayDoInANamespace) {
+  const std::string token = ServiceAccountToken();
+  CreateRole("steward", "r",
+             {{{"apiGroups", {"apps"}},
+               {"resources", {"deployments", "deployments/scale"}},
+               {"verbs", {"get", "list"}}}});
+  Bind("steward", "b", "Role", "r", Sa("steward"));
+  CreateRole("", "cm",
+             {{{"apiGroups", {""}},
+               {"resources", {"configmaps"}},
+               {"resourceNames", {"mine"}},
+               {"verbs", {"update"}}},
+              {{"nonResourceURLs", {"/metrics"}}, {"verbs", {"get"}}}});
+  Bind("", "cm", "ClusterRole", "cm", Sa("steward", "steward"));
+  Bind("other", "only-there", "ClusterRole", "cm", Sa("steward", "steward"));
+  Bind("", "dangling", "ClusterRole", "absent", Sa("steward", "steward"));
+  // A binding for someone else grants the caller nothing.
+  Bind("steward", "theirs", "Role", "r", Sa("someone-else"));
+
+  auto rules = [&](const std::string& who, const std::string& ns) {
+    return DoJson(who, "POST", "/apis/authorization.k8s.io/v1/selfsubjectrulesreviews",
+                  {{"apiVersion", "authorization.k8s.io/v1"},
+                   {"kind", "SelfSubjectRulesReview"},
+                   {"spec", {{"namespace", ns}}}},
+                  201);
+  };
+  const std::vector<std::string> bootstrap = {
+      "create authorization.k8s.io selfsubjectaccessreviews,selfsubjectrulesreviews -",
+      "create authentication.k8s.io selfsubjectreviews -",
+      "get /api,/api/*,/apis,/apis/*,/healthz,/livez,/openapi,/openapi/*,/readyz,/version,"
+      "/version/",
+      "get /healthz,/livez,/readyz,/version,/version/"};
+  Json in_steward = rules(token, "steward");
+  EXPECT_EQ(in_steward["kind"], "SelfSubjectRulesReview");
+  EXPECT_EQ(in_steward["status"]["incomplete"], false);
+  // Bootstrap first, then ClusterRoleBindings, then the namespace's RoleBindings.
+  std::vector<std::string> want = {bootstrap[0],
+                                   bootstrap[1],
+                                   "update  configmaps mine",
+                                   "get,list apps deployments,deployments/scale -",
+                                   bootstrap[2],
+                                   bootstrap[3],
+                                   "get /metrics"};
+  std::vector<std::string> got = RuleLines(in_steward["status"]);
+  std::sort(want.begin(), want.end());
+  std::sort(got.begin(), got.end());
+  EXPECT_EQ(got, want);
+  EXPECT_EQ(in_steward["status"]["evaluationError"],
+            "clusterrole.rbac.authorization.k8s.io \"absent\" not found");
+
+  // In another namespace: the cluster-wide rules and that namespace's bindings only.
+  std::vector<std::string> other = RuleLines(rules(token, "other")["status"]);
+  EXPECT_EQ(std::count(other.begin(), other.end(), "update  configmaps mine"), 2);
+  EXPECT_EQ(std::count_if(other.begin(), other.end(),
+                          [](const std::string& l) { return l.find("deployments") != l.npos; }),
+            0);
+
+  // The admin may do everything.
+  std::vector<std::string> admin = RuleLines(rules(kAdmin, "steward")["status"]);
+  EXPECT_THAT(admin, ::testing::Contains("* * * -"));
+  EXPECT_THAT(admin, ::testing::Contains("* *"));
+
+  // A namespace is required, as on a real server.
+  Json none = DoJson(token, "POST", "/apis/authorization.k8s.io/v1/selfsubjectrulesreviews",
+                     {{"spec", Json::object()}}, 400);
+  EXPECT_EQ(none["message"], "no namespace on request");
+}
+
+TEST_F(RbacTest, SelfSubjectReviewsSayWhoTheCallerIs) {
+  const std::string token = ServiceAccountToken();
+  Json sa = DoJson(kAdmin, "GET", "/api/v1/namespaces/steward/serviceaccounts/steward");
+  Json me =
+      DoJson(token, "POST", "/apis/authentication.k8s.io/v1/selfsubjectreviews",
+             {{"apiVersion", "authentication.k8s.io/v1"}, {"kind", "SelfSubjectReview"}}, 201);
+  EXPECT_EQ(me["kind"], "SelfSubjectReview");
+  EXPECT_EQ(me["status"]["userInfo"]["username"], "system:serviceaccount:steward:steward");
+  EXPECT_EQ(me["status"]["userInfo"]["uid"], sa["metadata"]["uid"]);
+  EXPECT_EQ(me["status"]["userInfo"]["groups"],
+            Json::array({"system:serviceaccounts", "system:serviceaccounts:steward",
+                         "system:authenticated"}));
+  Json admin = DoJson(kAdmin, "POST", "/apis/authentication.k8s.io/v1/selfsubjectreviews",
+                      Json::object(), 201);
+  EXPECT_EQ(admin["status"]["userInfo"]["username"], "admin");
+  EXPECT_FALSE(admin["status"]["userInfo"].contains("uid"));
+  EXPECT_EQ(admin["status"]["userInfo"]["groups"],
+            Json::array({"system:masters", "system:authenticated"}));
+  // Only create, and nothing is kept.
+  EXPECT_EQ(Do(token, "GET", "/apis/authentication.k8s.io/v1/selfsubjectreviews").status, 405);
+  EXPECT_EQ(Do("wrong", "POST", "/apis/authentication.k8s.io/v1/selfsubjectreviews", Json::object())
+                .status,
+            401);
 }
 
 std::vector<std::string> Messages(std::string_view gr, const Json& obj, const Json* old = nullptr) {

@@ -1024,7 +1024,7 @@ void RestHandler::ServeVerb(Request& r, const FaultInjector::Decision& decision)
     return;
   }
   if (r.type->create_only) {
-    ServeSelfSubjectAccessReview(r);
+    ServeReview(r);
     return;
   }
   if (r.subresource == "token") {
@@ -1260,10 +1260,17 @@ bool RestHandler::AuthorizeResource(Request& r) {
   return Authorized(r, a);
 }
 
-void RestHandler::ServeSelfSubjectAccessReview(Request& r) {
+void RestHandler::ServeReview(Request& r) {
   Json body;
   if (!DecodeBody(r, &body) || !ValidateBody(r, &body, "CreateOptions")) return;
-  SendResult(r, ReviewSelfSubjectAccess(api_.storage(), r.user, std::move(body)), 201);
+  const std::string& resource = r.type->resource;
+  if (resource == "selfsubjectaccessreviews") {
+    SendResult(r, ReviewSelfSubjectAccess(api_.storage(), r.user, std::move(body)), 201);
+  } else if (resource == "selfsubjectrulesreviews") {
+    SendResult(r, ReviewSelfSubjectRules(api_.storage(), r.user, body), 201);
+  } else {
+    SendResult(r, ReviewSelfSubject(r.user, api_.clock().WallNow()), 201);
+  }
 }
 
 void RestHandler::ServeTokenRequest(Request& r) {

@@ -106,11 +106,13 @@ class RestHandler final : public net::Handler {
   void ServePatch(Request& req);
   void ServeDelete(Request& req);
   void ServeDeleteCollection(Request& req);
-  // rest_auth.cc: authorization of a request, SelfSubjectAccessReview, TokenRequest.
+  // Authorization of a request, the self reviews, TokenRequest.
   // Authorizes `req` (resource or non-resource); false when answered (403).
   bool Authorized(Request& req, const AccessAttributes& attributes);
   bool AuthorizeResource(Request& req);
-  void ServeSelfSubjectAccessReview(Request& req);
+  // POST of a review kind (selfsubjectaccessreviews, selfsubjectrulesreviews,
+  // selfsubjectreviews): answered for the caller, never stored.
+  void ServeReview(Request& req);
   void ServeTokenRequest(Request& req);
 
   // Helpers of the write verbs; those returning bool answer the request and return false on

@@ -61,6 +61,13 @@ const std::vector<ResourceType>& AllResourceTypes() {
     add("authorization.k8s.io", "selfsubjectaccessreviews", "selfsubjectaccessreview",
         "SelfSubjectAccessReview", false, {}, {}, false, false, false);
     t.back().create_only = true;
+    add("authorization.k8s.io", "selfsubjectrulesreviews", "selfsubjectrulesreview",
+        "SelfSubjectRulesReview", false, {}, {}, false, false, false);
+    t.back().create_only = true;
+    // authentication.k8s.io/v1: who the caller is, answered, never stored.
+    add("authentication.k8s.io", "selfsubjectreviews", "selfsubjectreview", "SelfSubjectReview",
+        false, {}, {}, false, false, false);
+    t.back().create_only = true;
     // policy/v1.
     add("policy", "poddisruptionbudgets", "poddisruptionbudget", "PodDisruptionBudget", true,
         {"pdb"}, {}, true, false, true);

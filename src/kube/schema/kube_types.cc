@@ -77,6 +77,13 @@ constexpr std::string_view kTable = R"(
 2 apiVersion s!
 3 name s!
 4 uid s!
+@authentication.ExtraValue
+1 items []s
+@authentication.SelfSubjectReview
+1 metadata meta.ObjectMeta!
+2 status authentication.SelfSubjectReviewStatus!
+@authentication.SelfSubjectReviewStatus
+1 userInfo authentication.UserInfo!
 @authentication.TokenRequest
 1 metadata meta.ObjectMeta!
 2 spec authentication.TokenRequestSpec!
@@ -88,6 +95,11 @@ constexpr std::string_view kTable = R"(
 @authentication.TokenRequestStatus
 1 token s!
 2 expirationTimestamp meta.Time!
+@authentication.UserInfo
+1 username s!
+2 uid s!
+3 groups []s
+4 extra {}authentication.ExtraValue
 @authorization.ExtraValue
 1 items []s
 @authorization.FieldSelectorAttributes
@@ -99,6 +111,9 @@ constexpr std::string_view kTable = R"(
 @authorization.NonResourceAttributes
 1 path s!
 2 verb s!
+@authorization.NonResourceRule
+1 verbs []s
+2 nonResourceURLs []s
 @authorization.ResourceAttributes
 1 namespace s!
 2 verb s!
@@ -109,6 +124,11 @@ constexpr std::string_view kTable = R"(
 7 name s!
 8 fieldSelector authorization.FieldSelectorAttributes
 9 labelSelector authorization.LabelSelectorAttributes
+@authorization.ResourceRule
+1 verbs []s
+2 apiGroups []s
+3 resources []s
+4 resourceNames []s
 @authorization.SelfSubjectAccessReview
 1 metadata meta.ObjectMeta!
 2 spec authorization.SelfSubjectAccessReviewSpec!
@@ -116,6 +136,12 @@ constexpr std::string_view kTable = R"(
 @authorization.SelfSubjectAccessReviewSpec
 1 resourceAttributes authorization.ResourceAttributes
 2 nonResourceAttributes authorization.NonResourceAttributes
+@authorization.SelfSubjectRulesReview
+1 metadata meta.ObjectMeta!
+2 spec authorization.SelfSubjectRulesReviewSpec!
+3 status authorization.SubjectRulesReviewStatus!
+@authorization.SelfSubjectRulesReviewSpec
+1 namespace s!
 @authorization.SubjectAccessReview
 1 metadata meta.ObjectMeta!
 2 spec authorization.SubjectAccessReviewSpec!
@@ -132,6 +158,11 @@ constexpr std::string_view kTable = R"(
 4 denied bool!
 2 reason s!
 3 evaluationError s!
+@authorization.SubjectRulesReviewStatus
+1 resourceRules []authorization.ResourceRule
+2 nonResourceRules []authorization.NonResourceRule
+3 incomplete bool!
+4 evaluationError s!
 @autoscaling.Scale
 1 metadata meta.ObjectMeta!
 2 spec autoscaling.ScaleSpec!

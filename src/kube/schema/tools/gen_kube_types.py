@@ -52,6 +52,7 @@ ROOTS = ['core.' + k for k in ('Namespace', 'Pod', 'Service', 'Endpoints', 'Secr
     'core.ServiceAccount', 'rbac.Role', 'rbac.RoleBinding', 'rbac.ClusterRole',
     'rbac.ClusterRoleBinding', 'policy.PodDisruptionBudget', 'networking.NetworkPolicy',
     'authorization.SelfSubjectAccessReview', 'authorization.SubjectAccessReview',
+    'authorization.SelfSubjectRulesReview', 'authentication.SelfSubjectReview',
     'authentication.TokenRequest']
 
 
