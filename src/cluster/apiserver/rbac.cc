@@ -156,7 +156,8 @@ bool VisitRulesFor(const Storage& storage, const UserInfo& user, const std::stri
                        ".rbac.authorization.k8s.io \"" + name + "\" not found");
       return true;
     }
-    const Json rules = MemberOrNull(role->Parse(), "rules");
+    const Json role_object = role->Parse();
+    const Json& rules = MemberOrNull(role_object, "rules");
     if (!rules.is_array()) return true;
     for (const Json& rule : rules) {
       if (!visit(GrantedRule{binding, binding_ns, *matched, rule})) return false;
@@ -206,8 +207,9 @@ AccessDecision Authorize(const Storage& storage, const UserInfo& user, const Acc
   if (user.InGroup("system:masters")) return {true, ""};
   if (user.InGroup("system:authenticated")) {
     for (const Json& rule : BootstrapRules()) {
-      if (RuleAllows(rule, a))
+      if (RuleAllows(rule, a)) {
         return {true, "allowed by the bootstrap policy for system:authenticated"};
+      }
     }
   }
   std::string allowed_by;
