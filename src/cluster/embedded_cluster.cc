@@ -19,6 +19,7 @@
 #include "common/mutex.h"
 #include "common/random.h"
 #include "common/scheduler.h"
+#include "common/sha256.h"
 #include "common/yaml.h"
 #include "net/http_server.h"
 #include "net/tls_certs.h"
@@ -49,6 +50,7 @@ struct EmbeddedCluster::Parts {
   std::function<void()> compact_task;
   std::string token;
   std::string ca_pem;
+  std::string token_signing_key;  // secret: derived from the CA key
   uint16_t api_port = 0;
   uint16_t ingress_port = 0;
   mutable Mutex profile_mu;
@@ -196,6 +198,9 @@ StatusOr<std::unique_ptr<EmbeddedCluster>> EmbeddedCluster::Start(const Options&
   net::CertAndKey ca;
   RETURN_IF_ERROR(LoadIdentity(options, *p->random, &p->token, &ca));
   p->ca_pem = ca.cert_pem;
+  // ServiceAccount tokens are signed with a key derived from the CA key, which the data dir
+  // keeps (0600): tokens issued before a restart stay valid.
+  p->token_signing_key = Sha256Hex("steward service account tokens\n" + ca.key_pem);
 
   Storage::Options storage_options;
   if (!options.data_dir.empty()) {
@@ -234,6 +239,7 @@ StatusOr<std::unique_ptr<EmbeddedCluster>> EmbeddedCluster::Start(const Options&
 
   RestHandler::Options rest_options;
   rest_options.token = p->token;
+  rest_options.token_signing_key = p->token_signing_key;
   p->rest = std::make_unique<RestHandler>(*p->api, *p->faults, *p->log, rest_options);
   p->rest->SetProxy([raw](const std::string& kind, const std::string& ns,
                           const std::string& name_port, const std::string& path,

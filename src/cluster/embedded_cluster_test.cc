@@ -13,6 +13,7 @@
 #include <map>
 #include <thread>
 
+#include "common/json.h"
 #include "common/yaml.h"
 #include "net/http_client.h"
 #include "test_support/captured_log.h"
@@ -439,6 +440,46 @@ TEST_F(EmbeddedClusterTest, DataDirKeepsObjectsIdentityAndRevisions) {
   cluster_->Stop();
   cluster_.reset();
   std::filesystem::remove_all(dir);
+}
+
+// A ServiceAccount token (TokenRequest) still works after the cluster restarts on its data dir,
+// as on a real cluster (tokens are signed, not remembered); a cluster without the data dir, with
+// another CA key, refuses it.
+TEST_F(EmbeddedClusterTest, ServiceAccountTokensOutliveARestartOnTheDataDir) {
+  const std::string dir =
+      (std::filesystem::temp_directory_path() / ("steward-ec-sa-" + std::to_string(::getpid())))
+          .string();
+  std::filesystem::remove_all(dir);
+  Start({}, dir);
+  ASSERT_EQ(Client()
+                ->Request("POST", "/api/v1/namespaces/default/serviceaccounts",
+                          R"({"metadata":{"name":"robot"}})", JsonHeaders())
+                ->status,
+            201);
+  auto issued = Client()->Request("POST", "/api/v1/namespaces/default/serviceaccounts/robot/token",
+                                  R"({"spec":{}})", JsonHeaders());
+  ASSERT_EQ(issued->status, 201) << issued->body;
+  const std::string sa_token = ParseJson(issued->body).value()["status"]["token"];
+  // The Role-less token may read discovery and is refused configmaps: it is a ServiceAccount.
+  EXPECT_EQ(Client(sa_token)->Request("GET", "/apis")->status, 200);
+  EXPECT_EQ(Client(sa_token)->Request("GET", "/api/v1/namespaces/default/configmaps")->status, 403);
+  cluster_->Stop();
+  cluster_.reset();
+
+  Start({}, dir);
+  EXPECT_EQ(Client(sa_token)->Request("GET", "/apis")->status, 200);
+  EXPECT_EQ(Client(sa_token)->Request("GET", "/api/v1/namespaces/default/configmaps")->status, 403);
+  auto whoami = Client(sa_token)->Request(
+      "POST", "/apis/authentication.k8s.io/v1/selfsubjectreviews", "{}", JsonHeaders());
+  ASSERT_EQ(whoami->status, 201) << whoami->body;
+  EXPECT_EQ(ParseJson(whoami->body).value()["status"]["userInfo"]["username"],
+            "system:serviceaccount:default:robot");
+  cluster_->Stop();
+  cluster_.reset();
+  std::filesystem::remove_all(dir);
+
+  Start();  // another cluster: another CA key
+  EXPECT_EQ(Client(sa_token)->Request("GET", "/apis")->status, 401);
 }
 
 // Restarts over one data dir must not replay the uids of an earlier run: two objects with one

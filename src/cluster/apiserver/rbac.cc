@@ -1,5 +1,8 @@
 #include "cluster/apiserver/rbac.h"
 
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
 #include <openssl/rand.h>
 
 #include <algorithm>
@@ -9,6 +12,7 @@
 
 #include "cluster/apiserver/validation.h"
 #include "cluster/model/resource_types.h"
+#include "common/base64.h"
 #include "common/json.h"
 #include "common/json_access.h"
 #include "common/time_util.h"
@@ -182,20 +186,62 @@ std::string JoinErrors(const std::vector<std::string>& errors) {
   return out + "]";
 }
 
-std::string RandomToken() {
-  unsigned char raw[32];
-  if (RAND_bytes(raw, sizeof(raw)) != 1) {
+std::string RandomBytes(size_t n) {
+  std::string out(n, '\0');
+  if (RAND_bytes(reinterpret_cast<unsigned char*>(out.data()), static_cast<int>(n)) != 1) {
     std::fprintf(stderr, "steward: RAND_bytes failed\n");
     std::abort();
   }
+  return out;
+}
+
+// base64url without padding (RFC 7515 §2), as JWTs use it.
+std::string Base64Url(std::string_view in) {
+  std::string out = Base64Encode(in);
+  while (!out.empty() && out.back() == '=') out.pop_back();
+  for (char& c : out) c = c == '+' ? '-' : c == '/' ? '_' : c;
+  return out;
+}
+
+std::optional<std::string> Base64UrlDecode(std::string_view in) {
+  std::string padded(in);
+  for (char& c : padded) {
+    if (c == '+' || c == '/' || c == '=') return std::nullopt;
+    c = c == '-' ? '+' : c == '_' ? '/' : c;
+  }
+  while (padded.size() % 4 != 0) padded += '=';
+  return Base64Decode(padded);
+}
+
+std::string HmacSha256(std::string_view key, std::string_view data) {
+  unsigned char mac[EVP_MAX_MD_SIZE];
+  unsigned int len = 0;
+  HMAC(EVP_sha256(), key.data(), static_cast<int>(key.size()),
+       reinterpret_cast<const unsigned char*>(data.data()), data.size(), mac, &len);
+  return std::string(reinterpret_cast<const char*>(mac), len);
+}
+
+// A version-4 UUID from the system's random bytes (a token's jti).
+std::string RandomUuid() {
+  std::string b = RandomBytes(16);
+  b[6] = static_cast<char>((b[6] & 0x0f) | 0x40);
+  b[8] = static_cast<char>((b[8] & 0x3f) | 0x80);
   static const char kHex[] = "0123456789abcdef";
-  std::string out = "steward-sa.";
-  for (unsigned char c : raw) {
+  std::string out;
+  for (size_t i = 0; i < b.size(); ++i) {
+    if (i == 4 || i == 6 || i == 8 || i == 10) out += '-';
+    const auto c = static_cast<unsigned char>(b[i]);
     out += kHex[c >> 4];
     out += kHex[c & 15];
   }
   return out;
 }
+
+int64_t UnixSeconds(SystemTime t) {
+  return std::chrono::duration_cast<std::chrono::seconds>(t.time_since_epoch()).count();
+}
+
+constexpr char kIssuer[] = "https://kubernetes.default.svc.cluster.local";
 
 }  // namespace
 
@@ -355,7 +401,7 @@ Json ReviewSelfSubject(const UserInfo& user, SystemTime now) {
               {"status", {{"userInfo", std::move(info)}}}};
 }
 
-ApiResult<Json> RequestServiceAccountToken(TokenAuthority& tokens, const Storage& storage,
+ApiResult<Json> RequestServiceAccountToken(const TokenAuthority& tokens, const Storage& storage,
                                            const std::string& ns, const std::string& name,
                                            Json request, SystemTime now) {
   const ResourceType* sa_type = FindResource("", "v1", "serviceaccounts");
@@ -387,7 +433,11 @@ ApiResult<Json> RequestServiceAccountToken(TokenAuthority& tokens, const Storage
   if (!spec.contains("boundObjectRef")) spec["boundObjectRef"] = nullptr;
   const SystemTime expires = now + std::chrono::seconds(ttl);
   const std::string uid = GetString(MemberOrNull(sa->Parse(), "metadata"), "uid");
-  request["status"] = {{"token", tokens.Issue(ns, name, uid, now, expires)},
+  std::vector<std::string> audiences;
+  for (const Json& a : spec["audiences"]) {
+    if (a.is_string()) audiences.push_back(a.get<std::string>());
+  }
+  request["status"] = {{"token", tokens.Issue(ns, name, uid, audiences, now, expires)},
                        {"expirationTimestamp", FormatRfc3339(expires)}};
   request["apiVersion"] = "authentication.k8s.io/v1";
   request["kind"] = "TokenRequest";
@@ -397,41 +447,65 @@ ApiResult<Json> RequestServiceAccountToken(TokenAuthority& tokens, const Storage
 
 UserInfo TokenAuthority::Admin() { return {"admin", {"system:masters", "system:authenticated"}}; }
 
+TokenAuthority::TokenAuthority(std::string admin_token, std::string signing_key)
+    : admin_token_(std::move(admin_token)),
+      signing_key_(signing_key.empty() ? RandomBytes(32) : std::move(signing_key)) {}
+
 std::optional<UserInfo> TokenAuthority::Authenticate(std::string_view header,
                                                      const Storage& storage, SystemTime now) const {
   if (!Enabled()) return Admin();
   constexpr std::string_view kBearer = "Bearer ";
   if (header.substr(0, kBearer.size()) != kBearer) return std::nullopt;
   const std::string_view token = header.substr(kBearer.size());
-  if (token == admin_token_) return Admin();
-  Issued issued;
-  {
-    MutexLock lock(mu_);
-    auto it = tokens_.find(token);
-    if (it == tokens_.end()) return std::nullopt;
-    issued = it->second;
+  if (token.size() == admin_token_.size() &&
+      CRYPTO_memcmp(token.data(), admin_token_.data(), token.size()) == 0) {
+    return Admin();
   }
-  if (now >= issued.expires) return std::nullopt;
-  auto sa = storage.Get("serviceaccounts", issued.ns, issued.name);
-  if (!sa || GetString(MemberOrNull(sa->Parse(), "metadata"), "uid") != issued.uid) {
+  // header.payload.signature, the signature over "header.payload".
+  const size_t last_dot = token.rfind('.');
+  if (last_dot == std::string_view::npos || token.find('.') == last_dot) return std::nullopt;
+  const std::string want = Base64Url(HmacSha256(signing_key_, token.substr(0, last_dot)));
+  const std::string_view got = token.substr(last_dot + 1);
+  if (got.size() != want.size() || CRYPTO_memcmp(got.data(), want.data(), want.size()) != 0) {
+    return std::nullopt;
+  }
+  const size_t first_dot = token.find('.');
+  auto payload = Base64UrlDecode(token.substr(first_dot + 1, last_dot - first_dot - 1));
+  if (!payload) return std::nullopt;
+  auto claims = ParseJson(*payload);
+  if (!claims.ok() || !claims->is_object()) return std::nullopt;
+  const Json& exp = MemberOrNull(*claims, "exp");
+  if (!exp.is_number_integer() || UnixSeconds(now) >= exp.get<int64_t>()) return std::nullopt;
+  const Json& k8s = MemberOrNull(*claims, "kubernetes.io");
+  const std::string ns = GetString(k8s, "namespace");
+  const Json& sa_claim = MemberOrNull(k8s, "serviceaccount");
+  const std::string name = GetString(sa_claim, "name");
+  const std::string uid = GetString(sa_claim, "uid");
+  auto sa = storage.Get("serviceaccounts", ns, name);
+  if (!sa || GetString(MemberOrNull(sa->Parse(), "metadata"), "uid") != uid) {
     return std::nullopt;  // deleted (or deleted and created again): its tokens die with it
   }
   return UserInfo{
-      std::string(kServiceAccountPrefix) + issued.ns + ":" + issued.name,
-      {"system:serviceaccounts", "system:serviceaccounts:" + issued.ns, "system:authenticated"},
-      issued.uid};
+      std::string(kServiceAccountPrefix) + ns + ":" + name,
+      {"system:serviceaccounts", "system:serviceaccounts:" + ns, "system:authenticated"},
+      uid};
 }
 
 std::string TokenAuthority::Issue(const std::string& ns, const std::string& name,
-                                  const std::string& uid, SystemTime now, SystemTime expires) {
-  std::string token = RandomToken();
-  MutexLock lock(mu_);
-  // Expired tokens are dropped as new ones are issued, so the map stays small.
-  for (auto it = tokens_.begin(); it != tokens_.end();) {
-    it = it->second.expires <= now ? tokens_.erase(it) : std::next(it);
-  }
-  tokens_[token] = Issued{ns, name, uid, expires};
-  return token;
+                                  const std::string& uid, const std::vector<std::string>& audiences,
+                                  SystemTime now, SystemTime expires) const {
+  const Json header = {{"alg", "HS256"}, {"typ", "JWT"}};
+  Json claims = {
+      {"aud", audiences},
+      {"exp", UnixSeconds(expires)},
+      {"iat", UnixSeconds(now)},
+      {"iss", kIssuer},
+      {"jti", RandomUuid()},
+      {"kubernetes.io", {{"namespace", ns}, {"serviceaccount", {{"name", name}, {"uid", uid}}}}},
+      {"nbf", UnixSeconds(now)},
+      {"sub", std::string(kServiceAccountPrefix) + ns + ":" + name}};
+  const std::string signed_part = Base64Url(DumpJson(header)) + "." + Base64Url(DumpJson(claims));
+  return signed_part + "." + Base64Url(HmacSha256(signing_key_, signed_part));
 }
 
 }  // namespace steward::cluster

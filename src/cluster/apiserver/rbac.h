@@ -6,8 +6,8 @@
 //     are issued by TokenRequest (`kubectl create token NAME`, POST serviceaccounts/NAME/token)
 //     and name "system:serviceaccount:<ns>:<name>" in the groups system:serviceaccounts,
 //     system:serviceaccounts:<ns> and system:authenticated. A token is valid until it expires
-//     and while its ServiceAccount exists with the uid it was issued for. Tokens live in memory
-//     only: a restarted cluster process has forgotten them (clients ask for a new one).
+//     and while its ServiceAccount exists with the uid it was issued for. Tokens are signed
+//     JWTs, nothing is kept per token: they outlive a restart of a cluster on its data dir.
 //   - Authorize: RBAC evaluation (k8s.io/kubernetes/plugin/pkg/auth/authorizer/rbac) of one
 //     request against the stored Roles, ClusterRoles, RoleBindings and ClusterRoleBindings, plus
 //     the bootstrap policy every cluster has for authenticated users (system:discovery,
@@ -19,8 +19,8 @@
 //     whoami`).
 //   - ForbiddenError: the 403 a real server answers, word for word.
 //
-// Thread-safety: TokenAuthority is internally synchronised; Authorize reads the storage (whose
-// reads are thread-safe) and is safe from any thread.
+// Thread-safety: TokenAuthority is immutable after construction; Authorize reads the storage
+// (whose reads are thread-safe). Everything here is safe from any thread.
 #pragma once
 
 #include <chrono>
@@ -33,7 +33,6 @@
 #include "cluster/apiserver/status_error.h"
 #include "cluster/storage/storage.h"
 #include "common/clock.h"
-#include "common/mutex.h"
 
 namespace steward::cluster {
 
@@ -95,14 +94,17 @@ class TokenAuthority;
 // POST serviceaccounts/NAME/token: `request` (a TokenRequest) answered with a new token for the
 // ServiceAccount `ns`/`name` (404 when it does not exist). expirationSeconds defaults to 3600
 // and must be at least 600 (422 otherwise); audiences default to the cluster's.
-ApiResult<Json> RequestServiceAccountToken(TokenAuthority& tokens, const Storage& storage,
+ApiResult<Json> RequestServiceAccountToken(const TokenAuthority& tokens, const Storage& storage,
                                            const std::string& ns, const std::string& name,
                                            Json request, SystemTime now);
 
 class TokenAuthority {
  public:
-  // `admin_token` empty disables authentication: every request is the admin.
-  explicit TokenAuthority(std::string admin_token) : admin_token_(std::move(admin_token)) {}
+  // `admin_token` empty disables authentication: every request is the admin. ServiceAccount
+  // tokens are signed with `signing_key` (HMAC-SHA256); an empty key is replaced by a random
+  // one of this object, whose tokens then die with it. The embedded cluster derives its key
+  // from its CA key, so a cluster restarted on its data dir still accepts the tokens it issued.
+  TokenAuthority(std::string admin_token, std::string signing_key);
 
   bool Enabled() const { return !admin_token_.empty(); }
 
@@ -110,23 +112,18 @@ class TokenAuthority {
   std::optional<UserInfo> Authenticate(std::string_view authorization_header,
                                        const Storage& storage, SystemTime now) const;
 
-  // A new token for ServiceAccount `ns`/`name` (of uid `uid`), issued at `now`, valid until
-  // `expires`. Tokens expired at `now` are forgotten.
+  // A new token for ServiceAccount `ns`/`name` (of uid `uid`) for `audiences`, issued at
+  // `now`, valid until `expires`: a JWT as a real API server issues (claims iss, sub, aud, exp,
+  // iat, nbf, jti and kubernetes.io's namespace and serviceaccount), signed HS256.
   std::string Issue(const std::string& ns, const std::string& name, const std::string& uid,
-                    SystemTime now, SystemTime expires);
+                    const std::vector<std::string>& audiences, SystemTime now,
+                    SystemTime expires) const;
 
   static UserInfo Admin();
 
  private:
-  struct Issued {
-    std::string ns;
-    std::string name;
-    std::string uid;
-    SystemTime expires;
-  };
   const std::string admin_token_;
-  mutable Mutex mu_;
-  std::map<std::string, Issued, std::less<>> tokens_ GUARDED_BY(mu_);
+  const std::string signing_key_;
 };
 
 }  // namespace steward::cluster

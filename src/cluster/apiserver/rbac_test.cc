@@ -14,6 +14,7 @@
 #include "cluster/apiserver/rest_handler.h"
 #include "cluster/apiserver/validation.h"
 #include "cluster/model/resource_types.h"
+#include "common/base64.h"
 #include "net/http_client.h"
 #include "net/http_server.h"
 
@@ -381,6 +382,67 @@ TEST_F(RbacTest, SelfSubjectReviewsSayWhoTheCallerIs) {
   EXPECT_EQ(Do("wrong", "POST", "/apis/authentication.k8s.io/v1/selfsubjectreviews", Json::object())
                 .status,
             401);
+}
+
+// A token's claims (the JWT's middle part).
+Json Claims(const std::string& token) {
+  const size_t a = token.find('.');
+  const size_t b = token.rfind('.');
+  std::string part = token.substr(a + 1, b - a - 1);
+  for (char& c : part) c = c == '-' ? '+' : c == '_' ? '/' : c;
+  while (part.size() % 4 != 0) part += '=';
+  auto decoded = Base64Decode(part);
+  if (!decoded) return Json();
+  auto j = ParseJson(*decoded);
+  return j.ok() ? *j : Json();
+}
+
+TEST_F(RbacTest, TokensAreSignedJwtsOnlyTheirKeyAcceptsUntilTheyExpire) {
+  const std::string via_api = ServiceAccountToken("robot");
+  const Json sa = DoJson(kAdmin, "GET", "/api/v1/namespaces/steward/serviceaccounts/robot");
+  const std::string uid = sa["metadata"]["uid"];
+  Json claims = Claims(via_api);
+  EXPECT_EQ(claims["sub"], "system:serviceaccount:steward:robot");
+  EXPECT_EQ(claims["iss"], "https://kubernetes.default.svc.cluster.local");
+  EXPECT_EQ(claims["aud"], Json::array({"https://kubernetes.default.svc.cluster.local"}));
+  EXPECT_EQ(claims["kubernetes.io"]["namespace"], "steward");
+  EXPECT_EQ(claims["kubernetes.io"]["serviceaccount"], Json({{"name", "robot"}, {"uid", uid}}));
+  EXPECT_EQ(claims["exp"].get<int64_t>() - claims["iat"].get<int64_t>(), 3600);
+  EXPECT_EQ(Do(via_api, "GET", "/api").status, 200);
+
+  // Claims changed without the key: refused (here: the token passes as another account).
+  DoJson(kAdmin, "POST", "/api/v1/namespaces/steward/serviceaccounts",
+         {{"metadata", {{"name", "admin-ish"}}}}, 201);
+  Json forged = claims;
+  forged["kubernetes.io"]["serviceaccount"]["name"] = "admin-ish";
+  forged["kubernetes.io"]["serviceaccount"]["uid"] = DoJson(
+      kAdmin, "GET", "/api/v1/namespaces/steward/serviceaccounts/admin-ish")["metadata"]["uid"];
+  std::string payload = Base64Encode(DumpJson(forged));
+  while (!payload.empty() && payload.back() == '=') payload.pop_back();
+  for (char& c : payload) c = c == '+' ? '-' : c == '/' ? '_' : c;
+  const size_t a = via_api.find('.');
+  const size_t b = via_api.rfind('.');
+  const std::string tampered = via_api.substr(0, a + 1) + payload + via_api.substr(b);
+  EXPECT_EQ(Do(tampered, "GET", "/api").status, 401);
+  EXPECT_EQ(Do(via_api.substr(0, b), "GET", "/api").status, 401);  // no signature
+  EXPECT_EQ(Do(via_api + "x", "GET", "/api").status, 401);
+
+  // Another key refuses the token; its own accepts it until exp, not at exp.
+  TokenAuthority mine("admin", "key one");
+  TokenAuthority other("admin", "key two");
+  const SystemTime now = std::chrono::system_clock::now();
+  const std::string t =
+      mine.Issue("steward", "robot", uid, {"x"}, now, now + std::chrono::hours(1));
+  auto who = mine.Authenticate("Bearer " + t, *storage_, now + std::chrono::minutes(59));
+  ASSERT_TRUE(who.has_value());
+  EXPECT_EQ(who->name, "system:serviceaccount:steward:robot");
+  EXPECT_EQ(who->uid, uid);
+  EXPECT_FALSE(mine.Authenticate("Bearer " + t, *storage_, now + std::chrono::hours(1)));
+  EXPECT_FALSE(other.Authenticate("Bearer " + t, *storage_, now));
+  // A token for an account with another uid (deleted and created again) is refused.
+  const std::string stale =
+      mine.Issue("steward", "robot", "not-the-uid", {"x"}, now, now + std::chrono::hours(1));
+  EXPECT_FALSE(mine.Authenticate("Bearer " + stale, *storage_, now));
 }
 
 std::vector<std::string> Messages(std::string_view gr, const Json& obj, const Json* old = nullptr) {

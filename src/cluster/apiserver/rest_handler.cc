@@ -552,7 +552,11 @@ class WatchSession : public std::enable_shared_from_this<WatchSession> {
 };
 
 RestHandler::RestHandler(ObjectApi& api, FaultInjector& faults, RequestLog& log, Options options)
-    : api_(api), faults_(faults), log_(log), options_(std::move(options)), tokens_(options_.token) {
+    : api_(api),
+      faults_(faults),
+      log_(log),
+      options_(std::move(options)),
+      tokens_(options_.token, options_.token_signing_key) {
   for (int i = 0; i < std::max(1, options_.dispatcher_threads); ++i) {
     dispatchers_.emplace_back([this] { DispatchLoop(); });
   }

@@ -45,6 +45,9 @@ class RestHandler final : public net::Handler {
     // are accepted too, and their requests are authorized by RBAC (rbac.h). Empty disables
     // authentication and authorization.
     std::string token;
+    // The key ServiceAccount tokens are signed with (TokenAuthority); empty: a random one, so
+    // tokens die with the handler.
+    std::string token_signing_key;
     // Interval between BOOKMARK events on watches that allow them.
     std::chrono::milliseconds bookmark_interval{std::chrono::seconds(10)};
     int dispatcher_threads = 2;
