@@ -88,9 +88,9 @@ class H(http.server.BaseHTTPRequestHandler):
                 self.wfile.write(b"\x88\x02" + data[:2])
                 self.wfile.flush()
                 return
-            if op == 1:
-                out = ("echo:" + data.decode()).encode()[:125]
-                self.wfile.write(bytes([0x81, len(out)]) + out)
+            if op in (1, 2):
+                out = (b"echo:" + data)[:125]
+                self.wfile.write(bytes([0x80 | op, len(out)]) + out)
                 self.wfile.flush()
 class S(socketserver.ThreadingMixIn, http.server.HTTPServer):
     daemon_threads = True
@@ -320,6 +320,12 @@ TEST_F(ProcessPodsTest, AWebSocketThroughTheIngressReachesTheProcess) {
   ASSERT_TRUE(ws.WaitForMessages(2));
   EXPECT_EQ(ws.messages()[0], "hello");
   EXPECT_EQ(ws.messages()[1], "echo:ping over the tunnel");
+  // Binary stays binary both ways (bytes that are not UTF-8 could not travel as text).
+  const std::string bytes("\x00\xff\xfe", 3);
+  ws.Send(bytes, /*binary=*/true);
+  ASSERT_TRUE(ws.WaitForMessages(3));
+  EXPECT_EQ(ws.messages()[2], "echo:" + bytes);
+  EXPECT_EQ(ws.binary_flags(), std::vector<bool>({false, false, true}));
   ws.Close(1000, "done");
   ASSERT_TRUE(ws.WaitEnded());
   EXPECT_EQ(ws.close_code(), 1000);

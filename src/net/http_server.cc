@@ -145,8 +145,9 @@ class SessionBase {
   // Thread-safe: turns the connection into `socket`'s (the request was an acceptable handshake);
   // the 101 answer goes out on the strand.
   virtual void StartWebSocket(std::shared_ptr<WebSocketImpl> socket, WebSocketOptions options) = 0;
-  // Thread-safe: queues one text message of the WebSocket (counted in queued_bytes at once).
-  virtual void WsSend(std::string text) = 0;
+  // Thread-safe: queues one text or binary message of the WebSocket (counted in queued_bytes at
+  // once).
+  virtual void WsSend(std::string message, bool binary) = 0;
   // Thread-safe: closes the WebSocket with a close frame after what is queued (`drop_queued`: the
   // messages not yet being written are dropped first).
   virtual void WsClose(uint16_t code, std::string reason, bool drop_queued) = 0;
@@ -190,19 +191,8 @@ class WebSocketImpl final : public WebSocket {
     if (session_ != nullptr && !closing_) session_->WsClose(kWsGoingAway, "", false);
   }
 
-  bool Send(std::string text) override {
-    MutexLock lock(mu_);
-    if (closing_ || session_ == nullptr) return false;
-    const size_t queued = session_->queued_bytes();
-    if (queued + text.size() > max_queued_bytes_) {
-      LOG_WARN("closing a WebSocket whose peer does not read ({} bytes queued)", queued);
-      closing_ = true;
-      session_->WsClose(kWsPolicyViolation, "send queue full: the peer does not read", true);
-      return false;
-    }
-    session_->WsSend(std::move(text));
-    return true;
-  }
+  bool Send(std::string text) override { return Queue(std::move(text), false); }
+  bool SendBinary(std::string bytes) override { return Queue(std::move(bytes), true); }
 
   void Close(uint16_t code, std::string reason) override {
     MutexLock lock(mu_);
@@ -256,6 +246,20 @@ class WebSocketImpl final : public WebSocket {
   }
 
  private:
+  bool Queue(std::string message, bool binary) {
+    MutexLock lock(mu_);
+    if (closing_ || session_ == nullptr) return false;
+    const size_t queued = session_->queued_bytes();
+    if (queued + message.size() > max_queued_bytes_) {
+      LOG_WARN("closing a WebSocket whose peer does not read ({} bytes queued)", queued);
+      closing_ = true;
+      session_->WsClose(kWsPolicyViolation, "send queue full: the peer does not read", true);
+      return false;
+    }
+    session_->WsSend(std::move(message), binary);
+    return true;
+  }
+
   mutable Mutex mu_;
   // Null once the connection has closed. The destructor reads it (and closing_) without the
   // lock: no other thread holds the socket by then.
@@ -525,11 +529,10 @@ class Session final : public SessionBase, public std::enable_shared_from_this<Se
     });
   }
 
-  void WsSend(std::string text) override {
-    queued_bytes_.fetch_add(text.size(), std::memory_order_relaxed);
-    asio::post(executor_, [self = this->shared_from_this(), text = std::move(text)]() mutable {
-      self->OnWsSend(std::move(text));
-    });
+  void WsSend(std::string message, bool binary) override {
+    queued_bytes_.fetch_add(message.size(), std::memory_order_relaxed);
+    asio::post(executor_, [self = this->shared_from_this(), message = std::move(message),
+                           binary]() mutable { self->OnWsSend(std::move(message), binary); });
   }
 
   void WsClose(uint16_t code, std::string reason, bool drop_queued) override {
@@ -873,12 +876,12 @@ class Session final : public SessionBase, public std::enable_shared_from_this<Se
            !ws_close_sent_ && !timeout});
   }
 
-  void OnWsSend(std::string text) {
+  void OnWsSend(std::string message, bool binary) {
     if (closed_ || ws_close_) {
-      queued_bytes_.fetch_sub(text.size(), std::memory_order_relaxed);
+      queued_bytes_.fetch_sub(message.size(), std::memory_order_relaxed);
       return;
     }
-    ws_queue_.push_back(std::move(text));
+    ws_queue_.push_back({std::move(message), binary});
     WsPump();
   }
 
@@ -903,7 +906,7 @@ class Session final : public SessionBase, public std::enable_shared_from_this<Se
 
   void DropWsQueue() {
     size_t dropped = 0;
-    for (const auto& m : ws_queue_) dropped += m.size();
+    for (const auto& m : ws_queue_) dropped += m.data.size();
     queued_bytes_.fetch_sub(dropped, std::memory_order_relaxed);
     ws_queue_.clear();
   }
@@ -918,10 +921,10 @@ class Session final : public SessionBase, public std::enable_shared_from_this<Se
       return;
     }
     if (!ws_queue_.empty()) {
-      ws_inflight_ = std::move(ws_queue_.front());
+      ws_inflight_ = std::move(ws_queue_.front().data);
+      ws_->binary(ws_queue_.front().binary);
       ws_queue_.pop_front();
       ws_writing_ = true;
-      ws_->text(true);
       ws_->async_write(
           asio::buffer(ws_inflight_),
           [self = this->shared_from_this()](error_code ec, size_t) { self->OnWsWrite(ec); });
@@ -1146,11 +1149,15 @@ class Session final : public SessionBase, public std::enable_shared_from_this<Se
   std::weak_ptr<WebSocketImpl> ws_socket_;  // the handler's side; it holds this session
   std::function<void(std::string, bool)> ws_on_message_;
   std::chrono::milliseconds ws_handshake_timeout_{0};
-  beast::flat_buffer ws_buffer_;      // the message being read
-  std::deque<std::string> ws_queue_;  // messages not yet written
-  std::string ws_inflight_;           // the message being written
-  bool ws_open_ = false;              // the 101 answer is written
-  bool ws_writing_ = false;           // a message or the close frame is being written
+  beast::flat_buffer ws_buffer_;  // the message being read
+  struct WsMessage {
+    std::string data;
+    bool binary = false;
+  };
+  std::deque<WsMessage> ws_queue_;  // messages not yet written
+  std::string ws_inflight_;         // the message being written
+  bool ws_open_ = false;            // the 101 answer is written
+  bool ws_writing_ = false;         // a message or the close frame is being written
   std::optional<websocket::close_reason> ws_close_;  // the close decided, sent after the queue
   bool ws_close_sent_ = false;
   std::optional<WebSocketClose> ws_outcome_;  // what the handler is told when the connection ends

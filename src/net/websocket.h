@@ -7,12 +7,13 @@
 // Protocols (Beast's websocket accept) and hands back a WebSocket. The request has then been
 // through the same Handler::CheckHead path as any other (authentication, limits).
 //
-// What the server does for every accepted socket: text messages out, in the order Send() was
-// called; the peer's messages read (up to max_message_bytes each: a larger one closes the socket
-// with 1009 "message too big") and handed to on_message; pings answered; a ping sent every half
-// of idle_timeout and a peer that does not answer it dropped; the peer's close frame answered
-// and reported; every close bounded by handshake_timeout (after which the connection is
-// dropped). No compression (permessage-deflate is not offered) and no subprotocol is selected.
+// What the server does for every accepted socket: text (Send) and binary (SendBinary) messages
+// out, in the order they were given; the peer's messages read (up to max_message_bytes each: a
+// larger one closes the socket with 1009 "message too big") and handed to on_message; pings
+// answered; a ping sent every half of idle_timeout and a peer that does not answer it dropped; the
+// peer's close frame answered and reported; every close bounded by handshake_timeout (after which
+// the connection is dropped). No compression (permessage-deflate is not offered) and no subprotocol
+// is selected.
 #pragma once
 
 #include <chrono>
@@ -99,6 +100,8 @@ class WebSocket {
   // sent; stop producing), or when this message would take the queue over max_queued_bytes (the
   // socket is then closed with 1008, see WebSocketOptions).
   virtual bool Send(std::string text) = 0;
+  // Queues one binary message, under the same rules (and in the same order) as Send().
+  virtual bool SendBinary(std::string bytes) = 0;
   // Starts the closing handshake: the messages already queued are written, then a close frame
   // with `code` (one an endpoint may send: 1000-1003, 1007-1014 or 3000-4999; another is sent as
   // 1011) and `reason` (cut to kWsMaxCloseReason bytes at a UTF-8 character boundary); the

@@ -298,15 +298,27 @@ TEST(WebSocketTest, MessagesArriveInOrderBothWays) {
   auto socket = handler.Socket(0);
   ASSERT_NE(socket, nullptr);
   constexpr int kCount = 2000;
+  // Every third message is binary, with a byte that is not UTF-8 (a text frame could not hold
+  // it: the client would fail the connection).
   std::thread producer([&] {
-    for (int i = 0; i < kCount; ++i) ASSERT_TRUE(socket->Send("m" + std::to_string(i)));
+    for (int i = 0; i < kCount; ++i) {
+      if (i % 3 == 0) {
+        ASSERT_TRUE(socket->SendBinary("m" + std::to_string(i) + "\xff"));
+      } else {
+        ASSERT_TRUE(socket->Send("m" + std::to_string(i)));
+      }
+    }
   });
   for (int i = 0; i < 100; ++i) client.Send("c" + std::to_string(i), i % 2 == 1);
   producer.join();
   ASSERT_TRUE(client.WaitForMessages(kCount)) << client.messages().size();
   auto messages = client.messages();
   ASSERT_EQ(messages.size(), static_cast<size_t>(kCount));
-  for (int i = 0; i < kCount; ++i) ASSERT_EQ(messages[i], "m" + std::to_string(i));
+  auto binary = client.binary_flags();
+  for (int i = 0; i < kCount; ++i) {
+    ASSERT_EQ(messages[i], "m" + std::to_string(i) + (i % 3 == 0 ? "\xff" : ""));
+    ASSERT_EQ(binary[i], i % 3 == 0) << i;
+  }
   ASSERT_TRUE(WaitUntil([&] {
     MutexLock lock(mu);
     return received.size() == 100;

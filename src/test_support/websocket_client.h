@@ -133,6 +133,11 @@ class BasicWsClient {
     MutexLock lock(mu_);
     return messages_;
   }
+  // Whether each of messages() came as a binary message (else text).
+  std::vector<bool> binary_flags() {
+    MutexLock lock(mu_);
+    return binary_;
+  }
   bool WaitForMessages(size_t n, std::chrono::milliseconds timeout = kWait) {
     return WaitFor([&]() REQUIRES(mu_) { return messages_.size() >= n || ended_; }, timeout) &&
            messages().size() >= n;
@@ -225,6 +230,7 @@ class BasicWsClient {
       {
         MutexLock lock(mu_);
         messages_.push_back(boost::beast::buffers_to_string(buffer_.data()));
+        binary_.push_back(ws_->got_binary());
       }
       buffer_.consume(buffer_.size());
       cv_.NotifyAll();
@@ -295,6 +301,7 @@ class BasicWsClient {
   boost::beast::websocket::response_type response_ GUARDED_BY(mu_);
   std::string handshake_error_ GUARDED_BY(mu_);
   std::vector<std::string> messages_ GUARDED_BY(mu_);
+  std::vector<bool> binary_ GUARDED_BY(mu_);
   bool ended_ GUARDED_BY(mu_) = false;
   std::optional<uint16_t> close_code_ GUARDED_BY(mu_);
   std::string close_reason_ GUARDED_BY(mu_);

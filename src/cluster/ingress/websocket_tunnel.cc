@@ -172,6 +172,7 @@ std::optional<HandshakeAnswer> ReadHandshake(int fd) {
 void Relay(const std::shared_ptr<Upstream>& up, const std::shared_ptr<net::WebSocket>& ws,
            std::string buffer) {
   std::string message;
+  bool binary = false;  // the kind of the message being reassembled
   uint16_t close_code = net::kWsGoingAway;
   for (;;) {
     if (!ReadExactly(up->fd(), buffer, 2)) break;
@@ -213,13 +214,14 @@ void Relay(const std::shared_ptr<Upstream>& up, const std::shared_ptr<net::WebSo
       continue;
     }
     if (opcode == 0xA) continue;
+    if (opcode == 0x1 || opcode == 0x2) binary = opcode == 0x2;  // a message's first frame
     message += payload;
     if (message.size() > kMaxMessage) {
       close_code = net::kWsTooBig;
       break;
     }
     if (!fin) continue;
-    if (!ws->Send(std::move(message))) break;
+    if (!(binary ? ws->SendBinary(std::move(message)) : ws->Send(std::move(message)))) break;
     message.clear();
   }
   up->SendClose(close_code);

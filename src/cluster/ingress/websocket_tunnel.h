@@ -7,8 +7,8 @@
 // (ResponseWriter::AcceptWebSocket) and messages are copied both ways until either side
 // closes, which closes the other with the same code; the process's pings are answered. Any
 // other answer from the process is passed to the client as it is (status, fields, what came of
-// its body), and a refused connection answers 502. The process's binary messages reach the
-// client as text messages (net::WebSocket sends text only; Node-RED's /comms is text).
+// its body), and a refused connection answers 502. Text messages stay text and binary ones
+// binary, both ways.
 //
 // Each tunnel runs its reading side on a thread of its own, which owns what it uses (shared) and
 // ends when either side closes.
