@@ -25,6 +25,12 @@ struct WatchTestPeer {
     MutexLock lock(s.streams_mu_);
     return i < s.streams_.size() ? s.streams_[i] : nullptr;
   }
+  // The position of the last change the server has numbered.
+  static uint64_t Position(ApiServer& api) {
+    auto& s = static_cast<Server&>(api);
+    MutexLock lock(s.ring_mu_);
+    return s.position_;
+  }
   static size_t FanoutQueued(ApiServer& api) {
     auto& s = static_cast<Server&>(api);
     MutexLock lock(s.fanout_mu_);
@@ -382,6 +388,11 @@ TEST_F(WatchResumeTest, ChangesCommittedWhileAResumingStreamRegistersArriveOnce)
   Create("gone");
   const std::string from = Now();
   Bump("p1");
+  // The store hands changes to the server on its own thread: the blocker below must open after
+  // this bump is numbered (else it gets it too). And Now()'s stream is closed, but the server
+  // drops it a little later: until it has, it would be taken for the blocker.
+  ASSERT_TRUE(Eventually([&] { return WatchTestPeer::Position(*api_) == PositionOf(from) + 1; }));
+  ASSERT_TRUE(Eventually([&] { return WatchTestPeer::Streams(*api_) == 0; }));
   // A stream whose lock the test holds keeps the fan-out from taking the next changes.
   Watcher blocker(api_->port(), "/v1/watch?initial=false&kind=all");
   ASSERT_TRUE(Eventually([&] { return WatchTestPeer::Streams(*api_) == 1; }));
