@@ -242,7 +242,7 @@ void Membership::RebalanceLoop() {
     }
     conflict_logged_ = false;
     SetNotReady("");
-    Rebalance(view.live);
+    Rebalance(view.live, view.listed_at);
   }
 }
 
@@ -420,6 +420,7 @@ void Membership::ObserveLeases() {
     if (!last_renew_) return;  // nothing is decided before this replica's own Lease is written
   }
   int conflicting = 0;
+  const SteadyTime listed_at = clock_.Now();
   auto live = ListLive(&conflicting);
   if (!live) return;
   {
@@ -430,7 +431,7 @@ void Membership::ObserveLeases() {
     }
     stats_.live = *live;
     const uint64_t seq = view_ ? view_->seq + 1 : 1;
-    view_ = View{seq, std::move(*live), conflicting};
+    view_ = View{seq, std::move(*live), conflicting, listed_at};
     view_at_ = clock_.Now();
   }
   wake_.NotifyAll();  // the rebalancer
@@ -450,7 +451,7 @@ Status Membership::ApplyLocked(std::map<int, store::Fence> next) {
   return applied;
 }
 
-void Membership::Rebalance(const std::vector<std::string>& live_names) {
+void Membership::Rebalance(const std::vector<std::string>& live_names, SteadyTime listed_at) {
   std::vector<std::string> live = live_names;
   if (std::find(live.begin(), live.end(), options_.name) == live.end()) {
     live.push_back(options_.name);  // renewed just now: live, whatever the list said
@@ -461,6 +462,10 @@ void Membership::Rebalance(const std::vector<std::string>& live_names) {
     LOG_WARN("replica {}: reading shard owners: {}", options_.name, owners.error().ToString());
     return;
   }
+  // A holder missing from the view may only have written its Lease after the view was listed
+  // (it acquired since): taken over only when the view is newer than the last owners read.
+  const bool view_after_last_read = owners_read_at_ && listed_at >= *owners_read_at_;
+  owners_read_at_ = clock_.Now();
   std::map<int, store::ShardOwner> rows;
   for (const auto& row : *owners) rows[row.shard] = row;
   const std::set<std::string> live_set(live.begin(), live.end());
@@ -496,7 +501,7 @@ void Membership::Rebalance(const std::vector<std::string>& live_names) {
     }
   }
   // Then take what maps here and is free: never owned, released, ours from a past process, or
-  // held by a replica whose Lease is not live.
+  // held by a replica whose Lease is not live (in a view listed after the previous owners read).
   std::map<int, store::Fence> next = owned_;
   std::vector<int> acquired;
   for (int shard = 0; shard < options_.shards; ++shard) {
@@ -505,7 +510,10 @@ void Membership::Rebalance(const std::vector<std::string>& live_names) {
     int64_t epoch = 0;
     if (row != rows.end()) {
       const std::string& owner = row->second.owner;
-      if (!owner.empty() && owner != options_.name && live_set.contains(owner)) continue;
+      if (!owner.empty() && owner != options_.name &&
+          (live_set.contains(owner) || !view_after_last_read)) {
+        continue;
+      }
       epoch = row->second.epoch;
     }
     auto got = store_.AcquireShard(shard, options_.name, epoch);

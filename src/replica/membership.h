@@ -145,7 +145,7 @@ class Membership {
   Json LeaseBody(const std::optional<Json>& current, bool release) const;
   // The live replicas, or nullopt when the Leases cannot be listed (nothing is decided then).
   std::optional<std::vector<std::string>> ListLive(int* conflicting_shards);
-  void Rebalance(const std::vector<std::string>& live);
+  void Rebalance(const std::vector<std::string>& live, SteadyTime listed_at);
   // Makes the engine act for `next`; releases nothing. Returns apply's status.
   Status ApplyLocked(std::map<int, store::Fence> next) REQUIRES(transition_mu_);
   void DropAll(std::string_view why) EXCLUDES(transition_mu_);
@@ -167,6 +167,10 @@ class Membership {
   bool held_once_ = false;  // this process has written its Lease
   // Rebalancer thread only.
   bool conflict_logged_ = false;
+  // When the previous rebalance read the shard owners. A shard held by a replica the view does
+  // not show as live is taken over only on a view listed after that read: a replica writes its
+  // Lease before it acquires, so such a view shows every holder the read found that is alive.
+  std::optional<SteadyTime> owners_read_at_;
 
   // What the renewer last saw: the live replicas and, when non-zero, another shard count a live
   // Lease announces.
@@ -174,6 +178,7 @@ class Membership {
     uint64_t seq = 0;
     std::vector<std::string> live;
     int conflicting = 0;
+    SteadyTime listed_at{};  // when the list of Leases it comes from began
   };
 
   // Ownership transitions (the loop and the watchdog): what the engine acts for.
