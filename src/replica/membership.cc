@@ -462,12 +462,16 @@ void Membership::Rebalance(const std::vector<std::string>& live_names, SteadyTim
     LOG_WARN("replica {}: reading shard owners: {}", options_.name, owners.error().ToString());
     return;
   }
-  // A holder missing from the view may only have written its Lease after the view was listed
-  // (it acquired since): taken over only when the view is newer than the last owners read.
-  const bool view_after_last_read = owners_read_at_ && listed_at >= *owners_read_at_;
-  owners_read_at_ = clock_.Now();
+  const SteadyTime read_at = clock_.Now();
   std::map<int, store::ShardOwner> rows;
-  for (const auto& row : *owners) rows[row.shard] = row;
+  for (const auto& row : *owners) {
+    rows[row.shard] = row;
+    HolderSeen& seen = holders_seen_[row.shard];
+    if (seen.owner != row.owner || seen.epoch != row.epoch) seen = {row.owner, row.epoch, read_at};
+  }
+  // A holder missing from the view may have written its Lease after the view was listed (and
+  // acquired since): it is judged only by a view listed after the read that first found it.
+  auto judged_dead = [&](int shard) { return listed_at >= holders_seen_[shard].since; };
   const std::set<std::string> live_set(live.begin(), live.end());
 
   MutexLock transition(transition_mu_);
@@ -501,7 +505,7 @@ void Membership::Rebalance(const std::vector<std::string>& live_names, SteadyTim
     }
   }
   // Then take what maps here and is free: never owned, released, ours from a past process, or
-  // held by a replica whose Lease is not live (in a view listed after the previous owners read).
+  // held by a replica whose Lease is not live (in a view listed after that holder was found).
   std::map<int, store::Fence> next = owned_;
   std::vector<int> acquired;
   for (int shard = 0; shard < options_.shards; ++shard) {
@@ -511,7 +515,7 @@ void Membership::Rebalance(const std::vector<std::string>& live_names, SteadyTim
     if (row != rows.end()) {
       const std::string& owner = row->second.owner;
       if (!owner.empty() && owner != options_.name &&
-          (live_set.contains(owner) || !view_after_last_read)) {
+          (live_set.contains(owner) || !judged_dead(shard))) {
         continue;
       }
       epoch = row->second.epoch;

@@ -167,10 +167,16 @@ class Membership {
   bool held_once_ = false;  // this process has written its Lease
   // Rebalancer thread only.
   bool conflict_logged_ = false;
-  // When the previous rebalance read the shard owners. A shard held by a replica the view does
-  // not show as live is taken over only on a view listed after that read: a replica writes its
-  // Lease before it acquires, so such a view shows every holder the read found that is alive.
-  std::optional<SteadyTime> owners_read_at_;
+  // Per shard: its holder (owner, epoch) in the owners as last read, and the read that first
+  // found it. A shard held by a replica the view does not show as live is taken over only on a
+  // view listed after that read: a replica writes its Lease before it acquires, so such a view
+  // shows the holder if it is alive.
+  struct HolderSeen {
+    std::string owner;
+    int64_t epoch = 0;
+    SteadyTime since{};
+  };
+  std::map<int, HolderSeen> holders_seen_;
 
   // What the renewer last saw: the live replicas and, when non-zero, another shard count a live
   // Lease announces.
