@@ -70,4 +70,21 @@ std::optional<std::string> Base64Decode(std::string_view in) {
   return out;
 }
 
+std::string Base64UrlEncode(std::string_view in) {
+  std::string out = Base64Encode(in);
+  while (!out.empty() && out.back() == '=') out.pop_back();
+  for (char& c : out) c = c == '+' ? '-' : c == '/' ? '_' : c;
+  return out;
+}
+
+std::optional<std::string> Base64UrlDecode(std::string_view in) {
+  std::string padded(in);
+  for (char& c : padded) {
+    if (c == '+' || c == '/' || c == '=') return std::nullopt;
+    c = c == '-' ? '+' : c == '_' ? '/' : c;
+  }
+  while (padded.size() % 4 != 0) padded += '=';
+  return Base64Decode(padded);
+}
+
 }  // namespace steward

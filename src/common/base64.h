@@ -12,4 +12,9 @@ std::string Base64Encode(std::string_view in);
 // nullopt when `in` is not canonical padded base64.
 std::optional<std::string> Base64Decode(std::string_view in);
 
+// base64url without padding (RFC 4648 §5, RFC 7515 §2), as JWTs use it.
+std::string Base64UrlEncode(std::string_view in);
+// nullopt when `in` is not unpadded base64url.
+std::optional<std::string> Base64UrlDecode(std::string_view in);
+
 }  // namespace steward

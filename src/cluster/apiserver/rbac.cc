@@ -3,11 +3,8 @@
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
-#include <openssl/rand.h>
 
 #include <algorithm>
-#include <cstdio>
-#include <cstdlib>
 #include <functional>
 
 #include "cluster/apiserver/validation.h"
@@ -15,6 +12,7 @@
 #include "common/base64.h"
 #include "common/json.h"
 #include "common/json_access.h"
+#include "common/secure_random.h"
 #include "common/time_util.h"
 
 namespace steward::cluster {
@@ -186,55 +184,12 @@ std::string JoinErrors(const std::vector<std::string>& errors) {
   return out + "]";
 }
 
-std::string RandomBytes(size_t n) {
-  std::string out(n, '\0');
-  if (RAND_bytes(reinterpret_cast<unsigned char*>(out.data()), static_cast<int>(n)) != 1) {
-    std::fprintf(stderr, "steward: RAND_bytes failed\n");
-    std::abort();
-  }
-  return out;
-}
-
-// base64url without padding (RFC 7515 §2), as JWTs use it.
-std::string Base64Url(std::string_view in) {
-  std::string out = Base64Encode(in);
-  while (!out.empty() && out.back() == '=') out.pop_back();
-  for (char& c : out) c = c == '+' ? '-' : c == '/' ? '_' : c;
-  return out;
-}
-
-std::optional<std::string> Base64UrlDecode(std::string_view in) {
-  std::string padded(in);
-  for (char& c : padded) {
-    if (c == '+' || c == '/' || c == '=') return std::nullopt;
-    c = c == '-' ? '+' : c == '_' ? '/' : c;
-  }
-  while (padded.size() % 4 != 0) padded += '=';
-  return Base64Decode(padded);
-}
-
 std::string HmacSha256(std::string_view key, std::string_view data) {
   unsigned char mac[EVP_MAX_MD_SIZE];
   unsigned int len = 0;
   HMAC(EVP_sha256(), key.data(), static_cast<int>(key.size()),
        reinterpret_cast<const unsigned char*>(data.data()), data.size(), mac, &len);
   return std::string(reinterpret_cast<const char*>(mac), len);
-}
-
-// A version-4 UUID from the system's random bytes (a token's jti).
-std::string RandomUuid() {
-  std::string b = RandomBytes(16);
-  b[6] = static_cast<char>((b[6] & 0x0f) | 0x40);
-  b[8] = static_cast<char>((b[8] & 0x3f) | 0x80);
-  static const char kHex[] = "0123456789abcdef";
-  std::string out;
-  for (size_t i = 0; i < b.size(); ++i) {
-    if (i == 4 || i == 6 || i == 8 || i == 10) out += '-';
-    const auto c = static_cast<unsigned char>(b[i]);
-    out += kHex[c >> 4];
-    out += kHex[c & 15];
-  }
-  return out;
 }
 
 int64_t UnixSeconds(SystemTime t) {
@@ -449,7 +404,7 @@ UserInfo TokenAuthority::Admin() { return {"admin", {"system:masters", "system:a
 
 TokenAuthority::TokenAuthority(std::string admin_token, std::string signing_key)
     : admin_token_(std::move(admin_token)),
-      signing_key_(signing_key.empty() ? RandomBytes(32) : std::move(signing_key)) {}
+      signing_key_(signing_key.empty() ? SecureRandomBytes(32) : std::move(signing_key)) {}
 
 std::optional<UserInfo> TokenAuthority::Authenticate(std::string_view header,
                                                      const Storage& storage, SystemTime now) const {
@@ -464,7 +419,7 @@ std::optional<UserInfo> TokenAuthority::Authenticate(std::string_view header,
   // header.payload.signature, the signature over "header.payload".
   const size_t last_dot = token.rfind('.');
   if (last_dot == std::string_view::npos || token.find('.') == last_dot) return std::nullopt;
-  const std::string want = Base64Url(HmacSha256(signing_key_, token.substr(0, last_dot)));
+  const std::string want = Base64UrlEncode(HmacSha256(signing_key_, token.substr(0, last_dot)));
   const std::string_view got = token.substr(last_dot + 1);
   if (got.size() != want.size() || CRYPTO_memcmp(got.data(), want.data(), want.size()) != 0) {
     return std::nullopt;
@@ -500,12 +455,13 @@ std::string TokenAuthority::Issue(const std::string& ns, const std::string& name
       {"exp", UnixSeconds(expires)},
       {"iat", UnixSeconds(now)},
       {"iss", kIssuer},
-      {"jti", RandomUuid()},
+      {"jti", SecureRandomUuid()},
       {"kubernetes.io", {{"namespace", ns}, {"serviceaccount", {{"name", name}, {"uid", uid}}}}},
       {"nbf", UnixSeconds(now)},
       {"sub", std::string(kServiceAccountPrefix) + ns + ":" + name}};
-  const std::string signed_part = Base64Url(DumpJson(header)) + "." + Base64Url(DumpJson(claims));
-  return signed_part + "." + Base64Url(HmacSha256(signing_key_, signed_part));
+  const std::string signed_part =
+      Base64UrlEncode(DumpJson(header)) + "." + Base64UrlEncode(DumpJson(claims));
+  return signed_part + "." + Base64UrlEncode(HmacSha256(signing_key_, signed_part));
 }
 
 }  // namespace steward::cluster

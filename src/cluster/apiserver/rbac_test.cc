@@ -388,10 +388,7 @@ TEST_F(RbacTest, SelfSubjectReviewsSayWhoTheCallerIs) {
 Json Claims(const std::string& token) {
   const size_t a = token.find('.');
   const size_t b = token.rfind('.');
-  std::string part = token.substr(a + 1, b - a - 1);
-  for (char& c : part) c = c == '-' ? '+' : c == '_' ? '/' : c;
-  while (part.size() % 4 != 0) part += '=';
-  auto decoded = Base64Decode(part);
+  auto decoded = Base64UrlDecode(token.substr(a + 1, b - a - 1));
   if (!decoded) return Json();
   auto j = ParseJson(*decoded);
   return j.ok() ? *j : Json();
@@ -417,9 +414,7 @@ TEST_F(RbacTest, TokensAreSignedJwtsOnlyTheirKeyAcceptsUntilTheyExpire) {
   forged["kubernetes.io"]["serviceaccount"]["name"] = "admin-ish";
   forged["kubernetes.io"]["serviceaccount"]["uid"] = DoJson(
       kAdmin, "GET", "/api/v1/namespaces/steward/serviceaccounts/admin-ish")["metadata"]["uid"];
-  std::string payload = Base64Encode(DumpJson(forged));
-  while (!payload.empty() && payload.back() == '=') payload.pop_back();
-  for (char& c : payload) c = c == '+' ? '-' : c == '/' ? '_' : c;
+  const std::string payload = Base64UrlEncode(DumpJson(forged));
   const size_t a = via_api.find('.');
   const size_t b = via_api.rfind('.');
   const std::string tampered = via_api.substr(0, a + 1) + payload + via_api.substr(b);

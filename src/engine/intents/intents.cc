@@ -1,7 +1,5 @@
 #include "engine/intents/intents.h"
 
-#include <openssl/rand.h>
-
 #include <algorithm>
 #include <cstdio>
 #include <map>
@@ -10,6 +8,7 @@
 #include "common/fields.h"
 #include "common/json_access.h"
 #include "common/log.h"
+#include "common/secure_random.h"
 #include "engine/manifests/manifests.h"
 #include "engine/model/agent.h"
 
@@ -19,29 +18,7 @@ namespace {
 using store::DesiredState;
 using store::ProjectRecord;
 
-std::string RandomHex(size_t bytes) {
-  std::string raw(bytes, '\0');
-  if (RAND_bytes(reinterpret_cast<unsigned char*>(raw.data()), static_cast<int>(bytes)) != 1) {
-    // The OS CSPRNG failing is not something to paper over with a weak token.
-    std::fprintf(stderr, "steward: RAND_bytes failed\n");
-    std::abort();
-  }
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string out;
-  out.reserve(bytes * 2);
-  for (unsigned char c : raw) {
-    out.push_back(kHex[c >> 4]);
-    out.push_back(kHex[c & 15]);
-  }
-  return out;
-}
-
-std::string NewProjectId() {
-  std::string h = RandomHex(16);  // UUID v4 layout, as FlowFuse ids look
-  h[12] = '4';
-  return h.substr(0, 8) + "-" + h.substr(8, 4) + "-" + h.substr(12, 4) + "-" + h.substr(16, 4) +
-         "-" + h.substr(20, 12);
-}
+std::string NewProjectId() { return SecureRandomUuid(); }  // as FlowFuse ids look
 
 store::HistoryEntry Operation(std::string summary, int64_t generation, Json detail = nullptr) {
   store::HistoryEntry e;
@@ -123,8 +100,8 @@ Status RefuseOtherKind(const ProjectRecord& r, store::RecordKind kind) {
 
 }  // namespace
 
-std::string NewToken() { return RandomHex(32); }
-std::string NewCredentialId() { return "c-" + RandomHex(8); }
+std::string NewToken() { return SecureRandomHex(32); }
+std::string NewCredentialId() { return "c-" + SecureRandomHex(8); }
 
 Intents::Intents(store::Store& store, Enqueue enqueue, const EngineConfig* config,
                  CredentialVault* vault)
