@@ -259,6 +259,7 @@ Status AppImpl::StartCluster(kube::RestConfig rest) {
                                 &o.ingress_host, &o.ingress_port));
     o.seed = config_.seed;
     o.data_dir = (fs::path(config_.data_dir) / "cluster").string();
+    o.audit_log = config_.audit_log;
     auto cluster = cluster::EmbeddedCluster::Start(o);
     if (!cluster.ok()) return WithPrefix(cluster.error(), "embedded cluster: ");
     cluster_ = std::move(*cluster);

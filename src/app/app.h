@@ -66,6 +66,7 @@ struct ServeConfig {
   std::string ingress_listen = "127.0.0.1:0";
   uint64_t seed = 1;
   std::string kubeconfig_out;  // write a kubeconfig for the embedded cluster here
+  std::string audit_log;       // the embedded API server appends one JSON line per request here
 
   InstanceAccess instance_access = InstanceAccess::kAuto;
   std::chrono::milliseconds instance_timeout{5000};

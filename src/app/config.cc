@@ -55,7 +55,8 @@ Status ParseDatabase(const FieldReader& s, ServeConfig* config) {
 
 Status ParseEmbedded(const Json* j, ServeConfig* out) {
   ASSIGN_OR_RETURN(FieldReader s, Section(j, "kubernetes.embedded"));
-  RETURN_IF_ERROR(s.OnlyKnown({"profile", "listen", "ingressListen", "seed", "kubeconfigOut"}));
+  RETURN_IF_ERROR(
+      s.OnlyKnown({"profile", "listen", "ingressListen", "seed", "kubeconfigOut", "auditLog"}));
   RETURN_IF_ERROR(s.NonEmptyString("profile", &out->embedded_profile));
   RETURN_IF_ERROR(s.String("listen", &out->embedded_listen));
   RETURN_IF_ERROR(CheckListen(out->embedded_listen, s.PathOf("listen")));
@@ -70,6 +71,7 @@ Status ParseEmbedded(const Json* j, ServeConfig* out) {
     }
     out->seed = seed->get<uint64_t>();
   }
+  RETURN_IF_ERROR(s.String("auditLog", &out->audit_log));
   return s.String("kubeconfigOut", &out->kubeconfig_out);
 }
 

@@ -53,6 +53,7 @@ TEST(ServeConfigTest, EmptyDocumentGivesEveryDefault) {
     EXPECT_EQ(c->ingress_listen, "127.0.0.1:0");
     EXPECT_EQ(c->seed, 1u);
     EXPECT_EQ(c->kubeconfig_out, "");
+    EXPECT_EQ(c->audit_log, "");
     EXPECT_EQ(c->instance_access, InstanceAccess::kAuto);
     EXPECT_EQ(c->instance_timeout, milliseconds(5000));
     EXPECT_EQ(c->engine, engine::EngineConfig{});
@@ -78,6 +79,7 @@ kubernetes:
     ingressListen: "[::1]:8081"
     seed: 4294967297
     kubeconfigOut: /tmp/kc
+    auditLog: /tmp/audit.log
 instance:
   access: direct
   timeout: 1500ms
@@ -104,6 +106,7 @@ engine:
   EXPECT_EQ(c->ingress_listen, "[::1]:8081");
   EXPECT_EQ(c->seed, 4294967297ull);
   EXPECT_EQ(c->kubeconfig_out, "/tmp/kc");
+  EXPECT_EQ(c->audit_log, "/tmp/audit.log");
   EXPECT_EQ(c->instance_access, InstanceAccess::kDirect);
   EXPECT_EQ(c->instance_timeout, milliseconds(1500));
   EXPECT_EQ(c->instance_max_file_bytes, 1048576u);
@@ -220,6 +223,8 @@ TEST(ServeConfigTest, WrongTypesAreNamed) {
   ExpectInvalid("kubernetes: {embedded: {profile: 1}}", "kubernetes.embedded.profile",
                 "must be a string");
   ExpectInvalid("kubernetes: {embedded: {kubeconfigOut: 1}}", "kubernetes.embedded.kubeconfigOut",
+                "must be a string");
+  ExpectInvalid("kubernetes: {embedded: {auditLog: [1]}}", "kubernetes.embedded.auditLog",
                 "must be a string");
   ExpectInvalid("instance: [1]", "instance", "must be a mapping (got array)");
   ExpectInvalid("instance: {timeout: true}", "instance.timeout", "must be a duration");

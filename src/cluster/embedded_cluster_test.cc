@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "common/json.h"
+#include "common/time_util.h"
 #include "common/yaml.h"
 #include "net/http_client.h"
 #include "test_support/captured_log.h"
@@ -406,6 +407,13 @@ TEST_F(EmbeddedClusterTest, AuditLogAndMetricsCountEveryRequest) {
   // Audit events name the client (a replica, in sharded mode), as the real API server's do.
   EXPECT_EQ(lines[0]["userAgent"], "steward/0.1 replica/steward-1");
   EXPECT_TRUE(lines[0]["latencyMs"].is_number());
+  // When the request arrived and when it was answered (the answer's time taken as it is sent).
+  for (const Json& l : lines) {
+    auto started = ParseRfc3339(GetString(l, "startTime"));
+    auto answered = ParseRfc3339(GetString(l, "time"));
+    ASSERT_TRUE(started && answered) << DumpJson(l);
+    EXPECT_LE(*started, *answered) << DumpJson(l);
+  }
   EXPECT_EQ(lines[2]["name"], "none");
   EXPECT_EQ(lines[2]["code"], 404);
   std::filesystem::remove(path);

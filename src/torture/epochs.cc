@@ -80,6 +80,10 @@ std::vector<AuditWrite> ParseAuditWrites(std::string_view audit_log) {
     const double latency_ms =
         latency != nullptr && latency->is_number() ? latency->get<double>() : 0.0;
     w.start_us = w.end_us - static_cast<int64_t>(latency_ms * 1000.0);
+    // The arrival's own time when the line has it (clusters since the creation-order check).
+    if (auto started = ParseRfc3339(StringAtPath(*entry, "startTime"))) {
+      w.start_us = MicrosOf(*started);
+    }
     w.replica = ReplicaOfUserAgent(StringAtPath(*entry, "userAgent"));
     w.verb = verb;
     w.resource = StringAtPath(*entry, "resource");
@@ -110,6 +114,9 @@ void ObjectOwners::AddProject(const std::string& id, const std::string& name, in
                                                         {"ingresses", n.custom_ingress}}) {
     if (!object.empty()) Add(resource + "/" + object, id, created_ms);
   }
+  depends_on_["services/" + n.service] = {"deployments", n.deployment};
+  depends_on_["ingresses/" + n.ingress] = {"services", n.service};
+  depends_on_["ingresses/" + n.custom_ingress] = {"services", n.service};
   ids_.insert(id);
 }
 
@@ -117,7 +124,15 @@ void ObjectOwners::AddAgent(const std::string& id, const std::string& name, int6
   for (const char* resource : {"secrets", "deployments", "services"}) {
     Add(std::string(resource) + "/" + name, id, created_ms);
   }
+  depends_on_["services/" + name] = {"deployments", name};
   ids_.insert(id);
+}
+
+std::optional<ObjectOwners::ObjectRef> ObjectOwners::DependencyOf(std::string_view resource,
+                                                                  std::string_view name) const {
+  auto it = depends_on_.find(std::string(resource) + "/" + std::string(name));
+  if (it == depends_on_.end()) return std::nullopt;
+  return it->second;
 }
 
 std::optional<std::string> ObjectOwners::RecordOf(std::string_view resource, std::string_view name,

@@ -31,9 +31,11 @@ namespace steward::torture {
 
 // One write request from the audit log (create, update, patch, delete, deletecollection).
 struct AuditWrite {
-  int64_t start_us = 0;  // wall clock, µs since the epoch: the record's time minus its latency
-  int64_t end_us = 0;    // the record's time (when the answer was sent)
-  std::string replica;   // from the User-Agent "... replica/<name>"; "" for none
+  // Wall clock, µs since the epoch: the record's startTime (when the request arrived), or for a
+  // line without one its time minus its latency.
+  int64_t start_us = 0;
+  int64_t end_us = 0;   // the record's time (when the answer was sent)
+  std::string replica;  // from the User-Agent "... replica/<name>"; "" for none
   std::string verb, resource, ns, name;
   int code = 0;
 };
@@ -58,8 +60,18 @@ class ObjectOwners {
   std::optional<std::string> RecordOf(std::string_view resource, std::string_view name,
                                       int64_t at_us, bool* exempt) const;
 
+  // The object a create of `resource`/`name` may be sent only once it exists, in the engine's
+  // dependency order (DESIGN.md §3.4, issue 33): a project's Service needs its Deployment, its
+  // Ingresses (the main one and `<ingress>-custom`) its Service; an agent's Service its
+  // Deployment. nullopt for any other object, or one of no known record.
+  struct ObjectRef {
+    std::string resource, name;
+  };
+  std::optional<ObjectRef> DependencyOf(std::string_view resource, std::string_view name) const;
+
  private:
   void Add(const std::string& key, const std::string& id, int64_t created_ms);
+  std::map<std::string, ObjectRef> depends_on_;  // "<resource>/<name>" → what it needs
   // "<resource>/<name>" → (created ms, id), oldest first.
   std::map<std::string, std::vector<std::pair<int64_t, std::string>>> by_name_;
   std::set<std::string> ids_;  // for "<id>-credentials-<fingerprint>" Secrets

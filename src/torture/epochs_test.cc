@@ -57,6 +57,14 @@ TEST(EpochsTest, AuditLinesBecomeWritesWithTheirStartTimes) {
   EXPECT_EQ(writes[1].verb, "delete");
   EXPECT_EQ(writes[1].replica, "");
   EXPECT_EQ(writes[1].code, 404);
+
+  // A line with the arrival's own time: that time, not the answer's minus the latency.
+  writes = ParseAuditWrites(
+      R"({"time":"2026-01-01T00:00:01.500000Z","startTime":"2026-01-01T00:00:01.100000Z",)"
+      R"("verb":"create","resource":"services","name":"a","code":201,"latencyMs":250.0})");
+  ASSERT_THAT(writes, SizeIs(1));
+  EXPECT_EQ(writes[0].start_us, (kT + 1100) * 1000);
+  EXPECT_EQ(writes[0].end_us, (kT + 1500) * 1000);
 }
 
 TEST(EpochsTest, WritesInsideTheirOwnersTenureHoldAndOthersAreViolations) {

@@ -61,6 +61,7 @@ std::optional<Claim> Claim::FromProject(const Json& project) {
     c.image = image->get<std::string>();
   }
   c.restart_epoch = IntAt(project, "restartEpoch");
+  c.since_ms = IntAt(status, "since");
   c.url = GetString(status, "url");
   const Json* custom = FindPath(project, "spec.customHostname");
   if (custom != nullptr && custom->is_string()) c.custom_hostname = custom->get<std::string>();

@@ -48,6 +48,7 @@ struct Claim {
   std::string url;              // status.url
   std::string custom_hostname;  // spec.customHostname, "" when none
   std::string fingerprint;      // an agent's spec.credentials.fingerprint (its token's)
+  int64_t since_ms = 0;         // status.since: when Steward committed the phase (wall ms)
 
   // Reads a project or an agent as the REST API returns it. nullopt unless it is done at its
   // generation (observedGeneration >= generation) with phase Running or Suspended.

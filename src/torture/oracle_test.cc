@@ -357,16 +357,20 @@ TEST(ClaimTest, AnAgentRecordIsAnAgentClaimWithItsTokensFingerprint) {
 }
 
 TEST(ClaimTest, OnlyAPhaseReachedAtTheCurrentGenerationIsAClaim) {
-  Json p = {
-      {"id", "p-1"},
-      {"name", "a"},
-      {"generation", 3},
-      {"restartEpoch", 2},
-      {"spec", {{"stack", {{"image", "img:1"}}}, {"customHostname", "a.example.com"}}},
-      {"status", {{"phase", "Running"}, {"observedGeneration", 3}, {"url", "http://a.localhost"}}}};
+  Json p = {{"id", "p-1"},
+            {"name", "a"},
+            {"generation", 3},
+            {"restartEpoch", 2},
+            {"spec", {{"stack", {{"image", "img:1"}}}, {"customHostname", "a.example.com"}}},
+            {"status",
+             {{"phase", "Running"},
+              {"observedGeneration", 3},
+              {"url", "http://a.localhost"},
+              {"since", 1764470000000}}}};
   auto c = Claim::FromProject(p);
   ASSERT_TRUE(c.has_value());
   EXPECT_EQ(c->id, "p-1");
+  EXPECT_EQ(c->since_ms, 1764470000000);
   EXPECT_EQ(c->generation, 3);
   EXPECT_EQ(c->image, "img:1");
   EXPECT_EQ(c->restart_epoch, 2);

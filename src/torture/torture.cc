@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "api_client/api_client.h"
+#include "cluster/profile/profile.h"
 #include "common/file.h"
 #include "common/mutex.h"
 #include "common/time_util.h"
@@ -26,6 +27,7 @@
 #include "store/postgres_store.h"
 #include "test_support/postgres_server.h"
 #include "torture/child_process.h"
+#include "torture/creation_order.h"
 #include "torture/epochs.h"
 #include "torture/oracle.h"
 
@@ -51,6 +53,10 @@ constexpr char kTeam[] = "torture";
 // A request with no answer (the server was killed) is sent again until this passes.
 constexpr seconds kNoAnswerDeadline{180};
 constexpr char kWaitQuery[] = "wait=30s";
+// A claim checked later than this after the watch stream showed it is counted as late: a
+// Running claimed before its pods were ready may have come true meanwhile (the hostile
+// profile's pods are Ready 2.5 s after their creation at the soonest).
+constexpr int64_t kLateCheckMs = 2000;
 
 // A 2xx answer, as the driver recorded it.
 struct Answer {
@@ -767,6 +773,12 @@ class Monitor {
     for (auto& t : threads_) t.join();
   }
 
+  // Every Running claim the watch stream showed (for the checks after the run).
+  std::vector<Claim> RunningClaims() {
+    MutexLock lock(mu_);
+    return running_claims_;
+  }
+
   // Checks one claim; on failure decides violation or superseded by asking Steward again.
   void CheckClaim(const Claim& claim, bool allow_superseded) {
     CheckResult result;
@@ -865,7 +877,8 @@ class Monitor {
             if (!claim) return true;
             {
               MutexLock lock(mu_);
-              queue_.push_back(*claim);
+              if (claim->phase == "Running") running_claims_.push_back(*claim);
+              queue_.push_back({*claim, Clock::now()});
             }
             cv_.NotifyOne();
             return true;
@@ -884,9 +897,15 @@ class Monitor {
         MutexLock lock(mu_);
         cv_.Wait(mu_, [&]() REQUIRES(mu_) { return stop_ || !queue_.empty(); });
         if (queue_.empty()) return;
-        claim = std::move(queue_.front());
+        claim = std::move(queue_.front().claim);
+        const int64_t lag_ms =
+            std::chrono::duration_cast<milliseconds>(Clock::now() - queue_.front().seen).count();
         queue_.pop_front();
         ++busy_;
+        rec_.Update([&](TortureReport& r) {
+          r.max_check_lag_ms = std::max(r.max_check_lag_ms, lag_ms);
+          if (lag_ms > kLateCheckMs) ++r.late_checks;
+        });
       }
       CheckClaim(claim, true);
       {
@@ -972,7 +991,12 @@ class Monitor {
   Record& rec_;
   Mutex mu_;
   CondVar cv_, idle_cv_;
-  std::deque<Claim> queue_ GUARDED_BY(mu_);
+  struct Queued {
+    Claim claim;
+    Clock::time_point seen;  // when the watch stream showed it
+  };
+  std::deque<Queued> queue_ GUARDED_BY(mu_);
+  std::vector<Claim> running_claims_ GUARDED_BY(mu_);  // every Running claim seen, in order
   int busy_ GUARDED_BY(mu_) = 0;
   bool stop_ GUARDED_BY(mu_) = false;
   std::vector<std::thread> threads_;  // started by Start(), joined by Stop(): one thread
@@ -989,8 +1013,9 @@ struct Kill {
 // are reached. With several replicas, every other kill keeps its replica down past the lease
 // duration, so that the others must take its share over; the rest restart it at once (it then
 // takes its own share back).
+// `cluster_kills_us` gets, for each kill of the cluster, when its process was gone (wall µs).
 std::vector<Kill> Chaos(Processes& procs, const TortureOptions& options, Record& rec,
-                        std::atomic<bool>& failed) {
+                        std::atomic<bool>& failed, std::vector<int64_t>* cluster_kills_us) {
   std::mt19937_64 rng(options.seed * 7919 + 17);
   auto uniform_ms = [&](int lo, int hi) {
     return milliseconds(lo + static_cast<int>(rng() % static_cast<uint64_t>(hi - lo + 1)));
@@ -1044,6 +1069,7 @@ std::vector<Kill> Chaos(Processes& procs, const TortureOptions& options, Record&
       rec.Log("SIGKILL cluster (" + std::to_string(restarts) + "/" +
               std::to_string(options.restart_cluster) + ")");
       procs.KillCluster();
+      cluster_kills_us->push_back(WallMs() * 1000 + 999);  // gone by the end of this ms
       std::this_thread::sleep_for(uniform_ms(500, 2000));
       if (Status st = procs.StartCluster(); !st.ok()) {
         rec.Violation("(cluster)", "restart", "steward cluster after SIGKILL", st.ToString());
@@ -1225,6 +1251,96 @@ void FinalChecks(Processes& procs, Oracle& oracle, Monitor& monitor, Record& rec
   }
 }
 
+// Every record of the run (each incarnation from its first answer's createdAt on), for mapping
+// the audit log's object names to records.
+ObjectOwners OwnersOf(const std::map<std::string, std::vector<Answer>>& all) {
+  ObjectOwners owners;
+  for (const auto& [name, answers] : all) {
+    std::map<std::string, int64_t> created;  // id → its creation (ms), from the answers
+    for (const Answer& a : answers) {
+      auto at = ParseRfc3339(a.created_at);
+      if (a.id.empty() || !at) continue;
+      const int64_t ms = std::chrono::duration_cast<milliseconds>(at->time_since_epoch()).count();
+      auto [it, fresh] = created.emplace(a.id, ms);
+      if (!fresh) it->second = std::min(it->second, ms);
+    }
+    for (const auto& [id, ms] : created) {
+      if (IsAgentName(name)) {
+        owners.AddAgent(id, name, ms);
+      } else {
+        owners.AddProject(id, name, ms);
+      }
+    }
+  }
+  return owners;
+}
+
+std::string ReadAuditLog(const Processes& procs) {
+  std::ifstream in(procs.audit_log());
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+// The least time from a pod's creation to Ready in the run's cluster profile (the fixed parts
+// of its stages; the kubelet only adds to them), 0 when it cannot be told: a profile that does
+// not load here, or one with process pods (their readiness is their own probe's).
+int64_t MinimumReadyMs(const TortureOptions& options, Record& rec) {
+  auto profile = cluster::LoadProfile(options.profile);
+  if (!profile.ok()) {
+    rec.Log("order: profile " + options.profile + ": " + profile.error().message() +
+            "; Running claims not timed against their Deployments' creates");
+    return 0;
+  }
+  for (const std::string& set : options.profile_sets) {
+    const size_t eq = set.find('=');
+    if (eq == std::string::npos ||
+        !cluster::SetProfileField(*profile, set.substr(0, eq), set.substr(eq + 1)).ok()) {
+      return 0;  // the cluster refused it too: the run did not start
+    }
+  }
+  if (!profile->process_images.empty()) return 0;
+  return (profile->pod_scheduling.fixed + profile->pod_start.fixed + profile->pod_ready.fixed)
+      .count();
+}
+
+// After every run, from the cluster's audit log: each Service and Ingress was created only once
+// the object it depends on existed, and no Running was committed sooner after its Deployment's
+// create than a pod of it could be ready (creation_order.h).
+void CheckOrder(const Processes& procs, const TortureOptions& options,
+                const std::vector<Claim>& running, const std::vector<int64_t>& cluster_kills_us,
+                Record& rec) {
+  const std::vector<AuditWrite> writes = ParseAuditWrites(ReadAuditLog(procs));
+  const OrderReport order = CheckCreationOrder(writes, OwnersOf(rec.Answers()), cluster_kills_us);
+  for (const std::string& v : order.violations) {
+    rec.Violation("(order)", "creation order", "each object only once its dependency exists", v);
+  }
+  std::vector<RunningClaim> claims;
+  for (const Claim& c : running) {
+    const std::string deployment = c.agent ? c.name : engine::NamesFor(c.id, c.name).deployment;
+    claims.push_back({c.id, kNamespace, deployment, c.since_ms, c.Describe()});
+  }
+  const int64_t min_ready_ms = MinimumReadyMs(options, rec);
+  const ReadinessReport timed = CheckRunningAfterCreate(claims, writes, min_ready_ms);
+  for (const std::string& v : timed.violations) {
+    rec.Violation("(order)", "Running before ready", "Running only once every object is ready", v);
+  }
+  rec.Update([&](TortureReport& r) {
+    r.ordered_creates_checked = order.checked;
+    r.ordered_creates_excused = order.excused;
+    r.running_claims_timed = timed.checked;
+  });
+  rec.Log("order: " + std::to_string(writes.size()) + " writes in the audit log; " +
+          std::to_string(order.checked) +
+          " Service and Ingress creates checked against their "
+          "dependencies (" +
+          std::to_string(order.excused) + " excused across a cluster kill); " +
+          std::to_string(timed.checked) +
+          " Running claims timed against their Deployment's "
+          "create (a pod is Ready " +
+          std::to_string(min_ready_ms) +
+          " ms after its creation at "
+          "the soonest)");
+}
+
 // After a replicated run: from the store's shard history and the cluster's audit log, every
 // shard a killed replica held was taken over within the lease duration + 2 s, and no record was
 // written by a replica outside its own tenure of the record's shard (epochs.h).
@@ -1250,29 +1366,10 @@ void CheckReplicas(const Processes& procs, const TortureOptions& options,
   for (const std::string& v : handovers.violations) {
     rec.Violation("(replicas)", "handover", "within " + std::to_string(bound_ms) + " ms", v);
   }
-  ObjectOwners owners;
-  for (const auto& [name, answers] : rec.Answers()) {
-    std::map<std::string, int64_t> created;  // id → its creation (ms), from the answers
-    for (const Answer& a : answers) {
-      auto at = ParseRfc3339(a.created_at);
-      if (a.id.empty() || !at) continue;
-      const int64_t ms = std::chrono::duration_cast<milliseconds>(at->time_since_epoch()).count();
-      auto [it, fresh] = created.emplace(a.id, ms);
-      if (!fresh) it->second = std::min(it->second, ms);
-    }
-    for (const auto& [id, ms] : created) {
-      if (IsAgentName(name)) {
-        owners.AddAgent(id, name, ms);
-      } else {
-        owners.AddProject(id, name, ms);
-      }
-    }
-  }
-  std::ifstream in(procs.audit_log());
-  std::string audit((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const ObjectOwners owners = OwnersOf(rec.Answers());
   const int shards = options.shards;
   EpochReport epochs =
-      CheckWriteEpochs(ParseAuditWrites(audit), *history, owners,
+      CheckWriteEpochs(ParseAuditWrites(ReadAuditLog(procs)), *history, owners,
                        [shards](const std::string& id) { return engine::ShardOf(id, shards); });
   for (const std::string& v : epochs.violations) {
     rec.Violation("(replicas)", "fencing", "one replica per shard epoch", v);
@@ -1381,7 +1478,8 @@ StatusOr<TortureReport> RunTorture(const TortureOptions& options, std::ostream& 
   // On this thread: the children's parent-death signal fires when the thread that forked them
   // exits, so every (re)start happens on the thread that lives for the whole run.
   std::atomic<bool> chaos_failed{false};
-  const std::vector<Kill> kills = Chaos(procs, options, rec, chaos_failed);
+  std::vector<int64_t> cluster_kills_us;
+  const std::vector<Kill> kills = Chaos(procs, options, rec, chaos_failed, &cluster_kills_us);
   for (auto& t : drivers) t.join();
   rec.Log("every operation sent");
 
@@ -1419,7 +1517,9 @@ StatusOr<TortureReport> RunTorture(const TortureOptions& options, std::ostream& 
     FinalChecks(procs, oracle, monitor, rec, expected);
   }
   monitor.Stop([&] { procs.StopStewards(); });
-  procs.StopAll();
+  const std::vector<Claim> running = monitor.RunningClaims();
+  procs.StopAll();  // the audit log is complete once the cluster is gone
+  CheckOrder(procs, options, running, cluster_kills_us, rec);
   if (options.replicas > 1) CheckReplicas(procs, options, kills, rec);
 
   // An oracle that checked nothing proves nothing.
@@ -1428,6 +1528,10 @@ StatusOr<TortureReport> RunTorture(const TortureOptions& options, std::ostream& 
     rec.Violation("(oracle)", "coverage", "claims held and scans must be > 0",
                   std::to_string(counts.claims_held) + " claims held, " +
                       std::to_string(counts.scans) + " scans");
+  }
+  if (!chaos_failed && counts.claims_held > 0 && counts.ordered_creates_checked == 0) {
+    rec.Violation("(oracle)", "coverage", "creates checked for their order must be > 0",
+                  "none in the audit log " + procs.audit_log());
   }
   TortureReport report = rec.Report();
   report.work_dir = dir;
@@ -1438,7 +1542,12 @@ StatusOr<TortureReport> RunTorture(const TortureOptions& options, std::ostream& 
       << " superseded, " << report.claims_inconclusive << " inconclusive), " << report.scans
       << " scans, " << report.credential_checks << " credential checks, " << report.instance_ops
       << " instance calls, " << report.steward_kills << " steward kills, "
-      << report.cluster_restarts << " cluster restarts, ";
+      << report.cluster_restarts << " cluster restarts, " << report.ordered_creates_checked
+      << " creates checked for their order (" << report.ordered_creates_excused
+      << " excused across a cluster kill), " << report.running_claims_timed
+      << " Running claims timed against their Deployment's create, claims checked at most "
+      << report.max_check_lag_ms << " ms after they were seen (" << report.late_checks
+      << " later than " << kLateCheckMs << " ms), ";
   if (options.replicas > 1) {
     out << options.replicas << " replicas, " << report.database_restarts << " database restarts, "
         << report.handovers_checked << " handovers (max " << report.max_handover_ms << " ms), "

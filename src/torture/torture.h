@@ -67,9 +67,14 @@ struct TortureReport {
   int steward_kills = 0;
   int cluster_restarts = 0;
   int database_restarts = 0;
-  int64_t handovers_checked = 0;      // shards a killed replica held, each taken over again
-  int64_t max_handover_ms = 0;        // the longest of those takeovers
-  int64_t fenced_writes_checked = 0;  // replicas' Kubernetes writes checked against the epochs
+  int64_t handovers_checked = 0;        // shards a killed replica held, each taken over again
+  int64_t max_handover_ms = 0;          // the longest of those takeovers
+  int64_t fenced_writes_checked = 0;    // replicas' Kubernetes writes checked against the epochs
+  int64_t ordered_creates_checked = 0;  // Service/Ingress creates checked for their dependency
+  int64_t ordered_creates_excused = 0;  // of those, unproven across a cluster kill
+  int64_t running_claims_timed = 0;     // Running claims timed against their Deployment's create
+  int64_t max_check_lag_ms = 0;         // the longest wait of a claim for its check to start
+  int64_t late_checks = 0;              // claims whose check started > 2 s after they were seen
   double seconds = 0;
   std::vector<std::string> violations;
 };

@@ -54,6 +54,9 @@ TEST(TortureTest, SmallRunKeepsEveryInvariant) {
   // Agents were driven too, and their claims checked against the cluster and their own API.
   EXPECT_GT(Count(r.out, "agent claims held"), 0) << Describe(r);
   EXPECT_GT(Count(r.out, "instance calls"), 0) << Describe(r);
+  // The audit log's order checks saw Steward's creates and claims.
+  EXPECT_GT(Count(r.out, "creates checked for their order"), 30) << Describe(r);
+  EXPECT_GT(Count(r.out, "Running claims timed"), 30) << Describe(r);
 }
 
 TEST(TortureTest, StewardKilledTenTimesLosesNoAnsweredOperation) {
@@ -80,6 +83,7 @@ TEST(TortureTest, ClusterProcessRestartedWhileStewardKeepsRunning) {
   EXPECT_GT(Count(r.out, "agent claims held"), 0) << Describe(r);
   EXPECT_GT(Count(r.out, "scans"), 0) << Describe(r);
   EXPECT_GT(Count(r.out, "credential checks"), 0) << Describe(r);
+  EXPECT_GT(Count(r.out, "creates checked for their order"), 20) << Describe(r);
 }
 
 // Three replicas on one PostgreSQL server the run starts: operations through random replicas,

@@ -3,7 +3,9 @@
 // 5xx, resets, cut watches, slow deletions), several instances at once. Every 100 ms each
 // instance's details() is compared with its URL through the embedded cluster's ingress listener:
 // details() must never say running while the URL does not answer. At the end every instance is
-// as its last call asked, on the platform's current tokens. Seeded: DRIVER_HOSTILE_SEED.
+// as its last call asked, on the platform's current tokens, and every Service and Ingress was
+// created only once the object it depends on existed (the cluster's audit log). Seeded:
+// DRIVER_HOSTILE_SEED.
 
 const test = require('node:test')
 const assert = require('node:assert/strict')
@@ -11,6 +13,7 @@ const assert = require('node:assert/strict')
 const { Steward, waitFor } = require('./helpers/steward')
 const { Platform, Wrapper } = require('./helpers/platform')
 const { sampleTokens } = require('./helpers/checks')
+const { checkCreationOrder } = require('./helpers/creation_order')
 const { createDriver } = require('../lib/driver')
 
 const SEED = Number(process.env.DRIVER_HOSTILE_SEED || 16)
@@ -138,6 +141,12 @@ test(`hostile cluster: details() never claims running while the URL fails; every
   assert.deepEqual(claims.violations, [], report)
   assert.ok(claims.running > 0, 'some samples saw an instance running')
   assert.deepEqual(sampled.violations, [], report)
+  // Each Service created only once its Deployment existed, each Ingress once its Service did
+  // (the embedded cluster's audit log).
+  const order = checkCreationOrder(steward.auditText(), projects.map(p => p.safeName))
+  t.diagnostic(`audit log: ${order.checked} Service and Ingress creates checked for their order`)
+  assert.deepEqual(order.violations, [], report)
+  assert.ok(order.checked >= PROJECTS * 2, 'the audit log shows every project\'s Service and Ingress created')
 
   // Every instance as its last call asked: Steward, the platform, the URL, the pods' tokens.
   for (const p of projects) {

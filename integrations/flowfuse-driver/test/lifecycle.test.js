@@ -11,6 +11,7 @@ const { EventEmitter } = require('node:events')
 const { Steward, waitFor } = require('./helpers/steward')
 const { Platform, Wrapper, TeamBrokerAgent } = require('./helpers/platform')
 const { sampleTokens } = require('./helpers/checks')
+const { checkCreationOrder } = require('./helpers/creation_order')
 const { createDriver } = require('../lib/driver')
 const { StewardClient } = require('../lib/client')
 const { readConfig } = require('../lib/config')
@@ -387,4 +388,10 @@ test('reconcileAtInit: init() starts the instances the platform runs and Steward
   assert.equal(platform.brokers.get('Lost1').rotations, 1)
   assert.equal(platform.brokers.get('Keep1').rotations, 1)
   assert.equal((await steward.project(alpha.id)).status.phase, 'Running')
+})
+
+test('every Service and Ingress Steward created in these tests found its Deployment or Service existing (the audit log)', () => {
+  const order = checkCreationOrder(steward.auditText(), [...platform.projects.values()].map(p => p.safeName))
+  assert.deepEqual(order.violations, [])
+  assert.ok(order.checked > 0, 'the audit log shows Steward\'s creates')
 })

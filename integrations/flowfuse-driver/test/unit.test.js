@@ -18,6 +18,7 @@ const { createDriver, mayHoldCredentials, platformState } = require('../lib/driv
 const { FakeSteward } = require('./helpers/fake_steward')
 const { Platform, TeamBrokerAgent } = require('./helpers/platform')
 const { waitFor } = require('./helpers/steward')
+const { checkCreationOrder, parseAuditWrites, objectNames } = require('./helpers/creation_order')
 
 test('the SSE parser splits events at any chunk boundary and line ending', () => {
   const text = ': keep-alive\r\n\r\nevent: project\nid: 4\ndata: {"a":\ndata: 1}\n\n' +
@@ -343,4 +344,69 @@ test('details() says running only for a Running at the generation asked for last
     if (want === 'running') assert.deepEqual(d, info)
     else assert.equal(d.meta.phase, 'Running')
   }
+})
+
+// Audit lines as the embedded cluster writes them: `at` and `start` are ms after 00:00:00 (µs
+// precision), `code` the answer's.
+function auditLine (verb, resource, name, start, at, code) {
+  const iso = ms => new Date(Date.UTC(2026, 0, 1) + Math.floor(ms)).toISOString().replace('Z', String(Math.round((ms % 1) * 1000)).padStart(3, '0') + 'Z')
+  return JSON.stringify({ time: iso(at), startTime: iso(start), user: 'admin', verb, group: '', resource, subresource: '', namespace: 'steward', name, uri: '/', userAgent: 'steward/0.1', code, latencyMs: at - start })
+}
+
+test('the creation-order check: an Ingress created before its Service existed, or a Service before its Deployment, fails it', () => {
+  const inOrder = [
+    auditLine('get', 'deployments', 'shop', 0, 1, 404),
+    auditLine('create', 'secrets', 'shop-credentials', 1, 2, 201),
+    auditLine('create', 'deployments', 'shop', 3, 5, 201),
+    auditLine('create', 'services', 'shop', 5.001, 6, 201), // arrived 1 µs after the answer
+    auditLine('create', 'ingresses', 'shop', 7, 8, 201),
+    auditLine('create', 'ingresses', 'shop-custom', 7, 9, 201),
+    'not json'
+  ].join('\n')
+  assert.equal(parseAuditWrites(inOrder).length, 5)
+  assert.deepEqual(parseAuditWrites(inOrder)[2].startUs % 1000000, 5001)
+  assert.deepEqual(checkCreationOrder(inOrder, ['shop']), { checked: 3, violations: [] })
+
+  // The mutant: every object at once. The Ingress arrived while the Service's create was in
+  // flight (answered after), the Service while the Deployment's was.
+  const racy = [
+    auditLine('create', 'deployments', 'shop', 0, 30, 201),
+    auditLine('create', 'services', 'shop', 1, 20, 201),
+    auditLine('create', 'ingresses', 'shop', 2, 10, 201)
+  ].join('\n')
+  const r = checkCreationOrder(racy, ['shop'])
+  assert.equal(r.checked, 2)
+  assert.equal(r.violations.length, 2, r.violations.join('\n'))
+  assert.match(r.violations[0], /^Service shop was created before its Deployment shop existed \(its create arrived 2026-01-01T00:00:00\.001000Z.*had no create answered before it; a create of Deployment shop arrived 2026-01-01T00:00:00\.000000Z and was answered 2026-01-01T00:00:00\.030000Z$/)
+  assert.match(r.violations[1], /^Ingress shop was created before its Service shop existed/)
+  // An Ingress whose Service was never created at all; refused creates are not judged.
+  const never = checkCreationOrder([auditLine('create', 'ingresses', 'shop-custom', 0, 1, 201), auditLine('create', 'services', 'other', 0, 1, 409)].join('\n'))
+  assert.deepEqual(never.violations.map(v => v.split(' (')[0]), ['Ingress shop-custom was created before its Service shop existed'])
+
+  // Over a deleted Deployment: a create while it is terminating fails, one after it was created
+  // again holds.
+  const again = [
+    auditLine('create', 'deployments', 'shop', 0, 1, 201),
+    auditLine('delete', 'deployments', 'shop', 10, 11, 200),
+    auditLine('create', 'services', 'shop', 12, 13, 201),
+    auditLine('create', 'deployments', 'shop', 20, 21, 201),
+    auditLine('create', 'services', 'shop', 22, 23, 201)
+  ].join('\n')
+  const d = checkCreationOrder(again, ['shop'])
+  assert.equal(d.checked, 2)
+  assert.equal(d.violations.length, 1)
+  assert.match(d.violations[0], /Deployment shop was deleted \(a delete arrived 2026-01-01T00:00:00\.010000Z, answered 200\) with no create answered since/)
+
+  // The engine's names: a project whose name starts with a digit has the Service srv-<name>; an
+  // agent's Service needs its Deployment.
+  assert.deepEqual(objectNames('0day'), { deployment: '0day', service: 'srv-0day', ingress: '0day', customIngress: '0day-custom' })
+  const digit = [
+    auditLine('create', 'deployments', '0day', 0, 1, 201),
+    auditLine('create', 'services', 'srv-0day', 2, 3, 201),
+    auditLine('create', 'ingresses', '0day', 4, 5, 201),
+    auditLine('create', 'services', 'mqtt-schema-agent-t-b', 4, 5, 201)
+  ].join('\n')
+  const a = checkCreationOrder(digit, ['0day', 'mqtt-schema-agent-t-b'])
+  assert.equal(a.checked, 3)
+  assert.deepEqual(a.violations.map(v => v.split(' (')[0]), ['Service mqtt-schema-agent-t-b was created before its Deployment mqtt-schema-agent-t-b existed'])
 })

@@ -75,7 +75,8 @@ void RequestLog::Record(const RequestRecord& r) {
                r.code}];
     if (audit_ == nullptr) return;
   }
-  Json entry = {{"time", FormatRfc3339Micro(clock_.WallNow())},
+  const SystemTime answered = r.answered == SystemTime{} ? clock_.WallNow() : r.answered;
+  Json entry = {{"time", FormatRfc3339Micro(answered)},
                 {"user", r.user},
                 {"verb", r.verb},
                 {"group", r.group},
@@ -87,6 +88,7 @@ void RequestLog::Record(const RequestRecord& r) {
                 {"userAgent", r.user_agent},
                 {"code", r.code},
                 {"latencyMs", static_cast<double>(r.latency.count()) / 1000.0}};
+  if (r.started != SystemTime{}) entry["startTime"] = FormatRfc3339Micro(r.started);
   line = DumpJson(entry);
   line += '\n';
   MutexLock lock(mu_);

@@ -29,6 +29,13 @@ struct RequestRecord {
   std::string user_agent;  // the request's User-Agent ("" when none), as audit events carry it
   int code = 0;
   std::chrono::microseconds latency{0};
+  // Wall-clock times of the request's arrival and of its answer, taken with `latency` (the
+  // answer's time just before it is sent); unset (the epoch): the time Record() runs. The audit
+  // line's "time" is the answer's, "startTime" the arrival's, so that the order of two requests
+  // one client sent one after the other (the second once the first was answered) shows in
+  // them: first's time < second's startTime.
+  SystemTime started{};
+  SystemTime answered{};
 };
 
 class RequestLog {

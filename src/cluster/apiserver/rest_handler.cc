@@ -636,6 +636,7 @@ void RestHandler::Respond(Request& req, int code, std::string body,
   resp.headers.Add("Cache-Control", "no-cache, private");
   for (const auto& [name, value] : req.extra_headers) resp.headers.Add(name, value);
   resp.body = std::move(body);
+  Stamp(req);
   req.writer->Send(std::move(resp));
   Finish(req, code);
 }
@@ -656,14 +657,23 @@ void RestHandler::RespondError(Request& req, const StatusError& error) {
   }
   for (const auto& [name, value] : req.extra_headers) resp.headers.Add(name, value);
   resp.body = DumpJson(error.ToStatus());
+  Stamp(req);
   req.writer->Send(std::move(resp));
   Finish(req, error.code);
 }
 
-void RestHandler::Finish(Request& req, int code) {
-  req.record.code = code;
+void RestHandler::Stamp(Request& req) {
+  req.record.answered = api_.clock().WallNow();
   req.record.latency =
       std::chrono::duration_cast<std::chrono::microseconds>(api_.clock().Now() - req.start);
+}
+
+void RestHandler::Finish(Request& req, int code) {
+  req.record.code = code;
+  if (req.record.answered == SystemTime{}) {
+    req.record.latency =
+        std::chrono::duration_cast<std::chrono::microseconds>(api_.clock().Now() - req.start);
+  }
   log_.Record(req.record);
 }
 
@@ -672,6 +682,7 @@ void RestHandler::Handle(net::HttpRequest http, std::shared_ptr<net::ResponseWri
   req->http = std::move(http);
   req->writer = std::move(writer);
   req->start = api_.clock().Now();
+  req->record.started = api_.clock().WallNow();
   req->record.uri = req->http.target;
   req->record.user_agent = std::string(req->http.headers.Get("User-Agent"));
   req->record.user = "admin";

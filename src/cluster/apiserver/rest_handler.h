@@ -138,6 +138,9 @@ class RestHandler final : public net::Handler {
                const std::string& content_type = "application/json");
   void RespondJson(Request& req, int code, const Json& body);
   void RespondError(Request& req, const StatusError& error);
+  // Takes the answer's time and the latency just before the answer is sent (RequestRecord).
+  void Stamp(Request& req);
+  // Records the request in the log (its latency taken now unless Stamp() took it).
   void Finish(Request& req, int code);
   // Runs `fn`, turning an escaped exception into an error response.
   void Guarded(Request& req, const std::function<void()>& fn);

@@ -1,7 +1,8 @@
 'use strict'
 // `steward serve --embedded-cluster <profile>` as a child process, as tests/e2e starts it: the
 // API's URL and token file and the embedded cluster's ingress listener read from what it prints,
-// a kubeconfig for the embedded cluster's API server, /metrics. The binary is $STEWARD_BINARY
+// a kubeconfig for the embedded cluster's API server, /metrics, and its audit log (one JSON line
+// per request it answered: `kubernetes.embedded.auditLog`). The binary is $STEWARD_BINARY
 // (scripts/test.sh points it at build-asan/steward).
 
 const { spawn } = require('node:child_process')
@@ -53,7 +54,8 @@ function request (url, { method = 'GET', headers = {}, body, ca, agent = false, 
 }
 
 class Steward {
-  // profile: instant | realistic | hostile | a profile file. config: YAML text for --config.
+  // profile: instant | realistic | hostile | a profile file. config: YAML text for --config (with
+  // no `kubernetes:` section: the audit log's key is added to it).
   static async start ({ profile = 'realistic', config = '', profileText = '' } = {}) {
     const s = new Steward()
     s.dir = fs.mkdtempSync(path.join(os.tmpdir(), 'steward-driver-test-'))
@@ -65,10 +67,11 @@ class Steward {
     const args = ['serve', '--embedded-cluster', prof, '--data-dir', path.join(s.dir, 'data'),
       '--listen', '127.0.0.1:0', '--log-level', process.env.STEWARD_LOG_LEVEL || 'warn',
       '--kubeconfig-out', path.join(s.dir, 'kubeconfig')]
-    if (config) {
-      fs.writeFileSync(path.join(s.dir, 'steward.yaml'), config)
-      args.push('--config', path.join(s.dir, 'steward.yaml'))
-    }
+    if (/^kubernetes:/m.test(config)) throw new Error('Steward.start: config must not have a kubernetes: section')
+    s.auditLog = path.join(s.dir, 'audit.log')
+    fs.writeFileSync(path.join(s.dir, 'steward.yaml'),
+      `${config}${config && !config.endsWith('\n') ? '\n' : ''}kubernetes:\n  embedded:\n    auditLog: ${JSON.stringify(s.auditLog)}\n`)
+    args.push('--config', path.join(s.dir, 'steward.yaml'))
     s.args = args
     await s._run()
     return s
@@ -114,6 +117,11 @@ class Steward {
       ca: Buffer.from(text.match(/certificate-authority-data: "?([^"\s]+)"?/)[1], 'base64').toString('utf8'),
       token: text.match(/token: "?([^"\s]+)"?/)[1]
     }
+  }
+
+  // The embedded cluster's audit log so far (the whole text).
+  auditText () {
+    return fs.existsSync(this.auditLog) ? fs.readFileSync(this.auditLog, 'utf8') : ''
   }
 
   // The driver options that point the driver at this Steward.
