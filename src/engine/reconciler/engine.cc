@@ -15,6 +15,17 @@
 #include "kube/informer/informer.h"
 
 namespace steward::engine {
+namespace {
+
+// A cached TLS Secret needs its name, uid, labels and type; its certificate and key stay out of
+// Steward's memory.
+void DropSecretData(Json& secret) {
+  if (!secret.is_object()) return;
+  secret.erase("data");
+  secret.erase("stringData");
+}
+
+}  // namespace
 
 using kube::ResourceType;
 
@@ -102,6 +113,11 @@ struct Engine::Impl {
     // ReplicaSets (they carry the pod template's labels) only for ReplicaSetsReadiness: kept
     // without their pod template, a tenth of their size.
     Watch(ResourceType::ReplicaSet(), ours, SlimReplicaSet);
+    // The certificates cert-manager makes for the projects' Ingresses carry none of Steward's
+    // labels: a suspend finds them (by the names the Ingresses give) in a cache of the
+    // namespace's TLS Secrets, kept without their keys, instead of asking the server for each.
+    observer.SetTlsSecrets(factory->For(ResourceType::Secret(), options.config.namespace_name, "",
+                                        DropSecretData, "type=kubernetes.io/tls"));
   }
 
   // Every stored project this engine owns, then every project named by a labelled object in

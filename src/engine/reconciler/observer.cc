@@ -17,6 +17,7 @@ void Observer::Clear() {
   {
     MutexLock lock(informers_mu_);
     informers_.clear();
+    tls_secrets_.reset();
   }
   MutexLock lock(mu_);
   expectations_.clear();
@@ -30,6 +31,21 @@ std::shared_ptr<kube::Informer> Observer::Shared(const kube::ResourceType& type)
 
 kube::Informer* Observer::informer(const kube::ResourceType& type) const {
   return Shared(type).get();
+}
+
+void Observer::SetTlsSecrets(std::shared_ptr<kube::Informer> informer) {
+  MutexLock lock(informers_mu_);
+  tls_secrets_ = std::move(informer);
+}
+
+std::optional<kube::ObjectRef> Observer::TlsSecret(std::string_view name) const {
+  std::shared_ptr<kube::Informer> informer;
+  {
+    MutexLock lock(informers_mu_);
+    informer = tls_secrets_;
+  }
+  if (!informer) return std::nullopt;
+  return informer->Get(ns_, name);
 }
 
 std::string Observer::Key(const kube::ResourceType& type, std::string_view name) {

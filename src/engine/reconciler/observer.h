@@ -11,6 +11,7 @@
 #include <chrono>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -46,6 +47,13 @@ class Observer {
   kube::Informer* informer(const kube::ResourceType& type) const;
   std::shared_ptr<kube::Informer> Shared(const kube::ResourceType& type) const;
 
+  // The cache of the namespace's kubernetes.io/tls Secrets (the certificates cert-manager makes
+  // for the projects' Ingresses, kept without their data), replacing any; Clear forgets it.
+  void SetTlsSecrets(std::shared_ptr<kube::Informer> informer);
+  // nullopt when there is no such cache (the caller asks the server); else the cached Secret
+  // named `name`, null when the cache has none.
+  std::optional<kube::ObjectRef> TlsSecret(std::string_view name) const;
+
   View Get(const kube::ResourceType& type, std::string_view name);
   // Objects of `type` labelled key=value in the namespace.
   std::vector<kube::ObjectRef> ByLabel(const kube::ResourceType& type, std::string_view key,
@@ -78,6 +86,7 @@ class Observer {
   mutable Mutex informers_mu_;
   std::map<std::string, std::shared_ptr<kube::Informer>> informers_
       GUARDED_BY(informers_mu_);  // by resource
+  std::shared_ptr<kube::Informer> tls_secrets_ GUARDED_BY(informers_mu_);
   mutable Mutex mu_;
   std::map<std::string, Expectation> expectations_ GUARDED_BY(mu_);
 };

@@ -224,9 +224,15 @@ struct Reconciler::Run {
   bool drift = false;
   bool rolling = false;
   bool created_object = false;  // drift too when the intent is unchanged since the last status
-  // The last stored status, at this generation, says the TLS Secrets are gone: not looked at
-  // again (a suspended project's restart makes no reads for them).
-  bool tls_secrets_gone = false;
+  // The first not-done outcome of the steps that do not gate the next one — readiness waits
+  // and removals — kept while the run goes on (Hold), and the resource it is about.
+  std::optional<Outcome> held_outcome;
+  std::string held_resource;
+  // The resource the run's outcome is about (Settle), for the bound on waits.
+  std::string outcome_resource;
+  // Observed ready in this run: what an update of the Service (of the Ingresses) waits for.
+  bool deployment_ready = false;
+  bool service_ready = false;
   // Sharded mode: the ownership this run acts under; every write checks it (Hook, the store's
   // fenced writes). nullopt when unsharded.
   std::optional<store::Fence> fence;
@@ -240,6 +246,12 @@ struct Reconciler::Run {
   struct Ensured {
     Outcome outcome;
     Json live;
+    // The object is observed to exist: the informer's cache has it, or it was read back. False
+    // right after this run created it: what depends on it waits for the watch to show it.
+    bool seen = false;
+    // The object exists but differs from its rendering, and the update waits (Ensure's
+    // `hold_update`): `outcome` is that wait, `live` the object as it is.
+    bool update_held = false;
   };
 
   // ---- one object ----
@@ -264,13 +276,17 @@ struct Reconciler::Run {
   // other parties own (finalizers, a Service's cluster IPs, system annotations).
   static Json UpdateBody(const ResourceType& type, const Json& desired, const Json& live);
   // Makes `desired` exist as rendered: create when absent, adopt when ours and equal, update
-  // with a resourceVersion precondition when it differs, wait while terminating.
-  Ensured Ensure(const ResourceType& type, const Json& desired);
+  // with a resourceVersion precondition when it differs, wait while terminating. A non-empty
+  // `hold_update` says why an update must wait (what the object routes traffic to is not ready
+  // yet: traffic must never move to it before it is); a create never waits for that, since
+  // nothing routes through an object that does not exist yet.
+  Ensured Ensure(const ResourceType& type, const Json& desired, std::string_view hold_update = "");
   // Ensure's create: created, or (AlreadyExists) read once and converged as found.
   Ensured Create(const ResourceType& type, const Json& desired, bool view_terminating);
   // Ensure on an object that exists (`live`): refuse one not ours, wait while terminating, adopt
   // when equal, else update it.
-  Ensured Converge(const ResourceType& type, const Json& desired, Json live, bool view_terminating);
+  Ensured Converge(const ResourceType& type, const Json& desired, Json live, bool view_terminating,
+                   std::string_view hold_update);
   // The answer of our own write must hold what we wrote: a server that drops a field (one it
   // does not know, when it ignores fieldValidation) or an admission webhook that changes one
   // would otherwise have the engine rewrite the object, and wait to observe it, for ever.
@@ -286,10 +302,14 @@ struct Reconciler::Run {
   // The credential the instance should hold: the newest pending one, else the active one.
   static const store::Credential* CredentialToHold(const std::vector<store::Credential>& creds,
                                                    bool pending_only);
-  // Secret → PVC (Bound) → Deployment (ready) → Service (ready endpoints) → Ingress(es) → probe
-  // → credentials: the first step not done ends the run with its outcome.
+  // Creates in dependency order — the credentials Secret and the PVC, then the Deployment, then
+  // the Service, then the Ingress(es) — each once what it depends on is observed to exist
+  // (Ensured::seen). Readiness gates no create: PVC Bound, Deployment available, Service
+  // endpoints and Ingress address are waited for at once (held), and only when every object is
+  // ready come the probe and the credentials' promotion. Each Provision* below returns a
+  // not-done outcome only when what comes after it must not be created yet.
   Outcome Provision(const Manifests& m, const std::vector<store::Credential>& creds);
-  Outcome ProvisionStorage(const Manifests& m);  // Secret, then the PVC when there is one
+  Outcome ProvisionStorage(const Manifests& m);  // the Secret and the PVC when there is one
   Outcome ProvisionDeployment(const Json& deployment, const std::string& name);
   Outcome ProvisionService(const Json& service, const std::string& name);
   // An MQTT schema agent: its token's Secret there, Deployment, Service, older tokens gone.
@@ -303,8 +323,14 @@ struct Reconciler::Run {
 
   // ---- teardown ----
 
-  Outcome Teardown(const ObjectNames& names);  // Ingresses → Service → Deployment and pods → TLS
-  Outcome Remove(const ObjectNames& names);  // PVC → Secrets (delete only)
+  // Deletes the Ingresses, the Service and the Deployment (in that order, so traffic stops
+  // first) without waiting for one to be gone before the next; done once each of them and every
+  // pod is observed gone; then the TLS Secrets of the Ingresses (cert-manager would make them
+  // again while an Ingress asks for them). With `remove` (a delete) the PVC and every Secret of
+  // the project are deleted in the same pass.
+  Outcome Teardown(const ObjectNames& names, bool remove);
+  // Once everything is gone from the caches: the Secrets the server still has (one list).
+  Outcome Remove();
   // The TLS Secret cert-manager made for one of the project's Ingresses: deleted when it is a
   // kubernetes.io/tls Secret that no other project labels as its own (one read, one delete).
   Outcome RemoveTlsSecret(const std::string& name);
@@ -319,6 +345,17 @@ struct Reconciler::Run {
     Condition(resource, false, o.reason, o.message);
     return o;
   }
+  // A step nothing later depends on (a readiness wait, a removal): a not-done outcome is noted
+  // and held while the run goes on; the run's outcome is then the first held one of the most
+  // severe kind (Failed before Error before Wait). A crash (or a lost shard) ends the run at
+  // once: returned, to be passed on.
+  std::optional<Outcome> Hold(const std::string& resource, Outcome o);
+  // The run's outcome from where its steps ended (`o`: Done, or the step that stopped them) and
+  // what was held: the held outcome when it is more severe, or `o` is Done.
+  Outcome Settle(Outcome o);
+  // What depends on `what`, created by this run, waits for the watch to show it: the held
+  // outcome when there is one (the object's own readiness wait), else ObservingWrite.
+  Outcome Unseen(const std::string& resource, const std::string& what);
   static Outcome FromReadiness(const Readiness& rd, const std::string& what) {
     if (rd.failed()) return Outcome::Failed(rd.reason, what + ": " + rd.message);
     return Outcome::Wait(rd.reason, what + ": " + rd.message);
@@ -362,7 +399,8 @@ Json Reconciler::Run::UpdateBody(const ResourceType& type, const Json& desired, 
   return body;
 }
 
-Reconciler::Run::Ensured Reconciler::Run::Ensure(const ResourceType& type, const Json& desired) {
+Reconciler::Run::Ensured Reconciler::Run::Ensure(const ResourceType& type, const Json& desired,
+                                                 std::string_view hold_update) {
   const std::string name = NameOf(desired);
   const std::string what = type.kind + " " + name;
   View view = r.observer_.Get(type, name);
@@ -373,7 +411,7 @@ Reconciler::Run::Ensured Reconciler::Run::Ensure(const ResourceType& type, const
     return {Outcome::Wait("ObservingWrite", what + ": waiting for the watch to show it"), {}};
   }
   if (!view.object) return Create(type, desired, view.terminating);
-  return Converge(type, desired, view.object->Parse(), view.terminating);
+  return Converge(type, desired, view.object->Parse(), view.terminating, hold_update);
 }
 
 Reconciler::Run::Ensured Reconciler::Run::Create(const ResourceType& type, const Json& desired,
@@ -401,11 +439,13 @@ Reconciler::Run::Ensured Reconciler::Run::Create(const ResourceType& type, const
     }
     return {Classified(got.error(), "get", what), {}};
   }
-  return Converge(type, desired, std::move(*got), view_terminating);
+  // An object created meanwhile by someone else, or ours and not cached yet: not created by us.
+  return Converge(type, desired, std::move(*got), view_terminating, "");
 }
 
 Reconciler::Run::Ensured Reconciler::Run::Converge(const ResourceType& type, const Json& desired,
-                                                   Json live, bool view_terminating) {
+                                                   Json live, bool view_terminating,
+                                                   std::string_view hold_update) {
   const std::string name = NameOf(desired);
   const std::string what = type.kind + " " + name;
   if (!Ours(live)) {
@@ -428,10 +468,17 @@ Reconciler::Run::Ensured Reconciler::Run::Converge(const ResourceType& type, con
   if (type == kDeployment && KeepLiveSelector(desired, live, &kept)) want = &kept;
   const bool same_hash =
       AnnotationOf(live, kSpecHashAnnotation) == AnnotationOf(*want, kSpecHashAnnotation);
-  if (same_hash && LiveMatchesDesired(*want, live)) return {Outcome::Done(), std::move(live)};
+  if (same_hash && LiveMatchesDesired(*want, live)) {
+    return {Outcome::Done(), std::move(live), /*seen=*/true};
+  }
   if (type == kPvc) {
     // A claim's spec is immutable once bound; its data matters more than a label.
-    return {Outcome::Done(), std::move(live)};
+    return {Outcome::Done(), std::move(live), /*seen=*/true};
+  }
+  if (!hold_update.empty()) {
+    return {Outcome::Wait("WaitingForDependency",
+                          what + " differs from its rendering; " + std::string(hold_update)),
+            std::move(live), /*seen=*/true, /*update_held=*/true};
   }
   const std::string old_rv = GetString(live["metadata"], "resourceVersion");
   if (auto crash = Hook("before", "update", type, name)) return {*crash, {}};
@@ -448,7 +495,7 @@ Reconciler::Run::Ensured Reconciler::Run::Converge(const ResourceType& type, con
     r.observer_.ExpectUpdated(type, name, old_rv);
   }
   if (auto lost = NotPersisted(type, name, *want, *updated)) return {*lost, {}};
-  return {Outcome::Done(), std::move(*updated)};
+  return {Outcome::Done(), std::move(*updated), /*seen=*/true};
 }
 
 std::optional<Reconciler::Outcome> Reconciler::Run::NotPersisted(const ResourceType& type,
@@ -524,47 +571,104 @@ const store::Credential* Reconciler::Run::CredentialToHold(
   return best;
 }
 
+namespace {
+// How much an outcome says against the run: a crash ends it, Failed needs a new intent, Error
+// is retried, Wait waits.
+int Severity(Reconciler::Outcome::Kind k) {
+  using K = Reconciler::Outcome::Kind;
+  return k == K::kCrashed ? 3 : k == K::kFailed ? 2 : k == K::kError ? 1 : 0;
+}
+}  // namespace
+
+std::optional<Reconciler::Outcome> Reconciler::Run::Hold(const std::string& resource, Outcome o) {
+  if (o.done()) return std::nullopt;
+  if (o.kind == Outcome::Kind::kCrashed) return o;
+  Note(resource, o);
+  // Failed outranks Error, which outranks Wait; among equals the first (in dependency order)
+  // stays, so the status names the earliest object that is not ready yet.
+  if (!held_outcome || Severity(o.kind) > Severity(held_outcome->kind)) {
+    held_outcome = std::move(o);
+    held_resource = resource;
+  }
+  return std::nullopt;
+}
+
+Reconciler::Outcome Reconciler::Run::Settle(Outcome o) {
+  if (o.kind == Outcome::Kind::kCrashed) return o;
+  if (held_outcome && (o.done() || Severity(held_outcome->kind) > Severity(o.kind))) {
+    outcome_resource = held_resource;
+    return *held_outcome;
+  }
+  if (!o.done() && outcome_resource.empty() && !conditions.empty()) {
+    outcome_resource = conditions.back().resource;
+  }
+  return o;
+}
+
+Reconciler::Outcome Reconciler::Run::Unseen(const std::string& resource, const std::string& what) {
+  if (held_outcome) {
+    outcome_resource = held_resource;
+    return *held_outcome;
+  }
+  outcome_resource = resource;
+  return Note(resource, Outcome::Wait("ObservingWrite",
+                                      what + ": created; waiting for the watch to show it before "
+                                             "creating what depends on it"));
+}
+
 Reconciler::Outcome Reconciler::Run::Provision(const Manifests& m,
                                                const std::vector<store::Credential>& creds) {
-  Outcome o = ProvisionStorage(m);
-  if (!o.done()) return o;
-  o = SuppliedCredentialsPresent();
-  if (!o.done()) return o;
-  // Sets no pod holds any more go at once, whatever the rollout's state.
-  if (spec.credentials) {
-    o = RemoveSuppliedSecrets(SuppliedSecretName(rec.id, spec.credentials->fingerprint));
-    if (!o.done()) return Note("Credentials", o);
-  }
-  o = ProvisionDeployment(m.deployment, m.names.deployment);
-  if (!o.done()) return o;
-  o = ProvisionService(m.service, m.names.service);
-  if (!o.done()) return o;
-  o = ProvisionIngresses(m);
-  if (!o.done()) return o;
+  Outcome o = Settle([&] {
+    Outcome step = ProvisionStorage(m);
+    if (!step.done()) return step;
+    step = SuppliedCredentialsPresent();
+    if (!step.done()) return step;
+    // Sets no pod holds any more go at once, whatever the rollout's state.
+    if (spec.credentials) {
+      step = RemoveSuppliedSecrets(SuppliedSecretName(rec.id, spec.credentials->fingerprint));
+      if (auto crash = Hold("Credentials", step)) return *crash;
+    }
+    step = ProvisionDeployment(m.deployment, m.names.deployment);
+    if (!step.done()) return step;
+    step = ProvisionService(m.service, m.names.service);
+    if (!step.done()) return step;
+    return ProvisionIngresses(m);
+  }());
+  if (!o.done()) return o;  // an object is not there yet, or not ready
   o = Probe();
   if (!o.done()) return o;
   return PromoteCredentials(creds);
 }
 
 Reconciler::Outcome Reconciler::Run::ProvisionStorage(const Manifests& m) {
+  // The Secret and the claim depend on nothing: both are made in the same run, and the
+  // Deployment waits until both are seen.
   auto secret = Ensure(kSecret, m.secret);
+  if (secret.outcome.kind == Outcome::Kind::kCrashed) return secret.outcome;
+  std::optional<Ensured> pvc;
+  if (m.pvc) {
+    pvc = Ensure(kPvc, *m.pvc);
+    if (pvc->outcome.kind == Outcome::Kind::kCrashed) return pvc->outcome;
+  }
   if (!secret.outcome.done()) return Note("Secret", secret.outcome);
   Condition("Secret", true, "Ready", "credentials Secret " + m.names.secret + " matches");
   // The credentials Secret of the name the project had before a rename.
   for (const auto& old : r.observer_.ByLabel(kSecret, kProjectLabel, rec.id)) {
     if (old->label(kCredentialsLabel) == kSuppliedValue || old->name() == m.names.secret) continue;
-    Outcome gone = EnsureGone(kSecret, old->name());
-    if (!gone.done()) return Note("Secret", gone);
+    if (auto crash = Hold("Secret", EnsureGone(kSecret, old->name()))) return *crash;
   }
-
-  if (m.pvc) {
-    auto pvc = Ensure(kPvc, *m.pvc);
-    if (!pvc.outcome.done()) return Note("PersistentVolumeClaim", pvc.outcome);
-    Readiness rd = PvcReadiness(pvc.live);
-    if (!rd.ready())
-      return Note("PersistentVolumeClaim", FromReadiness(rd, "claim " + m.names.pvc));
-    Condition("PersistentVolumeClaim", true, "Bound", m.names.pvc + " is Bound");
+  if (pvc) {
+    if (!pvc->outcome.done()) return Note("PersistentVolumeClaim", pvc->outcome);
+    // Binding is a readiness wait: the Deployment that mounts the claim may exist before it.
+    if (Readiness rd = PvcReadiness(pvc->live); rd.ready()) {
+      Condition("PersistentVolumeClaim", true, "Bound", m.names.pvc + " is Bound");
+    } else if (auto crash =
+                   Hold("PersistentVolumeClaim", FromReadiness(rd, "claim " + m.names.pvc))) {
+      return *crash;
+    }
   }
+  if (!secret.seen) return Unseen("Secret", "Secret " + m.names.secret);
+  if (pvc && !pvc->seen) return Unseen("PersistentVolumeClaim", "claim " + m.names.pvc);
   return Outcome::Done();
 }
 
@@ -574,13 +678,14 @@ Reconciler::Outcome Reconciler::Run::ProvisionAgent(const AgentManifests& m) {
                                                                     " has no token: put one in "
                                                                     "spec.credentials.token"));
   }
-  Outcome o = SuppliedCredentialsPresent();
-  if (!o.done()) return o;
-  o = RemoveSuppliedSecrets(m.secret);
-  if (!o.done()) return Note("Credentials", o);
-  o = ProvisionDeployment(m.deployment, m.name);
-  if (!o.done()) return o;
-  o = ProvisionService(m.service, m.name);
+  Outcome o = Settle([&] {
+    Outcome step = SuppliedCredentialsPresent();
+    if (!step.done()) return step;
+    if (auto crash = Hold("Credentials", RemoveSuppliedSecrets(m.secret))) return *crash;
+    step = ProvisionDeployment(m.deployment, m.name);
+    if (!step.done()) return step;
+    return ProvisionService(m.service, m.name);
+  }());
   if (!o.done()) return o;
   return PromoteCredentials({});
 }
@@ -590,61 +695,78 @@ Reconciler::Outcome Reconciler::Run::ProvisionDeployment(const Json& deployment,
   auto dep = Ensure(kDeployment, deployment);
   if (!dep.outcome.done()) return Note("Deployment", dep.outcome);
   Readiness rd = DeploymentReadiness(dep.live);
-  if (!rd.ready()) {
+  std::string pod_detail;
+  if (rd.ready()) {
+    std::vector<Json> replica_sets;
+    for (const auto& rs : r.observer_.ByLabel(kReplicaSet, kProjectLabel, rec.id)) {
+      replica_sets.push_back(rs->Parse());
+    }
+    rd = ReplicaSetsReadiness(dep.live, replica_sets);
+  } else {
     std::vector<Json> pods;
     for (const auto& p : r.observer_.ByLabel(kPod, kProjectLabel, rec.id)) {
       pods.push_back(p->Parse());
     }
-    std::string detail = PodFailureDetail(pods);
+    pod_detail = PodFailureDetail(pods);
+  }
+  if (rd.ready()) {
+    deployment_ready = true;
+    Condition("Deployment", true, "Ready", rd.message);
+  } else {
     Outcome o = FromReadiness(rd, "Deployment " + name);
-    if (!detail.empty()) o.message += " (pod: " + detail + ")";
-    return Note("Deployment", o);
+    if (!pod_detail.empty()) o.message += " (pod: " + pod_detail + ")";
+    if (auto crash = Hold("Deployment", std::move(o))) return *crash;
   }
-  std::vector<Json> replica_sets;
-  for (const auto& rs : r.observer_.ByLabel(kReplicaSet, kProjectLabel, rec.id)) {
-    replica_sets.push_back(rs->Parse());
-  }
-  if (Readiness rs = ReplicaSetsReadiness(dep.live, replica_sets); !rs.ready()) {
-    return Note("Deployment", FromReadiness(rs, "Deployment " + name));
-  }
-  Condition("Deployment", true, "Ready", rd.message);
+  if (!dep.seen) return Unseen("Deployment", "Deployment " + name);
   return Outcome::Done();
 }
 
 Reconciler::Outcome Reconciler::Run::ProvisionService(const Json& service,
                                                       const std::string& name) {
-  auto svc = Ensure(kService, service);
+  auto svc =
+      Ensure(kService, service, deployment_ready ? "" : "updated once its Deployment is ready");
+  if (svc.update_held) {
+    // It exists: what depends on it may be created; its readiness is judged once updated.
+    if (auto crash = Hold("Service", svc.outcome)) return *crash;
+    return Outcome::Done();
+  }
   if (!svc.outcome.done()) return Note("Service", svc.outcome);
   std::vector<Json> slices;
   for (const auto& s : r.observer_.ByLabel(kSlice, "kubernetes.io/service-name", name)) {
     slices.push_back(s->Parse());
   }
-  Readiness rd = ServiceReadiness(svc.live, slices);
-  if (!rd.ready()) return Note("Service", FromReadiness(rd, "Service " + name));
-  Condition("Service", true, "Ready", rd.message);
+  if (Readiness rd = ServiceReadiness(svc.live, slices); rd.ready()) {
+    service_ready = true;
+    Condition("Service", true, "Ready", rd.message);
+  } else if (auto crash = Hold("Service", FromReadiness(rd, "Service " + name))) {
+    return *crash;
+  }
+  if (!svc.seen) return Unseen("Service", "Service " + name);
   return Outcome::Done();
 }
 
 Reconciler::Outcome Reconciler::Run::ProvisionIngresses(const Manifests& m) {
+  // Both Ingresses route to the Service (seen by now) and to nothing else: neither waits for
+  // the other.
   const bool require_address = r.options_.config.require_ingress_address;
-  auto ing = Ensure(kIngress, m.ingress);
-  if (!ing.outcome.done()) return Note("Ingress", ing.outcome);
-  {
+  auto ingress = [&](const std::string& resource, const Json& desired,
+                     const std::string& name) -> std::optional<Outcome> {
+    auto ing = Ensure(kIngress, desired, service_ready ? "" : "updated once its Service is ready");
+    if (!ing.outcome.done()) return Hold(resource, ing.outcome);
     Readiness rd = IngressReadiness(ing.live, require_address);
-    if (!rd.ready()) return Note("Ingress", FromReadiness(rd, "Ingress " + m.names.ingress));
-    Condition("Ingress", true, "Ready", rd.message);
-  }
-  if (m.custom_ingress) {
-    auto custom = Ensure(kIngress, *m.custom_ingress);
-    if (!custom.outcome.done()) return Note("CustomIngress", custom.outcome);
-    Readiness rd = IngressReadiness(custom.live, require_address);
-    if (!rd.ready()) {
-      return Note("CustomIngress", FromReadiness(rd, "Ingress " + m.names.custom_ingress));
+    if (rd.ready()) {
+      Condition(resource, true, "Ready", rd.message);
+      return std::nullopt;
     }
-    Condition("CustomIngress", true, "Ready", rd.message);
-  } else {
-    Outcome gone = EnsureGone(kIngress, m.names.custom_ingress);
-    if (!gone.done()) return Note("CustomIngress", gone);
+    return Hold(resource, FromReadiness(rd, "Ingress " + name));
+  };
+  if (auto crash = ingress("Ingress", m.ingress, m.names.ingress)) return *crash;
+  if (m.custom_ingress) {
+    if (auto crash = ingress("CustomIngress", *m.custom_ingress, m.names.custom_ingress)) {
+      return *crash;
+    }
+  } else if (auto crash = Hold("CustomIngress", EnsureGone(kIngress, m.names.custom_ingress))) {
+    return *crash;
   }
   return Outcome::Done();
 }
@@ -793,75 +915,101 @@ Status Reconciler::Run::ActivateCredential(const std::string& pending_id) {
   return result.status();
 }
 
-Reconciler::Outcome Reconciler::Run::Teardown(const ObjectNames& names) {
-  if (!names.ingress.empty()) {  // an agent has none
-    Outcome custom = EnsureGone(kIngress, names.custom_ingress);
-    Outcome main = EnsureGone(kIngress, names.ingress);
-    if (!custom.done()) return Note("CustomIngress", custom);
-    if (!main.done()) return Note("Ingress", main);
-    Condition("Ingress", true, "Gone", "Ingresses gone");
-  }
-  Outcome svc = EnsureGone(kService, names.service);
-  if (!svc.done()) return Note("Service", svc);
-  Condition("Service", true, "Gone", "Service " + names.service + " gone");
-  // Foreground: the Deployment stays (terminating) until its ReplicaSets and pods are gone.
-  Outcome dep = EnsureGone(kDeployment, names.deployment, "Foreground");
-  if (!dep.done()) return Note("Deployment", dep);
-  auto pods = r.observer_.ByLabel(kPod, kProjectLabel, rec.id);
-  if (!pods.empty()) {
-    return Note("Pods", Outcome::Wait("PodsTerminating", std::to_string(pods.size()) +
-                                                             " pod(s) still exist (" +
-                                                             pods.front()->name() + ")"));
-  }
-  Condition("Deployment", true, "Gone", "Deployment " + names.deployment + " and its pods gone");
-  // cert-manager's certificates go with the Ingresses (it made them for those), as FlowFuse's
-  // driver deletes them on suspend.
-  if (!tls_secrets_gone) {
+Reconciler::Outcome Reconciler::Run::Teardown(const ObjectNames& names, bool remove) {
+  return Settle([&]() -> Outcome {
+    // Every delete goes out in this pass, the Ingresses' first; each wait is held.
+    bool ingresses_gone = true;
+    if (!names.ingress.empty()) {  // an agent has none
+      for (const auto& [resource, name] : {std::pair{"Ingress", names.ingress},
+                                           std::pair{"CustomIngress", names.custom_ingress}}) {
+        Outcome gone = EnsureGone(kIngress, name);
+        if (gone.done()) continue;
+        ingresses_gone = false;
+        if (auto crash = Hold(resource, std::move(gone))) return *crash;
+      }
+      if (ingresses_gone) Condition("Ingress", true, "Gone", "Ingresses gone");
+    }
+    Outcome svc = EnsureGone(kService, names.service);
+    if (svc.done()) {
+      Condition("Service", true, "Gone", "Service " + names.service + " gone");
+    } else if (auto crash = Hold("Service", std::move(svc))) {
+      return *crash;
+    }
+    // Foreground: the Deployment stays (terminating) until its ReplicaSets and pods are gone.
+    Outcome dep = EnsureGone(kDeployment, names.deployment, "Foreground");
+    if (dep.done()) {
+      auto pods = r.observer_.ByLabel(kPod, kProjectLabel, rec.id);
+      if (pods.empty()) {
+        Condition("Deployment", true, "Gone",
+                  "Deployment " + names.deployment + " and its pods gone");
+      } else {
+        Hold("Pods", Outcome::Wait("PodsTerminating", std::to_string(pods.size()) +
+                                                          " pod(s) still exist (" +
+                                                          pods.front()->name() + ")"));
+      }
+    } else if (auto crash = Hold("Deployment", std::move(dep))) {
+      return *crash;
+    }
+    if (remove) {
+      // A claim in use stays (terminating) until its pods are gone, as Kubernetes keeps it.
+      if (!names.pvc.empty()) {  // an agent has neither a claim nor Steward's credentials
+        if (auto crash = Hold("PersistentVolumeClaim", EnsureGone(kPvc, names.pvc))) return *crash;
+        if (auto crash = Hold("Secret", EnsureGone(kSecret, names.secret))) return *crash;
+      }
+      // Every other Secret of the project: supplied credentials, one of a name it had before.
+      for (const auto& other : r.observer_.ByLabel(kSecret, kProjectLabel, rec.id)) {
+        if (other->name() == names.secret) continue;
+        if (auto crash = Hold("Secret", EnsureGone(kSecret, other->name()))) return *crash;
+      }
+    }
+    // cert-manager's certificates go with the Ingresses (it made them for those, and would make
+    // them again while an Ingress asks for one), as FlowFuse's driver deletes them on suspend.
+    if (!ingresses_gone) return Outcome::Done();
+    bool tls_gone = true;
     for (const std::string& tls : {names.tls, names.custom_tls}) {
       if (tls.empty()) continue;
       Outcome o = RemoveTlsSecret(tls);
-      if (!o.done()) return Note("TLSSecrets", o);
+      tls_gone = tls_gone && o.done();
+      if (auto crash = Hold("TLSSecrets", std::move(o))) return *crash;
     }
-  }
-  Condition("TLSSecrets", true, "Gone", "no TLS Secret of the Ingresses is left");
-  return Outcome::Done();
+    if (tls_gone) Condition("TLSSecrets", true, "Gone", "no TLS Secret of the Ingresses is left");
+    return Outcome::Done();
+  }());
 }
 
 Reconciler::Outcome Reconciler::Run::RemoveTlsSecret(const std::string& name) {
   const std::string what = "Secret " + name;
-  auto live = r.client_->Get(kSecret, ns, name);
-  if (!live.ok()) {
-    if (live.error().IsNotFound()) return Outcome::Done();
-    return Classified(live.error(), "get", what);
+  Json live;
+  if (std::optional<kube::ObjectRef> cached = r.observer_.TlsSecret(name)) {
+    if (!*cached || (*cached)->terminating()) return Outcome::Done();  // none (left) to delete
+    live = (*cached)->Parse();
+  } else {  // no cache of TLS Secrets: ask the server
+    auto got = r.client_->Get(kSecret, ns, name);
+    if (!got.ok()) {
+      if (got.error().IsNotFound()) return Outcome::Done();
+      return Classified(got.error(), "get", what);
+    }
+    live = std::move(*got);
   }
-  const std::string owner = LabelOf(*live, kProjectLabel);
-  if (GetString(*live, "type") != "kubernetes.io/tls" || (!owner.empty() && owner != rec.id)) {
+  const std::string owner = LabelOf(live, kProjectLabel);
+  if (GetString(live, "type") != "kubernetes.io/tls" || (!owner.empty() && owner != rec.id)) {
     return Outcome::Done();  // not a certificate of ours: leave it
   }
   kube::DeleteOptions options;
-  options.precondition_uid = GetString(MemberOrNull(*live, "metadata"), "uid");
+  options.precondition_uid = GetString(MemberOrNull(live, "metadata"), "uid");
   if (auto crash = Hook("before", "delete", kSecret, name)) return *crash;
   auto deleted = r.client_->Delete(kSecret, ns, name, options);
   ++r.writes_;
   if (auto crash = Hook("after", "delete", kSecret, name)) return *crash;
+  // 404: gone already; 409: the uid is another's now (cert-manager made it again): a later run
+  // judges the new one.
   if (!deleted.ok() && !deleted.error().IsNotFound()) {
     return Classified(deleted.error(), "delete", what);
   }
   return Outcome::Done();
 }
 
-Reconciler::Outcome Reconciler::Run::Remove(const ObjectNames& names) {
-  if (!names.pvc.empty()) {  // an agent has neither a claim nor Steward's credentials Secret
-    Outcome pvc = EnsureGone(kPvc, names.pvc);
-    if (!pvc.done()) return Note("PersistentVolumeClaim", pvc);
-    Outcome secret = EnsureGone(kSecret, names.secret);
-    if (!secret.done()) return Note("Secret", secret);
-  }
-  // Every other Secret of the project: supplied credentials, one of a name it had before.
-  for (const auto& other : r.observer_.ByLabel(kSecret, kProjectLabel, rec.id)) {
-    Outcome gone = EnsureGone(kSecret, other->name());
-    if (!gone.done()) return Note("Secret", gone);
-  }
+Reconciler::Outcome Reconciler::Run::Remove() {
   // The API writes a supplied-credentials Secret just before it commits the intent naming it,
   // so the cache may not show it yet: before the record goes, ask the server itself (one list
   // per delete) and delete what it still has.
@@ -960,7 +1108,9 @@ bool Reconciler::BoundWait(const ProjectRecord& rec, Run& run, Outcome* outcome)
     WaitedTooLong(rec, std::nullopt);
     return false;
   }
-  const std::string resource = run.conditions.empty() ? "" : run.conditions.back().resource;
+  const std::string resource = !run.outcome_resource.empty() ? run.outcome_resource
+                               : run.conditions.empty()      ? ""
+                                                             : run.conditions.back().resource;
   if (!WaitedTooLong(rec, resource + "\n" + outcome->reason + "\n" + outcome->message)) {
     return false;
   }
@@ -1170,11 +1320,6 @@ Reconciler::Decision Reconciler::Decide(Run& run, const Loaded& in) {
   if (in.agent) return DecideAgent(run, in);
   if (rec.desired != DesiredState::kRunning) {
     if (in.spec.ok()) run.spec = *in.spec;
-    if (in.prev && in.prev->observed_generation == rec.generation) {
-      for (const ResourceCondition& c : in.prev->conditions) {
-        if (c.resource == "TLSSecrets" && c.ready) run.tls_secrets_gone = true;
-      }
-    }
     return DecideStopped(run, NamesFor(rec.id, rec.name));
   }
   Decision d;
@@ -1257,14 +1402,14 @@ Reconciler::Decision Reconciler::DecideStopped(Run& run, const ObjectNames& name
   const bool deleting = rec.desired == DesiredState::kDeleted;
   Decision d;
   d.status.observed_generation = rec.generation;
-  d.outcome = run.Teardown(names);
+  d.outcome = run.Teardown(names, deleting);
   if (d.outcome.done() && !deleting) {
     // Suspended: no pod holds any set of supplied credentials, so only the current one stays.
     Outcome gc = run.RemoveSuppliedSecrets(
         run.spec.credentials ? SuppliedSecretName(rec.id, run.spec.credentials->fingerprint) : "");
     if (!gc.done()) d.outcome = run.Note("Credentials", gc);
   }
-  if (d.outcome.done() && deleting) d.outcome = run.Remove(names);
+  if (d.outcome.done() && deleting) d.outcome = run.Remove();
   d.bounded = BoundWait(rec, run, &d.outcome);
   if (d.outcome.done()) {
     d.status.phase = deleting ? Phase::kDeleting : Phase::kSuspended;

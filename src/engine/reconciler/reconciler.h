@@ -1,14 +1,21 @@
 // Reconciler: one run for one project. It reads the intent from the store, observes the
-// project's objects through the Observer, takes the next step toward the intent (one create,
-// update or delete per object, in dependency order), and writes the status it observed back to
-// the store. Waiting never sleeps: a run that must wait returns RequeueAfter and an informer
-// event for the project's objects wakes it sooner.
+// project's objects through the Observer, takes every step toward the intent that nothing it
+// waits for holds back (at most one create, update or delete per object), and writes the status
+// it observed back to the store. Waiting never sleeps: a run that must wait returns RequeueAfter
+// and an informer event for the project's objects wakes it sooner.
 //
-//   run:     Secret → PVC (Bound) → Deployment (ready, DESIGN.md §4) → Service (ready
-//            endpoints) → Ingress(es) (address, configurable) → probe (optional) → Running;
-//            then pending credentials become active and older ones revoked.
-//   suspend: Ingresses gone → Service gone → Deployment gone and its pods gone → Suspended.
-//   delete:  as suspend, then PVC and Secret gone → the record is purged (history stays).
+//   run:     create in dependency order, each object once what it depends on is observed to
+//            exist — Secret and PVC → Deployment → Service → Ingress(es) — and wait for every
+//            readiness rule (DESIGN.md §4: PVC Bound, Deployment available, Service ready
+//            endpoints, Ingress address) at once → probe (optional) → Running; then pending
+//            credentials become active and older ones revoked.
+//   suspend: delete the Ingresses, the Service and the Deployment in one pass (Ingresses first,
+//            so traffic stops first), each with a uid precondition, and the Ingresses' TLS
+//            Secrets once the Ingresses are gone → Suspended once all of them and every pod are
+//            observed gone.
+//   delete:  as suspend, with the PVC and the Secrets in the same pass → the record is purged
+//            once all are gone (history stays).
+// Creating over an object that is still terminating waits for it to be gone.
 //
 // Errors follow DESIGN.md §5 (Classify in reconciler.cc has the table): 404 on a delete is
 // done; AlreadyExists is read and decided (ours: adopt; ours and terminating: wait; not ours:

@@ -57,9 +57,10 @@ class ListerWatcher {
   virtual std::string Describe() const = 0;
 };
 
-// `ns` empty = all namespaces. The selector is sent to the server.
+// `ns` empty = all namespaces. The selectors are sent to the server.
 std::unique_ptr<ListerWatcher> MakeListerWatcher(std::shared_ptr<Client> client, ResourceType type,
-                                                 std::string ns, std::string label_selector);
+                                                 std::string ns, std::string label_selector,
+                                                 std::string field_selector = "");
 
 // The cache key of an object: "namespace/name", or "name" for cluster-scoped objects (as
 // client-go's MetaNamespaceKeyFunc).
@@ -180,17 +181,19 @@ class Informer {
   std::unique_ptr<Impl> impl_;
 };
 
-// One informer per (kind, namespace, selector) for the whole process.
+// One informer per (kind, namespace, label selector, field selector) for the whole process.
 class InformerFactory {
  public:
   InformerFactory(std::shared_ptr<Client> client, InformerOptions defaults = {});
   ~InformerFactory();
   // The shared informer, created (not started) on first use. `transform` replaces the
   // defaults' (InformerOptions::transform) for an informer this call creates; a later call for
-  // the same (kind, namespace, selector) shares the informer as it was made.
+  // the same (kind, namespace, selectors) shares the informer as it was made. The field
+  // selector is one the server supports for the kind (Secrets: "type=kubernetes.io/tls").
   std::shared_ptr<Informer> For(const ResourceType& type, const std::string& ns = "",
                                 const std::string& label_selector = "",
-                                std::function<void(Json&)> transform = {});
+                                std::function<void(Json&)> transform = {},
+                                const std::string& field_selector = "");
   void StartAll();
   void StopAll();
   bool WaitForAllSynced(Millis timeout);

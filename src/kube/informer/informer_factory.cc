@@ -1,4 +1,4 @@
-// InformerFactory: one shared informer per (resource, namespace, label selector).
+// InformerFactory: one shared informer per (resource, namespace, label and field selectors).
 #include <map>
 #include <utility>
 
@@ -14,8 +14,9 @@ struct InformerFactory::Impl {
   std::map<std::string, std::shared_ptr<Informer>> informers GUARDED_BY(mu);  // by Key()
 
   static std::string Key(const ResourceType& type, const std::string& ns,
-                         const std::string& selector) {
-    return type.group + "/" + type.version + "/" + type.resource + "|" + ns + "|" + selector;
+                         const std::string& label_selector, const std::string& field_selector) {
+    return type.group + "/" + type.version + "/" + type.resource + "|" + ns + "|" + label_selector +
+           "|" + field_selector;
   }
 
   std::vector<std::shared_ptr<Informer>> All() EXCLUDES(mu) {
@@ -36,15 +37,17 @@ InformerFactory::~InformerFactory() { StopAll(); }
 
 std::shared_ptr<Informer> InformerFactory::For(const ResourceType& type, const std::string& ns,
                                                const std::string& label_selector,
-                                               std::function<void(Json&)> transform) {
+                                               std::function<void(Json&)> transform,
+                                               const std::string& field_selector) {
   MutexLock lock(impl_->mu);
-  auto& slot = impl_->informers[Impl::Key(type, ns, label_selector)];
+  auto& slot = impl_->informers[Impl::Key(type, ns, label_selector, field_selector)];
   if (!slot) {
     InformerOptions options = impl_->defaults;
     if (options.name.empty()) options.name = type.resource;
     if (transform) options.transform = std::move(transform);
-    slot = std::make_shared<Informer>(MakeListerWatcher(impl_->client, type, ns, label_selector),
-                                      std::move(options));
+    slot = std::make_shared<Informer>(
+        MakeListerWatcher(impl_->client, type, ns, label_selector, field_selector),
+        std::move(options));
   }
   return slot;
 }

@@ -28,28 +28,29 @@ namespace {
 class ClientListerWatcher final : public ListerWatcher {
  public:
   ClientListerWatcher(std::shared_ptr<Client> client, ResourceType type, std::string ns,
-                      std::string label_selector)
+                      std::string label_selector, std::string field_selector)
       : client_(std::move(client)),
         type_(std::move(type)),
         ns_(std::move(ns)),
-        label_selector_(std::move(label_selector)) {}
+        label_selector_(std::move(label_selector)),
+        field_selector_(std::move(field_selector)) {}
 
   Result<ObjectList> List(const ListOptions& options) override {
     ListOptions o = options;
-    o.label_selector = label_selector_;
+    Select(o);
     return client_->List(type_, ns_, o);
   }
 
   Result<ScannedList> ListScanned(const ListOptions& options) override {
     ListOptions o = options;
-    o.label_selector = label_selector_;
+    Select(o);
     return client_->ListScanned(type_, ns_, o);
   }
 
   Result<WatchEnd> Watch(const WatchOptions& options,
                          const std::function<bool(const WatchEvent&)>& on_event) override {
     WatchOptions o = options;
-    o.label_selector = label_selector_;
+    Select(o);
     return client_->Watch(type_, ns_, o, on_event);
   }
 
@@ -57,6 +58,7 @@ class ClientListerWatcher final : public ListerWatcher {
     std::string out = type_.GroupResource();
     out += ns_.empty() ? " in all namespaces" : " in namespace " + ns_;
     if (!label_selector_.empty()) out += ", selector " + label_selector_;
+    if (!field_selector_.empty()) out += ", field selector " + field_selector_;
     return out;
   }
 
@@ -65,14 +67,22 @@ class ClientListerWatcher final : public ListerWatcher {
   ResourceType type_;
   std::string ns_;
   std::string label_selector_;
+  std::string field_selector_;
+
+  void Select(ListOptions& o) const {
+    o.label_selector = label_selector_;
+    o.field_selector = field_selector_;
+  }
 };
 
 }  // namespace
 
 std::unique_ptr<ListerWatcher> MakeListerWatcher(std::shared_ptr<Client> client, ResourceType type,
-                                                 std::string ns, std::string label_selector) {
+                                                 std::string ns, std::string label_selector,
+                                                 std::string field_selector) {
   return std::make_unique<ClientListerWatcher>(std::move(client), std::move(type), std::move(ns),
-                                               std::move(label_selector));
+                                               std::move(label_selector),
+                                               std::move(field_selector));
 }
 
 }  // namespace steward::kube
