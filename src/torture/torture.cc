@@ -1402,9 +1402,7 @@ std::string ReplayCommand(const TortureOptions& o) {
   return s;
 }
 
-}  // namespace
-
-StatusOr<TortureReport> RunTorture(const TortureOptions& options, std::ostream& out) {
+Status ValidateOptions(const TortureOptions& options) {
   if (options.projects < 1 || options.plan.ops < 1) {
     return InvalidArgument("projects and ops must be at least 1");
   }
@@ -1424,6 +1422,13 @@ StatusOr<TortureReport> RunTorture(const TortureOptions& options, std::ostream& 
   if (access(options.steward_binary.c_str(), X_OK) != 0) {
     return InvalidArgument("steward binary " + options.steward_binary + " is not executable");
   }
+  return Status::Ok();
+}
+
+}  // namespace
+
+StatusOr<TortureReport> RunTorture(const TortureOptions& options, std::ostream& out) {
+  RETURN_IF_ERROR(ValidateOptions(options));
   std::string dir = options.work_dir;
   if (dir.empty()) {
     std::string templ = (fs::temp_directory_path() / "steward-torture-XXXXXX").string();
