@@ -8,22 +8,27 @@
 // (8 workers; the kube client's TransportOptions: QPS 200, burst 400, as src/app/app.cc builds
 // it) is started: it enqueues every stored project at once.
 //
-//   bound = W × N / QPS + start path
+//   bound = W × N / QPS + additive start path
 //   W = writes one start sends (counted: the cluster's create/update/patch/delete requests / N;
-//       4 = Secret, Deployment, Service, Ingress), start path = the profile's critical path of
-//       one start (4 controller + pod_scheduling + pod_start + pod_ready + endpoints +
-//       load_balancer; 3365 ms for realistic at its means).
+//       4 = Secret, Deployment, Service, Ingress), additive start path = every wait of one start
+//       added up (4 controller + pod_scheduling + pod_start + pod_ready + endpoints +
+//       load_balancer; 3365 ms for realistic at its means);
+//   start path = the critical path of one start with its creates overlapped (issue 33):
+//       max(4 controller + pod_scheduling + pod_start + pod_ready, 2 controller + pod_scheduling
+//       + pod_start + pod_ready + endpoints, load_balancer); 2250 ms for realistic at its means;
+//   tighter bound = max(start path, (W × N − burst) / QPS + load_balancer): the bucket starts
+//       full, later writes come at QPS, and the last write (an Ingress) still needs its address.
 //
 //   build/bench/scale_bench [--projects N] [--profile realistic|instant|hostile|FILE]
 //                           [--jitter mean|keep] [--qps Q] [--burst B] [--workers W]
-//                           [--store-sync full|normal] [--order fifo|resume] [--lone-at-ms T]
+//                           [--store-sync full|normal] [--order resume|fifo] [--lone-at-ms T]
 //                           [--lone-team TEAM] [--max-starting N]
 //
-// Goals (issue 18): all Running ≤ 1.05 × the tighter bound; the first Running within the start
-// path + 1 s; the median ≤ 0.6 × the median of the work queue as one FIFO (`--order fifo
-// --lone-team t1`, the queue before issue 18); a lone project of another team (t2), started T ms
-// after the burst (default 2000; 0: none), Running within the start path + 1 s of its start.
-// Nothing passes or fails.
+// Goals (issues 18 and 33): all Running ≤ 1.05 × the tighter bound; the first Running within the
+// start path + 1 s; the median ≤ 11 s (1,000 projects, the defaults); a lone project of another
+// team (t2), started T ms after the burst (default 2000; 0: none), Running within the start path
+// + 1 s of its start. `--order fifo` is the work queue before issue 33 (every key fresh; with
+// `--lone-team t1` one FIFO, the queue before issue 18). Nothing passes or fails.
 #include <unistd.h>
 
 #include <algorithm>
@@ -58,10 +63,11 @@ int Main(int argc, char** argv) {
   int burst = defaults.burst;
   int workers = 8;
   std::string store_sync = "full";
-  std::string order = "fifo";
+  std::string order = "resume";
   long lone_at_ms = 2000;
   std::string lone_team = "t2";
   int max_starting = engine::EngineConfig{}.max_starting;
+  int resumed_run = engine::EngineQueueDefaults().resumed_run;
   CLI::App cli("N projects started at once: time until all are Running against its bound.",
                "scale_bench");
   AddFlag(cli, "--projects", &n, "projects to start")->check(CLI::Range(1L, 1000000L));
@@ -77,10 +83,13 @@ int Main(int argc, char** argv) {
           "SQLite synchronous mode (full, the production default)")
       ->check(CLI::IsMember({"full", "normal"}));
   AddFlag(cli, "--order", &order,
-          "work queue order within a team: fifo (the default: every key fresh; with --lone-team "
-          "t1 the queue is one FIFO, as before issue 18) or resume (resume_window 60 s: "
-          "a project's next step before new projects' first)")
+          "work queue order within a team: resume (the engine's default, resume_window 60 s: "
+          "a project's next step before new projects' first) or fifo (every key fresh; with "
+          "--lone-team t1 the queue is one FIFO, as before issue 18)")
       ->check(CLI::IsMember({"resume", "fifo"}));
+  AddFlag(cli, "--resumed-run", &resumed_run,
+          "resumed keys of a team handed out in a row while its fresh keys wait")
+      ->check(CLI::Range(1, 100000));
   AddFlag(cli, "--lone-at-ms", &lone_at_ms,
           "start one project of another team this long after the burst (0: none)")
       ->check(CLI::Range(0L, 600000L));
@@ -155,7 +164,8 @@ int Main(int argc, char** argv) {
   eo.config.domain = "localhost";
   eo.config.workers = workers;
   eo.config.max_starting = max_starting;
-  if (order == "resume") eo.queue.resume_window = std::chrono::seconds(60);
+  if (order == "fifo") eo.queue.resume_window = std::chrono::nanoseconds(0);
+  eo.queue.resumed_run = resumed_run;
   kube::TransportOptions to;
   to.qps = qps;
   to.burst = burst;
@@ -238,8 +248,9 @@ int Main(int argc, char** argv) {
   const double all = Seconds(t_all - t0);
   const long writes = CountWrites(req);
   const double w = static_cast<double>(writes) / static_cast<double>(total);
-  const double path = StartPathMs(profile) / 1e3;
-  const double bound = w * static_cast<double>(total) / qps + path;
+  const double additive = StartPathMs(profile) / 1e3;
+  const double path = CriticalPathMs(profile) / 1e3;
+  const double bound = w * static_cast<double>(total) / qps + additive;
   // What the limiter really forces: the bucket starts full (burst tokens), later writes come at
   // QPS; the last write is an Ingress, which still needs load_balancer to be Running.
   const double lb = static_cast<double>(profile.load_balancer.fixed.count()) / 1e3;
@@ -272,10 +283,15 @@ int Main(int argc, char** argv) {
   std::printf("requests during the run:\n");
   PrintRequests(req, "  ");
   std::printf(
-      "bound = W × N / QPS + start path = %.2f × %ld / %.0f + %.3f s = %.2f s   (W = writes "
-      "counted / N; start path = 4 controller + pod_scheduling + pod_start + pod_ready + "
-      "endpoints + load_balancer of profile %s)\n",
-      w, n, qps, path, bound, profile.name.c_str());
+      "bound = W × N / QPS + additive start path = %.2f × %ld / %.0f + %.3f s = %.2f s   (W = "
+      "writes counted / N; additive start path = 4 controller + pod_scheduling + pod_start + "
+      "pod_ready + endpoints + load_balancer of profile %s)\n",
+      w, n, qps, additive, bound, profile.name.c_str());
+  std::printf(
+      "start path (critical, creates overlapped) = max(4 controller + pod_scheduling + pod_start "
+      "+ pod_ready, 2 controller + pod_scheduling + pod_start + pod_ready + endpoints, "
+      "load_balancer) = %.3f s\n",
+      path);
   std::printf(
       "tighter lower bound (bucket starts with %d tokens; last write an Ingress, then "
       "load_balancer): max(start path, (W×N − burst)/QPS + load_balancer) = %.2f s\n",
@@ -299,7 +315,7 @@ int Main(int argc, char** argv) {
               "<= 1.05 x tighter", all, bound, all / bound, vs_tight.c_str());
   std::printf("  %-36s %-18s %.2f s (goal %.2f s)\n", "first project Running", "<= start path + 1s",
               sorted.empty() ? 0.0 : sorted.front(), path + 1);
-  std::printf("  %-36s %-18s %.2f s\n", "median project Running", "<= 0.6 x fifo's",
+  std::printf("  %-36s %-18s %.2f s\n", "median project Running", "<= 11 s (1000)",
               Percentile(sorted, 50));
   if (lone_s >= 0) {
     std::printf("  %-36s %-18s %.2f s (goal %.2f s)\n", "lone project of another team",

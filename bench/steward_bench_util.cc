@@ -192,6 +192,13 @@ double StartPathMs(const cluster::Profile& p) {
          ms(p.endpoints) + ms(p.load_balancer);
 }
 
+double CriticalPathMs(const cluster::Profile& p) {
+  auto ms = [](const cluster::DelaySpec& d) { return static_cast<double>(d.fixed.count()); };
+  const double pod = ms(p.pod_scheduling) + ms(p.pod_start) + ms(p.pod_ready);
+  return std::max({4 * ms(p.controller) + pod, 2 * ms(p.controller) + pod + ms(p.endpoints),
+                   ms(p.load_balancer)});
+}
+
 std::string MakeTempDir(const std::string& prefix) {
   std::string tmpl = "/tmp/" + prefix + "-XXXXXX";
   if (mkdtemp(tmpl.data()) == nullptr) {

@@ -113,6 +113,12 @@ cluster::Profile MeanProfile(cluster::Profile base);
 // engine's round trips: 4 controller + pod_scheduling + pod_start + pod_ready + endpoints +
 // load_balancer, using fixed delays (call on a MeanProfile for the mean). In ms.
 double StartPathMs(const cluster::Profile& p);
+// The critical path of one start with the creates overlapped (each created once the one it
+// depends on exists, every readiness wait at once; issue 33), without round trips:
+// max(Deployment available: 4 controller + pod_scheduling + pod_start + pod_ready; endpoints:
+// 2 controller + pod_scheduling + pod_start + pod_ready + endpoints; Ingress address:
+// load_balancer). In ms.
+double CriticalPathMs(const cluster::Profile& p);
 
 // A fresh directory under /tmp ("" on failure, printed). RemoveTree deletes it.
 std::string MakeTempDir(const std::string& prefix);
