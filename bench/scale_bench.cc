@@ -15,7 +15,7 @@
 //       load_balancer; 3365 ms for realistic at its means);
 //   start path = the critical path of one start with its creates overlapped (issue 33):
 //       max(4 controller + pod_scheduling + pod_start + pod_ready, 2 controller + pod_scheduling
-//       + pod_start + pod_ready + endpoints, load_balancer); 2250 ms for realistic at its means;
+//       + pod_start + pod_ready + endpoints, load_balancer); 2245 ms for realistic at its means;
 //   tighter bound = max(start path, (W × N − burst) / QPS + load_balancer): the bucket starts
 //       full, later writes come at QPS, and the last write (an Ingress) still needs its address.
 //
