@@ -215,18 +215,18 @@ TEST_F(OverlapTest, AStartAndSuspendCycleSendsNoGetAndStillRemovesTheCertificate
   EXPECT_EQ(cluster_->request_log().Count("get"), gets);
 }
 
-// A burst finishes what it started first (issue 33 §4): 32 projects pending when the engine
-// starts, writes throttled by the client's limiter. The first project must be Running while
-// most of the burst has not even had its Secret created — with the queue as one FIFO per team
-// (every project's next step behind every other project's first) all 32 Secrets come first
-// (measured: 6–8 Secrets with the engine's queue).
+// A burst finishes what it started first (issue 33 §4): 24 projects pending when the engine
+// starts, one worker, every write waiting for the client's limiter (20 a second), so the queue's
+// order is the order of the writes. The first project must be Running while most of the burst
+// has not even had its Secret created — with the queue as one FIFO per team (every project's
+// next step behind every other project's first) all 24 Secrets come first.
 TEST_F(OverlapTest, ABurstFinishesItsFirstProjectsBeforeItStartsItsLast) {
-  constexpr int kProjects = 32;
+  constexpr int kProjects = 24;
   cluster::Profile p = QuickProfile();
-  p.pod_ready = {milliseconds(100), milliseconds(0)};
+  p.pod_ready = {milliseconds(0), milliseconds(0)};
   StartCluster(p);
   kube::TransportOptions throttled;
-  throttled.qps = 50;  // 4 writes a start: the burst's writes take about 2.6 s
+  throttled.qps = 20;
   throttled.burst = 1;
   client_ = kube::test_support::ClientFor(*cluster_, throttled);
   OpenStore();
@@ -240,16 +240,18 @@ TEST_F(OverlapTest, ABurstFinishesItsFirstProjectsBeforeItStartsItsLast) {
   req.from_revision = cluster_->api().storage().CurrentRevision();
   auto watcher = cluster_->api().storage().Watch(req);
   ASSERT_TRUE(watcher.ok());
-  StartEngine();
-  auto running = [&] {
+  EngineOptions options = DefaultOptions();
+  options.config.workers = 1;
+  StartEngine(options);
+  auto any_running = [&] {
     auto all = store_->ListProjects(store::ListFilter{});
-    int n = 0;
-    if (all.ok()) {
-      for (const auto& r : *all) n += r.phase == "Running" ? 1 : 0;
+    if (!all.ok()) return false;
+    for (const auto& r : *all) {
+      if (r.phase == "Running") return true;
     }
-    return n;
+    return false;
   };
-  ASSERT_TRUE(Eventually([&] { return running() > 0; }, seconds(30)));
+  ASSERT_TRUE(Eventually(any_running, seconds(30)));
   int secrets = 0;  // Secrets the cluster committed by the time the first project was Running
   while ((*watcher)->Wait(milliseconds(0))) {
     for (const auto& ev : (*watcher)->Drain()) {
@@ -260,7 +262,6 @@ TEST_F(OverlapTest, ABurstFinishesItsFirstProjectsBeforeItStartsItsLast) {
   (*watcher)->Close();
   EXPECT_LT(secrets, kProjects / 2);
   EXPECT_GT(secrets, 0);
-  ASSERT_TRUE(Eventually([&] { return running() == kProjects; }, seconds(60)));
 }
 
 }  // namespace
