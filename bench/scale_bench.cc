@@ -253,7 +253,7 @@ int Main(int argc, char** argv) {
   const double bound = w * static_cast<double>(total) / qps + additive;
   // What the limiter really forces: the bucket starts full (burst tokens), later writes come at
   // QPS; the last write is an Ingress, which still needs load_balancer to be Running.
-  const double lb = static_cast<double>(profile.load_balancer.fixed.count()) / 1e3;
+  const double lb = FixedMs(profile.load_balancer) / 1e3;
   const double tight =
       std::max(path, std::max(0.0, w * static_cast<double>(total) - burst) / qps + lb);
 

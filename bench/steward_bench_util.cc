@@ -186,17 +186,18 @@ cluster::Profile MeanProfile(cluster::Profile p) {
   return p;
 }
 
+double FixedMs(const cluster::DelaySpec& d) { return static_cast<double>(d.fixed.count()); }
+
 double StartPathMs(const cluster::Profile& p) {
-  auto ms = [](const cluster::DelaySpec& d) { return static_cast<double>(d.fixed.count()); };
-  return 4 * ms(p.controller) + ms(p.pod_scheduling) + ms(p.pod_start) + ms(p.pod_ready) +
-         ms(p.endpoints) + ms(p.load_balancer);
+  return 4 * FixedMs(p.controller) + FixedMs(p.pod_scheduling) + FixedMs(p.pod_start) +
+         FixedMs(p.pod_ready) + FixedMs(p.endpoints) + FixedMs(p.load_balancer);
 }
 
 double CriticalPathMs(const cluster::Profile& p) {
-  auto ms = [](const cluster::DelaySpec& d) { return static_cast<double>(d.fixed.count()); };
-  const double pod = ms(p.pod_scheduling) + ms(p.pod_start) + ms(p.pod_ready);
-  return std::max({4 * ms(p.controller) + pod, 2 * ms(p.controller) + pod + ms(p.endpoints),
-                   ms(p.load_balancer)});
+  const double pod = FixedMs(p.pod_scheduling) + FixedMs(p.pod_start) + FixedMs(p.pod_ready);
+  return std::max({4 * FixedMs(p.controller) + pod,
+                   2 * FixedMs(p.controller) + pod + FixedMs(p.endpoints),
+                   FixedMs(p.load_balancer)});
 }
 
 std::string MakeTempDir(const std::string& prefix) {

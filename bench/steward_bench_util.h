@@ -109,6 +109,9 @@ Json BenchProjectSpec();
 // bound computed from it is one number. The name gets "-mean" appended.
 cluster::Profile MeanProfile(cluster::Profile base);
 
+// A delay's fixed part, in ms (call on a MeanProfile for the mean).
+double FixedMs(const cluster::DelaySpec& d);
+
 // The profile's critical path of one start (docs/benchmarks.md, "The lower bound"), without the
 // engine's round trips: 4 controller + pod_scheduling + pod_start + pod_ready + endpoints +
 // load_balancer, using fixed delays (call on a MeanProfile for the mean). In ms.
