@@ -219,6 +219,16 @@ TEST_F(ApiTest, PutCreatesUpdatesAndIsIdempotent) {
       Do("PUT", "/v1/projects/alpha", DumpJson(Json{{"spec", Spec()}, {"id", "other-id"}}));
   ExpectError(conflict, 409, "Conflict", "", "taken by project " + id);
   EXPECT_EQ(StoreState(), before);
+
+  // An id that is another project's name, or a name that is another's id, would shadow it in
+  // every {project} path (issue 34): 409, nothing stored, both paths still the old project's.
+  auto shadow = Do("PUT", "/v1/projects/dupid3", DumpJson(Json{{"spec", Spec()}, {"id", "alpha"}}));
+  ExpectError(shadow, 409, "Conflict", "", "\"alpha\" is already another record's id or name");
+  ExpectError(Do("PUT", "/v1/projects/beta-id-1", SpecBody()), 409, "Conflict", "",
+              "\"beta-id-1\" is already another record's id or name");
+  EXPECT_EQ(StoreState(), before);
+  EXPECT_EQ(Body(Do("GET", "/v1/projects/alpha"))["id"], id);
+  EXPECT_EQ(Body(Do("GET", "/v1/projects/beta-id-1"))["name"], "beta");
 }
 
 // First PUTs of one new name racing each other: one 201, every other one 200 on that project,

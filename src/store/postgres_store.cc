@@ -124,6 +124,19 @@ CREATE TABLE command_slots (
   expires_ms BIGINT NOT NULL
 );
 )sql",
+    // 3: ids and names share the API's {project} (issue 34): each record claims both
+    // (ReferenceClaim). Records without claims get them from ClaimHostnames; of an existing pair
+    // that clashes, ids go first (the API resolved ids first), then the older record.
+    R"sql(
+INSERT INTO hostnames (host, project_id)
+  SELECT 'Reference/' || id, id FROM projects
+  WHERE id IN (SELECT project_id FROM hostnames) ORDER BY created_ms, id
+  ON CONFLICT (host) DO NOTHING;
+INSERT INTO hostnames (host, project_id)
+  SELECT 'Reference/' || name, id FROM projects
+  WHERE id IN (SELECT project_id FROM hostnames) ORDER BY created_ms, id
+  ON CONFLICT (host) DO NOTHING;
+)sql",
 };
 constexpr int64_t kLatestVersion = std::size(kMigrations);
 

@@ -114,7 +114,7 @@ TEST_F(SqliteStoreTest, ReopenKeepsDataAndDoesNotReapplyMigrations) {
   std::string applied =
       RawQuery(path_, "SELECT group_concat(applied_ms) FROM schema_migrations ORDER BY version");
   const std::string t0 = std::to_string(kT0);
-  EXPECT_EQ(applied, t0 + "," + t0 + "," + t0 + "," + t0 + "," + t0);
+  EXPECT_EQ(applied, t0 + "," + t0 + "," + t0 + "," + t0 + "," + t0 + "," + t0);
   store_.reset();
 
   clock_.Advance(std::chrono::hours(1));
@@ -125,7 +125,7 @@ TEST_F(SqliteStoreTest, ReopenKeepsDataAndDoesNotReapplyMigrations) {
   EXPECT_EQ(got->version, 2);
   EXPECT_EQ(reopened.FindCredentialByToken("tok-1")->id, "c-1");
   EXPECT_EQ(reopened.ListHistory("p1", 0, 0)->size(), 1u);
-  EXPECT_EQ(RawQuery(path_, "SELECT count(*) FROM schema_migrations"), "5");
+  EXPECT_EQ(RawQuery(path_, "SELECT count(*) FROM schema_migrations"), "6");
   EXPECT_EQ(
       RawQuery(path_, "SELECT group_concat(applied_ms) FROM schema_migrations ORDER BY version"),
       applied);
@@ -147,11 +147,11 @@ TEST_F(SqliteStoreTest, ReopenKeepsDataAndDoesNotReapplyMigrations) {
 TEST_F(SqliteStoreTest, RefusesNewerSchema) {
   Open();
   store_.reset();
-  RawExec(path_, "INSERT INTO schema_migrations (version, applied_ms) VALUES (7, 0)");
+  RawExec(path_, "INSERT INTO schema_migrations (version, applied_ms) VALUES (9, 0)");
   auto r = OpenSqliteStore(Options());
   EXPECT_EQ(r.status().code(), StatusCode::kFailedPrecondition);
   EXPECT_EQ(r.status().message(),
-            path_ + ": schema version 7 is newer than this Steward (knows up to 5)");
+            path_ + ": schema version 9 is newer than this Steward (knows up to 6)");
 }
 
 TEST_F(SqliteStoreTest, RefusesAFileThatIsNotSqlite) {
@@ -313,7 +313,7 @@ TEST_F(SqliteStoreTest, AVersionOneDatabaseGainsTheHostnamesTable) {
           "command_slots; "
           "DELETE FROM schema_migrations WHERE version >= 2");
   Store& reopened = Open();
-  EXPECT_EQ(RawQuery(path_, "SELECT count(*) FROM schema_migrations"), "5");
+  EXPECT_EQ(RawQuery(path_, "SELECT count(*) FROM schema_migrations"), "6");
   ASSERT_TRUE(reopened.MutateProject("p1", ClaimHosts({"alpha.localhost"})).ok());
   EXPECT_EQ(RawQuery(path_, "SELECT project_id FROM hostnames WHERE host = 'alpha.localhost'"),
             "p1");
@@ -330,10 +330,41 @@ TEST_F(SqliteStoreTest, AVersionTwoDatabaseGainsKindsAndItsRecordsAreProjects) {
           "command_slots; "
           "DELETE FROM schema_migrations WHERE version >= 3");
   Store& reopened = Open();
-  EXPECT_EQ(RawQuery(path_, "SELECT count(*) FROM schema_migrations"), "5");
+  EXPECT_EQ(RawQuery(path_, "SELECT count(*) FROM schema_migrations"), "6");
   auto got = reopened.GetProject("p1");
   ASSERT_TRUE(got.ok());
   EXPECT_EQ(got->kind, RecordKind::kProject);
+}
+
+// Schema 6 (issue 34): every record that holds claims also claims its id and its name, the
+// words the API's paths take; of two stored records where one's id is the other's name, the id
+// keeps the word (paths resolved ids first). Records without claims get theirs from
+// ClaimHostnames, with everything else (AVersionOneDatabaseGainsTheHostnamesTable).
+TEST_F(SqliteStoreTest, AVersionFiveDatabaseClaimsEveryIdAndNameOnce) {
+  Open();
+  MustCreate(Project("p1", "alpha"));
+  MustCreate(Project("alpha2", "p1x"));
+  MustCreate(Project("old", "p1"));  // stored before the rule: its name is p1's id
+  MustCreate(Project("bare", "bare-name"));
+  for (const char* id : {"p1", "alpha2", "old"}) {
+    ASSERT_TRUE(store_->MutateProject(id, ClaimHosts({std::string(id) + ".localhost"})).ok());
+  }
+  store_.reset();
+  RawExec(path_,
+          "DELETE FROM hostnames WHERE host LIKE 'Reference/%'; "
+          "DELETE FROM schema_migrations WHERE version >= 6");
+  Open();
+  EXPECT_EQ(RawQuery(path_, "SELECT count(*) FROM schema_migrations"), "6");
+  auto holder = [&](const std::string& word) {
+    return RawQuery(path_,
+                    "SELECT project_id FROM hostnames WHERE host = '" + ReferenceClaim(word) + "'");
+  };
+  EXPECT_EQ(holder("p1"), "p1");
+  EXPECT_EQ(holder("alpha"), "p1");
+  EXPECT_EQ(holder("alpha2"), "alpha2");
+  EXPECT_EQ(holder("p1x"), "alpha2");
+  EXPECT_EQ(holder("old"), "old");
+  EXPECT_EQ(RawQuery(path_, "SELECT count(*) FROM hostnames WHERE project_id = 'bare'"), "0");
 }
 
 }  // namespace

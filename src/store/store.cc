@@ -139,7 +139,20 @@ Status NameTaken(std::string_view name, std::string_view holder_id) {
                        std::string(holder_id) + "\"");
 }
 
+namespace {
+constexpr std::string_view kReferencePrefix = "Reference/";
+}  // namespace
+
+std::string ReferenceClaim(std::string_view word) {
+  return std::string(kReferencePrefix) + std::string(word);
+}
+
 Status HostnameInUse(std::string_view host) {
+  if (host.substr(0, kReferencePrefix.size()) == kReferencePrefix) {
+    return AlreadyExists("\"" + std::string(host.substr(kReferencePrefix.size())) +
+                         "\" is already another record's id or name: ids and names share one "
+                         "namespace (a {project} in the API's paths is either)");
+  }
   if (host.find('/') != std::string_view::npos) {
     return AlreadyExists("object name " + std::string(host) +
                          " is already in use: another project's objects would have the same "

@@ -118,6 +118,10 @@ struct ShardEvent {
   bool acquired = false;  // false: released
 };
 
+// The claim (see Mutation::hostnames) that makes `word` one record's: a project's id and its
+// name both go where the API's paths say {project}, so no record's id may be another's name.
+std::string ReferenceClaim(std::string_view word);
+
 // What a MutateProject callback may add to its transaction besides the record itself.
 struct Mutation {
   std::vector<Credential> credentials;  // inserted, or replaced when the id exists
@@ -125,7 +129,8 @@ struct Mutation {
   // When set: the hostnames this project answers on, replacing the ones it held. A hostname is
   // held by one project at most: one held by another project fails the whole transaction with
   // kAlreadyExists `hostname "<h>" is already in use` (which never names the holder). Released
-  // when the project is purged.
+  // when the project is purged. The same claims hold the names of the project's objects
+  // ("Kind/name") and the words its API paths accept (ReferenceClaim: its id and its name).
   std::optional<std::vector<std::string>> hostnames;
   // When set: the write is made by the owner of a shard (several replicas, DESIGN.md §10) and
   // commits only while that ownership holds (see Fence); otherwise nothing is written and the

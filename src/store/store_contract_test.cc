@@ -75,7 +75,7 @@ class SqliteBackend final : public Backend {
     return out;
   }
   void UseAnotherDatabase() override { path_ = dir_ + "/other.db"; }
-  int64_t LatestSchema() const override { return 5; }
+  int64_t LatestSchema() const override { return 6; }
 
  private:
   std::string dir_, path_;
@@ -111,7 +111,7 @@ class PostgresBackend final : public Backend {
       status_ = db.error();
     }
   }
-  int64_t LatestSchema() const override { return 2; }
+  int64_t LatestSchema() const override { return 3; }
 
  private:
   test_support::PostgresServer* server_ = nullptr;

@@ -113,6 +113,8 @@ Intents::Intents(store::Store& store, Enqueue enqueue, const EngineConfig* confi
 std::vector<std::string> ProjectClaims(const EngineConfig& config, std::string_view id,
                                        std::string_view name, const ProjectSpec& spec) {
   std::vector<std::string> claims = ProjectHostnames(config, name, spec);
+  claims.push_back(store::ReferenceClaim(id));
+  claims.push_back(store::ReferenceClaim(name));
   RenderInput in;
   in.id = std::string(id);
   in.name = std::string(name);
@@ -295,7 +297,10 @@ StatusOr<Intents::PutResult> Intents::PutAgent(std::string_view name, const Json
     }
     ASSIGN_OR_RETURN(created, vault_->Put(agent_id, std::string(name), credentials.values));
   }
-  const std::vector<std::string> claims = {"Deployment/" + want, "Service/" + want};
+  std::vector<std::string> claims = {"Deployment/" + want, "Service/" + want,
+                                     store::ReferenceClaim(agent_id), store::ReferenceClaim(want)};
+  std::sort(claims.begin(), claims.end());
+  claims.erase(std::unique(claims.begin(), claims.end()), claims.end());
   bool changed = false;
   auto create = [&](ProjectRecord& r, store::Mutation& m) -> Status {
     if (!spec.credentials) {

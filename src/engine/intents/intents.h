@@ -118,9 +118,10 @@ class Intents {
 
 // What a project holds exclusively, claimed in the store with its intent (Mutation::hostnames):
 // its hostnames, and "<Kind>/<name>" for each object it would have (Secret, PVC, Deployment,
-// Service, Ingress, custom Ingress, the TLS Secrets cert-manager makes for them). A second
-// project whose names would clash with these is refused when it is stored, not left to fight
-// over the objects. Sorted, no duplicates.
+// Service, Ingress, custom Ingress, the TLS Secrets cert-manager makes for them), and its id and
+// name as store::ReferenceClaim (the API's paths take either: one project's id must not be
+// another's name). A second project whose names would clash with these is refused when it is
+// stored, not left to fight over the objects or the paths. Sorted, no duplicates.
 std::vector<std::string> ProjectClaims(const EngineConfig& config, std::string_view id,
                                        std::string_view name, const ProjectSpec& spec);
 

@@ -261,6 +261,41 @@ TEST_F(IntentsTest, NameTakenByAnotherIdIsAlreadyExistsAndChangesNothing) {
   EXPECT_THAT(Enqueued(), ElementsAre(rec.id));
 }
 
+// Ids and names share the API's {project}: a project whose id is another's name (or whose name
+// is another's id) would shadow it there (issue 34). Refused when stored, whichever comes first;
+// a project may still have its own name as its id.
+TEST_F(IntentsTest, AnIdOrNameThatIsAnotherProjectsNameOrIdIsAlreadyExists) {
+  const store::ProjectRecord fp = Create("fp");
+  auto shadow = intents_->Put("dupid3", Spec(), "fp");
+  ASSERT_EQ(shadow.status().code(), StatusCode::kAlreadyExists) << shadow.status().ToString();
+  EXPECT_THAT(shadow.status().message(),
+              HasSubstr("\"fp\" is already another record's id or name"));
+  auto by_id = intents_->Put("other", Spec(), "pid-1");
+  ASSERT_TRUE(by_id.ok()) << by_id.status().ToString();
+  EXPECT_EQ(intents_->Put("pid-1", Spec()).status().code(), StatusCode::kAlreadyExists);
+  // A rename to another project's id is refused the same way.
+  ASSERT_TRUE(intents_->Suspend("other").ok());
+  ASSERT_TRUE(store_
+                  ->MutateProject(by_id->record.id,
+                                  [](store::ProjectRecord& r, const auto&, store::Mutation&) {
+                                    r.phase = "Suspended";
+                                    return Status::Ok();
+                                  })
+                  .ok());
+  EXPECT_EQ(intents_->Rename("other", fp.id).status().code(), StatusCode::kAlreadyExists);
+  EXPECT_EQ(intents_->Find("fp")->id, fp.id);
+  EXPECT_EQ(intents_->Find("pid-1")->name, "other");
+  EXPECT_EQ(ProjectCount(), 2u);
+  // Its own name as its id is one word, one record.
+  auto same = intents_->Put("self", Spec(), "self");
+  ASSERT_TRUE(same.ok()) << same.status().ToString();
+  // Once a project is purged, its words are free again.
+  store::HistoryEntry tombstone;
+  tombstone.kind = "purged";
+  ASSERT_TRUE(store_->PurgeProject(fp.id, tombstone).ok());
+  EXPECT_TRUE(intents_->Put("dupid3", Spec(), "fp").ok());
+}
+
 // ---- operations ----
 
 TEST_F(IntentsTest, OperationsBumpTheGenerationAndAppendHistoryInOrder) {
@@ -949,6 +984,22 @@ TEST_F(SuppliedCredentialsTest, NothingIsWrittenForAProjectBeingDeletedAndARefus
   // Only what this Put created: the version its Put answered.
   EXPECT_THAT(vault_.Discarded(),
               ElementsAre(vault_.Calls()[1].id + "/" + three.Ref().fingerprint + "@v2"));
+}
+
+// Agents share the {project} words with projects (issue 34): neither kind may take the other's.
+TEST_F(SuppliedCredentialsTest, AnAgentAndAProjectCannotShadowEachOther) {
+  const store::ProjectRecord fp = Create("fp");
+  const Json agent = {{"team", "TM1"}, {"broker", "BRK7"}, {"credentials", {{"token", "fftt_x"}}}};
+  const std::string agent_name = "mqtt-schema-agent-tm1-brk7";
+  auto shadow = with_vault_->PutAgent(agent_name, agent, false, "fp");
+  ASSERT_EQ(shadow.status().code(), StatusCode::kAlreadyExists) << shadow.status().ToString();
+  auto made = with_vault_->PutAgent(agent_name, agent, false, "agent-1");
+  ASSERT_TRUE(made.ok()) << made.status().ToString();
+  EXPECT_EQ(with_vault_->Put("agent-1", Spec()).status().code(), StatusCode::kAlreadyExists);
+  EXPECT_EQ(with_vault_->Put("dup", Spec(), agent_name).status().code(),
+            StatusCode::kAlreadyExists);
+  EXPECT_EQ(intents_->Find("fp")->id, fp.id);
+  EXPECT_EQ(intents_->Find("agent-1", store::RecordKind::kAgent)->name, agent_name);
 }
 
 TEST_F(SuppliedCredentialsTest, RotateIsRefusedForSuppliedCredentials) {
