@@ -304,8 +304,10 @@ class StewardDriver {
         const tokens = await project.refreshAuthTokens()
         spec.credentials = credentialsOf(tokens, await project.getSetting('credentialSecret'))
       }
-      const body = { spec, start: true }
-      if (!current) body.id = project.id
+      // The id on every put: it creates the project under the platform's id, and it is what lets
+      // a put move an instance to another team (FlowFuse's change of team); Steward refuses a
+      // team change by name alone.
+      const body = { spec, start: true, id: project.id }
       const put = (await this._call('PUT', '/v1/projects/' + encodePath([name]), { body })).body
       // A Failed project the same intent again would leave Failed: a restart is a new intent,
       // and the engine tries again.

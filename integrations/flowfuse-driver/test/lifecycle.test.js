@@ -289,6 +289,19 @@ test('a rename (stop, rename, start) renames the project in Steward and keeps it
   await wrapper.stop(ha)
 })
 
+test('a change of team (stop, move, start) moves the project in Steward, as FlowFuse moves an instance', async () => {
+  const ha = [...platform.projects.values()].find(p => p.name === 'ha-two')
+  assert.equal((await steward.project(ha.id)).status.phase, 'Suspended')
+  const before = (await steward.project(ha.id)).spec.team
+  ha.TeamId = 9
+  ha.Team = { hashid: platform.app.db.models.Team.encodeHashid(9) }
+  const { rec } = await startAndObserve(ha, 'startAction')
+  assert.notEqual(before, 'Tm9')
+  assert.equal(rec.spec.team, 'Tm9')
+  assert.equal(rec.status.phase, 'Running')
+  await wrapper.stop(ha)
+})
+
 test('broker agents: started with the broker\'s token, asked for state and commands, stopped and gone', async () => {
   const broker = platform.broker({ hashid: 'Brk1', teamHashid: 'TeamA' })
   await wrapper.driver.startBrokerAgent(broker)

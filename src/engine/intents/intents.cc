@@ -98,6 +98,29 @@ Status RefuseOtherKind(const ProjectRecord& r, store::RecordKind kind) {
       " (its objects would have the same names)");
 }
 
+// An agent's name lowercases its team and broker and joins them with dashes, so (aBc, b) and
+// (AbC, b), or (x-y, z) and (x, y-z), get one name: a put whose (team, broker) is not the stored
+// agent's is another agent, and must not take this one over (nor replace its token).
+Status RefuseOtherAgent(const ProjectRecord& r, const AgentSpec& wanted) {
+  auto json = ParseJson(r.spec_json);
+  auto stored = json.ok() ? ParseAgentSpec(*json) : StatusOr<AgentSpec>(json.error());
+  if (stored.ok() && stored->team == wanted.team && stored->broker == wanted.broker) {
+    return Status::Ok();
+  }
+  return AlreadyExists("agent name " + r.name +
+                       " is taken by the agent of another team or broker (the name lowercases "
+                       "both: pairs that differ in case or in where a dash falls share it)");
+}
+
+// A put by name alone must not move another team's project to the caller's team: a team change
+// names the project's id (as a platform moving an instance between its teams does).
+Status RefuseTeamChangeByName(const ProjectRecord& r, std::string_view team, std::string_view id) {
+  if (r.team == team || r.id == id) return Status::Ok();
+  return AlreadyExists("project " + r.name +
+                       " belongs to another team: a put that changes a project's team must name "
+                       "its id (\"id\" in the body)");
+}
+
 }  // namespace
 
 std::string NewToken() { return SecureRandomHex(32); }
@@ -181,6 +204,7 @@ StatusOr<Intents::PutResult> Intents::Put(std::string_view name, const Json& spe
     auto existing = store_.GetProjectByName(name);
     if (existing.ok()) {
       RETURN_IF_ERROR(RefuseOtherKind(*existing, store::RecordKind::kProject));
+      RETURN_IF_ERROR(RefuseTeamChangeByName(*existing, spec.team, id));  // before its Secret
       if (!project_id.empty() && project_id != existing->id) {
         return AlreadyExists("project name " + std::string(name) + " is taken by project " +
                              existing->id);
@@ -243,6 +267,7 @@ StatusOr<Intents::PutResult> Intents::Put(std::string_view name, const Json& spe
                      "the request again");
     }
     RETURN_IF_ERROR(RefuseOtherKind(r, store::RecordKind::kProject));
+    RETURN_IF_ERROR(RefuseTeamChangeByName(r, spec.team, id));
     RETURN_IF_ERROR(RefuseIfDeleting(r));
     ASSIGN_OR_RETURN(ProjectSpec stored, final_spec(StoredCredentials(r)));
     changed = ApplyPut(r, m, ToJson(stored), stored.team, start);
@@ -278,6 +303,7 @@ StatusOr<Intents::PutResult> Intents::PutAgent(std::string_view name, const Json
   auto existing = store_.GetProjectByName(name);
   if (existing.ok()) {
     RETURN_IF_ERROR(RefuseOtherKind(*existing, store::RecordKind::kAgent));
+    RETURN_IF_ERROR(RefuseOtherAgent(*existing, spec));  // before its token is touched
     if (!id.empty() && id != existing->id) {
       return AlreadyExists("agent name " + std::string(name) + " is taken by agent " +
                            existing->id);
@@ -333,6 +359,7 @@ StatusOr<Intents::PutResult> Intents::PutAgent(std::string_view name, const Json
                      " was deleted and created again while its token was stored; send the "
                      "request again");
     }
+    RETURN_IF_ERROR(RefuseOtherAgent(r, spec));
     RETURN_IF_ERROR(RefuseIfDeleting(r));
     AgentSpec stored = spec;
     auto current_json = ParseJson(r.spec_json);

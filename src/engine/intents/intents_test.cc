@@ -1002,6 +1002,52 @@ TEST_F(SuppliedCredentialsTest, AnAgentAndAProjectCannotShadowEachOther) {
   EXPECT_EQ(intents_->Find("agent-1", store::RecordKind::kAgent)->name, agent_name);
 }
 
+// (aBc, b) and (AbC, b), or (x-y, z) and (x, y-z), give one agent name: the second pair is
+// another agent and must neither take the first over nor touch its token (issue 34, item 6).
+TEST_F(SuppliedCredentialsTest, AnotherTeamsOrBrokersAgentOfTheSameNameIsAlreadyExists) {
+  auto agent = [](const std::string& team, const std::string& broker, const std::string& token) {
+    return Json{{"team", team}, {"broker", broker}, {"credentials", {{"token", token}}}};
+  };
+  auto first = with_vault_->PutAgent("mqtt-schema-agent-abc-b", agent("aBc", "b", "fftt_1"), true);
+  ASSERT_TRUE(first.ok()) << first.status().ToString();
+  auto dashed = with_vault_->PutAgent("mqtt-schema-agent-x-y-z", agent("x-y", "z", "fftt_2"), true);
+  ASSERT_TRUE(dashed.ok()) << dashed.status().ToString();
+  const size_t calls = vault_.Calls().size();
+  const std::string spec_before = store_->GetProject(first->record.id)->spec_json;
+  for (const auto& [name, spec] :
+       {std::pair{"mqtt-schema-agent-abc-b", agent("AbC", "b", "fftt_3")},
+        std::pair{"mqtt-schema-agent-x-y-z", agent("x", "y-z", "fftt_4")}}) {
+    auto taken = with_vault_->PutAgent(name, spec, true);
+    ASSERT_EQ(taken.status().code(), StatusCode::kAlreadyExists) << name;
+    EXPECT_THAT(taken.status().message(), HasSubstr("another team or broker"));
+  }
+  EXPECT_EQ(vault_.Calls().size(), calls);  // no token written for either
+  EXPECT_EQ(store_->GetProject(first->record.id)->spec_json, spec_before);
+  // The same pair again is the same agent.
+  EXPECT_TRUE(
+      with_vault_->PutAgent("mqtt-schema-agent-abc-b", agent("aBc", "b", "fftt_5"), true).ok());
+}
+
+// A project's team changes only by a put that names its id (a platform moving its instance);
+// by name alone it would hand another team's project to the caller (issue 34, item 6).
+TEST_F(SuppliedCredentialsTest, APutByNameAloneCannotChangeAProjectsTeam) {
+  auto made = PutWith(Credentials("one"));
+  ASSERT_TRUE(made.ok()) << made.status().ToString();
+  const size_t calls = vault_.Calls().size();
+  Json other = Spec();
+  other["team"] = "t2";
+  other["credentials"] = Credentials("two");
+  auto by_name = with_vault_->Put("alpha", other);
+  ASSERT_EQ(by_name.status().code(), StatusCode::kAlreadyExists) << by_name.status().ToString();
+  EXPECT_THAT(by_name.status().message(), HasSubstr("belongs to another team"));
+  EXPECT_EQ(vault_.Calls().size(), calls);  // the other team's values never reached a Secret
+  EXPECT_EQ(store_->GetProject(made->record.id)->team, "t1");
+  auto moved = with_vault_->Put("alpha", other, made->record.id);
+  ASSERT_TRUE(moved.ok()) << moved.status().ToString();
+  EXPECT_EQ(moved->record.team, "t2");
+  EXPECT_EQ(moved->record.generation, 2);
+}
+
 TEST_F(SuppliedCredentialsTest, RotateIsRefusedForSuppliedCredentials) {
   ASSERT_TRUE(PutWith(Credentials("one"), true).ok());
   auto rotate = with_vault_->Rotate("alpha");
