@@ -596,6 +596,14 @@ TEST_F(ApiTest, CredentialCheckAcceptsActiveAndRefusesRevokedAfterRotate) {
               "non-empty string");
   ExpectError(Do("POST", "/v1/credentials/check", R"({"token":"x","extra":1})"), 400,
               "InvalidArgument", "extra", "unknown field");
+  // A token whose string breaks (a raw line feed, truncation) is never echoed (issue 34).
+  for (const std::string& broken :
+       {R"({"token":")" + new_token + "\n\"}", R"({"token":")" + new_token}) {
+    auto refused = Do("POST", "/v1/credentials/check", broken);
+    EXPECT_EQ(refused.status, 400) << refused.body;
+    EXPECT_NE(refused.body.find("at token"), std::string::npos) << refused.body;
+    EXPECT_EQ(refused.body.find(new_token.substr(0, 12)), std::string::npos) << refused.body;
+  }
 }
 
 // Finding 6 of the hardening issue: a spec object the cluster would prune (an unknown field in

@@ -46,7 +46,8 @@ class DomBuilder {
     return true;
   }
   bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception& e) {
-    error_ = e.what();
+    const std::string where = CurrentPath();
+    error_ = (where.empty() ? "" : "at " + where + ": ") + WithoutTextRead(e.what());
     return false;
   }
 
@@ -82,6 +83,16 @@ class DomBuilder {
     return true;
   }
 
+  // Where the value being read goes: "spec.credentials.token", "items[3]"; "" at the top.
+  std::string CurrentPath() const {
+    if (stack_.empty()) return "";
+    const Frame& f = stack_.back();
+    if (!f.container->is_array()) return PathTo(f.key);
+    std::string outer = PathTo("");
+    if (!outer.empty()) outer.pop_back();  // PathTo's '.' before the (empty) key
+    return outer + "[" + std::to_string(f.container->size()) + "]";
+  }
+
   // "spec.env[0].name": the open containers' keys and indices, then `key`.
   std::string PathTo(const std::string& key) const {
     std::string path;
@@ -106,13 +117,20 @@ class DomBuilder {
 
 }  // namespace
 
+std::string WithoutTextRead(std::string_view message) {
+  // nlohmann ends a syntax error with "; last read: '<the token so far>'": the text of a string
+  // that broke half-way, which may be a credential. The position before it says where.
+  const size_t cut = message.find("; last read: ");
+  return std::string(message.substr(0, cut));
+}
+
 StatusOr<Json> ParseJson(std::string_view text, const ParseOptions& options) {
   Json root;
   DomBuilder builder(root, options);
   try {
     if (Json::sax_parse(text.begin(), text.end(), &builder)) return root;
   } catch (const std::exception& e) {
-    return InvalidArgument(std::string("malformed JSON: ") + e.what());
+    return InvalidArgument("malformed JSON: " + WithoutTextRead(e.what()));
   }
   return InvalidArgument("malformed JSON: " +
                          (builder.error().empty() ? std::string("parse failed") : builder.error()));

@@ -39,6 +39,11 @@ struct ParseOptions {
 // can exhaust the stack.
 StatusOr<Json> ParseJson(std::string_view text, const ParseOptions& options = {});
 
+// `message` (a parser's error) without nlohmann's "; last read: '...'", which quotes the text
+// read so far: part of a string that broke half-way, perhaps a credential. ParseJson's errors
+// name where the value goes and the line and column instead.
+std::string WithoutTextRead(std::string_view message);
+
 // Compact serialisation; invalid UTF-8 is replaced rather than thrown on.
 std::string DumpJson(const Json& j);
 

@@ -66,6 +66,32 @@ TEST(JsonTest, SyntaxErrorsAreInvalidArgumentNamingThePlace) {
   }
 }
 
+// A string that breaks half-way (a raw line feed, invalid UTF-8, the end of the text) is
+// refused naming where its value goes and the line and column, never quoting what was read of
+// it: it may be a credential (issue 34, item 8).
+TEST(JsonTest, ABrokenStringIsNeverQuotedInTheError) {
+  const std::string secret = "ffpt_" + std::string(4000, 'k');
+  const struct {
+    std::string text;
+    std::string where;
+  } cases[] = {
+      {R"({"spec":{"credentials":{"token":")" + secret + "\n\"}}}", "spec.credentials.token"},
+      {R"({"spec":{"credentials":{"token":")" + secret + "\xff\"}}}", "spec.credentials.token"},
+      {R"({"token":")" + secret, "token"},
+      {R"({"items":[1,")" + secret + "\x01\"]}", "items[1]"},
+  };
+  for (const auto& c : cases) {
+    auto j = ParseJson(c.text);
+    ASSERT_FALSE(j.ok());
+    const std::string& m = j.error().message();
+    EXPECT_THAT(m, HasSubstr("malformed JSON: at " + c.where + ": ")) << m.substr(0, 200);
+    EXPECT_THAT(m, HasSubstr("column")) << m.substr(0, 200);
+    EXPECT_EQ(m.find("ffpt_"), std::string::npos) << m.substr(0, 200);
+    EXPECT_EQ(m.find("kkkk"), std::string::npos) << m.substr(0, 200);
+    EXPECT_EQ(m.find("last read"), std::string::npos) << m.substr(0, 200);
+  }
+}
+
 TEST(JsonTest, NestingAtTheLimitIsAcceptedOneMoreIsRefusedNamingTheLimit) {
   for (auto make : {Arrays, Objects, Mixed}) {
     auto at = ParseJson(make(kMaxNestingDepth));

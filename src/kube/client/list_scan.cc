@@ -94,7 +94,7 @@ class Scanner {
     return true;
   }
   bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception& e) {
-    return Malformed(e.what());
+    return Malformed(WithoutTextRead(e.what()));  // never the text: a Secret's data
   }
 
  private:

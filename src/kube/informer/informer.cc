@@ -313,10 +313,12 @@ void Informer::Impl::ApplyEvent(const WatchEvent& event) {
 
 StatusOr<ObjectRef> Informer::Impl::BuildScanned(ScannedItem item) const {
   if (!options.transform) return CachedObject::FromScanned(std::move(item));
-  // A transform works on a document: parse the one item (never the whole page).
+  // A transform works on a document: parse the one item (never the whole page), then transform
+  // it in place (Build would copy it first: a copy of every listed ReplicaSet at a restart).
   auto parsed = ParseJson(item.json);
   if (!parsed.ok()) return parsed.status();
-  return Build(*parsed);
+  options.transform(*parsed);
+  return CachedObject::FromJson(*parsed);
 }
 
 StatusOr<ObjectRef> Informer::Impl::Build(const Json& object) const {
