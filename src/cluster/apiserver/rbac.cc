@@ -198,6 +198,35 @@ int64_t UnixSeconds(SystemTime t) {
 
 constexpr char kIssuer[] = "https://kubernetes.default.svc.cluster.local";
 
+// go-jose's jwt.DefaultLeeway, which Kubernetes' token validation allows on nbf and iat (and on
+// exp, which here has none: a token is refused from its exp on).
+constexpr int64_t kLeewaySeconds = 60;
+
+// Whether a token's `aud` claim (a string or a list of strings, as go-jose reads it) names one
+// of the server's audiences.
+bool ForThisServer(const Json& aud) {
+  const std::vector<std::string>& mine = TokenAuthority::ApiAudiences();
+  auto ours = [&](const Json& a) {
+    return a.is_string() &&
+           std::find(mine.begin(), mine.end(), a.get_ref<const std::string&>()) != mine.end();
+  };
+  if (aud.is_string()) return ours(aud);
+  if (!aud.is_array()) return false;
+  return std::any_of(aud.begin(), aud.end(), ours);
+}
+
+// go-jose's ValidateWithLeeway for a claim that may not lie ahead of `now` (nbf: not valid yet;
+// iat: issued in the future): false when it is more than the leeway ahead. The claim is
+// optional; a NumericDate that is not a number makes the token invalid.
+bool NotAhead(const Json& claims, const char* field, SystemTime now) {
+  const Json& v = MemberOrNull(claims, field);
+  if (v.is_null()) return true;
+  if (!v.is_number()) return false;
+  const int64_t at =
+      v.is_number_integer() ? v.get<int64_t>() : static_cast<int64_t>(v.get<double>());
+  return UnixSeconds(now) + kLeewaySeconds >= at;
+}
+
 }  // namespace
 
 bool UserInfo::InGroup(std::string_view group) const {
@@ -383,7 +412,7 @@ ApiResult<Json> RequestServiceAccountToken(const TokenAuthority& tokens, const S
   }
   spec["expirationSeconds"] = ttl;
   if (!spec.contains("audiences") || !spec["audiences"].is_array() || spec["audiences"].empty()) {
-    spec["audiences"] = Json::array({"https://kubernetes.default.svc.cluster.local"});
+    spec["audiences"] = TokenAuthority::ApiAudiences();
   }
   if (!spec.contains("boundObjectRef")) spec["boundObjectRef"] = nullptr;
   const SystemTime expires = now + std::chrono::seconds(ttl);
@@ -401,6 +430,11 @@ ApiResult<Json> RequestServiceAccountToken(const TokenAuthority& tokens, const S
 }
 
 UserInfo TokenAuthority::Admin() { return {"admin", {"system:masters", "system:authenticated"}}; }
+
+const std::vector<std::string>& TokenAuthority::ApiAudiences() {
+  static const std::vector<std::string> kAudiences = {kIssuer};
+  return kAudiences;
+}
 
 TokenAuthority::TokenAuthority(std::string admin_token, std::string signing_key)
     : admin_token_(std::move(admin_token)),
@@ -431,6 +465,9 @@ std::optional<UserInfo> TokenAuthority::Authenticate(std::string_view header,
   if (!claims.ok() || !claims->is_object()) return std::nullopt;
   const Json& exp = MemberOrNull(*claims, "exp");
   if (!exp.is_number_integer() || UnixSeconds(now) >= exp.get<int64_t>()) return std::nullopt;
+  // Not yet valid, or meant for another server (a token for Vault must not work here).
+  if (!NotAhead(*claims, "nbf", now) || !NotAhead(*claims, "iat", now)) return std::nullopt;
+  if (!ForThisServer(MemberOrNull(*claims, "aud"))) return std::nullopt;
   const Json& k8s = MemberOrNull(*claims, "kubernetes.io");
   const std::string ns = GetString(k8s, "namespace");
   const Json& sa_claim = MemberOrNull(k8s, "serviceaccount");

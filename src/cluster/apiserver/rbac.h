@@ -5,9 +5,11 @@
 //     the group system:masters (allowed everything, as on a real cluster). ServiceAccount tokens
 //     are issued by TokenRequest (`kubectl create token NAME`, POST serviceaccounts/NAME/token)
 //     and name "system:serviceaccount:<ns>:<name>" in the groups system:serviceaccounts,
-//     system:serviceaccounts:<ns> and system:authenticated. A token is valid until it expires
-//     and while its ServiceAccount exists with the uid it was issued for. Tokens are signed
-//     JWTs, nothing is kept per token: they outlive a restart of a cluster on its data dir.
+//     system:serviceaccounts:<ns> and system:authenticated. A token is valid from its nbf until
+//     it expires, only for the cluster's API audience (a token requested for another audience,
+//     `kubectl create token --audience=vault`, is not this server's), and while its
+//     ServiceAccount exists with the uid it was issued for. Tokens are signed JWTs, nothing is
+//     kept per token: they outlive a restart of a cluster on its data dir.
 //   - Authorize: RBAC evaluation (k8s.io/kubernetes/plugin/pkg/auth/authorizer/rbac) of one
 //     request against the stored Roles, ClusterRoles, RoleBindings and ClusterRoleBindings, plus
 //     the bootstrap policy every cluster has for authenticated users (system:discovery,
@@ -108,7 +110,11 @@ class TokenAuthority {
 
   bool Enabled() const { return !admin_token_.empty(); }
 
-  // The user of "Authorization: <header>" at `now`; nullopt when unauthenticated (401).
+  // The user of "Authorization: <header>" at `now`; nullopt when unauthenticated (401). As
+  // kube-apiserver's ServiceAccount token authenticator: the token's `aud` (a string or a list)
+  // must name one of ApiAudiences(), and go-jose's one-minute leeway applies to `nbf` and `iat`
+  // (a token whose nbf or iat is more than a minute ahead of `now` is refused). `exp` has no
+  // leeway: a token is refused from its exp on.
   std::optional<UserInfo> Authenticate(std::string_view authorization_header,
                                        const Storage& storage, SystemTime now) const;
 
@@ -120,6 +126,11 @@ class TokenAuthority {
                     SystemTime expires) const;
 
   static UserInfo Admin();
+
+  // The audiences this API server accepts tokens for (kube-apiserver's --api-audiences, which
+  // default to its issuer), and the ones a TokenRequest without audiences gets:
+  // {"https://kubernetes.default.svc.cluster.local"}.
+  static const std::vector<std::string>& ApiAudiences();
 
  private:
   const std::string admin_token_;

@@ -426,8 +426,8 @@ TEST_F(RbacTest, TokensAreSignedJwtsOnlyTheirKeyAcceptsUntilTheyExpire) {
   TokenAuthority mine("admin", "key one");
   TokenAuthority other("admin", "key two");
   const SystemTime now = std::chrono::system_clock::now();
-  const std::string t =
-      mine.Issue("steward", "robot", uid, {"x"}, now, now + std::chrono::hours(1));
+  const std::string t = mine.Issue("steward", "robot", uid, TokenAuthority::ApiAudiences(), now,
+                                   now + std::chrono::hours(1));
   auto who = mine.Authenticate("Bearer " + t, *storage_, now + std::chrono::minutes(59));
   ASSERT_TRUE(who.has_value());
   EXPECT_EQ(who->name, "system:serviceaccount:steward:robot");
@@ -436,8 +436,79 @@ TEST_F(RbacTest, TokensAreSignedJwtsOnlyTheirKeyAcceptsUntilTheyExpire) {
   EXPECT_FALSE(other.Authenticate("Bearer " + t, *storage_, now));
   // A token for an account with another uid (deleted and created again) is refused.
   const std::string stale =
-      mine.Issue("steward", "robot", "not-the-uid", {"x"}, now, now + std::chrono::hours(1));
+      mine.Issue("steward", "robot", "not-the-uid", TokenAuthority::ApiAudiences(), now,
+                 now + std::chrono::hours(1));
   EXPECT_FALSE(mine.Authenticate("Bearer " + stale, *storage_, now));
+}
+
+// `kubectl create token dep --audience=vault` makes a token for Vault, not for this API server:
+// kube-apiserver accepts only tokens whose audiences intersect its --api-audiences (the issuer
+// by default) and answers anything else 401, whatever RBAC would allow the ServiceAccount.
+TEST_F(RbacTest, ATokenForAnotherAudienceIsUnauthenticatedOneThatAlsoNamesTheServerWorks) {
+  DoJson(kAdmin, "POST", "/api/v1/namespaces/steward/serviceaccounts",
+         {{"metadata", {{"name", "dep"}}}}, 201);
+  CreateRole("steward", "read",
+             {{{"apiGroups", {""}}, {"resources", {"secrets"}}, {"verbs", {"get", "list"}}}});
+  Bind("steward", "read", "Role", "read", Sa("dep"));
+  auto token_for = [&](const Json& audiences) {
+    Json tr = DoJson(kAdmin, "POST", "/api/v1/namespaces/steward/serviceaccounts/dep/token",
+                     {{"apiVersion", "authentication.k8s.io/v1"},
+                      {"kind", "TokenRequest"},
+                      {"spec", {{"audiences", audiences}}}},
+                     201);
+    EXPECT_EQ(tr["spec"]["audiences"], audiences);
+    return tr["status"].value("token", "");
+  };
+  const std::string server = TokenAuthority::ApiAudiences()[0];
+  EXPECT_EQ(server, "https://kubernetes.default.svc.cluster.local");
+
+  const std::string vault = token_for(Json::array({"vault"}));
+  EXPECT_EQ(Claims(vault)["aud"], Json::array({"vault"}));
+  Json refused = DoJson(vault, "GET", "/api/v1/namespaces/steward/secrets", nullptr, 401);
+  EXPECT_EQ(refused["reason"], "Unauthorized");
+  EXPECT_EQ(Do(vault, "GET", "/api").status, 401);
+  EXPECT_EQ(
+      Do(vault, "POST", "/apis/authentication.k8s.io/v1/selfsubjectreviews", Json::object()).status,
+      401);
+  EXPECT_EQ(Do(token_for(Json::array({"vault", "nats"})), "GET", "/api").status, 401);
+
+  // A token for the server and Vault is the server's too; so is one with the default audience.
+  const std::string both = token_for(Json::array({server, "vault"}));
+  EXPECT_EQ(Do(both, "GET", "/api/v1/namespaces/steward/secrets").status, 200);
+  EXPECT_EQ(Do(token_for(Json::array({"vault", server})), "GET", "/api").status, 200);
+  Json defaulted = DoJson(kAdmin, "POST", "/api/v1/namespaces/steward/serviceaccounts/dep/token",
+                          {{"spec", Json::object()}}, 201);
+  EXPECT_EQ(defaulted["spec"]["audiences"], Json::array({server}));
+  EXPECT_EQ(Do(defaulted["status"]["token"].get<std::string>(), "GET",
+               "/api/v1/namespaces/steward/secrets")
+                .status,
+            200);
+}
+
+// nbf and iat as go-jose checks them for kube-apiserver: a token is refused while either lies
+// more than a minute (its leeway) ahead.
+TEST_F(RbacTest, ATokenIsNotAcceptedBeforeItsNotBeforeTime) {
+  DoJson(kAdmin, "POST", "/api/v1/namespaces/steward/serviceaccounts",
+         {{"metadata", {{"name", "robot"}}}}, 201);
+  const std::string uid =
+      DoJson(kAdmin, "GET", "/api/v1/namespaces/steward/serviceaccounts/robot")["metadata"]["uid"];
+  TokenAuthority tokens("admin", "key");
+  const SystemTime issued = std::chrono::system_clock::now() + std::chrono::minutes(10);
+  const std::string t = tokens.Issue("steward", "robot", uid, TokenAuthority::ApiAudiences(),
+                                     issued, issued + std::chrono::hours(1));
+  EXPECT_EQ(Claims(t)["nbf"], Claims(t)["iat"]);
+  EXPECT_FALSE(tokens.Authenticate("Bearer " + t, *storage_, issued - std::chrono::minutes(10)));
+  EXPECT_FALSE(tokens.Authenticate("Bearer " + t, *storage_, issued - std::chrono::seconds(61)));
+  EXPECT_TRUE(tokens.Authenticate("Bearer " + t, *storage_, issued - std::chrono::seconds(59)));
+  EXPECT_TRUE(tokens.Authenticate("Bearer " + t, *storage_, issued));
+
+  // A token for another audience is refused whenever it is presented.
+  const std::string vault =
+      tokens.Issue("steward", "robot", uid, {"vault"}, issued, issued + std::chrono::hours(1));
+  EXPECT_FALSE(tokens.Authenticate("Bearer " + vault, *storage_, issued));
+  const std::string none =
+      tokens.Issue("steward", "robot", uid, {}, issued, issued + std::chrono::hours(1));
+  EXPECT_FALSE(tokens.Authenticate("Bearer " + none, *storage_, issued));
 }
 
 std::vector<std::string> Messages(std::string_view gr, const Json& obj, const Json* old = nullptr) {
