@@ -129,13 +129,19 @@ struct GrantedRule {
   const Json& rule;
 };
 
+// How a missing role is worded: as the authorizer's listers say it (`role.rbac.authorization.k8s.io
+// "x" not found`), or as the RBAC registry's storage, which the escalation checks resolve
+// through, does (`roles.rbac.authorization.k8s.io "x" not found`).
+enum class MissingRoleWords { kLister, kRegistry };
+
 // RBAC's VisitRulesFor: every rule that the bindings naming `user` grant in `ns` —
 // ClusterRoleBindings first, then (ns not empty) the RoleBindings of `ns` — until `visit`
 // returns false. Roles that bindings name but that do not exist are added to `errors`.
 // Returns false when `visit` stopped the walk.
 bool VisitRulesFor(const Storage& storage, const UserInfo& user, const std::string& ns,
                    const std::function<bool(const GrantedRule&)>& visit,
-                   std::vector<std::string>& errors) {
+                   std::vector<std::string>& errors,
+                   MissingRoleWords words = MissingRoleWords::kLister) {
   auto visit_binding = [&](const Json& binding, const std::string& binding_ns) {
     const Json& subjects = MemberOrNull(binding, "subjects");
     if (!subjects.is_array()) return true;
@@ -154,8 +160,11 @@ bool VisitRulesFor(const Storage& storage, const UserInfo& user, const std::stri
         cluster ? "clusterroles.rbac.authorization.k8s.io" : "roles.rbac.authorization.k8s.io",
         cluster ? "" : binding_ns, name);
     if (!role) {
-      errors.push_back(std::string(cluster ? "clusterrole" : "role") +
-                       ".rbac.authorization.k8s.io \"" + name + "\" not found");
+      const char* resource = words == MissingRoleWords::kLister
+                                 ? (cluster ? "clusterrole" : "role")
+                                 : (cluster ? "clusterroles" : "roles");
+      errors.push_back(std::string(resource) + ".rbac.authorization.k8s.io \"" + name +
+                       "\" not found");
       return true;
     }
     const Json role_object = role->Parse();
@@ -262,6 +271,24 @@ AccessDecision Authorize(const Storage& storage, const UserInfo& user, const Acc
   if (stopped) return {true, allowed_by};
   if (errors.empty()) return {false, ""};
   return {false, "RBAC: " + JoinErrors(errors)};
+}
+
+Json RulesFor(const Storage& storage, const UserInfo& user, const std::string& ns,
+              std::string* resolution_error) {
+  Json rules = Json::array();
+  if (user.InGroup("system:authenticated")) {
+    for (const Json& rule : BootstrapRules()) rules.push_back(rule);
+  }
+  std::vector<std::string> errors;
+  VisitRulesFor(
+      storage, user, ns,
+      [&](const GrantedRule& g) {
+        rules.push_back(g.rule);
+        return true;
+      },
+      errors, MissingRoleWords::kRegistry);
+  *resolution_error = errors.empty() ? "" : JoinErrors(errors);
+  return rules;
 }
 
 StatusError ForbiddenAccessError(const UserInfo& user, const AccessAttributes& a,

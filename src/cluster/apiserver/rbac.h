@@ -20,6 +20,8 @@
 //     SelfSubjectRulesReview (`kubectl auth can-i --list`) and SelfSubjectReview (`kubectl auth
 //     whoami`).
 //   - ForbiddenError: the 403 a real server answers, word for word.
+//   - RulesFor: what a user holds, for the escalation prevention on writes of roles and
+//     bindings (rbac_escalation.h).
 //
 // Thread-safety: TokenAuthority is immutable after construction; Authorize reads the storage
 // (whose reads are thread-safe). Everything here is safe from any thread.
@@ -68,6 +70,15 @@ struct AccessDecision {
 };
 
 AccessDecision Authorize(const Storage& storage, const UserInfo& user, const AccessAttributes& a);
+
+// RBAC's RulesFor as the RBAC registry resolves it for its escalation checks
+// (rbac_escalation.h): the PolicyRules (a JSON array) of the bootstrap policy for authenticated
+// users, then of every ClusterRoleBinding and (`ns` not empty) every RoleBinding of `ns` that
+// names `user`. system:masters' authority is no rule and is not listed. `resolution_error` is
+// set to the bindings' roles that do not exist, in the registry's words and aggregated as
+// apimachinery does (`roles.rbac.authorization.k8s.io "x" not found`, or "[a, b]"), or "".
+Json RulesFor(const Storage& storage, const UserInfo& user, const std::string& ns,
+              std::string* resolution_error);
 
 // 403 Forbidden: `pods "x" is forbidden: User "u" cannot get resource "pods" in API group "" in
 // the namespace "ns"[: reason]`, details {name, group, kind: resource}.
