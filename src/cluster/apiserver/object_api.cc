@@ -300,10 +300,11 @@ ObjectApi::ObjectApi(Storage& storage, const Clock& clock, Random& random)
 void ObjectApi::AddAdmissionHook(AdmissionHook hook) { admission_.push_back(std::move(hook)); }
 
 std::optional<StatusError> ObjectApi::Admit(const ResourceType& rt, const Json& object,
-                                            const Json* old) {
+                                            const Json* old, const AdmissionHook& admit) {
   for (const auto& hook : admission_) {
     if (auto err = hook(rt, object, old)) return err;
   }
+  if (admit) return admit(rt, object, old);
   return std::nullopt;
 }
 
@@ -556,7 +557,7 @@ ApiResult<Json> ObjectApi::Create(const ResourceType& rt, std::string_view ns, J
       return e;
     }
   }
-  if (auto err = Admit(rt, object, nullptr)) return *err;
+  if (auto err = Admit(rt, object, nullptr, opts.admit)) return *err;
 
   std::vector<std::string> finalizers = Finalizers(object);
   if (rt.kind == "Service") AddFinalizer(finalizers, kServiceCleanupFinalizer);
@@ -632,7 +633,8 @@ Storage::Mutation ObjectApi::FinishUpdate(const ResourceType& rt, const Json& ol
 
 ApiResult<Storage::Mutation> ObjectApi::PrepareUpdate(const ResourceType& rt, const Json& old,
                                                       Json body, Subresource sub,
-                                                      bool check_resource_version) {
+                                                      bool check_resource_version,
+                                                      const AdmissionHook& admit) {
   const Json& old_meta = MemberOrNull(old, "metadata");
   std::string name = GetString(old_meta, "name");
   const Json& body_meta = MemberOrNull(body, "metadata");
@@ -709,7 +711,7 @@ ApiResult<Storage::Mutation> ObjectApi::PrepareUpdate(const ResourceType& rt, co
     }
   }
   if (sub == Subresource::kNone) {
-    if (auto err = Admit(rt, next, &old)) return *err;
+    if (auto err = Admit(rt, next, &old, admit)) return *err;
   }
   return FinishUpdate(rt, old, std::move(next), sub);
 }
@@ -817,7 +819,7 @@ ApiResult<Json> ObjectApi::Update(const ResourceType& rt, std::string_view ns,
         "the namespace of the provided object does not match the namespace sent on the request");
   }
   return GuaranteedUpdate(rt, scope_ns, name, sub, opts.dry_run, [&](const Json& old) {
-    return PrepareUpdate(rt, old, object, sub, true);
+    return PrepareUpdate(rt, old, object, sub, true, opts.admit);
   });
 }
 
@@ -922,7 +924,7 @@ ApiResult<Json> ObjectApi::Patch(const ResourceType& rt, std::string_view ns, st
         if (GetString(body["metadata"], "name") != name) {
           return (BadRequestError("metadata.name cannot be changed by a patch"));
         }
-        return PrepareUpdate(rt, old, std::move(body), sub, true);
+        return PrepareUpdate(rt, old, std::move(body), sub, true, opts.admit);
       });
 }
 

@@ -58,9 +58,18 @@ struct ListOptions {
   std::string resource_version_match;  // "" | "NotOlderThan" | "Exact"
 };
 
+// Called before a create or update is stored; returning an error refuses the write (as an
+// admission webhook would). `old_object` is null on create.
+using AdmissionHook = std::function<std::optional<StatusError>(
+    const ResourceType& rt, const Json& new_object, const Json* old_object)>;
+
 struct WriteOptions {
   bool dry_run = false;
   std::string field_manager;
+  // This request's own check (the RBAC registry's escalation prevention for its caller,
+  // rbac_escalation.h): run like an AdmissionHook, after the cluster's, on creates and on
+  // updates and patches of the main resource (not status or scale). Null: none.
+  AdmissionHook admit;
 };
 
 struct DeleteOptions {
@@ -81,11 +90,6 @@ std::optional<StatusError> CheckFieldSelector(const ResourceType& rt,
 // waited for it in vain): 504 Timeout "Timeout: Too large resource version: <requested>,
 // current: <current>", cause ResourceVersionTooLarge, retryAfterSeconds 1.
 StatusError TooLargeResourceVersionError(uint64_t requested, uint64_t current);
-
-// Called before a create or update is stored; returning an error refuses the write (as an
-// admission webhook would). `old_object` is null on create.
-using AdmissionHook = std::function<std::optional<StatusError>(
-    const ResourceType& rt, const Json& new_object, const Json* old_object)>;
 
 class ObjectApi {
  public:
@@ -150,7 +154,8 @@ class ObjectApi {
  private:
   // Builds the object to store from an update/patch body; shared by Update and Patch.
   ApiResult<Storage::Mutation> PrepareUpdate(const ResourceType& rt, const Json& old, Json body,
-                                             Subresource sub, bool check_resource_version);
+                                             Subresource sub, bool check_resource_version,
+                                             const AdmissionHook& admit);
   // Generation bump, finalizer completion and no-op detection, common to every update path.
   Storage::Mutation FinishUpdate(const ResourceType& rt, const Json& old, Json next,
                                  Subresource sub);
@@ -158,7 +163,9 @@ class ObjectApi {
   ApiResult<Json> GuaranteedUpdate(
       const ResourceType& rt, std::string_view ns, std::string_view name, Subresource sub,
       bool dry_run, const std::function<ApiResult<Storage::Mutation>(const Json& old)>& compute);
-  std::optional<StatusError> Admit(const ResourceType& rt, const Json& object, const Json* old);
+  // The cluster's admission hooks, then the request's own `admit` (when set).
+  std::optional<StatusError> Admit(const ResourceType& rt, const Json& object, const Json* old,
+                                   const AdmissionHook& admit);
   // Service cluster IPs: allocated at create, released when the Service is removed.
   std::string AllocateClusterIp();
   void ReleaseClusterIp(const Json& service);

@@ -129,13 +129,19 @@ struct GrantedRule {
   const Json& rule;
 };
 
+// How a missing role is worded: as the authorizer's listers say it (`role.rbac.authorization.k8s.io
+// "x" not found`), or as the RBAC registry's storage, which the escalation checks resolve
+// through, does (`roles.rbac.authorization.k8s.io "x" not found`).
+enum class MissingRoleWords { kLister, kRegistry };
+
 // RBAC's VisitRulesFor: every rule that the bindings naming `user` grant in `ns` —
 // ClusterRoleBindings first, then (ns not empty) the RoleBindings of `ns` — until `visit`
 // returns false. Roles that bindings name but that do not exist are added to `errors`.
 // Returns false when `visit` stopped the walk.
 bool VisitRulesFor(const Storage& storage, const UserInfo& user, const std::string& ns,
                    const std::function<bool(const GrantedRule&)>& visit,
-                   std::vector<std::string>& errors) {
+                   std::vector<std::string>& errors,
+                   MissingRoleWords words = MissingRoleWords::kLister) {
   auto visit_binding = [&](const Json& binding, const std::string& binding_ns) {
     const Json& subjects = MemberOrNull(binding, "subjects");
     if (!subjects.is_array()) return true;
@@ -154,8 +160,11 @@ bool VisitRulesFor(const Storage& storage, const UserInfo& user, const std::stri
         cluster ? "clusterroles.rbac.authorization.k8s.io" : "roles.rbac.authorization.k8s.io",
         cluster ? "" : binding_ns, name);
     if (!role) {
-      errors.push_back(std::string(cluster ? "clusterrole" : "role") +
-                       ".rbac.authorization.k8s.io \"" + name + "\" not found");
+      const char* resource = words == MissingRoleWords::kLister
+                                 ? (cluster ? "clusterrole" : "role")
+                                 : (cluster ? "clusterroles" : "roles");
+      errors.push_back(std::string(resource) + ".rbac.authorization.k8s.io \"" + name +
+                       "\" not found");
       return true;
     }
     const Json role_object = role->Parse();
@@ -198,6 +207,35 @@ int64_t UnixSeconds(SystemTime t) {
 
 constexpr char kIssuer[] = "https://kubernetes.default.svc.cluster.local";
 
+// go-jose's jwt.DefaultLeeway, which Kubernetes' token validation allows on nbf and iat (and on
+// exp, which here has none: a token is refused from its exp on).
+constexpr int64_t kLeewaySeconds = 60;
+
+// Whether a token's `aud` claim (a string or a list of strings, as go-jose reads it) names one
+// of the server's audiences.
+bool ForThisServer(const Json& aud) {
+  const std::vector<std::string>& mine = TokenAuthority::ApiAudiences();
+  auto ours = [&](const Json& a) {
+    return a.is_string() &&
+           std::find(mine.begin(), mine.end(), a.get_ref<const std::string&>()) != mine.end();
+  };
+  if (aud.is_string()) return ours(aud);
+  if (!aud.is_array()) return false;
+  return std::any_of(aud.begin(), aud.end(), ours);
+}
+
+// go-jose's ValidateWithLeeway for a claim that may not lie ahead of `now` (nbf: not valid yet;
+// iat: issued in the future): false when it is more than the leeway ahead. The claim is
+// optional; a NumericDate that is not a number makes the token invalid.
+bool NotAhead(const Json& claims, const char* field, SystemTime now) {
+  const Json& v = MemberOrNull(claims, field);
+  if (v.is_null()) return true;
+  if (!v.is_number()) return false;
+  const int64_t at =
+      v.is_number_integer() ? v.get<int64_t>() : static_cast<int64_t>(v.get<double>());
+  return UnixSeconds(now) + kLeewaySeconds >= at;
+}
+
 }  // namespace
 
 bool UserInfo::InGroup(std::string_view group) const {
@@ -233,6 +271,24 @@ AccessDecision Authorize(const Storage& storage, const UserInfo& user, const Acc
   if (stopped) return {true, allowed_by};
   if (errors.empty()) return {false, ""};
   return {false, "RBAC: " + JoinErrors(errors)};
+}
+
+Json RulesFor(const Storage& storage, const UserInfo& user, const std::string& ns,
+              std::string* resolution_error) {
+  Json rules = Json::array();
+  if (user.InGroup("system:authenticated")) {
+    for (const Json& rule : BootstrapRules()) rules.push_back(rule);
+  }
+  std::vector<std::string> errors;
+  VisitRulesFor(
+      storage, user, ns,
+      [&](const GrantedRule& g) {
+        rules.push_back(g.rule);
+        return true;
+      },
+      errors, MissingRoleWords::kRegistry);
+  *resolution_error = errors.empty() ? "" : JoinErrors(errors);
+  return rules;
 }
 
 StatusError ForbiddenAccessError(const UserInfo& user, const AccessAttributes& a,
@@ -383,7 +439,7 @@ ApiResult<Json> RequestServiceAccountToken(const TokenAuthority& tokens, const S
   }
   spec["expirationSeconds"] = ttl;
   if (!spec.contains("audiences") || !spec["audiences"].is_array() || spec["audiences"].empty()) {
-    spec["audiences"] = Json::array({"https://kubernetes.default.svc.cluster.local"});
+    spec["audiences"] = TokenAuthority::ApiAudiences();
   }
   if (!spec.contains("boundObjectRef")) spec["boundObjectRef"] = nullptr;
   const SystemTime expires = now + std::chrono::seconds(ttl);
@@ -401,6 +457,11 @@ ApiResult<Json> RequestServiceAccountToken(const TokenAuthority& tokens, const S
 }
 
 UserInfo TokenAuthority::Admin() { return {"admin", {"system:masters", "system:authenticated"}}; }
+
+const std::vector<std::string>& TokenAuthority::ApiAudiences() {
+  static const std::vector<std::string> kAudiences = {kIssuer};
+  return kAudiences;
+}
 
 TokenAuthority::TokenAuthority(std::string admin_token, std::string signing_key)
     : admin_token_(std::move(admin_token)),
@@ -431,6 +492,9 @@ std::optional<UserInfo> TokenAuthority::Authenticate(std::string_view header,
   if (!claims.ok() || !claims->is_object()) return std::nullopt;
   const Json& exp = MemberOrNull(*claims, "exp");
   if (!exp.is_number_integer() || UnixSeconds(now) >= exp.get<int64_t>()) return std::nullopt;
+  // Not yet valid, or meant for another server (a token for Vault must not work here).
+  if (!NotAhead(*claims, "nbf", now) || !NotAhead(*claims, "iat", now)) return std::nullopt;
+  if (!ForThisServer(MemberOrNull(*claims, "aud"))) return std::nullopt;
   const Json& k8s = MemberOrNull(*claims, "kubernetes.io");
   const std::string ns = GetString(k8s, "namespace");
   const Json& sa_claim = MemberOrNull(k8s, "serviceaccount");

@@ -5,9 +5,11 @@
 //     the group system:masters (allowed everything, as on a real cluster). ServiceAccount tokens
 //     are issued by TokenRequest (`kubectl create token NAME`, POST serviceaccounts/NAME/token)
 //     and name "system:serviceaccount:<ns>:<name>" in the groups system:serviceaccounts,
-//     system:serviceaccounts:<ns> and system:authenticated. A token is valid until it expires
-//     and while its ServiceAccount exists with the uid it was issued for. Tokens are signed
-//     JWTs, nothing is kept per token: they outlive a restart of a cluster on its data dir.
+//     system:serviceaccounts:<ns> and system:authenticated. A token is valid from its nbf until
+//     it expires, only for the cluster's API audience (a token requested for another audience,
+//     `kubectl create token --audience=vault`, is not this server's), and while its
+//     ServiceAccount exists with the uid it was issued for. Tokens are signed JWTs, nothing is
+//     kept per token: they outlive a restart of a cluster on its data dir.
 //   - Authorize: RBAC evaluation (k8s.io/kubernetes/plugin/pkg/auth/authorizer/rbac) of one
 //     request against the stored Roles, ClusterRoles, RoleBindings and ClusterRoleBindings, plus
 //     the bootstrap policy every cluster has for authenticated users (system:discovery,
@@ -18,6 +20,8 @@
 //     SelfSubjectRulesReview (`kubectl auth can-i --list`) and SelfSubjectReview (`kubectl auth
 //     whoami`).
 //   - ForbiddenError: the 403 a real server answers, word for word.
+//   - RulesFor: what a user holds, for the escalation prevention on writes of roles and
+//     bindings (rbac_escalation.h).
 //
 // Thread-safety: TokenAuthority is immutable after construction; Authorize reads the storage
 // (whose reads are thread-safe). Everything here is safe from any thread.
@@ -67,6 +71,15 @@ struct AccessDecision {
 
 AccessDecision Authorize(const Storage& storage, const UserInfo& user, const AccessAttributes& a);
 
+// RBAC's RulesFor as the RBAC registry resolves it for its escalation checks
+// (rbac_escalation.h): the PolicyRules (a JSON array) of the bootstrap policy for authenticated
+// users, then of every ClusterRoleBinding and (`ns` not empty) every RoleBinding of `ns` that
+// names `user`. system:masters' authority is no rule and is not listed. `resolution_error` is
+// set to the bindings' roles that do not exist, in the registry's words and aggregated as
+// apimachinery does (`roles.rbac.authorization.k8s.io "x" not found`, or "[a, b]"), or "".
+Json RulesFor(const Storage& storage, const UserInfo& user, const std::string& ns,
+              std::string* resolution_error);
+
 // 403 Forbidden: `pods "x" is forbidden: User "u" cannot get resource "pods" in API group "" in
 // the namespace "ns"[: reason]`, details {name, group, kind: resource}.
 StatusError ForbiddenAccessError(const UserInfo& user, const AccessAttributes& a,
@@ -108,7 +121,11 @@ class TokenAuthority {
 
   bool Enabled() const { return !admin_token_.empty(); }
 
-  // The user of "Authorization: <header>" at `now`; nullopt when unauthenticated (401).
+  // The user of "Authorization: <header>" at `now`; nullopt when unauthenticated (401). As
+  // kube-apiserver's ServiceAccount token authenticator: the token's `aud` (a string or a list)
+  // must name one of ApiAudiences(), and go-jose's one-minute leeway applies to `nbf` and `iat`
+  // (a token whose nbf or iat is more than a minute ahead of `now` is refused). `exp` has no
+  // leeway: a token is refused from its exp on.
   std::optional<UserInfo> Authenticate(std::string_view authorization_header,
                                        const Storage& storage, SystemTime now) const;
 
@@ -120,6 +137,11 @@ class TokenAuthority {
                     SystemTime expires) const;
 
   static UserInfo Admin();
+
+  // The audiences this API server accepts tokens for (kube-apiserver's --api-audiences, which
+  // default to its issuer), and the ones a TokenRequest without audiences gets:
+  // {"https://kubernetes.default.svc.cluster.local"}.
+  static const std::vector<std::string>& ApiAudiences();
 
  private:
   const std::string admin_token_;

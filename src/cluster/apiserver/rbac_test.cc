@@ -426,8 +426,8 @@ TEST_F(RbacTest, TokensAreSignedJwtsOnlyTheirKeyAcceptsUntilTheyExpire) {
   TokenAuthority mine("admin", "key one");
   TokenAuthority other("admin", "key two");
   const SystemTime now = std::chrono::system_clock::now();
-  const std::string t =
-      mine.Issue("steward", "robot", uid, {"x"}, now, now + std::chrono::hours(1));
+  const std::string t = mine.Issue("steward", "robot", uid, TokenAuthority::ApiAudiences(), now,
+                                   now + std::chrono::hours(1));
   auto who = mine.Authenticate("Bearer " + t, *storage_, now + std::chrono::minutes(59));
   ASSERT_TRUE(who.has_value());
   EXPECT_EQ(who->name, "system:serviceaccount:steward:robot");
@@ -436,8 +436,357 @@ TEST_F(RbacTest, TokensAreSignedJwtsOnlyTheirKeyAcceptsUntilTheyExpire) {
   EXPECT_FALSE(other.Authenticate("Bearer " + t, *storage_, now));
   // A token for an account with another uid (deleted and created again) is refused.
   const std::string stale =
-      mine.Issue("steward", "robot", "not-the-uid", {"x"}, now, now + std::chrono::hours(1));
+      mine.Issue("steward", "robot", "not-the-uid", TokenAuthority::ApiAudiences(), now,
+                 now + std::chrono::hours(1));
   EXPECT_FALSE(mine.Authenticate("Bearer " + stale, *storage_, now));
+}
+
+// `kubectl create token dep --audience=vault` makes a token for Vault, not for this API server:
+// kube-apiserver accepts only tokens whose audiences intersect its --api-audiences (the issuer
+// by default) and answers anything else 401, whatever RBAC would allow the ServiceAccount.
+TEST_F(RbacTest, ATokenForAnotherAudienceIsUnauthenticatedOneThatAlsoNamesTheServerWorks) {
+  DoJson(kAdmin, "POST", "/api/v1/namespaces/steward/serviceaccounts",
+         {{"metadata", {{"name", "dep"}}}}, 201);
+  CreateRole("steward", "read",
+             {{{"apiGroups", {""}}, {"resources", {"secrets"}}, {"verbs", {"get", "list"}}}});
+  Bind("steward", "read", "Role", "read", Sa("dep"));
+  auto token_for = [&](const Json& audiences) {
+    Json tr = DoJson(kAdmin, "POST", "/api/v1/namespaces/steward/serviceaccounts/dep/token",
+                     {{"apiVersion", "authentication.k8s.io/v1"},
+                      {"kind", "TokenRequest"},
+                      {"spec", {{"audiences", audiences}}}},
+                     201);
+    EXPECT_EQ(tr["spec"]["audiences"], audiences);
+    return tr["status"].value("token", "");
+  };
+  const std::string server = TokenAuthority::ApiAudiences()[0];
+  EXPECT_EQ(server, "https://kubernetes.default.svc.cluster.local");
+
+  const std::string vault = token_for(Json::array({"vault"}));
+  EXPECT_EQ(Claims(vault)["aud"], Json::array({"vault"}));
+  Json refused = DoJson(vault, "GET", "/api/v1/namespaces/steward/secrets", nullptr, 401);
+  EXPECT_EQ(refused["reason"], "Unauthorized");
+  EXPECT_EQ(Do(vault, "GET", "/api").status, 401);
+  EXPECT_EQ(
+      Do(vault, "POST", "/apis/authentication.k8s.io/v1/selfsubjectreviews", Json::object()).status,
+      401);
+  EXPECT_EQ(Do(token_for(Json::array({"vault", "nats"})), "GET", "/api").status, 401);
+
+  // A token for the server and Vault is the server's too; so is one with the default audience.
+  const std::string both = token_for(Json::array({server, "vault"}));
+  EXPECT_EQ(Do(both, "GET", "/api/v1/namespaces/steward/secrets").status, 200);
+  EXPECT_EQ(Do(token_for(Json::array({"vault", server})), "GET", "/api").status, 200);
+  Json defaulted = DoJson(kAdmin, "POST", "/api/v1/namespaces/steward/serviceaccounts/dep/token",
+                          {{"spec", Json::object()}}, 201);
+  EXPECT_EQ(defaulted["spec"]["audiences"], Json::array({server}));
+  EXPECT_EQ(Do(defaulted["status"]["token"].get<std::string>(), "GET",
+               "/api/v1/namespaces/steward/secrets")
+                .status,
+            200);
+}
+
+// nbf and iat as go-jose checks them for kube-apiserver: a token is refused while either lies
+// more than a minute (its leeway) ahead.
+TEST_F(RbacTest, ATokenIsNotAcceptedBeforeItsNotBeforeTime) {
+  DoJson(kAdmin, "POST", "/api/v1/namespaces/steward/serviceaccounts",
+         {{"metadata", {{"name", "robot"}}}}, 201);
+  const std::string uid =
+      DoJson(kAdmin, "GET", "/api/v1/namespaces/steward/serviceaccounts/robot")["metadata"]["uid"];
+  TokenAuthority tokens("admin", "key");
+  const SystemTime issued = std::chrono::system_clock::now() + std::chrono::minutes(10);
+  const std::string t = tokens.Issue("steward", "robot", uid, TokenAuthority::ApiAudiences(),
+                                     issued, issued + std::chrono::hours(1));
+  EXPECT_EQ(Claims(t)["nbf"], Claims(t)["iat"]);
+  EXPECT_FALSE(tokens.Authenticate("Bearer " + t, *storage_, issued - std::chrono::minutes(10)));
+  EXPECT_FALSE(tokens.Authenticate("Bearer " + t, *storage_, issued - std::chrono::seconds(61)));
+  EXPECT_TRUE(tokens.Authenticate("Bearer " + t, *storage_, issued - std::chrono::seconds(59)));
+  EXPECT_TRUE(tokens.Authenticate("Bearer " + t, *storage_, issued));
+
+  // A token for another audience is refused whenever it is presented.
+  const std::string vault =
+      tokens.Issue("steward", "robot", uid, {"vault"}, issued, issued + std::chrono::hours(1));
+  EXPECT_FALSE(tokens.Authenticate("Bearer " + vault, *storage_, issued));
+  const std::string none =
+      tokens.Issue("steward", "robot", uid, {}, issued, issued + std::chrono::hours(1));
+  EXPECT_FALSE(tokens.Authenticate("Bearer " + none, *storage_, issued));
+}
+
+// Escalation prevention (rbac_escalation.h): being allowed to create Roles and RoleBindings does
+// not let a ServiceAccount grant itself more than it holds, as on a real cluster.
+TEST_F(RbacTest, AServiceAccountAllowedOnlyToCreateRolesAndBindingsCannotGrantItselfMore) {
+  const std::string token = ServiceAccountToken();
+  CreateRole("steward", "rbac-writer",
+             {{{"apiGroups", {"rbac.authorization.k8s.io"}},
+               {"resources", {"roles", "rolebindings"}},
+               {"verbs", {"create"}}}});
+  Bind("steward", "rbac-writer", "Role", "rbac-writer", Sa("steward"));
+  CreateRole("", "everything",
+             {{{"apiGroups", {"*"}}, {"resources", {"*"}}, {"verbs", {"*"}}},
+              {{"nonResourceURLs", {"*"}}, {"verbs", {"*"}}}});
+  const std::string user =
+      "user \"system:serviceaccount:steward:steward\" (groups=[\"system:serviceaccounts\" "
+      "\"system:serviceaccounts:steward\" \"system:authenticated\"]) is attempting to grant RBAC "
+      "permissions not currently held:\n";
+
+  // A */* Role: refused, and nothing is stored.
+  Json role = DoJson(token, "POST", "/apis/rbac.authorization.k8s.io/v1/namespaces/steward/roles",
+                     {{"metadata", {{"name", "all"}}},
+                      {"rules", {{{"apiGroups", {"*"}}, {"resources", {"*"}}, {"verbs", {"*"}}}}}},
+                     403);
+  EXPECT_EQ(role["reason"], "Forbidden");
+  EXPECT_EQ(role["message"], "roles.rbac.authorization.k8s.io \"all\" is forbidden: " + user +
+                                 "{APIGroups:[\"*\"], Resources:[\"*\"], Verbs:[\"*\"]}");
+  EXPECT_EQ(role["details"],
+            Json({{"name", "all"}, {"group", "rbac.authorization.k8s.io"}, {"kind", "roles"}}));
+  EXPECT_EQ(
+      Do(kAdmin, "GET", "/apis/rbac.authorization.k8s.io/v1/namespaces/steward/roles/all").status,
+      404);
+
+  // Binding the cluster's most powerful ClusterRole to itself: refused, every missing
+  // permission listed.
+  auto bind = [&](const std::string& name, const std::string& kind, const std::string& to) {
+    return DoJson(
+        token, "POST", "/apis/rbac.authorization.k8s.io/v1/namespaces/steward/rolebindings",
+        {{"metadata", {{"name", name}}},
+         {"roleRef", {{"apiGroup", "rbac.authorization.k8s.io"}, {"kind", kind}, {"name", to}}},
+         {"subjects", Sa("steward", "steward")}});
+  };
+  Json binding = bind("mine", "ClusterRole", "everything");
+  EXPECT_EQ(binding["code"], 403);
+  EXPECT_EQ(binding["message"],
+            "rolebindings.rbac.authorization.k8s.io \"mine\" is forbidden: " + user +
+                "{APIGroups:[\"*\"], Resources:[\"*\"], Verbs:[\"*\"]}\n"
+                "{NonResourceURLs:[\"*\"], Verbs:[\"*\"]}");
+  EXPECT_EQ(Do(token, "GET", "/api/v1/namespaces/steward/secrets").status, 403);
+
+  // A modest Role is refused the same way: the missing verbs of one resource on one line.
+  CreateRole("steward", "reader",
+             {{{"apiGroups", {""}}, {"resources", {"secrets"}}, {"verbs", {"list", "get"}}}});
+  EXPECT_EQ(bind("read", "Role", "reader")["message"],
+            "rolebindings.rbac.authorization.k8s.io \"read\" is forbidden: " + user +
+                "{APIGroups:[\"\"], Resources:[\"secrets\"], Verbs:[\"list\" \"get\"]}");
+  // The role a binding names must exist: the registry's 404.
+  Json absent = bind("absent", "Role", "absent");
+  EXPECT_EQ(absent["code"], 404);
+  EXPECT_EQ(absent["message"], "roles.rbac.authorization.k8s.io \"absent\" not found");
+
+  // What it holds, it may grant: a Role of its own permissions, and a binding to its own Role.
+  DoJson(token, "POST", "/apis/rbac.authorization.k8s.io/v1/namespaces/steward/roles",
+         {{"metadata", {{"name", "roles-only"}}},
+          {"rules",
+           {{{"apiGroups", {"rbac.authorization.k8s.io"}},
+             {"resources", {"roles"}},
+             {"verbs", {"create"}}}}}},
+         201);
+  EXPECT_EQ(bind("writer-too", "Role", "rbac-writer")["kind"], "RoleBinding");
+
+  // A binding of the user's to a missing role is named after the missing permissions.
+  Bind("steward", "dangling", "Role", "gone", Sa("steward"));
+  EXPECT_EQ(bind("again", "Role", "reader")["message"],
+            "rolebindings.rbac.authorization.k8s.io \"again\" is forbidden: " + user +
+                "{APIGroups:[\"\"], Resources:[\"secrets\"], Verbs:[\"list\" \"get\"]}; "
+                "resolution errors: [roles.rbac.authorization.k8s.io \"gone\" not found]");
+}
+
+TEST_F(RbacTest, RolesMayGrantOnlyHeldPermissionsOnEveryWriteUnlessTheUserMayEscalate) {
+  const std::string token = ServiceAccountToken();
+  CreateRole(
+      "steward", "holder",
+      {{{"apiGroups", {""}}, {"resources", {"pods", "pods/log"}}, {"verbs", {"get", "list"}}},
+       {{"apiGroups", {"apps"}}, {"resources", {"deployments"}}, {"verbs", {"*"}}},
+       {{"apiGroups", {"rbac.authorization.k8s.io"}},
+        {"resources", {"roles"}},
+        {"verbs", {"create", "update", "patch", "get"}}}});
+  Bind("steward", "holder", "Role", "holder", Sa("steward"));
+  CreateRole("", "clusterrole-writer",
+             {{{"apiGroups", {"rbac.authorization.k8s.io"}},
+               {"resources", {"clusterroles"}},
+               {"verbs", {"create"}}}});
+  Bind("", "clusterrole-writer", "ClusterRole", "clusterrole-writer", Sa("steward", "steward"));
+  const std::string roles = "/apis/rbac.authorization.k8s.io/v1/namespaces/steward/roles";
+
+  // A subset of what it holds: allowed.
+  DoJson(token, "POST", roles,
+         {{"metadata", {{"name", "subset"}}},
+          {"rules",
+           {{{"apiGroups", {""}}, {"resources", {"pods/log"}}, {"verbs", {"get"}}},
+            {{"apiGroups", {"apps"}},
+             {"resources", {"deployments"}},
+             {"resourceNames", {"web"}},
+             {"verbs", {"update", "get"}}}}}},
+         201);
+  // One verb more: refused on create, on update and on a patch (judged by what it produces).
+  Json more = DoJson(
+      token, "POST", roles,
+      {{"metadata", {{"name", "more"}}},
+       {"rules", {{{"apiGroups", {""}}, {"resources", {"pods"}}, {"verbs", {"get", "delete"}}}}}},
+      403);
+  EXPECT_THAT(more["message"].get<std::string>(),
+              HasSubstr("not currently held:\n{APIGroups:[\"\"], Resources:[\"pods\"], "
+                        "Verbs:[\"delete\"]}"));
+  Json subset = DoJson(token, "GET", roles + "/subset", nullptr, 200);
+  Json widened = subset;
+  widened["rules"].push_back({{"apiGroups", {""}}, {"resources", {"secrets"}}, {"verbs", {"get"}}});
+  Json put = DoJson(token, "PUT", roles + "/subset", widened, 403);
+  EXPECT_THAT(put["message"].get<std::string>(),
+              HasSubstr("roles.rbac.authorization.k8s.io \"subset\" is forbidden: user "));
+  EXPECT_THAT(put["message"].get<std::string>(),
+              HasSubstr("{APIGroups:[\"\"], Resources:[\"secrets\"], Verbs:[\"get\"]}"));
+  net::Headers merge;
+  merge.Set("Content-Type", "application/merge-patch+json");
+  net::HttpClient::Options o;
+  o.port = server_->port();
+  o.bearer_token = token;
+  auto patched = net::HttpClient::Create(o)->Request(
+      "PATCH", roles + "/subset", DumpJson({{"rules", widened["rules"]}}), merge);
+  ASSERT_TRUE(patched.ok());
+  EXPECT_EQ(patched->status, 403) << patched->body;
+  EXPECT_EQ(DoJson(kAdmin, "GET", roles + "/subset")["rules"], subset["rules"]);
+  // Narrowing is allowed.
+  Json narrowed = subset;
+  narrowed["rules"].erase(1);
+  EXPECT_EQ(Do(token, "PUT", roles + "/subset", narrowed).status, 200);
+
+  // A ClusterRole is judged by the cluster-wide rules: those of RoleBindings count for nothing.
+  Json cluster_role =
+      DoJson(token, "POST", "/apis/rbac.authorization.k8s.io/v1/clusterroles",
+             {{"metadata", {{"name", "pod-reader"}}},
+              {"rules", {{{"apiGroups", {""}}, {"resources", {"pods"}}, {"verbs", {"get"}}}}}},
+             403);
+  EXPECT_THAT(cluster_role["message"].get<std::string>(),
+              HasSubstr("clusterroles.rbac.authorization.k8s.io \"pod-reader\" is forbidden"));
+
+  // The garbage collector's fields may change on any Role: only finalizers and owners here.
+  CreateRole("steward", "powerful",
+             {{{"apiGroups", {"*"}}, {"resources", {"*"}}, {"verbs", {"*"}}}});
+  auto patch = [&](const std::string& name, const Json& body) {
+    auto r =
+        net::HttpClient::Create(o)->Request("PATCH", roles + "/" + name, DumpJson(body), merge);
+    return r.ok() ? r->status : 0;
+  };
+  EXPECT_EQ(patch("powerful", {{"metadata", {{"finalizers", {"example.com/keep"}}}}}), 200);
+  EXPECT_EQ(patch("powerful", {{"metadata", {{"labels", {{"mine", "yes"}}}}}}), 403);
+
+  // With `escalate` on roles in the namespace, anything goes, as on a real cluster.
+  CreateRole("steward", "escalator",
+             {{{"apiGroups", {"rbac.authorization.k8s.io"}},
+               {"resources", {"roles"}},
+               {"verbs", {"escalate"}}}});
+  Bind("steward", "escalator", "Role", "escalator", Sa("steward"));
+  DoJson(token, "POST", roles,
+         {{"metadata", {{"name", "all"}}},
+          {"rules", {{{"apiGroups", {"*"}}, {"resources", {"*"}}, {"verbs", {"*"}}}}}},
+         201);
+  EXPECT_EQ(patch("powerful", {{"metadata", {{"labels", {{"mine", "yes"}}}}}}), 200);
+  // ... and still nothing it does not hold is granted to it.
+  EXPECT_EQ(Do(token, "GET", "/api/v1/namespaces/steward/secrets").status, 403);
+}
+
+TEST_F(RbacTest, EscalateAndBindAreScopedByResourceNamesAndTheAdminIsNeverChecked) {
+  const std::string token = ServiceAccountToken();
+  const std::string roles = "/apis/rbac.authorization.k8s.io/v1/namespaces/steward/roles";
+  const std::string bindings = "/apis/rbac.authorization.k8s.io/v1/namespaces/steward/rolebindings";
+  CreateRole("steward", "rbac",
+             {{{"apiGroups", {"rbac.authorization.k8s.io"}},
+               {"resources", {"roles", "rolebindings"}},
+               {"verbs", {"create", "update", "get"}}},
+              {{"apiGroups", {"rbac.authorization.k8s.io"}},
+               {"resources", {"roles"}},
+               {"resourceNames", {"named"}},
+               {"verbs", {"escalate"}}},
+              {{"apiGroups", {"rbac.authorization.k8s.io"}},
+               {"resources", {"clusterroles"}},
+               {"resourceNames", {"secret-reader"}},
+               {"verbs", {"bind"}}}});
+  Bind("steward", "rbac", "Role", "rbac", Sa("steward"));
+  const Json all = Json::array({{{"apiGroups", {"*"}}, {"resources", {"*"}}, {"verbs", {"*"}}}});
+
+  // escalate for the name "named": an update of that Role, not a create (which has no name
+  // in its request), nor another Role.
+  CreateRole("steward", "named", Json::array());
+  CreateRole("steward", "other", Json::array());
+  EXPECT_EQ(Do(token, "POST", roles, {{"metadata", {{"name", "named-2"}}}, {"rules", all}}).status,
+            403);
+  Json named = DoJson(token, "GET", roles + "/named", nullptr, 200);
+  named["rules"] = all;
+  EXPECT_EQ(Do(token, "PUT", roles + "/named", named).status, 200);
+  Json other = DoJson(token, "GET", roles + "/other", nullptr, 200);
+  other["rules"] = all;
+  EXPECT_EQ(Do(token, "PUT", roles + "/other", other).status, 403);
+
+  // bind on the ClusterRole secret-reader: the SA may bind it to itself, and then reads
+  // Secrets; not another ClusterRole.
+  CreateRole("", "secret-reader",
+             {{{"apiGroups", {""}}, {"resources", {"secrets"}}, {"verbs", {"get", "list"}}}});
+  CreateRole("", "pod-reader",
+             {{{"apiGroups", {""}}, {"resources", {"pods"}}, {"verbs", {"get", "list"}}}});
+  auto binding = [&](const std::string& name, const std::string& role) {
+    return Json{
+        {"metadata", {{"name", name}}},
+        {"roleRef",
+         {{"apiGroup", "rbac.authorization.k8s.io"}, {"kind", "ClusterRole"}, {"name", role}}},
+        {"subjects", Sa("steward", "steward")}};
+  };
+  EXPECT_EQ(Do(token, "POST", bindings, binding("pods", "pod-reader")).status, 403);
+  EXPECT_EQ(Do(token, "GET", "/api/v1/namespaces/steward/secrets").status, 403);
+  EXPECT_EQ(Do(token, "POST", bindings, binding("secrets", "secret-reader")).status, 201);
+  EXPECT_EQ(Do(token, "GET", "/api/v1/namespaces/steward/secrets").status, 200);
+  // In the namespace it was granted in only.
+  DoJson(kAdmin, "POST", "/apis/rbac.authorization.k8s.io/v1/namespaces/other/roles",
+         {{"metadata", {{"name", "rbac"}}},
+          {"rules",
+           {{{"apiGroups", {"rbac.authorization.k8s.io"}},
+             {"resources", {"rolebindings"}},
+             {"verbs", {"create"}}}}}},
+         201);
+  Bind("other", "rbac", "Role", "rbac", Sa("steward", "steward"));
+  EXPECT_EQ(Do(token, "POST", "/apis/rbac.authorization.k8s.io/v1/namespaces/other/rolebindings",
+               binding("secrets", "secret-reader"))
+                .status,
+            403);
+
+  // The admin (system:masters) is never checked: any Role, binding, aggregated ClusterRole.
+  EXPECT_EQ(
+      Do(kAdmin, "POST", roles, {{"metadata", {{"name", "admin-all"}}}, {"rules", all}}).status,
+      201);
+  EXPECT_EQ(Do(kAdmin, "POST", bindings, binding("admin-binding", "secret-reader")).status, 201);
+  EXPECT_EQ(
+      Do(kAdmin, "POST", "/apis/rbac.authorization.k8s.io/v1/clusterroles",
+         {{"metadata", {{"name", "aggregated"}}},
+          {"aggregationRule",
+           {{"clusterRoleSelectors", {{{"matchLabels", {{"rbac.example.com/agg", "true"}}}}}}}},
+          {"rules", all}})
+          .status,
+      201);
+}
+
+// An aggregationRule gathers any rules: only a user holding everything may set one.
+TEST_F(RbacTest, AnAggregationRuleNeedsFullAuthority) {
+  const std::string token = ServiceAccountToken();
+  CreateRole("", "clusterrole-writer",
+             {{{"apiGroups", {"rbac.authorization.k8s.io"}},
+               {"resources", {"clusterroles"}},
+               {"verbs", {"create"}}}});
+  Bind("", "clusterrole-writer", "ClusterRole", "clusterrole-writer", Sa("steward", "steward"));
+  const std::string clusterroles = "/apis/rbac.authorization.k8s.io/v1/clusterroles";
+  EXPECT_EQ(Do(token, "POST", clusterroles,
+               {{"metadata", {{"name", "plain"}}},
+                {"rules",
+                 {{{"apiGroups", {"rbac.authorization.k8s.io"}},
+                   {"resources", {"clusterroles"}},
+                   {"verbs", {"create"}}}}}})
+                .status,
+            201);
+  Json aggregated =
+      DoJson(token, "POST", clusterroles,
+             {{"metadata", {{"name", "aggregated"}}},
+              {"aggregationRule",
+               {{"clusterRoleSelectors", {{{"matchLabels", {{"rbac.example.com/agg", "true"}}}}}}}},
+              {"rules", Json::array()}},
+             403);
+  EXPECT_EQ(aggregated["message"],
+            "clusterroles.rbac.authorization.k8s.io \"aggregated\" is forbidden: must have "
+            "cluster-admin privileges to use the aggregationRule");
 }
 
 std::vector<std::string> Messages(std::string_view gr, const Json& obj, const Json* old = nullptr) {

@@ -8,6 +8,7 @@
 #include "cluster/apiserver/discovery.h"
 #include "cluster/apiserver/field_validation.h"
 #include "cluster/apiserver/protobuf_decode.h"
+#include "cluster/apiserver/rbac_escalation.h"
 #include "cluster/apiserver/selectors.h"
 #include "cluster/apiserver/tables.h"
 #include "common/ascii.h"
@@ -1199,20 +1200,20 @@ void RestHandler::ServeCreate(Request& r) {
   if (const Json* name = FindPath(body, "metadata.name"); name != nullptr && name->is_string()) {
     r.record.name = name->get<std::string>();
   }
-  SendResult(r, api_.Create(*r.type, r.ns, std::move(body), WriteOptionsOf(r.http)), 201);
+  SendResult(r, api_.Create(*r.type, r.ns, std::move(body), WriteOptionsFor(r)), 201);
 }
 
 void RestHandler::ServeUpdate(Request& r) {
   Json body;
   if (!DecodeBody(r, &body) || !ValidateBody(r, &body, "UpdateOptions")) return;
-  SendResult(r, api_.Update(*r.type, r.ns, r.name, std::move(body), r.sub, WriteOptionsOf(r.http)),
+  SendResult(r, api_.Update(*r.type, r.ns, r.name, std::move(body), r.sub, WriteOptionsFor(r)),
              200);
 }
 
 void RestHandler::ServePatch(Request& r) {
   const auto& h = r.http;
   const ResourceType& type = *r.type;
-  WriteOptions write_opts = WriteOptionsOf(h);
+  WriteOptions write_opts = WriteOptionsFor(r);
   auto patch_type = PatchTypeFromContentType(AsciiLower(h.headers.Get("Content-Type")));
   if (!patch_type.ok()) {
     RespondError(r, UnsupportedMediaTypeError(
@@ -1247,6 +1248,12 @@ void RestHandler::ServeDeleteCollection(Request& r) {
 }
 
 // ---- authorization, reviews and tokens --------------------------------------------------
+
+WriteOptions RestHandler::WriteOptionsFor(const Request& r) {
+  WriteOptions opts = WriteOptionsOf(r.http);
+  opts.admit = EscalationCheck(api_.storage(), r.user, *r.type, r.ns, r.name);
+  return opts;
+}
 
 bool RestHandler::Authorized(Request& r, const AccessAttributes& a) {
   const AccessDecision d = Authorize(api_.storage(), r.user, a);

@@ -113,6 +113,9 @@ class RestHandler final : public net::Handler {
   // Authorizes `req` (resource or non-resource); false when answered (403).
   bool Authorized(Request& req, const AccessAttributes& attributes);
   bool AuthorizeResource(Request& req);
+  // The write options of a create, update or patch: the query's, and the RBAC registry's
+  // escalation check for the caller (rbac_escalation.h).
+  WriteOptions WriteOptionsFor(const Request& req);
   // POST of a review kind (selfsubjectaccessreviews, selfsubjectrulesreviews,
   // selfsubjectreviews): answered for the caller, never stored.
   void ServeReview(Request& req);
