@@ -12,13 +12,13 @@ namespace {
 using api_client::ApiClientOptions;
 using api_client::ParseDuration;
 
-StatusOr<std::string> ReadWholeFile(const std::string& path, const std::string& what) {
+}  // namespace
+
+StatusOr<std::string> ReadFlagFile(const std::string& path, const std::string& what) {
   auto text = ReadSmallFile(path);
   if (!text.ok()) return InvalidArgument(what + ": " + text.error().message());
   return text;
 }
-
-}  // namespace
 
 StatusOr<ApiClientOptions> ClientOptions(const GlobalFlags& flags) {
   ApiClientOptions options;
@@ -44,12 +44,12 @@ StatusOr<ApiClientOptions> ClientOptions(const GlobalFlags& flags) {
           "no API token: pass --token-file FILE (steward serve prints its path) or --token, or "
           "set STEWARD_TOKEN or STEWARD_TOKEN_FILE");
     }
-    ASSIGN_OR_RETURN(std::string text, ReadWholeFile(file, what));
+    ASSIGN_OR_RETURN(std::string text, ReadFlagFile(file, what));
     options.token = TrimAsciiWhitespace(text);
     if (options.token.empty()) return InvalidArgument(what + ": " + file + " is empty");
   }
   if (!flags.ca_file.empty()) {
-    ASSIGN_OR_RETURN(options.ca_pem, ReadWholeFile(flags.ca_file, "--ca-file"));
+    ASSIGN_OR_RETURN(options.ca_pem, ReadFlagFile(flags.ca_file, "--ca-file"));
   }
   options.insecure_skip_verify = flags.insecure;
   auto timeout = ParseDuration(flags.timeout);

@@ -25,4 +25,7 @@ void AddGlobalFlags(CLI::App& cmd, GlobalFlags& g);
 // The client options the flags (and the environment) give; errors name the flag.
 StatusOr<api_client::ApiClientOptions> ClientOptions(const GlobalFlags& flags);
 
+// The text of the small file `path` a flag names; errors start with `what` (the flag).
+StatusOr<std::string> ReadFlagFile(const std::string& path, const std::string& what);
+
 }  // namespace steward::cli

@@ -1,14 +1,17 @@
 #include <signal.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <iostream>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "cli/api_flags.h"
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
 #include "cluster/embedded_cluster.h"
+#include "common/ascii.h"
 #include "common/host_port.h"
 #include "common/log.h"
 
@@ -28,13 +31,27 @@ struct ClusterFlags {
   std::vector<std::string> sets;
   uint64_t seed = 1;
   std::string audit_log;
-  std::string token;
+  std::string token_file;  // --token-file, else $STEWARD_CLUSTER_TOKEN, else generated
   std::string log_level = "info";
 };
 
 int Fail(const std::string& message) {
   std::cerr << "steward cluster: " << message << "\n";
   return kExitUsage;
+}
+
+// The admin token to require: from --token-file, else $STEWARD_CLUSTER_TOKEN, else "" (the
+// cluster generates one and keeps it in its data directory). Never from the command line, where
+// every user of the machine reads it (ps, /proc/PID/cmdline).
+StatusOr<std::string> AdminToken(const ClusterFlags& flags) {
+  if (!flags.token_file.empty()) {
+    ASSIGN_OR_RETURN(std::string text, ReadFlagFile(flags.token_file, "--token-file"));
+    std::string token(TrimAsciiWhitespace(text));
+    if (token.empty()) return InvalidArgument("--token-file: " + flags.token_file + " is empty");
+    return token;
+  }
+  const char* env = std::getenv("STEWARD_CLUSTER_TOKEN");
+  return std::string(env != nullptr ? TrimAsciiWhitespace(env) : "");
 }
 
 int RunCluster(const ClusterFlags& flags) {
@@ -63,7 +80,9 @@ int RunCluster(const ClusterFlags& flags) {
   options.data_dir = flags.data_dir;
   options.seed = flags.seed;
   options.audit_log = flags.audit_log;
-  options.token = flags.token;
+  auto token = AdminToken(flags);
+  if (!token.ok()) return Fail(token.status().message());
+  options.token = *token;
 
   // Signals are taken synchronously by this thread; every other thread inherits the mask.
   sigset_t signals;
@@ -126,8 +145,9 @@ void AddClusterCommand(CLI::App& app) {
   cmd->add_option("--seed", flags->seed, "Seed for every random choice (reproducible runs)")
       ->capture_default_str();
   cmd->add_option("--audit-log", flags->audit_log, "Append one JSON line per API request to FILE");
-  cmd->add_option("--token", flags->token,
-                  "Bearer token to require (default: generated, kept in --data-dir)");
+  cmd->add_option("--token-file", flags->token_file,
+                  "File holding the bearer token to require (default: $STEWARD_CLUSTER_TOKEN, "
+                  "else generated and kept in --data-dir)");
   cmd->add_option("--log-level", flags->log_level, "trace, debug, info, warn, error")
       ->capture_default_str()
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "critical", "off"}));

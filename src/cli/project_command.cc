@@ -76,12 +76,6 @@ int FailCall(const ApiClient& client, const Status& status) {
   return Fail(status.message(), ExitCodeForCall(status, client.last_error().http_status));
 }
 
-StatusOr<std::string> ReadWholeFile(const std::string& path, const std::string& what) {
-  auto text = ReadSmallFile(path);
-  if (!text.ok()) return InvalidArgument(what + ": " + text.error().message());
-  return text;
-}
-
 // The record's path: a project's, or an agent's for `steward agent`.
 std::string RecordPath(const CommandFlags& flags) {
   return (flags.agent ? "/v1/agents/" : "/v1/projects/") + net::PercentEncode(flags.name);
@@ -411,7 +405,7 @@ int Mutate(const CommandFlags& flags, const std::string& verb, const std::string
 
 StatusOr<Json> BuildSpec(const CreateFlags& f) {
   if (!f.spec_file.empty()) {
-    ASSIGN_OR_RETURN(std::string text, ReadWholeFile(f.spec_file, "--spec-file"));
+    ASSIGN_OR_RETURN(std::string text, ReadFlagFile(f.spec_file, "--spec-file"));
     auto spec = ParseYaml(text);
     if (!spec.ok())
       return InvalidArgument("--spec-file " + f.spec_file + ": " + spec.error().message());
@@ -459,7 +453,7 @@ StatusOr<std::string> ReadToken(const std::string& path) {
   if (path == "-") {
     std::getline(std::cin, text);
   } else {
-    ASSIGN_OR_RETURN(text, ReadWholeFile(path, "--agent-token-file"));
+    ASSIGN_OR_RETURN(text, ReadFlagFile(path, "--agent-token-file"));
     text = text.substr(0, text.find('\n'));
   }
   while (!text.empty() && (text.back() == '\r' || text.back() == ' ')) text.pop_back();

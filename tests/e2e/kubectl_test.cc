@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <fstream>
+#include <iterator>
 #include <thread>
 
 #include "process.h"
@@ -293,6 +295,37 @@ TEST(KubectlE2E, RequestsWithoutTheTokenAreRefused) {
   auto denied = c.Kubectl({"--token", "wrong", "get", "pods"});
   EXPECT_NE(denied.exit_code, 0);
   EXPECT_THAT(denied.err, HasSubstr("provide credentials"));
+}
+
+// The admin token comes from a file (or $STEWARD_CLUSTER_TOKEN), never from the command line
+// where every user of the machine can read it (issue 34, item 18).
+TEST(KubectlE2E, TheAdminTokenComesFromAFileNotTheCommandLine) {
+  TempDir secrets;
+  const std::string token = "file-token-0123456789abcdef";
+  const std::string file = secrets.path() + "/token";
+  {
+    std::ofstream out(file);
+    out << token << "\n";
+  }
+  ClusterUnderTest c({"--profile", "instant", "--token-file", file});
+  ASSERT_CLUSTER(c);
+  EXPECT_EQ(c.Kubectl({"--token", token, "get", "pods"}).exit_code, 0);
+  auto denied = c.Kubectl({"--token", "wrong", "get", "pods"});
+  EXPECT_NE(denied.exit_code, 0);
+  EXPECT_THAT(denied.err, HasSubstr("Unauthorized"));
+  std::ifstream kubeconfig(c.kubeconfig());
+  std::string text((std::istreambuf_iterator<char>(kubeconfig)), std::istreambuf_iterator<char>());
+  EXPECT_THAT(text, HasSubstr(token));  // the kubeconfig written carries it
+
+  // The flag that took it on the command line is gone; an empty file is refused by name.
+  RunResult old = e2e::Run({StewardBinary(), "cluster", "--token", token});
+  EXPECT_NE(old.exit_code, 0);
+  EXPECT_THAT(old.err, HasSubstr("--token"));
+  { std::ofstream(secrets.path() + "/empty"); }
+  RunResult empty =
+      e2e::Run({StewardBinary(), "cluster", "--token-file", secrets.path() + "/empty"});
+  EXPECT_NE(empty.exit_code, 0);
+  EXPECT_THAT(empty.err, HasSubstr("--token-file: " + secrets.path() + "/empty is empty"));
 }
 
 TEST(KubectlE2E, InvalidObjectsAreRefusedWithFieldErrors) {
