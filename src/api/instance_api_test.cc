@@ -193,6 +193,11 @@ TEST_F(InstanceApiTest, BadFileRequestsAreRefusedBeforeAnyPodIsAsked) {
               "unknown field");
   ExpectError(Do("PUT", f + "/a", R"({"newPath":7})"), 400, "InvalidArgument", "newPath", "string");
   ExpectError(Do("PUT", f + "/a", "{}"), 400, "InvalidArgument", "newPath", "required");
+  // Into itself: refused before the pod is asked (rename(2) says EINVAL; issue 34, item 12).
+  ExpectError(Do("PUT", f + "/a", R"({"newPath":"a/inner"})"), 400, "InvalidArgument", "newPath",
+              "cannot be moved into itself");
+  ExpectError(Do("PUT", f + "/docs/a", R"({"newPath":"docs/a/b/c"})"), 400, "InvalidArgument",
+              "newPath", "cannot be moved into itself");
   ExpectError(Do("POST", f, R"({"directory":"a/../../b"})"), 400, "InvalidArgument", "directory",
               "'..'");
   ExpectError(Do("DELETE", f), 400, "InvalidArgument", "path", "cannot be renamed or deleted");
@@ -290,6 +295,14 @@ TEST_F(InstanceApiTest, McpPassThroughAndItsBadInput) {
       {"/features", R"({"endpoints":[{"url":"/a"}]})", "endpoints[0].mcpEndpoint", "required"},
       {"/features", R"({"endpoints":[{"mcpEndpoint":"/a","headers":{"a":1}}]})",
        "endpoints[0].headers[\"a\"]", "string"},
+      {"/features", R"({"endpoints":[{"mcpEndpoint":"/a","headers":{"a":"b\r\nX-Evil: 1"}}]})",
+       "endpoints[0].headers[\"a\"]", "CR, LF or NUL"},
+      {"/features", R"({"endpoints":[{"mcpEndpoint":"/a","headers":{"a":"b\nc"}}]})",
+       "endpoints[0].headers[\"a\"]", "CR, LF or NUL"},
+      {"/features", R"({"endpoints":[{"mcpEndpoint":"/a","headers":{"a b":"c"}}]})",
+       "endpoints[0].headers[\"a b\"]", "HTTP header name"},
+      {"/features", R"({"endpoints":[{"mcpEndpoint":"/a","accessToken":{"token":"t\r\nX: y"}}]})",
+       "endpoints[0].accessToken.token", "CR, LF or NUL"},
       {"/features", R"({"endpoints":[{"mcpEndpoint":"/a","accessToken":{"scope":3}}]})",
        "endpoints[0].accessToken.scope", "string"},
       {"/features", R"({"endpoints":[{"mcpEndpoint":"/a","accessToken":{"who":"x"}}]})",

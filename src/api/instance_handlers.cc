@@ -1,6 +1,7 @@
 // Instance routes through instance::InstanceCalls: launcher info, logs, flow commands (the
 // restart one pod at a time), logout, files, resources (and their live stream) and MCP.
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <random>
 #include <set>
@@ -98,6 +99,23 @@ ErrorAnswer FileError(const instance::FileAnswer& a, const std::string& what,
 
 bool Is2xx(int status) { return status >= 200 && status < 300; }
 
+// What the launcher puts in an HTTP head (a header it sends to the MCP server): a field name
+// is a token (RFC 9110 §5.1), a value has no CR, LF or NUL (§5.5) — which would let a caller end
+// the header and write others, or a request of its own.
+Status CheckHeaderField(const std::string& path, const std::string& name,
+                        const std::string& value) {
+  static constexpr std::string_view kTchar = "!#$%&'*+-.^_`|~";
+  if (name.empty() || !std::all_of(name.begin(), name.end(), [](char c) {
+        return std::isalnum(static_cast<unsigned char>(c)) || kTchar.find(c) != kTchar.npos;
+      })) {
+    return InvalidField(path, "must be an HTTP header name (letters, digits and !#$%&'*+-.^_`|~)");
+  }
+  if (value.find_first_of(std::string_view("\r\n\0", 3)) != std::string::npos) {
+    return InvalidField(path, "must not contain CR, LF or NUL (it goes into an HTTP header)");
+  }
+  return Status::Ok();
+}
+
 // An MCP endpoint as the launcher takes it: a URL or path, or {mcpEndpoint, headers?,
 // accessToken?: {scheme?, token?, scope?}} (other keys are the caller's, carried as they are).
 Status CheckMcpEndpoint(const Json& v, const std::string& path) {
@@ -115,14 +133,19 @@ Status CheckMcpEndpoint(const Json& v, const std::string& path) {
   RETURN_IF_ERROR(f.NonEmptyString("mcpEndpoint", &endpoint));
   std::map<std::string, std::string> headers;
   RETURN_IF_ERROR(f.StringMap("headers", &headers));
+  for (const auto& [name, value] : headers) {
+    RETURN_IF_ERROR(CheckHeaderField(f.PathOf("headers") + "[\"" + name + "\"]", name, value));
+  }
   const Json* token = nullptr;
   RETURN_IF_ERROR(f.Object("accessToken", &token));
   if (token != nullptr) {
     ASSIGN_OR_RETURN(FieldReader t, FieldReader::Of(*token, f.PathOf("accessToken")));
     RETURN_IF_ERROR(t.OnlyKnown({"scheme", "token", "scope"}));
-    std::string ignored;
-    RETURN_IF_ERROR(t.String("scheme", &ignored));
-    RETURN_IF_ERROR(t.String("token", &ignored));
+    for (const char* key : {"scheme", "token"}) {  // "Authorization: <scheme> <token>"
+      std::string value;
+      RETURN_IF_ERROR(t.String(key, &value));
+      RETURN_IF_ERROR(CheckHeaderField(t.PathOf(key), "Authorization", value));
+    }
     if (const Json* scope = t.Find("scope"); scope != nullptr && !scope->is_string()) {
       bool strings = scope->is_array() && std::all_of(scope->begin(), scope->end(),
                                                       [](const Json& e) { return e.is_string(); });
@@ -403,6 +426,12 @@ void Server::FilesRename(const CallPtr& call, const store::ProjectRecord& rec,
   std::string to;
   if (Status bad = CheckBodyPath(*body, "newPath", &to); !bad.ok()) {
     ReplyError(call, FromStatus(bad));
+    return;
+  }
+  // A directory cannot go inside itself (rename(2): EINVAL); a launcher that tried would lose it.
+  if (to.size() > path.size() && to.compare(0, path.size(), path) == 0 && to[path.size()] == '/') {
+    ReplyError(call, BadArgument("newPath", "newPath: " + to + " is inside " + path +
+                                                ": a directory cannot be moved into itself"));
     return;
   }
   instance::FileRequest req;

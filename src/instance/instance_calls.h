@@ -85,9 +85,14 @@ inline std::string FilePathProblem(std::string_view path) {
     std::string seg(path.substr(i, j - i));
     if (seg.empty()) return "must not contain empty segments ('//' or a trailing '/')";
     if (seg.size() > 255) return "must not have a segment over 255 bytes";
-    // Decode until nothing changes: "%252e%252e" is ".." to a server that decodes twice.
-    for (int round = 0; round < 8; ++round) {
+    // Decode until nothing changes: "%252e%252e" is ".." to a server that decodes twice. What
+    // still decodes after kRounds rounds is refused, not passed on half-decoded.
+    constexpr int kRounds = 8;
+    for (int round = 0;; ++round) {
       if (seg == "." || seg == "..") return "must not contain '.' or '..' segments";
+      if (round == kRounds) {
+        return "must not be percent-encoded more than " + std::to_string(kRounds - 1) + " times";
+      }
       std::string decoded;
       for (size_t k = 0; k < seg.size(); ++k) {
         if (seg[k] == '%' && k + 2 < seg.size() && hex(seg[k + 1]) >= 0 && hex(seg[k + 2]) >= 0) {
@@ -101,6 +106,10 @@ inline std::string FilePathProblem(std::string_view path) {
       if (decoded.find('/') != std::string::npos || decoded.find('\\') != std::string::npos ||
           decoded.find('\0') != std::string::npos) {
         return "must not contain an encoded '/', '\\' or NUL";
+      }
+      for (char c : decoded) {
+        auto u = static_cast<unsigned char>(c);
+        if (u < 0x20 || u == 0x7f) return "must not contain encoded control characters";
       }
       seg = std::move(decoded);
     }

@@ -881,7 +881,8 @@ TEST_F(InstanceOpsTest, ProxyReadsOutlastTwoApiServerBlipsAndCommandsAreSentOnce
 // Files, resources, one-pod commands and the one-at-a-time restart.
 
 TEST(FilePathProblemTest, RefusesTraversalAndOddPaths) {
-  for (std::string ok : {"", "a", "a/b.txt", "dir/sub/file name.json", "...", "a..b", "%41"}) {
+  for (std::string ok :
+       {"", "a", "a/b.txt", "dir/sub/file name.json", "...", "a..b", "%41", "%2525252541"}) {
     EXPECT_EQ(FilePathProblem(ok), "") << ok;
   }
   const std::vector<std::pair<std::string, std::string>> bad = {
@@ -901,6 +902,11 @@ TEST(FilePathProblemTest, RefusesTraversalAndOddPaths) {
       {"a%2fb", "encoded"},
       {"a%5cb", "encoded"},
       {"a%00b", "encoded"},
+      {"a%0Ab", "encoded control"},
+      {"%25250a", "encoded control"},
+      // ".." encoded nine times: refused for its depth, whatever the launcher decodes.
+      {"%25252525252525252e%25252525252525252e", "more than 7 times"},
+      {"x%2525252525252525", "more than 7 times"},
       {std::string(256, 'x'), "255"},
       {std::string(5000, 'x'), "4096"},
   };
