@@ -63,6 +63,7 @@ void RequestFramer::Begin() {
   state_ = State::kNeedMore;
   head_done_ = false;
   head_bytes_ = 0;
+  after_line_end_ = false;
   expects_continue_ = false;
   too_large_ = false;
   request_ = HttpRequest();
@@ -127,6 +128,13 @@ size_t RequestFramer::FeedOnce(std::string_view data) {
   }
   if (!head_done_) {
     head_bytes_ += used;
+    // RFC 9112 §5.2: Beast joins an obs-fold line to the field before it; it is refused instead
+    // (as is whitespace before the first field, §2.2). Beast consumes the head only in whole
+    // lines, never a byte past its blank line.
+    if (FoldedLine(data.substr(0, used))) {
+      Fail(400, "obsolete line folding in the request head");
+      return used;
+    }
     // body_limit is raised by the head itself (a Content-Length over the limit), before Beast
     // marks the header done; the fields are all in the message then.
     if (ec == http::error::body_limit) {
@@ -167,15 +175,28 @@ size_t RequestFramer::FeedOnce(std::string_view data) {
   return used;
 }
 
+bool RequestFramer::FoldedLine(std::string_view head_bytes) {
+  for (char c : head_bytes) {
+    if (after_line_end_ && (c == ' ' || c == '\t')) return true;
+    after_line_end_ = c == '\n';
+  }
+  return false;
+}
+
 bool RequestFramer::AcceptHead() {
   const auto& msg = parser_->p.get();
   const bool http10 = msg.version() < 11;
   std::vector<std::string_view> codings, lengths, expectations;
   bool has_te = false, has_cl = false;
+  int hosts = 0, authorizations = 0;
   for (const auto& field : msg) {
     std::string_view name(field.name_string().data(), field.name_string().size());
     std::string_view value(field.value().data(), field.value().size());
-    if (AsciiEqualsIgnoreCase(name, "transfer-encoding")) {
+    if (AsciiEqualsIgnoreCase(name, "host")) {
+      ++hosts;
+    } else if (AsciiEqualsIgnoreCase(name, "authorization")) {
+      ++authorizations;
+    } else if (AsciiEqualsIgnoreCase(name, "transfer-encoding")) {
       has_te = true;
       AppendListMembers(value, &codings);
     } else if (AsciiEqualsIgnoreCase(name, "content-length")) {
@@ -184,6 +205,20 @@ bool RequestFramer::AcceptHead() {
     } else if (AsciiEqualsIgnoreCase(name, "expect")) {
       AppendListMembers(value, &expectations);
     }
+  }
+  // RFC 9112 §3.2: exactly one Host in an HTTP/1.1 request, at most one in any. Of two
+  // credentials, one part of the stack could check one and another act on the other.
+  if (hosts > 1) {
+    Fail(400, "more than one Host field");
+    return false;
+  }
+  if (hosts == 0 && !http10) {
+    Fail(400, "an HTTP/1.1 request without a Host field");
+    return false;
+  }
+  if (authorizations > 1) {
+    Fail(400, "more than one Authorization field");
+    return false;
   }
   // RFC 9112 §6.1, §6.3: a length the server could read differently from a proxy in front of
   // it is refused, and the connection closed, so no byte of it can run as another request.
