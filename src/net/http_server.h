@@ -11,7 +11,7 @@
 // Authorization fields: 400 or 501, connection closed; "Expect: 100-continue" is answered with
 // "100 Continue" before the body is read (or the refusal at once: 417 for another expectation,
 // the handler's answer with body_too_large when the Content-Length is over the limit, a
-// Handler::CheckHead refusal); a head over 1 MiB, or a field over 64 KiB: 431.
+// Handler::CheckHead refusal); a head over 1 MiB, or a field (trailers too) over 64 KiB: 431.
 //
 // Limits: at most Options::max_connections connections are open; one beyond gets a short 503 and
 // is closed at once. A request's head must arrive within read_header_timeout and the whole

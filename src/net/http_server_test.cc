@@ -628,6 +628,24 @@ TEST(HttpServerTest, HeaderFieldOver64KiBGets431AndTheServerSurvives) {
   EXPECT_EQ(handler.seen(), (std::vector<std::string>{"GET /fine body=", "GET /after body="}));
 }
 
+// Regression (item 14): a trailer field over 64 KiB escaped Beast as std::length_error and
+// was answered 500; it gets 431, as the same field in the head does, and the handler never
+// sees the request.
+TEST(HttpServerTest, TrailerFieldOver64KiBGets431) {
+  RecordingHandler handler;
+  auto server = StartServer(handler);
+  ASSERT_TRUE(server);
+  RawConnection raw(server->port());
+  ASSERT_TRUE(raw.connected());
+  raw.TrySend(
+      "POST /t HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n"
+      "0\r\nX-Big: " +
+      std::string(70000, 'a') + "\r\n\r\n");
+  std::string reply = raw.ReadToEof();
+  EXPECT_EQ(StatusLine(reply), "HTTP/1.1 431 Request Header Fields Too Large") << reply;
+  EXPECT_TRUE(handler.seen().empty());
+}
+
 // Regression (item 13): RFC 9112 §3.2, §5.2. A request without Host (HTTP/1.1), with two Host
 // or two Authorization fields, or with a folded field line was handed to the handler; each is
 // answered 400 with the connection closed, and the handler never sees it.

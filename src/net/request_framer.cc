@@ -116,11 +116,11 @@ size_t RequestFramer::FeedOnce(std::string_view data) {
   try {
     used = p.put(boost::asio::const_buffer(data.data(), data.size()), ec);
   } catch (const std::length_error& e) {
-    if (!head_done_) {
-      Fail(431, std::string("request header fields too large: ") + e.what());
-    } else {
-      Fail(500, std::string("cannot hold the request: ") + e.what());
-    }
+    // Beast's field container throws it for a field over 64 KiB; after the head, that is a
+    // trailer field, refused as the same field in the head is (it was a 500).
+    Fail(431, std::string(head_done_ ? "request trailer fields too large: "
+                                     : "request header fields too large: ") +
+                  e.what());
     return 0;
   } catch (const std::exception& e) {
     Fail(head_done_ ? 500 : 400, std::string("cannot read the request: ") + e.what());

@@ -16,11 +16,12 @@
 //              the connection; no further byte of it may be read as a request.
 //
 // Refused (kError): a head over max_header_bytes or with a field over Beast's 64 KiB field
-// limit (431); malformed syntax, obs-fold (a field line starting with SP or HTAB), no Host in
-// an HTTP/1.1 request, more than one Host or Authorization field (400); Transfer-Encoding
-// whose final coding is not chunked, with Content-Length, in an HTTP/1.0 request, or with
-// chunked applied twice (400); any coding besides chunked (501); differing Content-Length
-// values (400); an Expect other than 100-continue (417). No exception leaves Feed().
+// limit, and a trailer field over that limit (431); malformed syntax, obs-fold (a field line
+// starting with SP or HTAB), no Host in an HTTP/1.1 request, more than one Host or
+// Authorization field (400); Transfer-Encoding whose final coding is not chunked, with
+// Content-Length, in an HTTP/1.0 request, or with chunked applied twice (400); any coding
+// besides chunked (501); differing Content-Length values (400); an Expect other than
+// 100-continue (417). No exception leaves Feed().
 #pragma once
 
 #include <cstddef>

@@ -170,5 +170,17 @@ TEST(RequestFramerTest, HostAuthorizationAndFoldingAreRefused) {
   }
 }
 
+// Regression (item 14): a trailer field over Beast's 64 KiB field limit escaped as a
+// std::length_error and was answered 500; it is a field too large (431), as in the head.
+TEST(RequestFramerTest, TrailerFieldTooLargeIs431) {
+  const std::string bytes =
+      "PUT /x HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n"
+      "1\r\na\r\n0\r\nT: " +
+      std::string(70000, 'v') + "\r\n\r\n";
+  for (size_t piece : {bytes.size(), size_t{4096}}) {
+    EXPECT_EQ(Frame(bytes, piece), (Lines{"error 431"})) << piece;
+  }
+}
+
 }  // namespace
 }  // namespace steward::net
