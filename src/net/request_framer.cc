@@ -167,6 +167,14 @@ size_t RequestFramer::FeedOnce(std::string_view data) {
     state_ = State::kBodyTooLarge;
     return used;
   }
+  // Beast reads a chunk-size line (with its extensions) and the trailer section only whole,
+  // holding them with no limit of its own: one that never ends grew the connection's buffer
+  // until the read timeout. Neither may be larger than a head.
+  if (used == 0 && ec == http::error::need_more && p.chunked() &&
+      data.size() > limits_.max_header_bytes) {
+    Fail(431, "chunk line or trailer section over the head limit");
+    return 0;
+  }
   if (ec && ec != http::error::need_more) {
     Fail(400, "malformed HTTP request body: " + ec.message());
     return used;

@@ -16,7 +16,8 @@
 //              the connection; no further byte of it may be read as a request.
 //
 // Refused (kError): a head over max_header_bytes or with a field over Beast's 64 KiB field
-// limit, and a trailer field over that limit (431); malformed syntax, obs-fold (a field line
+// limit, a trailer field over that limit, and a chunk-size line or trailer section longer
+// than max_header_bytes (431); malformed syntax, obs-fold (a field line
 // starting with SP or HTAB), no Host in an HTTP/1.1 request, more than one Host or
 // Authorization field (400); Transfer-Encoding whose final coding is not chunked, with
 // Content-Length, in an HTTP/1.0 request, or with chunked applied twice (400); any coding

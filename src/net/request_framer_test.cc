@@ -182,5 +182,26 @@ TEST(RequestFramerTest, TrailerFieldTooLargeIs431) {
   }
 }
 
+// Beast holds a chunk-size line and the trailer section until they end, with no limit: a
+// client that never ended one made the server buffer all it sent until the read timeout. Each
+// is held to the head limit, however the bytes arrive.
+TEST(RequestFramerTest, UnendingChunkLineOrTrailerIsRefusedAtTheHeadLimit) {
+  RequestFramer::Limits limits;
+  limits.max_header_bytes = 256;
+  const std::string head = "PUT /x HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n";
+  const std::string trailer = head + "1\r\na\r\n0\r\nT: " + std::string(300, 'v');
+  const std::string chunk_line = head + "1;ext=" + std::string(300, 'e');
+  for (size_t piece : {size_t{1000}, size_t{1}, size_t{7}}) {
+    EXPECT_EQ(Frame(trailer, piece, limits), (Lines{"error 431"})) << piece;
+    EXPECT_EQ(Frame(chunk_line, piece, limits), (Lines{"error 431"})) << piece;
+    // Under the limit, both still read.
+    EXPECT_EQ(Frame(head + "1;ext=" + std::string(200, 'e') +
+                        "\r\na\r\n0\r\nT: " + std::string(200, 'v') + "\r\n\r\n",
+                    piece, limits),
+              (Lines{"PUT /x a", "need-more"}))
+        << piece;
+  }
+}
+
 }  // namespace
 }  // namespace steward::net
