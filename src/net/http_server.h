@@ -6,12 +6,12 @@
 // once or later, from any thread. A connection handles one request at a time (no pipelining);
 // the next request is read only after the previous response has been fully written.
 //
-// Framing (RFC 9112, see net/request_framer.h): a request whose length is ambiguous (odd
-// Transfer-Encoding, Transfer-Encoding with Content-Length, differing Content-Lengths) is refused
-// with 400 or 501 and its connection closed; "Expect: 100-continue" is answered with
+// Framing (RFC 9112, see net/request_framer.h): an ambiguous length (odd Transfer-Encoding, with
+// Content-Length, differing Content-Lengths), obs-fold, no Host (HTTP/1.1), two Host or two
+// Authorization fields: 400 or 501, connection closed; "Expect: 100-continue" is answered with
 // "100 Continue" before the body is read (or the refusal at once: 417 for another expectation,
 // the handler's answer with body_too_large when the Content-Length is over the limit, a
-// Handler::CheckHead refusal); a head over 1 MiB, or with one field over 64 KiB, gets 431.
+// Handler::CheckHead refusal); a head over 1 MiB, or a field (trailers too) over 64 KiB: 431.
 //
 // Limits: at most Options::max_connections connections are open; one beyond gets a short 503 and
 // is closed at once. A request's head must arrive within read_header_timeout and the whole

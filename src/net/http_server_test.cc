@@ -628,6 +628,55 @@ TEST(HttpServerTest, HeaderFieldOver64KiBGets431AndTheServerSurvives) {
   EXPECT_EQ(handler.seen(), (std::vector<std::string>{"GET /fine body=", "GET /after body="}));
 }
 
+// Regression (item 14): a trailer field over 64 KiB escaped Beast as std::length_error and
+// was answered 500; it gets 431, as the same field in the head does, and the handler never
+// sees the request.
+TEST(HttpServerTest, TrailerFieldOver64KiBGets431) {
+  RecordingHandler handler;
+  auto server = StartServer(handler);
+  ASSERT_TRUE(server);
+  RawConnection raw(server->port());
+  ASSERT_TRUE(raw.connected());
+  raw.TrySend(
+      "POST /t HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n"
+      "0\r\nX-Big: " +
+      std::string(70000, 'a') + "\r\n\r\n");
+  std::string reply = raw.ReadToEof();
+  EXPECT_EQ(StatusLine(reply), "HTTP/1.1 431 Request Header Fields Too Large") << reply;
+  EXPECT_TRUE(handler.seen().empty());
+}
+
+// Regression (item 13): RFC 9112 §3.2, §5.2. A request without Host (HTTP/1.1), with two Host
+// or two Authorization fields, or with a folded field line was handed to the handler; each is
+// answered 400 with the connection closed, and the handler never sees it.
+TEST(HttpServerTest, HostAuthorizationAndFoldingAreRefused) {
+  RecordingHandler handler;
+  auto server = StartServer(handler);
+  ASSERT_TRUE(server);
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"no Host", "X-A: 1\r\n"},
+      {"two Hosts", "Host: a\r\nHost: b\r\n"},
+      {"two Authorizations", "Host: a\r\nAuthorization: Bearer a\r\nAuthorization: Bearer b\r\n"},
+      {"obs-fold", "Host: a\r\nX-A: one\r\n two\r\n"},
+      {"obs-fold with HTAB", "Host: a\r\nAuthorization: Bearer\r\n\tsecret\r\n"},
+  };
+  for (const auto& [name, fields] : cases) {
+    SCOPED_TRACE(name);
+    RawConnection raw(server->port());
+    ASSERT_TRUE(raw.connected());
+    raw.TrySend("GET /refused HTTP/1.1\r\n" + fields + "\r\nGET /next HTTP/1.1\r\nHost: a\r\n\r\n");
+    std::string reply = raw.ReadToEof();
+    EXPECT_EQ(StatusLine(reply), "HTTP/1.1 400 Bad Request") << reply;
+    EXPECT_EQ(reply.find("\nHTTP/1.1 "), std::string::npos) << "a second response: " << reply;
+  }
+  EXPECT_TRUE(handler.seen().empty()) << handler.seen().front();
+  // HTTP/1.0 needs no Host.
+  RawConnection raw(server->port());
+  raw.Send("GET /old HTTP/1.0\r\n\r\n");
+  EXPECT_EQ(StatusLine(raw.ReadToEof()), "HTTP/1.1 200 OK");
+  EXPECT_EQ(handler.seen(), (std::vector<std::string>{"GET /old body="}));
+}
+
 TEST(HttpServerTest, HeadOverOneMiBGets431) {
   RecordingHandler handler;
   auto server = StartServer(handler);

@@ -63,6 +63,7 @@ void RequestFramer::Begin() {
   state_ = State::kNeedMore;
   head_done_ = false;
   head_bytes_ = 0;
+  after_line_end_ = false;
   expects_continue_ = false;
   too_large_ = false;
   request_ = HttpRequest();
@@ -115,11 +116,11 @@ size_t RequestFramer::FeedOnce(std::string_view data) {
   try {
     used = p.put(boost::asio::const_buffer(data.data(), data.size()), ec);
   } catch (const std::length_error& e) {
-    if (!head_done_) {
-      Fail(431, std::string("request header fields too large: ") + e.what());
-    } else {
-      Fail(500, std::string("cannot hold the request: ") + e.what());
-    }
+    // Beast's field container throws it for a field over 64 KiB; after the head, that is a
+    // trailer field, refused as the same field in the head is (it was a 500).
+    Fail(431, std::string(head_done_ ? "request trailer fields too large: "
+                                     : "request header fields too large: ") +
+                  e.what());
     return 0;
   } catch (const std::exception& e) {
     Fail(head_done_ ? 500 : 400, std::string("cannot read the request: ") + e.what());
@@ -127,6 +128,13 @@ size_t RequestFramer::FeedOnce(std::string_view data) {
   }
   if (!head_done_) {
     head_bytes_ += used;
+    // RFC 9112 §5.2: Beast joins an obs-fold line to the field before it; it is refused instead
+    // (as is whitespace before the first field, §2.2). Beast consumes the head only in whole
+    // lines, never a byte past its blank line.
+    if (FoldedLine(data.substr(0, used))) {
+      Fail(400, "obsolete line folding in the request head");
+      return used;
+    }
     // body_limit is raised by the head itself (a Content-Length over the limit), before Beast
     // marks the header done; the fields are all in the message then.
     if (ec == http::error::body_limit) {
@@ -159,6 +167,14 @@ size_t RequestFramer::FeedOnce(std::string_view data) {
     state_ = State::kBodyTooLarge;
     return used;
   }
+  // Beast reads a chunk-size line (with its extensions) and the trailer section only whole,
+  // holding them with no limit of its own: one that never ends grew the connection's buffer
+  // until the read timeout. Neither may be larger than a head.
+  if (used == 0 && ec == http::error::need_more && p.chunked() &&
+      data.size() > limits_.max_header_bytes) {
+    Fail(431, "chunk line or trailer section over the head limit");
+    return 0;
+  }
   if (ec && ec != http::error::need_more) {
     Fail(400, "malformed HTTP request body: " + ec.message());
     return used;
@@ -167,15 +183,28 @@ size_t RequestFramer::FeedOnce(std::string_view data) {
   return used;
 }
 
+bool RequestFramer::FoldedLine(std::string_view head_bytes) {
+  for (char c : head_bytes) {
+    if (after_line_end_ && (c == ' ' || c == '\t')) return true;
+    after_line_end_ = c == '\n';
+  }
+  return false;
+}
+
 bool RequestFramer::AcceptHead() {
   const auto& msg = parser_->p.get();
   const bool http10 = msg.version() < 11;
   std::vector<std::string_view> codings, lengths, expectations;
   bool has_te = false, has_cl = false;
+  int hosts = 0, authorizations = 0;
   for (const auto& field : msg) {
     std::string_view name(field.name_string().data(), field.name_string().size());
     std::string_view value(field.value().data(), field.value().size());
-    if (AsciiEqualsIgnoreCase(name, "transfer-encoding")) {
+    if (AsciiEqualsIgnoreCase(name, "host")) {
+      ++hosts;
+    } else if (AsciiEqualsIgnoreCase(name, "authorization")) {
+      ++authorizations;
+    } else if (AsciiEqualsIgnoreCase(name, "transfer-encoding")) {
       has_te = true;
       AppendListMembers(value, &codings);
     } else if (AsciiEqualsIgnoreCase(name, "content-length")) {
@@ -184,6 +213,20 @@ bool RequestFramer::AcceptHead() {
     } else if (AsciiEqualsIgnoreCase(name, "expect")) {
       AppendListMembers(value, &expectations);
     }
+  }
+  // RFC 9112 §3.2: exactly one Host in an HTTP/1.1 request, at most one in any. Of two
+  // credentials, one part of the stack could check one and another act on the other.
+  if (hosts > 1) {
+    Fail(400, "more than one Host field");
+    return false;
+  }
+  if (hosts == 0 && !http10) {
+    Fail(400, "an HTTP/1.1 request without a Host field");
+    return false;
+  }
+  if (authorizations > 1) {
+    Fail(400, "more than one Authorization field");
+    return false;
   }
   // RFC 9112 §6.1, §6.3: a length the server could read differently from a proxy in front of
   // it is refused, and the connection closed, so no byte of it can run as another request.

@@ -16,9 +16,12 @@
 //              the connection; no further byte of it may be read as a request.
 //
 // Refused (kError): a head over max_header_bytes or with a field over Beast's 64 KiB field
-// limit (431); malformed syntax (400); Transfer-Encoding whose final coding is not chunked,
-// with Content-Length, in an HTTP/1.0 request, or with chunked applied twice (400); any
-// coding besides chunked (501); differing Content-Length values (400); an Expect other than
+// limit, a trailer field over that limit, and a chunk-size line or trailer section longer
+// than max_header_bytes (431); malformed syntax, obs-fold (a field line
+// starting with SP or HTAB), no Host in an HTTP/1.1 request, more than one Host or
+// Authorization field (400); Transfer-Encoding whose final coding is not chunked, with
+// Content-Length, in an HTTP/1.0 request, or with chunked applied twice (400); any coding
+// besides chunked (501); differing Content-Length values (400); an Expect other than
 // 100-continue (417). No exception leaves Feed().
 #pragma once
 
@@ -80,6 +83,8 @@ class RequestFramer {
   void Fail(int status, std::string message);
   // Checks the head once Beast has read it; false when refused (state_ is then kError).
   bool AcceptHead();
+  // Scans head bytes Beast consumed (in order); true at a line starting with SP or HTAB.
+  bool FoldedLine(std::string_view head_bytes);
   void BuildHead();
 
   const Limits limits_;
@@ -88,7 +93,8 @@ class RequestFramer {
   bool head_done_ = false;
   bool expects_continue_ = false;
   bool too_large_ = false;
-  size_t head_bytes_ = 0;  // of the head, taken by Beast so far
+  size_t head_bytes_ = 0;        // of the head, taken by Beast so far
+  bool after_line_end_ = false;  // the last head byte taken was LF
   HttpRequest request_;
   Framing framing_;
   std::string remote_address_;

@@ -646,9 +646,7 @@ void RestHandler::RespondJson(Request& req, int code, const Json& body) {
   Respond(req, code, DumpJson(body));
 }
 
-void RestHandler::RespondError(Request& req, const StatusError& error) {
-  if (req.responded) return;
-  req.responded = true;
+net::HttpResponse RestHandler::ErrorResponse(const Request& req, const StatusError& error) {
   net::HttpResponse resp;
   resp.status = error.code;
   resp.headers.Add("Content-Type", kJsonType);
@@ -658,6 +656,13 @@ void RestHandler::RespondError(Request& req, const StatusError& error) {
   }
   for (const auto& [name, value] : req.extra_headers) resp.headers.Add(name, value);
   resp.body = DumpJson(error.ToStatus());
+  return resp;
+}
+
+void RestHandler::RespondError(Request& req, const StatusError& error) {
+  if (req.responded) return;
+  req.responded = true;
+  net::HttpResponse resp = ErrorResponse(req, error);
   Stamp(req);
   req.writer->Send(std::move(resp));
   Finish(req, error.code);
@@ -678,17 +683,47 @@ void RestHandler::Finish(Request& req, int code) {
   log_.Record(req.record);
 }
 
+void RestHandler::Begin(Request& req) {
+  req.start = api_.clock().Now();
+  req.record.started = api_.clock().WallNow();
+  req.record.uri = req.http.target;
+  req.record.user_agent = std::string(req.http.headers.Get("User-Agent"));
+  req.record.user = "admin";
+}
+
 void RestHandler::Handle(net::HttpRequest http, std::shared_ptr<net::ResponseWriter> writer) {
   auto req = std::make_shared<Request>();
   req->http = std::move(http);
   req->writer = std::move(writer);
-  req->start = api_.clock().Now();
-  req->record.started = api_.clock().WallNow();
-  req->record.uri = req->http.target;
-  req->record.user_agent = std::string(req->http.headers.Get("User-Agent"));
-  req->record.user = "admin";
+  Begin(*req);
   Request& r = *req;
   Guarded(r, [this, &r] { Serve(r); });
+}
+
+std::optional<net::HttpResponse> RestHandler::CheckHead(const net::HttpRequest& head) {
+  // As kube-apiserver's authentication filter, which runs before a handler reads the body: an
+  // unauthenticated request is refused from its head, before "100 Continue" or a body byte.
+  if (OpenPath(head.path) || head.body_too_large) return std::nullopt;
+  if (tokens_.Authenticate(head.headers.Get("Authorization"), api_.storage(),
+                           api_.clock().WallNow())) {
+    return std::nullopt;  // Serve authenticates again, with the body read
+  }
+  Request req;
+  req.http.method = head.method;
+  req.http.target = head.target;
+  req.http.headers = head.headers;
+  Begin(req);
+  req.record.user = "system:anonymous";
+  req.record.verb = AsciiLower(head.method);
+  net::HttpResponse resp = ErrorResponse(req, UnauthorizedError());
+  Stamp(req);
+  Finish(req, resp.status);
+  return resp;
+}
+
+bool RestHandler::OpenPath(std::string_view path) {
+  return path == "/healthz" || path == "/livez" || path == "/readyz" || path == "/version" ||
+         path == "/version/";
 }
 
 void RestHandler::Serve(Request& req) {

@@ -19,6 +19,7 @@
 #include <deque>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <string_view>
@@ -65,6 +66,9 @@ class RestHandler final : public net::Handler {
   ~RestHandler() override;
 
   void Handle(net::HttpRequest request, std::shared_ptr<net::ResponseWriter> writer) override;
+  // Refuses a request without a valid token (401) from its head: before its body is read or
+  // "100 Continue" sent, as kube-apiserver's authentication filter does.
+  std::optional<net::HttpResponse> CheckHead(const net::HttpRequest& head) override;
   void SetProxy(ProxyFn proxy);
   // Extra lines appended to /metrics (set before serving).
   void SetMetricsSource(std::function<std::string()> source);
@@ -79,6 +83,10 @@ class RestHandler final : public net::Handler {
 
   // Routing: open endpoints and authentication, then discovery, OpenAPI or a resource.
   void Serve(Request& req);
+  // Health and version: open to anonymous clients.
+  static bool OpenPath(std::string_view path);
+  // Starts the request's timing and log record.
+  void Begin(Request& req);
   void ServeRootPaths(Request& req);  // GET /: the list of served paths
   void ServeOpenApi(Request& req, const std::vector<std::string>& parts);  // /openapi/...
   // /api, /api/V, /apis, /apis/G, /apis/G/V: the discovery documents.
@@ -141,6 +149,7 @@ class RestHandler final : public net::Handler {
                const std::string& content_type = "application/json");
   void RespondJson(Request& req, int code, const Json& body);
   void RespondError(Request& req, const StatusError& error);
+  static net::HttpResponse ErrorResponse(const Request& req, const StatusError& error);
   // Takes the answer's time and the latency just before the answer is sent (RequestRecord).
   void Stamp(Request& req);
   // Records the request in the log (its latency taken now unless Stamp() took it).

@@ -16,6 +16,7 @@
 
 #include "cluster/model/resource_types.h"
 #include "net/http_client.h"
+#include "net/server_test_support.h"
 
 namespace steward::cluster {
 namespace {
@@ -302,6 +303,45 @@ TEST_F(RestHandlerTest, PlainWatchFromAFutureRevisionWaitsForItsEvents) {
     EXPECT_NE(ev["type"], "ERROR");
     EXPECT_GE(EventRevision(ev), from) << DumpJson(ev);
   }
+}
+
+// Regression (item 16): the embedded API server read the head, sent "100 Continue" and only
+// then checked the token, so an unauthenticated client was invited to send its body (up to
+// 3 MiB). Like kube-apiserver's authentication filter, a request without a valid token is
+// refused with 401 from its head: no "100 Continue", its body never read, and the refusal
+// logged as any other. A valid token still gets "100 Continue" and is served.
+TEST_F(RestHandlerTest, UnauthenticatedHeadIsRefusedBefore100Continue) {
+  RestHandler::Options options;
+  options.token = "secret-token";
+  RestHandler rest(*api_, *faults_, *log_, options);
+  auto server = net::HttpServer::Start({}, rest);
+  ASSERT_TRUE(server.ok()) << server.status().ToString();
+  const std::string body = R"({"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"x"}})";
+  auto head = [&](const std::string& authorization) {
+    return "POST /api/v1/namespaces/default/configmaps HTTP/1.1\r\nHost: h\r\n" + authorization +
+           "Content-Type: application/json\r\nContent-Length: " + std::to_string(body.size()) +
+           "\r\nExpect: 100-continue\r\n\r\n";
+  };
+  for (const std::string& authorization :
+       {std::string("Authorization: Bearer wrong\r\n"), std::string()}) {
+    SCOPED_TRACE(authorization);
+    net::server_testing::RawConnection raw((*server)->port());
+    ASSERT_TRUE(raw.connected());
+    raw.Send(head(authorization));
+    const std::string first = raw.ReadUntil("\r\n\r\n");
+    ASSERT_EQ(first.rfind("HTTP/1.1 401 Unauthorized\r\n", 0), 0u) << first;
+    const std::string rest_of_it = raw.ReadToEof();  // the server closes: no body is read
+    EXPECT_NE(rest_of_it.find(R"("reason":"Unauthorized")"), std::string::npos) << rest_of_it;
+  }
+  EXPECT_FALSE(api_->storage().Get("configmaps", "default", "x"));
+  net::server_testing::RawConnection raw((*server)->port());
+  ASSERT_TRUE(raw.connected());
+  raw.Send(head("Authorization: Bearer secret-token\r\n"));
+  EXPECT_EQ(raw.ReadUntil("\r\n\r\n"), "HTTP/1.1 100 Continue\r\n\r\n");
+  raw.Send(body);
+  EXPECT_EQ(raw.ReadUntil("\r\n").rfind("HTTP/1.1 201 Created", 0), 0u);
+  rest.Stop();
+  (*server)->Stop();
 }
 
 // ---- input limits and bounded metrics (docs/embedded-cluster.md, "Input limits") ----
