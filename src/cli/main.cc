@@ -1,11 +1,29 @@
 // steward: the command-line entry point.
+#include <sys/resource.h>
+
 #include <CLI/CLI.hpp>
 #include <string>
 
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
 
+namespace {
+
+// Every listener caps its open connections (512 each), but a process with four listeners, the
+// store and the cluster client needs more descriptors than the usual soft limit of 1024 when
+// clients hold many idle connections (520 idle sockets made the API fail with EMFILE). The hard
+// limit is what the operator allows: take all of it, as Go's runtime does since 1.19.
+void RaiseOpenFileLimit() {
+  rlimit limit{};
+  if (getrlimit(RLIMIT_NOFILE, &limit) != 0 || limit.rlim_cur >= limit.rlim_max) return;
+  limit.rlim_cur = limit.rlim_max;
+  setrlimit(RLIMIT_NOFILE, &limit);  // best effort: the soft limit stays on failure
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
+  RaiseOpenFileLimit();
   CLI::App app{"Steward: provisions and runs customer projects on Kubernetes"};
   app.require_subcommand(1);
   // CMake's project version (STEWARD_VERSION, set for this file only); exits 0.

@@ -1,9 +1,12 @@
 // kubectl against `steward cluster`: the embedded cluster must satisfy a real client.
+#include <sys/resource.h>
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <chrono>
 #include <fstream>
+#include <sstream>
 #include <iterator>
 #include <thread>
 
@@ -326,6 +329,30 @@ TEST(KubectlE2E, TheAdminTokenComesFromAFileNotTheCommandLine) {
       e2e::Run({StewardBinary(), "cluster", "--token-file", secrets.path() + "/empty"});
   EXPECT_NE(empty.exit_code, 0);
   EXPECT_THAT(empty.err, HasSubstr("--token-file: " + secrets.path() + "/empty is empty"));
+}
+
+// Steward takes the whole hard limit of open files at start, so that clients holding many
+// idle connections to its listeners cannot exhaust a low soft limit (issue 34, item 15).
+TEST(KubectlE2E, StewardRaisesItsSoftOpenFileLimitToTheHardOne) {
+  rlimit mine{};
+  ASSERT_EQ(getrlimit(RLIMIT_NOFILE, &mine), 0);
+  if (mine.rlim_max <= 256) GTEST_SKIP() << "the hard limit is too low to tell";
+  const rlimit low{256, mine.rlim_max};
+  ASSERT_EQ(setrlimit(RLIMIT_NOFILE, &low), 0);
+  ClusterUnderTest c({"--profile", "instant"});  // inherits the soft limit of 256
+  ASSERT_EQ(setrlimit(RLIMIT_NOFILE, &mine), 0);
+  ASSERT_CLUSTER(c);
+  std::ifstream limits("/proc/" + std::to_string(c.process().pid()) + "/limits");
+  std::string line;
+  std::string open_files;
+  while (std::getline(limits, line)) {
+    if (line.rfind("Max open files", 0) == 0) open_files = line;
+  }
+  std::istringstream fields(open_files.substr(std::string("Max open files").size()));
+  std::string soft, hard;
+  fields >> soft >> hard;
+  EXPECT_EQ(soft, hard) << open_files;
+  EXPECT_NE(soft, "256") << open_files;
 }
 
 TEST(KubectlE2E, InvalidObjectsAreRefusedWithFieldErrors) {

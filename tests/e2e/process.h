@@ -33,6 +33,7 @@ class BackgroundProcess {
   BackgroundProcess& operator=(const BackgroundProcess&) = delete;
 
   bool running() const { return pid_ > 0; }
+  pid_t pid() const { return pid_; }
   // Reads stdout until a line containing `needle` arrives (returns that line) or the deadline.
   std::optional<std::string> WaitForLine(const std::string& needle,
                                          std::chrono::milliseconds timeout);

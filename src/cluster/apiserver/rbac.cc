@@ -9,6 +9,7 @@
 
 #include "cluster/apiserver/validation.h"
 #include "cluster/model/resource_types.h"
+#include "common/ascii.h"
 #include "common/base64.h"
 #include "common/json.h"
 #include "common/json_access.h"
@@ -470,9 +471,17 @@ TokenAuthority::TokenAuthority(std::string admin_token, std::string signing_key)
 std::optional<UserInfo> TokenAuthority::Authenticate(std::string_view header,
                                                      const Storage& storage, SystemTime now) const {
   if (!Enabled()) return Admin();
-  constexpr std::string_view kBearer = "Bearer ";
-  if (header.substr(0, kBearer.size()) != kBearer) return std::nullopt;
-  const std::string_view token = header.substr(kBearer.size());
+  // As kube-apiserver's bearertoken authenticator: trimmed, split at single spaces, the scheme
+  // "bearer" in any case, the token the second part (an empty one is no token).
+  header = TrimAsciiWhitespace(header);
+  const size_t space = header.find(' ');
+  if (space == std::string_view::npos ||
+      !AsciiEqualsIgnoreCase(header.substr(0, space), "bearer")) {
+    return std::nullopt;
+  }
+  std::string_view token = header.substr(space + 1);
+  token = token.substr(0, token.find(' '));
+  if (token.empty()) return std::nullopt;
   if (token.size() == admin_token_.size() &&
       CRYPTO_memcmp(token.data(), admin_token_.data(), token.size()) == 0) {
     return Admin();

@@ -439,6 +439,17 @@ TEST_F(RbacTest, TokensAreSignedJwtsOnlyTheirKeyAcceptsUntilTheyExpire) {
       mine.Issue("steward", "robot", "not-the-uid", TokenAuthority::ApiAudiences(), now,
                  now + std::chrono::hours(1));
   EXPECT_FALSE(mine.Authenticate("Bearer " + stale, *storage_, now));
+
+  // The header as kube-apiserver reads it (bearertoken.go): trimmed, split at single spaces,
+  // the scheme in any case, the second part the token.
+  for (const std::string& header :
+       {"bearer " + t, "BEARER " + t, "  Bearer " + t + "  ", "Bearer " + t + " trailing"}) {
+    EXPECT_TRUE(mine.Authenticate(header, *storage_, now).has_value()) << header;
+  }
+  for (const std::string& header : {"Bearer", "Bearer ", "Bearer  " + t, "Basic " + t, t}) {
+    EXPECT_FALSE(mine.Authenticate(header, *storage_, now).has_value()) << header;
+  }
+  EXPECT_EQ(mine.Authenticate("bearer admin", *storage_, now)->name, "admin");
 }
 
 // `kubectl create token dep --audience=vault` makes a token for Vault, not for this API server:
