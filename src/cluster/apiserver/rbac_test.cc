@@ -446,7 +446,8 @@ TEST_F(RbacTest, TokensAreSignedJwtsOnlyTheirKeyAcceptsUntilTheyExpire) {
        {"bearer " + t, "BEARER " + t, "  Bearer " + t + "  ", "Bearer " + t + " trailing"}) {
     EXPECT_TRUE(mine.Authenticate(header, *storage_, now).has_value()) << header;
   }
-  for (const std::string& header : {"Bearer", "Bearer ", "Bearer  " + t, "Basic " + t, t}) {
+  for (const std::string& header :
+       {std::string("Bearer"), std::string("Bearer "), "Bearer  " + t, "Basic " + t, t}) {
     EXPECT_FALSE(mine.Authenticate(header, *storage_, now).has_value()) << header;
   }
   EXPECT_EQ(mine.Authenticate("bearer admin", *storage_, now)->name, "admin");
