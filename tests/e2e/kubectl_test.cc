@@ -1,13 +1,12 @@
 // kubectl against `steward cluster`: the embedded cluster must satisfy a real client.
-#include <sys/resource.h>
-
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 
 #include <chrono>
 #include <fstream>
-#include <sstream>
 #include <iterator>
+#include <sstream>
 #include <thread>
 
 #include "process.h"
