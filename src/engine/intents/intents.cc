@@ -186,7 +186,7 @@ StatusOr<Intents::PutResult> Intents::Put(std::string_view name, const Json& spe
   }
   CredentialsInput credentials;
   ASSIGN_OR_RETURN(ProjectSpec spec, ParseProjectSpec(spec_json, "spec", &credentials));
-  RETURN_IF_ERROR(CheckSpecPolicy(config_.policy, spec, "spec"));
+  RETURN_IF_ERROR(CheckSpecPolicy(config_, spec, "spec"));
   RETURN_IF_ERROR(CheckCustomHostnamePolicy(config_, spec));
 
   // Supplied values go to their Secret before the intent that names them is committed, so the

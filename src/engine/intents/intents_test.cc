@@ -734,6 +734,40 @@ TEST_F(IntentsTest, PutEnforcesTheSpecPolicy) {
   EXPECT_THAT(accepted->record.spec_json, HasSubstr("\"privileged\":true"));
 }
 
+// Finding A of the policy hardening: pod-level hostProcess and SELinux options were accepted.
+TEST_F(IntentsTest, PutEnforcesTheBaselineAtPodLevel) {
+  for (const auto& [field, context] : std::vector<std::pair<std::string, Json>>{
+           {"spec.podSecurityContext.windowsOptions.hostProcess",
+            Json{{"windowsOptions", {{"hostProcess", true}}}}},
+           {"spec.podSecurityContext.seLinuxOptions.type",
+            Json{{"seLinuxOptions", {{"type", "spc_t"}}}}},
+           {"spec.podSecurityContext.seLinuxOptions.user",
+            Json{{"seLinuxOptions", {{"user", "system_u"}}}}},
+           {"spec.podSecurityContext.sysctls[0].name",
+            Json{{"sysctls", Json::array({{{"name", "kernel.panic"}, {"value", "1"}}})}}},
+       }) {
+    Json spec = Spec();
+    spec["podSecurityContext"] = context;
+    EXPECT_TRUE(IsInvalid(intents_->Put("alpha", spec, "", true).status(), field,
+                          "engine.policy.allowPrivileged: false"))
+        << field;
+  }
+  EXPECT_EQ(ProjectCount(), 0u);
+  // At the restricted level a spec's contexts must also pass that level.
+  auto restricted = ParseEngineConfig(Json::parse(R"({"policy":{"level":"restricted"},
+      "podSecurityContext":{"runAsNonRoot":true,"seccompProfile":{"type":"RuntimeDefault"}},
+      "containerSecurityContext":{"allowPrivilegeEscalation":false,
+                                  "capabilities":{"drop":["ALL"]}}})"));
+  ASSERT_TRUE(restricted.ok()) << restricted.error().ToString();
+  Intents strict(*store_, nullptr, &*restricted);
+  Json spec = Spec();
+  spec["containerSecurityContext"] = Json{{"allowPrivilegeEscalation", false}};
+  EXPECT_TRUE(IsInvalid(strict.Put("alpha", spec).status(),
+                        "spec.containerSecurityContext.capabilities.drop",
+                        "engine.policy.level: restricted"));
+  EXPECT_TRUE(strict.Put("alpha", Spec()).ok());
+}
+
 }  // namespace
 }  // namespace steward::engine
 

@@ -152,31 +152,42 @@ struct StorageDefaults {
   bool operator==(const StorageDefaults&) const = default;
 };
 
+// The Kubernetes Pod Security Standards level engine.policy holds a spec to (key `level`).
+enum class PodSecurityLevel { kBaseline, kRestricted };
+
 // What the operator lets a project's spec ask for (config section engine.policy). The defaults
-// refuse privileged containers and running as root; FlowFuse's own settings (pod runAsUser /
-// runAsGroup / fsGroup 1000, allowPrivilegeEscalation: false; on OpenShift empty contexts) pass.
-// The policy applies to what a spec sets, not to the operator's own config defaults.
+// hold a spec to the Pod Security Standards' baseline level and refuse running as root;
+// FlowFuse's own settings (pod runAsUser / runAsGroup / fsGroup 1000,
+// allowPrivilegeEscalation: false; on OpenShift empty contexts) pass. The baseline and root
+// checks apply to what a spec sets, not to the operator's own config defaults; the restricted
+// level applies to what the pod runs with (a context the spec leaves out is the config's, which
+// ParseEngineConfig checks at that level). docs/security.md has the control-by-control table.
 struct SpecPolicy {
-  // false refuses, in spec.containerSecurityContext: privileged: true,
-  // allowPrivilegeEscalation: true, capabilities.add beyond the Pod Security Standards'
-  // baseline set (AUDIT_WRITE CHOWN DAC_OVERRIDE FOWNER FSETID KILL MKNOD NET_BIND_SERVICE
-  // SETFCAP SETGID SETPCAP SETUID SYS_CHROOT), procMount: Unmasked, windowsOptions.hostProcess:
-  // true; and at pod or container level seccompProfile / appArmorProfile type Unconfined.
+  // false holds the spec to the baseline level (engine/model/pod_security.h), at pod and
+  // container level: no privileged: true, allowPrivilegeEscalation: true (restricted in the
+  // standards; refused here too), capabilities.add beyond AUDIT_WRITE CHOWN DAC_OVERRIDE FOWNER
+  // FSETID KILL MKNOD NET_BIND_SERVICE SETFCAP SETGID SETPCAP SETUID SYS_CHROOT (as written: no
+  // CAP_ prefix), procMount other than Default, windowsOptions.hostProcess: true,
+  // seLinuxOptions with a type beyond container_t container_init_t container_kvm_t
+  // container_engine_t or with a user or role, seccompProfile / appArmorProfile of a type other
+  // than RuntimeDefault or Localhost, sysctls beyond the safe set, probes with a host, and
+  // AppArmor / seccomp annotations naming another profile than runtime/default or localhost/*.
+  // true turns every Pod Security check off (the standards' privileged level).
   bool allow_privileged = false;  // allowPrivileged
   // false refuses runAsUser: 0 and runAsNonRoot: false at pod or container level. A spec that
   // sets neither runs as its image's user (FlowFuse's node-red image: uid 1000).
   bool allow_run_as_root = false;  // allowRunAsRoot
+  // "baseline" (the default) or "restricted": the baseline plus, on what the pod runs with,
+  // allowPrivilegeEscalation: false, runAsNonRoot: true (pod or container), a RuntimeDefault or
+  // Localhost seccompProfile (pod or container), capabilities.drop with ALL and capabilities.add
+  // with NET_BIND_SERVICE only. restricted needs allowPrivileged and allowRunAsRoot false.
+  PodSecurityLevel level = PodSecurityLevel::kBaseline;  // level
   // nullopt: any annotation key (beyond the reserved prefixes). Else every key of
   // spec.annotations and spec.ingress.annotations must start with one of these ([] refuses all).
   std::optional<std::vector<std::string>> annotation_prefixes;  // allowedAnnotationPrefixes
 
   bool operator==(const SpecPolicy&) const = default;
 };
-
-// kInvalidArgument "<path>.<field>: <why> (refused by engine.policy.<key>)" for the first thing
-// in `spec` the policy refuses; `path` as ParseProjectSpec's.
-Status CheckSpecPolicy(const SpecPolicy& policy, const ProjectSpec& spec,
-                       std::string_view path = "spec");
 
 // Cluster-wide options: Steward's config file, section "engine" (YAML or JSON; same names in
 // camelCase: namespace, domain, urlScheme, urlPort, forgeUrl, ingressClass, ...).
@@ -244,9 +255,16 @@ struct EngineConfig {
 // serviceAccount / schedulerName "" or a DNS-1123 subdomain, httpProbeAddress "" or host:port,
 // workers 1..256, maxStarting 0..100000, progressDeadlineSeconds 1..86400,
 // httpProbeTimeoutMs 1..60000, stepTimeoutSeconds 1..86400, policy {allowPrivileged,
-// allowRunAsRoot, allowedAnnotationPrefixes}. nodeSelector keys are not reserved (they select node
-// labels, not labels Steward sets).
+// allowRunAsRoot, level (baseline|restricted), allowedAnnotationPrefixes}; with level:
+// restricted, allowPrivileged and allowRunAsRoot must be false and podSecurityContext and
+// containerSecurityContext must pass that level (CheckSpecPolicy). nodeSelector keys are not
+// reserved (they select node labels, not labels Steward sets).
 StatusOr<EngineConfig> ParseEngineConfig(const Json& j, std::string_view path = "engine");
+
+// kInvalidArgument "<path>.<field>: <why> (refused by engine.policy.<key>)" for the first thing
+// in `spec` config.policy (SpecPolicy) refuses; `path` as ParseProjectSpec's.
+Status CheckSpecPolicy(const EngineConfig& config, const ProjectSpec& spec,
+                       std::string_view path = "spec");
 
 // The spec with the config's defaults applied: every field the manifests need is set.
 // Resolve: stack image/cpu/memory from config.default_stack when ""/0, env = default env
