@@ -390,7 +390,7 @@ void PlanInstance(const EngineConfig& config, const std::map<std::string, Json>&
   if (Status s = CheckSpecPolicy(config, spec); !s.ok()) {
     return fail("Deployment " + p.name + ": maps to " + s.message());
   }
-  if (Status s = CheckCustomHostnamePolicy(config, spec); !s.ok()) {
+  if (Status s = CheckCustomHostnamePolicy(config, p.name, spec); !s.ok()) {
     return fail("Ingress " + names.custom_ingress + ": maps to " + s.message());
   }
   p.spec = std::move(request);

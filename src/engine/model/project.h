@@ -381,11 +381,25 @@ enum class Intent { kRun, kSuspend, kDelete };
 // second project claiming one of them.
 std::vector<std::string> ProjectHostnames(const EngineConfig& config, std::string_view name,
                                           const ProjectSpec& spec);
-// The operator's policy for custom hostnames: never the platform domain itself, the forge URL's
-// host, or a name of the form <label>.<domain> (the shape of a generated project host, so of some
-// other project's name); and within customHostname.allowedDomains when that is set.
-// kInvalidArgument "spec.customHostname: ..." otherwise.
-Status CheckCustomHostnamePolicy(const EngineConfig& config, const ProjectSpec& spec);
+// The operator's policy for the hostnames of project `name`: spec.customHostname and the host of
+// spec.url. Neither may be an IP address in any form (IsInetAtonAddress, an IPv6 literal) or a
+// name whose last label is numeric (browsers read it as an address), the platform domain itself,
+// or the forge URL's host or a name under it (where a page could set the platform's cookies;
+// names under the domain are exempt when the operator put the domain under the forge host). A
+// custom hostname is never of the form <label>.<domain> (a generated project host, so some other
+// project's name) and within customHostname.allowedDomains when that is set. The URL's host may
+// be of that form only as the project's own (<DnsLabelOf(name)>.<domain>) or one of
+// `held_hosts`, the hosts the project holds already: its stored spec.url's and its former names'
+// generated hosts (FlowFuse keeps an instance's URL across renames, so a renamed project's next
+// spec carries <old name>.<domain>); outside the domain it is within allowedDomains when that is
+// set. kInvalidArgument "spec.customHostname: ..." or "spec.url: ..." otherwise.
+Status CheckCustomHostnamePolicy(const EngineConfig& config, std::string_view name,
+                                 const ProjectSpec& spec,
+                                 const std::vector<std::string>& held_hosts = {});
+// True when `host` is an IPv4 address in a form inet_aton(3) takes: 1 to 4 dot-separated parts,
+// each decimal, octal (leading 0) or hex (0x), the last filling the bytes left (127.0.0.1,
+// 0x7f.0.0.1, 0177.1, 127.1, 2130706433).
+bool IsInetAtonAddress(std::string_view host);
 
 // The status a reader is shown (API answers, the watch stream, the store's phase column) for a
 // project whose intent is `intent` at `generation`, given the engine's last written status
