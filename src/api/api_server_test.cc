@@ -758,6 +758,37 @@ TEST_F(ApiTest, HostnamesAreUniqueAcrossProjects) {
   EXPECT_EQ(StoreState(), before);
 }
 
+// Policy hardening, findings A and B: pod-level baseline fields, IP addresses as hosts, a kept
+// URL on another project's name and names under the forge host are 400 naming the field, and
+// nothing is stored or written.
+TEST_F(ApiTest, PolicyHardeningRefusalsNameTheField) {
+  const std::string before = StoreState();
+  const uint64_t writes = ClusterWrites();
+  auto put = [&](const std::string& field, const Json& value) {
+    Json spec = Spec();
+    spec[field] = value;
+    return Do("PUT", "/v1/projects/alpha", DumpJson(Json{{"spec", spec}, {"start", true}}));
+  };
+  ExpectError(put("podSecurityContext", Json{{"seLinuxOptions", {{"type", "spc_t"}}}}), 400,
+              "InvalidArgument", "spec.podSecurityContext.seLinuxOptions.type",
+              "engine.policy.allowPrivileged");
+  ExpectError(put("podSecurityContext", Json{{"windowsOptions", {{"hostProcess", true}}}}), 400,
+              "InvalidArgument", "spec.podSecurityContext.windowsOptions.hostProcess",
+              "engine.policy.allowPrivileged");
+  ExpectError(put("customHostname", "127.1"), 400, "InvalidArgument", "spec.customHostname",
+              "IPv4 address");
+  ExpectError(put("url", "http://0x7f.0.0.1:1880"), 400, "InvalidArgument", "spec.url",
+              "IPv4 address");
+  ExpectError(put("url", "http://beta." + config_.domain), 400, "InvalidArgument", "spec.url",
+              "reserved for project names");
+  const std::string forge = config_.forge_url.substr(config_.forge_url.find("://") + 3);
+  ExpectError(put("customHostname", "x." + forge), 400, "InvalidArgument", "spec.customHostname",
+              "platform");
+  EXPECT_EQ(Do("GET", "/v1/projects/alpha").status, 404);
+  EXPECT_EQ(StoreState(), before);
+  EXPECT_EQ(ClusterWrites(), writes);
+}
+
 // Issue 13, finding 15: no answer says Running for a generation the engine has not reached.
 TEST_F(ApiTest, AnAcceptedIntentIsNeverReportedAsTheOldPhase) {
   auto put = Do("PUT", "/v1/projects/alpha?wait=20s", SpecBody("flowfuse/node-red:4.0", true));

@@ -5,6 +5,7 @@
 #include <map>
 #include <utility>
 
+#include "common/ascii.h"
 #include "common/fields.h"
 #include "common/json_access.h"
 #include "common/log.h"
@@ -76,6 +77,45 @@ std::optional<CredentialsRef> StoredCredentials(const ProjectRecord& r) {
   if (!j.ok()) return std::nullopt;
   auto spec = ParseProjectSpec(*j);
   return spec.ok() ? spec->credentials : std::nullopt;
+}
+
+// The spec.url a stored project keeps ("" when none, or when it is an agent or unreadable).
+std::string StoredUrl(const ProjectRecord& r) {
+  if (r.kind != store::RecordKind::kProject) return "";
+  auto j = ParseJson(r.spec_json);
+  if (!j.ok()) return "";
+  auto spec = ParseProjectSpec(*j);
+  return spec.ok() ? spec->url : "";
+}
+
+// The generated hosts of the names project `id` had before a rename (its history's "rename"
+// lines): FlowFuse keeps an instance's URL across renames, so a renamed instance's next spec
+// carries <old name>.<domain>.
+StatusOr<std::vector<std::string>> FormerNameHosts(store::Store& store, const EngineConfig& config,
+                                                   const std::string& id) {
+  constexpr int kPage = 500;
+  std::vector<std::string> out;
+  int64_t after = 0;
+  while (true) {
+    ASSIGN_OR_RETURN(std::vector<store::HistoryEntry> page, store.ListHistory(id, after, kPage));
+    for (const store::HistoryEntry& e : page) {
+      if (e.kind != "operation" || e.summary != "rename") continue;
+      auto detail = ParseJson(e.detail_json);
+      const std::string from = detail.ok() ? GetString(*detail, "from") : "";
+      if (!from.empty()) out.push_back(AsciiLower(DnsLabelOf(from) + "." + config.domain));
+    }
+    if (page.size() < kPage) return out;
+    after = page.back().seq;
+  }
+}
+
+// The hosts record `r` holds besides its name's: its stored URL's, and `former` (its former
+// names' hosts, when they were read for it).
+std::vector<std::string> HeldHosts(const ProjectRecord& r, std::vector<std::string> former) {
+  if (const std::optional<UrlParts> url = SplitInstanceUrl(StoredUrl(r))) {
+    former.push_back(AsciiLower(url->host));
+  }
+  return former;
 }
 
 std::string_view KindWord(store::RecordKind kind) {
@@ -186,8 +226,23 @@ StatusOr<Intents::PutResult> Intents::Put(std::string_view name, const Json& spe
   }
   CredentialsInput credentials;
   ASSIGN_OR_RETURN(ProjectSpec spec, ParseProjectSpec(spec_json, "spec", &credentials));
-  RETURN_IF_ERROR(CheckSpecPolicy(config_.policy, spec, "spec"));
-  RETURN_IF_ERROR(CheckCustomHostnamePolicy(config_, spec));
+  RETURN_IF_ERROR(CheckSpecPolicy(config_, spec, "spec"));
+  // A kept URL on <label>.<domain> other than its name's is the project's only when it holds that
+  // host already (its stored URL's, a former name's): read only when the check fails without
+  // them, and checked again in the transaction against the record found there.
+  std::string held_id;
+  std::vector<std::string> former;
+  if (Status hosts = CheckCustomHostnamePolicy(config_, name, spec); !hosts.ok()) {
+    if (spec.url.empty()) return hosts;
+    auto existing = store_.GetProjectByName(name);
+    if (!existing.ok() && existing.error().code() != StatusCode::kNotFound) {
+      return existing.error();
+    }
+    if (!existing.ok() || existing->kind != store::RecordKind::kProject) return hosts;
+    held_id = existing->id;
+    ASSIGN_OR_RETURN(former, FormerNameHosts(store_, config_, held_id));
+    RETURN_IF_ERROR(CheckCustomHostnamePolicy(config_, name, spec, HeldHosts(*existing, former)));
+  }
 
   // Supplied values go to their Secret before the intent that names them is committed, so the
   // engine never renders a reference to a Secret that was never written. That needs the id of
@@ -244,6 +299,7 @@ StatusOr<Intents::PutResult> Intents::Put(std::string_view name, const Json& spe
   // the write.
   bool changed = false;
   auto create = [&](ProjectRecord& r, store::Mutation& m) -> Status {
+    if (!held_id.empty()) RETURN_IF_ERROR(CheckCustomHostnamePolicy(config_, name, spec));
     r.id = project_id.empty() ? NewProjectId() : project_id;
     ASSIGN_OR_RETURN(ProjectSpec stored, final_spec(std::nullopt));
     r.team = stored.team;
@@ -269,6 +325,11 @@ StatusOr<Intents::PutResult> Intents::Put(std::string_view name, const Json& spe
     RETURN_IF_ERROR(RefuseOtherKind(r, store::RecordKind::kProject));
     RETURN_IF_ERROR(RefuseTeamChangeByName(r, spec.team, id));
     RETURN_IF_ERROR(RefuseIfDeleting(r));
+    if (!held_id.empty()) {
+      RETURN_IF_ERROR(CheckCustomHostnamePolicy(
+          config_, name, spec,
+          HeldHosts(r, r.id == held_id ? former : std::vector<std::string>{})));
+    }
     ASSIGN_OR_RETURN(ProjectSpec stored, final_spec(StoredCredentials(r)));
     changed = ApplyPut(r, m, ToJson(stored), stored.team, start);
     if (changed) m.hostnames = ProjectClaims(config_, r.id, name, stored);

@@ -570,6 +570,92 @@ TEST_F(IntentsTest, CustomHostnamesFollowTheOperatorsPolicy) {
   EXPECT_EQ(ProjectCount(), 5u);
 }
 
+// ---- hostnames that are no DNS names, the forge host, other projects' names (policy
+// hardening, finding B) ----
+
+TEST_F(IntentsTest, PutRefusesIpAddressesAsHostnames) {
+  for (const char* host : {"127.0.0.1", "0x7f.0.0.1", "127.1", "10.0.0.0x1", "nr.example.123"}) {
+    EXPECT_TRUE(IsInvalid(intents_->Put("p", SpecWithHost(host)).status(), "spec.customHostname",
+                          "address"))
+        << host;
+    Json url = Spec();
+    url["url"] = std::string("https://") + host;
+    EXPECT_TRUE(IsInvalid(intents_->Put("p", url).status(), "spec.url", "address")) << host;
+  }
+  for (const char* host : {"::1", "2130706433"}) {
+    EXPECT_TRUE(IsInvalid(intents_->Put("p", SpecWithHost(host)).status(), "spec.customHostname"))
+        << host;
+  }
+  Json v6 = Spec();
+  v6["url"] = "http://[::1]:1880";
+  EXPECT_TRUE(IsInvalid(intents_->Put("p", v6).status(), "spec.url", "not an IP address"));
+  EXPECT_EQ(ProjectCount(), 0u);
+  EXPECT_TRUE(Enqueued().empty());
+}
+
+TEST_F(IntentsTest, PutRefusesHostnamesUnderTheForgeHost) {
+  EngineConfig config;
+  config.domain = "nr.example.com";
+  config.forge_url = "https://forge.example.com";
+  Intents intents(*store_, nullptr, &config);
+  for (const char* host : {"forge.example.com", "x.forge.example.com", "a.b.forge.example.com"}) {
+    EXPECT_TRUE(
+        IsInvalid(intents.Put("p", SpecWithHost(host)).status(), "spec.customHostname", "platform"))
+        << host;
+  }
+  EXPECT_EQ(ProjectCount(), 0u);
+  EXPECT_TRUE(intents.Put("p", SpecWithHost("nodered.customer.com")).ok());
+}
+
+// A kept URL on <name>.<domain> of a project not created yet used to be accepted and claimed,
+// and that project could then never be created. A renamed project keeps its old name's URL.
+TEST_F(IntentsTest, AKeptUrlCannotClaimAnotherProjectsName) {
+  auto with_url = [](const std::string& url) {
+    Json spec = Spec();
+    spec["url"] = url;
+    return spec;
+  };
+  EXPECT_TRUE(IsInvalid(intents_->Put("alpha", with_url("http://beta.localhost")).status(),
+                        "spec.url", "reserved for project names"));
+  EXPECT_EQ(ProjectCount(), 0u);
+  ASSERT_TRUE(intents_->Put("beta", Spec()).ok());
+  ASSERT_TRUE(intents_->Put("alpha", with_url("http://alpha.localhost:8080")).ok());
+
+  // Renamed while suspended (as FlowFuse renames: stop, rename, start), a project keeps its old
+  // name's URL: the platform's next PUT carries it, whether the project kept it in spec.url
+  // already or served on its generated host (FlowFuse saved that as project.url).
+  // What the engine reports once a suspended project is down (Rename needs it).
+  auto settle = [&](const std::string& name) {
+    const std::string id = intents_->Find(name)->id;
+    EXPECT_TRUE(store_
+                    ->MutateProject(id,
+                                    [](store::ProjectRecord& rec, const auto&, store::Mutation&) {
+                                      rec.phase = "Suspended";
+                                      return Status::Ok();
+                                    })
+                    .ok());
+  };
+  ASSERT_TRUE(intents_->Put("old", with_url("http://old.localhost")).ok());
+  settle("old");
+  ASSERT_TRUE(intents_->Rename("old", "new").ok());
+  auto again = intents_->Put("new", with_url("http://old.localhost"), "", true);
+  ASSERT_TRUE(again.ok()) << again.error().ToString();
+  Create("first");
+  settle("first");
+  ASSERT_TRUE(intents_->Rename("first", "second").ok());
+  settle("second");
+  ASSERT_TRUE(intents_->Rename("second", "third").ok());
+  auto kept = intents_->Put("third", with_url("http://first.localhost"), "", true);
+  ASSERT_TRUE(kept.ok()) << kept.error().ToString();
+  EXPECT_THAT(kept->record.spec_json, HasSubstr("http://first.localhost"));
+  // Not another project, nor the renamed one for a name it never had.
+  EXPECT_TRUE(IsInvalid(intents_->Put("other", with_url("http://old.localhost")).status(),
+                        "spec.url", "reserved for project names"));
+  EXPECT_TRUE(IsInvalid(intents_->Put("new", with_url("http://fourth.localhost")).status(),
+                        "spec.url", "reserved for project names"));
+  EXPECT_EQ(ProjectCount(), 4u);
+}
+
 // ---- create-or-update and purges (issue 13, finding 8) ----
 // Put's look-up and write are one store transaction (Store::UpsertProjectByName): there is no
 // window between them for a purge or another create to land in.
@@ -732,6 +818,40 @@ TEST_F(IntentsTest, PutEnforcesTheSpecPolicy) {
   auto accepted = permissive.Put("alpha", privileged, "", true);
   ASSERT_TRUE(accepted.ok()) << accepted.error().ToString();
   EXPECT_THAT(accepted->record.spec_json, HasSubstr("\"privileged\":true"));
+}
+
+// Finding A of the policy hardening: pod-level hostProcess and SELinux options were accepted.
+TEST_F(IntentsTest, PutEnforcesTheBaselineAtPodLevel) {
+  for (const auto& [field, context] : std::vector<std::pair<std::string, Json>>{
+           {"spec.podSecurityContext.windowsOptions.hostProcess",
+            Json{{"windowsOptions", {{"hostProcess", true}}}}},
+           {"spec.podSecurityContext.seLinuxOptions.type",
+            Json{{"seLinuxOptions", {{"type", "spc_t"}}}}},
+           {"spec.podSecurityContext.seLinuxOptions.user",
+            Json{{"seLinuxOptions", {{"user", "system_u"}}}}},
+           {"spec.podSecurityContext.sysctls[0].name",
+            Json{{"sysctls", Json::array({{{"name", "kernel.panic"}, {"value", "1"}}})}}},
+       }) {
+    Json spec = Spec();
+    spec["podSecurityContext"] = context;
+    EXPECT_TRUE(IsInvalid(intents_->Put("alpha", spec, "", true).status(), field,
+                          "engine.policy.allowPrivileged: false"))
+        << field;
+  }
+  EXPECT_EQ(ProjectCount(), 0u);
+  // At the restricted level a spec's contexts must also pass that level.
+  auto restricted = ParseEngineConfig(Json::parse(R"({"policy":{"level":"restricted"},
+      "podSecurityContext":{"runAsNonRoot":true,"seccompProfile":{"type":"RuntimeDefault"}},
+      "containerSecurityContext":{"allowPrivilegeEscalation":false,
+                                  "capabilities":{"drop":["ALL"]}}})"));
+  ASSERT_TRUE(restricted.ok()) << restricted.error().ToString();
+  Intents strict(*store_, nullptr, &*restricted);
+  Json spec = Spec();
+  spec["containerSecurityContext"] = Json{{"allowPrivilegeEscalation", false}};
+  EXPECT_TRUE(IsInvalid(strict.Put("alpha", spec).status(),
+                        "spec.containerSecurityContext.capabilities.drop",
+                        "engine.policy.level: restricted"));
+  EXPECT_TRUE(strict.Put("alpha", Spec()).ok());
 }
 
 }  // namespace

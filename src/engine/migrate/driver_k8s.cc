@@ -387,10 +387,10 @@ void PlanInstance(const EngineConfig& config, const std::map<std::string, Json>&
   if (!parsed.ok()) return fail("Deployment " + p.name + ": maps to " + parsed.error().message());
   ProjectSpec spec = *parsed;
   spec.credentials = input.ref;
-  if (Status s = CheckSpecPolicy(config.policy, spec); !s.ok()) {
+  if (Status s = CheckSpecPolicy(config, spec); !s.ok()) {
     return fail("Deployment " + p.name + ": maps to " + s.message());
   }
-  if (Status s = CheckCustomHostnamePolicy(config, spec); !s.ok()) {
+  if (Status s = CheckCustomHostnamePolicy(config, p.name, spec); !s.ok()) {
     return fail("Ingress " + names.custom_ingress + ": maps to " + s.message());
   }
   p.spec = std::move(request);

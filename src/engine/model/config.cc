@@ -1,3 +1,4 @@
+#include "engine/model/pod_security.h"
 #include "engine/model/project.h"
 #include "engine/model/validation.h"
 
@@ -51,9 +52,24 @@ Status ParseStorageDefaults(const Json& j, std::string path, StorageDefaults* ou
 
 Status ParsePolicy(const Json& j, std::string path, SpecPolicy* out) {
   ASSIGN_OR_RETURN(FieldReader f, FieldReader::Of(j, std::move(path)));
-  RETURN_IF_ERROR(f.OnlyKnown({"allowPrivileged", "allowRunAsRoot", "allowedAnnotationPrefixes"}));
+  RETURN_IF_ERROR(
+      f.OnlyKnown({"allowPrivileged", "allowRunAsRoot", "level", "allowedAnnotationPrefixes"}));
   RETURN_IF_ERROR(f.Bool("allowPrivileged", &out->allow_privileged));
   RETURN_IF_ERROR(f.Bool("allowRunAsRoot", &out->allow_run_as_root));
+  std::string level = "baseline";
+  RETURN_IF_ERROR(f.OneOf("level", {"baseline", "restricted"}, &level));
+  out->level = level == "restricted" ? PodSecurityLevel::kRestricted : PodSecurityLevel::kBaseline;
+  if (out->level == PodSecurityLevel::kRestricted) {
+    for (std::string_view key : {"allowPrivileged", "allowRunAsRoot"}) {
+      const bool allowed =
+          key == "allowPrivileged" ? out->allow_privileged : out->allow_run_as_root;
+      if (allowed) {
+        return InvalidField(f.PathOf("level"), "restricted needs " + std::string(key) +
+                                                   ": false (true allows what the restricted "
+                                                   "level refuses)");
+      }
+    }
+  }
   if (const Json* v = f.Find("allowedAnnotationPrefixes")) {
     const std::string p = f.PathOf("allowedAnnotationPrefixes");
     if (!v->is_array()) {
@@ -68,6 +84,21 @@ Status ParsePolicy(const Json& j, std::string path, SpecPolicy* out) {
     out->annotation_prefixes = std::move(prefixes);
   }
   return Status::Ok();
+}
+
+// With policy.level: restricted, the security contexts a pod gets when its spec sets none must
+// pass that level themselves (every spec leaving them out runs with them, and so do agents).
+Status CheckDefaultsAtLevel(const EngineConfig& c, const FieldReader& f) {
+  if (c.policy.level != PodSecurityLevel::kRestricted) return Status::Ok();
+  const internal::PodContexts defaults{
+      c.pod_security_context.is_null() ? nullptr : &c.pod_security_context,
+      f.PathOf("podSecurityContext"),
+      true,
+      c.container_security_context.is_null() ? nullptr : &c.container_security_context,
+      f.PathOf("containerSecurityContext"),
+      true};
+  RETURN_IF_ERROR(internal::CheckBaselineContexts(defaults, "level: restricted"));
+  return internal::CheckRestrictedContexts(defaults, "level: restricted");
 }
 
 }  // namespace
@@ -195,6 +226,7 @@ StatusOr<EngineConfig> ParseEngineConfig(const Json& j, std::string_view path) {
   if (const Json* policy = f.Find("policy")) {
     RETURN_IF_ERROR(ParsePolicy(*policy, f.PathOf("policy"), &c.policy));
   }
+  RETURN_IF_ERROR(CheckDefaultsAtLevel(c, f));
   return c;
 }
 

@@ -1,17 +1,15 @@
-#include <array>
-
+// engine.policy (CheckSpecPolicy, project.h): the operator's keys applied to a spec. The Pod
+// Security Standards' controls themselves are pod_security.cc's; this file says which apply
+// (allowPrivileged, level), adds running as root (allowRunAsRoot) and annotation prefixes
+// (allowedAnnotationPrefixes).
 #include "common/json_access.h"
+#include "engine/model/pod_security.h"
 #include "engine/model/project.h"
 #include "engine/model/validation.h"
 
 namespace steward::engine {
 
 namespace {
-
-// The Pod Security Standards' baseline: what a container may add without being privileged.
-constexpr std::array<std::string_view, 13> kBaselineCapabilities = {
-    "AUDIT_WRITE",      "CHOWN",   "DAC_OVERRIDE", "FOWNER",  "FSETID", "KILL",      "MKNOD",
-    "NET_BIND_SERVICE", "SETFCAP", "SETGID",       "SETPCAP", "SETUID", "SYS_CHROOT"};
 
 Status Refused(std::string_view path, std::string_view what, std::string_view key) {
   return InvalidField(
@@ -24,66 +22,7 @@ const Json* NonNullMember(const Json& obj, std::string_view key) {
   return m == nullptr || m->is_null() ? nullptr : m;
 }
 
-bool IsTrue(const Json* v) { return v != nullptr && v->is_boolean() && v->get<bool>(); }
 bool IsFalse(const Json* v) { return v != nullptr && v->is_boolean() && !v->get<bool>(); }
-
-Status CheckUnconfined(const Json& context, const std::string& path) {
-  for (std::string_view profile : {"seccompProfile", "appArmorProfile"}) {
-    const Json* p = NonNullMember(context, profile);
-    const Json* type = p == nullptr ? nullptr : NonNullMember(*p, "type");
-    if (type != nullptr && type->is_string() && type->get<std::string>() == "Unconfined") {
-      return Refused(JoinPath(JoinPath(path, profile), "type"),
-                     "Unconfined profiles are not allowed", "allowPrivileged");
-    }
-  }
-  return Status::Ok();
-}
-
-Status CheckPrivileged(const ProjectSpec& spec, std::string_view path) {
-  if (spec.pod_security_context) {
-    RETURN_IF_ERROR(
-        CheckUnconfined(*spec.pod_security_context, JoinPath(path, "podSecurityContext")));
-  }
-  if (!spec.container_security_context) return Status::Ok();
-  const Json& c = *spec.container_security_context;
-  const std::string base = JoinPath(path, "containerSecurityContext");
-  if (IsTrue(NonNullMember(c, "privileged"))) {
-    return Refused(JoinPath(base, "privileged"), "privileged containers are not allowed",
-                   "allowPrivileged");
-  }
-  if (IsTrue(NonNullMember(c, "allowPrivilegeEscalation"))) {
-    return Refused(JoinPath(base, "allowPrivilegeEscalation"),
-                   "privilege escalation is not allowed", "allowPrivileged");
-  }
-  if (const Json* caps = NonNullMember(c, "capabilities")) {
-    if (const Json* add = NonNullMember(*caps, "add"); add != nullptr && add->is_array()) {
-      for (size_t i = 0; i < add->size(); ++i) {
-        const Json& cap = (*add)[i];
-        std::string name = cap.is_string() ? cap.get<std::string>() : "";
-        if (name.rfind("CAP_", 0) == 0) name.erase(0, 4);
-        bool baseline = false;
-        for (std::string_view b : kBaselineCapabilities) baseline = baseline || b == name;
-        if (!baseline) {
-          return Refused(IndexPath(JoinPath(JoinPath(base, "capabilities"), "add"), i),
-                         "capability \"" + name.substr(0, 64) +
-                             "\" is beyond the baseline set a container may add",
-                         "allowPrivileged");
-        }
-      }
-    }
-  }
-  if (const Json* pm = NonNullMember(c, "procMount");
-      pm != nullptr && pm->is_string() && pm->get<std::string>() == "Unmasked") {
-    return Refused(JoinPath(base, "procMount"), "an unmasked /proc is not allowed",
-                   "allowPrivileged");
-  }
-  if (const Json* w = NonNullMember(c, "windowsOptions");
-      w != nullptr && IsTrue(NonNullMember(*w, "hostProcess"))) {
-    return Refused(JoinPath(JoinPath(base, "windowsOptions"), "hostProcess"),
-                   "host process containers are not allowed", "allowPrivileged");
-  }
-  return CheckUnconfined(c, base);
-}
 
 Status CheckRoot(const std::optional<Json>& context, const std::string& path) {
   if (!context) return Status::Ok();
@@ -113,14 +52,43 @@ Status CheckAnnotationPrefixes(const StringMap& annotations, const std::string& 
   return Status::Ok();
 }
 
+const Json* OrNull(const Json& j) { return j.is_null() ? nullptr : &j; }
+
 }  // namespace
 
-Status CheckSpecPolicy(const SpecPolicy& policy, const ProjectSpec& spec, std::string_view path) {
-  if (!policy.allow_privileged) RETURN_IF_ERROR(CheckPrivileged(spec, path));
+Status CheckSpecPolicy(const EngineConfig& config, const ProjectSpec& spec, std::string_view path) {
+  const SpecPolicy& policy = config.policy;
+  const std::string pod_path = JoinPath(path, "podSecurityContext");
+  const std::string container_path = JoinPath(path, "containerSecurityContext");
+  if (!policy.allow_privileged) {
+    // The baseline, on what the spec sets: the operator's own defaults are theirs.
+    const internal::PodContexts own{
+        spec.pod_security_context ? &*spec.pod_security_context : nullptr,
+        pod_path,
+        true,
+        spec.container_security_context ? &*spec.container_security_context : nullptr,
+        container_path,
+        true};
+    RETURN_IF_ERROR(internal::CheckBaselineContexts(own, "allowPrivileged: false"));
+    RETURN_IF_ERROR(internal::CheckBaselineSpec(spec, path, "allowPrivileged: false"));
+  }
   if (!policy.allow_run_as_root) {
-    RETURN_IF_ERROR(CheckRoot(spec.pod_security_context, JoinPath(path, "podSecurityContext")));
-    RETURN_IF_ERROR(
-        CheckRoot(spec.container_security_context, JoinPath(path, "containerSecurityContext")));
+    RETURN_IF_ERROR(CheckRoot(spec.pod_security_context, pod_path));
+    RETURN_IF_ERROR(CheckRoot(spec.container_security_context, container_path));
+  }
+  if (policy.level == PodSecurityLevel::kRestricted) {
+    // What the pod runs with: a context the spec leaves out is the operator's default, which
+    // ParseEngineConfig has checked at this level on its own.
+    const internal::PodContexts runs{
+        spec.pod_security_context ? &*spec.pod_security_context
+                                  : OrNull(config.pod_security_context),
+        pod_path,
+        spec.pod_security_context.has_value(),
+        spec.container_security_context ? &*spec.container_security_context
+                                        : OrNull(config.container_security_context),
+        container_path,
+        spec.container_security_context.has_value()};
+    RETURN_IF_ERROR(internal::CheckRestrictedContexts(runs, "level: restricted"));
   }
   if (policy.annotation_prefixes) {
     RETURN_IF_ERROR(CheckAnnotationPrefixes(spec.annotations, JoinPath(path, "annotations"),

@@ -152,31 +152,42 @@ struct StorageDefaults {
   bool operator==(const StorageDefaults&) const = default;
 };
 
+// The Kubernetes Pod Security Standards level engine.policy holds a spec to (key `level`).
+enum class PodSecurityLevel { kBaseline, kRestricted };
+
 // What the operator lets a project's spec ask for (config section engine.policy). The defaults
-// refuse privileged containers and running as root; FlowFuse's own settings (pod runAsUser /
-// runAsGroup / fsGroup 1000, allowPrivilegeEscalation: false; on OpenShift empty contexts) pass.
-// The policy applies to what a spec sets, not to the operator's own config defaults.
+// hold a spec to the Pod Security Standards' baseline level and refuse running as root;
+// FlowFuse's own settings (pod runAsUser / runAsGroup / fsGroup 1000,
+// allowPrivilegeEscalation: false; on OpenShift empty contexts) pass. The baseline and root
+// checks apply to what a spec sets, not to the operator's own config defaults; the restricted
+// level applies to what the pod runs with (a context the spec leaves out is the config's, which
+// ParseEngineConfig checks at that level). docs/security.md has the control-by-control table.
 struct SpecPolicy {
-  // false refuses, in spec.containerSecurityContext: privileged: true,
-  // allowPrivilegeEscalation: true, capabilities.add beyond the Pod Security Standards'
-  // baseline set (AUDIT_WRITE CHOWN DAC_OVERRIDE FOWNER FSETID KILL MKNOD NET_BIND_SERVICE
-  // SETFCAP SETGID SETPCAP SETUID SYS_CHROOT), procMount: Unmasked, windowsOptions.hostProcess:
-  // true; and at pod or container level seccompProfile / appArmorProfile type Unconfined.
+  // false holds the spec to the baseline level (engine/model/pod_security.h), at pod and
+  // container level: no privileged: true, allowPrivilegeEscalation: true (restricted in the
+  // standards; refused here too), capabilities.add beyond AUDIT_WRITE CHOWN DAC_OVERRIDE FOWNER
+  // FSETID KILL MKNOD NET_BIND_SERVICE SETFCAP SETGID SETPCAP SETUID SYS_CHROOT (as written: no
+  // CAP_ prefix), procMount other than Default, windowsOptions.hostProcess: true,
+  // seLinuxOptions with a type beyond container_t container_init_t container_kvm_t
+  // container_engine_t or with a user or role, seccompProfile / appArmorProfile of a type other
+  // than RuntimeDefault or Localhost, sysctls beyond the safe set, probes with a host, and
+  // AppArmor / seccomp annotations naming another profile than runtime/default or localhost/*.
+  // true turns every Pod Security check off (the standards' privileged level).
   bool allow_privileged = false;  // allowPrivileged
   // false refuses runAsUser: 0 and runAsNonRoot: false at pod or container level. A spec that
   // sets neither runs as its image's user (FlowFuse's node-red image: uid 1000).
   bool allow_run_as_root = false;  // allowRunAsRoot
+  // "baseline" (the default) or "restricted": the baseline plus, on what the pod runs with,
+  // allowPrivilegeEscalation: false, runAsNonRoot: true (pod or container), a RuntimeDefault or
+  // Localhost seccompProfile (pod or container), capabilities.drop with ALL and capabilities.add
+  // with NET_BIND_SERVICE only. restricted needs allowPrivileged and allowRunAsRoot false.
+  PodSecurityLevel level = PodSecurityLevel::kBaseline;  // level
   // nullopt: any annotation key (beyond the reserved prefixes). Else every key of
   // spec.annotations and spec.ingress.annotations must start with one of these ([] refuses all).
   std::optional<std::vector<std::string>> annotation_prefixes;  // allowedAnnotationPrefixes
 
   bool operator==(const SpecPolicy&) const = default;
 };
-
-// kInvalidArgument "<path>.<field>: <why> (refused by engine.policy.<key>)" for the first thing
-// in `spec` the policy refuses; `path` as ParseProjectSpec's.
-Status CheckSpecPolicy(const SpecPolicy& policy, const ProjectSpec& spec,
-                       std::string_view path = "spec");
 
 // Cluster-wide options: Steward's config file, section "engine" (YAML or JSON; same names in
 // camelCase: namespace, domain, urlScheme, urlPort, forgeUrl, ingressClass, ...).
@@ -244,9 +255,16 @@ struct EngineConfig {
 // serviceAccount / schedulerName "" or a DNS-1123 subdomain, httpProbeAddress "" or host:port,
 // workers 1..256, maxStarting 0..100000, progressDeadlineSeconds 1..86400,
 // httpProbeTimeoutMs 1..60000, stepTimeoutSeconds 1..86400, policy {allowPrivileged,
-// allowRunAsRoot, allowedAnnotationPrefixes}. nodeSelector keys are not reserved (they select node
-// labels, not labels Steward sets).
+// allowRunAsRoot, level (baseline|restricted), allowedAnnotationPrefixes}; with level:
+// restricted, allowPrivileged and allowRunAsRoot must be false and podSecurityContext and
+// containerSecurityContext must pass that level (CheckSpecPolicy). nodeSelector keys are not
+// reserved (they select node labels, not labels Steward sets).
 StatusOr<EngineConfig> ParseEngineConfig(const Json& j, std::string_view path = "engine");
+
+// kInvalidArgument "<path>.<field>: <why> (refused by engine.policy.<key>)" for the first thing
+// in `spec` config.policy (SpecPolicy) refuses; `path` as ParseProjectSpec's.
+Status CheckSpecPolicy(const EngineConfig& config, const ProjectSpec& spec,
+                       std::string_view path = "spec");
 
 // The spec with the config's defaults applied: every field the manifests need is set.
 // Resolve: stack image/cpu/memory from config.default_stack when ""/0, env = default env
@@ -363,11 +381,25 @@ enum class Intent { kRun, kSuspend, kDelete };
 // second project claiming one of them.
 std::vector<std::string> ProjectHostnames(const EngineConfig& config, std::string_view name,
                                           const ProjectSpec& spec);
-// The operator's policy for custom hostnames: never the platform domain itself, the forge URL's
-// host, or a name of the form <label>.<domain> (the shape of a generated project host, so of some
-// other project's name); and within customHostname.allowedDomains when that is set.
-// kInvalidArgument "spec.customHostname: ..." otherwise.
-Status CheckCustomHostnamePolicy(const EngineConfig& config, const ProjectSpec& spec);
+// The operator's policy for the hostnames of project `name`: spec.customHostname and the host of
+// spec.url. Neither may be an IP address in any form (IsInetAtonAddress, an IPv6 literal) or a
+// name whose last label is numeric (browsers read it as an address), the platform domain itself,
+// or the forge URL's host or a name under it (where a page could set the platform's cookies;
+// names under the domain are exempt when the operator put the domain under the forge host). A
+// custom hostname is never of the form <label>.<domain> (a generated project host, so some other
+// project's name) and within customHostname.allowedDomains when that is set. The URL's host may
+// be of that form only as the project's own (<DnsLabelOf(name)>.<domain>) or one of
+// `held_hosts`, the hosts the project holds already: its stored spec.url's and its former names'
+// generated hosts (FlowFuse keeps an instance's URL across renames, so a renamed project's next
+// spec carries <old name>.<domain>); outside the domain it is within allowedDomains when that is
+// set. kInvalidArgument "spec.customHostname: ..." or "spec.url: ..." otherwise.
+Status CheckCustomHostnamePolicy(const EngineConfig& config, std::string_view name,
+                                 const ProjectSpec& spec,
+                                 const std::vector<std::string>& held_hosts = {});
+// True when `host` is an IPv4 address in a form inet_aton(3) takes: 1 to 4 dot-separated parts,
+// each decimal, octal (leading 0) or hex (0x), the last filling the bytes left (127.0.0.1,
+// 0x7f.0.0.1, 0177.1, 127.1, 2130706433).
+bool IsInetAtonAddress(std::string_view host);
 
 // The status a reader is shown (API answers, the watch stream, the store's phase column) for a
 // project whose intent is `intent` at `generation`, given the engine's last written status

@@ -28,8 +28,18 @@ std::optional<UrlParts> SplitInstanceUrl(std::string_view url) {
 
 namespace {
 
+// An Ingress host must be a DNS name, never an IP address (the IPv4 forms, which are also DNS
+// names in form, are engine.policy's: CheckCustomHostnamePolicy).
+Status RefuseIpv6(std::string_view host, std::string_view path) {
+  if (host.starts_with('[') || host.find(':') != std::string_view::npos) {
+    return InvalidField(path, "must be a DNS name, not an IP address (an IPv6 literal)");
+  }
+  return Status::Ok();
+}
+
 Status CheckCustomHostname(std::string_view host, std::string_view path) {
   if (host.empty()) return Status::Ok();
+  RETURN_IF_ERROR(RefuseIpv6(host, path));
   for (char c : host) {
     if (c >= 'A' && c <= 'Z') return InvalidField(path, "must be lowercase");
   }
@@ -50,6 +60,9 @@ Status CheckCustomHostname(std::string_view host, std::string_view path) {
 Status CheckInstanceUrl(std::string_view url, std::string_view path) {
   if (url.empty()) return Status::Ok();
   const std::optional<UrlParts> parts = SplitInstanceUrl(url);
+  if (const size_t scheme = url.find("://"); !parts && scheme != std::string_view::npos) {
+    RETURN_IF_ERROR(RefuseIpv6(url.substr(scheme + 3, 1), path));
+  }
   if (!parts) {
     return InvalidField(path,
                         "must be http://host[:port] or https://host[:port] (no user, path, query "

@@ -536,8 +536,8 @@ TEST(SpecTest, AKeptUrlIsSchemeHostAndPortOnly) {
   EXPECT_EQ(r.url, "https://kept.example.com:8443/");
   EXPECT_EQ(ProjectHostnames(config, "renamed", spec)[0], "kept.example.com");
   spec.url = "https://example.com";
-  EXPECT_TRUE(
-      IsInvalidValue(CheckCustomHostnamePolicy(config, spec), "spec.url", "platform's own"));
+  EXPECT_TRUE(IsInvalidValue(CheckCustomHostnamePolicy(config, "renamed", spec), "spec.url",
+                             "platform's own"));
 }
 
 TEST(SpecTest, LicenseTypeIsEeOrNothing) {

@@ -1304,7 +1304,7 @@ Expected<Reconciler::Loaded, WorkResult> Reconciler::Load(
   }
   auto spec =
       spec_json.ok() ? ParseProjectSpec(*spec_json) : StatusOr<ProjectSpec>(spec_json.error());
-  Status policy = spec.ok() ? CheckSpecPolicy(options_.config.policy, *spec) : Status::Ok();
+  Status policy = spec.ok() ? CheckSpecPolicy(options_.config, *spec) : Status::Ok();
   std::vector<store::Credential> creds;
   if (rec.desired == DesiredState::kRunning && spec.ok() && policy.ok()) {
     auto listed = store_.ListCredentials(rec.id);
