@@ -20,6 +20,13 @@ StatusOr<std::string> ReadFlagFile(const std::string& path, const std::string& w
   return text;
 }
 
+StatusOr<std::string> ReadTokenFile(const std::string& path, const std::string& what) {
+  ASSIGN_OR_RETURN(std::string text, ReadFlagFile(path, what));
+  std::string token(TrimAsciiWhitespace(text));
+  if (token.empty()) return InvalidArgument(what + ": " + path + " is empty");
+  return token;
+}
+
 StatusOr<ApiClientOptions> ClientOptions(const GlobalFlags& flags) {
   ApiClientOptions options;
   options.server = flags.server;
@@ -44,9 +51,7 @@ StatusOr<ApiClientOptions> ClientOptions(const GlobalFlags& flags) {
           "no API token: pass --token-file FILE (steward serve prints its path) or --token, or "
           "set STEWARD_TOKEN or STEWARD_TOKEN_FILE");
     }
-    ASSIGN_OR_RETURN(std::string text, ReadFlagFile(file, what));
-    options.token = TrimAsciiWhitespace(text);
-    if (options.token.empty()) return InvalidArgument(what + ": " + file + " is empty");
+    ASSIGN_OR_RETURN(options.token, ReadTokenFile(file, what));
   }
   if (!flags.ca_file.empty()) {
     ASSIGN_OR_RETURN(options.ca_pem, ReadFlagFile(flags.ca_file, "--ca-file"));

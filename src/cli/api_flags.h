@@ -27,5 +27,7 @@ StatusOr<api_client::ApiClientOptions> ClientOptions(const GlobalFlags& flags);
 
 // The text of the small file `path` a flag names; errors start with `what` (the flag).
 StatusOr<std::string> ReadFlagFile(const std::string& path, const std::string& what);
+// A token from the file a flag names: trimmed, refused when empty ("<what>: <path> is empty").
+StatusOr<std::string> ReadTokenFile(const std::string& path, const std::string& what);
 
 }  // namespace steward::cli

@@ -44,12 +44,7 @@ int Fail(const std::string& message) {
 // cluster generates one and keeps it in its data directory). Never from the command line, where
 // every user of the machine reads it (ps, /proc/PID/cmdline).
 StatusOr<std::string> AdminToken(const ClusterFlags& flags) {
-  if (!flags.token_file.empty()) {
-    ASSIGN_OR_RETURN(std::string text, ReadFlagFile(flags.token_file, "--token-file"));
-    std::string token(TrimAsciiWhitespace(text));
-    if (token.empty()) return InvalidArgument("--token-file: " + flags.token_file + " is empty");
-    return token;
-  }
+  if (!flags.token_file.empty()) return ReadTokenFile(flags.token_file, "--token-file");
   const char* env = std::getenv("STEWARD_CLUSTER_TOKEN");
   return std::string(env != nullptr ? TrimAsciiWhitespace(env) : "");
 }

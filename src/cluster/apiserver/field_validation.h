@@ -94,4 +94,8 @@ std::string GoMapString(const Json& value);
 // The values of the Warning headers for Warn: `299 - "unknown field \"spec.foo\""`.
 std::vector<std::string> WarningHeaders(const FieldProblems& problems);
 
+// Go's %q of a string (strconv.Quote) for the ASCII range: `"a\"b\n"`, other control bytes as
+// \xNN; bytes over 0x7f pass through (valid UTF-8 assumed). For messages a real API server words.
+std::string GoQuote(std::string_view s);
+
 }  // namespace steward::cluster

@@ -8,6 +8,7 @@
 #include <tuple>
 #include <utility>
 
+#include "cluster/apiserver/field_validation.h"
 #include "common/json_access.h"
 
 namespace steward::cluster {
@@ -136,54 +137,8 @@ std::vector<PolicyRule> CompactRules(const std::vector<PolicyRule>& rules) {
   return out;
 }
 
-// Go's %q of a string (strconv.Quote): printable characters as they are, escapes otherwise.
-std::string GoQuote(const std::string& s) {
-  std::string out = "\"";
-  for (const char c : s) {
-    const auto u = static_cast<unsigned char>(c);
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\a':
-        out += "\\a";
-        break;
-      case '\b':
-        out += "\\b";
-        break;
-      case '\f':
-        out += "\\f";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\r':
-        out += "\\r";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      case '\v':
-        out += "\\v";
-        break;
-      default:
-        if (u < 0x20 || u == 0x7f) {
-          char hex[5];
-          std::snprintf(hex, sizeof hex, "\\x%02x", u);
-          out += hex;
-        } else {
-          out += c;
-        }
-    }
-  }
-  return out + "\"";
-}
-
 // Go's %q of a []string: `["a" "b"]`.
-std::string GoQuote(const std::vector<std::string>& list) {
+std::string GoQuoteList(const std::vector<std::string>& list) {
   std::string out = "[";
   for (size_t i = 0; i < list.size(); ++i) out += (i ? " " : "") + GoQuote(list[i]);
   return out + "]";
@@ -193,7 +148,7 @@ std::string GoQuote(const std::vector<std::string>& list) {
 std::string CompactString(const PolicyRule& r) {
   std::vector<std::string> parts;
   auto add = [&](const char* label, const std::vector<std::string>& list) {
-    if (!list.empty()) parts.push_back(std::string(label) + ":" + GoQuote(list));
+    if (!list.empty()) parts.push_back(std::string(label) + ":" + GoQuoteList(list));
   };
   add("APIGroups", r.api_groups);
   add("Resources", r.resources);
@@ -213,7 +168,7 @@ std::optional<std::string> ConfirmNoEscalation(const Storage& storage, const Use
   const Json owner = RulesFor(storage, user, ns, &resolution_error);
   const std::vector<std::string> missing = UncoveredPermissions(owner, rules);
   if (missing.empty()) return std::nullopt;
-  std::string msg = "user " + GoQuote(user.name) + " (groups=" + GoQuote(user.groups) +
+  std::string msg = "user " + GoQuote(user.name) + " (groups=" + GoQuoteList(user.groups) +
                     ") is attempting to grant RBAC permissions not currently held:";
   for (const std::string& line : missing) msg += "\n" + line;
   // A []error of one aggregate, as %v prints it.
