@@ -84,7 +84,7 @@ class InstanceOpsTest : public ::testing::Test {
     in.resolved = engine::Resolve(config, name, spec);
     in.credential = {"client-" + id, "token-" + id};
     engine::Manifests m = engine::Render(in);
-    EXPECT_TRUE(client().Create(kube::ResourceType::Secret(), kNs, m.secret).ok());
+    EXPECT_TRUE(client().Create(kube::ResourceType::Secret(), kNs, m.secret.value()).ok());
     if (with_deployment) {
       auto d = client().Create(kube::ResourceType::Deployment(), kNs, m.deployment);
       EXPECT_TRUE(d.ok()) << d.error().ToString();

@@ -60,7 +60,7 @@ class OracleTest : public ::testing::Test {
   // Creates Secret, Deployment, Service and Ingress, and waits until the cluster shows them
   // ready (the Deployment available, an endpoint ready, the Ingress addressed).
   void Provision(const engine::Manifests& m) {
-    Create(ResourceType::Secret(), m.secret);
+    Create(ResourceType::Secret(), m.secret.value());
     Create(ResourceType::Deployment(), m.deployment);
     Create(ResourceType::Service(), m.service);
     Create(ResourceType::Ingress(), m.ingress);
@@ -137,7 +137,7 @@ TEST_F(OracleTest, RunningIsViolatedWhileTheRolloutIsUnfinishedOrAnObjectIsMissi
   EXPECT_THAT(none.showed, HasSubstr("Deployment beta: 404"));
 
   // The Deployment exists but no pod is ready yet: checked before the cluster could make one.
-  Create(ResourceType::Secret(), m.secret);
+  Create(ResourceType::Secret(), m.secret.value());
   Create(ResourceType::Deployment(), m.deployment);
   auto early = oracle_->CheckRunning(ClaimFor(m, "Running", kImage));
   EXPECT_EQ(early.verdict, Verdict::kViolated);
@@ -285,7 +285,7 @@ TEST_F(OracleAgentTest, ARunningClaimIsFalseWhenTheServiceSelectsNoReadyPod) {
 
 TEST_F(OracleTest, ScanFindsLabelledObjectsAndTheSecretToken) {
   auto m = Render("delta", kImage);
-  Create(ResourceType::Secret(), m.secret);
+  Create(ResourceType::Secret(), m.secret.value());
   Create(ResourceType::Service(), m.service);
   Json unlabelled = {{"metadata", {{"name", "someone-else"}}},
                      {"spec", {{"ports", Json::array({{{"port", 80}}})}}}};

@@ -190,7 +190,9 @@ std::vector<std::string> ProjectClaims(const EngineConfig& config, std::string_v
       for (const Json& t : *tls) claims.push_back("Secret/" + GetString(t, "secretName"));
     }
   };
-  claim(m.secret);
+  // The generated credentials' Secret name stays claimed while supplied ones are used: going
+  // back to generated credentials must not find it taken.
+  claims.push_back("Secret/" + m.names.secret);
   if (m.pvc) claim(*m.pvc);
   claim(m.deployment);
   claim(m.service);
@@ -306,14 +308,18 @@ StatusOr<Intents::PutResult> Intents::Put(std::string_view name, const Json& spe
     r.spec_json = DumpJson(ToJson(stored));
     r.desired = start ? DesiredState::kRunning : DesiredState::kSuspended;
     r.generation = 1;
-    // The first credentials are active at once: no instance holds any other.
-    m.credentials.push_back(NewCredential(r.id, store::CredentialState::kActive));
+    // The first credentials are active at once: no instance holds any other. None with
+    // supplied ones: nothing would read them.
+    if (!stored.credentials) {
+      m.credentials.push_back(NewCredential(r.id, store::CredentialState::kActive));
+    }
     m.history.push_back(Operation(start ? "create+start" : "create", 1, ToJson(stored)));
     m.hostnames = ProjectClaims(config_, r.id, name, stored);
     changed = true;
     return Status::Ok();
   };
-  auto update = [&](ProjectRecord& r, const auto&, store::Mutation& m) -> Status {
+  auto update = [&](ProjectRecord& r, const std::vector<store::Credential>& creds,
+                    store::Mutation& m) -> Status {
     if (!project_id.empty() && project_id != r.id) {
       if (!id.empty()) {
         return AlreadyExists("project name " + std::string(name) + " is taken by project " + r.id);
@@ -333,6 +339,14 @@ StatusOr<Intents::PutResult> Intents::Put(std::string_view name, const Json& spe
     ASSIGN_OR_RETURN(ProjectSpec stored, final_spec(StoredCredentials(r)));
     changed = ApplyPut(r, m, ToJson(stored), stored.team, start);
     if (changed) m.hostnames = ProjectClaims(config_, r.id, name, stored);
+    // Back to Steward's credentials (or a project that never had any): new ones, active at once,
+    // since the engine revoked the old ones when supplied ones replaced them.
+    const bool live = std::any_of(creds.begin(), creds.end(), [](const store::Credential& c) {
+      return c.state != store::CredentialState::kRevoked;
+    });
+    if (changed && !stored.credentials && !live) {
+      m.credentials.push_back(NewCredential(r.id, store::CredentialState::kActive));
+    }
     return Status::Ok();
   };
   auto put = store_.UpsertProjectByName(name, create, update);

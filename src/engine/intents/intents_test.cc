@@ -1175,5 +1175,27 @@ TEST_F(SuppliedCredentialsTest, RotateIsRefusedForSuppliedCredentials) {
   EXPECT_THAT(rotate.status().message(), HasSubstr("supplied"));
 }
 
+// None of Steward's credentials for a project created with supplied ones (nothing would read
+// them); new ones, active, when it goes back to Steward's; none added while live ones remain.
+TEST_F(SuppliedCredentialsTest, NoneOfStewardsAreMadeForSuppliedOnesAndNewOnesComeWithGenerated) {
+  auto created = PutWith(Credentials("one"), true);
+  ASSERT_TRUE(created.ok()) << created.error().ToString();
+  const std::string id = created->record.id;
+  EXPECT_TRUE(store_->ListCredentials(id)->empty());
+  auto back = PutWith(Json::object());
+  ASSERT_TRUE(back.ok()) << back.error().ToString();
+  auto creds = store_->ListCredentials(id);
+  ASSERT_TRUE(creds.ok());
+  ASSERT_EQ(creds->size(), 1u);
+  EXPECT_EQ(creds->front().state, store::CredentialState::kActive);
+  auto check = with_vault_->CheckCredential(creds->front().token);
+  ASSERT_TRUE(check.ok());
+  EXPECT_TRUE(check->valid);
+  // Supplied again and back before the engine revoked anything: the live one is kept.
+  ASSERT_TRUE(PutWith(Credentials("two")).ok());
+  ASSERT_TRUE(PutWith(Json::object()).ok());
+  EXPECT_EQ(store_->ListCredentials(id)->size(), 1u);
+}
+
 }  // namespace
 }  // namespace steward::engine

@@ -487,7 +487,7 @@ Manifests Render(const RenderInput& in) {
   Manifests m;
   m.names = NamesFor(in.id, in.name);
 
-  m.secret = RenderSecret(in, m.names);
+  if (!spec.credentials) m.secret = RenderSecret(in, m.names);
   if (in.resolved.storage) m.pvc = RenderPvc(in, m.names, *in.resolved.storage);
   m.deployment = RenderDeployment(in, m.names);
   m.service = RenderService(in, m.names);
@@ -502,7 +502,7 @@ Manifests Render(const RenderInput& in) {
                                      custom.cert_manager_issuer, m.names.custom_tls);
   }
 
-  Seal(m.secret);
+  if (m.secret) Seal(*m.secret);
   if (m.pvc) Seal(*m.pvc);
   Seal(m.deployment);
   Seal(m.service);

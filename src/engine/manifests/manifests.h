@@ -107,7 +107,10 @@ struct RenderInput {
 
 struct Manifests {
   ObjectNames names;
-  Json secret;                         // data: FORGE_CLIENT_ID, FORGE_PROJECT_TOKEN (base64)
+  // Steward's generated credentials (data: FORGE_CLIENT_ID, FORGE_PROJECT_TOKEN, base64), named
+  // names.secret; absent when the spec has supplied ones (spec.credentials), which the pod reads
+  // from their own Secret (SuppliedSecretName) instead.
+  std::optional<Json> secret;
   std::optional<Json> pvc;             // when the spec has storage
   Json deployment;                     // env from the Secret via secretKeyRef, never plain values
   Json service;                        // ports web 1880, management 2880

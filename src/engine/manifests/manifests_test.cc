@@ -63,7 +63,8 @@ RenderInput TestInput(const EngineConfig* config) {
 }
 
 std::vector<Json> AllObjects(const Manifests& m) {
-  std::vector<Json> all = {m.secret, m.deployment, m.service, m.ingress};
+  std::vector<Json> all = {m.deployment, m.service, m.ingress};
+  if (m.secret) all.push_back(*m.secret);
   if (m.pvc) all.push_back(*m.pvc);
   if (m.custom_ingress) all.push_back(*m.custom_ingress);
   return all;
@@ -146,7 +147,8 @@ TEST(RenderTest, EveryObjectHasNamespaceLabelsAnnotationsAndItsHash) {
   }
   const Json& pod_labels = m.deployment["spec"]["template"]["metadata"]["labels"];
   EXPECT_EQ(pod_labels, m.deployment["metadata"]["labels"]);
-  EXPECT_EQ(m.secret["kind"], "Secret");
+  ASSERT_TRUE(m.secret);
+  EXPECT_EQ(m.secret->at("kind"), "Secret");
   EXPECT_EQ(m.pvc->at("kind"), "PersistentVolumeClaim");
   EXPECT_EQ(m.deployment["apiVersion"], "apps/v1");
   EXPECT_EQ(m.service["kind"], "Service");
@@ -206,11 +208,13 @@ TEST(RenderTest, NullConfigRendersWithDefaults) {
 TEST(RenderTest, SecretHoldsTheCredentialBase64) {
   EngineConfig config = TestConfig();
   Manifests m = Render(TestInput(&config));
-  EXPECT_EQ(m.secret["metadata"]["name"], "hello-credentials");
-  EXPECT_EQ(m.secret["type"], "Opaque");
-  ASSERT_EQ(m.secret["data"].size(), 2u);
-  EXPECT_EQ(Base64Decode(m.secret["data"]["FORGE_CLIENT_ID"].get<std::string>()), "client-1");
-  EXPECT_EQ(Base64Decode(m.secret["data"]["FORGE_PROJECT_TOKEN"].get<std::string>()), kToken);
+  ASSERT_TRUE(m.secret);
+  const Json& secret = *m.secret;
+  EXPECT_EQ(secret["metadata"]["name"], "hello-credentials");
+  EXPECT_EQ(secret["type"], "Opaque");
+  ASSERT_EQ(secret["data"].size(), 2u);
+  EXPECT_EQ(Base64Decode(secret["data"]["FORGE_CLIENT_ID"].get<std::string>()), "client-1");
+  EXPECT_EQ(Base64Decode(secret["data"]["FORGE_PROJECT_TOKEN"].get<std::string>()), kToken);
 }
 
 TEST(RenderTest, NoPvcWithoutStorage) {
@@ -430,6 +434,8 @@ TEST(RenderTest, SuppliedCredentialsComeFromTheirOwnSecretAndRollThePods) {
         << key;
   }
   EXPECT_EQ(Env(m.deployment, "FORGE_BROKER_URL"), nullptr);
+  // No Secret of Steward's own credentials: the pod never reads it, so none is generated.
+  EXPECT_FALSE(m.secret.has_value());
   EXPECT_EQ((*Env(m.deployment, "FORGE_LICENSE_TYPE"))["value"], "ee");
   EXPECT_EQ((*Env(m.deployment, "FORGE_LOG_PASSTHROUGH"))["value"], "true");
   EXPECT_EQ(m.deployment["spec"]["template"]["metadata"]["annotations"]["steward.io/credential-id"],
@@ -767,10 +773,11 @@ TEST(SpecHashTest, ChangesWithEveryRolloutInput) {
     EXPECT_NE(DeploymentHash(in), h) << "annotations";
   }
   const std::string secret_hash =
-      Render(base).secret["metadata"]["annotations"]["steward.io/spec-hash"];
+      Render(base).secret.value()["metadata"]["annotations"]["steward.io/spec-hash"];
   RenderInput rotated = base;
   rotated.credential.token = "tok-new";
-  EXPECT_NE(Render(rotated).secret["metadata"]["annotations"]["steward.io/spec-hash"], secret_hash);
+  EXPECT_NE(Render(rotated).secret.value()["metadata"]["annotations"]["steward.io/spec-hash"],
+            secret_hash);
 }
 
 TEST(SpecHashTest, IgnoresStatusAndServerMetadata) {
@@ -902,7 +909,7 @@ TEST(LiveMatchesDesiredTest, OmittedZeroValuesMatch) {
 
 TEST(LiveMatchesDesiredTest, SecretDataIsComparedExactly) {
   EngineConfig config = TestConfig();
-  Json desired = Render(TestInput(&config)).secret;
+  Json desired = Render(TestInput(&config)).secret.value();
   Json live = desired;
   live["metadata"]["uid"] = "u";
   EXPECT_TRUE(LiveMatchesDesired(desired, live));
@@ -1004,7 +1011,7 @@ TEST_F(ManifestsClusterTest, EveryObjectIsAcceptedReadsBackMatchingAndBecomesRea
     Json desired;
   };
   std::vector<Item> items = {
-      {ResourceType::Secret(), m.secret},         {ResourceType::PersistentVolumeClaim(), *m.pvc},
+      {ResourceType::Secret(), *m.secret},        {ResourceType::PersistentVolumeClaim(), *m.pvc},
       {ResourceType::Deployment(), m.deployment}, {ResourceType::Service(), m.service},
       {ResourceType::Ingress(), m.ingress},       {ResourceType::Ingress(), *m.custom_ingress}};
   for (const Item& item : items) {
@@ -1077,7 +1084,7 @@ TEST_F(ManifestsClusterTest, FailingImageReportsProgressDeadlineAndPodDetail) {
   RenderInput in = TestInput(&config_);
   in.resolved.spec.stack.image = "registry.invalid/node-red:4";
   Manifests m = Render(in);
-  MustCreate(ResourceType::Secret(), m.secret);
+  MustCreate(ResourceType::Secret(), *m.secret);
   MustCreate(ResourceType::Deployment(), m.deployment);
 
   std::string detail;

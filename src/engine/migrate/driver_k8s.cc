@@ -410,7 +410,6 @@ void PlanInstance(const EngineConfig& config, const std::map<std::string, Json>&
   in.resolved = Resolve(config, p.name, spec);
   in.credential = {"(steward)", "(steward)"};
   const Manifests want = Render(in);
-  p.create.push_back("Secret " + names.secret);
   p.create.push_back("Secret " + SuppliedSecretName(p.id, input.ref.fingerprint));
   auto differs = [&](const std::string& what, const Json& desired,
                      const std::optional<Json>& live) {

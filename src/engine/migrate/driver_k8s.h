@@ -66,7 +66,7 @@ struct InstancePlan {
   Json public_spec;
   bool start = true;
   std::vector<FoundObject> objects;  // adopted (kept, same uid)
-  std::vector<std::string> create;   // objects Steward will create ("Secret a-credentials")
+  std::vector<std::string> create;   // objects Steward will create ("Secret <id>-credentials-<fp>")
   // What differs from what Steward renders, as "Kind name: path" (no values).
   std::vector<std::string> differs;
   std::string rollout = "none";  // none | rolling | recreate (the Deployment's pod template)

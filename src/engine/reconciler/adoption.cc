@@ -48,9 +48,10 @@ std::string SampleRenderings(const EngineConfig& config) {
     in.restart_epoch = 1;
     in.credential = {"sample-client", "sample-token"};
     const Manifests m = Render(in);
-    for (const Json* object : {&m.secret, &m.deployment, &m.service, &m.ingress}) {
+    for (const Json* object : {&m.deployment, &m.service, &m.ingress}) {
       Append(&out, DumpJson(*object));
     }
+    if (m.secret) Append(&out, DumpJson(*m.secret));
     if (m.pvc) Append(&out, DumpJson(*m.pvc));
     if (m.custom_ingress) Append(&out, DumpJson(*m.custom_ingress));
   }

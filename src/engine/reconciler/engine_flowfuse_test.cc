@@ -309,6 +309,94 @@ TEST_F(FlowFuseTest, ARunOnAnOlderIntentKeepsTheSecretOfANewerSet) {
   EXPECT_THAT(SuppliedSecrets(id), ::testing::ElementsAre(newer_name));
 }
 
+// Steward's own credentials exist only while a pod may need them (issue 34 item 7): none are
+// generated for a project created with supplied ones; a project that switches to supplied ones
+// loses its generated Secret and credentials (revoked) once every pod holds the supplied set,
+// running or suspended; one that switches back gets new ones.
+TEST_F(FlowFuseTest, StewardsCredentialsAreRevokedOnceNoPodHoldsThemAndNeverMadeForSuppliedOnes) {
+  StartCluster();
+  OpenStore();
+  StartEngine();
+  auto active_of = [&](const std::string& id) {
+    std::vector<store::Credential> live;
+    for (const auto& c : Creds(id)) {
+      if (c.state != store::CredentialState::kRevoked) live.push_back(c);
+    }
+    return live;
+  };
+  auto check = [&](const std::string& token) {
+    auto c = engine_->intents().CheckCredential(token);
+    EXPECT_TRUE(c.ok());
+    return c.ok() ? c->state : std::string("error");
+  };
+
+  // Created with supplied credentials: no credential of Steward's, no <name>-credentials Secret.
+  Json supplied = Spec();
+  supplied["credentials"] = Credentials("one");
+  auto beta = engine_->intents().Put("beta", supplied, "", true);
+  ASSERT_TRUE(beta.ok()) << beta.error().ToString();
+  ASSERT_TRUE(WaitPhase(beta->record.id, "Running", 1));
+  EXPECT_TRUE(Creds(beta->record.id).empty());
+  EXPECT_FALSE(Get("secrets", "beta-credentials").has_value());
+
+  // Created with Steward's credentials, then switched to supplied ones while running.
+  auto alpha = engine_->intents().Put("alpha", Spec(), "", true);
+  ASSERT_TRUE(alpha.ok()) << alpha.error().ToString();
+  const std::string id = alpha->record.id;
+  ASSERT_TRUE(WaitPhase(id, "Running", 1));
+  ASSERT_EQ(active_of(id).size(), 1u);
+  const store::Credential generated = active_of(id).front();
+  EXPECT_EQ(check(generated.token), "active");
+  ASSERT_TRUE(Get("secrets", "alpha-credentials").has_value());
+  auto switched = engine_->intents().Put("alpha", supplied);
+  ASSERT_TRUE(switched.ok()) << switched.error().ToString();
+  ASSERT_TRUE(WaitPhase(id, "Running", 2));
+  EXPECT_TRUE(Eventually([&] { return active_of(id).empty(); }, seconds(10)));
+  EXPECT_EQ(check(generated.token), "revoked");
+  EXPECT_FALSE(Get("secrets", "alpha-credentials").has_value());
+  bool noted = false;
+  auto history = store_->ListHistory(id, 0, 100);
+  ASSERT_TRUE(history.ok());
+  for (const auto& h : *history) {
+    noted |= h.kind == "credential" && h.summary.find("revoked " + generated.id) == 0;
+  }
+  EXPECT_TRUE(noted);
+
+  // Back to Steward's credentials: new ones, active, in a new Secret the pods read.
+  Json generated_again = Spec();
+  generated_again["credentials"] = Json::object();
+  auto back = engine_->intents().Put("alpha", generated_again);
+  ASSERT_TRUE(back.ok()) << back.error().ToString();
+  ASSERT_TRUE(WaitPhase(id, "Running", 3));
+  ASSERT_EQ(active_of(id).size(), 1u);
+  const store::Credential fresh = active_of(id).front();
+  EXPECT_NE(fresh.id, generated.id);
+  EXPECT_EQ(check(fresh.token), "active");
+  auto secret = Get("secrets", "alpha-credentials");
+  ASSERT_TRUE(secret.has_value());
+  EXPECT_EQ(Base64Decode(secret->at("data")["FORGE_CLIENT_ID"].get<std::string>()),
+            std::optional<std::string>(fresh.id));
+  EXPECT_EQ(Get("deployments.apps", "alpha")
+                ->at("spec")["template"]["metadata"]["annotations"]["steward.io/credential-id"],
+            fresh.id);
+
+  // Switched to supplied ones while suspended: no pod holds anything, so they go at once.
+  auto gamma = engine_->intents().Put("gamma", Spec(), "", true);
+  ASSERT_TRUE(gamma.ok());
+  const std::string gid = gamma->record.id;
+  ASSERT_TRUE(WaitPhase(gid, "Running", 1));
+  auto suspended = engine_->intents().Suspend(gid);
+  ASSERT_TRUE(suspended.ok());
+  ASSERT_TRUE(WaitPhase(gid, "Suspended", suspended->generation));
+  ASSERT_EQ(active_of(gid).size(), 1u);  // kept for the next start
+  auto gamma_supplied = engine_->intents().Put("gamma", supplied);
+  ASSERT_TRUE(gamma_supplied.ok());
+  EXPECT_TRUE(Eventually([&] { return active_of(gid).empty(); }, seconds(10)))
+      << Record(gid).status_json;
+  EXPECT_TRUE(
+      Eventually([&] { return !Get("secrets", "gamma-credentials").has_value(); }, seconds(10)));
+}
+
 // A PUT whose commit fails discards the Secret it created — unless another PUT of the same set
 // took it meanwhile (its intent may be committed, and would name a Secret that is gone).
 TEST_F(FlowFuseTest, ADiscardKeepsTheSecretAnotherPutOfTheSameSetTookMeanwhile) {

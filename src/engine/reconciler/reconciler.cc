@@ -317,9 +317,15 @@ struct Reconciler::Run {
   Outcome ProvisionIngresses(const Manifests& m);  // the main one; the custom one or its absence
   Outcome Probe();
   // Every object is ready at this generation. Pending credentials become active once every
-  // pod (terminating ones too) is one started with them.
-  Outcome PromoteCredentials(const std::vector<store::Credential>& creds);
+  // pod (terminating ones too) is one started with them. With supplied credentials, once every
+  // pod holds the current set, Steward's generated credentials are revoked and their Secret
+  // `generated_secret` ("" for an agent, which has none) deleted: nothing reads them any more.
+  Outcome PromoteCredentials(const std::vector<store::Credential>& creds,
+                             const std::string& generated_secret);
   Status ActivateCredential(const std::string& pending_id);
+  // Revokes every credential of the project not yet revoked, unless a newer intent came since
+  // this run read the record (it may have switched back to generated credentials).
+  Status RevokeGeneratedCredentials();
 
   // ---- teardown ----
 
@@ -637,22 +643,28 @@ Reconciler::Outcome Reconciler::Run::Provision(const Manifests& m,
   if (!o.done()) return o;  // an object is not there yet, or not ready
   o = Probe();
   if (!o.done()) return o;
-  return PromoteCredentials(creds);
+  return PromoteCredentials(creds, m.names.secret);
 }
 
 Reconciler::Outcome Reconciler::Run::ProvisionStorage(const Manifests& m) {
   // The Secret and the claim depend on nothing: both are made in the same run, and the
   // Deployment waits until both are seen.
-  auto secret = Ensure(kSecret, m.secret);
-  if (secret.outcome.kind == Outcome::Kind::kCrashed) return secret.outcome;
+  std::optional<Ensured> secret;  // none with supplied credentials
+  if (m.secret) {
+    secret = Ensure(kSecret, *m.secret);
+    if (secret->outcome.kind == Outcome::Kind::kCrashed) return secret->outcome;
+  }
   std::optional<Ensured> pvc;
   if (m.pvc) {
     pvc = Ensure(kPvc, *m.pvc);
     if (pvc->outcome.kind == Outcome::Kind::kCrashed) return pvc->outcome;
   }
-  if (!secret.outcome.done()) return Note("Secret", secret.outcome);
-  Condition("Secret", true, "Ready", "credentials Secret " + m.names.secret + " matches");
-  // The credentials Secret of the name the project had before a rename.
+  if (secret) {
+    if (!secret->outcome.done()) return Note("Secret", secret->outcome);
+    Condition("Secret", true, "Ready", "credentials Secret " + m.names.secret + " matches");
+  }
+  // The credentials Secret of the name the project had before a rename (the current name's,
+  // with supplied credentials, goes once no pod reads it: PromoteCredentials).
   for (const auto& old : r.observer_.ByLabel(kSecret, kProjectLabel, rec.id)) {
     if (old->label(kCredentialsLabel) == kSuppliedValue || old->name() == m.names.secret) continue;
     if (auto crash = Hold("Secret", EnsureGone(kSecret, old->name()))) return *crash;
@@ -667,7 +679,7 @@ Reconciler::Outcome Reconciler::Run::ProvisionStorage(const Manifests& m) {
       return *crash;
     }
   }
-  if (!secret.seen) return Unseen("Secret", "Secret " + m.names.secret);
+  if (secret && !secret->seen) return Unseen("Secret", "Secret " + m.names.secret);
   if (pvc && !pvc->seen) return Unseen("PersistentVolumeClaim", "claim " + m.names.pvc);
   return Outcome::Done();
 }
@@ -687,7 +699,7 @@ Reconciler::Outcome Reconciler::Run::ProvisionAgent(const AgentManifests& m) {
     return ProvisionService(m.service, m.name);
   }());
   if (!o.done()) return o;
-  return PromoteCredentials({});
+  return PromoteCredentials({}, "");
 }
 
 Reconciler::Outcome Reconciler::Run::ProvisionDeployment(const Json& deployment,
@@ -837,8 +849,8 @@ Reconciler::Outcome Reconciler::Run::RemoveSuppliedSecrets(const std::string& ke
   return Outcome::Done();
 }
 
-Reconciler::Outcome Reconciler::Run::PromoteCredentials(
-    const std::vector<store::Credential>& creds) {
+Reconciler::Outcome Reconciler::Run::PromoteCredentials(const std::vector<store::Credential>& creds,
+                                                        const std::string& generated_secret) {
   if (spec.credentials) {
     // The platform's credentials: every pod must hold the current set before the older sets'
     // Secrets go (an old pod still reads its env from one only at start, but a restart of its
@@ -853,6 +865,20 @@ Reconciler::Outcome Reconciler::Run::PromoteCredentials(
     }
     Outcome gc = RemoveSuppliedSecrets(SuppliedSecretName(rec.id, spec.credentials->fingerprint));
     if (!gc.done()) return Note("Credentials", gc);
+    // Steward's own credentials: no pod holds them, so their Secret goes and then they stop
+    // being valid (in that order: a Secret of the project never holds a revoked token).
+    if (!generated_secret.empty()) {
+      Outcome gone = EnsureGone(kSecret, generated_secret);
+      if (!gone.done()) return Note("Credentials", gone);
+    }
+    const bool live = std::any_of(creds.begin(), creds.end(), [](const store::Credential& c) {
+      return c.state != CredentialState::kRevoked;
+    });
+    if (live) {
+      Status s = RevokeGeneratedCredentials();
+      if (fence && s.code() == StatusCode::kAborted) return Outcome::LostShard(s);
+      if (!s.ok()) return Outcome::Error("StoreError", s);
+    }
     return Outcome::Done();
   }
   if (const store::Credential* pending = CredentialToHold(creds, true); pending != nullptr) {
@@ -909,6 +935,34 @@ Status Reconciler::Run::ActivateCredential(const std::string& pending_id) {
         h.kind = "credential";
         h.generation = rec.generation;
         h.summary = "activated " + pending_id + (revoked.empty() ? "" : "; revoked " + revoked);
+        m.history.push_back(std::move(h));
+        return Status::Ok();
+      });
+  return result.status();
+}
+
+Status Reconciler::Run::RevokeGeneratedCredentials() {
+  const int64_t now = WallMs(r.clock_);
+  auto result = r.store_.MutateProject(
+      rec.id,
+      [&](ProjectRecord& current, const std::vector<store::Credential>& creds,
+          store::Mutation& m) -> Status {
+        m.fence = fence;
+        if (current.generation != rec.generation) return Status::Ok();  // a newer intent decides
+        std::string revoked;
+        for (const auto& c : creds) {
+          if (c.state == CredentialState::kRevoked) continue;
+          store::Credential next = c;
+          next.state = CredentialState::kRevoked;
+          next.revoked_ms = now;
+          revoked += (revoked.empty() ? "" : ",") + c.id;
+          m.credentials.push_back(std::move(next));
+        }
+        if (revoked.empty()) return Status::Ok();
+        store::HistoryEntry h;
+        h.kind = "credential";
+        h.generation = rec.generation;
+        h.summary = "revoked " + revoked + ": every pod holds the supplied credentials";
         m.history.push_back(std::move(h));
         return Status::Ok();
       });
@@ -1306,7 +1360,10 @@ Expected<Reconciler::Loaded, WorkResult> Reconciler::Load(
       spec_json.ok() ? ParseProjectSpec(*spec_json) : StatusOr<ProjectSpec>(spec_json.error());
   Status policy = spec.ok() ? CheckSpecPolicy(options_.config, *spec) : Status::Ok();
   std::vector<store::Credential> creds;
-  if (rec.desired == DesiredState::kRunning && spec.ok() && policy.ok()) {
+  // Read to run with, or, suspended with supplied credentials, to revoke Steward's own.
+  const bool suspended_supplied =
+      rec.desired == DesiredState::kSuspended && spec.ok() && spec->credentials;
+  if ((rec.desired == DesiredState::kRunning && spec.ok() && policy.ok()) || suspended_supplied) {
     auto listed = store_.ListCredentials(rec.id);
     if (!listed.ok()) return WorkResult::Error(listed.error());
     creds = std::move(*listed);
@@ -1320,7 +1377,7 @@ Reconciler::Decision Reconciler::Decide(Run& run, const Loaded& in) {
   if (in.agent) return DecideAgent(run, in);
   if (rec.desired != DesiredState::kRunning) {
     if (in.spec.ok()) run.spec = *in.spec;
-    return DecideStopped(run, NamesFor(rec.id, rec.name));
+    return DecideStopped(run, NamesFor(rec.id, rec.name), in.creds);
   }
   Decision d;
   d.status.observed_generation = rec.generation;
@@ -1342,8 +1399,9 @@ Reconciler::Decision Reconciler::DecideRunning(Run& run, const Loaded& in) {
   Decision d;
   d.status.observed_generation = rec.generation;
   run.spec = *in.spec;
+  // Supplied credentials need none of Steward's (none are generated for them).
   const store::Credential* hold = Run::CredentialToHold(in.creds, false);
-  if (hold == nullptr) {
+  if (hold == nullptr && !run.spec.credentials) {
     d.outcome = Outcome::Failed("NoCredentials",
                                 "project " + rec.name + " has no active or pending credentials");
   } else if (!AdmitStart(rec)) {
@@ -1362,7 +1420,7 @@ Reconciler::Decision Reconciler::DecideRunning(Run& run, const Loaded& in) {
     render.config = &options_.config;
     render.resolved = Resolve(options_.config, rec.name, run.spec);
     render.restart_epoch = rec.restart_epoch;
-    render.credential = {hold->id, hold->token};
+    if (hold != nullptr) render.credential = {hold->id, hold->token};
     d.status.url = render.resolved.url;
     const Manifests m = Render(render);
     d.outcome = run.Provision(m, in.creds);
@@ -1381,7 +1439,7 @@ Reconciler::Decision Reconciler::DecideAgent(Run& run, const Loaded& in) {
   if (rec.desired != DesiredState::kRunning) {
     ObjectNames names;  // a Deployment and a Service of the agent's name, nothing else
     names.deployment = names.service = rec.name;
-    return DecideStopped(run, names);
+    return DecideStopped(run, names, in.creds);
   }
   Decision d;
   d.status.observed_generation = rec.generation;
@@ -1397,16 +1455,18 @@ Reconciler::Decision Reconciler::DecideAgent(Run& run, const Loaded& in) {
   return d;
 }
 
-Reconciler::Decision Reconciler::DecideStopped(Run& run, const ObjectNames& names) {
+Reconciler::Decision Reconciler::DecideStopped(Run& run, const ObjectNames& names,
+                                               const std::vector<store::Credential>& creds) {
   const ProjectRecord& rec = run.rec;
   const bool deleting = rec.desired == DesiredState::kDeleted;
   Decision d;
   d.status.observed_generation = rec.generation;
   d.outcome = run.Teardown(names, deleting);
   if (d.outcome.done() && !deleting) {
-    // Suspended: no pod holds any set of supplied credentials, so only the current one stays.
-    Outcome gc = run.RemoveSuppliedSecrets(
-        run.spec.credentials ? SuppliedSecretName(rec.id, run.spec.credentials->fingerprint) : "");
+    // Suspended: no pod holds any set of supplied credentials, so only the current one stays,
+    // and none of Steward's own when the platform supplies them.
+    Outcome gc = run.spec.credentials ? run.PromoteCredentials(creds, names.secret)
+                                      : run.RemoveSuppliedSecrets("");
     if (!gc.done()) d.outcome = run.Note("Credentials", gc);
   }
   if (d.outcome.done() && deleting) d.outcome = run.Remove();

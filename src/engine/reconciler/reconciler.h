@@ -114,9 +114,12 @@ class Reconciler {
   bool Unchanged(const Loaded& in, const std::optional<std::string>& fingerprint) const;
   WorkResult EndUnchanged(const store::ProjectRecord& rec);
   Decision Decide(Run& run, const Loaded& in);
-  Decision DecideRunning(Run& run, const Loaded& in);          // provision toward the intent
-  Decision DecideStopped(Run& run, const ObjectNames& names);  // suspend, or delete and purge
-  Decision DecideAgent(Run& run, const Loaded& in);            // an MQTT schema agent's run
+  Decision DecideRunning(Run& run, const Loaded& in);  // provision toward the intent
+  // Suspend, or delete and purge; `creds` are the project's, revoked once suspended with
+  // supplied credentials (no pod holds them).
+  Decision DecideStopped(Run& run, const ObjectNames& names,
+                         const std::vector<store::Credential>& creds);
+  Decision DecideAgent(Run& run, const Loaded& in);  // an MQTT schema agent's run
   WorkResult Purge(const store::ProjectRecord& rec, const std::optional<store::Fence>& fence);
   // The quiet end of a run whose shard is no longer ours (see the class comment).
   WorkResult LostShard(const std::string& project_id, const Status& why);
