@@ -95,7 +95,7 @@ endfunction()
 
 # steward_forbid_deps(TARGET PATTERN...): fails the configure step when TARGET links, directly or
 # through its dependencies, a library whose name matches one of the regular expressions. This is
-# how the build graph keeps DESIGN.md §2's one-way dependencies (say, the API never linking
+# how the build graph keeps docs/design.md §2's one-way dependencies (say, the API never linking
 # Kubernetes): a new dependency that breaks them is an error, not a reviewer's catch.
 function(_steward_collect_deps target out)
   set(seen ${${out}})
@@ -120,7 +120,7 @@ function(steward_forbid_deps target)
   foreach(pattern IN LISTS ARGN)
     foreach(dep IN LISTS all)
       if(dep MATCHES "${pattern}")
-        message(FATAL_ERROR "${target} must not depend on ${dep} (DESIGN.md §2); it does")
+        message(FATAL_ERROR "${target} must not depend on ${dep} (docs/design.md §2); it does")
       endif()
     endforeach()
   endforeach()

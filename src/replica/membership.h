@@ -1,4 +1,4 @@
-// Membership: one replica's place among several that share one store (DESIGN.md §10,
+// Membership: one replica's place among several that share one store (docs/design.md §10,
 // docs/operations.md "Several replicas").
 //
 // Each replica keeps a coordination.k8s.io/v1 Lease of its own, "steward-replica-<name>" in the

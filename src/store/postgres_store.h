@@ -1,4 +1,5 @@
-// The PostgreSQL store: the Store (store.h) shared by several Steward replicas (DESIGN.md §10).
+// The PostgreSQL store: the Store (store.h) shared by several Steward replicas (docs/design.md
+// §10).
 //
 // Every method keeps store.h's contract, with these differences, all about who delivers changes:
 //   * Changes are delivered by the store's feed thread, not by the committing thread. The feed

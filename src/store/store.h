@@ -90,7 +90,7 @@ struct HistoryEntry {
   std::string detail_json;  // optional JSON object with more
 };
 
-// Shard ownership, for several replicas sharing one store (DESIGN.md §10). Records map to a
+// Shard ownership, for several replicas sharing one store (docs/design.md §10). Records map to a
 // fixed number of shards (the engine decides how); a shard has at most one owner at a time, and
 // every acquisition bumps its epoch. The owner passes Fence{shard, owner, epoch} with each write it
 // makes for a record of that shard (Mutation::fence, PurgeProject) and the store refuses the write
@@ -132,7 +132,7 @@ struct Mutation {
   // when the project is purged. The same claims hold the names of the project's objects
   // ("Kind/name") and the words its API paths accept (ReferenceClaim: its id and its name).
   std::optional<std::vector<std::string>> hostnames;
-  // When set: the write is made by the owner of a shard (several replicas, DESIGN.md §10) and
+  // When set: the write is made by the owner of a shard (several replicas, docs/design.md §10) and
   // commits only while that ownership holds (see Fence); otherwise nothing is written and the
   // call fails with kAborted. Checked in the same transaction as the write.
   std::optional<Fence> fence;

@@ -1,4 +1,4 @@
-// The torture run's order checks (DESIGN.md §3.3 and §3.4, issue 33), from the cluster's audit
+// The torture run's order checks (docs/design.md §3.3 and §3.4, issue 33), from the cluster's audit
 // log (RequestLog's JSON lines: each request's arrival and answer times, code and object):
 //
 // Creation order. Steward creates a record's objects in dependency order, each only once the

@@ -61,7 +61,7 @@ class ObjectOwners {
                                       int64_t at_us, bool* exempt) const;
 
   // The object a create of `resource`/`name` may be sent only once it exists, in the engine's
-  // dependency order (DESIGN.md §3.4, issue 33): a project's Service needs its Deployment, its
+  // dependency order (docs/design.md §3.4, issue 33): a project's Service needs its Deployment, its
   // Ingresses (the main one and `<ingress>-custom`) its Service; an agent's Service its
   // Deployment. nullopt for any other object, or one of no known record.
   struct ObjectRef {

@@ -1,5 +1,5 @@
 // The oracle of a torture run: checks what Steward claims against what the cluster shows, from
-// its own Kubernetes client and its own HTTP requests (DESIGN.md §3, issue 6):
+// its own Kubernetes client and its own HTTP requests (docs/design.md §3, issue 6):
 //   Running   → the Deployment is ready at the claimed generation (observed, every replica
 //               updated, ready and available, the claimed image and restart epoch), the Service
 //               (of this project) has a ready endpoint, the Ingress — and the custom-hostname

@@ -1,8 +1,8 @@
 // Intents: the operations the platform asks for (put a spec, start, suspend, restart, rotate
 // credentials, delete) as store transactions. Each validates, commits the new desired state
 // with a new generation and a history line, and only then enqueues the project for the engine
-// (DESIGN.md §2, invariant 2: intent is durable before anyone is told it was accepted). None of
-// them talks to Kubernetes. Also the credential check the platform calls when an instance
+// (docs/design.md §2, invariant 2: intent is durable before anyone is told it was accepted). None
+// of them talks to Kubernetes. Also the credential check the platform calls when an instance
 // presents a token.
 //
 // Thread-safe (the store serialises; an operation is one store transaction).

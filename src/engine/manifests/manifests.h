@@ -26,8 +26,9 @@
 // No owner references are set. The project itself has no Kubernetes object that could own
 // anything (it lives in Steward's store), and no rendered object should be garbage-collected
 // with another: the Secret and PVC outlive the Deployment on suspend, and the Service and
-// Ingresses are deleted explicitly, in order, each step waiting for true absence (DESIGN.md
-// §3.4), which a cascade would only race with. Everything is findable by its labels instead.
+// Ingresses are deleted explicitly, Ingresses first, each waited for until truly gone
+// (docs/design.md §3.4), which a cascade would only race with. Everything is findable by its labels
+// instead.
 #pragma once
 
 #include <cstdint>

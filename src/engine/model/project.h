@@ -322,7 +322,7 @@ std::string DnsLabelOf(std::string_view name);
 enum class Phase {
   kPending,       // accepted, nothing observed yet
   kProvisioning,  // creating or waiting for an object
-  kRunning,       // every object ready at observedGeneration (DESIGN.md §4)
+  kRunning,       // every object ready at observedGeneration (docs/design.md §4)
   kUpdating,      // running at an older generation, rolling to the new one
   kDegraded,      // was running; something is not ready or drifted; being restored
   kSuspending,

@@ -1,4 +1,4 @@
-// Shards: how records are shared among several replicas (DESIGN.md §10, docs/operations.md
+// Shards: how records are shared among several replicas (docs/design.md §10, docs/operations.md
 // "Several replicas"). A record belongs to one of a fixed number of virtual shards (ShardOf, from
 // its id alone, so every replica computes the same); a shard belongs to one live replica
 // (AssignShards, rendezvous hashing over the replicas' names, so adding or losing a replica moves

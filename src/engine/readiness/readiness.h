@@ -1,4 +1,4 @@
-// Readiness rules (DESIGN.md §4): when an observed object counts as ready, progressing or
+// Readiness rules (docs/design.md §4): when an observed object counts as ready, progressing or
 // failed. Pure functions over the objects as the API server returns them; no I/O.
 #pragma once
 

@@ -1,4 +1,5 @@
-// Readiness rules (DESIGN.md §4) over hand-built objects shaped as the API server returns them.
+// Readiness rules (docs/design.md §4) over hand-built objects shaped as the API server returns
+// them.
 #include "engine/readiness/readiness.h"
 
 #include <gmock/gmock.h>

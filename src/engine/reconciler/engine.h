@@ -1,4 +1,4 @@
-// Engine: converges every project toward its desired state (DESIGN.md §2, §6).
+// Engine: converges every project toward its desired state (docs/design.md §2, §6).
 //
 // Wiring: informers (one per managed kind, in the configured namespace, label-selected on
 // app.kubernetes.io/managed-by=steward; EndpointSlices unselected, indexed by service name) wake
@@ -10,8 +10,8 @@
 // labelled objects without a project are reported, and removed when configured) → Stop (workers
 // drain, informers stop). Thread-safe; Stop is idempotent and also run by the destructor.
 //
-// Sharded mode (config.shards > 0; several replicas share the store, DESIGN.md §10): the engine
-// acts only for the shards it is given (SetOwnedShards, by the replica's membership,
+// Sharded mode (config.shards > 0; several replicas share the store, docs/design.md §10): the
+// engine acts only for the shards it is given (SetOwnedShards, by the replica's membership,
 // src/replica). Start() starts the workers with no shard and no informer; each SetOwnedShards
 // swaps the informers for ones selected on the owned shards (steward.io/shard in (...)), runs
 // only projects of those shards under their fences (the Reconciler's class comment), and a

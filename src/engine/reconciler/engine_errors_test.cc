@@ -1,4 +1,4 @@
-// Errors Kubernetes answers the engine's writes with (DESIGN.md §5): a request the server
+// Errors Kubernetes answers the engine's writes with (docs/design.md §5): a request the server
 // refuses as wrong is not retried as "unavailable" (the project is Failed, reason named, one
 // write per run), and 401/403 get the slow, loud retry: a status reason and condition naming the
 // verb and the object, an ERROR line, a counter, and a long backoff (the engine's clock is a

@@ -1,4 +1,4 @@
-// More lifecycle scenarios (DESIGN.md §8 layer 3): API faults, HA restarts, custom hostnames,
+// More lifecycle scenarios (docs/design.md §8 layer 3): API faults, HA restarts, custom hostnames,
 // ReadWriteOnce storage, the ingress admission switch, drift, and the HTTP probe. Each checks
 // what Steward says against the oracle's view of the cluster at every phase commit.
 #include <algorithm>

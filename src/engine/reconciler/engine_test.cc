@@ -1,4 +1,4 @@
-// Lifecycle scenarios: the whole engine against the embedded cluster (DESIGN.md §8 layer 3).
+// Lifecycle scenarios: the whole engine against the embedded cluster (docs/design.md §8 layer 3).
 #include <atomic>
 #include <random>
 #include <set>

@@ -336,7 +336,7 @@ class EngineFixture : public ::testing::Test {
     return out;
   }
 
-  // The cluster as it is now, judged by the readiness rules (DESIGN.md §4).
+  // The cluster as it is now, judged by the readiness rules (docs/design.md §4).
   Snapshot Observe(const std::string& id, const std::string& name) {
     Snapshot s;
     ObjectNames n = NamesFor(id, name);

@@ -154,7 +154,7 @@ static std::string RefusalReason(const kube::ApiError& e) {
   return implied.empty() ? "Rejected" : std::string(implied);
 }
 
-// Maps a Kubernetes error to an outcome (DESIGN.md §5; docs/lifecycle.md "Errors"). `verb` and
+// Maps a Kubernetes error to an outcome (docs/design.md §5; docs/lifecycle.md "Errors"). `verb` and
 // `object` name the call ("create", "Secret a-1"); `auth_retry` is the delay before a call
 // refused for Steward's credentials is tried again (Reconciler::AuthRetry).
 //

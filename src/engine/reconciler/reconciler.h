@@ -6,7 +6,7 @@
 //
 //   run:     create in dependency order, each object once what it depends on is observed to
 //            exist — Secret and PVC → Deployment → Service → Ingress(es) — and wait for every
-//            readiness rule (DESIGN.md §4: PVC Bound, Deployment available, Service ready
+//            readiness rule (docs/design.md §4: PVC Bound, Deployment available, Service ready
 //            endpoints, Ingress address) at once → probe (optional) → Running; then pending
 //            credentials become active and older ones revoked.
 //   suspend: delete the Ingresses, the Service and the Deployment in one pass (Ingresses first,
@@ -17,7 +17,7 @@
 //            once all are gone (history stays).
 // Creating over an object that is still terminating waits for it to be gone.
 //
-// Errors follow DESIGN.md §5 (Classify in reconciler.cc has the table): 404 on a delete is
+// Errors follow docs/design.md §5 (Classify in reconciler.cc has the table): 404 on a delete is
 // done; AlreadyExists is read and decided (ours: adopt; ours and terminating: wait; not ours:
 // Failed); Conflict re-reads; a request the server refuses as wrong (422, 400, other 4xx) fails
 // with the server's reason and message and is not retried; 429 waits Retry-After; 401/403 are
@@ -25,7 +25,7 @@
 // counter; 5xx, timeouts and transport failures back off. Nothing unclassified is taken for
 // success.
 //
-// Sharded mode (several replicas, DESIGN.md §10): a run is given the Fence of its project's
+// Sharded mode (several replicas, docs/design.md §10): a run is given the Fence of its project's
 // shard. Every store write it makes carries it (Mutation::fence, PurgeProject), and before every
 // create, update and delete it sends to Kubernetes it asks `check_fence`; a fence that no longer
 // holds (kAborted) ends the run quietly — no status written, no requeue, counted in
@@ -90,7 +90,7 @@ class Reconciler {
   uint64_t unauthorized() const { return unauthorized_.load(); }
   uint64_t forbidden() const { return forbidden_.load(); }
 
-  // DESIGN.md §5's slow retry for 401 / 403: a project's first refused run is retried after
+  // docs/design.md §5's slow retry for 401 / 403: a project's first refused run is retried after
   // kAuthRetryInitial, each further consecutive one after twice the previous delay, at most
   // kAuthRetryMax (events and new intents still run it sooner).
   static constexpr std::chrono::seconds kAuthRetryInitial{60};

@@ -1,5 +1,5 @@
 'use strict'
-// The creation-order rule (DESIGN.md §3.4, issue 33) over the embedded cluster's audit log, as
+// The creation-order rule (docs/design.md §3.4, issue 33) over the embedded cluster's audit log, as
 // the torture oracle checks it (src/torture/creation_order.h): every successful create (2xx) of
 // a project's Service must find the project's Deployment existing when it arrives at the API
 // server, and of its Ingresses (main and `<name>-custom`) the project's Service; an MQTT schema
