@@ -17,7 +17,7 @@
 //            once all are gone (history stays).
 // Creating over an object that is still terminating waits for it to be gone.
 //
-// Errors follow docs/design.md §5 (Classify in reconciler.cc has the table): 404 on a delete is
+// Errors follow docs/design.md §5 (Classify in classify.cc has the table): 404 on a delete is
 // done; AlreadyExists is read and decided (ours: adopt; ours and terminating: wait; not ours:
 // Failed); Conflict re-reads; a request the server refuses as wrong (422, 400, other 4xx) fails
 // with the server's reason and message and is not retried; 429 waits Retry-After; 401/403 are
@@ -97,10 +97,11 @@ class Reconciler {
   static constexpr std::chrono::seconds kAuthRetryMax{300};
   std::vector<Orphan> orphans() const;
 
-  struct Outcome;   // one step's result (reconciler.cc)
-  struct Run;       // one run's state (reconciler.cc)
-  struct Loaded;    // what a run starts from (reconciler.cc)
-  struct Decision;  // what a run decided and did (reconciler.cc)
+  // Defined in run.h (internal to the reconciler's files).
+  struct Outcome;   // one step's result
+  struct Run;       // one run's state and its steps
+  struct Loaded;    // what a run starts from
+  struct Decision;  // what a run decided and did
 
  private:
   // The phases of Reconcile: load the intent (a project the store does not know goes to

@@ -1,0 +1,62 @@
+// Writing a run's observed status back to the store (Reconciler::WriteStatus).
+#include "engine/reconciler/run.h"
+
+namespace steward::engine {
+
+namespace {
+
+bool SameStatus(const ProjectStatus& a, const ProjectStatus& b) {
+  Json ja = ToStoredJson(a), jb = ToStoredJson(b);
+  ja.erase("since");
+  jb.erase("since");
+  return ja == jb;
+}
+
+}  // namespace
+
+Status Reconciler::WriteStatus(Run& run, Decision& d) {
+  const ProjectRecord& rec = run.rec;
+  const Outcome& outcome = d.outcome;
+  ProjectStatus& status = d.status;
+  status.reason = outcome.done() ? std::string(ToString(status.phase)) : outcome.reason;
+  status.message = outcome.done()
+                       ? (status.phase == Phase::kRunning ? "every object is ready at generation " +
+                                                                std::to_string(rec.generation)
+                          : rec.kind == store::RecordKind::kAgent
+                              ? "Deployment, Service and pod are gone"
+                              : "Deployment, Service, Ingresses and pods are gone")
+                       : outcome.message;
+  status.conditions = std::move(run.conditions);
+  // The fingerprint goes with a Running verdict only: any other phase is judged again.
+  if (outcome.done() && status.phase == Phase::kRunning && run.fingerprint) {
+    status.fingerprint = *run.fingerprint;
+  }
+
+  // Write the status only if the intent is still the one this run worked on (a newer one has
+  // re-queued the project) and something changed.
+  const int64_t now = WallMs(clock_);
+  auto written = store_.MutateProject(
+      rec.id, [&](ProjectRecord& r, const auto&, store::Mutation& m) -> Status {
+        if (r.generation != rec.generation) return Status::Ok();
+        m.fence = run.fence;
+        const std::optional<ProjectStatus> cur = ParseStoredStatus(r.status_json);
+        if (cur && SameStatus(*cur, status)) return Status::Ok();
+        status.since_ms = cur && cur->phase == status.phase ? cur->since_ms : now;
+        r.status_json = DumpJson(ToStoredJson(status));
+        r.phase = std::string(ToString(status.phase));
+        r.observed_generation = status.observed_generation;
+        if (!cur || cur->phase != status.phase) {
+          store::HistoryEntry h;
+          h.kind = "phase";
+          h.generation = rec.generation;
+          h.summary = r.phase;
+          h.detail_json = DumpJson(Json{{"reason", status.reason}, {"message", status.message}});
+          m.history.push_back(std::move(h));
+        }
+        return Status::Ok();
+      });
+  if (!written.ok() && written.error().code() != StatusCode::kNotFound) return written.error();
+  return Status::Ok();
+}
+
+}  // namespace steward::engine
