@@ -15,6 +15,8 @@ files=$(git ls-files '*.cc' '*.h' 2>/dev/null || find src tests bench -name '*.c
 clang-format --dry-run --Werror $files
 echo "== function length (no hand-written function over 150 lines: scripts/long_functions.py)"
 python3 scripts/long_functions.py --max 150
+echo "== size budget (no source file over 800 lines, no class over 40 member functions: scripts/size_budget.py)"
+python3 scripts/size_budget.py
 echo "== deploy manifests (kubectl kustomize of every overlay: scripts/check_deploy.py)"
 python3 scripts/check_deploy.py deploy
 
