@@ -36,10 +36,11 @@ def is_test(path):
 
 
 def tracked_sources(root):
-    out = subprocess.run(["git", "ls-files", "--", *ROOTS], cwd=root, check=True,
-                         capture_output=True, text=True).stdout.split()
-    return sorted(p for p in out if p.endswith((".cc", ".h")) and not is_test(p) and
-                  p not in EXEMPT)
+    # Tracked files and new ones not ignored (a file added by the change counts before its commit).
+    out = subprocess.run(["git", "ls-files", "--cached", "--others", "--exclude-standard", "--",
+                          *ROOTS], cwd=root, check=True, capture_output=True, text=True).stdout
+    return sorted({p for p in out.split() if p.endswith((".cc", ".h")) and not is_test(p) and
+                   p not in EXEMPT and os.path.exists(os.path.join(root, p))})
 
 
 def strip_code(text):
