@@ -125,7 +125,7 @@ void Server::HandlePutOf(const CallPtr& call, store::RecordKind kind) {
     return;
   }
   auto put = kind == store::RecordKind::kAgent
-                 ? deps_.intents->PutAgent(call->params[0], *spec, start, id)
+                 ? deps_.intents->PutAgent(call->params[0], *spec, id, start)
                  : deps_.intents->Put(call->params[0], *spec, id, start);
   if (!put.ok()) {
     ReplyError(call, FromStatus(put.error()));

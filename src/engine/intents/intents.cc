@@ -359,7 +359,7 @@ StatusOr<Intents::PutResult> Intents::Put(std::string_view name, const Json& spe
 }
 
 StatusOr<Intents::PutResult> Intents::PutAgent(std::string_view name, const Json& spec_json,
-                                               bool start, std::string_view id) {
+                                               std::string_view id, bool start) {
   if (!id.empty()) {
     if (Status s = ValidateProjectId(id); !s.ok()) return InvalidField("id", s.message());
   }

@@ -66,8 +66,9 @@ class Intents {
   // `id` as for Put: empty generates one on create; given, it is the new agent's id, and
   // kAlreadyExists when the name is an agent of another id (`steward migrate` gives the id it
   // labelled the driver's objects with before the put).
-  StatusOr<PutResult> PutAgent(std::string_view name, const Json& spec_json, bool start = false,
-                               std::string_view id = "");
+  // Parameters in Put's order.
+  StatusOr<PutResult> PutAgent(std::string_view name, const Json& spec_json,
+                               std::string_view id = "", bool start = false);
 
   // Each returns the record after the commit; its generation is the one to wait for.
   // `kind`: the record must be of this kind (a project's name is unknown to the agents' routes

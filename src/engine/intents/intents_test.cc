@@ -1111,9 +1111,9 @@ TEST_F(SuppliedCredentialsTest, AnAgentAndAProjectCannotShadowEachOther) {
   const store::ProjectRecord fp = Create("fp");
   const Json agent = {{"team", "TM1"}, {"broker", "BRK7"}, {"credentials", {{"token", "fftt_x"}}}};
   const std::string agent_name = "mqtt-schema-agent-tm1-brk7";
-  auto shadow = with_vault_->PutAgent(agent_name, agent, false, "fp");
+  auto shadow = with_vault_->PutAgent(agent_name, agent, "fp", false);
   ASSERT_EQ(shadow.status().code(), StatusCode::kAlreadyExists) << shadow.status().ToString();
-  auto made = with_vault_->PutAgent(agent_name, agent, false, "agent-1");
+  auto made = with_vault_->PutAgent(agent_name, agent, "agent-1", false);
   ASSERT_TRUE(made.ok()) << made.status().ToString();
   EXPECT_EQ(with_vault_->Put("agent-1", Spec()).status().code(), StatusCode::kAlreadyExists);
   EXPECT_EQ(with_vault_->Put("dup", Spec(), agent_name).status().code(),
@@ -1128,16 +1128,18 @@ TEST_F(SuppliedCredentialsTest, AnotherTeamsOrBrokersAgentOfTheSameNameIsAlready
   auto agent = [](const std::string& team, const std::string& broker, const std::string& token) {
     return Json{{"team", team}, {"broker", broker}, {"credentials", {{"token", token}}}};
   };
-  auto first = with_vault_->PutAgent("mqtt-schema-agent-abc-b", agent("aBc", "b", "fftt_1"), true);
+  auto first =
+      with_vault_->PutAgent("mqtt-schema-agent-abc-b", agent("aBc", "b", "fftt_1"), "", true);
   ASSERT_TRUE(first.ok()) << first.status().ToString();
-  auto dashed = with_vault_->PutAgent("mqtt-schema-agent-x-y-z", agent("x-y", "z", "fftt_2"), true);
+  auto dashed =
+      with_vault_->PutAgent("mqtt-schema-agent-x-y-z", agent("x-y", "z", "fftt_2"), "", true);
   ASSERT_TRUE(dashed.ok()) << dashed.status().ToString();
   const size_t calls = vault_.Calls().size();
   const std::string spec_before = store_->GetProject(first->record.id)->spec_json;
   for (const auto& [name, spec] :
        {std::pair{"mqtt-schema-agent-abc-b", agent("AbC", "b", "fftt_3")},
         std::pair{"mqtt-schema-agent-x-y-z", agent("x", "y-z", "fftt_4")}}) {
-    auto taken = with_vault_->PutAgent(name, spec, true);
+    auto taken = with_vault_->PutAgent(name, spec, "", true);
     ASSERT_EQ(taken.status().code(), StatusCode::kAlreadyExists) << name;
     EXPECT_THAT(taken.status().message(), HasSubstr("another team or broker"));
   }
@@ -1145,7 +1147,7 @@ TEST_F(SuppliedCredentialsTest, AnotherTeamsOrBrokersAgentOfTheSameNameIsAlready
   EXPECT_EQ(store_->GetProject(first->record.id)->spec_json, spec_before);
   // The same pair again is the same agent.
   EXPECT_TRUE(
-      with_vault_->PutAgent("mqtt-schema-agent-abc-b", agent("aBc", "b", "fftt_5"), true).ok());
+      with_vault_->PutAgent("mqtt-schema-agent-abc-b", agent("aBc", "b", "fftt_5"), "", true).ok());
 }
 
 // A project's team changes only by a put that names its id (a platform moving its instance);

@@ -369,7 +369,7 @@ TEST_F(MigrateAgentTest, TheDriversAgentIsAdoptedWithItsUidsSelectorAndTokenWith
         return seen >= 2;
       },
       seconds(10)));
-  auto put = engine_->intents().PutAgent(a.name, a.spec, a.start, a.id);
+  auto put = engine_->intents().PutAgent(a.name, a.spec, a.id, a.start);
   ASSERT_TRUE(put.ok()) << put.error().ToString();
   EXPECT_EQ(put->record.id, a.id);
   ASSERT_TRUE(migrate::ClearMarkers(*client_, kNs, a).ok());
@@ -418,7 +418,7 @@ TEST_F(MigrateAgentTest, AnOlderDriversBarePodIsReplacedByStewardsDeploymentWith
   ASSERT_TRUE(migrate::Relabel(*client_, kNs, a).ok());
   // The bare Pod is not relabelled: Steward's Service must never select it.
   EXPECT_EQ(LabelOf(*Get("pods", kAgent), "steward.io/project"), "");
-  auto put = engine_->intents().PutAgent(a.name, a.spec, a.start, a.id);
+  auto put = engine_->intents().PutAgent(a.name, a.spec, a.id, a.start);
   ASSERT_TRUE(put.ok()) << put.error().ToString();
   ASSERT_TRUE(migrate::ClearMarkers(*client_, kNs, a).ok());
   ASSERT_TRUE(WaitPhase(a.id, "Running", put->record.generation)) << Record(a.id).status_json;
@@ -461,7 +461,7 @@ TEST_F(MigrateAgentTest, AnAgentThatWasNotRunningIsPutStoppedAndStartsWithItsTok
   ASSERT_EQ(a.action, AgentPlan::Action::kMigrate) << a.error;
   ASSERT_FALSE(a.start);
   ASSERT_TRUE(migrate::Relabel(*client_, kNs, a).ok());
-  auto put = engine_->intents().PutAgent(a.name, a.spec, a.start, a.id);
+  auto put = engine_->intents().PutAgent(a.name, a.spec, a.id, a.start);
   ASSERT_TRUE(put.ok()) << put.error().ToString();
   ASSERT_TRUE(migrate::ClearMarkers(*client_, kNs, a).ok());
   ASSERT_TRUE(WaitPhase(a.id, "Suspended", put->record.generation)) << Record(a.id).status_json;

@@ -23,7 +23,7 @@ class AgentTest : public EngineFixture {
     return spec;
   }
   std::string StartAgent(const std::string& token) {
-    auto put = engine_->intents().PutAgent(kAgent, AgentSpecJson(token), /*start=*/true);
+    auto put = engine_->intents().PutAgent(kAgent, AgentSpecJson(token), "", /*start=*/true);
     EXPECT_TRUE(put.ok()) << put.error().ToString();
     return put.ok() ? put->record.id : "";
   }
@@ -101,7 +101,7 @@ TEST_F(AgentTest, StopTakesEverythingAwayAndStartBringsItBackWithTheSameToken) {
   EXPECT_EQ(StatusOf(id).message, "Deployment, Service and pod are gone");
   // The token's Secret stays for the next start (a put without credentials keeps it).
   EXPECT_EQ(ListLabelled("secrets", "steward.io/project=" + id).size(), 1u);
-  auto again = engine_->intents().PutAgent(kAgent, AgentSpecJson(), /*start=*/true);
+  auto again = engine_->intents().PutAgent(kAgent, AgentSpecJson(), "", /*start=*/true);
   ASSERT_TRUE(again.ok()) << again.error().ToString();
   ASSERT_TRUE(WaitPhase(id, "Running", again->record.generation));
 
@@ -122,7 +122,7 @@ TEST_F(AgentTest, ANewTokenRollsThePodAndTheOldTokensSecretGoes) {
   const auto first = ListLabelled("secrets", "steward.io/project=" + id);
   ASSERT_EQ(first.size(), 1u);
   const std::string old_secret = GetString(first[0]["metadata"], "name");
-  auto put = engine_->intents().PutAgent(kAgent, AgentSpecJson("ffbt_two"), true);
+  auto put = engine_->intents().PutAgent(kAgent, AgentSpecJson("ffbt_two"), "", true);
   ASSERT_TRUE(put.ok()) << put.error().ToString();
   ASSERT_EQ(put->record.generation, 2);
   ASSERT_TRUE(WaitPhase(id, "Running", 2)) << Record(id).status_json;
@@ -159,7 +159,7 @@ TEST_F(AgentTest, UnderHostileFaultsEveryIntentEndsWhereItWasAskedAndRunningIsTr
   const std::string id = StartAgent("ffbt_one");
   ASSERT_FALSE(id.empty());
   ASSERT_TRUE(WaitPhase(id, "Running", 1, seconds(60))) << Record(id).status_json;
-  auto rotated = engine_->intents().PutAgent(kAgent, AgentSpecJson("ffbt_two"), true);
+  auto rotated = engine_->intents().PutAgent(kAgent, AgentSpecJson("ffbt_two"), "", true);
   ASSERT_TRUE(rotated.ok()) << rotated.error().ToString();
   ASSERT_TRUE(WaitPhase(id, "Running", 2, seconds(60))) << Record(id).status_json;
   auto stopped = engine_->intents().Suspend(kAgent, store::RecordKind::kAgent);
@@ -227,20 +227,20 @@ TEST_F(AgentTest, AGivenIdIsTheNewAgentsAndAnotherIdForItsNameIsRefused) {
   StartEngine();
   Intents& intents = engine_->intents();
   const std::string id = "0a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d";
-  auto bad = intents.PutAgent(kAgent, AgentSpecJson("ffbt_one"), true, "Not An Id");
+  auto bad = intents.PutAgent(kAgent, AgentSpecJson("ffbt_one"), "Not An Id", true);
   EXPECT_EQ(bad.error().code(), StatusCode::kInvalidArgument);
   EXPECT_THAT(bad.error().message(), HasSubstr("id"));
-  auto put = intents.PutAgent(kAgent, AgentSpecJson("ffbt_one"), true, id);
+  auto put = intents.PutAgent(kAgent, AgentSpecJson("ffbt_one"), id, true);
   ASSERT_TRUE(put.ok()) << put.error().ToString();
   EXPECT_TRUE(put->created);
   EXPECT_EQ(put->record.id, id);
   ASSERT_TRUE(WaitPhase(id, "Running", 1));
   EXPECT_EQ(ListLabelled("deployments.apps", "steward.io/project=" + id).size(), 1u);
-  auto same = intents.PutAgent(kAgent, AgentSpecJson(), true, id);
+  auto same = intents.PutAgent(kAgent, AgentSpecJson(), id, true);
   ASSERT_TRUE(same.ok()) << same.error().ToString();
   EXPECT_FALSE(same->changed);
-  auto other = intents.PutAgent(kAgent, AgentSpecJson("ffbt_two"), true,
-                                "1a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d");
+  auto other = intents.PutAgent(kAgent, AgentSpecJson("ffbt_two"),
+                                "1a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d", true);
   EXPECT_EQ(other.error().code(), StatusCode::kAlreadyExists);
   EXPECT_THAT(other.error().message(), HasSubstr(id));
   EXPECT_EQ(Record(id).generation, 1);
@@ -256,11 +256,11 @@ TEST_F(AgentTest, NamesAndKindsAreKeptApart) {
   StartEngine();
   Intents& intents = engine_->intents();
   // The name must be the one FlowFuse gives the agent.
-  auto wrong = intents.PutAgent("mqtt-schema-agent-x-y", AgentSpecJson("t"), true);
+  auto wrong = intents.PutAgent("mqtt-schema-agent-x-y", AgentSpecJson("t"), "", true);
   EXPECT_EQ(wrong.error().code(), StatusCode::kInvalidArgument);
   EXPECT_THAT(wrong.error().message(), HasSubstr(kAgent));
   // The first put carries the token.
-  auto tokenless = intents.PutAgent(kAgent, AgentSpecJson(), true);
+  auto tokenless = intents.PutAgent(kAgent, AgentSpecJson(), "", true);
   EXPECT_EQ(tokenless.error().code(), StatusCode::kInvalidArgument);
   EXPECT_THAT(tokenless.error().message(), HasSubstr("spec.credentials.token"));
   // A project's routes do not see an agent, and the other way round.
