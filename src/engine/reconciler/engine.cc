@@ -67,12 +67,10 @@ struct Engine::Impl {
         clock(options.clock != nullptr ? *options.clock : real_clock),
         observer(clock, options.expectation_timeout, options.config.namespace_name),
         vault(client, options.config, options.field_manager, s.FeedId()),
-        intents(
-            s,
-            [this](const store::ProjectRecord& record) {
-              if (queue && Owns(record.id)) queue->Add(record.id, record.team);
-            },
-            &options.config, &vault) {}
+        // No enqueue of its own: every commit reaches OnChange (the store's listener, from Start)
+        // before the committing call returns, on this replica and the others; a second Add from
+        // here came after a worker had often taken the key, and cost one more run per intent.
+        intents(s, nullptr, &options.config, &vault) {}
 
   // The project an object belongs to: its label, or for an EndpointSlice its Service's label.
   std::string ProjectOf(const ResourceType& type, const kube::ObjectRef& obj) {
@@ -262,10 +260,11 @@ Status Engine::Start() {
     }
   }
   RETURN_IF_ERROR(d.intents.ClaimUnclaimedHostnames().status());
+  // Every intent committed from here on, by this process or another sharing the store, is
+  // enqueued by the listener (registered before the stored projects are: a commit in between is
+  // enqueued twice, which the queue folds into one).
+  d.listener = d.store.AddListener([&d](const store::ProjectChange& c) { d.OnChange(c); });
   RETURN_IF_ERROR(d.EnqueueOwned());
-  if (d.shards > 0) {
-    d.listener = d.store.AddListener([&d](const store::ProjectChange& c) { d.OnChange(c); });
-  }
   ASSIGN_OR_RETURN(d.pool, WorkerPool::Start(*d.queue, d.options.config.workers,
                                              [&d](const std::string& key) { return d.Run(key); }));
   {
