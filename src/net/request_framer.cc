@@ -191,17 +191,85 @@ bool RequestFramer::FoldedLine(std::string_view head_bytes) {
   return false;
 }
 
+namespace {
+
+bool Hex(char c) {
+  return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
+}
+bool Unreserved(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
+         c == '.' || c == '_' || c == '~';
+}
+bool SubDelim(char c) { return std::string_view("!$&'()*+,;=").find(c) != std::string_view::npos; }
+bool Digits(std::string_view s) {
+  return std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+// reg-name = *( unreserved / pct-encoded / sub-delims )
+bool RegName(std::string_view s) {
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (Unreserved(s[i]) || SubDelim(s[i])) continue;
+    if (s[i] == '%' && i + 2 < s.size() && Hex(s[i + 1]) && Hex(s[i + 2])) {
+      i += 2;
+      continue;
+    }
+    return false;
+  }
+  return true;
+}
+
+// The inside of an IP-literal: IPv6address (hex digits, ':' and '.' for an embedded IPv4, at
+// least one ':') or IPvFuture ("v" 1*HEXDIG "." 1*( unreserved / sub-delims / ":" )).
+bool IpLiteral(std::string_view s) {
+  if (s.empty()) return false;
+  if (s[0] == 'v' || s[0] == 'V') {
+    size_t dot = s.find('.');
+    if (dot == std::string_view::npos || dot < 2 || dot + 1 == s.size()) return false;
+    for (size_t i = 1; i < dot; ++i) {
+      if (!Hex(s[i])) return false;
+    }
+    for (char c : s.substr(dot + 1)) {
+      if (!Unreserved(c) && !SubDelim(c) && c != ':') return false;
+    }
+    return true;
+  }
+  if (s.find(':') == std::string_view::npos) return false;
+  return std::all_of(s.begin(), s.end(), [](char c) { return Hex(c) || c == ':' || c == '.'; });
+}
+
+}  // namespace
+
+bool ValidHostValue(std::string_view value) {
+  if (value.empty()) return true;
+  std::string_view host = value, port;
+  if (value[0] == '[') {
+    const size_t close = value.find(']');
+    if (close == std::string_view::npos || !IpLiteral(value.substr(1, close - 1))) return false;
+    std::string_view rest = value.substr(close + 1);
+    if (rest.empty()) return true;
+    return rest[0] == ':' && Digits(rest.substr(1));
+  }
+  if (const size_t colon = value.find(':'); colon != std::string_view::npos) {
+    host = value.substr(0, colon);
+    port = value.substr(colon + 1);
+    if (!Digits(port)) return false;  // a second ':' is no digit either
+  }
+  return RegName(host);
+}
+
 bool RequestFramer::AcceptHead() {
   const auto& msg = parser_->p.get();
   const bool http10 = msg.version() < 11;
   std::vector<std::string_view> codings, lengths, expectations;
   bool has_te = false, has_cl = false;
   int hosts = 0, authorizations = 0;
+  bool bad_host = false;
   for (const auto& field : msg) {
     std::string_view name(field.name_string().data(), field.name_string().size());
     std::string_view value(field.value().data(), field.value().size());
     if (AsciiEqualsIgnoreCase(name, "host")) {
       ++hosts;
+      bad_host = bad_host || !ValidHostValue(value);
     } else if (AsciiEqualsIgnoreCase(name, "authorization")) {
       ++authorizations;
     } else if (AsciiEqualsIgnoreCase(name, "transfer-encoding")) {
@@ -226,6 +294,10 @@ bool RequestFramer::AcceptHead() {
   }
   if (authorizations > 1) {
     Fail(400, "more than one Authorization field");
+    return false;
+  }
+  if (bad_host) {  // RFC 9112 §3.2: an invalid Host field value is answered 400
+    Fail(400, "a Host field value that is not host[:port]");
     return false;
   }
   // RFC 9112 §6.1, §6.3: a length the server could read differently from a proxy in front of

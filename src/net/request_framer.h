@@ -18,11 +18,11 @@
 // Refused (kError): a head over max_header_bytes or with a field over Beast's 64 KiB field
 // limit, a trailer field over that limit, and a chunk-size line or trailer section longer
 // than max_header_bytes (431); malformed syntax, obs-fold (a field line
-// starting with SP or HTAB), no Host in an HTTP/1.1 request, more than one Host or
-// Authorization field (400); Transfer-Encoding whose final coding is not chunked, with
-// Content-Length, in an HTTP/1.0 request, or with chunked applied twice (400); any coding
-// besides chunked (501); differing Content-Length values (400); an Expect other than
-// 100-continue (417). No exception leaves Feed().
+// starting with SP or HTAB), no Host in an HTTP/1.1 request, a Host value that is not
+// uri-host[:port] (ValidHostValue), more than one Host or Authorization field (400);
+// Transfer-Encoding whose final coding is not chunked, with Content-Length, in an HTTP/1.0 request,
+// or with chunked applied twice (400); any coding besides chunked (501); differing Content-Length
+// values (400); an Expect other than 100-continue (417). No exception leaves Feed().
 #pragma once
 
 #include <cstddef>
@@ -33,6 +33,12 @@
 #include "net/http.h"
 
 namespace steward::net {
+
+// RFC 9110 §7.2 / RFC 3986 §3.2.2: a Host field value is empty, or uri-host [":" port]: a
+// reg-name (unreserved, pct-encoded and sub-delims characters; an IPv4 address is one), or an
+// IP-literal "[" IPv6address / IPvFuture "]"; the port, when there is a ':', only digits (maybe
+// none). Whitespace, '@', '/', '?', '#', control characters and a second ':' are not.
+bool ValidHostValue(std::string_view value);
 
 class RequestFramer {
  public:

@@ -170,6 +170,27 @@ TEST(RequestFramerTest, HostAuthorizationAndFoldingAreRefused) {
   }
 }
 
+// Regression (item 13, the value): RFC 9112 §3.2 asks a 400 for an invalid Host field value;
+// one was accepted whatever it held ("a b", "evil@h", "h/x"), and reached the routing layers.
+TEST(RequestFramerTest, HostValuesAreHostAndPortOnly) {
+  for (const char* good : {"", "example.com", "a.b:8080", "127.0.0.1", "[::1]:443", "[::1]", "x:",
+                           "[v1.fe:80]", "ex%41mple", "a-b_c~d!$&'()*+,;=", "[::ffff:1.2.3.4]"}) {
+    EXPECT_TRUE(ValidHostValue(good)) << good;
+  }
+  for (const char* bad :
+       {"a b", "a@b", "a/b", "a?b", "a#b", "[::1", "[::1]x", "[::1]:8x", "host:80x", "h:1:2", "[]",
+        "[zz]", "[v.x]", "%4", "%zz", "a\x01b", "[v1.]", "ex\xc3\xa9"}) {
+    EXPECT_FALSE(ValidHostValue(bad)) << bad;
+  }
+  for (const char* value : {"a b", "evil@h", "h/x", "h:80:80"}) {
+    const std::string bytes = std::string("GET / HTTP/1.1\r\nHost: ") + value + "\r\n\r\n";
+    for (size_t piece : {bytes.size(), size_t{1}}) {
+      EXPECT_EQ(Frame(bytes, piece), (Lines{"error 400"})) << value << ", pieces of " << piece;
+    }
+  }
+  EXPECT_EQ(Frame("GET /ok HTTP/1.1\r\nHost: [::1]:8443\r\n\r\n", 1), (Lines{"GET /ok ", "need-more"}));
+}
+
 // Regression (item 14): a trailer field over Beast's 64 KiB field limit escaped as a
 // std::length_error and was answered 500; it is a field too large (431), as in the head.
 TEST(RequestFramerTest, TrailerFieldTooLargeIs431) {
