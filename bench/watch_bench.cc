@@ -508,7 +508,7 @@ class Bench {
     api::ApiOptions ao;
     ao.token = kToken;
     ao.workers = api_workers;
-    ao.http.max_connections = max_connections;
+    ao.http.max_connections = ao.http.max_connections_per_client = max_connections;
     api::ApiDeps deps;
     deps.store = store_.get();
     deps.intents = &engine_->intents();

@@ -471,6 +471,7 @@ Status AppImpl::StartApi() {
   }
   ao.http.tls = tls_;
   ao.http.max_connections = config_.api_max_connections;
+  ao.http.max_connections_per_client = config_.api_max_connections_per_client;
   ao.http.read_header_timeout = config_.api_read_header_timeout;
   ao.http.read_timeout = config_.api_read_timeout;
   ao.watch_window_events = config_.api_watch_window_events;

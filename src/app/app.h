@@ -50,6 +50,7 @@ struct ServeConfig {
   std::string log_level = "info";
   // The API's HTTP limits (net::HttpServer::Options; the `api:` section).
   size_t api_max_connections = 512;
+  size_t api_max_connections_per_client = 256;  // the smaller of this and the above applies
   std::chrono::milliseconds api_read_header_timeout{10000};
   std::chrono::milliseconds api_read_timeout{60000};
   // GET /v1/watch's replay window (api::ApiOptions::watch_window_*; `api:` watchWindowEvents,

@@ -124,11 +124,14 @@ Status BoundedDuration(const FieldReader& s, std::string_view name, std::chrono:
 
 Status ParseApi(const Json* j, ServeConfig* out) {
   ASSIGN_OR_RETURN(FieldReader s, Section(j, "api"));
-  RETURN_IF_ERROR(s.OnlyKnown({"maxConnections", "readHeaderTimeout", "readTimeout",
-                               "watchWindowEvents", "watchWindowBytes"}));
+  RETURN_IF_ERROR(s.OnlyKnown({"maxConnections", "maxConnectionsPerClient", "readHeaderTimeout",
+                               "readTimeout", "watchWindowEvents", "watchWindowBytes"}));
   int64_t max_connections = static_cast<int64_t>(out->api_max_connections);
   RETURN_IF_ERROR(s.Int("maxConnections", 1, 1000000, &max_connections));
   out->api_max_connections = static_cast<size_t>(max_connections);
+  int64_t per_client = static_cast<int64_t>(out->api_max_connections_per_client);
+  RETURN_IF_ERROR(s.Int("maxConnectionsPerClient", 1, 1000000, &per_client));
+  out->api_max_connections_per_client = static_cast<size_t>(per_client);
   RETURN_IF_ERROR(BoundedDuration(s, "readHeaderTimeout", std::chrono::milliseconds(1),
                                   std::chrono::hours(1), "1ms and 1h",
                                   &out->api_read_header_timeout));

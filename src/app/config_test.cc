@@ -298,15 +298,18 @@ TEST(ServeConfigTest, ApiHttpLimits) {
   auto d = ParseServeConfig("");
   ASSERT_TRUE(d.ok());
   EXPECT_EQ(d->api_max_connections, 512u);
+  EXPECT_EQ(d->api_max_connections_per_client, 256u);
   EXPECT_EQ(d->api_read_header_timeout, milliseconds(10000));
   EXPECT_EQ(d->api_read_timeout, milliseconds(60000));
   EXPECT_EQ(d->api_watch_window_events, 10000u);
   EXPECT_EQ(d->api_watch_window_bytes, 16u << 20);
   auto c = ParseServeConfig(
-      "api:\n  maxConnections: 2000\n  readHeaderTimeout: 5s\n  readTimeout: 2m\n"
+      "api:\n  maxConnections: 2000\n  maxConnectionsPerClient: 1500\n  readHeaderTimeout: 5s\n  readTimeout: 2m\n"
       "  watchWindowEvents: 0\n  watchWindowBytes: 1048576\n");
   ASSERT_TRUE(c.ok()) << c.error().ToString();
   EXPECT_EQ(c->api_max_connections, 2000u);
+  EXPECT_EQ(c->api_max_connections_per_client, 1500u);
+  EXPECT_FALSE(ParseServeConfig("api: {maxConnectionsPerClient: 0}").ok());
   EXPECT_EQ(c->api_read_header_timeout, milliseconds(5000));
   EXPECT_EQ(c->api_read_timeout, milliseconds(120000));
   EXPECT_EQ(c->api_watch_window_events, 0u);

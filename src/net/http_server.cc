@@ -31,6 +31,7 @@
 #include "common/ascii.h"
 #include "common/log.h"
 #include "common/mutex.h"
+#include "net/connection_admission.h"
 #include "net/request_framer.h"
 
 namespace steward::net {
@@ -1238,7 +1239,7 @@ class ServerImpl final : public HttpServer, public SessionOwner {
       stopped_ = true;
       stopping_.store(true);
       for (auto it = sessions_.begin(); it != sessions_.end();) {
-        if (auto session = it->second.lock()) {
+        if (auto session = it->second.session.lock()) {
           open.push_back(std::move(session));
           ++it;
         } else {
@@ -1269,7 +1270,10 @@ class ServerImpl final : public HttpServer, public SessionOwner {
 
   void Unregister(SessionBase* session) override {
     MutexLock lock(mu_);
-    sessions_.erase(session);
+    auto it = sessions_.find(session);
+    if (it == sessions_.end()) return;
+    admission_.Release(it->second.client);
+    sessions_.erase(it);
     if (sessions_.empty()) drained_.NotifyAll();
   }
 
@@ -1330,12 +1334,20 @@ class ServerImpl final : public HttpServer, public SessionOwner {
     try {
       error_code ignored;
       socket.set_option(tcp::no_delay(true), ignored);
-      if (AtCapacity()) {
-        Refuse(std::move(socket));
+      std::string client = ConnectionAdmission::ClientOf(socket);
+      if (!admission_.Admit(client)) {
+        if (admission_.refused() % 1000 == 1) {
+          LOG_WARN(
+              "HTTP server on port {}: at its connection cap ({} in all, {} per client); "
+              "refusing new ones ({} so far)",
+              port_, options_.max_connections, options_.max_connections_per_client,
+              admission_.refused());
+        }
+        RefuseConnection(std::move(socket), ssl_ctx_.has_value());
       } else if (ssl_ctx_) {
-        StartSession<true>(std::move(socket));
+        StartSession<true>(std::move(socket), std::move(client));
       } else {
-        StartSession<false>(std::move(socket));
+        StartSession<false>(std::move(socket), std::move(client));
       }
     } catch (const std::exception& e) {
       LOG_ERROR("dropping a new connection: {}", e.what());
@@ -1345,50 +1357,17 @@ class ServerImpl final : public HttpServer, public SessionOwner {
     DoAccept();
   }
 
-  bool AtCapacity() const {
-    MutexLock lock(mu_);
-    return sessions_.size() >= options_.max_connections;
-  }
-
-  // Over the connection cap: a short answer without blocking, then close. Over TLS the client
-  // sees a failed handshake instead; either way it learns quickly.
-  void Refuse(tcp::socket socket) {
-    static const std::string kBusy = [] {
-      std::string out;
-      AppendStatusLine(out, 503);
-      out +=
-          "Content-Type: text/plain; charset=utf-8\r\nContent-Length: 21\r\nRetry-After: "
-          "1\r\nConnection: close\r\n\r\ntoo many connections\n";
-      return out;
-    }();
-    if (refused_++ % 1000 == 0) {
-      LOG_WARN("HTTP server on port {}: at {} connections; refusing new ones ({} so far)", port_,
-               options_.max_connections, refused_);
-    }
-    error_code ignored;
-    socket.non_blocking(true, ignored);
-    if (!ssl_ctx_) {
-      // Read what the request already sent, so that closing does not turn into a reset that
-      // destroys the answer before the client reads it.
-      char sink[4096];
-      for (int i = 0; i < 16; ++i) {
-        error_code ec;
-        if (socket.read_some(asio::buffer(sink), ec) == 0 || ec) break;
-      }
-      socket.write_some(asio::buffer(kBusy), ignored);
-    }
-    socket.shutdown(tcp::socket::shutdown_send, ignored);
-    socket.close(ignored);
-  }
-
   template <bool kTls>
-  void StartSession(tcp::socket socket) {
+  void StartSession(tcp::socket socket, std::string client) {
     auto session = std::make_shared<Session<kTls>>(this, config_, std::move(socket),
                                                    ssl_ctx_ ? &*ssl_ctx_ : nullptr);
     {
       MutexLock lock(mu_);
-      if (stopping_.load()) return;  // the socket closes with the session
-      sessions_.emplace(session.get(), session);
+      if (stopping_.load()) {  // the socket closes with the session
+        admission_.Release(client);
+        return;
+      }
+      sessions_.emplace(session.get(), Open{session, std::move(client)});
     }
     session->Start();
   }
@@ -1401,13 +1380,17 @@ class ServerImpl final : public HttpServer, public SessionOwner {
   tcp::acceptor acceptor_;
   asio::steady_timer accept_retry_;
   uint16_t port_ = 0;
-  uint64_t refused_ = 0;  // on the acceptor's strand
+  ConnectionAdmission admission_{options_.max_connections, options_.max_connections_per_client};
 
   mutable Mutex mu_;
   CondVar drained_;
   bool stopped_ GUARDED_BY(mu_) = false;
   std::atomic<bool> stopping_{false};  // set under mu_; read without it by stopping()
-  std::unordered_map<SessionBase*, std::weak_ptr<SessionBase>> sessions_ GUARDED_BY(mu_);
+  struct Open {
+    std::weak_ptr<SessionBase> session;
+    std::string client;  // ClientOf its socket
+  };
+  std::unordered_map<SessionBase*, Open> sessions_ GUARDED_BY(mu_);
   // Not guarded: filled by Init(), joined and cleared by the one Stop() that gets past stopped_.
   std::vector<std::thread> threads_;
 };

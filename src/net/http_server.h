@@ -13,12 +13,14 @@
 // the handler's answer with body_too_large when the Content-Length is over the limit, a
 // Handler::CheckHead refusal); a head over 1 MiB, or a field (trailers too) over 64 KiB: 431.
 //
-// Limits: at most Options::max_connections connections are open; one beyond gets a short 503 and
-// is closed at once. A request's head must arrive within read_header_timeout and the whole
-// request within read_timeout, both from its first byte (the first request: from the
-// connection's start, so a new connection that sends nothing is closed after the smallest of
-// the three timeouts); otherwise the client gets 408 and the connection is closed. Waiting for
-// the next request on a kept-alive connection is bounded by idle_timeout.
+// Limits: at most Options::max_connections connections are open, and at most
+// max_connections_per_client from one client (its IP address; an IPv4-mapped IPv6 address counts
+// as the IPv4 one); one beyond either gets a short 503 and is closed at once. A request's head must
+// arrive within read_header_timeout and the whole request within read_timeout, both from its first
+// byte (the first request: from the connection's start, so a new connection that sends nothing is
+// closed after the smallest of the three timeouts); otherwise the client gets 408 and the
+// connection is closed. Waiting for the next request on a kept-alive connection is bounded by
+// idle_timeout.
 //
 // WebSocket (net/websocket.h): a handler may turn a request that asks for an upgrade into a
 // WebSocket with ResponseWriter::AcceptWebSocket, once the request has passed CheckHead like any
@@ -120,6 +122,11 @@ class HttpServer {
     // soft open-file limit of 1024, leaving descriptors for the store, the cluster client and
     // the other listeners of the process when a flood reaches the cap; raise both together.
     size_t max_connections = 512;
+    // Open connections of one client (IP address) at most: one client's sockets, idle or not,
+    // cannot take the whole of max_connections from everyone else. The cap in force is the
+    // smaller of this and max_connections. Raise it for a known client that needs many (a
+    // benchmark's watchers, a proxy in front of Steward that all traffic comes through).
+    size_t max_connections_per_client = 256;
     // A request's head must be complete this long after its first byte (Go's ReadHeaderTimeout).
     std::chrono::milliseconds read_header_timeout{std::chrono::seconds(10)};
     // The whole request (head and body) must be read this long after its first byte.

@@ -921,6 +921,40 @@ TEST(HttpServerTest, ConnectionCapRefusesTheNextAndAcceptsAgainAfterOneCloses) {
             (std::vector<std::string>{"GET /one body=", "GET /two body=", "GET /four body="}));
 }
 
+// Regression (issue 34, item 15): the cap was one pool for everyone, so one client's idle
+// sockets (512 of them) refused every other client. One client now gets at most
+// max_connections_per_client; another client (here 127.0.0.2) still connects while it is full.
+TEST(HttpServerTest, OneClientCannotTakeEveryConnection) {
+  RecordingHandler handler;
+  HttpServer::Options options;
+  options.max_connections = 4;
+  options.max_connections_per_client = 2;
+  auto server = StartServer(handler, options);
+  ASSERT_TRUE(server);
+  RawConnection first(server->port()), second(server->port());
+  ASSERT_TRUE(first.connected() && second.connected());
+  ASSERT_TRUE(WaitUntil([&] { return server->connection_count() == 2; }));
+  {
+    RawConnection third(server->port());
+    const std::string reply = third.ReadToEof();
+    EXPECT_EQ(StatusLine(reply), "HTTP/1.1 503 Service Unavailable") << reply;
+  }
+  constexpr uint32_t kOtherClient = 0x7f000002;  // 127.0.0.2
+  RawConnection other(server->port(), kOtherClient);
+  ASSERT_TRUE(other.connected());
+  other.Send("GET /other HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+  EXPECT_EQ(StatusLine(other.ReadToEof()), "HTTP/1.1 200 OK");
+  // The full client's own connections still work, and one closing frees its place.
+  first.Send("GET /one HTTP/1.1\r\nHost: x\r\n\r\n");
+  EXPECT_EQ(StatusLine(first.ReadUntil("handled /one")), "HTTP/1.1 200 OK");
+  second.Send("GET /two HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+  EXPECT_EQ(StatusLine(second.ReadToEof()), "HTTP/1.1 200 OK");
+  ASSERT_TRUE(WaitUntil([&] { return server->connection_count() == 1; }));
+  RawConnection fourth(server->port());
+  fourth.Send("GET /four HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+  EXPECT_EQ(StatusLine(fourth.ReadToEof()), "HTTP/1.1 200 OK");
+}
+
 // TLS
 
 class TlsTest : public ::testing::Test {

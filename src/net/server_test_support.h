@@ -95,10 +95,18 @@ inline std::unique_ptr<HttpClient> MakeClient(uint16_t port, HttpClient::Options
 // A raw blocking TCP connection, for requests the client cannot send.
 class RawConnection {
  public:
-  explicit RawConnection(uint16_t port) {
+  // `source`: the local IPv4 address to connect from (host byte order; any 127.x.y.z works on
+  // Linux's loopback), to stand for another client; 0 lets the kernel choose.
+  explicit RawConnection(uint16_t port, uint32_t source = 0) {
     fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
     timeval tv{10, 0};
     ::setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    if (source != 0) {
+      sockaddr_in local{};
+      local.sin_family = AF_INET;
+      local.sin_addr.s_addr = htonl(source);
+      if (::bind(fd_, reinterpret_cast<sockaddr*>(&local), sizeof local) != 0) return;
+    }
     sockaddr_in addr{};
     addr.sin_family = AF_INET;
     addr.sin_port = htons(port);
