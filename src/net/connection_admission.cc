@@ -4,6 +4,8 @@
 #include <boost/asio/buffer.hpp>
 #include <string_view>
 
+#include "common/log.h"
+
 namespace steward::net {
 
 namespace asio = boost::asio;
@@ -25,11 +27,16 @@ std::string ConnectionAdmission::ClientOf(const tcp::socket& socket) {
   return a.to_string();
 }
 
-bool ConnectionAdmission::Admit(const std::string& client) {
+bool ConnectionAdmission::Admit(const std::string& client, uint16_t port) {
   MutexLock lock(mu_);
   auto it = per_client_.find(client);
   if (open_ >= max_connections_ || (it != per_client_.end() && it->second >= max_per_client_)) {
-    ++refused_;
+    if (refused_++ % 1000 == 0) {
+      LOG_WARN(
+          "HTTP server on port {}: at its connection cap ({} in all, {} per client); refusing new "
+          "ones ({} so far)",
+          port, max_connections_, max_per_client_, refused_);
+    }
     return false;
   }
   ++open_;
@@ -43,11 +50,6 @@ void ConnectionAdmission::Release(const std::string& client) {
   if (it == per_client_.end()) return;
   --open_;
   if (--it->second == 0) per_client_.erase(it);
-}
-
-uint64_t ConnectionAdmission::refused() const {
-  MutexLock lock(mu_);
-  return refused_;
 }
 
 void RefuseConnection(tcp::socket socket, bool tls) {

@@ -24,11 +24,10 @@ class ConnectionAdmission {
   // The client a socket is counted against ("" when it has no peer any more).
   static std::string ClientOf(const boost::asio::ip::tcp::socket& socket);
   // Counts a connection of `client` and returns true, or returns false (nothing counted) when
-  // either cap is reached.
-  bool Admit(const std::string& client) EXCLUDES(mu_);
+  // either cap is reached; the first refusal and every 1,000th after it are logged (a warning
+  // naming the listener's `port` and the caps).
+  bool Admit(const std::string& client, uint16_t port) EXCLUDES(mu_);
   void Release(const std::string& client) EXCLUDES(mu_);
-  // Refused so far (for the rate of the warning the server logs).
-  uint64_t refused() const EXCLUDES(mu_);
 
  private:
   const size_t max_connections_;

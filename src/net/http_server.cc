@@ -1335,14 +1335,7 @@ class ServerImpl final : public HttpServer, public SessionOwner {
       error_code ignored;
       socket.set_option(tcp::no_delay(true), ignored);
       std::string client = ConnectionAdmission::ClientOf(socket);
-      if (!admission_.Admit(client)) {
-        if (admission_.refused() % 1000 == 1) {
-          LOG_WARN(
-              "HTTP server on port {}: at its connection cap ({} in all, {} per client); "
-              "refusing new ones ({} so far)",
-              port_, options_.max_connections, options_.max_connections_per_client,
-              admission_.refused());
-        }
+      if (!admission_.Admit(client, port_)) {
         RefuseConnection(std::move(socket), ssl_ctx_.has_value());
       } else if (ssl_ctx_) {
         StartSession<true>(std::move(socket), std::move(client));
@@ -1359,8 +1352,14 @@ class ServerImpl final : public HttpServer, public SessionOwner {
 
   template <bool kTls>
   void StartSession(tcp::socket socket, std::string client) {
-    auto session = std::make_shared<Session<kTls>>(this, config_, std::move(socket),
-                                                   ssl_ctx_ ? &*ssl_ctx_ : nullptr);
+    std::shared_ptr<Session<kTls>> session;
+    try {
+      session = std::make_shared<Session<kTls>>(this, config_, std::move(socket),
+                                                ssl_ctx_ ? &*ssl_ctx_ : nullptr);
+    } catch (...) {
+      admission_.Release(client);  // never registered: Unregister will not see it
+      throw;
+    }
     {
       MutexLock lock(mu_);
       if (stopping_.load()) {  // the socket closes with the session

@@ -68,8 +68,9 @@ struct Engine::Impl {
         observer(clock, options.expectation_timeout, options.config.namespace_name),
         vault(client, options.config, options.field_manager, s.FeedId()),
         // No enqueue of its own: every commit reaches OnChange (the store's listener, from Start)
-        // before the committing call returns, on this replica and the others; a second Add from
-        // here came after a worker had often taken the key, and cost one more run per intent.
+        // before the committing call returns, on this replica and the others. (With several
+        // replicas both used to enqueue; the second Add often found the key taken by a worker
+        // and cost one more run per intent.)
         intents(s, nullptr, &options.config, &vault) {}
 
   // The project an object belongs to: its label, or for an EndpointSlice its Service's label.
