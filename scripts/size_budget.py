@@ -20,6 +20,9 @@ import re
 import subprocess
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from long_functions import strip_code  # noqa: E402 (comments and literals blanked, lines kept)
+
 ROOTS = ("src/", "bench/", "fuzz/", "tests/")
 # Literal tables: data written as code (schemas, type lists); splitting them explains nothing.
 EXEMPT = {
@@ -41,46 +44,6 @@ def tracked_sources(root):
                           *ROOTS], cwd=root, check=True, capture_output=True, text=True).stdout
     return sorted({p for p in out.split() if p.endswith((".cc", ".h")) and not is_test(p) and
                    p not in EXEMPT and os.path.exists(os.path.join(root, p))})
-
-
-def strip_code(text):
-    """Comments, strings and character literals become spaces (line breaks kept)."""
-    out = []
-    i, n = 0, len(text)
-    while i < n:
-        c = text[i]
-        if text.startswith("//", i):
-            j = text.find("\n", i)
-            j = n if j < 0 else j
-            out.append(" " * (j - i))
-            i = j
-        elif text.startswith("/*", i):
-            j = text.find("*/", i + 2)
-            j = n if j < 0 else j + 2
-            out.append(re.sub(r"[^\n]", " ", text[i:j]))
-            i = j
-        elif text.startswith('R"', i):
-            m = re.match(r'R"([^(\s]*)\(', text[i:])
-            if not m:
-                out.append(c)
-                i += 1
-                continue
-            end = ")" + m.group(1) + '"'
-            j = text.find(end, i + m.end())
-            j = n if j < 0 else j + len(end)
-            out.append(re.sub(r"[^\n]", " ", text[i:j]))
-            i = j
-        elif c in "\"'":
-            j = i + 1
-            while j < n and text[j] != c and text[j] != "\n":
-                j += 2 if text[j] == "\\" else 1
-            j = min(j + 1, n)
-            out.append(" " * (j - i))
-            i = j
-        else:
-            out.append(c)
-            i += 1
-    return "".join(out)
 
 
 # Thread-safety and attribute macros that look like calls on a data member.
