@@ -304,7 +304,8 @@ TEST(ServeConfigTest, ApiHttpLimits) {
   EXPECT_EQ(d->api_watch_window_events, 10000u);
   EXPECT_EQ(d->api_watch_window_bytes, 16u << 20);
   auto c = ParseServeConfig(
-      "api:\n  maxConnections: 2000\n  maxConnectionsPerClient: 1500\n  readHeaderTimeout: 5s\n  readTimeout: 2m\n"
+      "api:\n  maxConnections: 2000\n  maxConnectionsPerClient: 1500\n  readHeaderTimeout: 5s\n  "
+      "readTimeout: 2m\n"
       "  watchWindowEvents: 0\n  watchWindowBytes: 1048576\n");
   ASSERT_TRUE(c.ok()) << c.error().ToString();
   EXPECT_EQ(c->api_max_connections, 2000u);
