@@ -11,6 +11,7 @@
 // 256-byte head limit instead of 1 MiB); byte 2 seeds how the bytes are split into reads; the
 // rest is what one connection receives.
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -36,7 +37,8 @@ void CheckRequest(const HttpRequest& r, const RequestFramer& framer,
                   const RequestFramer::Limits& limits, bool too_large) {
   FUZZ_CHECK(!r.method.empty());
   FUZZ_CHECK(!r.target.empty());
-  FUZZ_CHECK(r.body.size() <= limits.max_body_bytes);
+  const std::optional<size_t> route_limit = limits.body_limit ? limits.body_limit(r) : std::nullopt;
+  FUZZ_CHECK(r.body.size() <= route_limit.value_or(limits.max_body_bytes));
   FUZZ_CHECK(r.body_too_large == too_large);
   if (too_large) {
     FUZZ_CHECK(r.body.empty());
@@ -199,6 +201,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   RequestFramer::Limits limits;
   limits.max_body_bytes = kBodyLimits[data[0] & 3];
   limits.max_header_bytes = (data[0] & 4) ? 256 : 1024 * 1024;
+  // A route with its own body limit, as the embedded API server's pod proxy has.
+  if (data[0] & 8) {
+    const size_t upload = 2 * limits.max_body_bytes + 8;
+    limits.body_limit = [upload](const steward::net::HttpRequest& head) -> std::optional<size_t> {
+      if (head.path.starts_with("/u")) return upload;
+      return std::nullopt;
+    };
+  }
   const uint32_t split_seed = data[1];
   std::string_view bytes = steward::fuzz::AsView(data + 2, size - 2);
 

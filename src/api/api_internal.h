@@ -263,6 +263,8 @@ class Server final : public ApiServer, public net::Handler {
   void Handle(net::HttpRequest request, std::shared_ptr<net::ResponseWriter> writer) override;
   // Refuses a request without the token from its head alone (main listener).
   std::optional<net::HttpResponse> CheckHead(const net::HttpRequest& head) override;
+  // The files routes' limit (maxFileBytes) for them, maxBodyBytes for the rest.
+  std::optional<size_t> BodyLimit(const net::HttpRequest& head) override;
   // Requests of either listener: `probe` for the probe listener (open routes only).
   void Dispatch(net::HttpRequest request, std::shared_ptr<net::ResponseWriter> writer, bool probe);
 
@@ -432,8 +434,6 @@ class Server final : public ApiServer, public net::Handler {
   std::optional<ErrorAnswer> AuthError(const net::HttpRequest& request, const Route* route,
                                        bool probe) const;
   bool Authorized(const net::HttpRequest& request) const;
-  // 413 for a head whose Content-Length is over the limit of the route it reaches.
-  std::optional<ErrorAnswer> HeadTooLarge(const net::HttpRequest& head, const Route* route) const;
 
   ApiOptions options_;
   ApiDeps deps_;

@@ -167,9 +167,9 @@ Status Server::Init() {
 
   net::HttpServer::Options http = options_.http;
   // The server hands a request over the limit to Handle (body_too_large) without reading its
-  // body, and sends no "100 Continue" for it: ours is the limit. The files routes take larger
-  // bodies; CheckHead refuses a larger Content-Length on every other route from the head.
-  http.max_body_bytes = std::max(options_.max_body_bytes, options_.max_file_bytes);
+  // body, and sends no "100 Continue" for it: ours is the limit, per route (BodyLimit: the
+  // files routes take larger bodies).
+  http.max_body_bytes = options_.max_body_bytes;
   auto started = net::HttpServer::Start(http, *this);
   if (!started.ok()) {
     Stop();
@@ -323,22 +323,11 @@ std::optional<ErrorAnswer> Server::AuthError(const net::HttpRequest& request, co
                        : "an Authorization: Bearer <token> header is required");
 }
 
-std::optional<ErrorAnswer> Server::HeadTooLarge(const net::HttpRequest& head,
-                                                const Route* route) const {
-  // The server's limit is the files routes' one; every other route refuses a larger
-  // Content-Length here, before the body is read. (A chunked body without one is read up to the
-  // server's limit and refused by Dispatch.)
-  if (route != nullptr && route->large_body) return std::nullopt;
-  std::string_view length = head.headers.Get("Content-Length");
-  if (length.empty()) return std::nullopt;
-  uint64_t n = 0;
-  for (char c : length) {
-    if (c < '0' || c > '9' || n > (uint64_t{1} << 60)) return std::nullopt;  // framing's to judge
-    n = n * 10 + static_cast<uint64_t>(c - '0');
-  }
-  if (n <= options_.max_body_bytes) return std::nullopt;
-  return MakeError(413, "BodyTooLarge",
-                   "the body is over " + std::to_string(options_.max_body_bytes) + " bytes");
+std::optional<size_t> Server::BodyLimit(const net::HttpRequest& head) {
+  std::optional<std::vector<std::string>> segments;
+  std::vector<std::string> params;
+  const Route* route = Resolve(head, /*probe=*/false, &segments, &params);
+  return route != nullptr && route->large_body ? options_.max_file_bytes : options_.max_body_bytes;
 }
 
 std::optional<net::HttpResponse> Server::CheckHead(const net::HttpRequest& head) {
@@ -347,7 +336,6 @@ std::optional<net::HttpResponse> Server::CheckHead(const net::HttpRequest& head)
   std::vector<std::string> params;
   const Route* route = Resolve(head, /*probe=*/false, &segments, &params);
   auto refused = AuthError(head, route, /*probe=*/false);
-  if (!refused) refused = HeadTooLarge(head, route);
   if (!refused) return std::nullopt;
   Call call;
   call.request.method = head.method;

@@ -78,15 +78,20 @@ class InstanceApiTest : public steward::api::testing::ApiFixture {
  protected:
   void SetUp() override {
     ApiFixture::SetUp();
+    counting_ = std::make_unique<CountingCalls>(*instance_);
+    RestartApi(kFileLimit);
+  }
+
+  // Replaces the fixture's API server by one with these limits that counts instance calls.
+  void RestartApi(size_t file_limit) {
     api_->Stop();
     api_.reset();
-    counting_ = std::make_unique<CountingCalls>(*instance_);
     ApiOptions o;
     o.token = kToken;
     o.keepalive = milliseconds(100);
     o.workers = 4;
     o.max_body_bytes = kBodyLimit;
-    o.max_file_bytes = kFileLimit;
+    o.max_file_bytes = file_limit;
     o.resources_poll = milliseconds(200);
     o.restart_per_pod = seconds(20);
     ApiDeps d;
@@ -171,6 +176,25 @@ TEST_F(InstanceApiTest, FilesListUploadRenameMkdirAndDelete) {
   EXPECT_EQ(Body(del)["deleted"], true);
   ExpectError(Do("GET", f + "/docs"), 404, "NotFound", "", "docs");
   ExpectError(Do("DELETE", f + "/docs"), 404, "NotFound", "", "docs");
+}
+
+// Regression (hardening round 2, item 11): uploads between the cluster's 3 MiB object limit and
+// maxFileBytes were refused by the embedded API server's pod proxy and answered 400, as if the
+// caller were wrong. They reach the pod; a limit met on the way (here the proxy's own 64 MiB) is
+// a 502 naming it.
+TEST_F(InstanceApiTest, UploadsOverTheClustersObjectLimitReachThePodAndALimitOnTheWayIs502) {
+  RestartApi(80 * 1024 * 1024);
+  StartProject("alpha");
+  const std::string f = "/v1/projects/alpha/files";
+  const std::string bytes(10 * 1024 * 1024, 'b');
+  auto up = Upload(f + "/ten.bin", bytes);
+  ASSERT_EQ(up.status, 201) << up.body;
+  EXPECT_EQ(Body(up)["size"], bytes.size());
+  auto list = Do("GET", f);
+  ASSERT_EQ(list.status, 200) << list.body;
+  EXPECT_THAT(list.body, HasSubstr(R"("size":10485760)"));
+  ExpectError(Upload(f + "/over.bin", std::string(65 * 1024 * 1024, 'o')), 502, "InstanceError", "",
+              "limit is 67108864");
 }
 
 TEST_F(InstanceApiTest, BadFileRequestsAreRefusedBeforeAnyPodIsAsked) {

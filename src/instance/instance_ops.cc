@@ -427,11 +427,17 @@ InstanceOps::Reply InstanceOps::CallProxyOnce(const Pod& pod, const Request& req
   if (!Is2xx(response->status) && IsApiServerStatus(response->body)) {
     kube::ApiError e =
         kube::ApiErrorFromResponse(response->status, response->body, response->headers);
-    if (response->status == 404 || response->status >= 500) {
+    if (response->status == 404 || response->status == 429 || response->status >= 500) {
       reply.failure = Unavailable("pod " + pod.name + ": " + e.message);
       reply.api_server_5xx = response->status >= 500;
     } else {
-      reply.failure = Status(e.code, "pod " + pod.name + ": " + e.ToString());
+      // The request was checked before it was sent: the API server refusing to pass it on
+      // (its body limit: 413; Steward's own credentials: 401/403) is a limit met on the way,
+      // not the caller's fault, and is answered as a bad gateway naming it.
+      reply.failure =
+          OutOfRange("pod " + pod.name + ": the cluster's API server did not pass " + req.method +
+                     " " + req.path + " (" + std::to_string(req.body.size()) +
+                     " body bytes) on to the pod: " + e.ToString());
     }
     return reply;
   }

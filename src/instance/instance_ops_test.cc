@@ -1021,6 +1021,40 @@ TEST_F(InstanceOpsTest, ProxyFilesAndResourcesReachTheLauncherStandIn) {
   EXPECT_EQ((*resources)["count"], (*resources)["resources"].size());
 }
 
+// Regression (hardening round 2, item 11): the embedded API server held pods/proxy bodies to its
+// 3 MiB object limit, so uploads between 3 MiB and maxFileBytes failed, and its 413 came back as
+// the caller's InvalidArgument (400). An upload of 10 MiB now reaches the pod; a body over the
+// proxy's own limit is refused by the API server, which is a bad gateway (502, OutOfRange)
+// naming that limit, not the caller's fault.
+TEST_F(InstanceOpsTest, ProxyUploadsPassTheObjectLimitAndAnApiServerRefusalIsNotTheCallers) {
+  std::string service = CreateProject("pfile02", "files-big", 1);
+  WaitReady(service, 1);
+  InstanceOps ops = Ops();
+  auto multipart = [](const std::string& content) {
+    return "--XyZ\r\nContent-Disposition: form-data; name=\"file\"; filename=\"big.bin\"\r\n"
+           "Content-Type: application/octet-stream\r\n\r\n" +
+           content + "\r\n--XyZ--\r\n";
+  };
+  const std::string content(10 * 1024 * 1024, 'b');
+  FileRequest upload{"POST", "big.bin", multipart(content), "multipart/form-data; boundary=XyZ"};
+  auto uploaded = ops.Files(service, upload, 1 << 20);
+  ASSERT_TRUE(uploaded.ok()) << uploaded.error().ToString();
+  EXPECT_EQ(uploaded->status, 201) << uploaded->body;
+  FileRequest list{"GET", "", "", ""};
+  auto listed = ops.Files(service, list, 1 << 20);
+  ASSERT_TRUE(listed.ok()) << listed.error().ToString();
+  EXPECT_THAT(listed->body, HasSubstr(R"("name":"big.bin")"));
+  EXPECT_THAT(listed->body, HasSubstr(R"("size":10485760)"));
+
+  FileRequest over{"POST", "over.bin", multipart(std::string(64 * 1024 * 1024, 'o')),
+                   "multipart/form-data; boundary=XyZ"};
+  auto refused = ops.Files(service, over, 1 << 20);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().code(), StatusCode::kOutOfRange) << refused.error().ToString();
+  EXPECT_THAT(refused.error().message(), HasSubstr("limit is 67108864"));
+  EXPECT_THAT(refused.error().message(), HasSubstr("did not pass POST"));
+}
+
 TEST_F(InstanceOpsTest, DirectResourcesMergeEveryPodByTs) {
   FakeLauncher a([](const net::HttpRequest&) {
     return Answer(

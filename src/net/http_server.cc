@@ -1185,6 +1185,16 @@ class ServerImpl final : public HttpServer, public SessionOwner {
         accept_retry_(acceptor_.get_executor()) {
     config_.handler = &handler;
     config_.limits.max_body_bytes = options.max_body_bytes;
+    config_.limits.body_limit = [h = &handler](const HttpRequest& head) -> std::optional<size_t> {
+      try {
+        return h->BodyLimit(head);
+      } catch (const std::exception& e) {
+        LOG_ERROR("HTTP handler threw in BodyLimit: {}", e.what());
+      } catch (...) {
+        LOG_ERROR("HTTP handler threw in BodyLimit");
+      }
+      return std::nullopt;  // the server's limit
+    };
     config_.idle_timeout = options.idle_timeout;
     config_.read_header_timeout = options.read_header_timeout;
     config_.read_timeout = options.read_timeout;

@@ -101,6 +101,15 @@ class Handler {
     (void)head;
     return std::nullopt;
   }
+  // The most body bytes this request may carry, decided from its head (`head` as for CheckHead)
+  // before CheckHead and before a body byte is read; nullopt: Options::max_body_bytes. A larger
+  // body is not read: Handle gets the request with body_too_large set. A route that takes
+  // uploads allows more here than the rest of the handler. Runs on an I/O thread and must not
+  // block.
+  virtual std::optional<size_t> BodyLimit(const HttpRequest& head) {
+    (void)head;
+    return std::nullopt;
+  }
 };
 
 struct TlsConfig {
@@ -114,6 +123,7 @@ class HttpServer {
     std::string host = "127.0.0.1";
     uint16_t port = 0;  // 0 picks a free port
     std::optional<TlsConfig> tls;
+    // A request's body limit unless Handler::BodyLimit says otherwise.
     size_t max_body_bytes = 3 * 1024 * 1024;  // the Kubernetes API server's limit
     int threads = 2;
     // Idle keep-alive connections are closed after this long.

@@ -39,8 +39,10 @@ void AppendListMembers(std::string_view value, std::vector<std::string_view>* ou
 
 struct RequestFramer::Parser {
   http::request_parser<http::string_body> p;
-  // A chunked body's size as its chunk headers declare it, and the callback that adds to it.
+  // A chunked body's size as its chunk headers declare it, the request's body limit (set once
+  // its head is read) and the callback that holds the one to the other.
   uint64_t declared = 0;
+  uint64_t limit = 0;
   std::function<void(uint64_t, std::string_view, boost::system::error_code&)> on_chunk;
 };
 
@@ -59,20 +61,22 @@ bool RequestFramer::body_follows() const {
 
 void RequestFramer::Begin() {
   parser_ = std::make_unique<Parser>();
-  parser_->p.body_limit(limits_.max_body_bytes);
-  // A chunked body is held to the limit here, by the sizes its chunk headers declare, and not
-  // by Beast: Beast subtracts a chunk's size from its body limit before it parses the chunk's
-  // extensions, and again each time it re-parses a header whose quoted extension has not
-  // arrived whole, so a body within the limit was refused (too large) or not depending on how
-  // its bytes arrived (found by the http_request fuzzer). This is called once per header, after
-  // its extensions parsed.
+  // The body limit depends on the request (Limits::body_limit), so Beast holds none: a
+  // Content-Length is compared with the request's limit once the head is read (Beast reserves
+  // the body only on the next put, never in the call that ends the head), and a chunked body
+  // by the sizes its chunk headers declare. (Beast's limit is the largest value rather than
+  // none until the head is read: it compares a Content-Length with an absent limit as over it.)
+  // Beast's own chunked accounting would not do either: it subtracts a chunk's size from its limit
+  // before it parses the chunk's extensions, and again each time it re-parses a header whose quoted
+  // extension has not arrived whole, so a body within the limit was refused (too large) or not
+  // depending on how its bytes arrived (found by the http_request fuzzer). The callback runs once
+  // per header, after its extensions parsed.
+  parser_->p.body_limit(std::numeric_limits<std::uint64_t>::max());
   Parser* parser = parser_.get();
-  const uint64_t limit = limits_.max_body_bytes;
   // Beast keeps a reference to the callback: it lives in the Parser.
-  parser->on_chunk = [parser, limit](uint64_t size, std::string_view,
-                                     boost::system::error_code& ec) {
+  parser->on_chunk = [parser](uint64_t size, std::string_view, boost::system::error_code& ec) {
     parser->declared += size;
-    if (parser->declared > limit) ec = http::error::body_limit;
+    if (parser->declared > parser->limit) ec = http::error::body_limit;
   };
   parser->p.on_chunk_header(parser->on_chunk);
   // The head limit is enforced in FeedOnce; Beast's own, being split-dependent, stays out of
@@ -154,15 +158,6 @@ size_t RequestFramer::FeedOnce(std::string_view data) {
       Fail(400, "obsolete line folding in the request head");
       return used;
     }
-    // body_limit is raised by the head itself (a Content-Length over the limit), before Beast
-    // marks the header done; the fields are all in the message then.
-    if (ec == http::error::body_limit) {
-      too_large_ = true;
-      if (!AcceptHead()) return used;
-      BuildHead();
-      state_ = State::kBodyTooLarge;
-      return used;
-    }
     if (ec == http::error::header_limit ||
         (capped && !p.is_header_done() && (!ec || ec == http::error::need_more))) {
       Fail(431, "request header fields too large");
@@ -177,6 +172,18 @@ size_t RequestFramer::FeedOnce(std::string_view data) {
     if (p.chunked()) p.body_limit(boost::none);  // held by the chunk header callback instead
     if (!AcceptHead()) return used;
     BuildHead();
+    const std::optional<size_t> limit =
+        limits_.body_limit ? limits_.body_limit(request_) : std::nullopt;
+    parser_->limit = limit.value_or(limits_.max_body_bytes);
+    if (!p.chunked() && p.content_length().value_or(0) > parser_->limit) {
+      // The body stays unread: the connection cannot be reused.
+      too_large_ = true;
+      request_.body_too_large = true;
+      framing_.keep_alive = false;
+      expects_continue_ = false;
+      state_ = State::kBodyTooLarge;
+      return used;
+    }
     state_ = State::kHead;
     return used;
   }

@@ -8,8 +8,9 @@
 //              says whether the client waits for "100 Continue". Feed() on for the body (also
 //              with no bytes: a bodyless request then completes).
 //   kComplete  TakeRequest() gives the request; bytes left over belong to the next request.
-//   kBodyTooLarge  the body exceeds max_body_bytes (known from Content-Length or while
-//              reading a chunked body): TakeRequest() gives the request with an empty body and
+//   kBodyTooLarge  the body exceeds the request's body limit (known from Content-Length once
+//              the head is read, or while reading a chunked body; see Limits::body_limit):
+//              TakeRequest() gives the request with an empty body and
 //              body_too_large set. The rest of the body is unread: the connection cannot be
 //              reused.
 //   kError     the request is refused: answer error_status() with error_message() and close
@@ -26,7 +27,9 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -43,8 +46,13 @@ bool ValidHostValue(std::string_view value);
 class RequestFramer {
  public:
   struct Limits {
+    // The body limit of a request for which body_limit is unset or answers nullopt.
     size_t max_body_bytes = 3 * 1024 * 1024;
     size_t max_header_bytes = 1024 * 1024;  // Go's default, kept by the Kubernetes API server
+    // Decides one request's body limit from its accepted head (the request without its body),
+    // before a body byte is read: a route that takes uploads may allow more than the rest. Must
+    // not throw.
+    std::function<std::optional<size_t>(const HttpRequest& head)> body_limit;
   };
   enum class State { kNeedMore, kHead, kComplete, kBodyTooLarge, kError };
 

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -209,6 +210,53 @@ TEST(RequestFramerTest, AChunkExtensionArrivingInPiecesIsReadAsWhole) {
     EXPECT_EQ(Frame(fits, piece, small), (Lines{"POST /x abcd0123456789ab", "need-more"})) << piece;
     EXPECT_EQ(Frame(over, piece, small), (Lines{"POST /x  too-large"})) << piece;
   }
+}
+
+// A route may allow a larger body than the rest (the embedded API server's pod proxy carries
+// uploads over its 3 MiB object limit): the limit is decided from the head, per request, and
+// holds Content-Length and chunked bodies alike, in any pieces; other requests on the same
+// connection keep the default.
+TEST(RequestFramerTest, EachRequestsBodyLimitIsDecidedFromItsHead) {
+  RequestFramer::Limits limits;
+  limits.max_body_bytes = 4;
+  std::vector<std::string> asked;
+  limits.body_limit = [&asked](const HttpRequest& head) -> std::optional<size_t> {
+    asked.push_back(head.path);
+    if (head.path == "/upload") return 10;
+    return std::nullopt;
+  };
+  const std::string ten(10, 'u');
+  const std::string fits =
+      "PUT /upload HTTP/1.1\r\nHost: h\r\nContent-Length: 10\r\n\r\n" + ten +
+      "POST /upload HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n6\r\nuuuuuu\r\n"
+      "4\r\nuuuu\r\n0\r\n\r\n"
+      "PUT /other HTTP/1.1\r\nHost: h\r\nContent-Length: 4\r\n\r\nabcd";
+  for (size_t piece : {fits.size(), size_t{1}, size_t{5}}) {
+    asked.clear();
+    EXPECT_EQ(Frame(fits, piece, limits),
+              (Lines{"PUT /upload " + ten, "POST /upload " + ten, "PUT /other abcd", "need-more"}))
+        << piece;
+    EXPECT_EQ(asked, (std::vector<std::string>{"/upload", "/upload", "/other"})) << piece;
+  }
+  const std::string over_length =
+      "PUT /upload HTTP/1.1\r\nHost: h\r\nContent-Length: 11\r\n\r\n" + ten + "u";
+  const std::string over_chunks =
+      "PUT /upload HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n6\r\nuuuuuu\r\n"
+      "5\r\nuuuuu\r\n0\r\n\r\n";
+  const std::string other_over =
+      "PUT /other HTTP/1.1\r\nHost: h\r\nContent-Length: 5\r\nExpect: 100-continue\r\n\r\n"
+      "abcde";
+  for (size_t piece : {size_t{1000}, size_t{1}, size_t{3}}) {
+    EXPECT_EQ(Frame(over_length, piece, limits), (Lines{"PUT /upload  too-large"})) << piece;
+    EXPECT_EQ(Frame(over_chunks, piece, limits), (Lines{"PUT /upload  too-large"})) << piece;
+    // Too large from its head: no "100 Continue" is promised.
+    EXPECT_EQ(Frame(other_over, piece, limits), (Lines{"PUT /other  too-large"})) << piece;
+  }
+  // A length no allocation could hold is refused from the head, never reserved.
+  EXPECT_EQ(Frame("PUT /upload HTTP/1.1\r\nHost: h\r\nContent-Length: 18446744073709551615"
+                  "\r\n\r\n",
+                  100, limits),
+            (Lines{"PUT /upload  too-large"}));
 }
 
 // Regression (item 14): a trailer field over Beast's 64 KiB field limit escaped as a

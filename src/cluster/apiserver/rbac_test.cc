@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <memory>
 #include <string>
 
@@ -203,6 +204,40 @@ TEST_F(RbacTest, ClusterRolesSubresourcesWildcardsAndResourceNames) {
   Bind("other", "all-sas", "ClusterRole", "reader",
        Json::array({{{"kind", "Group"}, {"name", "system:serviceaccounts:steward"}}}));
   EXPECT_EQ(Do(other, "GET", "/api/v1/namespaces/other/pods/p").status, 404);
+}
+
+// Regression: the proxy subresources were handed to the proxy before authorization, so any
+// ServiceAccount token reached every pod and Service. They are authorized as kube-apiserver does:
+// pods/proxy or services/proxy, the verb from the HTTP method.
+TEST_F(RbacTest, ProxySubresourcesNeedTheirOwnPermission) {
+  std::atomic<int> proxied{0};
+  rest_->SetProxy([&proxied](const std::string&, const std::string&, const std::string&,
+                             const std::string&, const net::HttpRequest&,
+                             std::shared_ptr<net::ResponseWriter> writer) {
+    ++proxied;
+    writer->Send(net::HttpResponse{200, {}, "from the pod"});
+  });
+  const std::string token = ServiceAccountToken();
+  const std::string pod = "/api/v1/namespaces/steward/pods/p:1880/proxy/flowforge/info";
+  const std::string svc = "/api/v1/namespaces/steward/services/web/proxy/";
+  Json denied = DoJson(token, "GET", pod, nullptr, 403);
+  EXPECT_THAT(denied.value("message", ""), HasSubstr("cannot get resource \"pods/proxy\""));
+  EXPECT_EQ(Do(token, "POST", svc).status, 403);
+  EXPECT_EQ(proxied.load(), 0);
+  // Reading pods is not proxying to them.
+  CreateRole("steward", "pods", {{{"apiGroups", {""}}, {"resources", {"pods"}}, {"verbs", {"*"}}}});
+  Bind("steward", "pods", "Role", "pods", Sa("steward", "steward"));
+  EXPECT_EQ(Do(token, "GET", pod).status, 403);
+  CreateRole("steward", "proxy",
+             {{{"apiGroups", {""}}, {"resources", {"pods/proxy"}}, {"verbs", {"get"}}}});
+  Bind("steward", "proxy", "Role", "proxy", Sa("steward", "steward"));
+  auto got = Do(token, "GET", pod);
+  EXPECT_EQ(got.status, 200);
+  EXPECT_EQ(got.body, "from the pod");
+  EXPECT_EQ(Do(token, "POST", pod).status, 403);  // create is another verb
+  EXPECT_EQ(Do(token, "GET", svc).status, 403);   // and services/proxy another resource
+  EXPECT_EQ(proxied.load(), 1);
+  EXPECT_EQ(Do(kAdmin, "POST", svc).status, 200);
 }
 
 TEST_F(RbacTest, ABindingToAMissingRoleSaysSoAndDeletingTheServiceAccountRevokesItsTokens) {

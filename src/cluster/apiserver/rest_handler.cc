@@ -721,6 +721,25 @@ std::optional<net::HttpResponse> RestHandler::CheckHead(const net::HttpRequest& 
   return resp;
 }
 
+std::optional<size_t> RestHandler::BodyLimit(const net::HttpRequest& head) {
+  return ProxyPath(head.path) ? options_.max_proxy_body_bytes : options_.max_body_bytes;
+}
+
+bool RestHandler::ProxyPath(std::string_view path) {
+  constexpr std::string_view kPrefix = "/api/v1/namespaces/";
+  if (!path.starts_with(kPrefix)) return false;
+  path.remove_prefix(kPrefix.size());
+  std::vector<std::string_view> parts;  // namespace, resource, name, subresource
+  for (size_t pos = 0; parts.size() < 4;) {
+    const size_t slash = path.find('/', pos);
+    parts.push_back(path.substr(pos, slash == std::string_view::npos ? slash : slash - pos));
+    if (slash == std::string_view::npos) break;
+    pos = slash + 1;
+  }
+  return parts.size() == 4 && !parts[0].empty() && !parts[2].empty() &&
+         (parts[1] == "pods" || parts[1] == "services") && parts[3] == "proxy";
+}
+
 bool RestHandler::OpenPath(std::string_view path) {
   return path == "/healthz" || path == "/livez" || path == "/readyz" || path == "/version" ||
          path == "/version/";
@@ -731,7 +750,8 @@ void RestHandler::Serve(Request& req) {
   const std::string& path = http.path;
   if (http.body_too_large) {
     req.record.verb = AsciiLower(http.method);
-    RespondError(req, TooLargeError("Request entity too large: limit is 3145728"));
+    const size_t limit = *BodyLimit(http);
+    RespondError(req, TooLargeError("Request entity too large: limit is " + std::to_string(limit)));
     return;
   }
   // Health and version are open to anonymous clients, as on a default API server.
@@ -942,6 +962,9 @@ bool RestHandler::ParseResourcePath(Request& req, const std::vector<std::string>
 void RestHandler::ServeResource(Request& req) {
   if (!ResolveVerb(req)) return;
   if (req.verb == "proxy") {
+    // pods/proxy and services/proxy are authorized as any subresource (the verb from the
+    // HTTP method): a token without them reaches no pod.
+    if (!AuthorizeResource(req)) return;
     ServeProxy(req);
     return;
   }

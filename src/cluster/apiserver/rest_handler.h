@@ -52,6 +52,13 @@ class RestHandler final : public net::Handler {
     // Interval between BOOKMARK events on watches that allow them.
     std::chrono::milliseconds bookmark_interval{std::chrono::seconds(10)};
     int dispatcher_threads = 2;
+    // Request bodies: kube-apiserver's limit for what it decodes (3 MiB, answered 413), and
+    // for the bodies of services/pods .../proxy requests, which a real API server streams to
+    // the pod with no limit of its own. This one holds a proxied body in memory: 64 MiB lets
+    // through every upload Steward's file API takes (32 MiB at most) and bounds what one
+    // authenticated request can make it hold.
+    size_t max_body_bytes = 3 * 1024 * 1024;
+    size_t max_proxy_body_bytes = 64 * 1024 * 1024;
   };
 
   // Proxy subresources: kind is "services" or "pods"; `name_port` as in the URL ("web",
@@ -69,6 +76,8 @@ class RestHandler final : public net::Handler {
   // Refuses a request without a valid token (401) from its head: before its body is read or
   // "100 Continue" sent, as kube-apiserver's authentication filter does.
   std::optional<net::HttpResponse> CheckHead(const net::HttpRequest& head) override;
+  // Options::max_proxy_body_bytes for a proxy subresource, max_body_bytes for the rest.
+  std::optional<size_t> BodyLimit(const net::HttpRequest& head) override;
   void SetProxy(ProxyFn proxy);
   // Extra lines appended to /metrics (set before serving).
   void SetMetricsSource(std::function<std::string()> source);
@@ -85,6 +94,8 @@ class RestHandler final : public net::Handler {
   void Serve(Request& req);
   // Health and version: open to anonymous clients.
   static bool OpenPath(std::string_view path);
+  // /api/v1/namespaces/NS/{pods,services}/NAME/proxy[/...]
+  static bool ProxyPath(std::string_view path);
   // Starts the request's timing and log record.
   void Begin(Request& req);
   void ServeRootPaths(Request& req);  // GET /: the list of served paths

@@ -32,6 +32,12 @@ class CountingHandler final : public net::Handler {
     ++count_;
     inner_.Handle(std::move(request), std::move(writer));
   }
+  std::optional<net::HttpResponse> CheckHead(const net::HttpRequest& head) override {
+    return inner_.CheckHead(head);
+  }
+  std::optional<size_t> BodyLimit(const net::HttpRequest& head) override {
+    return inner_.BodyLimit(head);
+  }
   int count() const { return count_.load(); }
 
  private:
@@ -429,6 +435,60 @@ TEST_F(RestHandlerTest, BodiesAtTheLimitAreServed) {
                             ContentType("application/json-patch+json"));
   ASSERT_TRUE(jp.ok());
   EXPECT_EQ(jp->status, 200) << jp->body;
+}
+
+// Regression (hardening round 2, item 11): the 3 MiB object limit applied to pods/proxy, which a
+// real API server streams, so a file upload through it over 3 MiB was refused (413, which Steward
+// answered as the caller's 400). A proxied body has its own, larger limit; objects keep theirs;
+// over either, the answer names the limit that applied, from the head, before any body byte.
+TEST_F(RestHandlerTest, ProxiedBodiesHaveTheirOwnLimitAboveTheObjectLimit) {
+  std::atomic<size_t> proxied{0};
+  rest_->SetProxy([&proxied](const std::string&, const std::string&, const std::string&,
+                             const std::string&, const net::HttpRequest& request,
+                             std::shared_ptr<net::ResponseWriter> writer) {
+    proxied = request.body.size();
+    writer->Send(net::HttpResponse{200, {}, std::to_string(request.body.size())});
+  });
+  auto client = Client();
+  const std::string upload(5 * 1024 * 1024, 'u');
+  auto through = client->Request("POST", "/api/v1/namespaces/default/pods/p:8080/proxy/up", upload,
+                                 ContentType("application/octet-stream"));
+  ASSERT_TRUE(through.ok()) << through.status().ToString();
+  EXPECT_EQ(through->status, 200) << through->body;
+  EXPECT_EQ(proxied.load(), upload.size());
+  auto service = client->Request("PUT", "/api/v1/namespaces/default/services/web/proxy", upload,
+                                 ContentType("application/octet-stream"));
+  ASSERT_TRUE(service.ok()) << service.status().ToString();
+  EXPECT_EQ(service->status, 200) << service->body;
+
+  const std::string object = R"({"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"big"},)"
+                             R"("data":{"k":")" +
+                             upload + R"("}})";
+  auto refused = client->Request("POST", "/api/v1/namespaces/default/configmaps", object,
+                                 ContentType("application/json"));
+  ASSERT_TRUE(refused.ok()) << refused.status().ToString();
+  EXPECT_EQ(refused->status, 413);
+  EXPECT_THAT(refused->body, ::testing::HasSubstr("limit is 3145728"));
+  // Not a proxy: a pod named "proxy", a proxy-like subresource of another kind.
+  for (const char* path :
+       {"/api/v1/namespaces/default/pods/proxy", "/api/v1/namespaces/default/configmaps/c/proxy",
+        "/api/v1/namespaces/default/pods/p/proxyx"}) {
+    auto r = client->Request("PUT", path, upload, ContentType("application/json"));
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    EXPECT_EQ(r->status, 413) << path;
+  }
+
+  // Over the proxy's own limit: refused from the head, naming it.
+  net::server_testing::RawConnection raw(server_->port());
+  ASSERT_TRUE(raw.connected());
+  raw.Send(
+      "POST /api/v1/namespaces/default/pods/p/proxy/up HTTP/1.1\r\nHost: h\r\n"
+      "Content-Length: " +
+      std::to_string(64 * 1024 * 1024 + 1) + "\r\n\r\n");
+  const std::string answer = raw.ReadToEof();
+  EXPECT_EQ(answer.rfind("HTTP/1.1 413 ", 0), 0u) << answer;
+  EXPECT_THAT(answer, ::testing::HasSubstr("limit is 67108864"));
+  EXPECT_EQ(proxied.load(), upload.size());  // never handed to the proxy
 }
 
 // Regression guard (hardening finding 3): ParseJson now refuses duplicate keys by default; the
