@@ -2,16 +2,12 @@
 //
 // Threading: HttpServer I/O threads only route, authenticate and hand each request to the
 // TaskPool; handlers run on the pool. The store listener (on the committing thread; it never
-// calls the store) completes ?wait= waiters, gives the change the next stream-wide position and
-// renders it once into a StreamEvent (unless no watch stream is open and the replay window is
-// off), that it keeps in the replay window (ring_) and, when any watch stream is open, queues
-// for the fan-out thread ("api-fanout"), which writes it to every matching stream in commit
-// order; Scheduler timers end waits and send keep-alives. So a commit costs one rendering,
-// whatever the number of streams, and a stream whose client does not keep up is ended
-// (SlowConsumer), never waited for.
+// calls the store) completes ?wait= waiters, applies the change to the view and hands it to the
+// WatchHub, which numbers and renders it once and writes it to the watch streams from its own
+// fan-out thread (see WatchHub); Scheduler timers end waits and send keep-alives.
 //
-// Lock order, where several are held: a Stream's mu (only while RegisterStream registers it;
-// otherwise a Stream's mu is taken alone), then ring_mu_, then streams_mu_.
+// Lock order: WatchHub's own (see there); a ResourceStream's mu alone, or resource_streams_mu_
+// alone; wait_mu_ alone.
 #pragma once
 
 #include <atomic>
@@ -213,7 +209,7 @@ struct Stream {
   uint64_t after GUARDED_BY(mu) = 0;
   bool ended GUARDED_BY(mu) = false;
   // Output queued on the connection and not yet sent beyond which the stream is ended with a
-  // SlowConsumer error: Server::stream_pending_limit_ plus the size of the initial snapshot
+  // SlowConsumer error: WatchHub::stream_pending_limit() plus the size of the initial snapshot
   // (written at once, it drains at the client's pace).
   size_t max_pending GUARDED_BY(mu) = 0;
   std::vector<StreamEvent> buffered GUARDED_BY(mu);  // changes seen before `live`
@@ -221,7 +217,7 @@ struct Stream {
   std::map<std::string, int64_t> sent_versions GUARDED_BY(mu);
 };
 
-// How a watch stream begins (Server::RegisterStream).
+// How a watch stream begins (WatchHub::RegisterStream).
 struct WatchStart {
   bool stopping = false;  // the server is stopping: the stream was not registered (and is ended)
   uint64_t at = 0;        // the position the stream starts after (its sync's or resumed's id)
@@ -230,6 +226,137 @@ struct WatchStart {
   std::string reset_message;                       // why `from` cannot be resumed from
   // A resume: the changes after `from` up to `at` that match the stream, in order.
   std::vector<StreamEvent> replay;
+};
+
+// The streams of GET /v1/watch (docs/api.md) and what feeds them: the changes' positions, the
+// replay window a resuming client is served from, the fan-out thread ("api-fanout") that writes
+// each change to every matching stream in commit order, and the keep-alives. Every change is
+// rendered once (Publish), whatever the number of streams; a stream whose client does not keep
+// up is ended (SlowConsumer), never waited for, and a fan-out that falls behind by more than its
+// bound ends every stream (Overloaded) rather than hold memory without bound.
+//
+// Ids are "<feed>.<position>": the store's FeedId() and its position of the change, the same on
+// every replica sharing the store and across restarts.
+//
+// Threading: Publish runs on the store's committing thread (the listener), Serve on the API's
+// pool, the fan-out on its own thread, keep-alives on the scheduler. Lock order, where several
+// are held: a Stream's mu (only while RegisterStream registers it; otherwise a Stream's mu is
+// taken alone), then ring_mu_, then streams_mu_; fanout_mu_ and hook_mu_ alone.
+class WatchHub {
+ public:
+  struct Options {
+    size_t window_events = 0;  // the replay window's bounds (either 0: no window)
+    size_t window_bytes = 0;
+    std::chrono::milliseconds keepalive{15000};
+  };
+  // The current records a snapshot of `s` shows (its filters applied), rendered.
+  using SnapshotFn = std::function<std::vector<ProjectView::ItemPtr>(const Stream& s)>;
+
+  // `pool` (stream removals) and `scheduler` (keep-alives) must outlive the hub.
+  WatchHub(std::string feed, Options options, TaskPool& pool, Scheduler& scheduler,
+           SnapshotFn snapshot);
+  ~WatchHub();
+  WatchHub(const WatchHub&) = delete;
+  WatchHub& operator=(const WatchHub&) = delete;
+
+  // Starts the fan-out thread and the keep-alives. `position`: the store's last position when
+  // the server began to listen (a change delivered before this keeps its own).
+  void Start(uint64_t position) EXCLUDES(ring_mu_);
+  // The store listener's part: gives `change` its position and, unless no stream is open and
+  // the window is off, renders its event (`json`: the record as rendered; unused for a purge),
+  // keeps it in the window and queues it for the fan-out.
+  void Publish(const store::ProjectChange& change, const std::shared_ptr<const std::string>& json)
+      EXCLUDES(ring_mu_, streams_mu_, fanout_mu_);
+  // Serves a stream whose answer has begun (on the pool): registers it, sends its snapshot or
+  // replay (`from`: the Last-Event-ID or since=, "" for none), then it goes live. After Stop(),
+  // ends it at once.
+  void Serve(const std::shared_ptr<Stream>& s, std::string from, bool initial);
+  // The fan-out writes what it has queued and ends; then every open stream ends cleanly (its
+  // last chunk). Idempotent.
+  void Stop() EXCLUDES(fanout_mu_, streams_mu_);
+
+  const std::string& feed() const { return feed_; }
+  // The unsent output beyond which a stream is ended (beyond its snapshot).
+  size_t stream_pending_limit() const { return stream_pending_limit_.load(); }
+
+ private:
+  friend struct ServerTestPeer;
+  friend struct WatchTestPeer;
+
+  // Registers `s` under ring_mu_ and streams_mu_, so that nothing falls between what it is sent
+  // first and what the fan-out hands it: every change up to `at` is in its snapshot (read after
+  // this) or its replay (copied from the window here), every later one reaches it through the
+  // fan-out (buffered until it is live). Sets the stream's mode from `from` and `initial`.
+  WatchStart RegisterStream(const std::shared_ptr<Stream>& s, std::string from, bool initial)
+      EXCLUDES(ring_mu_, streams_mu_, s->mu);
+  // A `reset` (when `start` is a refused resume), the current projects, then `sync` at start.at.
+  void SendSnapshot(const std::shared_ptr<Stream>& s, const WatchStart& start) EXCLUDES(s->mu);
+  // The replay, then `resumed` at start.at.
+  void SendReplay(const std::shared_ptr<Stream>& s, const WatchStart& start) EXCLUDES(s->mu);
+  // Writes what the fan-out buffered during the snapshot or replay and makes the stream live.
+  void GoLiveLocked(const std::shared_ptr<Stream>& s) REQUIRES(s->mu);
+  // Whether `e` passes the stream's filters (project, team, kind).
+  static bool Matches(const Stream& s, const StreamEvent& e);
+  // Runs the test hook, if any (no lock held).
+  void RunWatchHook(std::string_view stage) EXCLUDES(hook_mu_);
+  // Adds a change to the replay window, dropping the oldest beyond the window's bounds.
+  void KeepLocked(StreamEvent e) REQUIRES(ring_mu_);
+  // The fan-out thread: takes every queued event at once and hands each stream its share of
+  // them in one write, in queue (= commit) order. Returns once stopping and the queue is empty.
+  void FanoutLoop() EXCLUDES(fanout_mu_);
+  void FanOut(const std::vector<StreamEvent>& batch) EXCLUDES(streams_mu_);
+  // Ends every open stream with FanoutBehindEvent (after what each has queued).
+  void EndStreamsBehind(size_t queued_bytes) EXCLUDES(streams_mu_);
+  // Adds `e` to `out` unless the stream already showed it (s->mu held); true when added.
+  static bool AppendLocked(Stream& s, const StreamEvent& e, std::string* out) REQUIRES(s.mu);
+  // Writes `text` unless the client has more than s->max_pending bytes unsent, in which case the
+  // stream is ended with a SlowConsumer error (s->mu held); false when the stream has ended.
+  bool SendLocked(const std::shared_ptr<Stream>& s, std::string text) REQUIRES(s->mu);
+  // Writes one piece (s->mu held); false when the client is gone (the stream is then ended).
+  bool WriteLocked(const std::shared_ptr<Stream>& s, std::string text) REQUIRES(s->mu);
+  void KeepAlive() EXCLUDES(streams_mu_);
+  void DropStream(const std::shared_ptr<Stream>& s) EXCLUDES(streams_mu_, s->mu);
+
+  const std::string feed_;
+  const Options options_;
+  TaskPool& pool_;
+  Scheduler& scheduler_;
+  const SnapshotFn snapshot_;
+
+  Mutex ring_mu_;
+  uint64_t position_ GUARDED_BY(ring_mu_) = 0;         // the last change's; 0 = none yet
+  std::deque<StreamEvent> ring_ GUARDED_BY(ring_mu_);  // positions position_ - size + 1 ...
+  size_t ring_bytes_ GUARDED_BY(ring_mu_) = 0;         // their texts' sizes
+
+  Mutex streams_mu_;
+  std::vector<std::shared_ptr<Stream>> streams_ GUARDED_BY(streams_mu_);
+  bool stopping_ GUARDED_BY(streams_mu_) = false;
+
+  // Tests: run by Serve, with no lock held, with "register" just before a stream is registered
+  // and "registered" just after, before its snapshot or replay is sent.
+  Mutex hook_mu_;
+  std::function<void(std::string_view stage)> watch_hook_ GUARDED_BY(hook_mu_);
+
+  // A stream whose client leaves more than this unsent (beyond its snapshot) is ended.
+  static constexpr size_t kStreamPendingLimit = 1 << 20;
+  std::atomic<size_t> stream_pending_limit_{kStreamPendingLimit};  // tests may lower it
+
+  // Store listener → fan-out thread: what the fan-out has not taken yet, which it takes all at
+  // once (a lagging fan-out writes each stream many changes per write). Bounded by the text it
+  // holds: past the bound the queue is dropped, nothing more is queued until the fan-out has
+  // seen that, and it then ends every open stream with an `error` event (Overloaded) — each
+  // client reconnects with its last event id, and the replay window (filled by the listener,
+  // not from this queue) gives it what was dropped — instead of holding memory without bound.
+  static constexpr size_t kFanoutQueueLimit = 64u << 20;
+  std::atomic<size_t> fanout_queue_limit_{kFanoutQueueLimit};  // tests may lower it
+  Mutex fanout_mu_;
+  CondVar fanout_cv_;  // an event was queued, the queue overflowed, or stopping
+  std::vector<StreamEvent> fanout_queue_ GUARDED_BY(fanout_mu_);
+  size_t fanout_queued_bytes_ GUARDED_BY(fanout_mu_) = 0;
+  // The bytes queued when the queue overflowed; 0 when it has not (or the fan-out has seen it).
+  size_t fanout_overflow_bytes_ GUARDED_BY(fanout_mu_) = 0;
+  bool fanout_stop_ GUARDED_BY(fanout_mu_) = false;
+  std::thread fanout_thread_;
 };
 
 // A live resources stream (GET /v1/projects/{p}/resources/stream): every ready pod's
@@ -382,46 +509,16 @@ class Server final : public ApiServer, public net::Handler {
   void FinishWaiter(const std::shared_ptr<Waiter>& w, bool done);
   void SendWaiterAnswer(const std::shared_ptr<Waiter>& w, bool done);
 
-  // Store listener: completes waiters; gives the change the next position, renders it once,
-  // keeps it in the replay window and queues it for the fan-out.
-  void OnChange(const store::ProjectChange& change) EXCLUDES(ring_mu_, streams_mu_, fanout_mu_);
-  // Adds a change to the replay window, dropping the oldest beyond the window's bounds.
-  void KeepLocked(StreamEvent e) REQUIRES(ring_mu_);
+  // Store listener: completes waiters, applies the change to the view (rendering it once), and
+  // hands it to the watch hub.
+  void OnChange(const store::ProjectChange& change);
 
   // GET /v1/watch (watch.cc). The stream the query asks for (`initial` from its query);
   // nullptr after answering 400.
   std::shared_ptr<Stream> NewStream(const CallPtr& call, bool* initial);
-  // Registers `s` under ring_mu_ and streams_mu_, so that nothing falls between what it is sent
-  // first and what the fan-out hands it: every change up to `at` is in its snapshot (read after
-  // this) or its replay (copied from the window here), every later one reaches it through the
-  // fan-out (buffered until it is live). Sets the stream's mode from `from` and `initial`.
-  WatchStart RegisterStream(const std::shared_ptr<Stream>& s, std::string from, bool initial)
-      EXCLUDES(ring_mu_, streams_mu_, s->mu);
-  // A `reset` (when `start` is a refused resume), the current projects, then `sync` at start.at.
-  void SendSnapshot(const std::shared_ptr<Stream>& s, const WatchStart& start) EXCLUDES(s->mu);
-  // The replay, then `resumed` at start.at.
-  void SendReplay(const std::shared_ptr<Stream>& s, const WatchStart& start) EXCLUDES(s->mu);
-  // Writes what the fan-out buffered during the snapshot or replay and makes the stream live.
-  void GoLiveLocked(const std::shared_ptr<Stream>& s) REQUIRES(s->mu);
-  // Whether `e` passes the stream's filters (project, team, kind).
-  static bool Matches(const Stream& s, const StreamEvent& e);
-  // Runs the test hook, if any (no lock held).
-  void RunWatchHook(std::string_view stage) EXCLUDES(hook_mu_);
-  // The fan-out thread: takes every queued event at once and hands each stream its share of
-  // them in one write, in queue (= commit) order. Returns once stopping and the queue is empty.
-  void FanoutLoop() EXCLUDES(fanout_mu_);
-  void FanOut(const std::vector<StreamEvent>& batch) EXCLUDES(streams_mu_);
-  // Ends every open stream with FanoutBehindEvent (after what each has queued).
-  void EndStreamsBehind(size_t queued_bytes) EXCLUDES(streams_mu_);
-  // Adds `e` to `out` unless the stream already showed it (s->mu held); true when added.
-  static bool AppendLocked(Stream& s, const StreamEvent& e, std::string* out) REQUIRES(s.mu);
-  // Writes `text` unless the client has more than s->max_pending bytes unsent, in which case the
-  // stream is ended with a SlowConsumer error (s->mu held); false when the stream has ended.
-  bool SendLocked(const std::shared_ptr<Stream>& s, std::string text) REQUIRES(s->mu);
-  // Writes one piece (s->mu held); false when the client is gone (the stream is then ended).
-  bool WriteLocked(const std::shared_ptr<Stream>& s, std::string text) REQUIRES(s->mu);
-  void KeepAlive() EXCLUDES(streams_mu_);
-  void DropStream(const std::shared_ptr<Stream>& s) EXCLUDES(streams_mu_, s->mu);
+  // The current records a snapshot of `s` shows: from the view when it is caught up, else the
+  // store (or the one project asked for).
+  std::vector<ProjectView::ItemPtr> Snapshot(const Stream& s);
 
   // The route whose pattern has these segments (parameters captured), or nullptr.
   const Route* Match(const std::vector<std::string>& segs, std::vector<std::string>* params) const;
@@ -463,46 +560,11 @@ class Server final : public ApiServer, public net::Handler {
   std::atomic<bool> view_reloading_{false};  // a Load after a gap is queued or running
   CounterFamily* list_sources_ = nullptr;    // lists and snapshots, by where they were read
 
-  // The watch streams' positions and replay window (docs/api.md, GET /v1/watch). Ids are
-  // "<store FeedId>.<store position>": the same change has the same id on every replica sharing
-  // the store and across restarts; an id of another database is recognisable.
-  const std::string feed_;
-  Mutex ring_mu_;
-  uint64_t position_ GUARDED_BY(ring_mu_) = 0;         // the last change's; 0 = none yet
-  std::deque<StreamEvent> ring_ GUARDED_BY(ring_mu_);  // positions position_ - size + 1 ...
-  size_t ring_bytes_ GUARDED_BY(ring_mu_) = 0;         // their texts' sizes
-
-  Mutex streams_mu_;
-  std::vector<std::shared_ptr<Stream>> streams_ GUARDED_BY(streams_mu_);
-
-  // Tests: run by HandleWatch on the pool, with no lock held, with "register" just before a
-  // stream is registered and "registered" just after, before its snapshot or replay is sent.
-  Mutex hook_mu_;
-  std::function<void(std::string_view stage)> watch_hook_ GUARDED_BY(hook_mu_);
+  // GET /v1/watch's streams, their positions, replay window and fan-out (made by Init).
+  std::unique_ptr<WatchHub> hub_;
 
   Mutex resource_streams_mu_;
   std::vector<std::shared_ptr<ResourceStream>> resource_streams_ GUARDED_BY(resource_streams_mu_);
-
-  // A stream whose client leaves more than this unsent (beyond its snapshot) is ended.
-  static constexpr size_t kStreamPendingLimit = 1 << 20;
-  std::atomic<size_t> stream_pending_limit_{kStreamPendingLimit};  // tests may lower it
-
-  // Store listener → fan-out thread: what the fan-out has not taken yet, which it takes all at
-  // once (a lagging fan-out writes each stream many changes per write). Bounded by the text it
-  // holds: past the bound the queue is dropped, nothing more is queued until the fan-out has
-  // seen that, and it then ends every open stream with an `error` event (Overloaded) — each
-  // client reconnects with its last event id, and the replay window (filled by the listener,
-  // not from this queue) gives it what was dropped — instead of holding memory without bound.
-  static constexpr size_t kFanoutQueueLimit = 64u << 20;
-  std::atomic<size_t> fanout_queue_limit_{kFanoutQueueLimit};  // tests may lower it
-  Mutex fanout_mu_;
-  CondVar fanout_cv_;  // an event was queued, the queue overflowed, or stopping
-  std::vector<StreamEvent> fanout_queue_ GUARDED_BY(fanout_mu_);
-  size_t fanout_queued_bytes_ GUARDED_BY(fanout_mu_) = 0;
-  // The bytes queued when the queue overflowed; 0 when it has not (or the fan-out has seen it).
-  size_t fanout_overflow_bytes_ GUARDED_BY(fanout_mu_) = 0;
-  bool fanout_stop_ GUARDED_BY(fanout_mu_) = false;
-  std::thread fanout_thread_;
 };
 
 }  // namespace steward::api

@@ -62,7 +62,7 @@ StatusOr<std::unique_ptr<ApiServer>> ApiServer::Start(ApiOptions options, ApiDep
 }
 
 Server::Server(ApiOptions options, ApiDeps deps)
-    : options_(std::move(options)), deps_(std::move(deps)), feed_(deps_.store->FeedId()) {
+    : options_(std::move(options)), deps_(std::move(deps)) {
   auto add = [this](std::string pattern, std::map<std::string, Method> methods, bool open = false,
                     bool large_body = false) {
     Route r;
@@ -143,19 +143,20 @@ Status Server::Init() {
   pool_ = std::make_unique<TaskPool>(options_.workers);
   scheduler_ = std::make_unique<Scheduler>("api-timers");
 
-  fanout_thread_ = std::thread([this] { FanoutLoop(); });
-  pthread_setname_np(fanout_thread_.native_handle(), "api-fanout");
+  WatchHub::Options hub;
+  hub.window_events = options_.watch_window_events;
+  hub.window_bytes = options_.watch_window_bytes;
+  hub.keepalive = options_.keepalive;
+  hub_ = std::make_unique<WatchHub>(deps_.store->FeedId(), hub, *pool_, *scheduler_,
+                                    [this](const Stream& s) { return Snapshot(s); });
   // Listen first, then read: a change committed between the two is seen by the listener, and
   // the read does not overwrite newer knowledge (versions only move forward).
   listener_handle_ =
       deps_.store->AddListener([this](const store::ProjectChange& change) { OnChange(change); });
   // The streams count in the store's positions (the same on every replica sharing it): a change
-  // delivered before this read already set position_.
+  // delivered before this read already set the hub's position.
   ASSIGN_OR_RETURN(const int64_t last, deps_.store->LastPosition());
-  {
-    MutexLock lock(ring_mu_);
-    if (position_ == 0) position_ = static_cast<uint64_t>(last);
-  }
+  hub_->Start(static_cast<uint64_t>(last));
   // Every record, rendered, for lists and snapshots; changes delivered meanwhile win.
   const auto load_begin = std::chrono::steady_clock::now();
   RETURN_IF_ERROR(view_.Load(*deps_.store));
@@ -163,7 +164,6 @@ Status Server::Init() {
            std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() -
                                                                  load_begin)
                .count());
-  scheduler_->Schedule(options_.keepalive, [this] { KeepAlive(); });
 
   net::HttpServer::Options http = options_.http;
   // The server hands a request over the limit to Handle (body_too_large) without reading its
@@ -205,15 +205,6 @@ void Server::Stop() {
   if (scheduler_) scheduler_->Stop();
   // Waits for a delivery under way.
   if (listener_handle_ >= 0) deps_.store->RemoveListener(listener_handle_);
-  // The fan-out writes what the listener queued, then ends.
-  if (fanout_thread_.joinable()) {
-    {
-      MutexLock lock(fanout_mu_);
-      fanout_stop_ = true;
-    }
-    fanout_cv_.NotifyAll();
-    fanout_thread_.join();
-  }
   // Pending waits answer with the state they last saw.
   std::vector<std::shared_ptr<Waiter>> waiters;
   {
@@ -221,19 +212,8 @@ void Server::Stop() {
     for (auto& [id, w] : waiters_) waiters.push_back(w);
   }
   for (auto& w : waiters) FinishWaiter(w, false);
-  // Watch streams end cleanly (the last chunk), so clients see a finished response.
-  std::vector<std::shared_ptr<Stream>> streams;
-  {
-    MutexLock lock(streams_mu_);
-    streams.swap(streams_);
-  }
-  for (auto& s : streams) {
-    MutexLock lock(s->mu);
-    if (!s->ended) {
-      s->ended = true;
-      s->call->writer->End();
-    }
-  }
+  // The fan-out writes what the listener queued; the watch streams end cleanly.
+  if (hub_) hub_->Stop();
   std::vector<std::shared_ptr<ResourceStream>> resource_streams;
   {
     MutexLock lock(resource_streams_mu_);
@@ -625,74 +605,7 @@ void Server::OnChange(const store::ProjectChange& change) {
     json = std::make_shared<const std::string>(DumpJson(ProjectJson(*change.record)));
   view_.Apply(change, json);
 
-  // Streams: every change gets the next position and is rendered once, with its id, under
-  // ring_mu_. The window then holds exactly what was committed, in order (also what an
-  // overloaded fan-out drops below), and a stream registering under the same lock either counts
-  // this change in its snapshot or replay, or is open when it is queued. With no stream open
-  // and no window, there is nothing to render.
-  StreamEvent e;
-  e.project_id = change.project_id;
-  e.kind = change.record ? change.record->kind
-                         : (change.purged ? change.purged->kind : store::RecordKind::kProject);
-  if (change.record) {
-    e.name = change.record->name;
-    e.team = change.record->team;
-    e.version = change.record->version;
-  } else {
-    e.purged = true;
-    if (change.purged) {
-      e.name = change.purged->name;
-      e.team = change.purged->team;
-      e.version = change.purged->version + 1;
-    }
-  }
-  const bool keep = options_.watch_window_events > 0 && options_.watch_window_bytes > 0;
-  bool streams_open = false;
-  {
-    MutexLock lock(ring_mu_);
-    e.position = static_cast<uint64_t>(change.position);
-    // The store delivers positions one after another; the only gap is before the first change
-    // after this server began to listen. The window holds consecutive positions only.
-    if (e.position != position_ + 1) {
-      ring_.clear();
-      ring_bytes_ = 0;
-    }
-    position_ = e.position;
-    {
-      MutexLock streams_lock(streams_mu_);
-      streams_open = !streams_.empty();
-    }
-    if (!streams_open && !keep) return;
-    const std::string id = EventId(feed_, e.position);
-    e.text = std::make_shared<const std::string>(
-        change.record ? ProjectEvent(change.record->kind, *json, id)
-                      : DeletedEvent(e.project_id, e.name, e.version, id));
-    if (keep) KeepLocked(e);
-  }
-  if (!streams_open) return;
-  std::vector<StreamEvent> dropped;  // freed outside the lock
-  {
-    MutexLock lock(fanout_mu_);
-    if (fanout_overflow_bytes_ > 0) return;  // every stream is about to be ended
-    fanout_queued_bytes_ += e.text->size();
-    fanout_queue_.push_back(std::move(e));
-    if (fanout_queued_bytes_ > fanout_queue_limit_.load()) {
-      fanout_overflow_bytes_ = fanout_queued_bytes_;
-      fanout_queued_bytes_ = 0;
-      dropped.swap(fanout_queue_);
-    }
-  }
-  fanout_cv_.NotifyOne();
-}
-
-void Server::KeepLocked(StreamEvent e) {
-  ring_bytes_ += e.text->size();
-  ring_.push_back(std::move(e));
-  while (!ring_.empty() && (ring_.size() > options_.watch_window_events ||
-                            ring_bytes_ > options_.watch_window_bytes)) {
-    ring_bytes_ -= ring_.front().text->size();
-    ring_.pop_front();
-  }
+  hub_->Publish(change, json);
 }
 
 }  // namespace steward::api

@@ -14,7 +14,7 @@ namespace steward::api {
 // Reaches into the server for what a client cannot see: how many watch streams it holds.
 struct ServerTestPeer {
   static size_t Streams(ApiServer& api) {
-    auto& s = static_cast<Server&>(api);
+    auto& s = *static_cast<Server&>(api).hub_;
     MutexLock lock(s.streams_mu_);
     return s.streams_.size();
   }
@@ -25,19 +25,19 @@ struct ServerTestPeer {
   }
   // For streams opened afterwards.
   static void SetStreamPendingLimit(ApiServer& api, size_t bytes) {
-    static_cast<Server&>(api).stream_pending_limit_ = bytes;
+    static_cast<Server&>(api).hub_->stream_pending_limit_ = bytes;
   }
   static void SetFanoutQueueLimit(ApiServer& api, size_t bytes) {
-    static_cast<Server&>(api).fanout_queue_limit_ = bytes;
+    static_cast<Server&>(api).hub_->fanout_queue_limit_ = bytes;
   }
   // Changes queued for the fan-out that it has not taken yet.
   static size_t FanoutQueued(ApiServer& api) {
-    auto& s = static_cast<Server&>(api);
+    auto& s = *static_cast<Server&>(api).hub_;
     MutexLock lock(s.fanout_mu_);
     return s.fanout_queue_.size();
   }
   static std::shared_ptr<Stream> StreamAt(ApiServer& api, size_t i) {
-    auto& s = static_cast<Server&>(api);
+    auto& s = *static_cast<Server&>(api).hub_;
     MutexLock lock(s.streams_mu_);
     return i < s.streams_.size() ? s.streams_[i] : nullptr;
   }

@@ -97,7 +97,7 @@ ErrorAnswer FileError(const instance::FileAnswer& a, const std::string& what,
   }
 }
 
-bool Is2xx(int status) { return status >= 200 && status < 300; }
+using net::Is2xx;
 
 // What the launcher puts in an HTTP head (a header it sends to the MCP server): a field name
 // is a token (RFC 9110 §5.1), a value has no CR, LF or NUL (§5.5) — which would let a caller end

@@ -147,17 +147,64 @@ void Server::HandleWatch(const CallPtr& call) {
   if (from.empty()) from = std::string(call->request.Query("since"));
   {
     MutexLock lock(s->mu);
-    s->max_pending = stream_pending_limit_.load();
+    s->max_pending = hub_->stream_pending_limit();
     BeginEventStream(call);
   }
+  hub_->Serve(s, std::move(from), initial);
+}
+
+std::vector<ProjectView::ItemPtr> Server::Snapshot(const Stream& s) {
+  // Rendered once per change (the view) or per snapshot (a single project, or the store when
+  // the view lags).
+  std::vector<ProjectView::ItemPtr> snapshot;
+  if (!s.project.empty()) {
+    auto rec = deps_.intents->Find(s.project, s.kind.value_or(store::RecordKind::kProject));
+    if (!rec.ok() && !s.kind) rec = deps_.intents->Find(s.project, store::RecordKind::kAgent);
+    if (rec.ok() && (s.team.empty() || rec->team == s.team)) snapshot.push_back(Rendered(*rec));
+    return snapshot;
+  }
+  store::ListFilter filter;
+  if (!s.team.empty()) filter.team = s.team;
+  filter.kind = s.kind;
+  if (ViewCaughtUp()) return view_.List(filter);
+  auto all = deps_.store->ListProjects(filter);
+  if (all.ok()) {
+    for (const auto& r : *all) snapshot.push_back(Rendered(r));
+  }
+  return snapshot;
+}
+
+// ---- WatchHub ----
+
+WatchHub::WatchHub(std::string feed, Options options, TaskPool& pool, Scheduler& scheduler,
+                   SnapshotFn snapshot)
+    : feed_(std::move(feed)),
+      options_(options),
+      pool_(pool),
+      scheduler_(scheduler),
+      snapshot_(std::move(snapshot)) {}
+
+WatchHub::~WatchHub() { Stop(); }
+
+void WatchHub::Start(uint64_t position) {
+  {
+    MutexLock lock(ring_mu_);
+    if (position_ == 0) position_ = position;
+  }
+  fanout_thread_ = std::thread([this] { FanoutLoop(); });
+  pthread_setname_np(fanout_thread_.native_handle(), "api-fanout");
+  scheduler_.Schedule(options_.keepalive, [this] { KeepAlive(); });
+}
+
+void WatchHub::Serve(const std::shared_ptr<Stream>& s, std::string from, bool initial) {
   RunWatchHook("register");
   const WatchStart start = RegisterStream(s, std::move(from), initial);
   if (start.stopping) return;
   // OnClose runs on an I/O thread and must not block: the removal happens on the pool.
   std::weak_ptr<Stream> weak = s;
-  call->writer->OnClose([this, weak] {
+  s->call->writer->OnClose([this, weak] {
     if (auto st = weak.lock()) {
-      if (!pool_->Post([this, st] { DropStream(st); })) return;
+      if (!pool_.Post([this, st] { DropStream(st); })) return;
     }
   });
   RunWatchHook("registered");
@@ -168,8 +215,106 @@ void Server::HandleWatch(const CallPtr& call) {
   }
 }
 
-WatchStart Server::RegisterStream(const std::shared_ptr<Stream>& s, std::string from,
-                                  bool initial) {
+void WatchHub::Stop() {
+  // The fan-out writes what the listener queued, then ends.
+  if (fanout_thread_.joinable()) {
+    {
+      MutexLock lock(fanout_mu_);
+      fanout_stop_ = true;
+    }
+    fanout_cv_.NotifyAll();
+    fanout_thread_.join();
+  }
+  // Watch streams end cleanly (the last chunk), so clients see a finished response.
+  std::vector<std::shared_ptr<Stream>> streams;
+  {
+    MutexLock lock(streams_mu_);
+    stopping_ = true;
+    streams.swap(streams_);
+  }
+  for (auto& s : streams) {
+    MutexLock lock(s->mu);
+    if (!s->ended) {
+      s->ended = true;
+      s->call->writer->End();
+    }
+  }
+}
+
+void WatchHub::Publish(const store::ProjectChange& change,
+                       const std::shared_ptr<const std::string>& json) {
+  // Streams: every change gets the next position and is rendered once, with its id, under
+  // ring_mu_. The window then holds exactly what was committed, in order (also what an
+  // overloaded fan-out drops below), and a stream registering under the same lock either counts
+  // this change in its snapshot or replay, or is open when it is queued. With no stream open
+  // and no window, there is nothing to render.
+  StreamEvent e;
+  e.project_id = change.project_id;
+  e.kind = change.record ? change.record->kind
+                         : (change.purged ? change.purged->kind : store::RecordKind::kProject);
+  if (change.record) {
+    e.name = change.record->name;
+    e.team = change.record->team;
+    e.version = change.record->version;
+  } else {
+    e.purged = true;
+    if (change.purged) {
+      e.name = change.purged->name;
+      e.team = change.purged->team;
+      e.version = change.purged->version + 1;
+    }
+  }
+  const bool keep = options_.window_events > 0 && options_.window_bytes > 0;
+  bool streams_open = false;
+  {
+    MutexLock lock(ring_mu_);
+    e.position = static_cast<uint64_t>(change.position);
+    // The store delivers positions one after another; the only gap is before the first change
+    // after this server began to listen. The window holds consecutive positions only.
+    if (e.position != position_ + 1) {
+      ring_.clear();
+      ring_bytes_ = 0;
+    }
+    position_ = e.position;
+    {
+      MutexLock streams_lock(streams_mu_);
+      streams_open = !streams_.empty();
+    }
+    if (!streams_open && !keep) return;
+    const std::string id = EventId(feed_, e.position);
+    e.text = std::make_shared<const std::string>(
+        change.record ? ProjectEvent(change.record->kind, *json, id)
+                      : DeletedEvent(e.project_id, e.name, e.version, id));
+    if (keep) KeepLocked(e);
+  }
+  if (!streams_open) return;
+  std::vector<StreamEvent> dropped;  // freed outside the lock
+  {
+    MutexLock lock(fanout_mu_);
+    if (fanout_overflow_bytes_ > 0) return;  // every stream is about to be ended
+    fanout_queued_bytes_ += e.text->size();
+    fanout_queue_.push_back(std::move(e));
+    if (fanout_queued_bytes_ > fanout_queue_limit_.load()) {
+      fanout_overflow_bytes_ = fanout_queued_bytes_;
+      fanout_queued_bytes_ = 0;
+      dropped.swap(fanout_queue_);
+    }
+  }
+  fanout_cv_.NotifyOne();
+}
+
+void WatchHub::KeepLocked(StreamEvent e) {
+  ring_bytes_ += e.text->size();
+  ring_.push_back(std::move(e));
+  while (!ring_.empty() &&
+         (ring_.size() > options_.window_events || ring_bytes_ > options_.window_bytes)) {
+    ring_bytes_ -= ring_.front().text->size();
+    ring_.pop_front();
+  }
+}
+
+WatchStart WatchHub::RegisterStream(const std::shared_ptr<Stream>& s, std::string from,
+                                    bool initial) {
   WatchStart start;
   start.from = std::move(from);
   // The stream is not shared yet: its lock comes first (the order of api_internal.h), for its
@@ -209,26 +354,9 @@ WatchStart Server::RegisterStream(const std::shared_ptr<Stream>& s, std::string 
   return start;
 }
 
-void Server::SendSnapshot(const std::shared_ptr<Stream>& s, const WatchStart& start) {
-  store::ListFilter filter;
-  if (!s->team.empty()) filter.team = s->team;
-  filter.kind = s->kind;
-  // Rendered once per change (the view) or per snapshot (a single project, or the store when
-  // the view lags), before taking the stream's lock, which the fan-out thread takes for every
-  // batch.
-  std::vector<ProjectView::ItemPtr> snapshot;
-  if (!s->project.empty()) {
-    auto rec = deps_.intents->Find(s->project, s->kind.value_or(store::RecordKind::kProject));
-    if (!rec.ok() && !s->kind) rec = deps_.intents->Find(s->project, store::RecordKind::kAgent);
-    if (rec.ok() && (s->team.empty() || rec->team == s->team)) snapshot.push_back(Rendered(*rec));
-  } else if (ViewCaughtUp()) {
-    snapshot = view_.List(filter);
-  } else {
-    auto all = deps_.store->ListProjects(filter);
-    if (all.ok()) {
-      for (const auto& r : *all) snapshot.push_back(Rendered(r));
-    }
-  }
+void WatchHub::SendSnapshot(const std::shared_ptr<Stream>& s, const WatchStart& start) {
+  // Read before taking the stream's lock, which the fan-out thread takes for every batch.
+  const std::vector<ProjectView::ItemPtr> snapshot = snapshot_(*s);
   // The snapshot's events carry no id: a client cut before the sync keeps the id it had, and
   // reconnecting with it gets a snapshot again.
   std::vector<std::string> texts;
@@ -252,7 +380,7 @@ void Server::SendSnapshot(const std::shared_ptr<Stream>& s, const WatchStart& st
   GoLiveLocked(s);
 }
 
-void Server::SendReplay(const std::shared_ptr<Stream>& s, const WatchStart& start) {
+void WatchHub::SendReplay(const std::shared_ptr<Stream>& s, const WatchStart& start) {
   MutexLock lock(s->mu);
   if (s->ended) return;
   std::string out;
@@ -265,7 +393,7 @@ void Server::SendReplay(const std::shared_ptr<Stream>& s, const WatchStart& star
   GoLiveLocked(s);
 }
 
-void Server::GoLiveLocked(const std::shared_ptr<Stream>& s) {
+void WatchHub::GoLiveLocked(const std::shared_ptr<Stream>& s) {
   // Changes committed while the snapshot was read or the replay written: only what the stream
   // does not already show.
   std::string out;
@@ -275,13 +403,13 @@ void Server::GoLiveLocked(const std::shared_ptr<Stream>& s) {
   s->live = true;
 }
 
-bool Server::Matches(const Stream& s, const StreamEvent& e) {
+bool WatchHub::Matches(const Stream& s, const StreamEvent& e) {
   if (!s.project.empty() && s.project != e.project_id && s.project != e.name) return false;
   if (!s.team.empty() && s.team != e.team) return false;
   return !s.kind || *s.kind == e.kind;
 }
 
-void Server::RunWatchHook(std::string_view stage) {
+void WatchHub::RunWatchHook(std::string_view stage) {
   std::function<void(std::string_view)> hook;
   {
     MutexLock lock(hook_mu_);
@@ -290,7 +418,7 @@ void Server::RunWatchHook(std::string_view stage) {
   if (hook) hook(stage);
 }
 
-void Server::FanoutLoop() {
+void WatchHub::FanoutLoop() {
   ReleasableMutexLock lock(fanout_mu_);
   for (;;) {
     fanout_cv_.Wait(fanout_mu_, [&]() REQUIRES(fanout_mu_) {
@@ -315,7 +443,7 @@ void Server::FanoutLoop() {
   }
 }
 
-void Server::FanOut(const std::vector<StreamEvent>& batch) {
+void WatchHub::FanOut(const std::vector<StreamEvent>& batch) {
   std::vector<std::shared_ptr<Stream>> streams;
   {
     MutexLock lock(streams_mu_);
@@ -338,7 +466,7 @@ void Server::FanOut(const std::vector<StreamEvent>& batch) {
   }
 }
 
-void Server::EndStreamsBehind(size_t queued_bytes) {
+void WatchHub::EndStreamsBehind(size_t queued_bytes) {
   std::vector<std::shared_ptr<Stream>> streams;
   {
     MutexLock lock(streams_mu_);
@@ -352,11 +480,11 @@ void Server::EndStreamsBehind(size_t queued_bytes) {
     if (!WriteLocked(s, text)) continue;  // gone already
     s->ended = true;
     s->call->writer->End();
-    pool_->Post([this, s] { DropStream(s); });
+    pool_.Post([this, s] { DropStream(s); });
   }
 }
 
-bool Server::AppendLocked(Stream& s, const StreamEvent& e, std::string* out) {
+bool WatchHub::AppendLocked(Stream& s, const StreamEvent& e, std::string* out) {
   if (!e.purged) {
     auto it = s.sent_versions.find(e.project_id);
     if (it != s.sent_versions.end() && it->second >= e.version) return false;
@@ -371,7 +499,7 @@ bool Server::AppendLocked(Stream& s, const StreamEvent& e, std::string* out) {
   return true;
 }
 
-bool Server::SendLocked(const std::shared_ptr<Stream>& s, std::string text) {
+bool WatchHub::SendLocked(const std::shared_ptr<Stream>& s, std::string text) {
   if (s->ended) return false;
   const size_t pending = s->call->writer->pending_bytes();
   if (pending <= s->max_pending) return WriteLocked(s, std::move(text));
@@ -381,21 +509,21 @@ bool Server::SendLocked(const std::shared_ptr<Stream>& s, std::string text) {
   if (WriteLocked(s, SlowConsumerEvent(pending))) {
     s->ended = true;
     s->call->writer->End();
-    pool_->Post([this, s] { DropStream(s); });
+    pool_.Post([this, s] { DropStream(s); });
   }
   return false;
 }
 
-bool Server::WriteLocked(const std::shared_ptr<Stream>& s, std::string text) {
+bool WatchHub::WriteLocked(const std::shared_ptr<Stream>& s, std::string text) {
   if (s->ended) return false;
   if (s->call->writer->Write(std::move(text))) return true;
   // The client is gone: never wait for it; forget the stream.
   s->ended = true;
-  pool_->Post([this, s] { DropStream(s); });
+  pool_.Post([this, s] { DropStream(s); });
   return false;
 }
 
-void Server::DropStream(const std::shared_ptr<Stream>& s) {
+void WatchHub::DropStream(const std::shared_ptr<Stream>& s) {
   {
     MutexLock lock(streams_mu_);
     std::erase(streams_, s);
@@ -407,7 +535,7 @@ void Server::DropStream(const std::shared_ptr<Stream>& s) {
   }
 }
 
-void Server::KeepAlive() {
+void WatchHub::KeepAlive() {
   std::vector<std::shared_ptr<Stream>> streams;
   {
     MutexLock lock(streams_mu_);
@@ -417,7 +545,11 @@ void Server::KeepAlive() {
     MutexLock lock(s->mu);
     if (s->live && !s->ended) SendLocked(s, ": keep-alive\n\n");
   }
-  if (!stopping_) scheduler_->Schedule(options_.keepalive, [this] { KeepAlive(); });
+  {
+    MutexLock lock(streams_mu_);
+    if (stopping_) return;
+  }
+  scheduler_.Schedule(options_.keepalive, [this] { KeepAlive(); });
 }
 
 }  // namespace steward::api

@@ -14,30 +14,30 @@ namespace steward::api {
 
 // Reaches into the server: its feed id, the fan-out's queue, a stream, the test hook.
 struct WatchTestPeer {
-  static std::string Feed(ApiServer& api) { return static_cast<Server&>(api).feed_; }
+  static std::string Feed(ApiServer& api) { return static_cast<Server&>(api).hub_->feed_; }
   static size_t Streams(ApiServer& api) {
-    auto& s = static_cast<Server&>(api);
+    auto& s = *static_cast<Server&>(api).hub_;
     MutexLock lock(s.streams_mu_);
     return s.streams_.size();
   }
   static std::shared_ptr<Stream> StreamAt(ApiServer& api, size_t i) {
-    auto& s = static_cast<Server&>(api);
+    auto& s = *static_cast<Server&>(api).hub_;
     MutexLock lock(s.streams_mu_);
     return i < s.streams_.size() ? s.streams_[i] : nullptr;
   }
   // The position of the last change the server has numbered.
   static uint64_t Position(ApiServer& api) {
-    auto& s = static_cast<Server&>(api);
+    auto& s = *static_cast<Server&>(api).hub_;
     MutexLock lock(s.ring_mu_);
     return s.position_;
   }
   static size_t FanoutQueued(ApiServer& api) {
-    auto& s = static_cast<Server&>(api);
+    auto& s = *static_cast<Server&>(api).hub_;
     MutexLock lock(s.fanout_mu_);
     return s.fanout_queue_.size();
   }
   static void SetWatchHook(ApiServer& api, std::function<void(std::string_view)> hook) {
-    auto& s = static_cast<Server&>(api);
+    auto& s = *static_cast<Server&>(api).hub_;
     MutexLock lock(s.hook_mu_);
     s.watch_hook_ = std::move(hook);
   }

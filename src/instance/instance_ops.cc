@@ -34,7 +34,7 @@ std::string Excerpt(std::string_view body) {
   return std::string(body.substr(0, kExcerptBytes)) + "...";
 }
 
-bool Is2xx(int status) { return status >= 200 && status < 300; }
+using net::Is2xx;
 
 // A connection refused and a timeout mean the same to a caller here: the pod was not reached.
 StatusCode UnreachableCode(StatusCode code) {
@@ -71,20 +71,6 @@ PodAnswer AnswerOf(const std::string& pod, int status, const std::string& body,
   return answer;
 }
 
-// "a b/c" -> "a%20b/c": every segment encoded, the separators kept.
-std::string EncodePath(std::string_view path) {
-  std::string out;
-  size_t i = 0;
-  while (i < path.size()) {
-    size_t j = path.find('/', i);
-    if (j == std::string_view::npos) j = path.size();
-    if (!out.empty()) out += '/';
-    out += net::PercentEncode(path.substr(i, j - i));
-    i = j + 1;
-  }
-  return out;
-}
-
 // Where an entry sorts: the real launcher's log entries carry ts as a string, epoch milliseconds
 // followed by a 4-digit counter ("17961697536810001": lib/logBuffer.js makes entries of one
 // millisecond distinct that way); its resources samples, the stand-in's entries and older
@@ -111,72 +97,6 @@ TsKey TsOf(const Json& entry) {
   return key;
 }
 
-// The media type of a Content-Type value, lower-cased, without parameters.
-std::string MediaType(std::string_view content_type) {
-  return AsciiLower(TrimHttpWhitespace(content_type.substr(0, content_type.find(';'))));
-}
-
-// True when a multipart/form-data body has a part named "file" (what multer's
-// upload.single('file') hands the launcher's upload route).
-bool HasFilePart(std::string_view content_type, std::string_view body) {
-  size_t b = AsciiLower(content_type).find("boundary=");
-  if (b == std::string::npos) return false;
-  std::string boundary(content_type.substr(b + 9));
-  if (size_t semi = boundary.find(';'); semi != std::string::npos) boundary.resize(semi);
-  if (boundary.size() >= 2 && boundary.front() == '"') {
-    boundary = boundary.substr(1, boundary.size() - 2);
-  }
-  if (boundary.empty()) return false;
-  const std::string delim = "--" + boundary + "\r\n";
-  for (size_t pos = body.find(delim); pos != std::string_view::npos;
-       pos = body.find(delim, pos + delim.size())) {
-    size_t head_end = body.find("\r\n\r\n", pos);
-    if (head_end == std::string_view::npos) return false;
-    std::string_view head = body.substr(pos + delim.size(), head_end - pos - delim.size());
-    if (head.find("name=\"file\"") != std::string_view::npos) return true;
-  }
-  return false;
-}
-
-// What the launcher's files routes (lib/files, 2.29.1) cannot take without its process dying:
-// their async handlers let a TypeError or a failed write become an unhandled rejection, which
-// ends Node.js 20 (the pod's launcher and Node-RED restart). Such requests are refused here,
-// before anything is sent. Sets *content_type to what is sent (the launcher compares
-// "application/json" exactly: "; charset=utf-8" would get 406).
-Status CheckFileRequest(const FileRequest& file, std::string* content_type) {
-  const std::string media = MediaType(file.content_type);
-  *content_type = file.content_type;
-  auto path_body = [&]() -> Status {
-    auto parsed = ParseJson(file.body);
-    if (media != "application/json" || !parsed.ok() || !parsed->is_object() ||
-        !parsed->contains("path") || !(*parsed)["path"].is_string()) {
-      return InvalidField("body", "a " + file.method +
-                                      " must carry a JSON object with a string \"path\" (the "
-                                      "launcher's process dies on anything else)");
-    }
-    *content_type = "application/json";
-    return Status::Ok();
-  };
-  if (file.method == "PUT") return path_body();
-  if (file.method != "POST") return Status::Ok();
-  if (media == "application/json") return path_body();
-  if (media == "multipart/form-data") {
-    if (file.path.empty()) {
-      return InvalidField("path", "an upload needs a file's path, not the storage directory");
-    }
-    if (!HasFilePart(file.content_type, file.body)) {
-      return InvalidField("body", "an upload must carry a multipart part named \"file\"");
-    }
-    return Status::Ok();
-  }
-  if (media.empty()) {
-    return InvalidField("content_type",
-                        "a POST must say its type: application/json (a directory) or "
-                        "multipart/form-data (an upload)");
-  }
-  return Status::Ok();  // any other type: the launcher answers 406
-}
-
 // A command that changes whether Node-RED runs: the launcher must get these one at a time.
 bool IsLifecycleCommand(const std::string& method, const std::string& path,
                         const std::string& body) {
@@ -185,13 +105,6 @@ bool IsLifecycleCommand(const std::string& method, const std::string& path,
   if (!parsed.ok() || !parsed->is_object()) return false;
   const std::string cmd = GetString(*parsed, "cmd");
   return cmd == "start" || cmd == "stop" || cmd == "restart" || cmd == "shutdown";
-}
-
-// "a/b/c" -> {"a/b", "c"}; "c" -> {"", "c"}.
-std::pair<std::string, std::string> SplitParent(const std::string& path) {
-  size_t slash = path.rfind('/');
-  if (slash == std::string::npos) return {"", path};
-  return {path.substr(0, slash), path.substr(slash + 1)};
 }
 
 }  // namespace
@@ -569,37 +482,43 @@ StatusOr<Json> InstanceOps::Info(const std::string& service) const {
   return GetObjectFromFirst(service, GetRequest("/flowforge/info"));
 }
 
-StatusOr<Json> InstanceOps::Logs(const std::string& service) const {
-  ASSIGN_OR_RETURN(std::vector<Pod> pods, ReadyPods(service));
-  std::vector<Reply> replies = CallAll(pods, "GET", "/flowforge/logs", "");
-  std::vector<Json> entries;
+StatusOr<Json> InstanceOps::MergedFromEvery(
+    const std::vector<Pod>& pods, const std::string& path, std::string_view shape,
+    const std::function<const Json*(size_t index, const Json& answer)>& entries) const {
+  std::vector<Reply> replies = CallAll(pods, "GET", path, "");
+  std::vector<Json> merged;
   for (size_t i = 0; i < pods.size(); ++i) {
     const Pod& pod = pods[i];
-    Reply& reply = replies[i];
+    const Reply& reply = replies[i];
     if (!reply.failure.ok()) return reply.failure;
-    if (!Is2xx(reply.status)) {
-      return Aborted("pod " + pod.name + ": GET /flowforge/logs answered HTTP " +
-                     std::to_string(reply.status) + ": " + Excerpt(reply.body));
-    }
+    const std::string what =
+        "pod " + pod.name + ": GET " + path + " answered HTTP " + std::to_string(reply.status);
+    if (!Is2xx(reply.status)) return Aborted(what + ": " + Excerpt(reply.body));
     auto parsed = ParseJson(reply.body);
-    bool shaped =
-        parsed.ok() && parsed->is_array() &&
-        std::all_of(parsed->begin(), parsed->end(), [](const Json& e) { return e.is_object(); });
+    const Json* list = parsed.ok() ? entries(i, *parsed) : nullptr;
+    const bool shaped =
+        list != nullptr && list->is_array() &&
+        std::all_of(list->begin(), list->end(), [](const Json& e) { return e.is_object(); });
     if (!shaped) {
-      return Aborted("pod " + pod.name + ": GET /flowforge/logs answered HTTP " +
-                     std::to_string(reply.status) +
-                     " with a body that is not a JSON array of objects: " + Excerpt(reply.body));
+      return Aborted(what + " with a body that is not " + std::string(shape) + ": " +
+                     Excerpt(reply.body));
     }
-    for (Json& entry : *parsed) {
-      entry["pod"] = pod.name;
-      entries.push_back(std::move(entry));
+    for (const Json& entry : *list) {
+      merged.push_back(entry);
+      merged.back()["pod"] = pod.name;
     }
   }
-  std::stable_sort(entries.begin(), entries.end(),
+  std::stable_sort(merged.begin(), merged.end(),
                    [](const Json& a, const Json& b) { return TsOf(a) < TsOf(b); });
-  Json merged = Json::array();
-  for (Json& entry : entries) merged.push_back(std::move(entry));
-  return merged;
+  Json out = Json::array();
+  for (Json& entry : merged) out.push_back(std::move(entry));
+  return out;
+}
+
+StatusOr<Json> InstanceOps::Logs(const std::string& service) const {
+  ASSIGN_OR_RETURN(std::vector<Pod> pods, ReadyPods(service));
+  return MergedFromEvery(pods, "/flowforge/logs", "a JSON array of objects",
+                         [](size_t, const Json& answer) { return &answer; });
 }
 
 StatusOr<std::vector<PodAnswer>> InstanceOps::Command(const std::string& service,
@@ -625,93 +544,20 @@ StatusOr<PodAnswer> InstanceOps::CommandOne(const std::string& service, const Js
   return AnswerFromFirst(service, request);
 }
 
-StatusOr<FileAnswer> InstanceOps::Files(const std::string& service, const FileRequest& file,
-                                        size_t max_answer_bytes) const {
-  if (std::string problem = FilePathProblem(file.path); !problem.empty()) {
-    return InvalidField("path", problem);
-  }
-  const std::string& m = file.method;
-  if (m != "GET" && m != "PUT" && m != "DELETE" && m != "POST") {
-    return InvalidArgument("method: " + m + " is not one of GET, PUT, DELETE, POST");
-  }
-  Request request;
-  request.method = m;
-  request.path = "/flowforge/files/_/" + EncodePath(file.path);
-  request.body = file.body;
-  RETURN_IF_ERROR(CheckFileRequest(file, &request.content_type));
-  request.max_bytes = max_answer_bytes;
-  ASSIGN_OR_RETURN(std::vector<Pod> pods, ReadyPods(service));
-  size_t i = 0;
-  Reply reply;
-  if (m == "POST" && MediaType(file.content_type) == "multipart/form-data") {
-    // An upload onto a directory kills the launcher (EISDIR, unhandled): the parent is listed
-    // first, on the pod that will take the upload.
-    auto [parent, name] = SplitParent(file.path);
-    Request list = GetRequest("/flowforge/files/_/" + EncodePath(parent));
-    list.max_bytes = max_answer_bytes;
-    Reply listed = CallFirst(pods, list, &i);
-    if (!listed.failure.ok()) return listed.failure;
-    auto parsed = ParseJson(listed.body);
-    const Json* entries =
-        Is2xx(listed.status) && parsed.ok() ? FindPath(*parsed, "files") : nullptr;
-    for (const Json& e : entries != nullptr && entries->is_array() ? *entries : Json::array()) {
-      if (e.is_object() && GetString(e, "name") == name && GetString(e, "type") == "directory") {
-        return InvalidField("path", "pod " + pods[i].name + ": " + file.path +
-                                        " is a directory: an upload cannot replace it");
-      }
-    }
-    reply = Call(pods[i], request);
-  } else {
-    reply = CallFirst(pods, request, &i);
-  }
-  if (!reply.failure.ok()) return reply.failure;
-  FileAnswer answer;
-  answer.pod = pods[i].name;
-  answer.status = reply.status;
-  answer.content_type = std::move(reply.content_type);
-  answer.body = std::move(reply.body);
-  return answer;
-}
-
 StatusOr<Json> InstanceOps::Resources(const std::string& service) const {
   ASSIGN_OR_RETURN(std::vector<Pod> pods, ReadyPods(service));
-  std::vector<Reply> replies = CallAll(pods, "GET", "/flowforge/resources", "");
-  std::vector<Json> samples;
   Json meta = Json::object();
-  for (size_t i = 0; i < pods.size(); ++i) {
-    const Pod& pod = pods[i];
-    Reply& reply = replies[i];
-    if (!reply.failure.ok()) return reply.failure;
-    if (!Is2xx(reply.status)) {
-      return Aborted("pod " + pod.name + ": GET /flowforge/resources answered HTTP " +
-                     std::to_string(reply.status) + ": " + Excerpt(reply.body));
-    }
-    auto parsed = ParseJson(reply.body);
-    const Json* list = nullptr;
-    if (parsed.ok() && parsed->is_array()) list = &*parsed;  // launchers before {meta, ...}
-    if (parsed.ok() && parsed->is_object()) list = FindPath(*parsed, "resources");
-    bool shaped =
-        list != nullptr && list->is_array() &&
-        std::all_of(list->begin(), list->end(), [](const Json& e) { return e.is_object(); });
-    if (!shaped) {
-      return Aborted("pod " + pod.name + ": GET /flowforge/resources answered HTTP " +
-                     std::to_string(reply.status) +
-                     " with a body that is not {\"resources\": [objects]}: " + Excerpt(reply.body));
-    }
-    if (i == 0 && parsed->is_object() && parsed->contains("meta") &&
-        (*parsed)["meta"].is_object()) {
-      meta = (*parsed)["meta"];
-    }
-    for (const Json& sample : *list) {
-      Json s = sample;
-      s["pod"] = pod.name;
-      samples.push_back(std::move(s));
-    }
-  }
-  std::stable_sort(samples.begin(), samples.end(),
-                   [](const Json& a, const Json& b) { return TsOf(a) < TsOf(b); });
-  Json merged = Json::array();
-  for (Json& s : samples) merged.push_back(std::move(s));
+  ASSIGN_OR_RETURN(
+      Json merged,
+      MergedFromEvery(pods, "/flowforge/resources", "{\"resources\": [objects]}",
+                      [&meta](size_t index, const Json& answer) -> const Json* {
+                        if (answer.is_array()) return &answer;  // launchers before {meta, ...}
+                        if (!answer.is_object()) return nullptr;
+                        if (index == 0 && answer.contains("meta") && answer["meta"].is_object()) {
+                          meta = answer["meta"];
+                        }
+                        return FindPath(answer, "resources");
+                      }));
   const size_t count = merged.size();
   Json names = Json::array();
   for (const Pod& pod : pods) names.push_back(pod.name);

@@ -193,6 +193,14 @@ class InstanceOps : public InstanceCalls {
   // Call() on every pod at once; replies in the pods' order.
   std::vector<Reply> CallAll(const std::vector<Pod>& pods, const std::string& method,
                              const std::string& path, const std::string& body) const;
+  // GET `path` from every pod at once, and their entries merged: the objects `entries` finds in
+  // each pod's JSON answer (nullptr: not of the shape `shape` names), each tagged with its pod,
+  // in timestamp order (a pod's own order kept among equal stamps). The first failure, HTTP
+  // error or answer of another shape fails the whole (kAborted naming the pod): no merge is
+  // shown with a pod missing.
+  StatusOr<Json> MergedFromEvery(
+      const std::vector<Pod>& pods, const std::string& path, std::string_view shape,
+      const std::function<const Json*(size_t index, const Json& answer)>& entries) const;
   // Call() on the pods in order until one is reached; *index is the pod that answered (or the
   // last one tried).
   Reply CallFirst(const std::vector<Pod>& pods, const Request& request, size_t* index) const;

@@ -56,6 +56,9 @@ struct HttpResponse {
   std::string body;
 };
 
+// A success status (2xx).
+inline bool Is2xx(int status) { return status >= 200 && status < 300; }
+
 // The path of a request target as sent, not decoded: before '?' and '#', the authority of an
 // absolute form ("http://host/p?q") skipped; "/" when empty. For routing on raw segments.
 std::string_view RawPath(std::string_view target);

@@ -11,32 +11,28 @@
 //   /version, /healthz, /livez, /readyz, /metrics, /openapi/v2, /openapi/v3[/...]
 //
 // Threading: Handle() runs on the HTTP server's I/O threads and answers quickly; watch streams
-// are pumped by the handler's own dispatcher threads. Stop() ends every open watch (idempotent,
-// blocking); call it before the HTTP server stops.
+// are pumped by the dispatcher threads of its WatchStreams (watch_streams.h). Stop() ends every
+// open watch (idempotent, blocking); call it before the HTTP server stops.
 #pragma once
 
 #include <atomic>
-#include <deque>
 #include <functional>
 #include <memory>
 #include <optional>
-#include <set>
 #include <string>
 #include <string_view>
-#include <thread>
 #include <vector>
 
 #include "cluster/apiserver/faults.h"
 #include "cluster/apiserver/object_api.h"
 #include "cluster/apiserver/rbac.h"
 #include "cluster/apiserver/request_log.h"
+#include "cluster/apiserver/watch_streams.h"
 #include "common/mutex.h"
 #include "common/scheduler.h"
 #include "net/http_server.h"
 
 namespace steward::cluster {
-
-class WatchSession;
 
 class RestHandler final : public net::Handler {
  public:
@@ -87,7 +83,6 @@ class RestHandler final : public net::Handler {
   size_t ActiveWatches() const;
 
  private:
-  friend class WatchSession;
   struct Request;
 
   // Routing: open endpoints and authentication, then discovery, OpenAPI or a resource.
@@ -168,11 +163,6 @@ class RestHandler final : public net::Handler {
   // Runs `fn`, turning an escaped exception into an error response.
   void Guarded(Request& req, const std::function<void()>& fn);
 
-  // Watch dispatch: sessions with pending work are pumped on dispatcher threads.
-  void Enqueue(std::shared_ptr<WatchSession> session);
-  void DispatchLoop();
-  void Forget(WatchSession* session);
-
   ObjectApi& api_;
   FaultInjector& faults_;
   RequestLog& log_;
@@ -180,16 +170,9 @@ class RestHandler final : public net::Handler {
   TokenAuthority tokens_;
   ProxyFn proxy_;
   std::function<std::string()> metrics_source_;
-  Scheduler scheduler_{"watch-timers"};
-
-  mutable Mutex mu_;
-  CondVar cv_;
-  std::deque<std::shared_ptr<WatchSession>> ready_ GUARDED_BY(mu_);
-  std::set<std::shared_ptr<WatchSession>> sessions_ GUARDED_BY(mu_);
-  bool stopping_ GUARDED_BY(mu_) = false;
-  // Not guarded: started by the constructor, joined and cleared by Stop() (read there under
-  // mu_ as the "stopped already" test).
-  std::vector<std::thread> dispatchers_;
+  // Fault latency, revision waits and the watch streams' timers; outlives streams_.
+  Scheduler scheduler_{"rest-timers"};
+  WatchStreams streams_;
 };
 
 }  // namespace steward::cluster

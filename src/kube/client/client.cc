@@ -31,7 +31,7 @@ class Query {
   std::string text_;
 };
 
-bool Is2xx(int status) { return status >= 200 && status < 300; }
+using net::Is2xx;
 
 std::string Describe(const TransportRequest& request) {
   return request.method + " " + request.target;
