@@ -187,14 +187,18 @@ WorkResult Reconciler::Reconcile(const std::string& project_id,
   run.fence = fence;
   run.fingerprint = std::move(fingerprint);
   Decision d = Decide(run, *loaded);
-  SettleStart(run.rec, d);
   NoteAuth(run.rec.id, d.outcome);
-  if (d.finished) return *d.finished;
-  if (d.outcome.kind == Outcome::Kind::kCrashed) {
+  if (d.finished || d.outcome.kind == Outcome::Kind::kCrashed) {
+    SettleStart(run.rec, d);
+    if (d.finished) return *d.finished;
     if (d.outcome.lost_shard) return LostShard(project_id, d.outcome.error);
     return WorkResult::Terminal(d.outcome.error);
   }
   Status written = WriteStatus(run, d);
+  // A start's slot is given up once the phase that ends it is committed: woken before, the next
+  // start could commit its first phase ahead of this one's Running (maxStarting 1 showed two
+  // starts under way in the store's order, 2 runs in 40 under load).
+  SettleStart(run.rec, d);
   if (fence && written.code() == StatusCode::kAborted) return LostShard(project_id, written);
   if (!written.ok()) return WorkResult::Error(written);
   if (d.queued) return WorkResult::RequeueAfter(kQueuedRecheck);
