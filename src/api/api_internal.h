@@ -89,6 +89,14 @@ std::string PhaseOf(const store::ProjectRecord& r);  // "" stored = "Pending"
 // resting one (Running / Suspended) or Failed.
 bool IsDone(const store::ProjectRecord& r, int64_t generation);
 
+// Instance calls' failures as answers (instance_handlers.cc): kFailedPrecondition → 409
+// ProjectNotRunning, kAborted/kOutOfRange → 502 InstanceError, kUnavailable/kDeadlineExceeded →
+// 503, anything else as FromStatus. FromInstance also says the record's phase for a 409.
+ErrorAnswer FromInstanceStatus(const Status& s);
+ErrorAnswer FromInstance(const store::ProjectRecord& r, const Status& s);
+// The Service of a project's (or agent's) pods.
+std::string ServiceOf(const store::ProjectRecord& r);
+
 // One request in flight.
 struct Call {
   net::HttpRequest request;
