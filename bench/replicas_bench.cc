@@ -38,10 +38,10 @@
 #include "common/file.h"
 #include "common/log.h"
 #include "engine/model/shard.h"
+#include "local_postgres/local_postgres.h"
 #include "net/http_client.h"
 #include "steward_bench_util.h"
 #include "store/postgres_store.h"
-#include "test_support/postgres_server.h"
 #include "torture/child_process.h"
 
 namespace steward::bench {
@@ -107,7 +107,7 @@ class Bench {
 
   const Options o_;
   std::string dir_, token_, url_;
-  std::unique_ptr<test_support::PostgresServer> pg_;
+  std::unique_ptr<LocalPostgres> pg_;
   std::unique_ptr<store::Store> store_;  // this program's own connection (reads, the feed)
   torture::ChildProcess cluster_;
   std::vector<Replica> replicas_;
@@ -116,7 +116,7 @@ class Bench {
 Status Bench::SetUp() {
   dir_ = MakeTempDir("steward-replicas-bench");
   if (dir_.empty()) return Internal("no temp dir");
-  ASSIGN_OR_RETURN(pg_, test_support::PostgresServer::Launch());
+  ASSIGN_OR_RETURN(pg_, LocalPostgres::Launch());
   RETURN_IF_ERROR(pg_->CreateDatabase("steward"));
   url_ = pg_->Url("steward");
   token_ = "bench-token-0123456789abcdef0123456789";

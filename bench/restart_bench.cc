@@ -12,7 +12,7 @@
 //                             [--database sqlite|postgres]
 //
 // --database postgres: the store is a PostgreSQL 15 server this program starts on a free
-// loopback port in a temporary directory (test_support/postgres_server.h; fsync off, as in the
+// loopback port in a temporary directory (local_postgres/local_postgres.h; fsync off, as in the
 // tests: the figure is Steward's cost, not the disk's).
 //
 // Goals: every project Running again ≤ 2 s (issue 18 §2; issue 6 asked ≤ 10 s); a handful of
@@ -34,10 +34,10 @@
 #include "engine/model/project.h"
 #include "engine/reconciler/engine.h"
 #include "kube/test_support/embedded.h"
+#include "local_postgres/local_postgres.h"
 #include "steward_bench_util.h"
 #include "store/postgres_store.h"
 #include "store/store.h"
-#include "test_support/postgres_server.h"
 
 namespace steward::bench {
 namespace {
@@ -140,10 +140,10 @@ int Main(int argc, char** argv) {
       ->check(CLI::IsMember({"sqlite", "postgres"}));
   if (auto exit_code = ParseFlags(cli, argc, argv)) return *exit_code;
   const bool setup_full = setup_sync == "full";
-  std::unique_ptr<test_support::PostgresServer> postgres;
+  std::unique_ptr<LocalPostgres> postgres;
   std::string postgres_url;
   if (database == "postgres") {
-    auto launched = test_support::PostgresServer::Launch();
+    auto launched = LocalPostgres::Launch();
     if (!launched.ok()) {
       std::fprintf(stderr, "postgres: %s\n", launched.error().ToString().c_str());
       return 1;

@@ -17,6 +17,8 @@ echo "== function length (no hand-written function over 150 lines: scripts/long_
 python3 scripts/long_functions.py --max 150
 echo "== size budget (no source file over 800 lines, no class over 40 member functions: scripts/size_budget.py)"
 python3 scripts/size_budget.py
+echo "== one basename per concept under src/ (scripts/unique_names.py)"
+python3 scripts/unique_names.py
 echo "== deploy manifests (kubectl kustomize of every overlay: scripts/check_deploy.py)"
 python3 scripts/check_deploy.py deploy
 

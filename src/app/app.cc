@@ -21,7 +21,7 @@
 #include "engine/probe/http_prober.h"
 #include "instance/instance_ops.h"
 #include "kube/client/client.h"
-#include "kube/config/credentials.h"
+#include "kube/config/credential_providers.h"
 #include "kube/config/in_cluster.h"
 #include "kube/config/kubeconfig.h"
 #include "kube/transport/transport.h"

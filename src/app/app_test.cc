@@ -17,13 +17,13 @@
 #include "common/json.h"
 #include "engine/model/project.h"
 #include "kube/test_support/embedded.h"
+#include "local_postgres/local_postgres.h"
 #include "net/http_client.h"
 #include "net/tls_certs.h"
 #include "replica/membership.h"
 #include "test_support/captured_log.h"
 #include "test_support/eventually.h"
 #include "test_support/held_port.h"
-#include "test_support/postgres_server.h"
 #include "test_support/private_files.h"
 
 namespace steward::app {
@@ -230,7 +230,7 @@ TEST_F(AppTest, AnUnreachablePostgresFailsStartNamingHostAndPortNeverThePassword
 }
 
 TEST_F(AppTest, PostgresDatabaseIsUsed) {
-  auto server = test_support::PostgresServer::Launch();
+  auto server = LocalPostgres::Launch();
   ASSERT_TRUE(server.ok()) << server.error().ToString();
   ASSERT_TRUE((*server)->CreateDatabase("steward").ok());
   ServeConfig c = Embedded();

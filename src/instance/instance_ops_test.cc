@@ -21,7 +21,7 @@
 #include "engine/model/project.h"
 #include "kube/client/client.h"
 #include "kube/client/resource.h"
-#include "kube/config/credentials.h"
+#include "kube/config/credential_providers.h"
 #include "kube/test_support/embedded.h"
 #include "kube/transport/transport.h"
 #include "net/http_server.h"

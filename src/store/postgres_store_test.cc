@@ -28,7 +28,7 @@ namespace {
 
 using namespace ::steward::store::test_util;  // NOLINT: the helpers of every store test
 using test_support::Eventually;
-using test_support::PostgresServer;
+
 using ::testing::ElementsAreArray;
 using ::testing::HasSubstr;
 using ::testing::Not;
@@ -66,7 +66,7 @@ class PostgresStoreTest : public ::testing::Test {
   }
 
   mutable FakeClock clock_;
-  PostgresServer* server_ = nullptr;
+  LocalPostgres* server_ = nullptr;
   std::string db_;
 };
 
@@ -477,21 +477,21 @@ TEST(PostgresServerProcTest, UnreadableStatEntriesArePassedOverAndZombiesAreNotA
   stat_file("103", "103 (other) S 7 103 103 0");
   stat_file("self", "1 (init) S 42 1 1 0");  // not a pid
 
-  std::vector<pid_t> children = steward::test_support::ChildrenOf(42, root.string());
+  std::vector<pid_t> children = ChildProcessesOf(42, root.string());
   std::sort(children.begin(), children.end());
   EXPECT_EQ(children, (std::vector<pid_t>{100, 102}));
-  EXPECT_TRUE(steward::test_support::Alive(100, root.string()));
-  EXPECT_FALSE(steward::test_support::Alive(101, root.string()));
-  EXPECT_FALSE(steward::test_support::Alive(102, root.string()));  // a zombie
-  EXPECT_FALSE(steward::test_support::Alive(104, root.string()));  // absent
+  EXPECT_TRUE(ProcessAlive(100, root.string()));
+  EXPECT_FALSE(ProcessAlive(101, root.string()));
+  EXPECT_FALSE(ProcessAlive(102, root.string()));  // a zombie
+  EXPECT_FALSE(ProcessAlive(104, root.string()));  // absent
   std::filesystem::remove_all(root);
 }
 
 // A server of its own: these tests stop and kill it.
 TEST(PostgresServerFaultTest, RestartOrKillMidTransactionIsUnavailableAndLosesNothingAcknowledged) {
-  auto server = PostgresServer::Launch();
+  auto server = LocalPostgres::Launch();
   ASSERT_TRUE(server.ok()) << server.status().ToString();
-  PostgresServer& pg = **server;
+  LocalPostgres& pg = **server;
   ASSERT_TRUE(pg.CreateDatabase("steward").ok());
   PostgresOptions o;
   o.url = pg.Url("steward");
@@ -540,9 +540,9 @@ TEST(PostgresServerFaultTest, RestartOrKillMidTransactionIsUnavailableAndLosesNo
 // notice its postmaster's death until it waits: Kill must kill them all, or the next Start finds
 // the old shared memory still attached and fails.
 TEST(PostgresServerFaultTest, AServerKilledMidQueryStartsAgainAtOnce) {
-  auto server = PostgresServer::Launch();
+  auto server = LocalPostgres::Launch();
   ASSERT_TRUE(server.ok()) << server.status().ToString();
-  PostgresServer& pg = **server;
+  LocalPostgres& pg = **server;
   std::thread busy([&] {
     // Fails when the server is killed under it.
     (void)pg.Query("postgres", "SELECT count(*) FROM generate_series(1, 400000000)");

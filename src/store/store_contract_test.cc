@@ -114,7 +114,7 @@ class PostgresBackend final : public Backend {
   int64_t LatestSchema() const override { return 3; }
 
  private:
-  test_support::PostgresServer* server_ = nullptr;
+  LocalPostgres* server_ = nullptr;
   Status status_ = Status::Ok();
   std::string db_;
 };

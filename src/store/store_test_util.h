@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "local_postgres/local_postgres.h"
 #include "store/store.h"
-#include "test_support/postgres_server.h"
 
 namespace steward::store::test_util {
 
@@ -95,13 +95,13 @@ inline Store::MutateFn ClaimHosts(std::vector<std::string> hosts) {
 
 // The PostgreSQL server every test of this binary shares (started on first use, killed at exit),
 // or nullptr with `error` set when it cannot start (the test must fail on it).
-inline test_support::PostgresServer* SharedPostgres(Status* error) {
+inline LocalPostgres* SharedPostgres(Status* error) {
   static Status failed = Status::Ok();
-  static std::unique_ptr<test_support::PostgresServer> server = [] {
-    auto s = test_support::PostgresServer::Launch();
+  static std::unique_ptr<LocalPostgres> server = [] {
+    auto s = LocalPostgres::Launch();
     if (!s.ok()) {
       failed = s.error();
-      return std::unique_ptr<test_support::PostgresServer>();
+      return std::unique_ptr<LocalPostgres>();
     }
     return std::move(*s);
   }();
@@ -110,7 +110,7 @@ inline test_support::PostgresServer* SharedPostgres(Status* error) {
 }
 
 // A new, empty database on `server`: "t<pid>_<n>".
-inline StatusOr<std::string> NewDatabase(const test_support::PostgresServer& server) {
+inline StatusOr<std::string> NewDatabase(const LocalPostgres& server) {
   static std::atomic<int> next{0};
   std::string name = "t" + std::to_string(getpid()) + "_" + std::to_string(next.fetch_add(1));
   RETURN_IF_ERROR(server.CreateDatabase(name));

@@ -15,7 +15,7 @@
 #include <random>
 #include <thread>
 
-#include "test_support/free_port.h"
+#include "net/free_port.h"
 
 namespace steward::torture {
 
@@ -89,7 +89,7 @@ int ChildProcess::Stop(int signal, std::chrono::milliseconds timeout) {
 }
 
 StatusOr<uint16_t> PickFreePort() {
-  const uint16_t port = test_support::PickFreePort();
+  const uint16_t port = net::PickFreePort();
   if (port == 0)
     return Status(StatusCode::kUnavailable, "no free port in 20000-31999 on 127.0.0.1");
   return port;

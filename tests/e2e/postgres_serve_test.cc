@@ -1,5 +1,5 @@
 // `steward serve --database postgres://...` as a process against a real PostgreSQL
-// (test_support::PostgresServer): a project's life through the CLI, the database stopping under
+// (LocalPostgres): a project's life through the CLI, the database stopping under
 // it (the API answers 503, nothing acknowledged is lost) and coming back, and a database that
 // cannot be reached at start.
 #include <gmock/gmock.h>
@@ -9,9 +9,9 @@
 #include <fstream>
 #include <regex>
 
+#include "local_postgres/local_postgres.h"
 #include "process.h"
 #include "test_support/held_port.h"
-#include "test_support/postgres_server.h"
 
 namespace steward::e2e {
 namespace {
@@ -27,7 +27,7 @@ std::string Describe(const RunResult& r) {
 class PostgresServeTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    auto pg = test_support::PostgresServer::Launch();
+    auto pg = LocalPostgres::Launch();
     ASSERT_TRUE(pg.ok()) << pg.status().ToString();
     pg_ = std::move(*pg);
     ASSERT_TRUE(pg_->CreateDatabase("steward").ok());
@@ -55,7 +55,7 @@ class PostgresServeTest : public ::testing::Test {
   }
 
   TempDir dir_;
-  std::unique_ptr<test_support::PostgresServer> pg_;
+  std::unique_ptr<LocalPostgres> pg_;
   std::unique_ptr<BackgroundProcess> serve_;
   std::string server_, token_file_;
 };

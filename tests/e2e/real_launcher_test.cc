@@ -31,10 +31,10 @@
 #include "instance/instance_ops.h"
 #include "kube/client/resource.h"
 #include "kube/test_support/embedded.h"
+#include "net/free_port.h"
 #include "net/http_server.h"
 #include "process.h"
 #include "test_support/eventually.h"
-#include "test_support/free_port.h"
 
 namespace steward::e2e {
 namespace {
@@ -67,7 +67,7 @@ std::string PackageVersion(const fs::path& package_json) {
 
 // A free TCP port on 127.0.0.1 for the launcher and Node-RED, outside the ephemeral range (a
 // kernel-picked one was seen taken by another test's connection before Node-RED could bind it).
-uint16_t FreePort() { return test_support::PickFreePort(); }
+uint16_t FreePort() { return net::PickFreePort(); }
 
 // The platform as far as the launcher and its Node-RED call it at start and while running:
 //   GET  /api/v1/projects/<id>/settings      the launcher's settings (bearer: the project token)

@@ -88,8 +88,8 @@ TEST(TortureTest, ClusterProcessRestartedWhileStewardKeepsRunning) {
 
 // Three replicas on one PostgreSQL server the run starts: operations through random replicas,
 // four replica kills (every other one the owner of a project mid-step, every other one down past
-// its lease), one database restart; the oracle as above plus the handover bound (lease + 2 s)
-// and no write by a replica outside its epochs (the cluster's audit log).
+// its lease), one database restart; the oracle as above plus the handover bound (lease + 1.5
+// retry periods + 2 s) and no write by a replica outside its epochs (the cluster's audit log).
 TEST(TortureTest, ThreeReplicasOnPostgresKilledAndTheDatabaseRestarted) {
   RunResult r =
       Torture({"--seed", Seed("4"), "--projects", "16", "--ops", "10", "--replicas", "3",

@@ -11,9 +11,9 @@
 #include <string>
 
 #include "cluster/apiserver/object_api.h"
+#include "cluster/controllers/controller_cache.h"
 #include "cluster/controllers/controller_queue.h"
 #include "cluster/controllers/event_recorder.h"
-#include "cluster/controllers/object_cache.h"
 #include "cluster/controllers/process_runtime.h"
 #include "cluster/profile/profile.h"
 #include "common/mutex.h"
@@ -42,7 +42,7 @@ class ProfileHolder {
 
 struct ControllerContext {
   ObjectApi& api;
-  ObjectCache& cache;
+  ControllerCache& cache;
   ControllerQueue& queue;
   EventRecorder& events;
   Random& random;

@@ -58,7 +58,7 @@ struct ControllerManager::Impl {
   Random random;
   Scheduler scheduler{"controllers"};
   ControllerQueue queue{scheduler};
-  ObjectCache cache;
+  ControllerCache cache;
   EventRecorder events;
   ControllerContext ctx{api, cache, queue, events, random, profile};
   DeploymentController deployments{ctx};

@@ -5,7 +5,7 @@
 
 #include "common/ascii.h"
 #include "common/fields.h"
-#include "engine/model/validation.h"
+#include "engine/model/value_rules.h"
 
 namespace steward::engine {
 

@@ -9,7 +9,7 @@
 
 #include "common/ascii.h"
 #include "engine/model/project.h"
-#include "engine/model/validation.h"
+#include "engine/model/value_rules.h"
 
 namespace steward::engine {
 namespace {

@@ -1,5 +1,5 @@
 #include "engine/model/project.h"
-#include "engine/model/validation.h"
+#include "engine/model/value_rules.h"
 
 namespace steward::engine {
 

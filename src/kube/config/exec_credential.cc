@@ -1,11 +1,11 @@
-// The exec credential plugin provider (declared in credentials.h).
+// The exec credential plugin provider (declared in credential_providers.h).
 #include <algorithm>
 
 #include "common/ascii.h"
 #include "common/log.h"
 #include "common/mutex.h"
 #include "common/time_util.h"
-#include "kube/config/credentials.h"
+#include "kube/config/credential_providers.h"
 #include "kube/config/file_util.h"
 #include "kube/config/subprocess.h"
 

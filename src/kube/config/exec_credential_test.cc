@@ -7,7 +7,7 @@
 
 #include "common/base64.h"
 #include "common/time_util.h"
-#include "kube/config/credentials.h"
+#include "kube/config/credential_providers.h"
 #include "kube/config/kubeconfig.h"
 #include "kube/config/test_util.h"
 

@@ -25,7 +25,7 @@
 #include <vector>
 
 #include "common/status.h"
-#include "kube/config/credentials.h"
+#include "kube/config/credential_providers.h"
 #include "kube/config/rest_config.h"
 
 namespace steward::kube {

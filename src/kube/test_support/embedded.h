@@ -10,7 +10,7 @@
 
 #include "cluster/embedded_cluster.h"
 #include "kube/client/client.h"
-#include "kube/config/credentials.h"
+#include "kube/config/credential_providers.h"
 
 namespace steward::kube::test_support {
 

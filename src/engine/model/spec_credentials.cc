@@ -5,7 +5,7 @@
 
 #include "common/sha256.h"
 #include "engine/model/project.h"
-#include "engine/model/validation.h"
+#include "engine/model/value_rules.h"
 
 namespace steward::engine {
 namespace {

@@ -1,4 +1,4 @@
-#include "kube/config/credentials.h"
+#include "kube/config/credential_providers.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

@@ -1,7 +1,7 @@
-// PostgresServer: initdb, postgres as a child process, readiness by PQping with a deadline.
+// LocalPostgres: initdb, postgres as a child process, readiness by PQping with a deadline.
 // Every child of the postmaster (backends, checkpointer, walwriter, ...) calls setsid(): each is
 // in a process group of its own, so Kill finds them by their parent (/proc) rather than by group.
-#include "test_support/postgres_server.h"
+#include "local_postgres/local_postgres.h"
 
 #include <fcntl.h>
 #include <grp.h>
@@ -22,9 +22,9 @@
 #include <vector>
 
 #include "common/file.h"
-#include "test_support/free_port.h"
+#include "net/free_port.h"
 
-namespace steward::test_support {
+namespace steward {
 namespace {
 
 using std::chrono::steady_clock;
@@ -42,7 +42,7 @@ std::string Tail(const std::string& path, size_t max = 2000) {
 // /proc files are read with ReadSmallFile (plain read(2), errors as a Status): a process that
 // exits between open and read makes read fail with ESRCH, which std::ifstream turns into an
 // exception (std::ios_base::failure from basic_filebuf::underflow) that nothing here catches.
-std::vector<pid_t> ChildrenOf(pid_t parent, const std::string& proc_root) {
+std::vector<pid_t> ChildProcessesOf(pid_t parent, const std::string& proc_root) {
   std::vector<pid_t> out;
   std::error_code ec;
   for (const auto& entry : std::filesystem::directory_iterator(proc_root, ec)) {
@@ -61,7 +61,7 @@ std::vector<pid_t> ChildrenOf(pid_t parent, const std::string& proc_root) {
   return out;
 }
 
-bool Alive(pid_t pid, const std::string& proc_root) {
+bool ProcessAlive(pid_t pid, const std::string& proc_root) {
   auto stat = ReadSmallFile(proc_root + "/" + std::to_string(pid) + "/stat");
   if (!stat.ok()) return false;
   const size_t close = stat->rfind(')');
@@ -84,13 +84,13 @@ bool WaitExit(pid_t pid, std::chrono::milliseconds timeout, int* status) {
 
 }  // namespace
 
-StatusOr<std::unique_ptr<PostgresServer>> PostgresServer::Launch() {
-  std::unique_ptr<PostgresServer> s(new PostgresServer());
+StatusOr<std::unique_ptr<LocalPostgres>> LocalPostgres::Launch() {
+  std::unique_ptr<LocalPostgres> s(new LocalPostgres());
   RETURN_IF_ERROR(s->Init());
   return s;
 }
 
-Status PostgresServer::Init() {
+Status LocalPostgres::Init() {
   const char* env = getenv("STEWARD_PG_BINDIR");
   bindir_ = env && *env ? env : "/usr/lib/postgresql/15/bin";
   if (access((bindir_ + "/initdb").c_str(), X_OK) != 0 ||
@@ -110,7 +110,7 @@ Status PostgresServer::Init() {
     gid_ = pw->pw_gid;
     if (chown(dir_.c_str(), uid_, gid_) != 0) return Internal("chown " + dir_ + " failed");
   }
-  port_ = PickFreePort();  // outside the ephemeral range: it must still be free at a restart
+  port_ = net::PickFreePort();  // outside the ephemeral range: it must still be free at a restart
   if (port_ == 0) return Internal("no free loopback port");
   pid_t child = -1;
   RETURN_IF_ERROR(
@@ -127,8 +127,8 @@ Status PostgresServer::Init() {
 }
 
 // fork + (when root) setgid/setuid + exec, output to `log`; waits for the exit when `wait`.
-Status PostgresServer::RunAsServerUser(const std::vector<std::string>& argv, const std::string& log,
-                                       pid_t* child, bool wait) const {
+Status LocalPostgres::RunAsServerUser(const std::vector<std::string>& argv, const std::string& log,
+                                      pid_t* child, bool wait) const {
   std::vector<char*> args;
   for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
@@ -173,7 +173,7 @@ Status PostgresServer::RunAsServerUser(const std::vector<std::string>& argv, con
   return Status::Ok();
 }
 
-Status PostgresServer::Start() {
+Status LocalPostgres::Start() {
   if (pid_ > 0) return FailedPrecondition("postgres is already running");
   RETURN_IF_ERROR(RunAsServerUser(
       {bindir_ + "/postgres", "-D", dir_ + "/data", "-p", std::to_string(port_), "-k", dir_, "-c",
@@ -183,7 +183,7 @@ Status PostgresServer::Start() {
   return WaitReady();
 }
 
-Status PostgresServer::WaitReady() {
+Status LocalPostgres::WaitReady() {
   const std::string conninfo = "host=127.0.0.1 port=" + std::to_string(port_) +
                                " dbname=postgres user=steward connect_timeout=2";
   auto deadline = steady_clock::now() + std::chrono::seconds(60);
@@ -200,7 +200,7 @@ Status PostgresServer::WaitReady() {
                      Tail(dir_ + "/postgres.log"));
 }
 
-Status PostgresServer::Stop() {
+Status LocalPostgres::Stop() {
   if (pid_ <= 0) return Status::Ok();
   kill(pid_, SIGINT);
   int status = 0;
@@ -213,18 +213,18 @@ Status PostgresServer::Stop() {
   return Status::Ok();
 }
 
-Status PostgresServer::Restart() {
+Status LocalPostgres::Restart() {
   RETURN_IF_ERROR(Stop());
   return Start();
 }
 
-void PostgresServer::Kill() {
+void LocalPostgres::Kill() {
   if (pid_ <= 0) return;
   // Stopped first, the postmaster forks no child while they are listed. A child left running
   // keeps the old shared memory attached, and the next Start fails on it ("pre-existing shared
   // memory block is still in use").
   kill(pid_, SIGSTOP);
-  const std::vector<pid_t> children = ChildrenOf(pid_);
+  const std::vector<pid_t> children = ChildProcessesOf(pid_);
   for (pid_t child : children) kill(child, SIGKILL);
   kill(pid_, SIGKILL);
   int status = 0;
@@ -232,14 +232,14 @@ void PostgresServer::Kill() {
   // The children are not ours (init reaps them): wait until none runs.
   auto deadline = steady_clock::now() + std::chrono::seconds(10);
   for (pid_t child : children) {
-    while (Alive(child) && steady_clock::now() < deadline) {
+    while (ProcessAlive(child) && steady_clock::now() < deadline) {
       std::this_thread::sleep_for(std::chrono::milliseconds(5));  // polling their exit
     }
   }
   pid_ = -1;
 }
 
-PostgresServer::~PostgresServer() {
+LocalPostgres::~LocalPostgres() {
   Kill();
   if (!dir_.empty()) {
     std::error_code ec;
@@ -247,12 +247,12 @@ PostgresServer::~PostgresServer() {
   }
 }
 
-std::string PostgresServer::Url(std::string_view db, std::string_view user) const {
+std::string LocalPostgres::Url(std::string_view db, std::string_view user) const {
   return "postgresql://" + std::string(user) + "@127.0.0.1:" + std::to_string(port_) + "/" +
          std::string(db);
 }
 
-StatusOr<std::string> PostgresServer::Query(std::string_view db, const std::string& sql) const {
+StatusOr<std::string> LocalPostgres::Query(std::string_view db, const std::string& sql) const {
   const std::string conninfo = "host=127.0.0.1 port=" + std::to_string(port_) +
                                " dbname=" + std::string(db) + " user=steward connect_timeout=5";
   PGconn* c = PQconnectdb(conninfo.c_str());
@@ -276,18 +276,18 @@ StatusOr<std::string> PostgresServer::Query(std::string_view db, const std::stri
   return out;
 }
 
-Status PostgresServer::Exec(std::string_view db, const std::string& sql) const {
+Status LocalPostgres::Exec(std::string_view db, const std::string& sql) const {
   return Query(db, sql).status();
 }
 
-Status PostgresServer::CreateDatabase(std::string_view name, std::string_view owner) const {
+Status LocalPostgres::CreateDatabase(std::string_view name, std::string_view owner) const {
   return Exec("postgres", "CREATE DATABASE " + std::string(name) +
                               (owner.empty() ? "" : " OWNER " + std::string(owner)));
 }
 
-Status PostgresServer::CreatePasswordRole(std::string_view name, std::string_view password) const {
+Status LocalPostgres::CreatePasswordRole(std::string_view name, std::string_view password) const {
   return Exec("postgres", "CREATE ROLE " + std::string(name) + " LOGIN PASSWORD '" +
                               std::string(password) + "'");
 }
 
-}  // namespace steward::test_support
+}  // namespace steward

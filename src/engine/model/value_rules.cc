@@ -1,4 +1,4 @@
-#include "engine/model/validation.h"
+#include "engine/model/value_rules.h"
 
 #include <array>
 #include <cstdint>

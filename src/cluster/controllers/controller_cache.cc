@@ -1,4 +1,4 @@
-#include "cluster/controllers/object_cache.h"
+#include "cluster/controllers/controller_cache.h"
 
 #include "cluster/controllers/util.h"
 
@@ -10,7 +10,7 @@ bool TracksUncontrolled(std::string_view gr) { return gr == "pods" || gr == "rep
 }  // namespace
 
 std::string CachedObject::Key() const {
-  return ObjectCache::Key(record.group_resource, record.ns, record.name);
+  return ControllerCache::Key(record.group_resource, record.ns, record.name);
 }
 
 bool CachedObject::HasFinalizer(std::string_view f) const {
@@ -65,7 +65,7 @@ CachedObject MakeCachedObject(const ResourceType& rt, const ObjectRecord& record
   return c;
 }
 
-std::string ObjectCache::Key(std::string_view gr, std::string_view ns, std::string_view name) {
+std::string ControllerCache::Key(std::string_view gr, std::string_view ns, std::string_view name) {
   std::string k;
   k.reserve(gr.size() + ns.size() + name.size() + 2);
   k.append(gr).push_back('|');
@@ -74,8 +74,8 @@ std::string ObjectCache::Key(std::string_view gr, std::string_view ns, std::stri
   return k;
 }
 
-void ObjectCache::SplitKey(std::string_view key, std::string* gr, std::string* ns,
-                           std::string* name) {
+void ControllerCache::SplitKey(std::string_view key, std::string* gr, std::string* ns,
+                               std::string* name) {
   size_t a = key.find('|');
   size_t b = key.find('|', a + 1);
   *gr = std::string(key.substr(0, a));
@@ -83,7 +83,7 @@ void ObjectCache::SplitKey(std::string_view key, std::string* gr, std::string* n
   *name = std::string(key.substr(b + 1));
 }
 
-std::unique_ptr<CachedObject> ObjectCache::Put(CachedObject obj) {
+std::unique_ptr<CachedObject> ControllerCache::Put(CachedObject obj) {
   std::string key = obj.Key();
   auto& slot = objects_[key];
   std::unique_ptr<CachedObject> old = std::move(slot);
@@ -93,8 +93,8 @@ std::unique_ptr<CachedObject> ObjectCache::Put(CachedObject obj) {
   return old;
 }
 
-std::unique_ptr<CachedObject> ObjectCache::Remove(std::string_view gr, std::string_view ns,
-                                                  std::string_view name) {
+std::unique_ptr<CachedObject> ControllerCache::Remove(std::string_view gr, std::string_view ns,
+                                                      std::string_view name) {
   std::string key = Key(gr, ns, name);
   auto it = objects_.find(key);
   if (it == objects_.end()) return nullptr;
@@ -104,30 +104,30 @@ std::unique_ptr<CachedObject> ObjectCache::Remove(std::string_view gr, std::stri
   return old;
 }
 
-const CachedObject* ObjectCache::Find(std::string_view gr, std::string_view ns,
-                                      std::string_view name) const {
+const CachedObject* ControllerCache::Find(std::string_view gr, std::string_view ns,
+                                          std::string_view name) const {
   return FindKey(Key(gr, ns, name));
 }
 
-const CachedObject* ObjectCache::FindKey(const std::string& key) const {
+const CachedObject* ControllerCache::FindKey(const std::string& key) const {
   auto it = objects_.find(key);
   return it == objects_.end() ? nullptr : it->second.get();
 }
 
-const std::set<std::string>& ObjectCache::Dependents(const std::string& owner_uid) const {
+const std::set<std::string>& ControllerCache::Dependents(const std::string& owner_uid) const {
   static const std::set<std::string> kEmpty;
   auto it = dependents_.find(owner_uid);
   return it == dependents_.end() ? kEmpty : it->second;
 }
 
-const std::set<std::string>& ObjectCache::Uncontrolled(std::string_view gr,
-                                                       std::string_view ns) const {
+const std::set<std::string>& ControllerCache::Uncontrolled(std::string_view gr,
+                                                           std::string_view ns) const {
   static const std::set<std::string> kEmpty;
   auto it = uncontrolled_.find(NsName(gr, ns));
   return it == uncontrolled_.end() ? kEmpty : it->second;
 }
 
-void ObjectCache::Index(const CachedObject& obj, const std::string& key) {
+void ControllerCache::Index(const CachedObject& obj, const std::string& key) {
   for (const auto& o : obj.owners) {
     if (!o.uid.empty()) dependents_[o.uid].insert(key);
   }
@@ -136,7 +136,7 @@ void ObjectCache::Index(const CachedObject& obj, const std::string& key) {
   }
 }
 
-void ObjectCache::Unindex(const CachedObject& obj, const std::string& key) {
+void ControllerCache::Unindex(const CachedObject& obj, const std::string& key) {
   for (const auto& o : obj.owners) {
     auto it = dependents_.find(o.uid);
     if (it == dependents_.end()) continue;

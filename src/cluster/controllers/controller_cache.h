@@ -1,4 +1,4 @@
-// ObjectCache: the controllers' informer cache, fed by one storage watch over every type.
+// ControllerCache: the controllers' informer cache, fed by one storage watch over every type.
 //
 // Keeps, for every object except Events, its stored record (shared with storage, so cheap)
 // plus the metadata the controllers index on: uid, owner references, finalizers, deletion.
@@ -39,7 +39,7 @@ struct CachedObject {
   std::vector<std::string> finalizers;
   bool deleting = false;
 
-  std::string Key() const;  // ObjectCache::Key(gr, ns, name)
+  std::string Key() const;  // ControllerCache::Key(gr, ns, name)
   bool HasFinalizer(std::string_view f) const;
   const OwnerRef* Controller() const;
   const OwnerRef* RefTo(std::string_view owner_uid) const;
@@ -49,7 +49,7 @@ struct CachedObject {
 // Builds the cached form of a parsed object.
 CachedObject MakeCachedObject(const ResourceType& rt, const ObjectRecord& record, const Json& obj);
 
-class ObjectCache {
+class ControllerCache {
  public:
   // "gr|ns|name".
   static std::string Key(std::string_view gr, std::string_view ns, std::string_view name);

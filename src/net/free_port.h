@@ -20,7 +20,7 @@
 #include <cstdint>
 #include <random>
 
-namespace steward::test_support {
+namespace steward::net {
 
 // A port in 20000-31999 that was free on 127.0.0.1 a moment ago, never the same twice in a
 // process (until 12000 picks); 0 when none was found.
@@ -41,4 +41,4 @@ inline uint16_t PickFreePort() {
   return 0;
 }
 
-}  // namespace steward::test_support
+}  // namespace steward::net

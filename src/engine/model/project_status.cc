@@ -1,7 +1,7 @@
 #include <limits>
 
 #include "engine/model/project.h"
-#include "engine/model/validation.h"
+#include "engine/model/value_rules.h"
 
 namespace steward::engine {
 

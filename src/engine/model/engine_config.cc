@@ -1,6 +1,6 @@
 #include "engine/model/pod_security.h"
 #include "engine/model/project.h"
-#include "engine/model/validation.h"
+#include "engine/model/value_rules.h"
 
 namespace steward::engine {
 

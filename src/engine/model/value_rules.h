@@ -45,8 +45,8 @@ Status CheckTeam(std::string_view team, std::string_view path);
 
 // Shared sections. Fields absent from the JSON keep *out's current values.
 Status ParseStack(const Json& j, std::string path, Stack* out);
-// spec.credentials (credentials.cc): `out` is the spec's reference; `input` (may be null: stored
-// JSON, where values are refused) gets the mode and the values.
+// spec.credentials (spec_credentials.cc): `out` is the spec's reference; `input` (may be null:
+// stored JSON, where values are refused) gets the mode and the values.
 Status ParseCredentials(const Json& j, std::string path, CredentialsInput* input,
                         std::optional<CredentialsRef>* out);
 // An agent's spec.credentials: {"token"} (FORGE_TEAM_TOKEN) in a request, or the fingerprint

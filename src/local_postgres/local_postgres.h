@@ -1,7 +1,8 @@
-// PostgresServer: a real PostgreSQL server for tests (store tests, end-to-end tests, torture
-// runs), in a temporary directory, on a free loopback port, with fsync off (a commit reaches the
-// kernel before it is acknowledged, so killing the server loses nothing acknowledged; only a
-// power loss would).
+// LocalPostgres: a real PostgreSQL server this process starts — for `steward torture --database
+// postgres` (so it ships) and for the store, end-to-end and replica tests and benchmarks — in a
+// temporary directory, on a free loopback port, with fsync off (a commit reaches the kernel
+// before it is acknowledged, so killing the server loses nothing acknowledged; only a power loss
+// would).
 //
 // The binaries come from $STEWARD_PG_BINDIR, else /usr/lib/postgresql/15/bin (Debian's
 // postgresql-15, installed by scripts/setup.sh); when they are missing Launch fails with a
@@ -28,15 +29,15 @@
 
 #include "common/status.h"
 
-namespace steward::test_support {
+namespace steward {
 
-class PostgresServer {
+class LocalPostgres {
  public:
   // initdb + start; waits until the server accepts connections.
-  static StatusOr<std::unique_ptr<PostgresServer>> Launch();
-  ~PostgresServer();
-  PostgresServer(const PostgresServer&) = delete;
-  PostgresServer& operator=(const PostgresServer&) = delete;
+  static StatusOr<std::unique_ptr<LocalPostgres>> Launch();
+  ~LocalPostgres();
+  LocalPostgres(const LocalPostgres&) = delete;
+  LocalPostgres& operator=(const LocalPostgres&) = delete;
 
   Status Start();    // again, after Stop or Kill: same data, same port
   Status Stop();     // fast shutdown (SIGINT), waits for the postmaster to exit
@@ -58,7 +59,7 @@ class PostgresServer {
   Status CreatePasswordRole(std::string_view name, std::string_view password) const;
 
  private:
-  PostgresServer() = default;
+  LocalPostgres() = default;
   Status Init();
   Status RunAsServerUser(const std::vector<std::string>& argv, const std::string& log, pid_t* child,
                          bool wait) const;
@@ -75,9 +76,9 @@ class PostgresServer {
 // Process helpers behind Kill, exposed for their tests. `proc_root` is "/proc" but for tests.
 // The processes whose parent is `parent` (from <proc_root>/<pid>/stat); an entry that cannot be
 // read (the process exited meanwhile) is passed over.
-std::vector<pid_t> ChildrenOf(pid_t parent, const std::string& proc_root = "/proc");
+std::vector<pid_t> ChildProcessesOf(pid_t parent, const std::string& proc_root = "/proc");
 // Whether `pid` still runs: its stat can be read and it is not a zombie (a zombie holds no memory
 // or socket).
-bool Alive(pid_t pid, const std::string& proc_root = "/proc");
+bool ProcessAlive(pid_t pid, const std::string& proc_root = "/proc");
 
-}  // namespace steward::test_support
+}  // namespace steward
