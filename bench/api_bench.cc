@@ -4,18 +4,23 @@
 // Set-up: the whole app in this process (app::App::Start: embedded cluster with the instant
 // profile, SQLite store and API token in a temporary data dir, engine, API server on a free
 // loopback port), then --projects projects PUT through the API with start=true and waited for
-// until Running. Two request kinds, each run for --seconds:
+// until Running. Four request kinds, each run for --seconds:
 //
-//   get   GET /v1/projects/{name}, a random project per request
-//   list  GET /v1/projects?limit=100
+//   get              GET /v1/projects/{name}, a random project per request
+//   list             GET /v1/projects?limit=100
+//   put              PUT /v1/projects/{new name} (start=false): a create, committed
+//   put-credentials  the same with supplied credentials (spec.credentials): their Secret is
+//                    written to the embedded cluster before the commit, on the API's credential
+//                    threads (docs/architecture.md "The API's one Kubernetes write")
 //
-// with two load generators: wrk (one URL: project p-0 for `get`) with --clients connections,
-// when installed; and an in-process generator of --clients threads, each with its own
+// with two load generators: wrk (one URL: project p-0 for `get`; the reads only) with --clients
+// connections, when installed; and an in-process generator of --clients threads, each with its own
 // keep-alive net::HttpClient, recording every request's latency. Every request carries the
 // bearer token. Client and server share this machine's cores, so the server's CPU per request
 // (process CPU minus the client threads' own) is printed too.
 //
-//   build/bench/api_bench [--projects N] [--clients C] [--seconds S] [--only get|list]
+//   build/bench/api_bench [--projects N] [--clients C] [--seconds S]
+//                         [--only get|list|put|put-credentials]
 //                         [--no-wrk 1] [--wrk-threads T] [--api-workers W]
 //
 // Nothing passes or fails.
@@ -55,10 +60,15 @@ struct LoadResult {
   std::string first_error;
 };
 
-// `clients` threads, each with one keep-alive connection, send GET `target(i, rng)` for
-// `seconds` after all have connected.
-template <typename Target>
-LoadResult RunInProcess(const app::App& app, int clients, double seconds, Target target) {
+struct BenchRequest {
+  std::string method = "GET", target, body;
+};
+
+// `clients` threads, each with one keep-alive connection, send `make(rng, client, i)` (its i-th
+// request) for `seconds` after all have connected; a 2xx answer counts, anything else is an
+// error.
+template <typename Make>
+LoadResult RunInProcess(const app::App& app, int clients, double seconds, Make make) {
   net::HttpClient::Options o;
   o.port = PortOf(app.api_url());
   o.bearer_token = app.api_token();
@@ -74,17 +84,19 @@ LoadResult RunInProcess(const app::App& app, int clients, double seconds, Target
     threads.emplace_back([&, c] {
       auto client = net::HttpClient::Create(o);
       std::mt19937_64 rng(static_cast<uint64_t>(c) + 1);
-      (void)client->Request("GET", target(rng));  // connect before the clock starts
+      (void)client->Request("GET", "/healthz");  // connect before the clock starts
+      net::Headers headers;
+      headers.Set("Content-Type", "application/json");
       lat[c].reserve(1 << 14);
       ready.count_down();
       while (!go) std::this_thread::yield();
       const double cpu0 = ThreadCpuSeconds();
-      while (!stop.load(std::memory_order_relaxed)) {
-        const std::string t = target(rng);
+      for (long i = 0; !stop.load(std::memory_order_relaxed); ++i) {
+        const BenchRequest q = make(rng, c, i);
         const auto s = BenchClock::now();
-        auto r = client->Request("GET", t);
+        auto r = client->Request(q.method, q.target, q.body, headers);
         const double ms = Seconds(BenchClock::now() - s) * 1e3;
-        if (!r.ok() || r->status != 200) {
+        if (!r.ok() || r->status / 100 != 2) {
           if (errors[c]++ == 0) {
             first_error[c] = r.ok() ? std::to_string(r->status) + " " + r->body.substr(0, 200)
                                     : r.error().ToString();
@@ -137,15 +149,15 @@ int Main(int argc, char** argv) {
   int no_wrk = 0;
   int wrk_threads = 2;
   int api_workers = 8;
-  CLI::App cli("Steward's API under load: GET and LIST of projects, requests/s and latency.",
+  CLI::App cli("Steward's API under load: GET, LIST and PUT of projects, requests/s and latency.",
                "api_bench");
   AddFlag(cli, "--projects", &n, "projects to create")->check(CLI::Range(1L, 1000000L));
   AddFlag(cli, "--clients", &clients, "connections (wrk) and threads (in process)")
       ->check(CLI::Range(1, 100000));
   AddFlag(cli, "--seconds", &seconds, "how long each request kind runs")
       ->check(CLI::Range(0.5, 86400.0));
-  AddFlag(cli, "--only", &only, "run one request kind (default: both)")
-      ->check(CLI::IsMember({"get", "list"}));
+  AddFlag(cli, "--only", &only, "run one request kind (default: all four)")
+      ->check(CLI::IsMember({"get", "list", "put", "put-credentials"}));
   AddFlag(cli, "--no-wrk", &no_wrk, "1: skip wrk even when installed")->check(CLI::Range(0, 1));
   AddFlag(cli, "--wrk-threads", &wrk_threads, "wrk threads")->check(CLI::Range(1, 1024));
   CLI::Option* api_workers_flag =
@@ -211,16 +223,39 @@ int Main(int argc, char** argv) {
   }
 
   struct Kind {
-    std::string name, fixed_target;
-    std::function<std::string(std::mt19937_64&)> target;
+    std::string name, what, fixed_target;  // fixed_target: for wrk ("" = not a read)
+    std::function<BenchRequest(std::mt19937_64&, int, long)> make;
+  };
+  // A create of a new name per request; `credentials`: with supplied ones.
+  auto put = [](bool credentials) {
+    Json spec = BenchProjectSpec();
+    if (credentials) {
+      spec["credentials"] = {{"clientId", "ffp_bench"},
+                             {"clientSecret", "bench-secret"},
+                             {"token", "ffpt_bench"},
+                             {"broker",
+                              {{"url", "mqtts://broker:8883"},
+                               {"username", "bench"},
+                               {"password", "bench-password"}}}};
+    }
+    const std::string body = DumpJson(Json{{"spec", spec}, {"start", false}});
+    const std::string prefix = credentials ? "/v1/projects/c-" : "/v1/projects/n-";
+    return [body, prefix](std::mt19937_64&, int client, long i) {
+      return BenchRequest{"PUT", prefix + std::to_string(client) + "-" + std::to_string(i), body};
+    };
   };
   std::vector<Kind> kinds = {
-      {"get", "/v1/projects/p-0",
-       [n](std::mt19937_64& rng) {
-         return "/v1/projects/p-" + std::to_string(rng() % static_cast<uint64_t>(n));
+      {"get", "GET /v1/projects/{random of " + std::to_string(n) + "}", "/v1/projects/p-0",
+       [n](std::mt19937_64& rng, int, long) {
+         return BenchRequest{
+             "GET", "/v1/projects/p-" + std::to_string(rng() % static_cast<uint64_t>(n)), ""};
        }},
-      {"list", "/v1/projects?limit=100",
-       [](std::mt19937_64&) { return std::string("/v1/projects?limit=100"); }},
+      {"list", "GET /v1/projects?limit=100", "/v1/projects?limit=100",
+       [](std::mt19937_64&, int, long) {
+         return BenchRequest{"GET", "/v1/projects?limit=100", ""};
+       }},
+      {"put", "PUT /v1/projects/{new} (start=false)", "", put(false)},
+      {"put-credentials", "PUT /v1/projects/{new} with supplied credentials", "", put(true)},
   };
   struct Row {
     std::string what, rps, p50, p99, p999, errors, cpu;
@@ -228,10 +263,8 @@ int Main(int argc, char** argv) {
   std::vector<Row> rows;
   for (const Kind& k : kinds) {
     if (!only.empty() && only != k.name) continue;
-    const std::string what = k.name == "get"
-                                 ? "GET /v1/projects/{random of " + std::to_string(n) + "}"
-                                 : "GET /v1/projects?limit=100";
-    if (use_wrk) {
+    const std::string& what = k.what;
+    if (use_wrk && !k.fixed_target.empty()) {
       const double cpu0 = ProcessCpuSeconds();
       auto w = RunWrk(app->api_url() + k.fixed_target, wrk_threads, clients, seconds,
                       {"Authorization: Bearer " + app->api_token()});
@@ -257,7 +290,7 @@ int Main(int argc, char** argv) {
         std::printf("%s: wrk failed to run\n", k.name.c_str());
       }
     }
-    LoadResult r = RunInProcess(*app, clients, seconds, k.target);
+    LoadResult r = RunInProcess(*app, clients, seconds, k.make);
     std::printf(
         "%s, in-process, %d threads × 1 keep-alive connection, %.1f s: %ld requests, %.0f/s, "
         "p50 %.2f ms, p99 %.2f ms, p99.9 %.2f ms, max %.1f ms, %ld errors%s%s; CPU per "

@@ -38,12 +38,15 @@
 namespace steward::api {
 
 // A fixed set of threads running posted tasks in order of posting. Join() runs what is queued,
-// then joins; Post after Join has begun returns false and drops the task.
+// then joins; Post after Join has begun returns false and drops the task. With `max_queued`
+// (0: no bound), Offer also refuses a task while that many wait for a thread.
 class TaskPool {
  public:
-  explicit TaskPool(int threads);
+  explicit TaskPool(int threads, size_t max_queued = 0);
   ~TaskPool();
   bool Post(std::function<void()> task);
+  enum class Offered { kQueued, kFull, kStopping };
+  Offered Offer(std::function<void()> task);
   void Join();
 
  private:
@@ -53,6 +56,7 @@ class TaskPool {
   std::deque<std::function<void()>> tasks_ GUARDED_BY(mu_);
   bool joining_ GUARDED_BY(mu_) = false;
   std::vector<std::thread> threads_ GUARDED_BY(mu_);
+  const size_t max_queued_;
 };
 
 // An error answer: {"error": {"code", "reason", "message", "field"?}}.
@@ -521,7 +525,7 @@ class Server final : public ApiServer, public net::Handler {
   // hands it to the watch hub.
   void OnChange(const store::ProjectChange& change);
 
-  // GET /v1/watch (watch.cc). The stream the query asks for (`initial` from its query);
+  // GET /v1/watch (watch_hub.cc). The stream the query asks for (`initial` from its query);
   // nullptr after answering 400.
   std::shared_ptr<Stream> NewStream(const CallPtr& call, bool* initial);
   // The current records a snapshot of `s` shows: from the view when it is caught up, else the
@@ -544,6 +548,7 @@ class Server final : public ApiServer, public net::Handler {
   ApiDeps deps_;
   std::vector<Route> routes_;
   std::unique_ptr<TaskPool> pool_;
+  std::unique_ptr<TaskPool> credential_pool_;  // PUTs with supplied credentials (ApiOptions)
   std::unique_ptr<Scheduler> scheduler_;
   std::unique_ptr<net::HttpServer> http_;
   std::unique_ptr<net::Handler> probe_handler_;

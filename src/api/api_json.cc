@@ -184,7 +184,7 @@ bool IsDone(const store::ProjectRecord& r, int64_t generation) {
   return false;
 }
 
-TaskPool::TaskPool(int threads) {
+TaskPool::TaskPool(int threads, size_t max_queued) : max_queued_(max_queued) {
   for (int i = 0; i < std::max(1, threads); ++i) threads_.emplace_back([this] { Run(); });
 }
 
@@ -196,6 +196,15 @@ bool TaskPool::Post(std::function<void()> task) {
   tasks_.push_back(std::move(task));
   cv_.NotifyOne();
   return true;
+}
+
+TaskPool::Offered TaskPool::Offer(std::function<void()> task) {
+  MutexLock lock(mu_);
+  if (joining_) return Offered::kStopping;
+  if (max_queued_ > 0 && tasks_.size() >= max_queued_) return Offered::kFull;
+  tasks_.push_back(std::move(task));
+  cv_.NotifyOne();
+  return Offered::kQueued;
 }
 
 void TaskPool::Join() {

@@ -141,6 +141,8 @@ Status Server::Init() {
         {"source"});
   }
   pool_ = std::make_unique<TaskPool>(options_.workers);
+  credential_pool_ =
+      std::make_unique<TaskPool>(options_.credential_workers, options_.credential_queue);
   scheduler_ = std::make_unique<Scheduler>("api-timers");
 
   WatchHub::Options hub;
@@ -223,7 +225,10 @@ void Server::Stop() {
     MutexLock lock(s->mu);
     EndResourcesLocked(s, "Stopping", "the server is stopping");
   }
-  if (pool_) pool_->Join();  // handlers in flight finish (they see stopping_)
+  // Handlers in flight finish (they see stopping_): the credential writes first, whose answers
+  // may post to the pool (a ?wait=).
+  if (credential_pool_) credential_pool_->Join();
+  if (pool_) pool_->Join();
   // Waiters registered by those last handlers.
   {
     MutexLock lock(wait_mu_);

@@ -48,6 +48,12 @@ struct ApiOptions {
   std::chrono::milliseconds max_wait{600000};  // the largest ?wait= accepted
   std::chrono::milliseconds keepalive{15000};  // watch-stream comment interval
   int workers = 8;                             // threads for blocking work
+  // A PUT with supplied credentials writes their Secret to the cluster before it commits (the
+  // API's one Kubernetes write, retried for about 1.5 s when the cluster refuses for now): it
+  // runs on threads of its own, so that a slow cluster never holds the workers, with at most
+  // `credential_queue` such PUTs waiting for one (503 Unavailable, Retry-After: 1, beyond).
+  int credential_workers = 2;
+  size_t credential_queue = 64;
   // GET /v1/watch's replay window: the most recent committed changes, as rendered, that a
   // client reconnecting with Last-Event-ID is sent again instead of a snapshot. Bounded by both
   // a count and the rendered bytes (the oldest go first); 0 for either keeps none, so that a

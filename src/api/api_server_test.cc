@@ -4,10 +4,12 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <map>
 #include <thread>
 
 #include "api/api_internal.h"
 #include "api/api_test_support.h"
+#include "engine/intents/intents.h"
 
 namespace steward::api {
 
@@ -229,6 +231,130 @@ TEST_F(ApiTest, PutCreatesUpdatesAndIsIdempotent) {
   EXPECT_EQ(StoreState(), before);
   EXPECT_EQ(Body(Do("GET", "/v1/projects/alpha"))["id"], id);
   EXPECT_EQ(Body(Do("GET", "/v1/projects/beta-id-1"))["name"], "beta");
+}
+
+// A CredentialVault that holds every Put until Open(): a cluster slow to take Secrets.
+class GatedVault : public engine::CredentialVault {
+ public:
+  StatusOr<std::string> Put(const std::string& id, const std::string& name,
+                            const engine::SuppliedCredentials&) override {
+    MutexLock lock(mu_);
+    entered_.push_back(name);
+    // Bounded: a test that never opens the gate fails instead of hanging.
+    if (!cv_.WaitFor(mu_, seconds(60), [&]() REQUIRES(mu_) { return open_; })) {
+      return Unavailable("the gate stayed shut");
+    }
+    return "v-" + id;
+  }
+  void Discard(const std::string&, const std::string&, const std::string&) override {}
+  void Open() {
+    MutexLock lock(mu_);
+    open_ = true;
+    cv_.NotifyAll();
+  }
+  std::vector<std::string> Entered() {
+    MutexLock lock(mu_);
+    return entered_;
+  }
+
+ private:
+  Mutex mu_;
+  CondVar cv_;
+  bool open_ GUARDED_BY(mu_) = false;
+  std::vector<std::string> entered_ GUARDED_BY(mu_);
+};
+
+// The API over intents of its own whose supplied credentials go to a GatedVault, with one
+// credential thread and room for one more such PUT.
+class CredentialLaneTest : public ApiTest {
+ protected:
+  void SetUp() override {
+    ApiTest::SetUp();
+    api_->Stop();
+    api_.reset();
+    gated_ = std::make_unique<engine::Intents>(*store_, nullptr, &config_, &vault_);
+    intents_ = gated_.get();
+    StartApi(
+        [](ApiOptions& o) {
+          o.workers = 2;
+          o.credential_workers = 1;
+          o.credential_queue = 1;
+        },
+        false);
+  }
+  void TearDown() override {
+    vault_.Open();
+    if (api_) api_->Stop();
+    api_.reset();
+    intents_ = nullptr;
+    gated_.reset();
+    ApiTest::TearDown();
+  }
+  static std::string CredentialBody() {
+    Json spec = Spec();
+    spec["team"] = "t1";
+    spec["credentials"] = {
+        {"clientId", "ffp_client"},
+        {"clientSecret", "s3cret"},
+        {"token", "ffpt_token"},
+        {"broker", {{"url", "mqtts://broker:8883"}, {"username", "u"}, {"password", "p"}}}};
+    return DumpJson(Json{{"spec", spec}});
+  }
+  GatedVault vault_;
+  std::unique_ptr<engine::Intents> gated_;
+};
+
+// A PUT with supplied credentials writes their Secret before it commits. A cluster slow to take
+// it holds the credential threads, never the API's workers (issue 35): reads and PUTs without
+// credentials are answered meanwhile, and past the credential queue such a PUT is refused 503
+// with Retry-After, committing nothing; once the cluster takes the Secrets, the waiting ones
+// are answered 201.
+TEST_F(CredentialLaneTest, ACredentialWriteWaitingForTheClusterHoldsNoWorker) {
+  net::HttpResponse a;
+  std::thread first([&] { a = Do("PUT", "/v1/projects/cred-a", CredentialBody()); });
+  ASSERT_TRUE(Eventually([&] { return vault_.Entered().size() == 1; })) << "A never reached it";
+  // Two more while A holds the one credential thread: one waits, the other is refused.
+  Mutex mu;
+  std::map<std::string, net::HttpResponse> answers;
+  std::vector<std::thread> more;
+  for (const std::string name : {"cred-b", "cred-c"}) {
+    more.emplace_back([&, name] {
+      net::HttpResponse r = Do("PUT", "/v1/projects/" + name, CredentialBody());
+      MutexLock lock(mu);
+      answers[name] = r;
+    });
+  }
+  std::string refused, waiting;
+  ASSERT_TRUE(Eventually([&] {
+    MutexLock lock(mu);
+    if (answers.size() != 1) return false;
+    refused = answers.begin()->first;
+    waiting = refused == "cred-b" ? "cred-c" : "cred-b";
+    return true;
+  })) << "neither of the two was answered while the cluster held the first";
+  {
+    MutexLock lock(mu);
+    const net::HttpResponse& r = answers[refused];
+    ExpectError(r, 503, "Unavailable", "", "too many PUTs with supplied credentials");
+    EXPECT_EQ(r.headers.Get("Retry-After"), "1");
+  }
+  // The workers are free: a read and a PUT without credentials are answered now.
+  EXPECT_EQ(Do("GET", "/v1/projects").status, 200);
+  EXPECT_EQ(Do("PUT", "/v1/projects/plain", SpecBody()).status, 201);
+  ExpectError(Do("GET", "/v1/projects/" + refused), 404, "NotFound", "", refused);
+  EXPECT_EQ(vault_.Entered().size(), 1u);  // the waiting one has not reached the cluster yet
+
+  vault_.Open();
+  first.join();
+  for (auto& t : more) t.join();
+  EXPECT_EQ(a.status, 201) << a.body;
+  EXPECT_EQ(answers[waiting].status, 201) << answers[waiting].body;
+  EXPECT_EQ(Do("PUT", "/v1/projects/" + refused, CredentialBody()).status, 201);
+  EXPECT_EQ(vault_.Entered(), (std::vector<std::string>{"cred-a", waiting, refused}));
+  for (const std::string name : {"cred-a", "cred-b", "cred-c"}) {
+    Json p = Body(Do("GET", "/v1/projects/" + name));
+    EXPECT_TRUE(p["spec"]["credentials"].contains("fingerprint")) << p.dump();
+  }
 }
 
 // First PUTs of one new name racing each other: one 201, every other one 200 on that project,

@@ -249,7 +249,7 @@ class ApiFixture : public engine::testing::EngineFixture {
     if (tweak) tweak(o);
     ApiDeps d;
     d.store = store_.get();
-    d.intents = &engine_->intents();
+    d.intents = intents_ != nullptr ? intents_ : &engine_->intents();
     d.config = &config_;
     d.instance = instance_.get();
     d.metrics = metrics ? &metrics_ : nullptr;
@@ -335,6 +335,8 @@ class ApiFixture : public engine::testing::EngineFixture {
   MetricsRegistry metrics_;
   engine::EngineConfig config_;
   std::unique_ptr<instance::InstanceOps> instance_;
+  // The API's intents when set (a test's own, over the same store); else the engine's.
+  engine::Intents* intents_ = nullptr;
   std::unique_ptr<ApiServer> api_;
   std::atomic<bool> ready_{true};
 };

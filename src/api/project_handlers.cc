@@ -4,6 +4,7 @@
 #include "api/api_internal.h"
 #include "common/duration.h"
 #include "common/fields.h"
+#include "common/json_access.h"
 #include "common/log.h"
 #include "engine/intents/intents.h"
 #include "engine/model/project.h"
@@ -124,15 +125,43 @@ void Server::HandlePutOf(const CallPtr& call, store::RecordKind kind) {
     ReplyError(call, FromStatus(shape));
     return;
   }
-  auto put = kind == store::RecordKind::kAgent
-                 ? deps_.intents->PutAgent(call->params[0], *spec, id, start)
-                 : deps_.intents->Put(call->params[0], *spec, id, start);
-  if (!put.ok()) {
-    ReplyError(call, FromStatus(put.error()));
+  auto commit = [this, call, kind, wait, id, start](const Json& spec_json) {
+    auto put = kind == store::RecordKind::kAgent
+                   ? deps_.intents->PutAgent(call->params[0], spec_json, id, start)
+                   : deps_.intents->Put(call->params[0], spec_json, id, start);
+    if (!put.ok()) {
+      ReplyError(call, FromStatus(put.error()));
+      return;
+    }
+    const int status = put->created ? 201 : 200;
+    AnswerOrWait(call, put->record, status, status, wait, false);
+  };
+  // Supplied values (not `{}`, not the fingerprint form a GET shows): their Secret is written
+  // to the cluster before the commit (Intents' CredentialVault), which may wait on a slow
+  // cluster — on the credential threads, never the workers.
+  const Json& credentials = MemberOrNull(*spec, "credentials");
+  if (!credentials.is_object() || credentials.empty() || credentials.contains("fingerprint")) {
+    commit(*spec);
     return;
   }
-  const int status = put->created ? 201 : 200;
-  AnswerOrWait(call, put->record, status, status, wait, false);
+  auto owned = std::make_shared<const Json>(std::move((*body)["spec"]));
+  switch (credential_pool_->Offer([commit, owned] { commit(*owned); })) {
+    case TaskPool::Offered::kQueued:
+      return;
+    case TaskPool::Offered::kFull: {
+      net::Headers retry;
+      retry.Set("Retry-After", "1");
+      ReplyError(call,
+                 MakeError(503, "Unavailable",
+                           "too many PUTs with supplied credentials are waiting for the cluster to "
+                           "take their Secrets; send the request again"),
+                 std::move(retry));
+      return;
+    }
+    case TaskPool::Offered::kStopping:
+      ReplyError(call, MakeError(503, "Unavailable", "the server is stopping"));
+      return;
+  }
 }
 
 void Server::HandleOperation(const CallPtr& call, OpFn op, store::RecordKind kind) {
