@@ -6,9 +6,11 @@
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/ssl/context.hpp>
 #include <thread>
+#include <unordered_map>
 #include <vector>
 
 #include "common/log.h"
+#include "common/mutex.h"
 #include "net/connection_admission.h"
 #include "net/server_session.h"
 

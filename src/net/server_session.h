@@ -1,7 +1,8 @@
 // Session: one connection of HttpServer, on its strand — it reads requests through the
 // RequestFramer, hands them to the Handler with a Writer (server_writer.h), writes what writers
-// queue in order, and, once a handler accepts an upgrade, runs the WebSocket; with its deadlines
-// (head, whole request, idle, lingering close). SessionOwner is the server side it reports to.
+// queue in order, and, once a handler accepts an upgrade, hands the connection to its WebSocket
+// (server_websocket.h); with its deadlines (head, whole request, idle, lingering close).
+// SessionOwner is the server side it reports to.
 // Internal to net/ (http_server.cc); a template on whether the connection is TLS.
 //
 // Threading: everything touching the socket runs on the session's strand; the SessionBase
@@ -22,34 +23,23 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
 #include <boost/asio/write.hpp>
-#include <boost/beast/core/buffers_to_string.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
-#include <boost/beast/http/empty_body.hpp>
-#include <boost/beast/http/message.hpp>
-#include <boost/beast/http/status.hpp>
-#include <boost/beast/websocket/ssl.hpp>
-#include <boost/beast/websocket/stream.hpp>
-#include <deque>
 #include <exception>
-#include <thread>
 #include <type_traits>
-#include <unordered_map>
 #include <vector>
 
 #include "common/ascii.h"
 #include "common/log.h"
-#include "common/mutex.h"
 #include "net/http_server.h"
 #include "net/request_framer.h"
+#include "net/server_websocket.h"
 #include "net/server_writer.h"
 
 namespace steward::net::server {
 
 namespace asio = boost::asio;
 namespace beast = boost::beast;
-namespace http = beast::http;
 namespace ssl = asio::ssl;
-namespace websocket = beast::websocket;
 using tcp = asio::ip::tcp;
 using boost::system::error_code;
 using Clock = std::chrono::steady_clock;
@@ -105,7 +95,7 @@ class Session final : public SessionBase, public std::enable_shared_from_this<Se
   void PostClose() override {
     asio::post(executor_, [self = this->shared_from_this()] {
       if (self->phase_ == Phase::kWebSocket) {
-        self->OnWsClose(kWsGoingAway, "the server is stopping", false, kWsStopGrace);
+        self->ws_->Close(kWsGoingAway, "the server is stopping", false, kWsStopGrace);
       } else {
         self->CloseNow(false);
       }
@@ -121,14 +111,22 @@ class Session final : public SessionBase, public std::enable_shared_from_this<Se
 
   void WsSend(std::string message, bool binary) override {
     queued_bytes_.fetch_add(message.size(), std::memory_order_relaxed);
-    asio::post(executor_, [self = this->shared_from_this(), message = std::move(message),
-                           binary]() mutable { self->OnWsSend(std::move(message), binary); });
+    asio::post(executor_,
+               [self = this->shared_from_this(), message = std::move(message), binary]() mutable {
+                 if (self->ws_) {
+                   self->ws_->Send(std::move(message), binary);
+                 } else {  // the connection went before the upgrade
+                   self->queued_bytes_.fetch_sub(message.size(), std::memory_order_relaxed);
+                 }
+               });
   }
 
   void WsClose(uint16_t code, std::string reason, bool drop_queued) override {
     asio::post(executor_, [self = this->shared_from_this(), code, reason = std::move(reason),
                            drop_queued]() mutable {
-      self->OnWsClose(code, std::move(reason), drop_queued, std::chrono::milliseconds::max());
+      if (self->ws_) {
+        self->ws_->Close(code, std::move(reason), drop_queued, std::chrono::milliseconds::max());
+      }
     });
   }
 
@@ -211,7 +209,7 @@ class Session final : public SessionBase, public std::enable_shared_from_this<Se
     Clock::time_point now = Clock::now();
     if (now >= deadline_) {
       if (phase_ == Phase::kWebSocket) {
-        WsEnd({kWsAbnormal, "the WebSocket handshake did not complete in time", false});
+        ws_->End({kWsAbnormal, "the WebSocket handshake did not complete in time", false});
         return;
       }
       if (phase_ != Phase::kReadingRequest || !request_bytes_) {
@@ -371,8 +369,7 @@ class Session final : public SessionBase, public std::enable_shared_from_this<Se
     ws_key_ = std::string(TrimHttpWhitespace(request.headers.Get("sec-websocket-key")));
   }
 
-  // ---- WebSocket (phase kWebSocket; everything on the strand) ----
-
+  // The handler accepted the upgrade: the WebSocket takes the connection over.
   void OnStartWebSocket(std::shared_ptr<WebSocketImpl> socket, WebSocketOptions options) {
     if (closed_ || writing_ || !queue_.empty()) {
       // The connection went (or, which the handshake checks exclude, is still answering).
@@ -382,184 +379,16 @@ class Session final : public SessionBase, public std::enable_shared_from_this<Se
     }
     phase_ = Phase::kWebSocket;
     writer_.reset();
-    ws_socket_ = socket;
-    ws_on_message_ = std::move(options.on_message);
-    ws_handshake_timeout_ = options.handshake_timeout;
-    SetDeadline(Clock::now() + options.handshake_timeout);
-    ws_.emplace(stream_);
-    websocket::stream_base::timeout timeouts;
-    timeouts.handshake_timeout = options.handshake_timeout;
-    timeouts.idle_timeout = options.idle_timeout;
-    timeouts.keep_alive_pings = true;
-    ws_->set_option(timeouts);
-    ws_->read_message_max(options.max_message_bytes);
-    // Only what the checks read, normalized: Beast's accept then agrees with them.
-    http::request<http::empty_body> req;
-    req.method(http::verb::get);
-    req.target(ws_target_);
-    req.version(11);
-    req.set(http::field::host, ws_host_);
-    req.set(http::field::connection, "Upgrade");
-    req.set(http::field::upgrade, "websocket");
-    req.set(http::field::sec_websocket_version, "13");
-    req.set(http::field::sec_websocket_key, ws_key_);
-    ws_->async_accept(req,
-                      [self = this->shared_from_this()](error_code ec) { self->OnWsAccept(ec); });
-  }
-
-  void OnWsAccept(error_code ec) {
-    if (closed_) return;
-    if (ec) {
-      WsEnd({kWsAbnormal, "the WebSocket handshake failed: " + ec.message(), false});
-      return;
-    }
-    ws_open_ = true;
-    // Beast's idle timer takes over, unless a close is already decided.
-    if (!ws_close_) deadline_ = Clock::time_point::max();
-    StartWsRead();
-    WsPump();
-  }
-
-  void StartWsRead() {
-    reading_ = true;
-    ws_->async_read(ws_buffer_, [self = this->shared_from_this()](error_code ec, size_t) {
-      self->OnWsRead(ec);
-    });
-  }
-
-  void OnWsRead(error_code ec) {
-    reading_ = false;
-    if (closed_) return;
-    if (!ec) {
-      std::string message = beast::buffers_to_string(ws_buffer_.data());
-      ws_buffer_.consume(ws_buffer_.size());
-      const bool binary = !ws_->got_text();
-      try {
-        if (ws_on_message_) ws_on_message_(std::move(message), binary);
-      } catch (const std::exception& e) {
-        LOG_ERROR("WebSocket message handler threw: {}", e.what());
-        WsEnd({kWsAbnormal, "the message handler failed", false});
-        return;
-      }
-      if (!closed_) StartWsRead();
-      return;
-    }
-    if (ec == websocket::error::closed) {
-      if (ws_close_sent_) {
-        // Our close op is finishing the handshake; it ends the connection.
-        if (ws_writing_) return;
-        WsEnd({ws_close_->code, std::string(ws_close_->reason), false});
-        return;
-      }
-      // The peer closed first; Beast has answered its close frame and shut the connection.
-      const websocket::close_reason& r = ws_->reason();
-      WsEnd({static_cast<uint16_t>(r.code), std::string(r.reason), true});
-      return;
-    }
-    if (ec == websocket::error::message_too_big) {
-      // Beast has sent 1009 and shut the connection.
-      WsEnd({kWsTooBig, "message too big", false});
-      return;
-    }
-    const bool timeout = ec == beast::error::timeout;
-    WsEnd({kWsAbnormal, timeout ? std::string("idle timeout") : ec.message(),
-           !ws_close_sent_ && !timeout});
-  }
-
-  void OnWsSend(std::string message, bool binary) {
-    if (closed_ || ws_close_) {
-      queued_bytes_.fetch_sub(message.size(), std::memory_order_relaxed);
-      return;
-    }
-    ws_queue_.push_back({std::move(message), binary});
-    WsPump();
-  }
-
-  // Decides the close (the first decision wins): a close frame after what is queued (or after
-  // the message being written, with `drop_queued`), due within the handshake timeout (or
-  // `limit`, when shorter).
-  void OnWsClose(uint16_t code, std::string reason, bool drop_queued,
-                 std::chrono::milliseconds limit) {
-    if (closed_) return;
-    if (ws_close_) {
-      // Decided already; a stop still shortens the wait.
-      SetDeadline(std::min(deadline_, Clock::now() + std::min(limit, ws_handshake_timeout_)));
-      return;
-    }
-    if (drop_queued) DropWsQueue();
-    ws_close_.emplace(code);
-    ws_close_->reason = websocket::reason_string(reason.data(), reason.size());
-    if (auto socket = ws_socket_.lock()) socket->MarkClosing();
-    SetDeadline(Clock::now() + std::min(limit, ws_handshake_timeout_));
-    WsPump();
-  }
-
-  void DropWsQueue() {
-    size_t dropped = 0;
-    for (const auto& m : ws_queue_) dropped += m.data.size();
-    queued_bytes_.fetch_sub(dropped, std::memory_order_relaxed);
-    ws_queue_.clear();
-  }
-
-  // Starts the next write: a queued message, else the close frame once one is decided.
-  void WsPump() {
-    if (closed_ || !ws_open_ || ws_writing_) return;
-    if (!ws_->is_open()) {
-      // The peer's close is being answered (or the connection failed): the read reports it.
-      DropWsQueue();
-      if (!reading_) WsEnd({kWsAbnormal, "the connection closed", true});
-      return;
-    }
-    if (!ws_queue_.empty()) {
-      ws_inflight_ = std::move(ws_queue_.front().data);
-      ws_->binary(ws_queue_.front().binary);
-      ws_queue_.pop_front();
-      ws_writing_ = true;
-      ws_->async_write(
-          asio::buffer(ws_inflight_),
-          [self = this->shared_from_this()](error_code ec, size_t) { self->OnWsWrite(ec); });
-      return;
-    }
-    if (ws_close_ && !ws_close_sent_) {
-      ws_close_sent_ = true;
-      ws_writing_ = true;
-      ws_->async_close(*ws_close_,
-                       [self = this->shared_from_this()](error_code ec) { self->OnWsClosed(ec); });
-    }
-  }
-
-  void OnWsWrite(error_code ec) {
-    ws_writing_ = false;
-    queued_bytes_.fetch_sub(ws_inflight_.size(), std::memory_order_relaxed);
-    ws_inflight_.clear();
-    if (closed_) return;
-    if (ec) {
-      // The pending read reports how the connection ended (a close the peer started, a reset);
-      // should it not, the deadline ends it.
-      if (reading_) {
-        SetDeadline(Clock::now() + ws_handshake_timeout_);
-        return;
-      }
-      WsEnd({kWsAbnormal, "write failed: " + ec.message(), !ws_close_sent_});
-      return;
-    }
-    WsPump();
-  }
-
-  void OnWsClosed(error_code ec) {
-    ws_writing_ = false;
-    if (closed_) return;
-    if (ec && ec != websocket::error::closed) {
-      WsEnd({kWsAbnormal, "the closing handshake failed: " + ec.message(), false});
-      return;
-    }
-    WsEnd({ws_close_->code, std::string(ws_close_->reason), false});
-  }
-
-  // Ends the WebSocket's connection, reporting `how` (unless already reported).
-  void WsEnd(WebSocketClose how) {
-    if (!ws_outcome_) ws_outcome_ = std::move(how);
-    CloseNow(false);
+    typename WebSocketChannel<Stream>::Hooks hooks;
+    hooks.hold = [this] { return std::shared_ptr<void>(this->shared_from_this()); };
+    hooks.closed = [this] { return closed_; };
+    hooks.deadline = [this] { return deadline_; };
+    hooks.set_deadline = [this](Clock::time_point t) { SetDeadline(t); };
+    hooks.clear_deadline = [this] { deadline_ = Clock::time_point::max(); };
+    hooks.close_connection = [this] { CloseNow(false); };
+    ws_.emplace(stream_, queued_bytes_, std::move(hooks), std::move(socket), std::move(options),
+                std::move(ws_target_), std::move(ws_host_), std::move(ws_key_));
+    ws_->Accept();
   }
 
   void StartPeek() {
@@ -696,16 +525,7 @@ class Session final : public SessionBase, public std::enable_shared_from_this<Se
       writer_.reset();
       writer->MarkClosed();
     }
-    if (phase_before == Phase::kWebSocket) {
-      DropWsQueue();
-      // Also drops what the message handler holds (it may hold the socket).
-      ws_on_message_ = nullptr;
-      if (auto socket = ws_socket_.lock()) {
-        socket->MarkClosed(ws_outcome_.value_or(
-            WebSocketClose{kWsAbnormal, "the connection closed", !ws_close_sent_}));
-      }
-      ws_socket_.reset();
-    }
+    if (phase_before == Phase::kWebSocket) ws_->Closed();
     owner_->Unregister(this);
   }
 
@@ -732,25 +552,10 @@ class Session final : public SessionBase, public std::enable_shared_from_this<Se
   bool reading_ = false;
   bool writing_ = false;
   bool closed_ = false;
+  std::string ws_target_, ws_host_, ws_key_;  // of a WebSocket handshake, kept for the accept
   // The WebSocket, once a handler accepted the upgrade (phase kWebSocket). It reads and writes
   // stream_, which outlives it (declared before it).
-  std::string ws_target_, ws_host_, ws_key_;  // of the handshake, kept for the accept
-  std::optional<websocket::stream<Stream&>> ws_;
-  std::weak_ptr<WebSocketImpl> ws_socket_;  // the handler's side; it holds this session
-  std::function<void(std::string, bool)> ws_on_message_;
-  std::chrono::milliseconds ws_handshake_timeout_{0};
-  beast::flat_buffer ws_buffer_;  // the message being read
-  struct WsMessage {
-    std::string data;
-    bool binary = false;
-  };
-  std::deque<WsMessage> ws_queue_;  // messages not yet written
-  std::string ws_inflight_;         // the message being written
-  bool ws_open_ = false;            // the 101 answer is written
-  bool ws_writing_ = false;         // a message or the close frame is being written
-  std::optional<websocket::close_reason> ws_close_;  // the close decided, sent after the queue
-  bool ws_close_sent_ = false;
-  std::optional<WebSocketClose> ws_outcome_;  // what the handler is told when the connection ends
+  std::optional<WebSocketChannel<Stream>> ws_;
 };
 
 }  // namespace steward::net::server
