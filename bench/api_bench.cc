@@ -22,6 +22,7 @@
 //   build/bench/api_bench [--projects N] [--clients C] [--seconds S]
 //                         [--only get|list|put|put-credentials]
 //                         [--no-wrk 1] [--wrk-threads T] [--api-workers W]
+//                         [--credential-workers C]
 //
 // Nothing passes or fails.
 #include <unistd.h>
@@ -149,6 +150,7 @@ int Main(int argc, char** argv) {
   int no_wrk = 0;
   int wrk_threads = 2;
   int api_workers = 8;
+  int credential_workers = 2;
   CLI::App cli("Steward's API under load: GET, LIST and PUT of projects, requests/s and latency.",
                "api_bench");
   AddFlag(cli, "--projects", &n, "projects to create")->check(CLI::Range(1L, 1000000L));
@@ -162,6 +164,10 @@ int Main(int argc, char** argv) {
   AddFlag(cli, "--wrk-threads", &wrk_threads, "wrk threads")->check(CLI::Range(1, 1024));
   CLI::Option* api_workers_flag =
       AddFlag(cli, "--api-workers", &api_workers, "the API server's workers (8, the default)")
+          ->check(CLI::Range(1, 256));
+  CLI::Option* credential_workers_flag =
+      AddFlag(cli, "--credential-workers", &credential_workers,
+              "the API's threads for PUTs with supplied credentials (2, the default)")
           ->check(CLI::Range(1, 256));
   if (auto exit_code = ParseFlags(cli, argc, argv)) return *exit_code;
   const bool use_wrk = no_wrk == 0 && WrkAvailable();
@@ -179,6 +185,7 @@ int Main(int argc, char** argv) {
   config.embedded_profile = "instant";
   config.log_level = "warn";
   if (api_workers_flag->count() != 0) config.api_workers = api_workers;
+  if (credential_workers_flag->count() != 0) config.api_credential_workers = credential_workers;
   auto started = app::App::Start(config);
   if (!started.ok()) {
     std::fprintf(stderr, "app: %s\n", started.error().ToString().c_str());

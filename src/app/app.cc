@@ -459,6 +459,8 @@ Status AppImpl::StartApi() {
   RETURN_IF_ERROR(SplitListen(config_.listen, "listen", &ao.http.host, &ao.http.port));
   ao.token = token_;
   ao.workers = config_.api_workers;
+  ao.credential_workers = config_.api_credential_workers;
+  ao.credential_queue = config_.api_credential_queue;
   ao.max_file_bytes = config_.instance_max_file_bytes;
   ao.restart_per_pod = config_.instance_restart_per_pod;
   ao.resources_poll = config_.instance_resources_poll;

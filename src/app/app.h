@@ -57,6 +57,10 @@ struct ServeConfig {
   // watchWindowBytes).
   size_t api_watch_window_events = 10000;
   size_t api_watch_window_bytes = 16u << 20;
+  // PUTs with supplied credentials: their threads and how many may wait for one
+  // (api::ApiOptions::credential_*; `api:` credentialWorkers, credentialQueue).
+  int api_credential_workers = 2;
+  size_t api_credential_queue = 64;
 
   ClusterSource cluster = ClusterSource::kKubeconfig;
   std::string kubeconfig;  // "" = $KUBECONFIG or ~/.kube/config

@@ -125,7 +125,8 @@ Status BoundedDuration(const FieldReader& s, std::string_view name, std::chrono:
 Status ParseApi(const Json* j, ServeConfig* out) {
   ASSIGN_OR_RETURN(FieldReader s, Section(j, "api"));
   RETURN_IF_ERROR(s.OnlyKnown({"maxConnections", "maxConnectionsPerClient", "readHeaderTimeout",
-                               "readTimeout", "watchWindowEvents", "watchWindowBytes"}));
+                               "readTimeout", "watchWindowEvents", "watchWindowBytes",
+                               "credentialWorkers", "credentialQueue"}));
   int64_t max_connections = static_cast<int64_t>(out->api_max_connections);
   RETURN_IF_ERROR(s.Int("maxConnections", 1, 1000000, &max_connections));
   out->api_max_connections = static_cast<size_t>(max_connections);
@@ -143,6 +144,12 @@ Status ParseApi(const Json* j, ServeConfig* out) {
   int64_t window_bytes = static_cast<int64_t>(out->api_watch_window_bytes);
   RETURN_IF_ERROR(s.Int("watchWindowBytes", 0, int64_t{1} << 34, &window_bytes));
   out->api_watch_window_bytes = static_cast<size_t>(window_bytes);
+  int64_t credential_workers = out->api_credential_workers;
+  RETURN_IF_ERROR(s.Int("credentialWorkers", 1, 256, &credential_workers));
+  out->api_credential_workers = static_cast<int>(credential_workers);
+  int64_t credential_queue = static_cast<int64_t>(out->api_credential_queue);
+  RETURN_IF_ERROR(s.Int("credentialQueue", 1, 100000, &credential_queue));
+  out->api_credential_queue = static_cast<size_t>(credential_queue);
   return Status::Ok();
 }
 

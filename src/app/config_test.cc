@@ -303,14 +303,21 @@ TEST(ServeConfigTest, ApiHttpLimits) {
   EXPECT_EQ(d->api_read_timeout, milliseconds(60000));
   EXPECT_EQ(d->api_watch_window_events, 10000u);
   EXPECT_EQ(d->api_watch_window_bytes, 16u << 20);
+  EXPECT_EQ(d->api_credential_workers, 2);
+  EXPECT_EQ(d->api_credential_queue, 64u);
   auto c = ParseServeConfig(
       "api:\n  maxConnections: 2000\n  maxConnectionsPerClient: 1500\n  readHeaderTimeout: 5s\n  "
       "readTimeout: 2m\n"
-      "  watchWindowEvents: 0\n  watchWindowBytes: 1048576\n");
+      "  watchWindowEvents: 0\n  watchWindowBytes: 1048576\n"
+      "  credentialWorkers: 6\n  credentialQueue: 500\n");
   ASSERT_TRUE(c.ok()) << c.error().ToString();
   EXPECT_EQ(c->api_max_connections, 2000u);
   EXPECT_EQ(c->api_max_connections_per_client, 1500u);
   EXPECT_FALSE(ParseServeConfig("api: {maxConnectionsPerClient: 0}").ok());
+  EXPECT_EQ(c->api_credential_workers, 6);
+  EXPECT_EQ(c->api_credential_queue, 500u);
+  ExpectInvalid("api: {credentialWorkers: 0}", "api.credentialWorkers", "between");
+  ExpectInvalid("api: {credentialQueue: 0}", "api.credentialQueue", "between");
   EXPECT_EQ(c->api_read_header_timeout, milliseconds(5000));
   EXPECT_EQ(c->api_read_timeout, milliseconds(120000));
   EXPECT_EQ(c->api_watch_window_events, 0u);
