@@ -6,8 +6,8 @@
 #include <unordered_set>
 
 #include "cluster/apiserver/discovery.h"
+#include "cluster/apiserver/discovery_paths.h"
 #include "cluster/apiserver/field_validation.h"
-#include "cluster/apiserver/negotiation.h"
 #include "cluster/apiserver/protobuf_decode.h"
 #include "cluster/apiserver/rbac_escalation.h"
 #include "cluster/apiserver/rest_request.h"
@@ -250,12 +250,21 @@ void RestHandler::Serve(Request& req) {
     return;
   }
   auto parts = SplitPath(path);
+  // The non-resource documents (discovery_paths.h).
+  auto answer = [&](const ApiResult<PathDocument>& doc) {
+    req.record.verb = "get";
+    if (doc.ok()) {
+      Respond(req, 200, doc->body, doc->content_type);
+    } else {
+      RespondError(req, doc.error());
+    }
+  };
   if (parts.empty()) {
-    ServeRootPaths(req);
+    answer(ServedPathsDocument());
     return;
   }
   if (parts[0] == "openapi") {
-    ServeOpenApi(req, parts);
+    answer(OpenApiPathDocument(http, parts));
     return;
   }
   if (parts[0] != "api" && parts[0] != "apis") {
@@ -266,112 +275,13 @@ void RestHandler::Serve(Request& req) {
   bool core = parts[0] == "api";
   size_t gv_end = core ? 2 : 3;
   if (parts.size() <= gv_end) {
-    ServeDiscovery(req, parts);
+    // The discovery documents depend on Accept (aggregated or not): caches must key on it.
+    req.extra_headers.emplace_back("Vary", "Accept");
+    answer(DiscoveryPathDocument(http, parts));
     return;
   }
   if (!ParseResourcePath(req, parts)) return;
   ServeResource(req);
-}
-
-void RestHandler::ServeRootPaths(Request& req) {
-  req.record.verb = "get";
-  Json paths = Json::array({"/api", "/api/v1", "/apis", "/healthz", "/livez", "/metrics",
-                            "/openapi/v2", "/openapi/v3", "/readyz", "/version"});
-  for (const auto& rt : AllResourceTypes()) {
-    if (!rt.group.empty()) {
-      paths.push_back("/apis/" + rt.group);
-      paths.push_back("/apis/" + rt.group + "/" + rt.version);
-    }
-  }
-  std::sort(paths.begin(), paths.end());
-  paths.erase(std::unique(paths.begin(), paths.end()), paths.end());
-  RespondJson(req, 200, Json{{"paths", paths}});
-}
-
-void RestHandler::ServeOpenApi(Request& req, const std::vector<std::string>& parts) {
-  const auto& http = req.http;
-  const std::string& path = http.path;
-  req.record.verb = "get";
-  if (parts.size() == 2 && parts[1] == "v2") {
-    if (!AcceptsJson(http.headers.Get("Accept"))) {
-      RespondError(req, NotAcceptableError("only the following media types are accepted: "
-                                           "application/json"));
-      return;
-    }
-    RespondJson(req, 200, OpenApiV2Document());
-    return;
-  }
-  if (parts.size() == 2 && parts[1] == "v3") {
-    RespondJson(req, 200, OpenApiV3Root());
-    return;
-  }
-  if (parts.size() > 2 && parts[1] == "v3") {
-    std::string rest;
-    for (size_t i = 2; i < parts.size(); ++i) rest += (i > 2 ? "/" : "") + parts[i];
-    auto doc = OpenApiV3Document(rest);
-    if (!doc) {
-      RespondError(req, NotFoundPathError(path));
-      return;
-    }
-    RespondJson(req, 200, *doc);
-    return;
-  }
-  RespondError(req, NotFoundPathError(path));
-}
-
-void RestHandler::ServeDiscovery(Request& req, const std::vector<std::string>& parts) {
-  const auto& http = req.http;
-  const std::string& path = http.path;
-  bool core = parts[0] == "api";
-  size_t gv_end = core ? 2 : 3;
-  // The discovery documents depend on Accept (aggregated or not): caches must key on it.
-  req.extra_headers.emplace_back("Vary", "Accept");
-  req.record.verb = "get";
-  if (parts.size() == gv_end) {
-    std::string group = core ? "" : parts[1];
-    std::string version = core ? parts[1] : parts[2];
-    auto doc = ApiResourceListDocument(group, version);
-    if (!doc) {
-      RespondError(req, NotFoundPathError(path));
-      return;
-    }
-    RespondJson(req, 200, *doc);
-    return;
-  }
-  if (http.method != "GET") {
-    RespondError(req, MethodNotAllowedError("the server does not allow this method on the "
-                                            "requested resource"));
-    return;
-  }
-  Output out = NegotiateDiscovery(http.headers.Get("Accept"));
-  if (out == Output::kNone) {
-    RespondError(req, NotAcceptableError("only the following media types are accepted: "
-                                         "application/json"));
-    return;
-  }
-  if (parts.size() == 1) {
-    if (out == Output::kAggregatedDiscovery) {
-      Respond(req, 200, DumpJson(AggregatedDiscoveryDocument(core)),
-              "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList");
-    } else {
-      RespondJson(req, 200,
-                  core ? ApiVersionsDocument(http.headers.Get("Host")) : ApiGroupListDocument());
-    }
-    return;
-  }
-  // /apis/GROUP: the APIGroup entry of the group list.
-  if (!core && parts.size() == 2) {
-    for (const auto& g : ApiGroupListDocument()["groups"]) {
-      if (g["name"] == parts[1]) {
-        Json group = g;
-        group["kind"] = "APIGroup";
-        group["apiVersion"] = "v1";
-        RespondJson(req, 200, group);
-        return;
-      }
-    }
-  }
-  RespondError(req, NotFoundPathError(path));
 }
 
 bool RestHandler::ParseResourcePath(Request& req, const std::vector<std::string>& parts) {

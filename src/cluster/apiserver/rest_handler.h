@@ -93,10 +93,6 @@ class RestHandler final : public net::Handler {
   static bool ProxyPath(std::string_view path);
   // Starts the request's timing and log record.
   void Begin(Request& req);
-  void ServeRootPaths(Request& req);  // GET /: the list of served paths
-  void ServeOpenApi(Request& req, const std::vector<std::string>& parts);  // /openapi/...
-  // /api, /api/V, /apis, /apis/G, /apis/G/V: the discovery documents.
-  void ServeDiscovery(Request& req, const std::vector<std::string>& parts);
   // Fills the resource addressing of `req` from a resource path; false when answered (404).
   bool ParseResourcePath(Request& req, const std::vector<std::string>& parts);
 
