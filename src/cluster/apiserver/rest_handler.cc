@@ -10,6 +10,7 @@
 #include "cluster/apiserver/field_validation.h"
 #include "cluster/apiserver/protobuf_decode.h"
 #include "cluster/apiserver/rbac_escalation.h"
+#include "cluster/apiserver/request_decoding.h"
 #include "cluster/apiserver/rest_request.h"
 #include "cluster/apiserver/selectors.h"
 #include "cluster/apiserver/tables.h"
@@ -58,6 +59,28 @@ void AwaitRevision(Scheduler& scheduler, const Storage& storage, uint64_t revisi
                      [&scheduler, &storage, revision, deadline, then = std::move(then)]() mutable {
                        AwaitRevision(scheduler, storage, revision, deadline, std::move(then));
                      });
+}
+
+// /api/v1/namespaces/NS/{pods,services}/NAME/proxy[/...]
+bool ProxyPath(std::string_view path) {
+  constexpr std::string_view kPrefix = "/api/v1/namespaces/";
+  if (!path.starts_with(kPrefix)) return false;
+  path.remove_prefix(kPrefix.size());
+  std::vector<std::string_view> parts;  // namespace, resource, name, subresource
+  for (size_t pos = 0; parts.size() < 4;) {
+    const size_t slash = path.find('/', pos);
+    parts.push_back(path.substr(pos, slash == std::string_view::npos ? slash : slash - pos));
+    if (slash == std::string_view::npos) break;
+    pos = slash + 1;
+  }
+  return parts.size() == 4 && !parts[0].empty() && !parts[2].empty() &&
+         (parts[1] == "pods" || parts[1] == "services") && parts[3] == "proxy";
+}
+
+// Health and version: open to anonymous clients.
+bool OpenPath(std::string_view path) {
+  return path == "/healthz" || path == "/livez" || path == "/readyz" || path == "/version" ||
+         path == "/version/";
 }
 
 }  // namespace
@@ -181,26 +204,6 @@ std::optional<net::HttpResponse> RestHandler::CheckHead(const net::HttpRequest& 
 
 std::optional<size_t> RestHandler::BodyLimit(const net::HttpRequest& head) {
   return ProxyPath(head.path) ? options_.max_proxy_body_bytes : options_.max_body_bytes;
-}
-
-bool RestHandler::ProxyPath(std::string_view path) {
-  constexpr std::string_view kPrefix = "/api/v1/namespaces/";
-  if (!path.starts_with(kPrefix)) return false;
-  path.remove_prefix(kPrefix.size());
-  std::vector<std::string_view> parts;  // namespace, resource, name, subresource
-  for (size_t pos = 0; parts.size() < 4;) {
-    const size_t slash = path.find('/', pos);
-    parts.push_back(path.substr(pos, slash == std::string_view::npos ? slash : slash - pos));
-    if (slash == std::string_view::npos) break;
-    pos = slash + 1;
-  }
-  return parts.size() == 4 && !parts[0].empty() && !parts[2].empty() &&
-         (parts[1] == "pods" || parts[1] == "services") && parts[3] == "proxy";
-}
-
-bool RestHandler::OpenPath(std::string_view path) {
-  return path == "/healthz" || path == "/livez" || path == "/readyz" || path == "/version" ||
-         path == "/version/";
 }
 
 void RestHandler::Serve(Request& req) {
@@ -479,7 +482,9 @@ bool RestHandler::AuthorizeResource(Request& r) {
 
 void RestHandler::ServeReview(Request& r) {
   Json body;
-  if (!DecodeBody(r, &body) || !ValidateBody(r, &body, "CreateOptions")) return;
+  if (auto e = DecodeValidBody(r.http, *r.type, r.sub, "CreateOptions", &body, &r.extra_headers)) {
+    return RespondError(r, *e);
+  }
   const std::string& resource = r.type->resource;
   if (resource == "selfsubjectaccessreviews") {
     SendResult(r, ReviewSelfSubjectAccess(api_.storage(), r.user, std::move(body)), 201);
@@ -492,7 +497,7 @@ void RestHandler::ServeReview(Request& r) {
 
 void RestHandler::ServeTokenRequest(Request& r) {
   Json body;
-  if (!DecodeBody(r, &body)) return;
+  if (auto e = DecodeBody(r.http, &body)) return RespondError(r, *e);
   SendResult(r,
              RequestServiceAccountToken(tokens_, api_.storage(), r.ns, r.name, std::move(body),
                                         api_.clock().WallNow()),

@@ -87,10 +87,6 @@ class RestHandler final : public net::Handler {
 
   // Routing: open endpoints and authentication, then discovery, OpenAPI or a resource.
   void Serve(Request& req);
-  // Health and version: open to anonymous clients.
-  static bool OpenPath(std::string_view path);
-  // /api/v1/namespaces/NS/{pods,services}/NAME/proxy[/...]
-  static bool ProxyPath(std::string_view path);
   // Starts the request's timing and log record.
   void Begin(Request& req);
   // Fills the resource addressing of `req` from a resource path; false when answered (404).
@@ -108,7 +104,6 @@ class RestHandler final : public net::Handler {
   void ServeVerb(Request& req, const FaultInjector::Decision& decision);
   // Answers the request with the decided failure, if any; true when it did.
   bool InjectFault(Request& req, const FaultInjector::Decision& decision);
-  bool ParseListOptions(Request& req);  // sets req.list_opts; false when answered (400)
 
   // One method per verb.
   void ServeGet(Request& req);
@@ -131,20 +126,7 @@ class RestHandler final : public net::Handler {
   void ServeReview(Request& req);
   void ServeTokenRequest(Request& req);
 
-  // Helpers of the write verbs; those returning bool answer the request and return false on
-  // an error.
-  bool DecodeBody(Request& req, Json* out);  // JSON, YAML or protobuf, per Content-Type
-  // Server-side field validation (field_validation.h) of a create/update body: Strict
-  // refuses unknown or duplicate fields, Warn reports them in Warning headers, and both Warn
-  // and Ignore drop unknown fields, as decoding into the Go types does. Protobuf bodies come
-  // from typed clients and cannot carry unknown fields.
-  bool ValidateBody(Request& req, Json* body, std::string_view options_kind);
-  // The same for a patch. A real server checks the patched object, so the patch is applied
-  // to the current object here too (ObjectApi applies it again, atomically); when that fails
-  // (absent object, bad patch) the check is skipped and Patch reports the error.
-  bool ValidatePatch(Request& req, PatchType patch_type, std::string* patch);
-  // DeleteOptions from the body and the query (delete, deletecollection).
-  bool ParseDeleteOptions(Request& req, DeleteOptions* del);
+  // Decoding and field validation of bodies, patches and options: request_decoding.h.
   void SendResult(Request& req, const ApiResult<Json>& result, int ok_code);
   // `body` by value: callers hand over large bodies (lists) with std::move.
   void Respond(Request& req, int code, std::string body,

@@ -1,7 +1,7 @@
 // RestHandler's verbs: get, list, watch, create, update, patch, delete and deletecollection of
-// a resource, with the shared prelude (faults, Accept, dryRun, list options) and the decoding and
-// field validation of bodies and patches. Routing, answers and authorization are in
-// rest_handler.cc.
+// a resource, with the shared prelude (faults, Accept, dryRun, list options). Decoding and field
+// validation of bodies and patches are in request_decoding.cc; routing, answers and
+// authorization in rest_handler.cc.
 #include <algorithm>
 #include <optional>
 #include <string>
@@ -10,6 +10,7 @@
 
 #include "cluster/apiserver/field_validation.h"
 #include "cluster/apiserver/protobuf_decode.h"
+#include "cluster/apiserver/request_decoding.h"
 #include "cluster/apiserver/rest_handler.h"
 #include "cluster/apiserver/rest_request.h"
 #include "cluster/apiserver/selectors.h"
@@ -26,49 +27,6 @@ using rest::RevisionToAwait;
 using rest::WriteOptionsOf;
 
 namespace {
-
-// Request bodies and patches are decoded as Go decodes them: the last of duplicate keys wins
-// (field validation sees the raw text and reports duplicates).
-const ParseOptions kLastWins{.duplicate_keys = DuplicateKeys::kLastWins};
-
-// The media type of a request body: the Content-Type without parameters, lower case.
-std::string BodyMediaType(const net::HttpRequest& http) {
-  std::string content_type = AsciiLower(http.headers.Get("Content-Type"));
-  return std::string(TrimHttpWhitespace(content_type.substr(0, content_type.find(';'))));
-}
-
-// Reads the fields of a DeleteOptions body into `del`; an error for a body that is not an
-// object or has an invalid dryRun.
-std::optional<StatusError> ReadDeleteOptionsBody(const Json& body, DeleteOptions& del) {
-  if (!body.is_object()) {
-    return BadRequestError("the body of a delete must be a DeleteOptions object");
-  }
-  const Json& pre = body.contains("preconditions") ? body["preconditions"] : Json();
-  if (pre.is_object()) {
-    if (pre.contains("uid") && pre["uid"].is_string()) {
-      del.precondition_uid = pre["uid"].get<std::string>();
-    }
-    if (pre.contains("resourceVersion") && pre["resourceVersion"].is_string()) {
-      del.precondition_resource_version = pre["resourceVersion"].get<std::string>();
-    }
-  }
-  del.propagation_policy = GetString(body, "propagationPolicy");
-  if (body.contains("orphanDependents") && body["orphanDependents"].is_boolean() &&
-      del.propagation_policy.empty()) {
-    del.propagation_policy = body["orphanDependents"].get<bool>() ? "Orphan" : "Background";
-  }
-  if (body.contains("gracePeriodSeconds") && body["gracePeriodSeconds"].is_number_integer()) {
-    del.grace_period_seconds = body["gracePeriodSeconds"].get<int64_t>();
-  }
-  if (body.contains("dryRun")) {
-    const Json& d = body["dryRun"];
-    if (!d.is_array() || (d.size() == 1 && d[0] != "All") || d.size() > 1) {
-      return BadRequestError("Invalid dry run value: " + DumpJson(d));
-    }
-    if (!d.empty()) del.dry_run = true;
-  }
-  return std::nullopt;
-}
 
 // A <Kind>List of stored objects, their JSON sent as it is: no parse, no re-serialisation.
 std::string StoredListJson(const ResourceType& type, const std::vector<ObjectRecord>& items,
@@ -124,7 +82,7 @@ void RestHandler::ServeVerb(Request& r, const FaultInjector::Decision& decision)
     ServeTokenRequest(r);
     return;
   }
-  if (!ParseListOptions(r)) return;
+  if (auto e = ParseListOptions(r.http, &r.list_opts)) return RespondError(r, *e);
   if (verb == "get") {
     ServeGet(r);
   } else if (verb == "list") {
@@ -163,25 +121,6 @@ bool RestHandler::InjectFault(Request& r, const FaultInjector::Decision& decisio
       break;
   }
   return false;
-}
-
-bool RestHandler::ParseListOptions(Request& r) {
-  const auto& h = r.http;
-  ListOptions& list_opts = r.list_opts;
-  list_opts.label_selector = std::string(h.Query("labelSelector"));
-  list_opts.field_selector = std::string(h.Query("fieldSelector"));
-  list_opts.continue_token = std::string(h.Query("continue"));
-  list_opts.resource_version = std::string(h.Query("resourceVersion"));
-  list_opts.resource_version_match = std::string(h.Query("resourceVersionMatch"));
-  if (h.HasQuery("limit")) {
-    auto limit = ParseInt(h.Query("limit"));
-    if (!limit || *limit < 0) {
-      RespondError(r, BadRequestError("invalid limit: " + std::string(h.Query("limit"))));
-      return false;
-    }
-    list_opts.limit = *limit;
-  }
-  return true;
 }
 
 void RestHandler::ServeGet(Request& r) {
@@ -272,7 +211,9 @@ void RestHandler::ServeCreate(Request& r) {
     return;
   }
   Json body;
-  if (!DecodeBody(r, &body) || !ValidateBody(r, &body, "CreateOptions")) return;
+  if (auto e = DecodeValidBody(r.http, *r.type, r.sub, "CreateOptions", &body, &r.extra_headers)) {
+    return RespondError(r, *e);
+  }
   // The audit record names the object created, as a real API server's objectRef does.
   if (const Json* name = FindPath(body, "metadata.name"); name != nullptr && name->is_string()) {
     r.record.name = name->get<std::string>();
@@ -282,7 +223,9 @@ void RestHandler::ServeCreate(Request& r) {
 
 void RestHandler::ServeUpdate(Request& r) {
   Json body;
-  if (!DecodeBody(r, &body) || !ValidateBody(r, &body, "UpdateOptions")) return;
+  if (auto e = DecodeValidBody(r.http, *r.type, r.sub, "UpdateOptions", &body, &r.extra_headers)) {
+    return RespondError(r, *e);
+  }
   SendResult(r, api_.Update(*r.type, r.ns, r.name, std::move(body), r.sub, WriteOptionsFor(r)),
              200);
 }
@@ -308,142 +251,23 @@ void RestHandler::ServePatch(Request& r) {
     return;
   }
   std::string patch_body = h.body;
-  if (!ValidatePatch(r, *patch_type, &patch_body)) return;
+  auto current = [&] { return api_.Get(type, r.ns, r.name, r.sub); };
+  if (auto e = ValidatePatch(h, type, r.sub, *patch_type, current, &patch_body, &r.extra_headers)) {
+    return RespondError(r, *e);
+  }
   SendResult(r, api_.Patch(type, r.ns, r.name, *patch_type, patch_body, r.sub, write_opts), 200);
 }
 
 void RestHandler::ServeDelete(Request& r) {
   DeleteOptions del;
-  if (!ParseDeleteOptions(r, &del)) return;
+  if (auto e = ParseDeleteOptions(r.http, &del)) return RespondError(r, *e);
   SendResult(r, api_.Delete(*r.type, r.ns, r.name, del), 200);
 }
 
 void RestHandler::ServeDeleteCollection(Request& r) {
   DeleteOptions del;
-  if (!ParseDeleteOptions(r, &del)) return;
+  if (auto e = ParseDeleteOptions(r.http, &del)) return RespondError(r, *e);
   SendResult(r, api_.DeleteCollection(*r.type, r.ns, r.list_opts, del), 200);
-}
-
-bool RestHandler::DecodeBody(Request& r, Json* out) {
-  const auto& h = r.http;
-  const std::string media = BodyMediaType(h);
-  if (media.empty() || media == "application/json" || media == "*/*") {
-    auto parsed = ParseJson(h.body, kLastWins);
-    if (!parsed.ok()) {
-      RespondError(
-          r, BadRequestError("the request body is not valid JSON: " + parsed.status().message()));
-      return false;
-    }
-    *out = std::move(parsed).value();
-    return true;
-  }
-  if (media == "application/yaml" || media == "application/x-yaml") {
-    auto parsed = ParseYaml(h.body, kLastWins);
-    if (!parsed.ok()) {
-      RespondError(
-          r, BadRequestError("the request body is not valid YAML: " + parsed.status().message()));
-      return false;
-    }
-    *out = std::move(parsed).value();
-    return true;
-  }
-  if (media == kProtobufMediaType) {
-    auto decoded = DecodeKubernetesProtobuf(h.body);
-    if (!decoded.ok()) {
-      RespondError(r, BadRequestError("the request body is not valid protobuf: " +
-                                      decoded.status().message()));
-      return false;
-    }
-    *out = std::move(decoded).value();
-    return true;
-  }
-  RespondError(r, UnsupportedMediaTypeError(
-                      "the body of the request was in an unknown format - accepted media "
-                      "types include: application/json, application/yaml, "
-                      "application/vnd.kubernetes.protobuf"));
-  return false;
-}
-
-bool RestHandler::ValidateBody(Request& r, Json* body, std::string_view options_kind) {
-  const auto& h = r.http;
-  const ResourceType& type = *r.type;
-  auto validation = ParseFieldValidation(h.Query("fieldValidation"), options_kind);
-  if (!validation.ok()) {
-    RespondError(r, validation.error());
-    return false;
-  }
-  if (BodyMediaType(h) == kProtobufMediaType) return true;
-  if (*validation != FieldValidation::kIgnore) {
-    FieldProblems problems = CheckFields(type, h.body, *body, r.sub);
-    if (!problems.empty() && *validation == FieldValidation::kStrict) {
-      RespondError(r, StrictDecodingError(type, *body, problems, r.sub));
-      return false;
-    }
-    for (auto& w : WarningHeaders(problems)) r.extra_headers.emplace_back("Warning", w);
-  }
-  DropUnknownFields(type, *body, r.sub);
-  return true;
-}
-
-bool RestHandler::ValidatePatch(Request& r, PatchType patch_type, std::string* patch) {
-  const auto& h = r.http;
-  const ResourceType& type = *r.type;
-  const Subresource sub = r.sub;
-  auto validation = ParseFieldValidation(h.Query("fieldValidation"), "PatchOptions");
-  if (!validation.ok()) {
-    RespondError(r, validation.error());
-    return false;
-  }
-  if (patch_type == PatchType::kApply) return true;
-  auto parsed = ParseJson(*patch, kLastWins);
-  if (!parsed.ok()) return true;
-  if (*validation != FieldValidation::kIgnore) {
-    auto current = api_.Get(type, r.ns, r.name, sub);
-    if (!current.ok()) return true;
-    StatusOr<Json> patched =
-        patch_type == PatchType::kJsonMerge ? ApplyMergePatch(*current, *parsed)
-        : patch_type == PatchType::kJsonPatch
-            ? ApplyJsonPatch(*current, *parsed)
-            : ApplyStrategicMergePatch(*current, *parsed,
-                                       sub == Subresource::kScale ? "Scale" : type.kind);
-    if (!patched.ok()) return true;
-    FieldProblems problems =
-        CheckPatchFields(type, patch_type, *patch, *parsed, &*patched, &*current, sub);
-    if (!problems.empty() && *validation == FieldValidation::kStrict) {
-      RespondError(r, StrictPatchError(problems, patch_type == PatchType::kStrategicMerge
-                                                     ? GoMapString(*parsed)
-                                                     : DumpJson(*patched)));
-      return false;
-    }
-    for (auto& w : WarningHeaders(problems)) r.extra_headers.emplace_back("Warning", w);
-  }
-  if (DropUnknownPatchFields(type, patch_type, *parsed, sub)) *patch = DumpJson(*parsed);
-  return true;
-}
-
-bool RestHandler::ParseDeleteOptions(Request& r, DeleteOptions* del) {
-  const auto& h = r.http;
-  del->dry_run = WriteOptionsOf(h).dry_run;
-  if (!h.body.empty()) {
-    Json body;
-    if (!DecodeBody(r, &body)) return false;
-    if (auto error = ReadDeleteOptionsBody(body, *del)) {
-      RespondError(r, *error);
-      return false;
-    }
-  }
-  if (h.HasQuery("propagationPolicy")) {
-    del->propagation_policy = std::string(h.Query("propagationPolicy"));
-  }
-  if (h.HasQuery("gracePeriodSeconds")) {
-    auto g = ParseInt(h.Query("gracePeriodSeconds"));
-    if (!g) {
-      RespondError(r, BadRequestError("invalid gracePeriodSeconds"));
-      return false;
-    }
-    del->grace_period_seconds = *g;
-  }
-  return true;
 }
 
 void RestHandler::SendResult(Request& r, const ApiResult<Json>& result, int ok_code) {
