@@ -47,11 +47,12 @@ class TaskPool {
   bool Post(std::function<void()> task);
   enum class Offered { kQueued, kFull, kStopping };
   Offered Offer(std::function<void()> task);
+  size_t queued() const;  // tasks waiting for a thread
   void Join();
 
  private:
   void Run() EXCLUDES(mu_);
-  Mutex mu_;
+  mutable Mutex mu_;
   CondVar cv_;  // a task was posted, or Join began
   std::deque<std::function<void()>> tasks_ GUARDED_BY(mu_);
   bool joining_ GUARDED_BY(mu_) = false;

@@ -207,6 +207,11 @@ TaskPool::Offered TaskPool::Offer(std::function<void()> task) {
   return Offered::kQueued;
 }
 
+size_t TaskPool::queued() const {
+  MutexLock lock(mu_);
+  return tasks_.size();
+}
+
 void TaskPool::Join() {
   {
     MutexLock lock(mu_);

@@ -145,7 +145,16 @@ void Server::HandlePutOf(const CallPtr& call, store::RecordKind kind) {
     return;
   }
   auto owned = std::make_shared<const Json>(std::move((*body)["spec"]));
-  switch (credential_pool_->Offer([commit, owned] { commit(*owned); })) {
+  auto task = [this, call, commit, owned] {
+    // A stop runs what is queued here: a PUT that has not begun goes no further (nothing is
+    // written yet), or a slow cluster would hold the stop for every queued one.
+    if (stopping_) {
+      ReplyError(call, MakeError(503, "Unavailable", "the server is stopping"));
+      return;
+    }
+    commit(*owned);
+  };
+  switch (credential_pool_->Offer(std::move(task))) {
     case TaskPool::Offered::kQueued:
       return;
     case TaskPool::Offered::kFull: {
