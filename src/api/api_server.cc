@@ -508,6 +508,12 @@ void Server::AnswerOrWait(const CallPtr& call, const store::ProjectRecord& rec,
                           int immediate_status, int done_status,
                           std::optional<std::chrono::milliseconds> wait, bool until_purged) {
   if (!wait) {
+    // The store's listener rendered this version into the view when the commit was delivered
+    // (before the intent's call returned): the same text, not parsed and rendered again.
+    if (auto item = view_.Find(rec.id); item != nullptr && item->version == rec.version) {
+      ReplyText(call, immediate_status, *item->json + "\n", "application/json");
+      return;
+    }
     Reply(call, immediate_status, ProjectJson(rec));
     return;
   }

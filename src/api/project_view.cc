@@ -139,6 +139,12 @@ std::vector<ProjectView::ItemPtr> ProjectView::List(const store::ListFilter& fil
   return out;
 }
 
+ProjectView::ItemPtr ProjectView::Find(std::string_view id) const {
+  ReaderMutexLock lock(mu_);
+  auto it = items_.find(id);
+  return it == items_.end() ? nullptr : it->second;
+}
+
 size_t ProjectView::size() const {
   ReaderMutexLock lock(mu_);
   return items_.size();

@@ -25,6 +25,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/mutex.h"
@@ -67,6 +68,8 @@ class ProjectView {
   // order, at most filter.limit (0: all). Phase "Pending" also matches records the engine has
   // not written a status for (phase ""), as the API's lists do.
   std::vector<ItemPtr> List(const store::ListFilter& filter) const EXCLUDES(mu_);
+  // The item of record `id` (either kind); null when the view does not hold it.
+  ItemPtr Find(std::string_view id) const EXCLUDES(mu_);
   size_t size() const EXCLUDES(mu_);
 
   // The item of a record, rendered by the caller.

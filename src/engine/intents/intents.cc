@@ -21,13 +21,18 @@ using store::ProjectRecord;
 
 std::string NewProjectId() { return SecureRandomUuid(); }  // as FlowFuse ids look
 
-store::HistoryEntry Operation(std::string summary, int64_t generation, Json detail = nullptr) {
+// A history line; `detail_json`: its detail, serialised ("" = none).
+store::HistoryEntry OperationText(std::string summary, int64_t generation,
+                                  std::string detail_json) {
   store::HistoryEntry e;
   e.kind = "operation";
   e.summary = std::move(summary);
   e.generation = generation;
-  if (!detail.is_null()) e.detail_json = DumpJson(detail);
+  e.detail_json = std::move(detail_json);
   return e;
+}
+store::HistoryEntry Operation(std::string summary, int64_t generation, Json detail = nullptr) {
+  return OperationText(std::move(summary), generation, detail.is_null() ? "" : DumpJson(detail));
 }
 
 store::Credential NewCredential(const std::string& project_id, store::CredentialState state) {
@@ -62,7 +67,9 @@ bool ApplyPut(ProjectRecord& r, store::Mutation& m, const Json& stored, const st
   if (want_start) r.desired = DesiredState::kRunning;
   ++r.generation;
   MarkAccepted(r);
-  m.history.push_back(Operation(want_start ? "update+start" : "update", r.generation, stored));
+  // The detail is the spec as stored: the same text, serialised once.
+  m.history.push_back(
+      OperationText(want_start ? "update+start" : "update", r.generation, r.spec_json));
   return true;
 }
 
@@ -313,7 +320,7 @@ StatusOr<Intents::PutResult> Intents::Put(std::string_view name, const Json& spe
     if (!stored.credentials) {
       m.credentials.push_back(NewCredential(r.id, store::CredentialState::kActive));
     }
-    m.history.push_back(Operation(start ? "create+start" : "create", 1, ToJson(stored)));
+    m.history.push_back(OperationText(start ? "create+start" : "create", 1, r.spec_json));
     m.hostnames = ProjectClaims(config_, r.id, name, stored);
     changed = true;
     return Status::Ok();
@@ -419,7 +426,7 @@ StatusOr<Intents::PutResult> Intents::PutAgent(std::string_view name, const Json
     r.spec_json = DumpJson(ToJson(spec));
     r.desired = start ? DesiredState::kRunning : DesiredState::kSuspended;
     r.generation = 1;
-    m.history.push_back(Operation(start ? "create+start" : "create", 1, ToJson(spec)));
+    m.history.push_back(OperationText(start ? "create+start" : "create", 1, r.spec_json));
     m.hostnames = claims;
     changed = true;
     return Status::Ok();
