@@ -104,6 +104,22 @@ TEST_F(ProjectViewTest, ChangesCommittedWhileLoadingAreNotUndoneByTheLoadedPage)
   EXPECT_EQ(view_.position(), *last);
 }
 
+// Find: the item of an id as last committed (what a PUT's answer reuses), null when absent or
+// purged.
+TEST_F(ProjectViewTest, FindGivesTheLatestItemOfAnId) {
+  const std::string a = Put("a");
+  ASSERT_NE(view_.Find(a), nullptr);
+  EXPECT_EQ(view_.Find(a)->version, Version(a));
+  ASSERT_TRUE(intents_->Start(a).ok());
+  auto item = view_.Find(a);
+  ASSERT_NE(item, nullptr);
+  EXPECT_EQ(item->version, Version(a));
+  EXPECT_EQ(*item->json, DumpJson(ProjectJson(*store_->GetProject(a))));
+  EXPECT_EQ(view_.Find("nope"), nullptr);
+  Purge(a);
+  EXPECT_EQ(view_.Find(a), nullptr);
+}
+
 TEST_F(ProjectViewTest, PagesOfLoadAndFiltersAsTheStoresLists) {
   for (int i = 0; i < 7; ++i) Put("p" + std::to_string(i), i % 3 == 0 ? "t2" : "t1");
   ASSERT_TRUE(view_.Load(*store_, /*page=*/3).ok());

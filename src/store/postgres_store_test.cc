@@ -463,7 +463,7 @@ TEST_F(PostgresStoreTest, AStatementPastItsTimeoutIsUnavailableAndLaterWritesSuc
 // makes read fail (ESRCH); a stat path that is a directory fails the same way (EISDIR), which is
 // how this test provokes it: the entry is passed over, never an exception (the CI flake of
 // 2026-12-04 was std::ios_base::failure from an ifstream there).
-TEST(PostgresServerProcTest, UnreadableStatEntriesArePassedOverAndZombiesAreNotAlive) {
+TEST(LocalPostgresProcTest, UnreadableStatEntriesArePassedOverAndZombiesAreNotAlive) {
   const std::filesystem::path root =
       std::filesystem::temp_directory_path() / ("steward-proc-" + std::to_string(getpid()));
   std::filesystem::remove_all(root);
@@ -488,7 +488,7 @@ TEST(PostgresServerProcTest, UnreadableStatEntriesArePassedOverAndZombiesAreNotA
 }
 
 // A server of its own: these tests stop and kill it.
-TEST(PostgresServerFaultTest, RestartOrKillMidTransactionIsUnavailableAndLosesNothingAcknowledged) {
+TEST(LocalPostgresFaultTest, RestartOrKillMidTransactionIsUnavailableAndLosesNothingAcknowledged) {
   auto server = LocalPostgres::Launch();
   ASSERT_TRUE(server.ok()) << server.status().ToString();
   LocalPostgres& pg = **server;
@@ -539,7 +539,7 @@ TEST(PostgresServerFaultTest, RestartOrKillMidTransactionIsUnavailableAndLosesNo
 // Every child of the postmaster is in a process group of its own, and a busy backend does not
 // notice its postmaster's death until it waits: Kill must kill them all, or the next Start finds
 // the old shared memory still attached and fails.
-TEST(PostgresServerFaultTest, AServerKilledMidQueryStartsAgainAtOnce) {
+TEST(LocalPostgresFaultTest, AServerKilledMidQueryStartsAgainAtOnce) {
   auto server = LocalPostgres::Launch();
   ASSERT_TRUE(server.ok()) << server.status().ToString();
   LocalPostgres& pg = **server;
