@@ -133,9 +133,17 @@ TEST_F(FlowFuseTest, ASuppliedSecretDeletedBehindStewardsBackIsReportedNotInvent
   const std::string id = put->record.id;
   ASSERT_TRUE(WaitPhase(id, "Suspended", 1));
   // The Secret is gone before the start: Steward cannot make the values up.
+  const uint64_t runs_before = engine_->stats().reconciles;
   for (const std::string& name : SuppliedSecrets(id)) {
     ASSERT_TRUE(cluster_->api().Delete(Kind("secrets"), kNs, name, {}).ok());
   }
+  // The engine has seen the deletion (its informer woke the project, after updating its cache)
+  // before the start: otherwise a start racing the watch event acts on the cached Secret, as any
+  // cache-driven controller would, and creates the Deployment (seen once in a loaded run).
+  ASSERT_TRUE(Eventually([&] {
+    const EngineStats st = engine_->stats();
+    return st.reconciles > runs_before && st.queue_depth == 0 && st.queue_processing == 0;
+  }));
   ASSERT_TRUE(engine_->intents().Start(id).ok());
   ASSERT_TRUE(Eventually(
       [&] {
