@@ -1,14 +1,14 @@
 // `steward project ...` and `steward agent ...`: the command-line client of Steward's REST API
 // (docs/api.md) for projects and MQTT schema agents (the same lifecycle, verbs and waits).
 //
-// `--wait` follows a mutating verb through the watch stream: the stream is open (its initial
-// `sync` seen) before the request goes out, so every transition after the commit is delivered;
-// the wait ends when the project is "done" with the generation the request answered (api.md).
+// `--wait` follows a mutating verb through the watch stream (record_wait.h): the stream is open
+// (its initial `sync` seen) before the request goes out, so every transition after the commit is
+// delivered; the wait ends when the project is "done" with the generation the request answered
+// (api.md).
 #include <algorithm>
 #include <cinttypes>
 #include <cstdio>
 #include <cstdlib>
-#include <deque>
 #include <fstream>
 #include <iostream>
 #include <map>
@@ -16,13 +16,14 @@
 #include <sstream>
 #include <string>
 #include <thread>
-#include <tuple>
 #include <vector>
 
 #include "api_client/api_client.h"
 #include "cli/api_flags.h"
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
+#include "cli/record_text.h"
+#include "cli/record_wait.h"
 #include "common/ascii.h"
 #include "common/file.h"
 #include "common/json.h"
@@ -64,12 +65,6 @@ struct CommandFlags {
   std::string agent_command;       // `steward agent command`: start | restart | stop
 };
 
-int Fail(const std::string& message, int code) {
-  std::fflush(stdout);
-  std::fprintf(stderr, "steward: %s\n", message.c_str());
-  return code;
-}
-
 // A failed API call: the exit code follows the HTTP status of the answer, or the Status of the
 // failure when there was none (cannot connect, timeout); exit_codes.h has the table.
 int FailCall(const ApiClient& client, const Status& status) {
@@ -86,27 +81,11 @@ std::string WatchQuery(const CommandFlags& flags) {
   return "project=" + net::PercentEncode(flags.name) + (flags.agent ? "&kind=agent" : "");
 }
 
-std::string StatusField(const Json& project, const char* key) {
-  auto it = project.find("status");
-  return it != project.end() && it->is_object() ? GetString(*it, key) : std::string();
-}
-
-int64_t ObservedGeneration(const Json& project) {
-  auto it = project.find("status");
-  return it != project.end() && it->is_object() ? GetInt(*it, "observedGeneration") : 0;
-}
-
 std::string Age(const Json& project) {
   auto created = ParseRfc3339(GetString(project, "createdAt"));
   if (!created) return "-";
   return HumanDuration(std::chrono::duration_cast<std::chrono::seconds>(
       std::chrono::system_clock::now() - *created));
-}
-
-std::string OrDash(const std::string& s) { return s.empty() ? "-" : s; }
-
-std::string Pad(const std::string& s, size_t width) {
-  return s.size() >= width ? s : s + std::string(width - s.size(), ' ');
 }
 
 // A JSON value as table text: strings bare, numbers of milliseconds since the epoch as RFC 3339.
@@ -176,192 +155,6 @@ std::vector<std::string> ProjectRow(const Json& p, bool wide, bool agent) {
 CLI::Option* AddOutput(CLI::App& cmd, std::string& output, std::vector<std::string> formats,
                        const std::string& help) {
   return cmd.add_option("-o,--output", output, help)->check(CLI::IsMember(std::move(formats)));
-}
-
-// ---- waiting -------------------------------------------------------------------------------
-
-// The watch stream, read on its own thread (HttpClient is blocking) into a queue.
-struct WatchState {
-  Mutex mu;
-  CondVar cv;
-  std::deque<WatchEvent> events GUARDED_BY(mu);
-  bool synced GUARDED_BY(mu) = false;
-  bool ended GUARDED_BY(mu) = false;
-  bool stop GUARDED_BY(mu) = false;
-  Status end_status GUARDED_BY(mu);
-  int end_http_status GUARDED_BY(mu) = 0;  // the stream ended with this API error answer
-  // Not guarded: set before the reader thread starts; afterwards used by that thread alone.
-  std::unique_ptr<ApiClient> client;
-};
-
-// Opens the stream and waits for its `sync` event. The reader thread is detached once the wait
-// is over: it holds only the shared state and ends with the process (a blocking read cannot be
-// interrupted from outside the HttpClient).
-StatusOr<std::shared_ptr<WatchState>> OpenWatch(const ApiClientOptions& options,
-                                                const std::string& query,
-                                                std::chrono::milliseconds duration,
-                                                int* http_status) {
-  auto state = std::make_shared<WatchState>();
-  ASSIGN_OR_RETURN(state->client, ApiClient::Create(options));
-  std::chrono::milliseconds stream_timeout = duration + std::chrono::seconds(30);
-  std::thread([state, query, stream_timeout] {
-    Status s = state->client->Watch(
-        query,
-        [&state](const WatchEvent& event) {
-          MutexLock lock(state->mu);
-          if (event.event == "sync") {
-            state->synced = true;
-          } else {
-            state->events.push_back(event);
-          }
-          state->cv.NotifyAll();
-          return !state->stop;
-        },
-        stream_timeout);
-    MutexLock lock(state->mu);
-    state->ended = true;
-    state->end_status = s;
-    state->end_http_status = state->client->last_error().http_status;
-    state->cv.NotifyAll();
-  }).detach();
-  MutexLock lock(state->mu);
-  bool ready = state->cv.WaitFor(state->mu, options.timeout, [&]() REQUIRES(state->mu) {
-    return state->synced || state->ended;
-  });
-  if (!ready) {
-    state->stop = true;
-    *http_status = 0;
-    return Status(StatusCode::kDeadlineExceeded,
-                  "the watch stream of " + options.server + " sent no sync event in time");
-  }
-  if (!state->synced) {
-    *http_status = state->end_http_status;
-    return Status(state->end_status.code(), "cannot watch: " + state->end_status.message());
-  }
-  return state;
-}
-
-bool Done(const Json& p, int64_t generation) {
-  if (ObservedGeneration(p) < generation) return false;
-  std::string phase = StatusField(p, "phase");
-  std::string desired = GetString(p, "desiredState");
-  return phase == "Failed" || (phase == "Running" && desired == "running") ||
-         (phase == "Suspended" && desired == "suspended");
-}
-
-class StepPrinter {
- public:
-  explicit StepPrinter(Clock::time_point start) : start_(start) {}
-  void Print(const Json& p) {
-    auto key = std::make_tuple(StatusField(p, "phase"), StatusField(p, "reason"),
-                               StatusField(p, "message"));
-    if (printed_ && key == last_) return;
-    printed_ = true;
-    last_ = key;
-    Line(std::get<0>(key), std::get<1>(key), std::get<2>(key));
-  }
-  void Line(const std::string& phase, const std::string& reason, const std::string& message) {
-    double secs = std::chrono::duration<double>(Clock::now() - start_).count();
-    char head[64];
-    std::snprintf(head, sizeof head, "%6.1fs  ", secs);
-    std::string line = head + Pad(phase, 13) + " " + Pad(reason, 22) + " " + message;
-    while (line.ends_with(' ')) line.pop_back();
-    std::printf("%s\n", line.c_str());
-    std::fflush(stdout);
-  }
-
- private:
-  Clock::time_point start_;
-  bool printed_ = false;
-  std::tuple<std::string, std::string, std::string> last_;
-};
-
-std::string HumanSeconds(std::chrono::milliseconds d) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.1fs", static_cast<double>(d.count()) / 1000.0);
-  return buf;
-}
-
-// Follows the project until it is done with `answer`'s generation (or purged, for delete).
-int FollowUntilDone(WatchState& watch, const Json& answer, bool deleting, Clock::time_point start,
-                    std::chrono::milliseconds duration) {
-  const std::string id = GetString(answer, "id");
-  const std::string name = GetString(answer, "name");
-  const int64_t generation = GetInt(answer, "generation");
-  StepPrinter steps(start);
-  Json latest = answer;
-  steps.Print(answer);
-  auto deadline = start + duration;
-  auto finish = [&](const Json& p) {
-    std::string phase = StatusField(p, "phase");
-    double secs = std::chrono::duration<double>(Clock::now() - start).count();
-    if (phase == "Failed") {
-      return Fail(name + " failed at generation " + std::to_string(generation) + ": " +
-                      StatusField(p, "reason") + ": " + StatusField(p, "message"),
-                  kExitFailed);
-    }
-    std::string url = StatusField(p, "url");
-    std::printf("%s is %s at generation %" PRId64 " after %.1fs%s\n", name.c_str(), phase.c_str(),
-                generation, secs, url.empty() || phase != "Running" ? "" : (": " + url).c_str());
-    std::fflush(stdout);
-    return kExitOk;
-  };
-  if (!deleting && Done(answer, generation)) return finish(answer);
-  ReleasableMutexLock lock(watch.mu);
-  while (true) {
-    while (!watch.events.empty()) {
-      WatchEvent event = std::move(watch.events.front());
-      watch.events.pop_front();
-      const Json& data = event.data;
-      if (!data.is_object()) continue;
-      bool ours = (!id.empty() && GetString(data, "id") == id) ||
-                  (id.empty() && GetString(data, "name") == name);
-      if (!ours) continue;
-      if (event.event == "deleted") {
-        watch.stop = true;
-        lock.Release();
-        if (!deleting) return Fail(name + " was deleted while waiting", kExitFailed);
-        steps.Line("purged", "", "");
-        std::printf("%s is deleted (purged) after %.1fs\n", name.c_str(),
-                    std::chrono::duration<double>(Clock::now() - start).count());
-        std::fflush(stdout);
-        return kExitOk;
-      }
-      if ((event.event != "project" && event.event != "agent") ||
-          GetInt(data, "generation") < generation) {
-        continue;
-      }
-      latest = data;
-      steps.Print(data);
-      if (Done(data, generation) && (!deleting || StatusField(data, "phase") == "Failed")) {
-        watch.stop = true;
-        lock.Release();
-        return finish(data);
-      }
-    }
-    if (watch.ended) {
-      watch.stop = true;
-      Status s = watch.end_status;
-      const int http_status = watch.end_http_status;
-      lock.Release();
-      return Fail("the watch stream ended before " + name + " was done: " + s.message(),
-                  ExitCodeForCall(s, http_status));
-    }
-    if (!watch.cv.WaitUntil(watch.mu, deadline) && watch.events.empty() && !watch.ended) {
-      watch.stop = true;
-      lock.Release();
-      std::string want = deleting                                           ? "purged"
-                         : GetString(latest, "desiredState") == "suspended" ? "Suspended"
-                                                                            : "Running";
-      return Fail("timed out after " + HumanSeconds(duration) + " waiting for " + name + " to be " +
-                      want + " at generation " + std::to_string(generation) + " (now " +
-                      OrDash(StatusField(latest, "phase")) + " at observed generation " +
-                      std::to_string(ObservedGeneration(latest)) + ": " +
-                      OrDash(StatusField(latest, "reason")) + ": " +
-                      OrDash(StatusField(latest, "message")) + ")",
-                  kExitTimeout);
-    }
-  }
 }
 
 // Sends a mutating request, with --wait following it through the watch stream.
