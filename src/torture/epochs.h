@@ -92,10 +92,14 @@ EpochReport CheckWriteEpochs(const std::vector<AuditWrite>& writes,
                              const std::function<int(const std::string&)>& shard_of);
 
 // The handover check: after replica `replica` died at `at_ms`, every shard it held then must be
-// acquired again — by another replica, or by its own next process — within `bound_ms`.
+// acquired again — by another replica, or by its own next process — within `bound_ms`. A replica
+// whose next process was ready (`back_ms`) before its Lease could lapse kept its Lease live, so
+// the others rightly left its shards alone: its own re-acquisition is then timed from `back_ms`
+// (a process start under load is not a handover).
 struct Death {
   std::string replica;
   int64_t at_ms = 0;
+  int64_t back_ms = 0;  // 0: not back before its Lease could lapse
 };
 struct HandoverReport {
   int64_t shards = 0;     // shards held by a replica when it died

@@ -165,5 +165,30 @@ TEST(EpochsTest, EveryShardOfADeadReplicaIsAcquiredAgainWithinTheBound) {
   EXPECT_EQ(CheckHandovers({{"a", kT + 1000}}, released, 9000).shards, 0);
 }
 
+TEST(EpochsTest, AReplicaBackBeforeItsLeaseLapsedIsTimedFromItsReturn) {
+  // a died at T+1000 holding shards 1 and 2 and its next process was ready at T+9000, its Lease
+  // live all along: it took shard 1 back at T+12000 (11 s after the death, 3 s after its
+  // return: within a 9 s bound); b took shard 2 at T+12000, timed from the death (too late).
+  const std::vector<store::ShardEvent> history = {
+      Acquired(1, 1, "a", 1, kT),
+      Acquired(2, 2, "a", 1, kT),
+      Acquired(3, 1, "a", 2, kT + 12000),
+      Acquired(4, 2, "b", 2, kT + 12000),
+  };
+  HandoverReport report = CheckHandovers({{"a", kT + 1000, kT + 9000}}, history, 9000);
+  EXPECT_EQ(report.shards, 2);
+  EXPECT_EQ(report.max_ms, 11000);
+  ASSERT_THAT(report.violations, SizeIs(1));
+  EXPECT_THAT(report.violations[0], HasSubstr("shard 2 of a was acquired by b 11000 ms after"));
+  // Not back in time: its own re-acquisition is timed from the death.
+  EXPECT_THAT(CheckHandovers({{"a", kT + 1000}}, history, 9000).violations, SizeIs(2));
+  // Back, but slow after it: 10 s after its return.
+  const std::vector<store::ShardEvent> slow = {Acquired(1, 1, "a", 1, kT),
+                                               Acquired(2, 1, "a", 2, kT + 19000)};
+  HandoverReport late = CheckHandovers({{"a", kT + 1000, kT + 9000}}, slow, 9000);
+  ASSERT_THAT(late.violations, SizeIs(1));
+  EXPECT_THAT(late.violations[0], HasSubstr("10000 ms after its next process was ready"));
+}
+
 }  // namespace
 }  // namespace steward::torture
