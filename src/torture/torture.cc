@@ -27,6 +27,7 @@
 #include "torture/epochs.h"
 #include "torture/oracle.h"
 #include "torture/run_processes.h"
+#include "torture/run_record.h"
 
 namespace steward::torture {
 namespace {
@@ -53,116 +54,6 @@ constexpr char kWaitQuery[] = "wait=30s";
 // Running claimed before its pods were ready may have come true meanwhile (the hostile
 // profile's pods are Ready 2.5 s after their creation at the soonest).
 constexpr int64_t kLateCheckMs = 2000;
-
-// A 2xx answer, as the driver recorded it.
-struct Answer {
-  std::string op;
-  std::string id;
-  std::string created_at;  // RFC 3339 with milliseconds: orders incarnations of a name
-  int64_t generation = 0;  // INT64_MAX for a purge answer ({"deleted": true})
-  std::string desired;     // running | suspended | deleted
-  std::string image;
-};
-
-bool After(const Answer& a, const Answer& b) {
-  if (a.created_at != b.created_at) return a.created_at > b.created_at;
-  return a.generation > b.generation;
-}
-
-// Everything the run shares between threads. One mutex: contention is negligible next to the
-// HTTP round trips every caller makes.
-class Record {
- public:
-  Record(std::ostream& out, uint64_t seed, std::string replay)
-      : out_(out), seed_(seed), replay_(std::move(replay)), start_(Clock::now()) {}
-
-  double Elapsed() const { return std::chrono::duration<double>(Clock::now() - start_).count(); }
-
-  void Violation(const std::string& project, const std::string& check, const std::string& said,
-                 const std::string& showed) {
-    char t[32];
-    std::snprintf(t, sizeof t, "%.3f", Elapsed());
-    std::string line = "VIOLATION t+" + std::string(t) + "s project " + project + " [" + check +
-                       "] Steward said: " + said + " | cluster showed: " + showed + " | seed " +
-                       std::to_string(seed_);
-    MutexLock lock(mu_);
-    out_ << line << "\n" << std::flush;
-    report_.violations.push_back(line);
-  }
-
-  void Log(const std::string& line) {
-    char t[32];
-    std::snprintf(t, sizeof t, "%.3f", Elapsed());
-    MutexLock lock(mu_);
-    out_ << "[t+" << t << "s] " << line << "\n" << std::flush;
-  }
-
-  void AddAnswer(const std::string& name, Answer a) {
-    MutexLock lock(mu_);
-    if (a.generation == INT64_MAX && a.created_at.empty()) {
-      // A purge answer carries no createdAt: take it from the incarnation's other answers.
-      for (const auto& other : answers_[name]) {
-        if (other.id == a.id && !other.created_at.empty()) a.created_at = other.created_at;
-      }
-    }
-    answers_[name].push_back(std::move(a));
-  }
-  // The id of the latest incarnation this name was answered for.
-  std::optional<std::string> LastId(const std::string& name) {
-    MutexLock lock(mu_);
-    const Answer* last = nullptr;
-    for (const auto& a : answers_[name]) {
-      if (!a.created_at.empty() && (last == nullptr || After(a, *last))) last = &a;
-    }
-    if (last == nullptr) return std::nullopt;
-    return last->id;
-  }
-  std::map<std::string, std::vector<Answer>> Answers() {
-    MutexLock lock(mu_);
-    return answers_;
-  }
-  // Requests that may give a project a new credential (create, rotate), retries included.
-  void CountCredentialOp(const std::string& name) {
-    MutexLock lock(mu_);
-    ++credential_ops_[name];
-  }
-  int CredentialOps(const std::string& name) {
-    MutexLock lock(mu_);
-    return credential_ops_[name];
-  }
-  // A token seen in a project's Secret.
-  void SeeToken(const std::string& name, const std::string& token) {
-    MutexLock lock(mu_);
-    tokens_[name].insert(token);
-  }
-  std::map<std::string, std::set<std::string>> Tokens() {
-    MutexLock lock(mu_);
-    return tokens_;
-  }
-
-  template <typename F>
-  void Update(F f) EXCLUDES(mu_) {
-    MutexLock lock(mu_);
-    f(report_);
-  }
-  TortureReport Report() {
-    MutexLock lock(mu_);
-    report_.seconds = Elapsed();
-    return report_;
-  }
-  const std::string& replay() const { return replay_; }
-
- private:
-  std::ostream& out_;
-  const uint64_t seed_;
-  const std::string replay_;
-  const Clock::time_point start_;
-  Mutex mu_;  // also serialises the lines written to out_
-  TortureReport report_ GUARDED_BY(mu_);
-  std::map<std::string, std::vector<Answer>> answers_ GUARDED_BY(mu_);
-  std::map<std::string, int> credential_ops_ GUARDED_BY(mu_);
-  std::map<std::string, std::set<std::string>> tokens_ GUARDED_BY(mu_);
-};
 
 // The record's path by its name (or, with `agent` given, its id): agents under /v1/agents.
 std::string RecordPath(const std::string& name_or_id, bool agent) {
