@@ -712,8 +712,8 @@ TEST_F(LifecycleTest, AYoungSuppliedSecretOfNoProjectIsRemovedOnceItsGraceEnds) 
   o.queue.max_timer_wait = milliseconds(100);
   o.recheck = std::chrono::minutes(10);  // no recheck comes due: only the grace's requeue can
   StartEngine(o);
-  // Judged, and waiting (a requeue pending, no run under way, so that no run reads the clock
-  // before the jump below and requeues after it).
+  // Judged, and waiting for the grace to end (a run that reads the clock before the jump below
+  // and ends after it measures its requeue when it ends).
   ASSERT_TRUE(Eventually([&] {
     const EngineStats s = engine_->stats();
     return !Get("services", "lost-early").has_value() && s.queue_depth == 0 && s.queue_waiting == 1;
@@ -724,6 +724,51 @@ TEST_F(LifecycleTest, AYoungSuppliedSecretOfNoProjectIsRemovedOnceItsGraceEnds) 
   clock.Advance(std::chrono::milliseconds(kSuppliedOrphanGraceMs));
   EXPECT_TRUE(Eventually([&] { return !Get("secrets", "lost-id-credentials-0123").has_value(); },
                          seconds(10)));
+}
+
+// A young supplied Secret beside an orphan held terminating by someone else's finalizer: the
+// wait for that object neither puts the Secret's appointment off to the recheck nor keeps the
+// Secret once its grace ends (found by CI: the Wait's recheck replaced the grace's requeue).
+TEST_F(LifecycleTest, AnOrphanStuckTerminatingNeitherDelaysNorKeepsAYoungSuppliedSecret) {
+  StartCluster();
+  OpenStore();
+  Json labels = {{std::string(kProjectLabel), "held-id"},
+                 {std::string(kManagedByLabel), std::string(kManagedByValue)}};
+  Json service = {
+      {"apiVersion", "v1"},
+      {"kind", "Service"},
+      {"metadata",
+       {{"name", "held"}, {"labels", labels}, {"finalizers", Json::array({"example.com/hold"})}}},
+      {"spec", {{"ports", {{{"name", "web"}, {"port", 1880}}}}}}};
+  ASSERT_TRUE(cluster_->api().Create(Kind("services"), kNs, service).ok());
+  ASSERT_TRUE(cluster_->api().Delete(Kind("services"), kNs, "held", {}).ok());
+  ASSERT_TRUE(Eventually([&] {
+    auto held = Get("services", "held");
+    return held && held->contains("metadata") && (*held)["metadata"].contains("deletionTimestamp");
+  }));
+  labels[std::string(kCredentialsLabel)] = std::string(kSuppliedValue);
+  Json secret = {{"apiVersion", "v1"},
+                 {"kind", "Secret"},
+                 {"metadata", {{"name", "held-id-credentials-0123"}, {"labels", labels}}},
+                 {"stringData", {{"FORGE_PROJECT_TOKEN", "t"}}}};
+  ASSERT_TRUE(cluster_->api().Create(Kind("secrets"), kNs, secret).ok());
+  EngineOptions o = DefaultOptions();
+  o.config.remove_orphans = true;
+  o.clock = &offset_clock_;
+  o.queue.max_timer_wait = milliseconds(100);
+  o.recheck = std::chrono::minutes(10);  // only the grace's requeue can come due
+  StartEngine(o);
+  ASSERT_TRUE(Eventually([&] {
+    const EngineStats s = engine_->stats();
+    return s.orphans.size() == 1 && s.queue_depth == 0 && s.queue_processing == 0 &&
+           s.queue_waiting == 1;
+  }));
+  EXPECT_EQ(engine_->stats().orphans[0].kind, "Service");
+  EXPECT_TRUE(Get("secrets", "held-id-credentials-0123").has_value());
+  offset_clock_.Advance(std::chrono::milliseconds(kSuppliedOrphanGraceMs));
+  EXPECT_TRUE(Eventually([&] { return !Get("secrets", "held-id-credentials-0123").has_value(); },
+                         seconds(10)));
+  EXPECT_TRUE(Get("services", "held").has_value());  // still held by its finalizer
 }
 
 // Without engine.removeOrphans, a supplied-credentials Secret of no project goes after its grace

@@ -59,22 +59,32 @@ WorkResult Reconciler::ReconcileUnknown(const std::string& project_id,
     f.debris = LabelOf(obj, kCredentialsLabel) == kSuppliedValue &&
                AnnotationOf(obj, kStoreAnnotation) == store_id;
   }
-  std::optional<Millis> young_until;  // the soonest a skipped Secret's grace ends
+  std::optional<SystemTime> grace_ends;  // the soonest a skipped Secret's grace ends
   std::erase_if(found, [&](const Found& f) {
     if (f.type != &kSecret) return false;
     const Json obj = f.obj->Parse();
     if (LabelOf(obj, kCredentialsLabel) != kSuppliedValue) return false;
     auto created = ParseRfc3339(GetString(MemberOrNull(obj, "metadata"), "creationTimestamp"));
     if (!created) return true;
-    const auto age = now - *created;
-    if (age >= kSuppliedSecretGrace) return false;
-    const Millis left = std::chrono::ceil<Millis>(kSuppliedSecretGrace - age) + Millis(1);
+    if (now - *created >= kSuppliedSecretGrace) return false;
     if (f.debris || options_.config.remove_orphans) {
-      young_until = young_until ? std::min(*young_until, left) : left;
+      const SystemTime ends = *created + kSuppliedSecretGrace;
+      grace_ends = grace_ends ? std::min(*grace_ends, ends) : ends;
     }
     return true;
   });
-  const WorkResult done = young_until ? WorkResult::RequeueAfter(*young_until) : WorkResult::Ok();
+  // Every way out that leaves the id waiting keeps that appointment (whatever else it waits
+  // for: a Service terminating, a retry), measured when the run ends, not when it began.
+  auto requeue = [&](std::optional<Millis> other) {
+    std::optional<Millis> wait = other;
+    if (grace_ends) {
+      const Millis left =
+          std::max(std::chrono::ceil<Millis>(*grace_ends - clock_.WallNow()), Millis(0)) +
+          Millis(1);
+      wait = wait ? std::min(*wait, left) : left;
+    }
+    return wait ? WorkResult::RequeueAfter(*wait) : WorkResult::Ok();
+  };
   {
     MutexLock lock(orphans_mu_);
     // Forget reported orphans of this project that are gone.
@@ -107,7 +117,7 @@ WorkResult Reconciler::ReconcileUnknown(const std::string& project_id,
     return !AnnotationOf(f.obj->Parse(), kMigratingAnnotation).empty() ||
            !(f.debris || options_.config.remove_orphans);
   });
-  if (found.empty()) return done;
+  if (found.empty()) return requeue(std::nullopt);
   // Stored meanwhile (the run began before the project was committed): not orphans.
   if (auto stored = store_.GetProject(project_id); stored.ok()) {
     return WorkResult::RequeueAfter(Millis(0));
@@ -118,21 +128,25 @@ WorkResult Reconciler::ReconcileUnknown(const std::string& project_id,
   ghost.id = project_id;
   Run run(*this, ghost);
   run.fence = fence;
+  // One object still terminating (a finalizer someone else owns) holds none of the others up:
+  // nothing of a project that does not exist needs its objects gone in order.
   Outcome o = Outcome::Done();
   for (const auto& f : found) {
-    o = run.EnsureGone(*f.type, f.obj->name(), f.type == &kDeployment ? "Foreground" : "");
-    if (!o.done()) break;
+    Outcome step =
+        run.EnsureGone(*f.type, f.obj->name(), f.type == &kDeployment ? "Foreground" : "");
+    if (step.done()) continue;
+    const bool waits = step.kind == Outcome::Kind::kWait;
+    if (!waits || o.done()) o = std::move(step);
+    if (!waits) break;
   }
   NoteAuth(project_id, o);
-  if (o.kind == Outcome::Kind::kError && o.retry_after) {
-    return WorkResult::RequeueAfter(*o.retry_after);
-  }
+  if (o.kind == Outcome::Kind::kError && o.retry_after) return requeue(*o.retry_after);
   if (o.kind == Outcome::Kind::kError) return WorkResult::Error(o.error);
   if (o.kind == Outcome::Kind::kCrashed) {
     return o.lost_shard ? LostShard(project_id, o.error) : WorkResult::Terminal(o.error);
   }
-  if (!o.done()) return WorkResult::RequeueAfter(options_.recheck);
-  return done;
+  if (!o.done()) return requeue(options_.recheck);
+  return requeue(std::nullopt);
 }
 
 }  // namespace steward::engine
