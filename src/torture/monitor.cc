@@ -1,0 +1,248 @@
+#include "torture/monitor.h"
+
+#include <algorithm>
+#include <set>
+
+#include "common/time_util.h"
+#include "engine/manifests/manifests.h"
+#include "torture/steward_reads.h"
+
+namespace steward::torture {
+
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+
+std::chrono::seconds OrphanGrace(std::string_view kind, std::chrono::seconds grace) {
+  if (kind != kSuppliedSecret) return grace;
+  return grace + std::chrono::duration_cast<std::chrono::seconds>(
+                     std::chrono::milliseconds(engine::kSuppliedOrphanGraceMs));
+}
+
+void Monitor::Start() {
+  threads_.emplace_back([this] { WatchLoop(); });
+  // Enough checkers that a claim is checked while it is current: one per 4 projects (4..128).
+  const int checkers = std::clamp(options_.projects / 4, 4, 128);
+  for (int i = 0; i < checkers; ++i) threads_.emplace_back([this] { CheckLoop(); });
+  threads_.emplace_back([this] { ScanLoop(); });
+}
+
+void Monitor::Stop(const std::function<void()>& unblock) {
+  {
+    MutexLock lock(mu_);
+    idle_cv_.WaitFor(mu_, seconds(120),
+                     [&]() REQUIRES(mu_) { return queue_.empty() && busy_ == 0; });
+    stop_ = true;
+    queue_.clear();  // what is left after the wait is not checked (nor reported)
+  }
+  cv_.NotifyAll();
+  unblock();
+  for (auto& t : threads_) t.join();
+}
+
+std::vector<Claim> Monitor::RunningClaims() {
+  MutexLock lock(mu_);
+  return running_claims_;
+}
+
+void Monitor::CheckClaim(const Claim& claim, bool allow_superseded) {
+  CheckResult result;
+  int64_t read_end_ms = 0;
+  const auto deadline = Clock::now() + seconds(90);
+  while (true) {
+    result = claim.phase == "Running" ? oracle_.CheckRunning(claim) : oracle_.CheckSuspended(claim);
+    read_end_ms = WallMs();
+    if (result.verdict != Verdict::kInconclusive || Clock::now() > deadline || stopping()) break;
+    std::this_thread::sleep_for(milliseconds(500));
+  }
+  rec_.Update([](TortureReport& r) { ++r.claims_checked; });
+  if (result.verdict == Verdict::kHolds) {
+    rec_.Update([&](TortureReport& r) {
+      ++r.claims_held;
+      if (claim.agent) ++r.agent_claims_held;
+    });
+    return;
+  }
+  if (result.verdict == Verdict::kInconclusive) {
+    rec_.Update([](TortureReport& r) { ++r.claims_inconclusive; });
+    return;
+  }
+  if (allow_superseded) {
+    // Excused only when Steward had accepted a newer intent (a higher generation: any
+    // operation, a deletion) before the cluster read ended, by the history's own times:
+    // Steward may then already have been changing what the claim was about.
+    std::optional<int64_t> newer_at;
+    bool asked = false;
+    auto api = procs_.Api();
+    const auto until = Clock::now() + seconds(60);
+    while (api.ok() && Clock::now() < until && !asked) {
+      auto history = ReadHistory(**api, claim.id, claim.agent);
+      if (!history) {
+        std::this_thread::sleep_for(milliseconds(500));
+        continue;
+      }
+      asked = true;
+      for (const Json& h : *history) {
+        if (GetString(h, "kind") != "operation") continue;
+        if (h.value("generation", int64_t{0}) <= claim.generation) continue;
+        auto at = ParseRfc3339(GetString(h, "at"));
+        if (!at) continue;
+        const int64_t ms = std::chrono::duration_cast<milliseconds>(at->time_since_epoch()).count();
+        if (!newer_at || ms < *newer_at) newer_at = ms;
+      }
+    }
+    if (!asked) {
+      rec_.Update([](TortureReport& r) { ++r.claims_inconclusive; });
+      return;
+    }
+    if (newer_at && *newer_at <= read_end_ms) {
+      rec_.Update([](TortureReport& r) { ++r.claims_superseded; });
+      return;
+    }
+  }
+  rec_.Violation(claim.name, claim.phase, claim.Describe(), result.showed);
+}
+
+bool Monitor::stopping() {
+  MutexLock lock(mu_);
+  return stop_;
+}
+
+void Monitor::WatchLoop() {
+  std::map<std::string, std::string> last;  // id → "generation/phase" last queued
+  // A reconnect resumes after the last event received: the changes missed meanwhile, no
+  // snapshot. After a restart of Steward (an empty window) it gets `reset` and the snapshot.
+  std::string last_event_id;
+  while (!stopping()) {
+    auto api = procs_.Api();
+    if (!api.ok()) return;
+    auto st = (*api)->Watch(
+        "initial=true&kind=all",
+        [&](const api_client::WatchEvent& event) {
+          if (stopping()) return false;
+          if (event.event != "project" && event.event != "agent") return true;
+          // Every event moves `last`, so Running@G → Updating → Running@G is checked again.
+          const std::string id = GetString(event.data, "id");
+          const std::string key = std::to_string(event.data.value("generation", int64_t{0})) + "/" +
+                                  GetString(event.data.value("status", Json::object()), "phase") +
+                                  "/" +
+                                  std::to_string(event.data.value("status", Json::object())
+                                                     .value("observedGeneration", int64_t{0}));
+          if (last[id] == key) return true;
+          last[id] = key;
+          if (std::string stale = StaleClaim(event.data); !stale.empty()) {
+            rec_.Violation(GetString(event.data, "name"), "stale phase", stale,
+                           "(not asked: no generation may be claimed before it is reached)");
+            return true;
+          }
+          auto claim = Claim::FromProject(event.data);
+          if (!claim) return true;
+          {
+            MutexLock lock(mu_);
+            if (claim->phase == "Running") running_claims_.push_back(*claim);
+            queue_.push_back({*claim, Clock::now()});
+          }
+          cv_.NotifyOne();
+          return true;
+        },
+        seconds(60), last_event_id);
+    (void)st;  // the stream ends when Steward is killed or at the timeout: reconnect
+    last_event_id = (*api)->last_event_id();
+    if (!stopping()) std::this_thread::sleep_for(milliseconds(200));
+  }
+}
+
+void Monitor::CheckLoop() {
+  while (true) {
+    Claim claim;
+    {
+      MutexLock lock(mu_);
+      cv_.Wait(mu_, [&]() REQUIRES(mu_) { return stop_ || !queue_.empty(); });
+      if (queue_.empty()) return;
+      claim = std::move(queue_.front().claim);
+      const int64_t lag_ms =
+          std::chrono::duration_cast<milliseconds>(Clock::now() - queue_.front().seen).count();
+      queue_.pop_front();
+      ++busy_;
+      rec_.Update([&](TortureReport& r) {
+        r.max_check_lag_ms = std::max(r.max_check_lag_ms, lag_ms);
+        if (lag_ms > kLateCheckMs) ++r.late_checks;
+      });
+    }
+    CheckClaim(claim, true);
+    {
+      MutexLock lock(mu_);
+      --busy_;
+    }
+    idle_cv_.NotifyAll();
+  }
+}
+
+void Monitor::ScanLoop() {
+  std::map<std::string, Clock::time_point> orphan_since;  // uid → first seen orphaned
+  std::set<std::string> reported;
+  std::mt19937_64 rng(options_.seed ^ 0x5ca11ab1e);
+  while (true) {
+    {
+      MutexLock lock(mu_);
+      if (cv_.WaitFor(mu_, seconds(2), [&]() REQUIRES(mu_) { return stop_; })) return;
+    }
+    // The cluster first, then Steward: an object created after the list cannot belong to a
+    // project Steward had not accepted yet.
+    auto scan = oracle_.ScanLabelled();
+    if (scan.verdict != Verdict::kHolds) continue;
+    auto api = procs_.Api();
+    if (!api.ok()) continue;
+    auto projects = ListProjects(**api);
+    if (!projects) continue;
+    rec_.Update([](TortureReport& r) { ++r.scans; });
+    const auto now = Clock::now();
+    std::set<std::string> seen;
+    for (const auto& o : scan.objects) {
+      if (projects->count(o.project_id)) continue;
+      seen.insert(o.uid);
+      auto [it, fresh] = orphan_since.emplace(o.uid, now);
+      const auto grace = OrphanGrace(o.kind, options_.orphan_grace);
+      if (!fresh && now - it->second > grace && reported.insert(o.uid).second) {
+        rec_.Violation("(none: " + o.project_id + ")", "orphan",
+                       "no project with id " + o.project_id,
+                       o.kind + " " + o.name + (o.terminating ? " (terminating)" : "") +
+                           " for more than " + std::to_string(grace.count()) + " s");
+      }
+    }
+    std::erase_if(orphan_since, [&](const auto& kv) { return !seen.count(kv.first); });
+    for (const auto& d : Oracle::Duplicates(scan.objects)) {
+      if (reported.insert(d).second) rec_.Violation("(scan)", "duplicate", "one of each", d);
+    }
+    CheckCredentials(scan.objects, *projects, rng);
+  }
+}
+
+void Monitor::CheckCredentials(const std::vector<LabelledObject>& objects,
+                               const std::map<std::string, std::string>& projects,
+                               std::mt19937_64& rng) {
+  std::vector<const LabelledObject*> secrets;
+  for (const auto& o : objects) {
+    if (o.kind == "Secret" && !o.terminating && projects.count(o.project_id)) secrets.push_back(&o);
+  }
+  std::shuffle(secrets.begin(), secrets.end(), rng);
+  if (secrets.size() > 40) secrets.resize(40);
+  auto api = procs_.Api();
+  if (!api.ok()) return;
+  for (const LabelledObject* s : secrets) {
+    const std::string& name = projects.at(s->project_id);
+    auto token = oracle_.SecretToken(name, s->project_id);
+    if (!token || token->empty()) continue;
+    rec_.SeeToken(name, *token);
+    auto check = (*api)->Post("/v1/credentials/check", Json{{"token", *token}});
+    if (!check.ok()) continue;  // Steward restarting
+    rec_.Update([](TortureReport& r) { ++r.credential_checks; });
+    if (check->value("valid", false) && GetString(*check, "projectId") == s->project_id) continue;
+    // Rotated or deleted in between: the Secret no longer holds that token.
+    auto again = oracle_.SecretToken(name, s->project_id);
+    if (!again || *again != *token) continue;
+    rec_.Violation(name, "credentials", "credential check: " + DumpJson(*check),
+                   "Secret " + s->name + " holds that token");
+  }
+}
+
+}  // namespace steward::torture
