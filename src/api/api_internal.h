@@ -6,8 +6,7 @@
 // WatchHub, which numbers and renders it once and writes it to the watch streams from its own
 // fan-out thread (see WatchHub); Scheduler timers end waits and send keep-alives.
 //
-// Lock order: WatchHub's own (see there); a ResourceStream's mu alone, or resource_streams_mu_
-// alone; wait_mu_ alone.
+// Lock order: WatchHub's own (see there); InstanceHandlers' own (see there); wait_mu_ alone.
 #pragma once
 
 #include <atomic>
@@ -114,7 +113,9 @@ struct Call {
 using CallPtr = std::shared_ptr<Call>;
 
 class Server;
-using HandlerFn = void (Server::*)(const CallPtr&);
+class InstanceHandlers;
+// A route's handler: a member function of the Server or of one of its handler classes, bound.
+using HandlerFn = std::function<void(const CallPtr&)>;
 
 // One method of a route: its handler and the query parameters it takes (any other, or one given
 // twice, is answered 400 naming it).
@@ -372,25 +373,6 @@ class WatchHub {
   std::thread fanout_thread_;
 };
 
-// A live resources stream (GET /v1/projects/{p}/resources/stream): every ready pod's
-// /flowforge/resources read every ApiOptions::resources_poll on the pool (a Scheduler timer posts
-// each poll), new samples written as `sample` events; ended (`end` event) when a pod it started
-// with is no longer ready, when no pod answers, or when the client does not keep up; dropped
-// when the client goes or the server stops. Over SSE (call->writer) or, when the request asked
-// for an upgrade, over a WebSocket (`ws`: each event one JSON text message, the end a close
-// frame too).
-struct ResourceStream {
-  CallPtr call;
-  std::shared_ptr<net::WebSocket> ws;  // null: SSE
-  std::string project;                 // the project's name, for messages
-  std::string service;
-  Mutex mu;
-  bool ended GUARDED_BY(mu) = false;
-  std::map<std::string, double> last_ts GUARDED_BY(mu);  // per pod: the newest sample sent
-  Scheduler::TaskId timer GUARDED_BY(mu) = 0;
-  std::chrono::steady_clock::time_point last_write GUARDED_BY(mu);
-};
-
 class Server final : public ApiServer, public net::Handler {
  public:
   Server(ApiOptions options, ApiDeps deps);
@@ -414,6 +396,11 @@ class Server final : public ApiServer, public net::Handler {
                  net::Headers headers = {});
   void ReplyError(const CallPtr& call, const ErrorAnswer& e, net::Headers headers = {});
   void RecordMetrics(const Call& call, int status);
+  // The request's JSON body; nullopt after answering the error (`required`: an empty body is
+  // one).
+  std::optional<Json> ReadJsonBody(const CallPtr& call, bool required);
+  // Answers 200 text/event-stream (no caching, no proxy buffering) and starts the stream.
+  void BeginEventStream(const CallPtr& call);
 
   // Handlers (run on the pool).
   void HandleHealthz(const CallPtr& call);
@@ -433,8 +420,6 @@ class Server final : public ApiServer, public net::Handler {
   void HandleAgentStop(const CallPtr& call);
   void HandleAgentRestart(const CallPtr& call);
   void HandleAgentHistory(const CallPtr& call);
-  void HandleAgentStatus(const CallPtr& call);
-  void HandleAgentCommand(const CallPtr& call);
   void HandlePut(const CallPtr& call);
   void HandlePutOf(const CallPtr& call, store::RecordKind kind);
   void HandleDelete(const CallPtr& call);
@@ -447,18 +432,6 @@ class Server final : public ApiServer, public net::Handler {
   void HandleHistory(const CallPtr& call);
   void HandleCredentialCheck(const CallPtr& call);
   void HandleWatch(const CallPtr& call);
-  void HandleInstanceInfo(const CallPtr& call);
-  void HandleInstanceLogs(const CallPtr& call);
-  void HandleFlowsStart(const CallPtr& call);
-  void HandleFlowsStop(const CallPtr& call);
-  void HandleFlowsRestart(const CallPtr& call);
-  void HandleLogout(const CallPtr& call);
-  void HandleFiles(const CallPtr& call);
-  void HandleResources(const CallPtr& call);
-  void HandleResourcesStream(const CallPtr& call);
-  void HandleMcpFeatures(const CallPtr& call);
-  void HandleMcpToolCall(const CallPtr& call);
-  void HandleMcpResourceRead(const CallPtr& call);
 
  private:
   friend struct ServerTestPeer;
@@ -476,44 +449,9 @@ class Server final : public ApiServer, public net::Handler {
   static ProjectView::ItemPtr Rendered(const store::ProjectRecord& r);
   void GetRecord(const CallPtr& call, store::RecordKind kind);
   void History(const CallPtr& call, store::RecordKind kind);
-  void HandleFlowsCommand(const CallPtr& call, const std::string& cmd);
-  void HandleRestartEach(const CallPtr& call);
-  // The files routes' parts (the path checked, the project found).
-  // Answers 200 text/event-stream (no caching, no proxy buffering) and starts the stream.
-  void BeginEventStream(const CallPtr& call);
-  // Sends a files request to the project's launcher; on anything but a 2xx answer replies with
-  // the error (`not_found`, when set, is the message of a 404) and returns nullopt.
-  std::optional<instance::FileAnswer> SendFiles(const CallPtr& call,
-                                                const store::ProjectRecord& rec,
-                                                const instance::FileRequest& req,
-                                                const std::string& op, const std::string& path,
-                                                const std::string& not_found);
-  void FilesList(const CallPtr& call, const store::ProjectRecord& rec, const std::string& path);
-  void FilesRename(const CallPtr& call, const store::ProjectRecord& rec, const std::string& path);
-  void FilesDelete(const CallPtr& call, const store::ProjectRecord& rec, const std::string& path);
-  void FilesCreate(const CallPtr& call, const store::ProjectRecord& rec, const std::string& path);
-  // Sends an MCP command (`data` its arguments) to one pod and answers {pod, <key>: answer}.
-  void McpCommand(const CallPtr& call, const std::string& cmd, Json data, const std::string& key);
-  // One poll of a resources stream (on the pool); schedules the next unless it ended.
-  void PollResources(const std::shared_ptr<ResourceStream>& s) EXCLUDES(s->mu);
-  // Writes a resources stream's events (s->mu held): over SSE in one write, over a WebSocket
-  // one message each. False when the client is gone.
-  bool WriteResourcesLocked(const std::shared_ptr<ResourceStream>& s,
-                            const std::vector<std::pair<std::string, Json>>& events)
-      REQUIRES(s->mu);
-  // Ends a resources stream with an `end` event (s->mu held); no-op when it has ended.
-  void EndResourcesLocked(const std::shared_ptr<ResourceStream>& s, const std::string& reason,
-                          const std::string& message) REQUIRES(s->mu);
-  void DropResourceStream(const std::shared_ptr<ResourceStream>& s)
-      EXCLUDES(resource_streams_mu_, s->mu);
 
-  // Body helpers: nullopt after answering the error.
-  std::optional<Json> ReadJsonBody(const CallPtr& call, bool required);
   // Parses ?wait=; false after answering 400. `wait` stays nullopt when absent.
   bool ReadWait(const CallPtr& call, std::optional<std::chrono::milliseconds>* wait);
-  // For instance routes: the project when its phase allows instance operations, else answers.
-  std::optional<store::ProjectRecord> RunningProject(
-      const CallPtr& call, store::RecordKind kind = store::RecordKind::kProject);
 
   // ?wait= machinery.
   void AnswerOrWait(const CallPtr& call, const store::ProjectRecord& rec, int immediate_status,
@@ -577,8 +515,8 @@ class Server final : public ApiServer, public net::Handler {
   // GET /v1/watch's streams, their positions, replay window and fan-out (made by Init).
   std::unique_ptr<WatchHub> hub_;
 
-  Mutex resource_streams_mu_;
-  std::vector<std::shared_ptr<ResourceStream>> resource_streams_ GUARDED_BY(resource_streams_mu_);
+  // The routes that talk to pods, and their resources streams (made by Init).
+  std::unique_ptr<InstanceHandlers> instances_;
 };
 
 }  // namespace steward::api

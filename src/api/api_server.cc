@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "api/api_internal.h"
+#include "api/instance_handlers.h"
 #include "api/ui_assets.h"
 #include "common/log.h"
 
@@ -74,53 +75,68 @@ Server::Server(ApiOptions options, ApiDeps deps)
     routes_.push_back(std::move(r));
   };
   const std::vector<std::string> wait = {"wait"};
-  add("/healthz", {{"GET", {&Server::HandleHealthz}}, {"HEAD", {&Server::HandleHealthz}}}, true);
-  add("/readyz", {{"GET", {&Server::HandleReadyz}}, {"HEAD", {&Server::HandleReadyz}}}, true);
-  add("/metrics", {{"GET", {&Server::HandleMetrics}}, {"HEAD", {&Server::HandleMetrics}}}, true);
+  auto S = [this](void (Server::*fn)(const CallPtr&)) -> HandlerFn {
+    return [this, fn](const CallPtr& call) { (this->*fn)(call); };
+  };
+  // Bound to instances_, which Init makes before any request can arrive.
+  auto I = [this](void (InstanceHandlers::*fn)(const CallPtr&)) -> HandlerFn {
+    return [this, fn](const CallPtr& call) { ((*instances_).*fn)(call); };
+  };
+  add("/healthz", {{"GET", {S(&Server::HandleHealthz)}}, {"HEAD", {S(&Server::HandleHealthz)}}},
+      true);
+  add("/readyz", {{"GET", {S(&Server::HandleReadyz)}}, {"HEAD", {S(&Server::HandleReadyz)}}}, true);
+  add("/metrics", {{"GET", {S(&Server::HandleMetrics)}}, {"HEAD", {S(&Server::HandleMetrics)}}},
+      true);
   add("/v1/projects",
-      {{"GET", {&Server::HandleList, {"team", "phase", "desiredState", "limit", "continue"}}}});
-  add("/v1/projects/{project}", {{"GET", {&Server::HandleGet}},
-                                 {"PUT", {&Server::HandlePut, wait}},
-                                 {"DELETE", {&Server::HandleDelete, wait}}});
-  add("/v1/projects/{project}/start", {{"POST", {&Server::HandleStart, wait}}});
-  add("/v1/projects/{project}/suspend", {{"POST", {&Server::HandleSuspend, wait}}});
-  add("/v1/projects/{project}/restart", {{"POST", {&Server::HandleRestart, wait}}});
-  add("/v1/projects/{project}/rotate-credentials", {{"POST", {&Server::HandleRotate, wait}}});
-  add("/v1/projects/{project}/rename", {{"POST", {&Server::HandleRename, wait}}});
-  add("/v1/stack", {{"GET", {&Server::HandleStackDefaults}}});
-  add("/v1/projects/{project}/history", {{"GET", {&Server::HandleHistory, {"limit", "after"}}}});
-  add("/v1/projects/{project}/instance", {{"GET", {&Server::HandleInstanceInfo}}});
-  add("/v1/projects/{project}/logs", {{"GET", {&Server::HandleInstanceLogs}}});
-  add("/v1/projects/{project}/flows/start", {{"POST", {&Server::HandleFlowsStart}}});
-  add("/v1/projects/{project}/flows/stop", {{"POST", {&Server::HandleFlowsStop}}});
-  add("/v1/projects/{project}/flows/restart", {{"POST", {&Server::HandleFlowsRestart, {"mode"}}}});
-  add("/v1/projects/{project}/logout", {{"POST", {&Server::HandleLogout}}});
-  const std::map<std::string, Method> files = {{"GET", {&Server::HandleFiles}},
-                                               {"PUT", {&Server::HandleFiles}},
-                                               {"DELETE", {&Server::HandleFiles}},
-                                               {"POST", {&Server::HandleFiles}}};
+      {{"GET", {S(&Server::HandleList), {"team", "phase", "desiredState", "limit", "continue"}}}});
+  add("/v1/projects/{project}", {{"GET", {S(&Server::HandleGet)}},
+                                 {"PUT", {S(&Server::HandlePut), wait}},
+                                 {"DELETE", {S(&Server::HandleDelete), wait}}});
+  add("/v1/projects/{project}/start", {{"POST", {S(&Server::HandleStart), wait}}});
+  add("/v1/projects/{project}/suspend", {{"POST", {S(&Server::HandleSuspend), wait}}});
+  add("/v1/projects/{project}/restart", {{"POST", {S(&Server::HandleRestart), wait}}});
+  add("/v1/projects/{project}/rotate-credentials", {{"POST", {S(&Server::HandleRotate), wait}}});
+  add("/v1/projects/{project}/rename", {{"POST", {S(&Server::HandleRename), wait}}});
+  add("/v1/stack", {{"GET", {S(&Server::HandleStackDefaults)}}});
+  add("/v1/projects/{project}/history", {{"GET", {S(&Server::HandleHistory), {"limit", "after"}}}});
+  add("/v1/projects/{project}/instance", {{"GET", {I(&InstanceHandlers::HandleInstanceInfo)}}});
+  add("/v1/projects/{project}/logs", {{"GET", {I(&InstanceHandlers::HandleInstanceLogs)}}});
+  add("/v1/projects/{project}/flows/start", {{"POST", {I(&InstanceHandlers::HandleFlowsStart)}}});
+  add("/v1/projects/{project}/flows/stop", {{"POST", {I(&InstanceHandlers::HandleFlowsStop)}}});
+  add("/v1/projects/{project}/flows/restart",
+      {{"POST", {I(&InstanceHandlers::HandleFlowsRestart), {"mode"}}}});
+  add("/v1/projects/{project}/logout", {{"POST", {I(&InstanceHandlers::HandleLogout)}}});
+  const std::map<std::string, Method> files = {{"GET", {I(&InstanceHandlers::HandleFiles)}},
+                                               {"PUT", {I(&InstanceHandlers::HandleFiles)}},
+                                               {"DELETE", {I(&InstanceHandlers::HandleFiles)}},
+                                               {"POST", {I(&InstanceHandlers::HandleFiles)}}};
   add("/v1/projects/{project}/files", files, false, true);
   add("/v1/projects/{project}/files/{path...}", files, false, true);
-  add("/v1/projects/{project}/resources", {{"GET", {&Server::HandleResources}}});
-  add("/v1/projects/{project}/resources/stream", {{"GET", {&Server::HandleResourcesStream}}});
-  add("/v1/projects/{project}/mcp/features", {{"POST", {&Server::HandleMcpFeatures}}});
-  add("/v1/projects/{project}/mcp/tools/call", {{"POST", {&Server::HandleMcpToolCall}}});
-  add("/v1/projects/{project}/mcp/resources/read", {{"POST", {&Server::HandleMcpResourceRead}}});
+  add("/v1/projects/{project}/resources", {{"GET", {I(&InstanceHandlers::HandleResources)}}});
+  add("/v1/projects/{project}/resources/stream",
+      {{"GET", {I(&InstanceHandlers::HandleResourcesStream)}}});
+  add("/v1/projects/{project}/mcp/features", {{"POST", {I(&InstanceHandlers::HandleMcpFeatures)}}});
+  add("/v1/projects/{project}/mcp/tools/call",
+      {{"POST", {I(&InstanceHandlers::HandleMcpToolCall)}}});
+  add("/v1/projects/{project}/mcp/resources/read",
+      {{"POST", {I(&InstanceHandlers::HandleMcpResourceRead)}}});
   add("/v1/agents",
       {{"GET",
-        {&Server::HandleAgentList, {"team", "phase", "desiredState", "limit", "continue"}}}});
-  add("/v1/agents/{agent}", {{"GET", {&Server::HandleAgentGet}},
-                             {"PUT", {&Server::HandleAgentPut, wait}},
-                             {"DELETE", {&Server::HandleAgentDelete, wait}}});
-  add("/v1/agents/{agent}/start", {{"POST", {&Server::HandleAgentStart, wait}}});
-  add("/v1/agents/{agent}/stop", {{"POST", {&Server::HandleAgentStop, wait}}});
-  add("/v1/agents/{agent}/restart", {{"POST", {&Server::HandleAgentRestart, wait}}});
-  add("/v1/agents/{agent}/status", {{"GET", {&Server::HandleAgentStatus}}});
-  add("/v1/agents/{agent}/commands/{command}", {{"POST", {&Server::HandleAgentCommand}}});
-  add("/v1/agents/{agent}/history", {{"GET", {&Server::HandleAgentHistory, {"limit", "after"}}}});
-  add("/v1/credentials/check", {{"POST", {&Server::HandleCredentialCheck}}});
+        {S(&Server::HandleAgentList), {"team", "phase", "desiredState", "limit", "continue"}}}});
+  add("/v1/agents/{agent}", {{"GET", {S(&Server::HandleAgentGet)}},
+                             {"PUT", {S(&Server::HandleAgentPut), wait}},
+                             {"DELETE", {S(&Server::HandleAgentDelete), wait}}});
+  add("/v1/agents/{agent}/start", {{"POST", {S(&Server::HandleAgentStart), wait}}});
+  add("/v1/agents/{agent}/stop", {{"POST", {S(&Server::HandleAgentStop), wait}}});
+  add("/v1/agents/{agent}/restart", {{"POST", {S(&Server::HandleAgentRestart), wait}}});
+  add("/v1/agents/{agent}/status", {{"GET", {I(&InstanceHandlers::HandleAgentStatus)}}});
+  add("/v1/agents/{agent}/commands/{command}",
+      {{"POST", {I(&InstanceHandlers::HandleAgentCommand)}}});
+  add("/v1/agents/{agent}/history",
+      {{"GET", {S(&Server::HandleAgentHistory), {"limit", "after"}}}});
+  add("/v1/credentials/check", {{"POST", {S(&Server::HandleCredentialCheck)}}});
   add("/v1/watch",
-      {{"GET", {&Server::HandleWatch, {"project", "team", "initial", "kind", "since"}}}});
+      {{"GET", {S(&Server::HandleWatch), {"project", "team", "initial", "kind", "since"}}}});
 }
 
 Server::~Server() { Stop(); }
@@ -144,6 +160,8 @@ Status Server::Init() {
   credential_pool_ =
       std::make_unique<TaskPool>(options_.credential_workers, options_.credential_queue);
   scheduler_ = std::make_unique<Scheduler>("api-timers");
+  instances_ =
+      std::make_unique<InstanceHandlers>(*this, options_, deps_, *pool_, *scheduler_, stopping_);
 
   WatchHub::Options hub;
   hub.window_events = options_.watch_window_events;
@@ -216,15 +234,7 @@ void Server::Stop() {
   for (auto& w : waiters) FinishWaiter(w, false);
   // The fan-out writes what the listener queued; the watch streams end cleanly.
   if (hub_) hub_->Stop();
-  std::vector<std::shared_ptr<ResourceStream>> resource_streams;
-  {
-    MutexLock lock(resource_streams_mu_);
-    resource_streams.swap(resource_streams_);
-  }
-  for (auto& s : resource_streams) {
-    MutexLock lock(s->mu);
-    EndResourcesLocked(s, "Stopping", "the server is stopping");
-  }
+  if (instances_) instances_->Stop();
   // Handlers in flight finish (they see stopping_): the credential writes first, whose answers
   // may post to the pool (a ?wait=).
   if (credential_pool_) credential_pool_->Join();
@@ -396,7 +406,7 @@ void Server::Dispatch(net::HttpRequest request, std::shared_ptr<net::ResponseWri
     return;
   }
   HandlerFn fn = it->second.fn;
-  if (!pool_->Post([this, call, fn] { (this->*fn)(call); })) {
+  if (!pool_->Post([call, fn = std::move(fn)] { fn(call); })) {
     ReplyError(call, MakeError(503, "Unavailable", "the server is stopping"));
   }
 }

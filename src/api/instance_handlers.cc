@@ -1,13 +1,14 @@
 // Instance routes through instance::InstanceCalls: launcher info, logs, flow commands (the
 // restart one pod at a time), logout, files and MCP. Resources and their live stream:
 // resources_handlers.cc.
+#include "api/instance_handlers.h"
+
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
 #include <random>
 #include <set>
 
-#include "api/api_internal.h"
 #include "common/fields.h"
 #include "engine/manifests/manifests.h"
 
@@ -160,11 +161,11 @@ Status CheckMcpEndpoint(const Json& v, const std::string& path) {
 
 }  // namespace
 
-std::optional<store::ProjectRecord> Server::RunningProject(const CallPtr& call,
-                                                           store::RecordKind kind) {
+std::optional<store::ProjectRecord> InstanceHandlers::RunningProject(const CallPtr& call,
+                                                                     store::RecordKind kind) {
   auto rec = deps_.intents->Find(call->params[0], kind);
   if (!rec.ok()) {
-    ReplyError(call, FromStatus(rec.error()));
+    server_.ReplyError(call, FromStatus(rec.error()));
     return std::nullopt;
   }
   // Any phase with a ready pod can answer (a Provisioning project's pod may be up: the platform
@@ -174,7 +175,7 @@ std::optional<store::ProjectRecord> Server::RunningProject(const CallPtr& call,
   const bool never_started = phase == "Pending" && rec->desired == store::DesiredState::kSuspended;
   if (phase == "Suspended" || phase == "Deleting" ||
       rec->desired == store::DesiredState::kDeleted || never_started) {
-    ReplyError(
+    server_.ReplyError(
         call,
         MakeError(409, "ProjectNotRunning",
                   std::string(store::ToString(kind)) + " " + rec->name + " is " + phase +
@@ -183,38 +184,39 @@ std::optional<store::ProjectRecord> Server::RunningProject(const CallPtr& call,
     return std::nullopt;
   }
   if (deps_.instance == nullptr) {
-    ReplyError(call, MakeError(503, "Unavailable", "instance operations are not configured"));
+    server_.ReplyError(call,
+                       MakeError(503, "Unavailable", "instance operations are not configured"));
     return std::nullopt;
   }
   return std::move(*rec);
 }
 
-void Server::HandleInstanceInfo(const CallPtr& call) {
+void InstanceHandlers::HandleInstanceInfo(const CallPtr& call) {
   auto rec = RunningProject(call);
   if (!rec) return;
   auto info = deps_.instance->Info(ServiceOf(*rec));
   if (!info.ok()) {
-    ReplyError(call, FromInstance(*rec, info.error()));
+    server_.ReplyError(call, FromInstance(*rec, info.error()));
     return;
   }
-  Reply(call, 200, Json{{"project", ProjectJson(*rec)}, {"instance", std::move(*info)}});
+  server_.Reply(call, 200, Json{{"project", ProjectJson(*rec)}, {"instance", std::move(*info)}});
 }
 
-void Server::HandleInstanceLogs(const CallPtr& call) {
+void InstanceHandlers::HandleInstanceLogs(const CallPtr& call) {
   auto rec = RunningProject(call);
   if (!rec) return;
   auto logs = deps_.instance->Logs(ServiceOf(*rec));
   if (!logs.ok()) {
-    ReplyError(call, FromInstance(*rec, logs.error()));
+    server_.ReplyError(call, FromInstance(*rec, logs.error()));
     return;
   }
   Json items = logs->is_array() ? std::move(*logs) : Json::array();
   if (logs->is_object() && logs->contains("items")) items = (*logs)["items"];
-  Reply(call, 200, Json{{"items", std::move(items)}});
+  server_.Reply(call, 200, Json{{"items", std::move(items)}});
 }
 
-void Server::HandleFlowsCommand(const CallPtr& call, const std::string& cmd) {
-  auto body = ReadJsonBody(call, false);
+void InstanceHandlers::HandleFlowsCommand(const CallPtr& call, const std::string& cmd) {
+  auto body = server_.ReadJsonBody(call, false);
   if (!body) return;
   Json command = {{"cmd", cmd}};
   Status bad = Status::Ok();
@@ -226,14 +228,14 @@ void Server::HandleFlowsCommand(const CallPtr& call, const std::string& cmd) {
     bad = NoFields(*body);
   }
   if (!bad.ok()) {
-    ReplyError(call, FromStatus(bad));
+    server_.ReplyError(call, FromStatus(bad));
     return;
   }
   auto rec = RunningProject(call);
   if (!rec) return;
   auto answers = deps_.instance->Command(ServiceOf(*rec), command);
   if (!answers.ok()) {
-    ReplyError(call, FromInstance(*rec, answers.error()));
+    server_.ReplyError(call, FromInstance(*rec, answers.error()));
     return;
   }
   Json pods = Json::array();
@@ -253,70 +255,73 @@ void Server::HandleFlowsCommand(const CallPtr& call, const std::string& cmd) {
     pods.push_back(std::move(p));
   }
   if (!unreachable.empty()) {
-    ReplyError(call, MakeError(503, "Unavailable", cmd + ": pod unreachable: " + unreachable));
+    server_.ReplyError(call,
+                       MakeError(503, "Unavailable", cmd + ": pod unreachable: " + unreachable));
   } else if (!refused.empty()) {
-    ReplyError(call, MakeError(502, "InstanceError", cmd + ": " + refused));
+    server_.ReplyError(call, MakeError(502, "InstanceError", cmd + ": " + refused));
   } else {
-    Reply(call, 200, Json{{"pods", std::move(pods)}});
+    server_.Reply(call, 200, Json{{"pods", std::move(pods)}});
   }
 }
 
 // GET /v1/agents/{agent}/status: the agent's own status (its port 3500 API).
-void Server::HandleAgentStatus(const CallPtr& call) {
+void InstanceHandlers::HandleAgentStatus(const CallPtr& call) {
   auto rec = RunningProject(call, store::RecordKind::kAgent);
   if (!rec) return;
   auto status = deps_.instance->AgentStatus(rec->name);  // the Service is named as the agent
   if (!status.ok()) {
-    ReplyError(call, FromInstance(*rec, status.error()));
+    server_.ReplyError(call, FromInstance(*rec, status.error()));
     return;
   }
-  Reply(call, 200, Json{{"agent", ProjectJson(*rec)}, {"status", std::move(*status)}});
+  server_.Reply(call, 200, Json{{"agent", ProjectJson(*rec)}, {"status", std::move(*status)}});
 }
 
 // POST /v1/agents/{agent}/commands/{start|stop|restart}: FlowFuse's sendBrokerAgentCommand.
-void Server::HandleAgentCommand(const CallPtr& call) {
-  auto body = ReadJsonBody(call, false);
+void InstanceHandlers::HandleAgentCommand(const CallPtr& call) {
+  auto body = server_.ReadJsonBody(call, false);
   if (!body) return;
   if (Status bad = NoFields(*body); !bad.ok()) {
-    ReplyError(call, FromStatus(bad));
+    server_.ReplyError(call, FromStatus(bad));
     return;
   }
   const std::string& command = call->params[1];
   if (command != "start" && command != "stop" && command != "restart") {
-    ReplyError(call, BadArgument("command", "command: must be start, stop or restart (got \"" +
-                                                command + "\")"));
+    server_.ReplyError(
+        call, BadArgument("command",
+                          "command: must be start, stop or restart (got \"" + command + "\")"));
     return;
   }
   auto rec = RunningProject(call, store::RecordKind::kAgent);
   if (!rec) return;
   auto answer = deps_.instance->AgentCommand(rec->name, command);
   if (!answer.ok()) {
-    ReplyError(call, FromInstance(*rec, answer.error()));
+    server_.ReplyError(call, FromInstance(*rec, answer.error()));
     return;
   }
   if (answer->status < 200 || answer->status > 299) {
     const std::string why = answer->body.is_object() ? GetString(answer->body, "message") : "";
-    ReplyError(call,
-               MakeError(502, "InstanceError",
-                         command + ": " + answer->pod + " answered " +
-                             std::to_string(answer->status) + (why.empty() ? "" : ": " + why)));
+    server_.ReplyError(
+        call, MakeError(502, "InstanceError",
+                        command + ": " + answer->pod + " answered " +
+                            std::to_string(answer->status) + (why.empty() ? "" : ": " + why)));
     return;
   }
-  Reply(call, 200, Json{{"pod", answer->pod}, {"status", answer->status}, {"body", answer->body}});
+  server_.Reply(call, 200,
+                Json{{"pod", answer->pod}, {"status", answer->status}, {"body", answer->body}});
 }
 
-void Server::HandleRestartEach(const CallPtr& call) {
-  auto body = ReadJsonBody(call, false);
+void InstanceHandlers::HandleRestartEach(const CallPtr& call) {
+  auto body = server_.ReadJsonBody(call, false);
   if (!body) return;
   if (Status bad = NoFields(*body); !bad.ok()) {
-    ReplyError(call, FromStatus(bad));
+    server_.ReplyError(call, FromStatus(bad));
     return;
   }
   auto rec = RunningProject(call);
   if (!rec) return;
   auto steps = deps_.instance->RestartEach(ServiceOf(*rec), options_.restart_per_pod);
   if (!steps.ok()) {
-    ReplyError(call, FromInstance(*rec, steps.error()));
+    server_.ReplyError(call, FromInstance(*rec, steps.error()));
     return;
   }
   Json pods = Json::array();
@@ -334,7 +339,7 @@ void Server::HandleRestartEach(const CallPtr& call) {
     pods.push_back(std::move(p));
   }
   if (failure.empty()) {
-    Reply(call, 200, Json{{"mode", "sequential"}, {"pods", std::move(pods)}});
+    server_.Reply(call, 200, Json{{"mode", "sequential"}, {"pods", std::move(pods)}});
     return;
   }
   // The error answer also carries every pod's step: which were restarted before the failure.
@@ -343,27 +348,27 @@ void Server::HandleRestartEach(const CallPtr& call) {
                                     "restart: " + failure + "; later pods were not restarted"));
   answer["mode"] = "sequential";
   answer["pods"] = std::move(pods);
-  Reply(call, timeout ? 504 : 502, answer);
+  server_.Reply(call, timeout ? 504 : 502, answer);
 }
 
-void Server::HandleFiles(const CallPtr& call) {
+void InstanceHandlers::HandleFiles(const CallPtr& call) {
   const std::string path = call->params.size() > 1 ? call->params[1] : "";
   const std::string& method = call->request.method;
   // Everything about the request is checked before the project is looked up, so nothing is
   // sent to a pod for a refused one.
   if (std::string problem = instance::FilePathProblem(path); !problem.empty()) {
-    ReplyError(call, BadArgument("path", "path: " + problem));
+    server_.ReplyError(call, BadArgument("path", "path: " + problem));
     return;
   }
   if (path.empty() && (method == "PUT" || method == "DELETE")) {
-    ReplyError(call, BadArgument("path",
-                                 "path: must not be empty (the storage directory itself "
-                                 "cannot be renamed or deleted)"));
+    server_.ReplyError(call, BadArgument("path",
+                                         "path: must not be empty (the storage directory itself "
+                                         "cannot be renamed or deleted)"));
     return;
   }
   if (method == "GET" || method == "DELETE") {
     if (!call->request.body.empty()) {
-      ReplyError(call, BadArgument("", method + " on a file takes no body"));
+      server_.ReplyError(call, BadArgument("", method + " on a file takes no body"));
       return;
     }
   }
@@ -380,25 +385,25 @@ void Server::HandleFiles(const CallPtr& call) {
   }
 }
 
-std::optional<instance::FileAnswer> Server::SendFiles(
+std::optional<instance::FileAnswer> InstanceHandlers::SendFiles(
     const CallPtr& call, const store::ProjectRecord& rec, const instance::FileRequest& req,
     const std::string& op, const std::string& path, const std::string& not_found) {
   auto answer = deps_.instance->Files(ServiceOf(rec), req, options_.max_file_bytes);
   if (!answer.ok()) {
-    ReplyError(call, FromInstance(rec, answer.error()));
+    server_.ReplyError(call, FromInstance(rec, answer.error()));
     return std::nullopt;
   }
   if (Is2xx(answer->status)) return std::move(*answer);
   if (answer->status == 404 && !not_found.empty()) {
-    ReplyError(call, MakeError(404, "NotFound", not_found + " (pod " + answer->pod + ")"));
+    server_.ReplyError(call, MakeError(404, "NotFound", not_found + " (pod " + answer->pod + ")"));
   } else {
-    ReplyError(call, FileError(*answer, op, path));
+    server_.ReplyError(call, FileError(*answer, op, path));
   }
   return std::nullopt;
 }
 
-void Server::FilesList(const CallPtr& call, const store::ProjectRecord& rec,
-                       const std::string& path) {
+void InstanceHandlers::FilesList(const CallPtr& call, const store::ProjectRecord& rec,
+                                 const std::string& path) {
   instance::FileRequest req;
   req.method = "GET";
   req.path = path;
@@ -407,32 +412,33 @@ void Server::FilesList(const CallPtr& call, const store::ProjectRecord& rec,
   auto listing = ParseJson(answer->body);
   if (!listing.ok() || !listing->is_object() || !listing->contains("files") ||
       !(*listing)["files"].is_array()) {
-    ReplyError(call, MakeError(502, "InstanceError",
-                               "list: pod " + answer->pod +
-                                   " answered a listing that is not {files: [...]}: " +
-                                   answer->body.substr(0, 200)));
+    server_.ReplyError(call, MakeError(502, "InstanceError",
+                                       "list: pod " + answer->pod +
+                                           " answered a listing that is not {files: [...]}: " +
+                                           answer->body.substr(0, 200)));
     return;
   }
   Json out = std::move(*listing);
   out["pod"] = answer->pod;
   out["path"] = path;
   if (!out.contains("count")) out["count"] = out["files"].size();
-  Reply(call, 200, out);
+  server_.Reply(call, 200, out);
 }
 
-void Server::FilesRename(const CallPtr& call, const store::ProjectRecord& rec,
-                         const std::string& path) {
-  auto body = ReadJsonBody(call, true);
+void InstanceHandlers::FilesRename(const CallPtr& call, const store::ProjectRecord& rec,
+                                   const std::string& path) {
+  auto body = server_.ReadJsonBody(call, true);
   if (!body) return;
   std::string to;
   if (Status bad = CheckBodyPath(*body, "newPath", &to); !bad.ok()) {
-    ReplyError(call, FromStatus(bad));
+    server_.ReplyError(call, FromStatus(bad));
     return;
   }
   // A directory cannot go inside itself (rename(2): EINVAL); a launcher that tried would lose it.
   if (to.size() > path.size() && to.compare(0, path.size(), path) == 0 && to[path.size()] == '/') {
-    ReplyError(call, BadArgument("newPath", "newPath: " + to + " is inside " + path +
-                                                ": a directory cannot be moved into itself"));
+    server_.ReplyError(call,
+                       BadArgument("newPath", "newPath: " + to + " is inside " + path +
+                                                  ": a directory cannot be moved into itself"));
     return;
   }
   instance::FileRequest req;
@@ -444,21 +450,21 @@ void Server::FilesRename(const CallPtr& call, const store::ProjectRecord& rec,
       SendFiles(call, rec, req, "rename", path,
                 "rename: " + path + " does not exist, or the directory of " + to + " does not");
   if (!answer) return;
-  Reply(call, 200, Json{{"pod", answer->pod}, {"path", path}, {"newPath", to}});
+  server_.Reply(call, 200, Json{{"pod", answer->pod}, {"path", path}, {"newPath", to}});
 }
 
-void Server::FilesDelete(const CallPtr& call, const store::ProjectRecord& rec,
-                         const std::string& path) {
+void InstanceHandlers::FilesDelete(const CallPtr& call, const store::ProjectRecord& rec,
+                                   const std::string& path) {
   instance::FileRequest req;
   req.method = "DELETE";
   req.path = path;
   auto answer = SendFiles(call, rec, req, "delete", path, "");
   if (!answer) return;
-  Reply(call, 200, Json{{"pod", answer->pod}, {"path", path}, {"deleted", true}});
+  server_.Reply(call, 200, Json{{"pod", answer->pod}, {"path", path}, {"deleted", true}});
 }
 
-void Server::FilesCreate(const CallPtr& call, const store::ProjectRecord& rec,
-                         const std::string& path) {
+void InstanceHandlers::FilesCreate(const CallPtr& call, const store::ProjectRecord& rec,
+                                   const std::string& path) {
   std::string_view ct = call->request.headers.Get("Content-Type");
   std::string_view media = ct.substr(0, ct.find(';'));
   while (!media.empty() && media.back() == ' ') media.remove_suffix(1);
@@ -469,27 +475,28 @@ void Server::FilesCreate(const CallPtr& call, const store::ProjectRecord& rec,
   const bool upload = AsciiLower(media) == "application/octet-stream";
   if (upload) {
     if (path.empty()) {
-      ReplyError(call, BadArgument("path", "path: an upload needs the file's path"));
+      server_.ReplyError(call, BadArgument("path", "path: an upload needs the file's path"));
       return;
     }
     req.body = MultipartUpload(path, call->request.body, &req.content_type);
   } else if (AsciiLower(media) == "application/json") {
-    auto body = ReadJsonBody(call, true);
+    auto body = server_.ReadJsonBody(call, true);
     if (!body) return;
     std::string dir;
     if (Status bad = CheckBodyPath(*body, "directory", &dir); !bad.ok()) {
-      ReplyError(call, FromStatus(bad));
+      server_.ReplyError(call, FromStatus(bad));
       return;
     }
     req.body = DumpJson(Json{{"path", dir}});
     req.content_type = "application/json";  // the launcher compares it exactly
     created = path.empty() ? dir : path + "/" + dir;
   } else {
-    ReplyError(call, MakeError(415, "UnsupportedMediaType",
-                               "POST on a file path takes application/octet-stream (an upload: "
-                               "the file's bytes) or application/json ({\"directory\": ...}: a "
-                               "new directory); got Content-Type \"" +
-                                   std::string(ct) + "\""));
+    server_.ReplyError(call,
+                       MakeError(415, "UnsupportedMediaType",
+                                 "POST on a file path takes application/octet-stream (an upload: "
+                                 "the file's bytes) or application/json ({\"directory\": ...}: a "
+                                 "new directory); got Content-Type \"" +
+                                     std::string(ct) + "\""));
     return;
   }
   auto answer = SendFiles(call, rec, req, upload ? "upload" : "mkdir", path,
@@ -501,34 +508,34 @@ void Server::FilesCreate(const CallPtr& call, const store::ProjectRecord& rec,
   } else {
     out["directory"] = true;
   }
-  Reply(call, 201, out);
+  server_.Reply(call, 201, out);
 }
 
-void Server::McpCommand(const CallPtr& call, const std::string& cmd, Json data,
-                        const std::string& key) {
+void InstanceHandlers::McpCommand(const CallPtr& call, const std::string& cmd, Json data,
+                                  const std::string& key) {
   auto rec = RunningProject(call);
   if (!rec) return;
   auto answer =
       deps_.instance->CommandOne(ServiceOf(*rec), Json{{"cmd", cmd}, {"data", std::move(data)}});
   if (!answer.ok()) {
-    ReplyError(call, FromInstance(*rec, answer.error()));
+    server_.ReplyError(call, FromInstance(*rec, answer.error()));
     return;
   }
   if (!Is2xx(answer->status)) {
     std::string why = answer->body.is_object() ? GetString(answer->body, "err") : "";
     if (why.empty() && answer->body.is_object()) why = GetString(answer->body, "error");
     if (answer->status == 404) why = "the launcher does not know " + cmd + " (an older launcher?)";
-    ReplyError(call,
-               MakeError(502, "InstanceError",
-                         cmd + ": pod " + answer->pod + " answered HTTP " +
-                             std::to_string(answer->status) + (why.empty() ? "" : ": " + why)));
+    server_.ReplyError(
+        call, MakeError(502, "InstanceError",
+                        cmd + ": pod " + answer->pod + " answered HTTP " +
+                            std::to_string(answer->status) + (why.empty() ? "" : ": " + why)));
     return;
   }
-  Reply(call, 200, Json{{"pod", answer->pod}, {key, std::move(answer->body)}});
+  server_.Reply(call, 200, Json{{"pod", answer->pod}, {key, std::move(answer->body)}});
 }
 
-void Server::HandleMcpFeatures(const CallPtr& call) {
-  auto body = ReadJsonBody(call, true);
+void InstanceHandlers::HandleMcpFeatures(const CallPtr& call) {
+  auto body = server_.ReadJsonBody(call, true);
   if (!body) return;
   Status bad = [&]() -> Status {
     ASSIGN_OR_RETURN(FieldReader f, FieldReader::Of(*body, ""));
@@ -544,14 +551,14 @@ void Server::HandleMcpFeatures(const CallPtr& call) {
     return Status::Ok();
   }();
   if (!bad.ok()) {
-    ReplyError(call, FromStatus(bad));
+    server_.ReplyError(call, FromStatus(bad));
     return;
   }
   McpCommand(call, "mcp:get-features", Json{{"endpoints", (*body)["endpoints"]}}, "features");
 }
 
-void Server::HandleMcpToolCall(const CallPtr& call) {
-  auto body = ReadJsonBody(call, true);
+void InstanceHandlers::HandleMcpToolCall(const CallPtr& call) {
+  auto body = server_.ReadJsonBody(call, true);
   if (!body) return;
   std::string name;
   Status bad = [&]() -> Status {
@@ -565,7 +572,7 @@ void Server::HandleMcpToolCall(const CallPtr& call) {
     return f.Object("input", &input);
   }();
   if (!bad.ok()) {
-    ReplyError(call, FromStatus(bad));
+    server_.ReplyError(call, FromStatus(bad));
     return;
   }
   Json data = {{"endpoint", (*body)["endpoint"]}, {"name", name}};
@@ -574,8 +581,8 @@ void Server::HandleMcpToolCall(const CallPtr& call) {
   McpCommand(call, "mcp:call-tool", std::move(data), "result");
 }
 
-void Server::HandleMcpResourceRead(const CallPtr& call) {
-  auto body = ReadJsonBody(call, true);
+void InstanceHandlers::HandleMcpResourceRead(const CallPtr& call) {
+  auto body = server_.ReadJsonBody(call, true);
   if (!body) return;
   std::string uri;
   Status bad = [&]() -> Status {
@@ -587,26 +594,26 @@ void Server::HandleMcpResourceRead(const CallPtr& call) {
     return f.NonEmptyString("uri", &uri);
   }();
   if (!bad.ok()) {
-    ReplyError(call, FromStatus(bad));
+    server_.ReplyError(call, FromStatus(bad));
     return;
   }
   McpCommand(call, "mcp:read-resource", Json{{"endpoint", (*body)["endpoint"]}, {"uri", uri}},
              "result");
 }
 
-void Server::HandleFlowsStart(const CallPtr& call) { HandleFlowsCommand(call, "start"); }
-void Server::HandleFlowsStop(const CallPtr& call) { HandleFlowsCommand(call, "stop"); }
-void Server::HandleFlowsRestart(const CallPtr& call) {
+void InstanceHandlers::HandleFlowsStart(const CallPtr& call) { HandleFlowsCommand(call, "start"); }
+void InstanceHandlers::HandleFlowsStop(const CallPtr& call) { HandleFlowsCommand(call, "stop"); }
+void InstanceHandlers::HandleFlowsRestart(const CallPtr& call) {
   std::string_view mode = call->request.Query("mode");
   if (mode == "parallel") {
     HandleFlowsCommand(call, "restart");
   } else if (mode.empty() || mode == "sequential") {
     HandleRestartEach(call);
   } else {
-    ReplyError(call, BadArgument("mode", "mode: must be sequential or parallel (got \"" +
-                                             std::string(mode) + "\")"));
+    server_.ReplyError(call, BadArgument("mode", "mode: must be sequential or parallel (got \"" +
+                                                     std::string(mode) + "\")"));
   }
 }
-void Server::HandleLogout(const CallPtr& call) { HandleFlowsCommand(call, "logout"); }
+void InstanceHandlers::HandleLogout(const CallPtr& call) { HandleFlowsCommand(call, "logout"); }
 
 }  // namespace steward::api

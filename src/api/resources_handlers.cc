@@ -6,21 +6,21 @@
 #include <utility>
 #include <vector>
 
-#include "api/api_internal.h"
+#include "api/instance_handlers.h"
 #include "common/fields.h"
 #include "common/log.h"
 
 namespace steward::api {
 
-void Server::HandleResources(const CallPtr& call) {
+void InstanceHandlers::HandleResources(const CallPtr& call) {
   auto rec = RunningProject(call);
   if (!rec) return;
   auto resources = deps_.instance->Resources(ServiceOf(*rec));
   if (!resources.ok()) {
-    ReplyError(call, FromInstance(*rec, resources.error()));
+    server_.ReplyError(call, FromInstance(*rec, resources.error()));
     return;
   }
-  Reply(call, 200, *resources);
+  server_.Reply(call, 200, *resources);
 }
 
 // ---- resources stream ----
@@ -56,12 +56,12 @@ uint16_t ResourcesCloseCode(std::string_view reason) {
 
 }  // namespace
 
-void Server::HandleResourcesStream(const CallPtr& call) {
+void InstanceHandlers::HandleResourcesStream(const CallPtr& call) {
   // The WebSocket form: a bad handshake is refused before anything else is asked.
   const bool websocket = net::IsWebSocketUpgrade(call->request);
   if (websocket) {
     if (auto refusal = net::CheckWebSocketHandshake(call->request)) {
-      ReplyError(
+      server_.ReplyError(
           call,
           MakeError(refusal->status, refusal->status == 426 ? "UpgradeRequired" : "BadHandshake",
                     refusal->message),
@@ -75,7 +75,7 @@ void Server::HandleResourcesStream(const CallPtr& call) {
   // are history: the stream sends what comes after them.
   auto first = deps_.instance->Resources(ServiceOf(*rec));
   if (!first.ok()) {
-    ReplyError(call, FromInstance(*rec, first.error()));
+    server_.ReplyError(call, FromInstance(*rec, first.error()));
     return;
   }
   auto s = std::make_shared<ResourceStream>();
@@ -100,9 +100,9 @@ void Server::HandleResourcesStream(const CallPtr& call) {
       s->ws = call->writer->AcceptWebSocket(std::move(wo));
       if (s->ws == nullptr) return;  // the client went
       call->answered = true;
-      RecordMetrics(*call, 101);
+      server_.RecordMetrics(*call, 101);
     } else {
-      BeginEventStream(call);
+      server_.BeginEventStream(call);
     }
     s->last_write = std::chrono::steady_clock::now();
     if (!WriteResourcesLocked(s, {{"sync", Json{{"pods", (*first)["pods"]}}}})) {
@@ -111,18 +111,18 @@ void Server::HandleResourcesStream(const CallPtr& call) {
     }
   }
   {
-    MutexLock lock(resource_streams_mu_);
+    MutexLock lock(streams_mu_);
     if (stopping_) {
       MutexLock slock(s->mu);
       EndResourcesLocked(s, "Stopping", "the server is stopping");
       return;
     }
-    resource_streams_.push_back(s);
+    streams_.push_back(s);
   }
   // OnClose runs on an I/O thread and must not block: the removal happens on the pool.
   std::weak_ptr<ResourceStream> weak = s;
   auto drop = [this, weak] {
-    if (auto st = weak.lock()) pool_->Post([this, st] { DropResourceStream(st); });
+    if (auto st = weak.lock()) pool_.Post([this, st] { DropResourceStream(st); });
   };
   if (s->ws) {
     s->ws->OnClose([drop](const net::WebSocketClose&) { drop(); });
@@ -131,12 +131,12 @@ void Server::HandleResourcesStream(const CallPtr& call) {
   }
   MutexLock lock(s->mu);
   if (s->ended) return;
-  s->timer = scheduler_->Schedule(options_.resources_poll, [this, s] {
-    if (!pool_->Post([this, s] { PollResources(s); })) DropResourceStream(s);
+  s->timer = scheduler_.Schedule(options_.resources_poll, [this, s] {
+    if (!pool_.Post([this, s] { PollResources(s); })) DropResourceStream(s);
   });
 }
 
-void Server::PollResources(const std::shared_ptr<ResourceStream>& s) {
+void InstanceHandlers::PollResources(const std::shared_ptr<ResourceStream>& s) {
   {
     MutexLock lock(s->mu);
     if (s->ended) return;
@@ -196,13 +196,14 @@ void Server::PollResources(const std::shared_ptr<ResourceStream>& s) {
     s->last_write = now_time;
   }
   if (stopping_) return;
-  s->timer = scheduler_->Schedule(options_.resources_poll, [this, s] {
-    if (!pool_->Post([this, s] { PollResources(s); })) DropResourceStream(s);
+  s->timer = scheduler_.Schedule(options_.resources_poll, [this, s] {
+    if (!pool_.Post([this, s] { PollResources(s); })) DropResourceStream(s);
   });
 }
 
-bool Server::WriteResourcesLocked(const std::shared_ptr<ResourceStream>& s,
-                                  const std::vector<std::pair<std::string, Json>>& events) {
+bool InstanceHandlers::WriteResourcesLocked(
+    const std::shared_ptr<ResourceStream>& s,
+    const std::vector<std::pair<std::string, Json>>& events) {
   if (s->ws == nullptr) {
     std::string out;
     for (const auto& [event, data] : events) out += SseEvent(event, data);
@@ -214,11 +215,11 @@ bool Server::WriteResourcesLocked(const std::shared_ptr<ResourceStream>& s,
   return true;
 }
 
-void Server::EndResourcesLocked(const std::shared_ptr<ResourceStream>& s, const std::string& reason,
-                                const std::string& message) {
+void InstanceHandlers::EndResourcesLocked(const std::shared_ptr<ResourceStream>& s,
+                                          const std::string& reason, const std::string& message) {
   if (s->ended) return;
   s->ended = true;
-  if (s->timer != 0) scheduler_->Cancel(s->timer);
+  if (s->timer != 0) scheduler_.Cancel(s->timer);
   s->timer = 0;
   WriteResourcesLocked(s, {{"end", Json{{"reason", reason}, {"message", message}}}});
   if (s->ws) {
@@ -230,12 +231,12 @@ void Server::EndResourcesLocked(const std::shared_ptr<ResourceStream>& s, const 
   }
 }
 
-void Server::DropResourceStream(const std::shared_ptr<ResourceStream>& s) {
+void InstanceHandlers::DropResourceStream(const std::shared_ptr<ResourceStream>& s) {
   {
     MutexLock lock(s->mu);
     if (!s->ended) {
       s->ended = true;
-      if (s->timer != 0) scheduler_->Cancel(s->timer);
+      if (s->timer != 0) scheduler_.Cancel(s->timer);
       s->timer = 0;
       if (s->ws) {
         s->ws->Close(net::kWsNormal, "");
@@ -244,9 +245,20 @@ void Server::DropResourceStream(const std::shared_ptr<ResourceStream>& s) {
       }
     }
   }
-  MutexLock lock(resource_streams_mu_);
-  resource_streams_.erase(std::remove(resource_streams_.begin(), resource_streams_.end(), s),
-                          resource_streams_.end());
+  MutexLock lock(streams_mu_);
+  streams_.erase(std::remove(streams_.begin(), streams_.end(), s), streams_.end());
+}
+
+void InstanceHandlers::Stop() {
+  std::vector<std::shared_ptr<ResourceStream>> streams;
+  {
+    MutexLock lock(streams_mu_);
+    streams.swap(streams_);
+  }
+  for (auto& s : streams) {
+    MutexLock lock(s->mu);
+    EndResourcesLocked(s, "Stopping", "the server is stopping");
+  }
 }
 
 }  // namespace steward::api
