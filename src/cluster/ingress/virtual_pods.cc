@@ -9,6 +9,7 @@
 #include <string>
 
 #include "cluster/controllers/container_env.h"
+#include "cluster/ingress/launcher_answers.h"
 #include "common/ascii.h"
 #include "common/json_access.h"
 #include "common/time_util.h"
@@ -27,8 +28,6 @@ constexpr std::string_view kAgentContainer = "mqtt-schema-agent";
 constexpr std::string_view kNodeRedVersion = "4.1.15";
 constexpr std::string_view kLauncherVersion = "2.29.1";
 constexpr std::string_view kNodeVersion = "20.20.2";
-
-net::HttpResponse ExpressErrorPage(int status, std::string_view message);
 
 // Fields a proxy does not pass on (RFC 9110 §7.6.1), and Content-Length, which is recomputed.
 bool IsHopByHop(std::string_view name) {
@@ -152,6 +151,12 @@ bool AcceptsJson(const net::HttpRequest& request) {
   return request.headers.Get("Accept").find("application/json") != std::string_view::npos;
 }
 
+std::string HostOf(const net::HttpRequest& request) {
+  return std::string(request.headers.Get("Host"));
+}
+
+}  // namespace
+
 net::HttpResponse JsonResponse(int status, const Json& body) {
   net::HttpResponse r;
   r.status = status;
@@ -160,11 +165,18 @@ net::HttpResponse JsonResponse(int status, const Json& body) {
   return r;
 }
 
-std::string HostOf(const net::HttpRequest& request) {
-  return std::string(request.headers.Get("Host"));
+net::HttpResponse ExpressErrorPage(int status, std::string_view message) {
+  net::HttpResponse r;
+  r.status = status;
+  r.headers.Set("Content-Security-Policy", "default-src 'none'");
+  r.headers.Set("X-Content-Type-Options", "nosniff");
+  r.headers.Set("Content-Type", "text/html; charset=utf-8");
+  r.body =
+      "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+      "<title>Error</title>\n</head>\n<body>\n<pre>" +
+      HtmlEscape(message) + "</pre>\n</body>\n</html>\n";
+  return r;
 }
-
-}  // namespace
 
 VirtualPods::VirtualPods(ObjectApi& api) : api_(api) {}
 
@@ -632,144 +644,6 @@ net::HttpResponse VirtualPods::ServeManagement(PodState& state, const net::HttpR
 
 namespace {
 
-// What a made-up MCP server in the pod offers (the launcher's getFeatures shape per endpoint).
-Json McpFeatures() {
-  return {
-      {"tools",
-       Json::array({{{"name", "echo"},
-                     {"description", "Answers its input"},
-                     {"inputSchema",
-                      {{"type", "object"}, {"properties", {{"text", {{"type", "string"}}}}}}}}})},
-      {"resources",
-       Json::array(
-           {{{"uri", "nodered://flows"}, {"name", "flows"}, {"mimeType", "application/json"}}})},
-      {"resourceTemplates", Json::array()},
-      {"prompts", Json::array()},
-      {"capabilities", {{"tools", Json::object()}, {"resources", Json::object()}}}};
-}
-
-// The launcher's normalizeEndpoint: a string, or an object with a string mcpEndpoint.
-bool McpEndpointValid(const Json& e) {
-  return (e.is_string() && !e.get<std::string>().empty()) ||
-         (e.is_object() && e.contains("mcpEndpoint") && e["mcpEndpoint"].is_string());
-}
-
-}  // namespace
-
-net::HttpResponse VirtualPods::ServeCommand(PodState& state, const net::HttpRequest& request) {
-  // body-parser's json(): a JSON body that does not parse is Express's 400 page; anything
-  // without a string cmd falls through lib/admin.js's branches to 404 {}.
-  auto parsed = ParseJson(request.body);
-  if (!parsed.ok()) return ExpressErrorPage(400, "Bad Request");
-  if (!parsed->is_object() || !(*parsed)["cmd"].is_string()) {
-    return JsonResponse(404, Json::object());
-  }
-  const std::string cmd = (*parsed)["cmd"].get<std::string>();
-  const int64_t now = NowMs();
-  auto start = [&](bool restart) {
-    AppendLog(state, now, "system", "Loading project settings");
-    AppendLog(state, now, "system", "Target state is 'running'");
-    AppendLog(state, now, "system", "Starting Node-RED");
-    AppendLog(state, now, "info", "Started flows");
-    state.running = true;
-    state.last_start_ms = now;
-    state.cpu_baseline = false;
-    state.restart_pause = restart;
-    state.restarting_until =
-        std::chrono::steady_clock::now() + std::chrono::milliseconds(restart_ms_.load());
-  };
-  if (cmd == "start") {
-    if (state.running && !Starting(state)) return JsonResponse(409, {{"err", "Already running"}});
-    if (!state.running) start(false);  // while starting: start() returns at once
-  } else if (cmd == "stop") {
-    AppendLog(state, now, "system", "Stopping Node-RED");
-    if (state.running) AppendLog(state, now, "system", "Node-RED exited rc=0 signal=SIGTERM");
-    state.running = false;
-  } else if (cmd == "restart") {
-    // Only a running (or stopped) launcher restarts; one that is starting answers {} and goes on.
-    if (!state.running || !Starting(state)) {
-      if (state.running) {
-        AppendLog(state, now, "system", "Stopping Node-RED");
-        AppendLog(state, now, "system", "Node-RED exited rc=0 signal=SIGTERM");
-      }
-      start(true);
-    }
-  } else if (cmd == "logout") {
-    AppendLog(state, now, "system", "Node-RED logout requested");
-  } else if (cmd.starts_with("mcp:") && mcp_commands_.load()) {
-    return ServeMcp(cmd, MemberOrNull(*parsed, "data"));
-  } else {
-    return JsonResponse(404, Json::object());  // the launcher answers an unknown cmd 404 {}
-  }
-  return JsonResponse(200, Json::object());
-}
-
-net::HttpResponse VirtualPods::ServeMcp(const std::string& cmd, const Json& data) {
-  if (cmd == "mcp:get-features") {
-    // An array with one {spec, features, error} per endpoint; [] without endpoints.
-    Json out = Json::array();
-    const Json& endpoints = MemberOrNull(data, "endpoints");
-    if (endpoints.is_array()) {
-      for (const Json& e : endpoints) {
-        Json spec = e.is_object() ? e : Json::object();
-        spec["key"] = e.is_string() ? e : MemberOrNull(e, "mcpEndpoint");
-        if (!McpEndpointValid(e)) {
-          out.push_back({{"spec", {{"key", "<invalid>"}, {"skip", true}}},
-                         {"error",
-                          "Invalid endpoint spec: must be a string or object with an "
-                          "\"mcpEndpoint\" property"}});
-          continue;
-        }
-        out.push_back({{"spec", spec}, {"features", McpFeatures()}, {"error", nullptr}});
-      }
-    }
-    return JsonResponse(200, out);
-  } else if (cmd == "mcp:call-tool" || cmd == "mcp:read-resource") {
-    const bool tool = cmd == "mcp:call-tool";
-    const Json& endpoint = MemberOrNull(data, "endpoint");
-    const std::string what = GetString(data, tool ? "name" : "uri");
-    if (endpoint.is_null() || (endpoint.is_string() && endpoint.get<std::string>().empty())) {
-      return JsonResponse(500, {{"err", "endpoint is required"}});
-    }
-    if (what.empty()) {
-      return JsonResponse(500,
-                          {{"err", tool ? "Tool name is required" : "Resource URI is required"}});
-    }
-    if (tool) {
-      if (what != "echo") {
-        return JsonResponse(500, {{"err", "MCP error -32602: Tool " + what + " not found"}});
-      }
-      const Json& input = MemberOrNull(data, "input");
-      return JsonResponse(
-          200, {{"content", Json::array({{{"type", "text"}, {"text", GetString(input, "text")}}})},
-                {"isError", false}});
-    }
-    if (what != "nodered://flows") {
-      return JsonResponse(500, {{"err", "MCP error -32002: Resource " + what + " not found"}});
-    }
-    return JsonResponse(
-        200, {{"contents",
-               Json::array({{{"uri", what}, {"mimeType", "application/json"}, {"text", "[]"}}})}});
-  }
-  return JsonResponse(404, Json::object());
-}
-
-namespace {
-
-// The page Express's final handler (finalhandler 2) answers an unrouted request or an error with.
-net::HttpResponse ExpressErrorPage(int status, std::string_view message) {
-  net::HttpResponse r;
-  r.status = status;
-  r.headers.Set("Content-Security-Policy", "default-src 'none'");
-  r.headers.Set("X-Content-Type-Options", "nosniff");
-  r.headers.Set("Content-Type", "text/html; charset=utf-8");
-  r.body =
-      "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
-      "<title>Error</title>\n</head>\n<body>\n<pre>" +
-      HtmlEscape(message) + "</pre>\n</body>\n</html>\n";
-  return r;
-}
-
 // The route a path matches in an Express app with default settings: case-insensitive, one
 // trailing '/' optional.
 std::string ExpressRoute(std::string_view path) {
@@ -825,196 +699,6 @@ net::HttpResponse VirtualPods::ServeAgent(PodState& state, const net::HttpReques
     return r;
   }
   return ExpressErrorPage(404, "Cannot " + m + " " + request.path);
-}
-
-namespace {
-
-net::HttpResponse Bare(int status) {
-  net::HttpResponse r;
-  r.status = status;
-  return r;
-}
-
-// The real launcher's process dies on this request (status 0: ServeManagement restarts it).
-net::HttpResponse Crash(std::string why) {
-  net::HttpResponse r;
-  r.status = 0;
-  r.body = std::move(why);
-  return r;
-}
-
-// path.normalize(path.join(BASE, rest)) relative to BASE; nullopt when it leaves BASE.
-std::optional<std::string> Normalize(std::string_view rest) {
-  std::vector<std::string> parts;
-  size_t i = 0;
-  while (i <= rest.size()) {
-    size_t j = rest.find('/', i);
-    if (j == std::string_view::npos) j = rest.size();
-    std::string_view seg = rest.substr(i, j - i);
-    i = j + 1;
-    if (seg.empty() || seg == ".") continue;
-    if (seg == "..") {
-      if (parts.empty()) return std::nullopt;
-      parts.pop_back();
-      continue;
-    }
-    parts.emplace_back(seg);
-  }
-  std::string out;
-  for (const auto& p : parts) out += (out.empty() ? "" : "/") + p;
-  return out;
-}
-
-std::string Parent(const std::string& p) {
-  size_t slash = p.rfind('/');
-  return slash == std::string::npos ? "" : p.substr(0, slash);
-}
-
-// The part named "file" of a multipart/form-data body (what multer's upload.single('file')
-// reads); nullopt when there is none.
-std::optional<std::string> MultipartFile(std::string_view content_type, std::string_view body) {
-  size_t b = content_type.find("boundary=");
-  if (b == std::string_view::npos) return std::nullopt;
-  std::string boundary(content_type.substr(b + 9));
-  if (size_t semi = boundary.find(';'); semi != std::string::npos) boundary.resize(semi);
-  if (boundary.size() >= 2 && boundary.front() == '"')
-    boundary = boundary.substr(1, boundary.size() - 2);
-  const std::string delim = "--" + boundary;
-  size_t pos = body.find(delim);
-  while (pos != std::string_view::npos) {
-    size_t head = pos + delim.size();
-    if (body.substr(head, 2) == "--") return std::nullopt;
-    head += 2;  // CRLF
-    size_t head_end = body.find("\r\n\r\n", head);
-    if (head_end == std::string_view::npos) return std::nullopt;
-    std::string_view headers = body.substr(head, head_end - head);
-    size_t next = body.find("\r\n" + delim, head_end + 4);
-    if (next == std::string_view::npos) return std::nullopt;
-    if (headers.find("name=\"file\"") != std::string_view::npos) {
-      return std::string(body.substr(head_end + 4, next - head_end - 4));
-    }
-    pos = next + 2;
-  }
-  return std::nullopt;
-}
-
-}  // namespace
-
-net::HttpResponse VirtualPods::ServeFiles(PodState& state, std::string_view rest,
-                                          const net::HttpRequest& request, int64_t now_ms) {
-  auto norm = Normalize(rest);
-  auto& files = state.files;
-  auto is_dir = [&](const std::string& p) {
-    auto it = files.find(p);
-    return p.empty() || (it != files.end() && it->second.dir);
-  };
-  auto exists = [&](const std::string& p) { return p.empty() || files.count(p) != 0; };
-  const std::string& m = request.method;
-  const std::string_view ct = request.headers.Get("Content-Type");
-  const bool json =
-      AsciiEqualsIgnoreCase(TrimHttpWhitespace(ct.substr(0, ct.find(';'))), "application/json");
-  // body-parser.json() runs before the routes: a JSON body that does not parse is its 400.
-  if (json && !request.body.empty() && !ParseJson(request.body).ok()) {
-    return ExpressErrorPage(400, "Bad Request");
-  }
-  if (m == "GET" || m == "HEAD") {
-    if (!norm) return JsonResponse(200, Json::array());  // the launcher's answer outside BASE
-    if (!exists(*norm)) return Bare(404);
-    if (!is_dir(*norm)) return Bare(400);  // ENOTDIR
-    Json list = Json::array();
-    const std::string prefix = norm->empty() ? "" : *norm + "/";
-    for (const auto& [p, node] : files) {
-      if (!p.starts_with(prefix) || p.find('/', prefix.size()) != std::string::npos) continue;
-      Json rep = {
-          {"name", p.substr(prefix.size())},
-          {"lastModified", FormatRfc3339(SystemTime(std::chrono::milliseconds(node.mtime_ms)))}};
-      if (node.dir) {
-        rep["type"] = "directory";
-      } else {
-        rep["type"] = "file";
-        rep["size"] = node.content.size();
-      }
-      list.push_back(std::move(rep));
-    }
-    const size_t count = list.size();
-    return JsonResponse(200,
-                        {{"meta", Json::object()}, {"files", std::move(list)}, {"count", count}});
-  }
-  if (m == "PUT") {
-    auto body = ParseJson(request.body);
-    if (!json || !body.ok() || !body->is_object() || !(*body)["path"].is_string()) {
-      return Crash("TypeError: the \"path\" argument must be of type string");
-    }
-    auto to = Normalize((*body)["path"].get<std::string>());
-    if (!norm || !to) return Bare(403);
-    if (!exists(*norm) || !is_dir(Parent(*to)) || norm->empty()) return Bare(404);
-    // rename(2): the node and everything under it move.
-    std::map<std::string, FileNode> moved;
-    for (auto it = files.begin(); it != files.end();) {
-      if (it->first == *norm || it->first.starts_with(*norm + "/")) {
-        moved.emplace(*to + it->first.substr(norm->size()), std::move(it->second));
-        it = files.erase(it);
-      } else {
-        ++it;
-      }
-    }
-    for (auto& [p, node] : moved) {
-      if (auto old = files.find(p); old != files.end())
-        state.file_bytes -= old->second.content.size();
-      files[p] = std::move(node);
-    }
-    return Bare(202);
-  }
-  if (m == "POST") {
-    if (!norm) return Bare(403);
-    if (ct == "application/json") {
-      auto body = ParseJson(request.body);
-      if (!body.ok() || !body->is_object() || !(*body)["path"].is_string()) {
-        return Crash("TypeError: the \"path\" argument must be of type string");
-      }
-      auto dir = Normalize(*norm + "/" + (*body)["path"].get<std::string>());
-      if (!dir) return Bare(500);
-      // mkdir -p: every missing ancestor too; a file in the way is an error.
-      for (size_t end = 0; end != std::string::npos && !dir->empty();) {
-        end = dir->find('/', end == 0 ? 0 : end + 1);
-        const std::string walk = dir->substr(0, end);
-        auto it = files.find(walk);
-        if (it != files.end() && !it->second.dir) return Bare(500);
-        if (it == files.end()) files[walk] = FileNode{true, "", now_ms};
-      }
-      return Bare(201);
-    }
-    if (ct.empty()) return Crash("TypeError: cannot read properties of undefined");
-    if (!ct.starts_with("multipart/form-data")) return Bare(406);
-    auto content = MultipartFile(ct, request.body);
-    if (!content) return Crash("TypeError: cannot read properties of undefined (the file)");
-    if (!is_dir(Parent(*norm))) return Bare(404);
-    auto it = files.find(*norm);
-    if (norm->empty() || (it != files.end() && it->second.dir)) {
-      return Crash("EISDIR: illegal operation on a directory");
-    }
-    const size_t old = it == files.end() ? 0 : it->second.content.size();
-    if (state.file_bytes - old + content->size() > kMaxStorageBytes) {
-      return Crash("ENOSPC: no space left on device");
-    }
-    state.file_bytes = state.file_bytes - old + content->size();
-    files[*norm] = FileNode{false, std::move(*content), now_ms};
-    return Bare(201);
-  }
-  if (m == "DELETE") {
-    if (!norm || norm->empty()) return Bare(403);
-    if (!exists(*norm)) return Bare(404);
-    for (auto it = files.begin(); it != files.end();) {
-      if (it->first == *norm || it->first.starts_with(*norm + "/")) {
-        state.file_bytes -= it->second.content.size();
-        it = files.erase(it);
-      } else {
-        ++it;
-      }
-    }
-    return Bare(204);
-  }
-  return Bare(404);
 }
 
 }  // namespace steward::cluster::ingress
