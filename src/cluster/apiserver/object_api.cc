@@ -4,6 +4,7 @@
 #include <charconv>
 #include <tuple>
 
+#include "cluster/apiserver/object_meta.h"
 #include "cluster/apiserver/selectors.h"
 #include "cluster/apiserver/validation.h"
 #include "common/base64.h"
@@ -15,59 +16,13 @@ namespace steward::cluster {
 
 namespace {
 
+using namespace objectmeta;  // NOLINT: the helpers of every write path
+
 // Finalizers the simulation puts on objects whose clean-up takes time on real clusters
 // (load balancers, ingress controllers, volume protection); controllers/cleanup removes them.
 constexpr const char* kServiceCleanupFinalizer = "service.kubernetes.io/load-balancer-cleanup";
 constexpr const char* kIngressCleanupFinalizer = "ingress.steward.io/cleanup";
 constexpr const char* kPvcProtectionFinalizer = "kubernetes.io/pvc-protection";
-constexpr const char* kOrphanFinalizer = "orphan";
-constexpr const char* kForegroundFinalizer = "foregroundDeletion";
-
-// Mutate callbacks return Status; an StatusError raised inside one travels in this holder.
-struct ErrorHolder {
-  std::optional<StatusError> error;
-  Status Raise(StatusError e) {
-    error = std::move(e);
-    return Aborted("api error");
-  }
-};
-
-std::string ResourceVersionOf(const Json& obj) {
-  return GetString(MemberOrNull(obj, "metadata"), "resourceVersion");
-}
-
-bool HasDeletionTimestamp(const Json& obj) {
-  const Json& ts = MemberOrNull(MemberOrNull(obj, "metadata"), "deletionTimestamp");
-  return ts.is_string() && !ts.get<std::string>().empty();
-}
-
-std::vector<std::string> Finalizers(const Json& obj) {
-  std::vector<std::string> out;
-  const Json& f = MemberOrNull(MemberOrNull(obj, "metadata"), "finalizers");
-  if (f.is_array()) {
-    for (const auto& v : f) {
-      if (v.is_string()) out.push_back(v.get<std::string>());
-    }
-  }
-  return out;
-}
-
-void SetFinalizers(Json& obj, const std::vector<std::string>& finalizers) {
-  if (finalizers.empty()) {
-    obj["metadata"].erase("finalizers");
-  } else {
-    obj["metadata"]["finalizers"] = finalizers;
-  }
-}
-
-void AddFinalizer(std::vector<std::string>& f, const std::string& name) {
-  if (std::find(f.begin(), f.end(), name) == f.end()) f.push_back(name);
-}
-
-void RemoveFinalizer(std::vector<std::string>& f, const std::string& name) {
-  f.erase(std::remove(f.begin(), f.end(), name), f.end());
-}
-
 // The object without metadata and status: a change here bumps metadata.generation.
 Json SpecPart(const Json& obj) {
   Json copy = obj;
@@ -76,11 +31,6 @@ Json SpecPart(const Json& obj) {
     copy.erase("status");
   }
   return copy;
-}
-
-int64_t GenerationOf(const Json& obj) {
-  const Json& g = MemberOrNull(MemberOrNull(obj, "metadata"), "generation");
-  return g.is_number_integer() ? g.get<int64_t>() : 0;
 }
 
 // The status a newly created object starts with, for types whose status the API owns.
@@ -193,106 +143,7 @@ Json ScaleOf(const ResourceType& rt, const Json& obj) {
             {"selector", selector}}}};
 }
 
-// Fields a field selector may name, per kind (metadata.name and metadata.namespace always).
-bool FieldSelectable(const ResourceType& rt, const std::string& path) {
-  if (path == "metadata.name" || path == "metadata.namespace") return true;
-  static const std::vector<std::pair<std::string, std::vector<std::string>>> kFields = {
-      {"Pod",
-       {"spec.nodeName", "spec.restartPolicy", "spec.schedulerName", "spec.serviceAccountName",
-        "spec.hostNetwork", "status.phase", "status.podIP", "status.nominatedNodeName"}},
-      {"Event",
-       {"involvedObject.kind", "involvedObject.namespace", "involvedObject.name",
-        "involvedObject.uid", "involvedObject.apiVersion", "involvedObject.resourceVersion",
-        "involvedObject.fieldPath", "reason", "reportingComponent", "source", "type"}},
-      {"Secret", {"type"}},
-      {"Namespace", {"status.phase"}},
-      {"ReplicaSet", {"status.replicas"}},
-      {"Service", {"spec.clusterIP", "spec.type"}},
-  };
-  for (const auto& [kind, fields] : kFields) {
-    if (kind == rt.kind) return std::find(fields.begin(), fields.end(), path) != fields.end();
-  }
-  return false;
-}
-
-// Continue tokens: base64 of {"rv": N, "ns": ..., "name": ...}, the key after which to resume
-// (compared as the (namespace, name) pair storage orders by).
-std::string EncodeContinue(uint64_t rv, const std::string& ns, const std::string& name) {
-  Json token = {{"rv", rv}, {"ns", ns}, {"name", name}};
-  return Base64Encode(DumpJson(token));
-}
-
-struct ContinueToken {
-  uint64_t rv = 0;
-  std::string ns;
-  std::string name;
-};
-
-std::optional<ContinueToken> DecodeContinue(std::string_view token) {
-  auto raw = Base64Decode(token);
-  if (!raw) return std::nullopt;
-  auto parsed = ParseJson(*raw);
-  if (!parsed.ok() || !parsed->is_object()) return std::nullopt;
-  ContinueToken t;
-  const Json& rv = MemberOrNull(*parsed, "rv");
-  const Json& ns = MemberOrNull(*parsed, "ns");
-  const Json& name = MemberOrNull(*parsed, "name");
-  if (!rv.is_number_unsigned() || !ns.is_string() || !name.is_string()) return std::nullopt;
-  t.rv = rv.get<uint64_t>();
-  t.ns = ns.get<std::string>();
-  t.name = name.get<std::string>();
-  return t;
-}
-
-// etcd's messages for a list at a compacted revision (the API server passes them through).
-constexpr const char* kListTooOldMessage = "The resourceVersion for the provided list is too old.";
-constexpr const char* kInconsistentContinueMessage =
-    "The provided continue parameter is too old to display a consistent list result. You can "
-    "start a new list without the continue parameter, or use the continue token in this response "
-    "to retrieve the remainder of the results. Continuing with the provided token results in an "
-    "inconsistent list - objects that were created, modified, or deleted between the time the "
-    "first chunk was returned and now may show up in the list.";
-
-std::optional<uint64_t> ParseRevision(std::string_view s) {
-  uint64_t v = 0;
-  auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  if (ec != std::errc() || ptr != s.data() + s.size()) return std::nullopt;
-  return v;
-}
-
-// A terminating object goes once nothing holds it: no finalizers, no grace period still
-// running (a pod is removed by its kubelet), and for a Namespace no spec.finalizers (removed by
-// the namespace controller once the namespace is empty).
-bool IsRemovable(const ResourceType& rt, const Json& obj) {
-  if (!HasDeletionTimestamp(obj) || !Finalizers(obj).empty()) return false;
-  const Json& grace = MemberOrNull(MemberOrNull(obj, "metadata"), "deletionGracePeriodSeconds");
-  if (grace.is_number_integer() && grace.get<int64_t>() != 0) return false;
-  const Json& spec_finalizers = MemberOrNull(MemberOrNull(obj, "spec"), "finalizers");
-  return rt.kind != "Namespace" || !spec_finalizers.is_array() || spec_finalizers.empty();
-}
-
 }  // namespace
-
-StatusError TooLargeResourceVersionError(uint64_t requested, uint64_t current) {
-  StatusError e;
-  e.code = 504;
-  e.reason = "Timeout";
-  e.message = "Timeout: Too large resource version: " + std::to_string(requested) +
-              ", current: " + std::to_string(current);
-  e.causes.push_back({"ResourceVersionTooLarge", "Too large resource version", ""});
-  e.retry_after_seconds = 1;
-  return e;
-}
-
-std::optional<StatusError> CheckFieldSelector(const ResourceType& rt,
-                                              const FieldSelector& selector) {
-  for (const auto& req : selector.requirements()) {
-    if (!FieldSelectable(rt, req.path)) {
-      return BadRequestError("field label not supported: " + req.path);
-    }
-  }
-  return std::nullopt;
-}
 
 ObjectApi::ObjectApi(Storage& storage, const Clock& clock, Random& random)
     : storage_(storage), clock_(clock), random_(random) {}
@@ -365,143 +216,6 @@ ApiResult<Json> ObjectApi::Get(const ResourceType& rt, std::string_view ns, std:
   Json obj = rec->Parse();
   if (sub == Subresource::kScale) return ScaleOf(rt, obj);
   return obj;
-}
-
-namespace {
-
-// The current records a field selector naming one object selects: a point lookup instead of a
-// scan (`fields.PinnedName()` is not empty).
-Storage::ListResult PinnedRecords(const Storage& storage, const ResourceType& rt,
-                                  std::string_view scope_ns, const FieldSelector& fields,
-                                  uint64_t current) {
-  std::string pinned_name = fields.PinnedName();
-  Storage::ListResult all;
-  std::string pinned_ns = fields.PinnedNamespace();
-  std::string lookup_ns = std::string(scope_ns);
-  if (lookup_ns.empty() && rt.namespaced && !pinned_ns.empty()) lookup_ns = pinned_ns;
-  all.revision = current;
-  if (!rt.namespaced || !lookup_ns.empty()) {
-    if (auto rec = storage.Get(rt.GroupResource(), lookup_ns, pinned_name)) {
-      all.items.push_back(*rec);
-    }
-  } else {
-    for (auto& rec : storage.List(rt.GroupResource(), "").items) {
-      if (rec.name == pinned_name) all.items.push_back(std::move(rec));
-    }
-  }
-  return all;
-}
-
-// Whether a record passes the list's label and field selectors.
-std::function<bool(const ObjectRecord&)> Selects(const LabelSelector& labels,
-                                                 const FieldSelector& fields) {
-  if (labels.Empty() && fields.Empty()) return nullptr;
-  bool needs_parse = false;
-  for (const auto& req : fields.requirements()) {
-    if (req.path != "metadata.name" && req.path != "metadata.namespace") needs_parse = true;
-  }
-  return [&labels, &fields, needs_parse](const ObjectRecord& rec) {
-    if (!labels.Empty() && !labels.MatchesStored(rec.labels)) return false;
-    if (fields.Empty()) return true;
-    if (needs_parse) return fields.Matches(rec.Parse());
-    return fields.Matches(Json{{"metadata", {{"name", rec.name}, {"namespace", rec.ns}}}});
-  };
-}
-
-// A storage page as the API's page, with a continue token at the snapshot's revision when
-// records remain.
-ObjectApi::RecordList ToRecordList(Storage::ListResult page, bool counted) {
-  ObjectApi::RecordList out;
-  out.revision = page.revision;
-  out.items = std::move(page.items);
-  if (page.remaining > 0 && !out.items.empty()) {
-    out.remaining = static_cast<int64_t>(page.remaining);
-    out.remaining_counted = counted;
-    const auto& last = out.items.back();
-    out.continue_token = EncodeContinue(out.revision, last.ns, last.name);
-  }
-  return out;
-}
-
-}  // namespace
-
-ApiResult<ObjectApi::RecordList> ObjectApi::ListRecords(const ResourceType& rt, std::string_view ns,
-                                                        const ListOptions& opts) const {
-  auto labels = LabelSelector::Parse(opts.label_selector);
-  if (!labels.ok()) return BadRequestError(labels.status().message());
-  auto fields = FieldSelector::Parse(opts.field_selector);
-  if (!fields.ok()) return BadRequestError(fields.status().message());
-  if (auto err = CheckFieldSelector(rt, *fields)) return *err;
-  if (opts.limit < 0) return BadRequestError("limit must be a non-negative integer");
-  std::optional<ContinueToken> token;
-  if (!opts.continue_token.empty()) {
-    token = DecodeContinue(opts.continue_token);
-    if (!token) {
-      return BadRequestError("invalid continue token: " + opts.continue_token);
-    }
-    if (!opts.resource_version.empty() && opts.resource_version != "0") {
-      return BadRequestError("specifying resource version is not allowed when using continue");
-    }
-  }
-  std::string_view scope_ns = rt.namespaced ? ns : "";
-  uint64_t current = storage_.CurrentRevision();
-  // The revision to read at when it is not the current one: a continued list's (every page
-  // shows its first page's snapshot) or an Exact one.
-  std::optional<uint64_t> read_at;
-  if (token) read_at = token->rv;
-  if (!opts.resource_version.empty() && opts.resource_version != "0") {
-    auto rv = ParseRevision(opts.resource_version);
-    if (!rv) {
-      return BadRequestError("invalid resource version: " + opts.resource_version);
-    }
-    if (*rv > current) return TooLargeResourceVersionError(*rv, current);
-    if (opts.resource_version_match == "Exact") read_at = *rv;
-  } else if (!opts.resource_version_match.empty() && opts.resource_version.empty()) {
-    return BadRequestError("resourceVersionMatch is forbidden unless resourceVersion is provided");
-  }
-
-  Storage::Page page;
-  page.keep = Selects(*labels, *fields);
-  page.limit = static_cast<size_t>(opts.limit);
-  page.count_rest = labels->Empty() && fields->Empty();
-  if (!read_at && !fields->PinnedName().empty()) {
-    // A field selector naming one object: a point lookup instead of a scan.
-    return ToRecordList(
-        Storage::CutToPage(PinnedRecords(storage_, rt, scope_ns, *fields, current), page),
-        page.count_rest);
-  }
-  std::optional<Storage::ListFrom> after;
-  if (token) after = Storage::ListFrom{token->ns, token->name};
-  auto snapshot =
-      storage_.ListPageAt(rt.GroupResource(), scope_ns, read_at.value_or(current), after, page);
-  if (!snapshot.ok()) {
-    if (snapshot.status().code() == StatusCode::kOutOfRange) {
-      // etcd's answers once the revision is compacted away.
-      return ExpiredError(token ? kInconsistentContinueMessage : kListTooOldMessage);
-    }
-    if (snapshot.status().code() == StatusCode::kInvalidArgument) {
-      return TooLargeResourceVersionError(read_at.value_or(current), storage_.CurrentRevision());
-    }
-    return InternalError(snapshot.status().message());
-  }
-  return ToRecordList(std::move(snapshot).value(), page.count_rest);
-}
-
-ApiResult<Json> ObjectApi::List(const ResourceType& rt, std::string_view ns,
-                                const ListOptions& opts) const {
-  auto records = ListRecords(rt, ns, opts);
-  if (!records.ok()) return std::move(records).error();
-  Json items = Json::array();
-  for (const auto& rec : records->items) items.push_back(rec.Parse());
-  Json meta = {{"resourceVersion", std::to_string(records->revision)}};
-  if (!records->continue_token.empty()) {
-    meta["continue"] = records->continue_token;
-    if (records->remaining_counted) meta["remainingItemCount"] = records->remaining;
-  }
-  return Json{{"kind", rt.ListKind()},
-              {"apiVersion", rt.ApiVersion()},
-              {"metadata", std::move(meta)},
-              {"items", std::move(items)}};
 }
 
 ApiResult<Json> ObjectApi::Create(const ResourceType& rt, std::string_view ns, Json object,
@@ -928,148 +642,6 @@ ApiResult<Json> ObjectApi::Patch(const ResourceType& rt, std::string_view ns, st
       });
 }
 
-ApiResult<Json> ObjectApi::Delete(const ResourceType& rt, std::string_view ns,
-                                  std::string_view name, const DeleteOptions& opts) {
-  std::string_view scope_ns = rt.namespaced ? ns : "";
-  const std::string& policy = opts.propagation_policy;
-  if (!policy.empty() && policy != "Orphan" && policy != "Background" && policy != "Foreground") {
-    StatusError e = InvalidError(rt, name,
-                                 {{"FieldValueNotSupported",
-                                   "Unsupported value: \"" + policy +
-                                       "\": supported values: \"Foreground\", \"Background\", "
-                                       "\"Orphan\"",
-                                   "propagationPolicy"}});
-    return e;
-  }
-  if (opts.grace_period_seconds && *opts.grace_period_seconds < 0) {
-    return BadRequestError("gracePeriodSeconds must be a non-negative integer");
-  }
-  if (rt.kind == "Namespace" &&
-      (name == "default" || name == "kube-system" || name == "kube-public")) {
-    StatusError e = ForbiddenError("namespaces \"" + std::string(name) +
-                                   "\" is forbidden: this namespace may not be deleted");
-    e.name = std::string(name);
-    e.kind = "namespaces";
-    return e;
-  }
-  ErrorHolder holder;
-  Json last;
-  auto result = storage_.Mutate(
-      rt.GroupResource(), scope_ns, name,
-      [&](const ObjectRecord* current) -> StatusOr<Storage::Mutation> {
-        if (current == nullptr) return holder.Raise(NotFoundError(rt, name));
-        Json old = current->Parse();
-        last = old;
-        const Json& meta = old["metadata"];
-        if (opts.precondition_uid && *opts.precondition_uid != GetString(meta, "uid")) {
-          return holder.Raise(
-              ConflictError(rt, name,
-                            "Precondition failed: UID in precondition: " + *opts.precondition_uid +
-                                ", UID in object meta: " + GetString(meta, "uid")));
-        }
-        if (opts.precondition_resource_version &&
-            *opts.precondition_resource_version != ResourceVersionOf(old)) {
-          return holder.Raise(
-              ConflictError(rt, name,
-                            "Precondition failed: ResourceVersion in precondition: " +
-                                *opts.precondition_resource_version +
-                                ", ResourceVersion in meta: " + ResourceVersionOf(old)));
-        }
-        if (opts.dry_run) return Storage::Mutation::Noop();
-        Json next = old;
-        auto finalizers = Finalizers(old);
-        if (policy == "Orphan") {
-          AddFinalizer(finalizers, kOrphanFinalizer);
-          RemoveFinalizer(finalizers, kForegroundFinalizer);
-        } else if (policy == "Foreground") {
-          AddFinalizer(finalizers, kForegroundFinalizer);
-          RemoveFinalizer(finalizers, kOrphanFinalizer);
-        } else if (policy == "Background") {
-          RemoveFinalizer(finalizers, kOrphanFinalizer);
-          RemoveFinalizer(finalizers, kForegroundFinalizer);
-        }
-        bool deleting = HasDeletionTimestamp(old);
-        if (deleting) {
-          bool changed = finalizers != Finalizers(old);
-          SetFinalizers(next, finalizers);
-          // A second delete of a terminating pod may shorten its grace period (--force).
-          const Json& cur_grace = MemberOrNull(old["metadata"], "deletionGracePeriodSeconds");
-          if (rt.kind == "Pod" && opts.grace_period_seconds && cur_grace.is_number_integer() &&
-              *opts.grace_period_seconds < cur_grace.get<int64_t>()) {
-            next["metadata"]["deletionGracePeriodSeconds"] = *opts.grace_period_seconds;
-            next["metadata"]["deletionTimestamp"] =
-                FormatRfc3339(clock_.WallNow() + std::chrono::seconds(*opts.grace_period_seconds));
-            changed = true;
-          }
-          if (!changed) return Storage::Mutation::Noop();
-          next["metadata"]["resourceVersion"] = ResourceVersionOf(old);
-          if (IsRemovable(rt, next)) return Storage::Mutation::Delete();
-          return Storage::Mutation::Put(std::move(next));
-        }
-        int64_t grace = 0;
-        if (rt.kind == "Pod") {
-          const Json& spec = MemberOrNull(old, "spec");
-          const Json& tgps = MemberOrNull(spec, "terminationGracePeriodSeconds");
-          grace = opts.grace_period_seconds ? *opts.grace_period_seconds
-                                            : (tgps.is_number_integer() ? tgps.get<int64_t>() : 30);
-          std::string phase = GetString(MemberOrNull(old, "status"), "phase");
-          if (GetString(spec, "nodeName").empty() || phase == "Succeeded" || phase == "Failed") {
-            grace = 0;
-          }
-        }
-        bool namespace_finalizer = rt.kind == "Namespace";
-        if (finalizers.empty() && grace == 0 && !namespace_finalizer) {
-          return Storage::Mutation::Delete();
-        }
-        SetFinalizers(next, finalizers);
-        auto now = clock_.WallNow();
-        next["metadata"]["deletionTimestamp"] = FormatRfc3339(now + std::chrono::seconds(grace));
-        next["metadata"]["deletionGracePeriodSeconds"] = grace;
-        if (GenerationOf(old) > 0) next["metadata"]["generation"] = GenerationOf(old) + 1;
-        if (namespace_finalizer) next["status"]["phase"] = "Terminating";
-        return Storage::Mutation::Put(std::move(next));
-      });
-  if (!result.ok()) {
-    if (holder.error) return *holder.error;
-    return InternalError(result.status().message());
-  }
-  if (result->applied == Storage::Mutation::Kind::kDelete || opts.dry_run) {
-    if (!opts.dry_run) OnRemoved(rt, last);
-    if (opts.dry_run && HasDeletionTimestamp(last)) return last;
-    Json details = {{"name", std::string(name)},
-                    {"kind", rt.resource},
-                    {"uid", GetString(last["metadata"], "uid")}};
-    if (!rt.group.empty()) details["group"] = rt.group;
-    return Json{{"kind", "Status"},
-                {"apiVersion", "v1"},
-                {"metadata", Json::object()},
-                {"status", "Success"},
-                {"details", std::move(details)}};
-  }
-  if (!result->object) return InternalError("object vanished during delete");
-  return result->object->Parse();
-}
-
-ApiResult<Json> ObjectApi::DeleteCollection(const ResourceType& rt, std::string_view ns,
-                                            const ListOptions& list_opts,
-                                            const DeleteOptions& opts) {
-  auto records = ListRecords(rt, ns, list_opts);
-  if (!records.ok()) return std::move(records).error();
-  Json items = Json::array();
-  for (const auto& rec : records->items) {
-    auto deleted = Delete(rt, rec.ns, rec.name, opts);
-    if (deleted.ok()) {
-      items.push_back(GetString(*deleted, "kind") == "Status" ? rec.Parse() : *deleted);
-    } else if (deleted.error().code != 404) {
-      return std::move(deleted).error();
-    }
-  }
-  return Json{{"kind", rt.ListKind()},
-              {"apiVersion", rt.ApiVersion()},
-              {"metadata", {{"resourceVersion", std::to_string(storage_.CurrentRevision())}}},
-              {"items", std::move(items)}};
-}
-
 ApiResult<Json> ObjectApi::Modify(const ResourceType& rt, std::string_view ns,
                                   std::string_view name, const std::function<bool(Json&)>& mutate,
                                   Subresource sub) {
@@ -1100,25 +672,6 @@ ApiResult<Json> ObjectApi::Modify(const ResourceType& rt, std::string_view ns,
     OnRemoved(rt, removed_object);
   }
   return ResultOf(result, holder, rt, Subresource::kNone);
-}
-
-ApiResult<bool> ObjectApi::ForceRemove(const ResourceType& rt, std::string_view ns,
-                                       std::string_view name, std::string_view uid) {
-  Json removed_object;
-  auto result = storage_.Mutate(rt.GroupResource(), rt.namespaced ? ns : "", name,
-                                [&](const ObjectRecord* current) -> StatusOr<Storage::Mutation> {
-                                  if (current == nullptr) return Storage::Mutation::Noop();
-                                  Json old = current->Parse();
-                                  if (!uid.empty() && GetString(old["metadata"], "uid") != uid) {
-                                    return Storage::Mutation::Noop();
-                                  }
-                                  removed_object = std::move(old);
-                                  return Storage::Mutation::Delete();
-                                });
-  if (!result.ok()) return InternalError(result.status().message());
-  bool removed = result->applied == Storage::Mutation::Kind::kDelete;
-  if (removed) OnRemoved(rt, removed_object);
-  return removed;
 }
 
 }  // namespace steward::cluster
