@@ -1,18 +1,46 @@
 // The PostgreSQL store's feed thread: LISTEN, read `changes` in position order, deliver to the
 // store's listeners, re-synchronise after a gap, and what a committing caller waits on
 // (postgres_store.h has the contract).
+#include "store/postgres_feed.h"
+
 #include <poll.h>
+#include <sys/eventfd.h>
 #include <unistd.h>
 
 #include <algorithm>
 
+#include "common/file.h"
 #include "store/postgres_schema.h"
 #include "store/postgres_store_impl.h"
 #include "store/store_impl.h"
 
 namespace steward::store::pg {
 
-void PostgresStore::Poke() {
+Status PostgresFeed::Start(int64_t delivered) {
+  {
+    MutexLock lock(delivered_mu_);
+    delivered_ = delivered;
+  }
+  wake_fd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+  if (wake_fd_ < 0) return Internal("eventfd: " + ErrnoText(errno));
+  thread_ = std::thread([this] { FeedLoop(); });
+  return Status::Ok();
+}
+
+void PostgresFeed::Stop() {
+  {
+    MutexLock lock(delivered_mu_);
+    stopping_ = true;
+  }
+  delivered_cv_.NotifyAll();
+  stop_ = true;
+  Poke();
+  if (thread_.joinable()) thread_.join();
+  if (wake_fd_ >= 0) close(wake_fd_);
+  wake_fd_ = -1;
+}
+
+void PostgresFeed::Poke() {
   uint64_t one = 1;
   if (wake_fd_ >= 0) (void)!write(wake_fd_, &one, sizeof one);
 }
@@ -21,7 +49,7 @@ void PostgresStore::Poke() {
 // listener returns. It is recorded in nested_max_ before that, so a caller waiting for the change
 // being delivered also waits for the changes its listeners made (as SQLite's committing thread
 // delivers them before it returns).
-void PostgresStore::AwaitDelivery(int64_t position) {
+void PostgresFeed::AwaitDelivery(int64_t position) {
   if (tls_feed_thread_of == this) {
     MutexLock lock(delivered_mu_);
     nested_max_ = std::max(nested_max_, position);
@@ -37,7 +65,7 @@ void PostgresStore::AwaitDelivery(int64_t position) {
   }
 }
 
-void PostgresStore::DeliverChange(ProjectChange change) {
+void PostgresFeed::DeliverChange(ProjectChange change) {
   const int64_t position = change.position;
   feed_.Deliver(feed_.TakeTicket(), std::move(change));
   {
@@ -47,14 +75,14 @@ void PostgresStore::DeliverChange(ProjectChange change) {
   delivered_cv_.NotifyAll();
 }
 
-StatusOr<std::unique_ptr<PgConn>> PostgresStore::ConnectListener() {
+StatusOr<std::unique_ptr<PgConn>> PostgresFeed::ConnectListener() {
   ASSIGN_OR_RETURN(std::unique_ptr<PgConn> c, Connect(params_));
   RETURN_IF_ERROR(c->Exec("listen", std::string("LISTEN ") + kChannel).status());
   return c;
 }
 
 // Delivers every change after the last one delivered, in position order.
-Status PostgresStore::CatchUp(PgConn& c) {
+Status PostgresFeed::CatchUp(PgConn& c) {
   while (!stop_) {
     int64_t after = 0;
     {
@@ -85,7 +113,7 @@ Status PostgresStore::CatchUp(PgConn& c) {
 }
 
 // After a gap: every record as of one snapshot, at that snapshot's position (see the header).
-Status PostgresStore::Resync(PgConn& c) {
+Status PostgresFeed::Resync(PgConn& c) {
   RETURN_IF_ERROR(
       c.Exec("resynchronise", "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY").status());
   auto pos = c.Exec("resynchronise", "SELECT position FROM feed");
@@ -119,7 +147,7 @@ static bool DrainNotifications(PgConn& listen) {
 }
 
 // Until a notification arrives on `listen`, a local commit pokes, or `timeout` passes.
-void PostgresStore::WaitForWork(PgConn* listen, std::chrono::milliseconds timeout) {
+void PostgresFeed::WaitForWork(PgConn* listen, std::chrono::milliseconds timeout) {
   pollfd fds[2] = {{wake_fd_, POLLIN, 0}, {-1, POLLIN, 0}};
   if (listen) fds[1].fd = PQsocket(listen->raw());
   int n = poll(fds, fds[1].fd >= 0 ? 2 : 1, static_cast<int>(timeout.count()));
@@ -129,7 +157,7 @@ void PostgresStore::WaitForWork(PgConn* listen, std::chrono::milliseconds timeou
   }
 }
 
-void PostgresStore::FeedLoop() {
+void PostgresFeed::FeedLoop() {
   tls_feed_thread_of = this;
   std::unique_ptr<PgConn> listen;
   std::chrono::milliseconds backoff{50};

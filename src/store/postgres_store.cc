@@ -5,7 +5,6 @@
 // stored in `changes` in the same transaction and NOTIFY wakes every process's feed thread.
 #include "store/postgres_store.h"
 
-#include <sys/eventfd.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -21,17 +20,7 @@
 namespace steward::store {
 namespace pg {
 
-PostgresStore::~PostgresStore() {
-  {
-    MutexLock lock(delivered_mu_);
-    stopping_ = true;
-  }
-  delivered_cv_.NotifyAll();
-  stop_ = true;
-  Poke();
-  if (feed_thread_.joinable()) feed_thread_.join();
-  if (wake_fd_ >= 0) close(wake_fd_);
-}
+PostgresStore::~PostgresStore() { feed_.Stop(); }
 
 Status PostgresStore::Init(std::unique_ptr<PgConn> first) {
   prune_every_ = std::clamp<int64_t>(options_.retain_changes / 10, 1, 1000);
@@ -39,15 +28,8 @@ Status PostgresStore::Init(std::unique_ptr<PgConn> first) {
   ASSIGN_OR_RETURN(PgResult feed, first->Exec("read the feed", "SELECT id, position FROM feed"));
   if (feed.Rows() != 1) return FailedPrecondition(params_.where + ": the feed table is empty");
   feed_id_ = feed.Text(0, 0);
-  {
-    MutexLock lock(delivered_mu_);
-    delivered_ = feed.Int(0, 1);
-  }
   pool_.Adopt(std::move(first));
-  wake_fd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-  if (wake_fd_ < 0) return Internal("eventfd: " + ErrnoText(errno));
-  feed_thread_ = std::thread([this] { FeedLoop(); });
-  return Status::Ok();
+  return feed_.Start(feed.Int(0, 1));
 }
 
 Status PostgresStore::Migrate(PgConn& c) {

@@ -1,6 +1,6 @@
 // The PostgreSQL store's class, shared by its source files (postgres_store.cc: open, migrate and
-// the records; postgres_shards.cc: shard ownership and command slots; postgres_feed.cc: the
-// feed thread). Internal to src/store: the rest of Steward sees postgres_store.h only. Its
+// the records; postgres_shards.cc: shard ownership and command slots; the feed thread is its
+// PostgresFeed, postgres_feed.h). Internal to src/store: the rest of Steward sees postgres_store.h only. Its
 // contract (threads, errors, delivery) is postgres_store.h's.
 #pragma once
 
@@ -19,6 +19,7 @@
 #include "common/mutex.h"
 #include "store/change_feed.h"
 #include "store/postgres_connection.h"
+#include "store/postgres_feed.h"
 #include "store/postgres_store.h"
 #include "store/store.h"
 
@@ -133,16 +134,6 @@ class PostgresStore final : public Store {
   StatusOr<ProjectRecord> MutateOn(PgConn& c, const ProjectRecord& before, const MutateFn& fn,
                                    ProjectChange& change);
 
-  // The feed thread (see the header) and what committing callers wait on.
-  void FeedLoop();
-  StatusOr<std::unique_ptr<PgConn>> ConnectListener();
-  Status CatchUp(PgConn& c);
-  Status Resync(PgConn& c);
-  void DeliverChange(ProjectChange change) EXCLUDES(delivered_mu_);
-  void Poke();
-  void WaitForWork(PgConn* listen, std::chrono::milliseconds timeout);
-  void AwaitDelivery(int64_t position) EXCLUDES(delivered_mu_);
-
   const PostgresOptions options_;
   Clock& clock_;
   const ConnectParams params_;
@@ -150,15 +141,7 @@ class PostgresStore final : public Store {
   std::string feed_id_;  // set by Init, then constant
   int64_t prune_every_ = 1000;
 
-  ChangeFeed feed_;  // delivered to by the feed thread only
-  Mutex delivered_mu_;
-  CondVar delivered_cv_;
-  int64_t delivered_ GUARDED_BY(delivered_mu_) = 0;   // the last position delivered
-  int64_t nested_max_ GUARDED_BY(delivered_mu_) = 0;  // the last committed by a listener
-  bool stopping_ GUARDED_BY(delivered_mu_) = false;
-  std::atomic<bool> stop_{false};
-  int wake_fd_ = -1;  // eventfd: a local commit or Stop wakes the feed thread
-  std::thread feed_thread_;
+  PostgresFeed feed_{params_, options_};  // after params_ and options_, which it borrows
 };
 
 template <typename T, typename Fn>
@@ -231,7 +214,7 @@ StatusOr<T> PostgresStore::WriteOne(std::string_view what, const Body& body) {
   };
   const Status done = Transact(what, tx, /*lock_feed=*/true);
   if (!done.ok()) return done;
-  if (change.position > 0) AwaitDelivery(change.position);
+  if (change.position > 0) feed_.AwaitDelivery(change.position);
   return result;
 }
 
