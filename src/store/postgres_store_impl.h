@@ -1,7 +1,7 @@
 // The PostgreSQL store's class, shared by its source files (postgres_store.cc: open, migrate and
 // the records; postgres_shards.cc: shard ownership and command slots; the feed thread is its
-// PostgresFeed, postgres_feed.h). Internal to src/store: the rest of Steward sees postgres_store.h only. Its
-// contract (threads, errors, delivery) is postgres_store.h's.
+// PostgresFeed, postgres_feed.h). Internal to src/store: the rest of Steward sees postgres_store.h
+// only. Its contract (threads, errors, delivery) is postgres_store.h's.
 #pragma once
 
 #include <atomic>
