@@ -5,6 +5,9 @@
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
+#include <set>
+#include <string>
+#include <vector>
 
 #include "bench_util.h"
 #include "common/mutex.h"
@@ -96,6 +99,66 @@ void PrintRequests(const RequestCounts& counts, const char* indent) {
                   k.resource.c_str());
     }
   }
+}
+
+namespace {
+bool IsInformerVerb(const std::string& verb) { return verb == "list" || verb == "watch"; }
+}  // namespace
+
+void PrintRequestTable(const RequestCounts& counts, const char* indent) {
+  static const std::vector<std::string> kOrder = {"create", "update",           "patch",
+                                                  "delete", "deletecollection", "get"};
+  std::vector<std::string> verbs;
+  std::set<std::string> resources;
+  for (const auto& [k, n] : counts) {
+    if (IsInformerVerb(k.verb)) continue;
+    resources.insert(k.resource + (k.subresource.empty() ? "" : "/" + k.subresource));
+    if (std::find(kOrder.begin(), kOrder.end(), k.verb) == kOrder.end() &&
+        std::find(verbs.begin(), verbs.end(), k.verb) == verbs.end()) {
+      verbs.push_back(k.verb);
+    }
+  }
+  verbs.insert(verbs.begin(), kOrder.begin(), kOrder.end());
+  std::printf("%s%-36s", indent, "resource");
+  for (const auto& v : verbs) std::printf(" %7.7s", v.c_str());
+  std::printf("\n");
+  std::map<std::string, long> verb_totals;
+  for (const auto& r : resources) {
+    std::printf("%s%-36s", indent, r.c_str());
+    for (const auto& verb : verbs) {
+      long n = 0;
+      for (const auto& [k, v] : counts) {
+        if (k.verb == verb && k.resource + (k.subresource.empty() ? "" : "/" + k.subresource) == r)
+          n += v;
+      }
+      verb_totals[verb] += n;
+      if (n == 0) {
+        std::printf(" %7s", ".");
+      } else {
+        std::printf(" %7ld", n);
+      }
+    }
+    std::printf("\n");
+  }
+  std::printf("%s%-36s", indent, "total");
+  for (const auto& verb : verbs) std::printf(" %7ld", verb_totals[verb]);
+  std::printf("\n");
+  for (const auto& [k, n] : counts) {
+    if (k.code.empty() || k.code[0] != '2') {
+      std::printf("%s  answered %s: %ld %s %s\n", indent, k.code.c_str(), n, k.verb.c_str(),
+                  k.resource.c_str());
+    }
+  }
+  std::string detail;
+  for (const auto& [k, n] : counts) {
+    if (!IsInformerVerb(k.verb)) continue;
+    detail += (detail.empty() ? "" : ", ") + k.resource + " " + k.verb + " " + std::to_string(n);
+  }
+  std::printf(
+      "%sinformer traffic (not in the table; a watch is counted when it opens): list %ld, "
+      "watch %ld%s\n",
+      indent, CountVerb(counts, "list"), CountVerb(counts, "watch"),
+      detail.empty() ? "" : (" (" + detail + ")").c_str());
 }
 
 PeakRssSampler::PeakRssSampler(std::chrono::milliseconds period) : period_(period) {

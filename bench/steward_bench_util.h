@@ -45,6 +45,9 @@ long CountVerb(const RequestCounts& c, const std::string& verb);
 long CountWrites(const RequestCounts& c);
 // Prints one line per (verb, resource[/subresource]) with its count, then non-2xx answers.
 void PrintRequests(const RequestCounts& counts, const char* indent);
+// Prints requests other than list/watch as a resource × verb table (non-2xx answers below it),
+// then the informers' list and watch counts on one line.
+void PrintRequestTable(const RequestCounts& counts, const char* indent);
 
 // ---- memory ---------------------------------------------------------------------------------
 
