@@ -114,6 +114,7 @@ using CallPtr = std::shared_ptr<Call>;
 
 class Server;
 class InstanceHandlers;
+class RecordHandlers;
 // A route's handler: a member function of the Server or of one of its handler classes, bound.
 using HandlerFn = std::function<void(const CallPtr&)>;
 
@@ -401,6 +402,16 @@ class Server final : public ApiServer, public net::Handler {
   std::optional<Json> ReadJsonBody(const CallPtr& call, bool required);
   // Answers 200 text/event-stream (no caching, no proxy buffering) and starts the stream.
   void BeginEventStream(const CallPtr& call);
+  // Answers `rec` at once with `immediate_status` or, with `wait`, once the change is done
+  // (Running, Suspended, purged when `until_purged`) with `done_status`, or when the wait ends.
+  void AnswerOrWait(const CallPtr& call, const store::ProjectRecord& rec, int immediate_status,
+                    int done_status, std::optional<std::chrono::milliseconds> wait,
+                    bool until_purged);
+  // The records `filter` selects from the view, which the store listener keeps (each rendered
+  // once); nullopt when the view lags the store (then read the store).
+  std::optional<std::vector<ProjectView::ItemPtr>> ViewList(const store::ListFilter& filter);
+  // The view's item for a record read from the store (rendered now).
+  static ProjectView::ItemPtr Rendered(const store::ProjectRecord& r);
 
   // Handlers (run on the pool).
   void HandleHealthz(const CallPtr& call);
@@ -409,54 +420,16 @@ class Server final : public ApiServer, public net::Handler {
   // /ui and /ui/{file}: the dashboard's embedded files, without the token (they hold no data;
   // every call the page makes carries it). Answered on the I/O thread (no blocking work).
   void HandleUi(const CallPtr& call);
-  void HandleList(const CallPtr& call);
-  void HandleGet(const CallPtr& call);
-  // MQTT schema agents (/v1/agents): the same operations on records of RecordKind::kAgent.
-  void HandleAgentList(const CallPtr& call);
-  void HandleAgentGet(const CallPtr& call);
-  void HandleAgentPut(const CallPtr& call);
-  void HandleAgentDelete(const CallPtr& call);
-  void HandleAgentStart(const CallPtr& call);
-  void HandleAgentStop(const CallPtr& call);
-  void HandleAgentRestart(const CallPtr& call);
-  void HandleAgentHistory(const CallPtr& call);
-  void HandlePut(const CallPtr& call);
-  void HandlePutOf(const CallPtr& call, store::RecordKind kind);
-  void HandleDelete(const CallPtr& call);
-  void HandleStart(const CallPtr& call);
-  void HandleSuspend(const CallPtr& call);
-  void HandleRestart(const CallPtr& call);
-  void HandleRotate(const CallPtr& call);
-  void HandleRename(const CallPtr& call);
-  void HandleStackDefaults(const CallPtr& call);
-  void HandleHistory(const CallPtr& call);
-  void HandleCredentialCheck(const CallPtr& call);
   void HandleWatch(const CallPtr& call);
 
  private:
   friend struct ServerTestPeer;
   friend struct WatchTestPeer;
-  using OpFn = StatusOr<store::ProjectRecord> (engine::Intents::*)(std::string_view,
-                                                                   store::RecordKind);
-  void HandleOperation(const CallPtr& call, OpFn op,
-                       store::RecordKind kind = store::RecordKind::kProject);
-  void ListRecords(const CallPtr& call, store::RecordKind kind);
   // Whether view_ holds every change the store had committed when asked (waiting up to
-  // kViewCatchUp for it); false also when the store cannot say. Lists and snapshots are then
-  // served from the view, else from the store.
+  // kViewCatchUp for it); false also when the store cannot say.
   bool ViewCaughtUp();
-  // The view's item for a record read from the store (rendered now).
-  static ProjectView::ItemPtr Rendered(const store::ProjectRecord& r);
-  void GetRecord(const CallPtr& call, store::RecordKind kind);
-  void History(const CallPtr& call, store::RecordKind kind);
-
-  // Parses ?wait=; false after answering 400. `wait` stays nullopt when absent.
-  bool ReadWait(const CallPtr& call, std::optional<std::chrono::milliseconds>* wait);
 
   // ?wait= machinery.
-  void AnswerOrWait(const CallPtr& call, const store::ProjectRecord& rec, int immediate_status,
-                    int done_status, std::optional<std::chrono::milliseconds> wait,
-                    bool until_purged);
   void FinishWaiter(const std::shared_ptr<Waiter>& w, bool done);
   void SendWaiterAnswer(const std::shared_ptr<Waiter>& w, bool done);
 
@@ -515,7 +488,9 @@ class Server final : public ApiServer, public net::Handler {
   // GET /v1/watch's streams, their positions, replay window and fan-out (made by Init).
   std::unique_ptr<WatchHub> hub_;
 
-  // The routes that talk to pods, and their resources streams (made by Init).
+  // The routes over the store's records, and those that talk to pods with their resources
+  // streams (made by Init).
+  std::unique_ptr<RecordHandlers> records_;
   std::unique_ptr<InstanceHandlers> instances_;
 };
 

@@ -7,6 +7,7 @@
 
 #include "api/api_internal.h"
 #include "api/instance_handlers.h"
+#include "api/record_handlers.h"
 #include "api/ui_assets.h"
 #include "common/log.h"
 
@@ -78,7 +79,10 @@ Server::Server(ApiOptions options, ApiDeps deps)
   auto S = [this](void (Server::*fn)(const CallPtr&)) -> HandlerFn {
     return [this, fn](const CallPtr& call) { (this->*fn)(call); };
   };
-  // Bound to instances_, which Init makes before any request can arrive.
+  // Bound to records_ and instances_, which Init makes before any request can arrive.
+  auto R = [this](void (RecordHandlers::*fn)(const CallPtr&)) -> HandlerFn {
+    return [this, fn](const CallPtr& call) { ((*records_).*fn)(call); };
+  };
   auto I = [this](void (InstanceHandlers::*fn)(const CallPtr&)) -> HandlerFn {
     return [this, fn](const CallPtr& call) { ((*instances_).*fn)(call); };
   };
@@ -88,17 +92,20 @@ Server::Server(ApiOptions options, ApiDeps deps)
   add("/metrics", {{"GET", {S(&Server::HandleMetrics)}}, {"HEAD", {S(&Server::HandleMetrics)}}},
       true);
   add("/v1/projects",
-      {{"GET", {S(&Server::HandleList), {"team", "phase", "desiredState", "limit", "continue"}}}});
-  add("/v1/projects/{project}", {{"GET", {S(&Server::HandleGet)}},
-                                 {"PUT", {S(&Server::HandlePut), wait}},
-                                 {"DELETE", {S(&Server::HandleDelete), wait}}});
-  add("/v1/projects/{project}/start", {{"POST", {S(&Server::HandleStart), wait}}});
-  add("/v1/projects/{project}/suspend", {{"POST", {S(&Server::HandleSuspend), wait}}});
-  add("/v1/projects/{project}/restart", {{"POST", {S(&Server::HandleRestart), wait}}});
-  add("/v1/projects/{project}/rotate-credentials", {{"POST", {S(&Server::HandleRotate), wait}}});
-  add("/v1/projects/{project}/rename", {{"POST", {S(&Server::HandleRename), wait}}});
-  add("/v1/stack", {{"GET", {S(&Server::HandleStackDefaults)}}});
-  add("/v1/projects/{project}/history", {{"GET", {S(&Server::HandleHistory), {"limit", "after"}}}});
+      {{"GET",
+        {R(&RecordHandlers::HandleList), {"team", "phase", "desiredState", "limit", "continue"}}}});
+  add("/v1/projects/{project}", {{"GET", {R(&RecordHandlers::HandleGet)}},
+                                 {"PUT", {R(&RecordHandlers::HandlePut), wait}},
+                                 {"DELETE", {R(&RecordHandlers::HandleDelete), wait}}});
+  add("/v1/projects/{project}/start", {{"POST", {R(&RecordHandlers::HandleStart), wait}}});
+  add("/v1/projects/{project}/suspend", {{"POST", {R(&RecordHandlers::HandleSuspend), wait}}});
+  add("/v1/projects/{project}/restart", {{"POST", {R(&RecordHandlers::HandleRestart), wait}}});
+  add("/v1/projects/{project}/rotate-credentials",
+      {{"POST", {R(&RecordHandlers::HandleRotate), wait}}});
+  add("/v1/projects/{project}/rename", {{"POST", {R(&RecordHandlers::HandleRename), wait}}});
+  add("/v1/stack", {{"GET", {R(&RecordHandlers::HandleStackDefaults)}}});
+  add("/v1/projects/{project}/history",
+      {{"GET", {R(&RecordHandlers::HandleHistory), {"limit", "after"}}}});
   add("/v1/projects/{project}/instance", {{"GET", {I(&InstanceHandlers::HandleInstanceInfo)}}});
   add("/v1/projects/{project}/logs", {{"GET", {I(&InstanceHandlers::HandleInstanceLogs)}}});
   add("/v1/projects/{project}/flows/start", {{"POST", {I(&InstanceHandlers::HandleFlowsStart)}}});
@@ -120,21 +127,21 @@ Server::Server(ApiOptions options, ApiDeps deps)
       {{"POST", {I(&InstanceHandlers::HandleMcpToolCall)}}});
   add("/v1/projects/{project}/mcp/resources/read",
       {{"POST", {I(&InstanceHandlers::HandleMcpResourceRead)}}});
-  add("/v1/agents",
-      {{"GET",
-        {S(&Server::HandleAgentList), {"team", "phase", "desiredState", "limit", "continue"}}}});
-  add("/v1/agents/{agent}", {{"GET", {S(&Server::HandleAgentGet)}},
-                             {"PUT", {S(&Server::HandleAgentPut), wait}},
-                             {"DELETE", {S(&Server::HandleAgentDelete), wait}}});
-  add("/v1/agents/{agent}/start", {{"POST", {S(&Server::HandleAgentStart), wait}}});
-  add("/v1/agents/{agent}/stop", {{"POST", {S(&Server::HandleAgentStop), wait}}});
-  add("/v1/agents/{agent}/restart", {{"POST", {S(&Server::HandleAgentRestart), wait}}});
+  add("/v1/agents", {{"GET",
+                      {R(&RecordHandlers::HandleAgentList),
+                       {"team", "phase", "desiredState", "limit", "continue"}}}});
+  add("/v1/agents/{agent}", {{"GET", {R(&RecordHandlers::HandleAgentGet)}},
+                             {"PUT", {R(&RecordHandlers::HandleAgentPut), wait}},
+                             {"DELETE", {R(&RecordHandlers::HandleAgentDelete), wait}}});
+  add("/v1/agents/{agent}/start", {{"POST", {R(&RecordHandlers::HandleAgentStart), wait}}});
+  add("/v1/agents/{agent}/stop", {{"POST", {R(&RecordHandlers::HandleAgentStop), wait}}});
+  add("/v1/agents/{agent}/restart", {{"POST", {R(&RecordHandlers::HandleAgentRestart), wait}}});
   add("/v1/agents/{agent}/status", {{"GET", {I(&InstanceHandlers::HandleAgentStatus)}}});
   add("/v1/agents/{agent}/commands/{command}",
       {{"POST", {I(&InstanceHandlers::HandleAgentCommand)}}});
   add("/v1/agents/{agent}/history",
-      {{"GET", {S(&Server::HandleAgentHistory), {"limit", "after"}}}});
-  add("/v1/credentials/check", {{"POST", {S(&Server::HandleCredentialCheck)}}});
+      {{"GET", {R(&RecordHandlers::HandleAgentHistory), {"limit", "after"}}}});
+  add("/v1/credentials/check", {{"POST", {R(&RecordHandlers::HandleCredentialCheck)}}});
   add("/v1/watch",
       {{"GET", {S(&Server::HandleWatch), {"project", "team", "initial", "kind", "since"}}}});
 }
@@ -160,6 +167,7 @@ Status Server::Init() {
   credential_pool_ =
       std::make_unique<TaskPool>(options_.credential_workers, options_.credential_queue);
   scheduler_ = std::make_unique<Scheduler>("api-timers");
+  records_ = std::make_unique<RecordHandlers>(*this, options_, deps_, *credential_pool_, stopping_);
   instances_ =
       std::make_unique<InstanceHandlers>(*this, options_, deps_, *pool_, *scheduler_, stopping_);
 
@@ -453,6 +461,80 @@ void Server::ReplyError(const CallPtr& call, const ErrorAnswer& e, net::Headers 
 }
 
 // ---- health ----
+
+namespace {
+
+std::string LowerTrim(std::string_view s) { return AsciiLower(TrimHttpWhitespace(s)); }
+
+// application/json, optionally with charset=utf-8 (quoted or not).
+bool IsJsonContentType(std::string_view ct) {
+  size_t semi = ct.find(';');
+  if (LowerTrim(ct.substr(0, semi)) != "application/json") return false;
+  while (semi != std::string_view::npos) {
+    std::string_view rest = ct.substr(semi + 1);
+    size_t next = rest.find(';');
+    std::string param = LowerTrim(rest.substr(0, next));
+    if (!param.empty() && param != "charset=utf-8" && param != "charset=\"utf-8\"") return false;
+    semi = next == std::string_view::npos ? next : semi + 1 + next;
+  }
+  return true;
+}
+
+}  // namespace
+
+std::optional<Json> Server::ReadJsonBody(const CallPtr& call, bool required) {
+  const net::HttpRequest& req = call->request;
+  if (req.body.empty()) {
+    if (!required) return Json::object();
+    ReplyError(call,
+               MakeError(400, "MalformedJson", "the body is empty; a JSON object is expected"));
+    return std::nullopt;
+  }
+  std::string_view ct = req.headers.Get("Content-Type");
+  if (!IsJsonContentType(ct)) {
+    ReplyError(call, MakeError(415, "UnsupportedMediaType",
+                               "the body must be application/json (got Content-Type \"" +
+                                   std::string(ct) + "\")"));
+    return std::nullopt;
+  }
+  auto parsed = ParseJson(req.body);
+  if (!parsed.ok()) {
+    ReplyError(
+        call, MakeError(400, "MalformedJson", "the body is not JSON: " + parsed.error().message()));
+    return std::nullopt;
+  }
+  if (!parsed->is_object()) {
+    ReplyError(call, BadArgument("", "the body must be a JSON object"));
+    return std::nullopt;
+  }
+  return std::move(*parsed);
+}
+
+bool Server::ViewCaughtUp() {
+  if (view_.needs_reload() && !view_reloading_.exchange(true)) {
+    const bool posted = pool_->Post([this] {
+      if (Status s = view_.Load(*deps_.store); !s.ok()) {
+        LOG_WARN("api: reloading the project view failed (lists read the store): {}", s.ToString());
+      }
+      view_reloading_ = false;
+    });
+    if (!posted) view_reloading_ = false;
+  }
+  auto last = deps_.store->LastPosition();
+  const bool caught_up =
+      last.ok() && view_.WaitFor(*last, std::chrono::steady_clock::now() + kViewCatchUp);
+  if (list_sources_ != nullptr) list_sources_->Add({caught_up ? "view" : "store"});
+  return caught_up;
+}
+
+ProjectView::ItemPtr Server::Rendered(const store::ProjectRecord& r) {
+  return ProjectView::MakeItem(r, std::make_shared<const std::string>(DumpJson(ProjectJson(r))));
+}
+
+std::optional<std::vector<ProjectView::ItemPtr>> Server::ViewList(const store::ListFilter& filter) {
+  if (!ViewCaughtUp()) return std::nullopt;
+  return view_.List(filter);
+}
 
 void Server::HandleHealthz(const CallPtr& call) {
   ReplyText(call, 200, "ok\n", "text/plain; charset=utf-8");

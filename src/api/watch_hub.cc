@@ -166,7 +166,7 @@ std::vector<ProjectView::ItemPtr> Server::Snapshot(const Stream& s) {
   store::ListFilter filter;
   if (!s.team.empty()) filter.team = s.team;
   filter.kind = s.kind;
-  if (ViewCaughtUp()) return view_.List(filter);
+  if (auto viewed = ViewList(filter)) return std::move(*viewed);
   auto all = deps_.store->ListProjects(filter);
   if (all.ok()) {
     for (const auto& r : *all) snapshot.push_back(Rendered(r));
