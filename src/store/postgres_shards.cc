@@ -5,7 +5,7 @@
 
 namespace steward::store::pg {
 
-StatusOr<ShardOwner> PostgresStore::LoadShard(PgConn& c, int shard, bool for_update) {
+StatusOr<ShardOwner> LoadShard(PgConn& c, int shard, bool for_update) {
   ASSIGN_OR_RETURN(PgResult r, c.Exec("read shard owner",
                                       std::string("SELECT owner, epoch, since_ms FROM "
                                                   "shard_owners WHERE shard = $1") +
@@ -21,7 +21,7 @@ StatusOr<ShardOwner> PostgresStore::LoadShard(PgConn& c, int shard, bool for_upd
   return o;
 }
 
-Status PostgresStore::CheckFenceOn(PgConn& c, const Fence& fence, bool for_update) {
+Status CheckFenceOn(PgConn& c, const Fence& fence, bool for_update) {
   ASSIGN_OR_RETURN(ShardOwner now, LoadShard(c, fence.shard, for_update));
   if (now.owner == fence.owner && now.epoch == fence.epoch && !fence.owner.empty()) {
     return Status::Ok();
@@ -38,7 +38,7 @@ Status PostgresStore::CheckFence(const Fence& fence) {
       .status();
 }
 
-Status PostgresStore::AppendShardEvent(PgConn& c, const ShardOwner& now, bool acquired) {
+Status AppendShardEvent(PgConn& c, const ShardOwner& now, bool acquired) {
   return c
       .Exec("append shard history",
             "INSERT INTO shard_history (shard, owner, epoch, at_ms, acquired) "

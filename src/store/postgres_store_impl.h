@@ -36,6 +36,13 @@ constexpr int kAttempts = 4;  // for serialization failures, deadlocks and dead 
 // must not wait for its own delivery).
 inline thread_local const void* tls_feed_thread_of = nullptr;
 
+// Shard rows on a connection (postgres_shards.cc): the owner of `shard` (an unowned one at epoch
+// 0), FOR UPDATE when asked; Ok while `fence` holds, kAborted naming the current owner
+// otherwise; one row of shard_history.
+StatusOr<ShardOwner> LoadShard(PgConn& c, int shard, bool for_update);
+Status CheckFenceOn(PgConn& c, const Fence& fence, bool for_update);
+Status AppendShardEvent(PgConn& c, const ShardOwner& now, bool acquired);
+
 class PostgresStore final : public Store {
  public:
   PostgresStore(PostgresOptions options, ConnectParams params)
@@ -121,9 +128,6 @@ class PostgresStore final : public Store {
   StatusOr<ProjectRecord> LoadProject(PgConn& c, std::string_view column, std::string_view value);
   StatusOr<std::vector<Credential>> LoadCredentials(PgConn& c, std::string_view project_id);
   Status CheckNameFree(PgConn& c, const ProjectRecord& record);
-  StatusOr<ShardOwner> LoadShard(PgConn& c, int shard, bool for_update);
-  Status CheckFenceOn(PgConn& c, const Fence& fence, bool for_update);
-  Status AppendShardEvent(PgConn& c, const ShardOwner& now, bool acquired);
   Status InsertProject(PgConn& c, const ProjectRecord& r);
   Status UpdateProject(PgConn& c, const ProjectRecord& r);
   Status WriteHostnames(PgConn& c, const std::string& project_id,

@@ -4,8 +4,8 @@
 
 namespace steward::store::sqlite {
 
-StatusOr<ShardOwner> SqliteStore::LoadShard(int shard) {
-  Statement s = db_.Prepare("SELECT owner, epoch, since_ms FROM shard_owners WHERE shard = ?");
+StatusOr<ShardOwner> LoadShard(const Db& db, int shard) {
+  Statement s = db.Prepare("SELECT owner, epoch, since_ms FROM shard_owners WHERE shard = ?");
   s.Bind(int64_t{shard});
   ShardOwner o;
   o.shard = shard;
@@ -14,25 +14,25 @@ StatusOr<ShardOwner> SqliteStore::LoadShard(int shard) {
     o.epoch = s.Int(1);
     o.since_ms = s.Int(2);
   }
-  RETURN_IF_ERROR(db_.Check(s, "read shard owner"));
+  RETURN_IF_ERROR(db.Check(s, "read shard owner"));
   return o;
 }
 
-Status SqliteStore::CheckFenceLocked(const Fence& fence) {
-  ASSIGN_OR_RETURN(ShardOwner now, LoadShard(fence.shard));
+Status CheckFenceIn(const Db& db, const Fence& fence) {
+  ASSIGN_OR_RETURN(ShardOwner now, LoadShard(db, fence.shard));
   if (now.owner == fence.owner && now.epoch == fence.epoch && !fence.owner.empty()) {
     return Status::Ok();
   }
   return FencedOut(fence, now);
 }
 
-Status SqliteStore::AppendShardEvent(const ShardOwner& now, bool acquired) {
-  Statement s = db_.Prepare(
+Status AppendShardEvent(const Db& db, const ShardOwner& now, bool acquired) {
+  Statement s = db.Prepare(
       "INSERT INTO shard_history (shard, owner, epoch, at_ms, acquired) "
       "VALUES (?, ?, ?, ?, ?)");
   s.Bind(int64_t{now.shard}).Bind(now.owner).Bind(now.epoch).Bind(now.since_ms);
   s.Bind(int64_t{acquired ? 1 : 0}).Step();
-  return db_.Check(s, "append shard history");
+  return db.Check(s, "append shard history");
 }
 
 StatusOr<ShardOwner> SqliteStore::AcquireShard(int shard, std::string_view owner,
@@ -41,7 +41,7 @@ StatusOr<ShardOwner> SqliteStore::AcquireShard(int shard, std::string_view owner
   MutexLock lock(mu_);
   Transaction tx(db_);
   RETURN_IF_ERROR(tx.Begin());
-  ASSIGN_OR_RETURN(ShardOwner now, LoadShard(shard));
+  ASSIGN_OR_RETURN(ShardOwner now, LoadShard(db_, shard));
   if (now.epoch != expected_epoch) return AcquireRaced(shard, expected_epoch, now);
   now.owner = std::string(owner);
   now.epoch = expected_epoch + 1;
@@ -52,7 +52,7 @@ StatusOr<ShardOwner> SqliteStore::AcquireShard(int shard, std::string_view owner
       "since_ms = excluded.since_ms");
   s.Bind(int64_t{shard}).Bind(now.owner).Bind(now.epoch).Bind(now.since_ms).Step();
   RETURN_IF_ERROR(db_.Check(s, "acquire shard"));
-  RETURN_IF_ERROR(AppendShardEvent(now, true));
+  RETURN_IF_ERROR(AppendShardEvent(db_, now, true));
   RETURN_IF_ERROR(tx.Commit());
   return now;
 }
@@ -62,12 +62,12 @@ Status SqliteStore::ReleaseShard(const Fence& fence) {
   MutexLock lock(mu_);
   Transaction tx(db_);
   RETURN_IF_ERROR(tx.Begin());
-  RETURN_IF_ERROR(CheckFenceLocked(fence));
+  RETURN_IF_ERROR(CheckFenceIn(db_, fence));
   ShardOwner released{fence.shard, fence.owner, fence.epoch, NowMs()};
   Statement s = db_.Prepare("UPDATE shard_owners SET owner = '', since_ms = ? WHERE shard = ?");
   s.Bind(released.since_ms).Bind(int64_t{fence.shard}).Step();
   RETURN_IF_ERROR(db_.Check(s, "release shard"));
-  RETURN_IF_ERROR(AppendShardEvent(released, false));
+  RETURN_IF_ERROR(AppendShardEvent(db_, released, false));
   return tx.Commit();
 }
 

@@ -224,7 +224,7 @@ StatusOr<ProjectRecord> SqliteStore::MutateLocked(const ProjectRecord& before, c
   RETURN_IF_ERROR(fn(after, credentials, extra));
   RETURN_IF_ERROR(CheckMutated(before, after));
   if (WritesNothing(before, after, extra)) return before;
-  if (extra.fence) RETURN_IF_ERROR(CheckFenceLocked(*extra.fence));
+  if (extra.fence) RETURN_IF_ERROR(CheckFenceIn(db_, *extra.fence));
   if (after.name != before.name) {
     RETURN_IF_ERROR(ValidateIdAndName(after));
     RETURN_IF_ERROR(CheckNameFree(after));
@@ -336,7 +336,7 @@ Status SqliteStore::PurgeProject(std::string_view id, const HistoryEntry& tombst
     MutexLock lock(mu_);
     Transaction tx(db_);
     RETURN_IF_ERROR(tx.Begin());
-    if (fence) RETURN_IF_ERROR(CheckFenceLocked(*fence));
+    if (fence) RETURN_IF_ERROR(CheckFenceIn(db_, *fence));
     ASSIGN_OR_RETURN(change.purged, LoadProject("id", id));
     for (const char* sql :
          {"DELETE FROM credentials WHERE project_id = ?",

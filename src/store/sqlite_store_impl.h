@@ -18,6 +18,13 @@
 
 namespace steward::store::sqlite {
 
+// Shard rows in `db` (sqlite_shards.cc; the caller holds the store's lock): the owner of `shard`
+// (an unowned one at epoch 0); Ok while `fence` holds, kAborted naming the current owner
+// otherwise; one row of shard_history.
+StatusOr<ShardOwner> LoadShard(const Db& db, int shard);
+Status CheckFenceIn(const Db& db, const Fence& fence);
+Status AppendShardEvent(const Db& db, const ShardOwner& now, bool acquired);
+
 class SqliteStore final : public Store {
  public:
   SqliteStore(sqlite3* handle, SqliteOptions options)
@@ -52,7 +59,7 @@ class SqliteStore final : public Store {
   Status ReleaseShard(const Fence& fence) override;
   Status CheckFence(const Fence& fence) override {
     MutexLock lock(mu_);
-    return CheckFenceLocked(fence);
+    return CheckFenceIn(db_, fence);
   }
   StatusOr<std::vector<ShardOwner>> ListShardOwners() override;
   StatusOr<std::vector<ShardEvent>> ListShardHistory(int64_t after_seq, int limit) override;
@@ -90,9 +97,6 @@ class SqliteStore final : public Store {
       REQUIRES(mu_);
   StatusOr<std::vector<Credential>> LoadCredentials(std::string_view project_id) REQUIRES(mu_);
   Status CheckNameFree(const ProjectRecord& record) REQUIRES(mu_);
-  StatusOr<ShardOwner> LoadShard(int shard) REQUIRES(mu_);
-  Status CheckFenceLocked(const Fence& fence) REQUIRES(mu_);
-  Status AppendShardEvent(const ShardOwner& now, bool acquired) REQUIRES(mu_);
   Status WriteProject(const ProjectRecord& record) REQUIRES(mu_);
   StatusOr<std::vector<HistoryEntry>> WriteExtra(const std::string& project_id,
                                                  const Mutation& extra, int64_t now) REQUIRES(mu_);
