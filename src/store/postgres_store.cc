@@ -119,8 +119,7 @@ Status PostgresStore::AppendChange(PgConn& c, ProjectChange& change) {
   return Status::Ok();
 }
 
-StatusOr<ProjectRecord> PostgresStore::LoadProject(PgConn& c, std::string_view column,
-                                                   std::string_view value) {
+StatusOr<ProjectRecord> LoadProject(PgConn& c, std::string_view column, std::string_view value) {
   ASSIGN_OR_RETURN(PgResult r, c.Exec("read project",
                                       std::string("SELECT ") + kProjectColumns +
                                           " FROM projects WHERE " + std::string(column) + " = $1",
@@ -129,8 +128,7 @@ StatusOr<ProjectRecord> PostgresStore::LoadProject(PgConn& c, std::string_view c
   return ProjectNotFound(column, value);
 }
 
-StatusOr<std::vector<Credential>> PostgresStore::LoadCredentials(PgConn& c,
-                                                                 std::string_view project_id) {
+StatusOr<std::vector<Credential>> LoadCredentials(PgConn& c, std::string_view project_id) {
   ASSIGN_OR_RETURN(PgResult r, c.Exec("read credentials",
                                       std::string("SELECT ") + kCredentialColumns +
                                           " FROM credentials WHERE project_id = $1 ORDER BY "
@@ -141,7 +139,7 @@ StatusOr<std::vector<Credential>> PostgresStore::LoadCredentials(PgConn& c,
   return out;
 }
 
-Status PostgresStore::CheckNameFree(PgConn& c, const ProjectRecord& record) {
+Status CheckNameFree(PgConn& c, const ProjectRecord& record) {
   ASSIGN_OR_RETURN(PgResult r, c.Exec("check project name",
                                       "SELECT id FROM projects WHERE name = $1 AND id <> $2",
                                       {record.name, record.id}));
@@ -149,7 +147,7 @@ Status PostgresStore::CheckNameFree(PgConn& c, const ProjectRecord& record) {
   return Status::Ok();
 }
 
-Status PostgresStore::InsertProject(PgConn& c, const ProjectRecord& r) {
+Status InsertProject(PgConn& c, const ProjectRecord& r) {
   return c
       .Exec("write project \"" + r.id + "\"",
             std::string("INSERT INTO projects (") + kProjectColumns +
@@ -160,7 +158,7 @@ Status PostgresStore::InsertProject(PgConn& c, const ProjectRecord& r) {
       .status();
 }
 
-Status PostgresStore::UpdateProject(PgConn& c, const ProjectRecord& r) {
+Status UpdateProject(PgConn& c, const ProjectRecord& r) {
   return c
       .Exec("write project \"" + r.id + "\"",
             "UPDATE projects SET name = $2, team = $3, spec_json = $4, desired = $5, "
@@ -172,8 +170,8 @@ Status PostgresStore::UpdateProject(PgConn& c, const ProjectRecord& r) {
 }
 
 // Writers hold the feed lock, so nobody claims a host between the check and the insert.
-Status PostgresStore::WriteHostnames(PgConn& c, const std::string& project_id,
-                                     const std::vector<std::string>& hosts) {
+Status WriteHostnames(PgConn& c, const std::string& project_id,
+                      const std::vector<std::string>& hosts) {
   for (const std::string& host : hosts) {
     ASSIGN_OR_RETURN(
         PgResult held,
@@ -193,9 +191,8 @@ Status PostgresStore::WriteHostnames(PgConn& c, const std::string& project_id,
   return Status::Ok();
 }
 
-StatusOr<std::vector<HistoryEntry>> PostgresStore::WriteExtra(PgConn& c,
-                                                              const std::string& project_id,
-                                                              const Mutation& extra, int64_t now) {
+StatusOr<std::vector<HistoryEntry>> WriteExtra(PgConn& c, const std::string& project_id,
+                                               const Mutation& extra, int64_t now) {
   for (const Credential& given : extra.credentials) {
     ASSIGN_OR_RETURN(Credential cr, PrepareCredential(given, project_id, now));
     // Replace only a credential of the same project (0 rows otherwise); a clash on the token

@@ -36,6 +36,21 @@ constexpr int kAttempts = 4;  // for serialization failures, deadlocks and dead 
 // must not wait for its own delivery).
 inline thread_local const void* tls_feed_thread_of = nullptr;
 
+// Record rows on a connection (postgres_store.cc), inside the caller's transaction: a project by
+// `column` ("id" or "name"; kNotFound), its credentials; kAlreadyExists when the record's name
+// is another's name or id; the record's row inserted or updated; its hostnames claimed (a
+// taken one: kAlreadyExists naming the holder); a Mutation's credentials and history written,
+// returning the history entries as stored.
+StatusOr<ProjectRecord> LoadProject(PgConn& c, std::string_view column, std::string_view value);
+StatusOr<std::vector<Credential>> LoadCredentials(PgConn& c, std::string_view project_id);
+Status CheckNameFree(PgConn& c, const ProjectRecord& record);
+Status InsertProject(PgConn& c, const ProjectRecord& r);
+Status UpdateProject(PgConn& c, const ProjectRecord& r);
+Status WriteHostnames(PgConn& c, const std::string& project_id,
+                      const std::vector<std::string>& hosts);
+StatusOr<std::vector<HistoryEntry>> WriteExtra(PgConn& c, const std::string& project_id,
+                                               const Mutation& extra, int64_t now);
+
 // Shard rows on a connection (postgres_shards.cc): the owner of `shard` (an unowned one at epoch
 // 0), FOR UPDATE when asked; Ok while `fence` holds, kAborted naming the current owner
 // otherwise; one row of shard_history.
@@ -125,15 +140,6 @@ class PostgresStore final : public Store {
   StatusOr<T> WriteOne(std::string_view what, const Body& body);
 
   Status AppendChange(PgConn& c, ProjectChange& change);
-  StatusOr<ProjectRecord> LoadProject(PgConn& c, std::string_view column, std::string_view value);
-  StatusOr<std::vector<Credential>> LoadCredentials(PgConn& c, std::string_view project_id);
-  Status CheckNameFree(PgConn& c, const ProjectRecord& record);
-  Status InsertProject(PgConn& c, const ProjectRecord& r);
-  Status UpdateProject(PgConn& c, const ProjectRecord& r);
-  Status WriteHostnames(PgConn& c, const std::string& project_id,
-                        const std::vector<std::string>& hosts);
-  StatusOr<std::vector<HistoryEntry>> WriteExtra(PgConn& c, const std::string& project_id,
-                                                 const Mutation& extra, int64_t now);
   Status CreateOn(PgConn& c, ProjectRecord record, const Mutation& extra, ProjectChange& change);
   StatusOr<ProjectRecord> MutateOn(PgConn& c, const ProjectRecord& before, const MutateFn& fn,
                                    ProjectChange& change);
