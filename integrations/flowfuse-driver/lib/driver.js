@@ -69,6 +69,19 @@ class StewardDriver {
     this._background = new Set()
     this._stackDefaults = { cpu: 10, memory: 256, container: 'flowfuse/node-red' }
     this.adoption = null // what init() found (counts), for logs and tests
+    // The platform's lifecycle calls per instance id, numbered in the order they were made: a
+    // start outdone by a later call of the platform's own ends with that call, not as a failure.
+    this._callSeq = 0
+    this._lastCall = new Map() // id → the number of the latest start, stop or remove
+    this._starting = new Map() // id → starts in flight (details() says starting meanwhile)
+  }
+
+  // Numbers a lifecycle call of the platform for `id` (synchronously, before any await, so that
+  // the order is the platform's).
+  _noteCall (id) {
+    const seq = ++this._callSeq
+    this._lastCall.set(id, seq)
+    return seq
   }
 
   get _log () { return this._app?.log || console }
@@ -291,6 +304,18 @@ class StewardDriver {
   }
 
   async start (project) {
+    const seq = this._noteCall(project.id)
+    this._starting.set(project.id, (this._starting.get(project.id) || 0) + 1)
+    try {
+      await this._start(project, seq)
+    } finally {
+      const left = this._starting.get(project.id) - 1
+      if (left > 0) this._starting.set(project.id, left)
+      else this._starting.delete(project.id)
+    }
+  }
+
+  async _start (project, seq) {
     const name = safeNameOf(project)
     const what = `start ${name}`
     const rec = await this._serial(project.id, async () => {
@@ -333,6 +358,15 @@ class StewardDriver {
       await keepUrl(done)
       this._log.info(`[steward] ${what}: Running at generation ${done.status.observedGeneration}`)
     } catch (err) {
+      // Outdone by a later stop, remove or start the platform itself made for this instance
+      // (the user suspended or deleted it while it started): that call decides, and it is no
+      // failure to record (the wrapper would log an error, audit project.start-failed and mark
+      // the instance suspended). A newer intent from anyone else still rejects.
+      const outdone = err instanceof WaitError && (err.reason === 'Superseded' || err.reason === 'Deleted')
+      if (outdone && (this._lastCall.get(project.id) || 0) > seq) {
+        this._log.info(`[steward] ${what}: ended by a later call of the platform for this instance (${err.reason === 'Deleted' ? 'deleted' : 'a newer intent'})`)
+        return
+      }
       // The wrapper records startFailed and marks the instance suspended: Steward is asked to
       // match, unless a later call already decided otherwise.
       if (err instanceof WaitError && (err.reason !== 'Superseded' && err.reason !== 'Closed' && err.reason !== 'Deleted')) {
@@ -343,6 +377,7 @@ class StewardDriver {
   }
 
   async stop (project) {
+    this._noteCall(project.id)
     const name = safeNameOf(project)
     const what = `stop ${name}`
     let rec
@@ -357,6 +392,7 @@ class StewardDriver {
   }
 
   async remove (project) {
+    this._noteCall(project.id)
     const name = safeNameOf(project)
     let rec
     try {
@@ -377,7 +413,7 @@ class StewardDriver {
       if (runningNow(rec)) return answer.instance
     } catch (err) {
       if (!(err instanceof StewardError)) throw err
-      if (err.statusCode === 404) return { id: project.id, state: 'unknown', error: `Steward has no project ${project.id}`, meta: {} }
+      if (err.statusCode === 404) return this._noProject(project)
       if (err.reason !== 'ProjectNotRunning' && err.statusCode !== 502 && err.statusCode !== 503) {
         return { id: project.id, state: 'unknown', error: err.message, meta: {} }
       }
@@ -386,7 +422,7 @@ class StewardDriver {
       } catch (e) {
         return { id: project.id, state: 'unknown', error: e.message, meta: {} }
       }
-      if (!rec) return { id: project.id, state: 'unknown', error: `Steward has no project ${project.id}`, meta: {} }
+      if (!rec) return this._noProject(project)
     }
     const s = rec.status || {}
     const out = {
@@ -396,6 +432,16 @@ class StewardDriver {
     }
     if (s.phase === 'Failed' || s.phase === 'Degraded' || s.phase === 'Running') out.error = describe(rec)
     return out
+  }
+
+  // details() of an instance Steward does not know: `starting` while a start() for it is in
+  // flight (the platform asks right after start() returns, before its PUT reached Steward),
+  // else unknown.
+  _noProject (project) {
+    if (this._starting.has(project.id)) {
+      return { id: project.id, state: 'starting', meta: { phase: 'Pending', reason: 'StartInFlight', message: 'the start has not reached Steward yet' } }
+    }
+    return { id: project.id, state: 'unknown', error: `Steward has no project ${project.id}`, meta: {} }
   }
 
   async settings (project) {

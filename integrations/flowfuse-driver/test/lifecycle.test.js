@@ -338,6 +338,50 @@ test('remove resolves once Steward has purged the project and every object is go
   await wrapper.remove(gone) // a second remove: nothing there, nothing to wait for
 })
 
+// The platform asks details() right after start() returns, before the package's PUT reached
+// Steward: an instance whose start is in flight is starting, not unknown.
+test('details() says starting, not unknown, while a start has not reached Steward yet', async () => {
+  const early = platform.addProject({ name: 'early' })
+  const { started } = await wrapper.start(early)
+  const first = await wrapper.driver.details(early)
+  assert.equal(first.state, 'starting', JSON.stringify(first))
+  await started
+  assert.equal((await wrapper.driver.details(early)).state, 'running')
+  await wrapper.remove(early)
+  platform.projects.delete(early.id)
+  assert.equal((await wrapper.driver.details(early)).state, 'unknown', 'no start in flight: unknown again')
+})
+
+// The user suspends (or deletes) an instance while its start still waits for Running: the start
+// ends with that call, quietly. The wrapper would otherwise log "Failed to start project", audit
+// project.start-failed and mark the instance suspended for a failure that never was. A real
+// failure still rejects (the broken project above).
+test('a suspend or a delete while the start still waits ends the start quietly: no startFailed, no error', async () => {
+  const quiet = p => platform.log.lines.filter(l => l.level === 'error' && l.msg.includes(p.id))
+  const hasty = platform.addProject({ name: 'hasty' })
+  const { started } = await wrapper.start(hasty)
+  await waitFor('the start to reach Steward', async () => (await steward.project(hasty.id)) !== null)
+  await wrapper.stop(hasty)
+  await started
+  assert.deepEqual(platform.audit.filter(a => a.project === hasty.id), [])
+  assert.deepEqual(quiet(hasty), [])
+  assert.equal(hasty.state, 'suspended')
+  assert.equal((await steward.project(hasty.id)).status.phase, 'Suspended')
+
+  const gone = platform.addProject({ name: 'hasty-gone' })
+  const { started: removing } = await wrapper.start(gone)
+  await waitFor('the start to reach Steward', async () => (await steward.project(gone.id)) !== null)
+  await wrapper.remove(gone)
+  platform.projects.delete(gone.id)
+  await removing
+  assert.deepEqual(platform.audit.filter(a => a.project === gone.id), [])
+  assert.deepEqual(quiet(gone), [])
+  assert.equal(await steward.project(gone.id), null)
+
+  await wrapper.remove(hasty)
+  platform.projects.delete(hasty.id)
+})
+
 test('a platform restart: the second init() rotates no token and makes Steward write nothing to Kubernetes', async () => {
   // alpha runs; broken and ha-one are suspended; a project Steward does not know, and one the
   // platform does not know, are counted.

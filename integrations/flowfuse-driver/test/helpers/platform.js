@@ -171,6 +171,7 @@ class Wrapper {
   // Answers at once with the driver's promise; a rejection is recorded as the platform does.
   async start (project) {
     const started = this.driver.start(project).catch(async err => {
+      this.platform.log.error(`Failed to start project ${project.id}: ${err.toString()}`)
       this.platform.audit.push({ event: 'startFailed', project: project.id, error: err.toString() })
       project.state = 'suspended'
       await project.save()
