@@ -374,6 +374,11 @@ class WatchHub {
   std::thread fanout_thread_;
 };
 
+// Server: the API server's core — the listeners, routing and authentication, the answers (with
+// their metrics), the ?wait= waiters, the list view kept by the store listener, and the watch
+// (with WatchHub). The routes themselves run in RecordHandlers (record_handlers.h: the store's
+// records) and InstanceHandlers (instance_handlers.h: a project's pods), which Init makes and
+// the route table binds; Server's own handlers are the probes, /metrics, /ui and the watch.
 class Server final : public ApiServer, public net::Handler {
  public:
   Server(ApiOptions options, ApiDeps deps);
