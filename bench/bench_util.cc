@@ -15,6 +15,8 @@
 namespace steward::bench {
 
 double Seconds(BenchClock::duration d) { return std::chrono::duration<double>(d).count(); }
+double Ms(BenchClock::duration d) { return Seconds(d) * 1e3; }
+double Ms(std::chrono::milliseconds d) { return static_cast<double>(d.count()); }
 
 namespace {
 

@@ -17,6 +17,9 @@ namespace steward::bench {
 using BenchClock = std::chrono::steady_clock;
 
 double Seconds(BenchClock::duration d);
+// Milliseconds, as a double, of a measured duration or of a profile's delay.
+double Ms(BenchClock::duration d);
+double Ms(std::chrono::milliseconds d);
 
 // CPU seconds (user + system) used so far by every thread of this process. Thread-safe.
 double ProcessCpuSeconds();

@@ -70,9 +70,6 @@ struct Flags {
   bool Runs(const std::string& section) const { return only.empty() || only == section; }
 };
 
-double Ms(BenchClock::duration d) { return Seconds(d) * 1e3; }
-double Ms(milliseconds d) { return static_cast<double>(d.count()); }
-
 // ---------------------------------------------------------------------------------------------
 
 struct Bench {

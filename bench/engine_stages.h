@@ -40,8 +40,6 @@ Summary Summarise(std::vector<double> v) {
 // overlapped.
 class StageTable {
   using TimePoint = BenchClock::time_point;
-  static double Ms(std::chrono::milliseconds d) { return static_cast<double>(d.count()); }
-  static double Ms(BenchClock::duration d) { return Seconds(d) * 1e3; }
 
  public:
   // `at` finds a milestone in the run's Timeline ("<what>|<id or service>|<milestone>");

@@ -91,8 +91,6 @@ constexpr const char* kNamespace = "projects";
 constexpr const char* kToken = "watch-bench-token-0123456789abcdef";
 constexpr int kWarmup = 20;
 
-double Ms(BenchClock::duration d) { return Seconds(d) * 1e3; }
-
 // Raises the soft open-file limit to the hard one; returns the new soft limit.
 rlim_t RaiseFileLimit() {
   rlimit rl{};

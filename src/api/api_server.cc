@@ -79,21 +79,22 @@ Server::Server(ApiOptions options, ApiDeps deps)
   auto S = [this](void (Server::*fn)(const CallPtr&)) -> HandlerFn {
     return [this, fn](const CallPtr& call) { (this->*fn)(call); };
   };
-  // Bound to records_ and instances_, which Init makes before any request can arrive.
-  auto R = [this](void (RecordHandlers::*fn)(const CallPtr&)) -> HandlerFn {
-    return [this, fn](const CallPtr& call) { ((*records_).*fn)(call); };
+  // A handler of one of the server's parts, bound to the part's owner (records_, instances_),
+  // which Init fills before any request can arrive.
+  auto part = [](const auto& owner) {
+    return [&owner](auto fn) -> HandlerFn {
+      return [&owner, fn](const CallPtr& call) { ((*owner).*fn)(call); };
+    };
   };
-  auto I = [this](void (InstanceHandlers::*fn)(const CallPtr&)) -> HandlerFn {
-    return [this, fn](const CallPtr& call) { ((*instances_).*fn)(call); };
-  };
+  auto R = part(records_);
+  auto I = part(instances_);
+  const std::vector<std::string> list = {"team", "phase", "desiredState", "limit", "continue"};
   add("/healthz", {{"GET", {S(&Server::HandleHealthz)}}, {"HEAD", {S(&Server::HandleHealthz)}}},
       true);
   add("/readyz", {{"GET", {S(&Server::HandleReadyz)}}, {"HEAD", {S(&Server::HandleReadyz)}}}, true);
   add("/metrics", {{"GET", {S(&Server::HandleMetrics)}}, {"HEAD", {S(&Server::HandleMetrics)}}},
       true);
-  add("/v1/projects",
-      {{"GET",
-        {R(&RecordHandlers::HandleList), {"team", "phase", "desiredState", "limit", "continue"}}}});
+  add("/v1/projects", {{"GET", {R(&RecordHandlers::HandleList), list}}});
   add("/v1/projects/{project}", {{"GET", {R(&RecordHandlers::HandleGet)}},
                                  {"PUT", {R(&RecordHandlers::HandlePut), wait}},
                                  {"DELETE", {R(&RecordHandlers::HandleDelete), wait}}});
@@ -127,9 +128,7 @@ Server::Server(ApiOptions options, ApiDeps deps)
       {{"POST", {I(&InstanceHandlers::HandleMcpToolCall)}}});
   add("/v1/projects/{project}/mcp/resources/read",
       {{"POST", {I(&InstanceHandlers::HandleMcpResourceRead)}}});
-  add("/v1/agents", {{"GET",
-                      {R(&RecordHandlers::HandleAgentList),
-                       {"team", "phase", "desiredState", "limit", "continue"}}}});
+  add("/v1/agents", {{"GET", {R(&RecordHandlers::HandleAgentList), list}}});
   add("/v1/agents/{agent}", {{"GET", {R(&RecordHandlers::HandleAgentGet)}},
                              {"PUT", {R(&RecordHandlers::HandleAgentPut), wait}},
                              {"DELETE", {R(&RecordHandlers::HandleAgentDelete), wait}}});
