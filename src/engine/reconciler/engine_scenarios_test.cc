@@ -546,5 +546,43 @@ TEST_F(ScenarioTest, EndpointSlicesOfTheDeletedServiceDoNotMakeItsSuccessorReady
   ExpectSnapshotsTruthful(id);
 }
 
+// A Service the engine created and deleted before its watch showed it (a burst: start, then a
+// suspend at once, the Services informer behind): the delete answered "terminating", and the cache,
+// which never held it, has nothing to show. Absent from the cache is not gone from the cluster:
+// Suspended waits until the server says so (the torture run caught Suspended claimed while such
+// a Service was still terminating).
+TEST_F(ScenarioTest, AServiceDeletedBeforeItsWatchShowedItHoldsSuspendedUntilTheServerSaysGone) {
+  cluster::Profile p = QuickProfile();
+  p.service_finalizer = {milliseconds(2000), milliseconds(0)};
+  StartCluster(p);
+  std::shared_ptr<GatedTransport> gate = GateClient();
+  OpenStore();
+  RecordSnapshotsAtPhases();
+  StartEngine();
+  gate->Hold("/services");
+  auto put = engine_->intents().Put("unseen", Spec(), "", true);
+  ASSERT_TRUE(put.ok());
+  const std::string id = put->record.id;
+  const ObjectNames names = NamesFor(id, "unseen");
+  ASSERT_TRUE(Eventually([&] { return Get("services", names.service).has_value(); }, seconds(10)))
+      << Describe(id);
+  auto suspended = engine_->intents().Suspend(id);
+  ASSERT_TRUE(suspended.ok());
+  // Everything else goes quickly; the Service is held by its finalizer for 2 s.
+  ASSERT_TRUE(Eventually(
+      [&] {
+        auto svc = Get("services", names.service);
+        return svc && (*svc)["metadata"].contains("deletionTimestamp") &&
+               !Get("deployments.apps", names.deployment) &&
+               ListLabelled("pods", "steward.io/project=" + id).empty();
+      },
+      seconds(10)))
+      << Describe(id);
+  ASSERT_TRUE(Eventually([&] { return !Get("services", names.service).has_value(); }, seconds(10)));
+  gate->Release();
+  ASSERT_TRUE(WaitPhase(id, "Suspended", suspended->generation)) << Describe(id);
+  ExpectSnapshotsTruthful(id);
+}
+
 }  // namespace
 }  // namespace steward::engine::testing

@@ -109,8 +109,12 @@ View Observer::Get(const kube::ResourceType& type, std::string_view name) {
       }
       break;
     case Kind::kTerminating:
-      met = !obj || obj->uid() != e.value || obj->terminating();
-      if (!met && !expired) view.terminating = true;
+      // An empty cache meets nothing here: absent from it is not gone from the cluster.
+      met = obj && (obj->uid() != e.value || obj->terminating());
+      if (!met && !expired) {
+        view.terminating = true;
+        if (!obj) view.deleted_uid = e.value;
+      }
       break;
   }
   if (met || expired) expectations_.erase(it);

@@ -30,6 +30,10 @@ struct View {
   // While a create is not yet in the cache (stale, object null): the uid the create answered
   // with, so that a delete need not wait for the watch.
   std::string created_uid;
+  // While a delete answered "terminating" and the cache has no object of that name (it never
+  // showed the object, or has caught up past its end): the uid deleted, with `terminating` set.
+  // The cache cannot tell which; only the server can (a run asks it before calling it gone).
+  std::string deleted_uid;
 };
 
 class Observer {

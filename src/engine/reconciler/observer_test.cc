@@ -257,6 +257,36 @@ TEST_F(ObserverTest, ExpectTerminatingIgnoresAnotherUidAndExpires) {
   EXPECT_FALSE(observer_->Get(kService, "b").terminating);
 }
 
+// A delete that answered "terminating" for an object the cache never showed (its create's
+// event still on the way): an empty cache is not "gone". The view stays terminating, naming the
+// uid deleted so that the run can ask the server, until the cache shows the object (here
+// terminating) or the expectation times out.
+TEST_F(ObserverTest, ExpectTerminatingOfAnObjectTheCacheNeverShowedIsNotMetByAnEmptyCache) {
+  observer_->ExpectTerminating(kService, "a", "u1");
+  View v = observer_->Get(kService, "a");
+  EXPECT_EQ(v.object, nullptr);
+  EXPECT_TRUE(v.terminating);
+  EXPECT_EQ(v.deleted_uid, "u1");
+  EXPECT_TRUE(observer_->Get(kService, "a").terminating);  // still: nothing met it
+  Put(Object("a", "u1", kNs, true));
+  View shown = observer_->Get(kService, "a");
+  ASSERT_NE(shown.object, nullptr);
+  EXPECT_TRUE(shown.terminating);
+  EXPECT_TRUE(shown.deleted_uid.empty());
+  // Met: once the cache drops it, it is gone.
+  services_api_->Delete(kNs, "a");
+  ASSERT_TRUE(CacheShows("a", ""));
+  View gone = observer_->Get(kService, "a");
+  EXPECT_EQ(gone.object, nullptr);
+  EXPECT_FALSE(gone.terminating);
+
+  observer_->ExpectTerminating(kService, "b", "u2");
+  clock_.Advance(kTimeout + milliseconds(1));
+  View expired = observer_->Get(kService, "b");
+  EXPECT_FALSE(expired.terminating);
+  EXPECT_TRUE(expired.deleted_uid.empty());
+}
+
 TEST_F(ObserverTest, ByLabelReturnsOnlyTheObserversNamespace) {
   Put(Object("a", "u1"));
   Put(Object("a", "u2", "elsewhere"));

@@ -219,10 +219,22 @@ Reconciler::Outcome Reconciler::Run::EnsureGone(const ResourceType& type, const 
     if (view.object->label(kProjectLabel) != rec.id) return Outcome::Done();  // not ours
     uid = view.object->uid();
   } else {
-    uid = view.created_uid;
+    uid = view.created_uid.empty() ? view.deleted_uid : view.created_uid;
   }
   if (uid.empty()) return Outcome::Done();
-  if (view.terminating) {
+  if (view.terminating && !view.object) {
+    // Deleted by us, and the cache shows nothing of it: the server says whether it is gone.
+    auto got = r.client_->Get(type, ns, name);
+    if (!got.ok() && !got.error().IsNotFound()) return Classified(got.error(), "get", what);
+    if (!got.ok() || GetString(MemberOrNull(*got, "metadata"), "uid") != uid) {
+      r.observer_.ExpectGone(type, name, uid);
+      return Outcome::Done();
+    }
+    if (Terminating(*got)) {
+      return Outcome::Wait("Terminating", what + " is terminating; waiting for it to be gone");
+    }
+    // Not terminating after our delete answered so: delete it again, below.
+  } else if (view.terminating) {
     return Outcome::Wait("Terminating", what + " is terminating; waiting for it to be gone");
   }
   kube::DeleteOptions options;
