@@ -40,6 +40,8 @@ if [ "$quick" = 1 ]; then
     integrations/flowfuse-driver/test/lifecycle.test.js
   section "dashboard (/ui in headless chromium: node --test tests/ui against build/steward)"
   STEWARD_BINARY="$PWD/build/steward" timeout 300 node --test tests/ui/
+  section "API contract (docs/openapi.yaml linted, and every answer validated: node --test tests/contract)"
+  STEWARD_BINARY="$PWD/build/steward" timeout 300 node --test tests/contract/
   exit 0
 fi
 
@@ -70,12 +72,16 @@ STEWARD_BINARY="$PWD/build-asan/steward" timeout 900 \
 section "dashboard (/ui in headless chromium: node --test tests/ui against build-asan/steward)"
 ui=0
 STEWARD_BINARY="$PWD/build-asan/steward" timeout 300 node --test tests/ui/ || ui=$?
+section "API contract (docs/openapi.yaml linted, and every answer validated: node --test tests/contract)"
+contract=0
+STEWARD_BINARY="$PWD/build-asan/steward" timeout 300 node --test tests/contract/ || contract=$?
 section "waiting for the torture runs"
 torture=0
 wait "$torture_pid" || torture=$?
 cat build-asan/torture.log
-if [ "$suite" != 0 ] || [ "$torture" != 0 ] || [ "$driver" != 0 ] || [ "$ui" != 0 ]; then
-  echo "tests failed (suite: $suite, torture: $torture, driver package: $driver, dashboard: $ui)"
+if [ "$suite" != 0 ] || [ "$torture" != 0 ] || [ "$driver" != 0 ] || [ "$ui" != 0 ] ||
+   [ "$contract" != 0 ]; then
+  echo "tests failed (suite: $suite, torture: $torture, driver package: $driver, dashboard: $ui, API contract: $contract)"
   exit 1
 fi
 

@@ -395,6 +395,8 @@ class Server final : public ApiServer, public net::Handler {
   std::optional<size_t> BodyLimit(const net::HttpRequest& head) override;
   // Requests of either listener: `probe` for the probe listener (open routes only).
   void Dispatch(net::HttpRequest request, std::shared_ptr<net::ResponseWriter> writer, bool probe);
+  // The route table, fixed once constructed (docs/openapi.yaml describes each; a test compares).
+  const std::vector<Route>& routes() const { return routes_; }
 
   // Answers (each records the request metrics; later answers to the same call are ignored).
   void Reply(const CallPtr& call, int status, const Json& body, net::Headers headers = {});
