@@ -263,6 +263,10 @@ class WatchHub {
     size_t window_events = 0;  // the replay window's bounds (either 0: no window)
     size_t window_bytes = 0;
     std::chrono::milliseconds keepalive{15000};
+    // steward_watch_streams_ended_total{reason}: streams ended because they fell behind,
+    // "slow_consumer" (the client did not read) or "fanout_behind" (the fan-out fell behind the
+    // store's changes: every open stream). Null: not counted. Outlives the hub.
+    CounterFamily* ended = nullptr;
   };
   // The current records a snapshot of `s` shows (its filters applied), rendered.
   using SnapshotFn = std::function<std::vector<ProjectView::ItemPtr>(const Stream& s)>;

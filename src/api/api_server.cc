@@ -174,6 +174,14 @@ Status Server::Init() {
   hub.window_events = options_.watch_window_events;
   hub.window_bytes = options_.watch_window_bytes;
   hub.keepalive = options_.keepalive;
+  if (deps_.metrics != nullptr) {
+    hub.ended = &deps_.metrics->Counter(
+        "steward_watch_streams_ended_total",
+        "Watch streams the server ended because they fell behind: slow_consumer (the client did "
+        "not read) or fanout_behind (the fan-out fell behind the store's changes).",
+        {"reason"});
+    for (const char* reason : {"slow_consumer", "fanout_behind"}) hub.ended->Add({reason}, 0);
+  }
   hub_ = std::make_unique<WatchHub>(deps_.store->FeedId(), hub, *pool_, *scheduler_,
                                     [this](const Stream& s) { return Snapshot(s); });
   // Listen first, then read: a change committed between the two is seen by the listener, and

@@ -1212,6 +1212,11 @@ TEST_F(ApiTest, AWatchClientThatDoesNotReadIsEndedWithASlowConsumerError) {
   Json error = Body(net::HttpResponse{200, {}, last.data});
   EXPECT_EQ(error["reason"], "SlowConsumer");
   EXPECT_NE(GetString(error, "message").find("Last-Event-ID"), std::string::npos) << last.data;
+  const std::string metrics = metrics_.Text();
+  EXPECT_NE(metrics.find("steward_watch_streams_ended_total{reason=\"slow_consumer\"} 1\n"),
+            std::string::npos);
+  EXPECT_NE(metrics.find("steward_watch_streams_ended_total{reason=\"fanout_behind\"} 0\n"),
+            std::string::npos);
   // Other streams and commits go on.
   Watcher later(api_->port(), "/v1/watch?project=big");
   ASSERT_TRUE(Eventually([&] { return later.Has("sync"); }));
@@ -1300,6 +1305,8 @@ TEST_F(ApiTest, AFanoutThatFallsBehindEndsEveryStreamWithAnOverloadedError) {
   EXPECT_EQ(error["reason"], "Overloaded");
   EXPECT_NE(GetString(error, "message").find("Last-Event-ID"), std::string::npos);
   ASSERT_TRUE(Eventually([&] { return ServerTestPeer::Streams(*api_) == 0; }));
+  EXPECT_NE(metrics_.Text().find("steward_watch_streams_ended_total{reason=\"fanout_behind\"} 1\n"),
+            std::string::npos);
   // The window was filled by the listener, not from the dropped queue: resuming from the last
   // id received replays every change the stream missed, in order, and nothing else.
   {

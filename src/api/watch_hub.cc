@@ -478,6 +478,7 @@ void WatchHub::EndStreamsBehind(size_t queued_bytes) {
   for (const auto& s : streams) {
     MutexLock lock(s->mu);
     if (!WriteLocked(s, text)) continue;  // gone already
+    if (options_.ended != nullptr) options_.ended->Add({"fanout_behind"});
     s->ended = true;
     s->call->writer->End();
     pool_.Post([this, s] { DropStream(s); });
@@ -506,6 +507,7 @@ bool WatchHub::SendLocked(const std::shared_ptr<Stream>& s, std::string text) {
   // The client does not keep up: tell it (after what it has not read yet) and end the stream,
   // rather than buffer without bound. It reconnects with its last event id.
   LOG_WARN("api: ending a watch stream whose client does not keep up ({} bytes unsent)", pending);
+  if (options_.ended != nullptr) options_.ended->Add({"slow_consumer"});
   if (WriteLocked(s, SlowConsumerEvent(pending))) {
     s->ended = true;
     s->call->writer->End();

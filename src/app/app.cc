@@ -357,6 +357,7 @@ Status AppImpl::StartEngine() {
     eo.prober = engine::MakeHttpProber(po);
   }
   InstallReconcileMetrics(*metrics_, eo);
+  InstallStatusMetrics(*metrics_, eo);
   auto engine = engine::Engine::Create(std::move(eo), client_, *store_);
   if (!engine.ok()) return WithPrefix(engine.error(), "engine: ");
   engine_ = std::move(*engine);

@@ -122,6 +122,14 @@ TEST_F(AppTest, EmbeddedClusterServesTheApiAndRunsAProject) {
   EXPECT_EQ(metrics->status, 200);
   EXPECT_THAT(metrics->body, HasSubstr("steward_reconciles_total"));
   EXPECT_THAT(metrics->body, HasSubstr("steward_workqueue_depth"));
+  // The SLO metrics: the create+start completed Running (one observation), through Provisioning.
+  EXPECT_THAT(metrics->body,
+              HasSubstr("steward_intent_duration_seconds_count{kind=\"project\",operation=\"create+"
+                        "start\",phase=\"Running\"} 1\n"));
+  EXPECT_THAT(metrics->body, HasSubstr("steward_phase_transitions_total{kind=\"project\",from=\""
+                                       "Provisioning\",to=\"Running\"} 1\n"));
+  EXPECT_THAT(metrics->body, HasSubstr("# TYPE steward_projects_unhealthy gauge"));
+  EXPECT_THAT(metrics->body, HasSubstr("# TYPE steward_kube_writes_refused_total counter"));
 
   const uint16_t port = PortOf((*app)->api_url());
   (*app)->Stop();

@@ -1,7 +1,9 @@
 #include "app/engine_metrics.h"
 
+#include <algorithm>
 #include <map>
 #include <memory>
+#include <set>
 #include <utility>
 
 #include "common/mutex.h"
@@ -47,6 +49,112 @@ void InstallReconcileMetrics(MetricsRegistry& registry, engine::EngineOptions& o
   };
 }
 
+namespace {
+
+// The label values of the status metrics, each from a fixed set (anything else is "other"), so
+// that no record's data can grow the series.
+std::string PhaseLabel(const std::string& phase) {
+  if (phase.empty()) return "None";
+  for (int p = 0; p <= static_cast<int>(engine::Phase::kFailed); ++p) {
+    if (phase == engine::ToString(static_cast<engine::Phase>(p))) return phase;
+  }
+  return "other";
+}
+
+std::string OperationLabel(const std::string& operation) {
+  static const std::set<std::string> kKnown = {"create", "create+start", "update", "update+start",
+                                               "start",  "suspend",      "stop",   "restart",
+                                               "rotate", "rename",       "delete", "unknown"};
+  if (operation.empty()) return "unknown";
+  return kKnown.count(operation) ? operation : "other";
+}
+
+constexpr size_t kReasonsPerPhase = 16;
+
+// steward_projects_unhealthy's series: the Degraded and Failed records by kind and reason.
+std::map<LabelValues, double> UnhealthyByReason(store::Store& store) {
+  std::map<LabelValues, double> out;
+  for (const engine::Phase phase : {engine::Phase::kDegraded, engine::Phase::kFailed}) {
+    store::ListFilter filter;
+    filter.phase = std::string(engine::ToString(phase));
+    auto records = store.ListProjects(filter);
+    if (!records.ok()) continue;
+    std::map<std::pair<std::string, std::string>, double> by_reason;  // (kind, reason)
+    for (const store::ProjectRecord& r : *records) {
+      const auto status = engine::ParseStoredStatus(r.status_json);
+      const std::string kind = r.kind == store::RecordKind::kAgent ? "agent" : "project";
+      by_reason[{kind, status && !status->reason.empty() ? status->reason : "unknown"}] += 1;
+    }
+    // The commonest reasons by name; the rest folded into "other".
+    std::vector<std::pair<double, std::pair<std::string, std::string>>> ranked;
+    for (const auto& [key, n] : by_reason) ranked.push_back({n, key});
+    std::stable_sort(ranked.begin(), ranked.end(),
+                     [](const auto& a, const auto& b) { return a.first > b.first; });
+    for (size_t i = 0; i < ranked.size(); ++i) {
+      const auto& [n, key] = ranked[i];
+      const std::string reason = i < kReasonsPerPhase ? key.second : "other";
+      out[{key.first, filter.phase.value(), reason}] += n;
+    }
+  }
+  return out;
+}
+
+// steward_projects_phase_age_max_seconds's series: for each phase a record passes through on
+// its way (Pending, Provisioning, Updating, Suspending, Deleting) and Degraded, how long the
+// record that entered it first has been in it (0 when none is).
+std::map<LabelValues, double> PhaseAges(store::Store& store, int64_t now_ms) {
+  std::map<LabelValues, double> out;
+  for (const engine::Phase phase :
+       {engine::Phase::kPending, engine::Phase::kProvisioning, engine::Phase::kUpdating,
+        engine::Phase::kSuspending, engine::Phase::kDeleting, engine::Phase::kDegraded}) {
+    const std::string name(engine::ToString(phase));
+    out[{"project", name}] = 0;
+    out[{"agent", name}] = 0;
+    store::ListFilter filter;
+    filter.phase = name;
+    auto records = store.ListProjects(filter);
+    if (!records.ok()) continue;
+    for (const store::ProjectRecord& r : *records) {
+      const auto status = engine::ParseStoredStatus(r.status_json);
+      const int64_t since = status && status->since_ms > 0 ? status->since_ms : r.updated_ms;
+      double& age = out[{r.kind == store::RecordKind::kAgent ? "agent" : "project", name}];
+      age = std::max(age, static_cast<double>(std::max<int64_t>(0, now_ms - since)) / 1000.0);
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<double> IntentDurationBuckets() {
+  return {0.25, 0.5, 1, 2, 3, 5, 7.5, 10, 15, 20, 30, 45, 60, 90, 120, 180, 300, 600};
+}
+
+void InstallStatusMetrics(MetricsRegistry& registry, engine::EngineOptions& options) {
+  auto& transitions = registry.Counter(
+      "steward_phase_transitions_total",
+      "Phase changes the engine committed, by record kind and the phases before and after.",
+      {"kind", "from", "to"});
+  auto& durations = registry.Histogram(
+      "steward_intent_duration_seconds",
+      "Time from an accepted intent (its operation: create+start, start, update+start, suspend, "
+      "...) to its first status in a done phase (Running, Suspended or Failed), by record kind, "
+      "operation and that phase. Intents accepted before this process started are not "
+      "measured.",
+      IntentDurationBuckets(), {"kind", "operation", "phase"});
+  auto previous = std::move(options.on_status);
+  options.on_status = [&transitions, &durations, previous](const engine::StatusWritten& w) {
+    const std::string kind = w.agent ? "agent" : "project";
+    if (w.from != w.to) transitions.Add({kind, PhaseLabel(w.from), PhaseLabel(w.to)});
+    if (w.completes && w.accepted_ms > 0) {
+      const double seconds =
+          static_cast<double>(std::max<int64_t>(0, w.at_ms - w.accepted_ms)) / 1000.0;
+      durations.Observe({kind, OperationLabel(w.operation), PhaseLabel(w.to)}, seconds);
+    }
+    if (previous) previous(w);
+  };
+}
+
 void InstallStateMetrics(MetricsRegistry& registry, engine::Engine& engine, store::Store& store) {
   auto& depth = registry.Gauge("steward_workqueue_depth", "Projects waiting in the work queue.");
   auto& writes = registry.Counter("steward_kube_writes_total",
@@ -56,6 +164,22 @@ void InstallStateMetrics(MetricsRegistry& registry, engine::Engine& engine, stor
   auto& projects = registry.Gauge("steward_projects", "Stored projects, by phase.", {"phase"});
   auto& agents =
       registry.Gauge("steward_agents", "Stored MQTT schema agents, by phase.", {"phase"});
+  auto& refused = registry.Counter(
+      "steward_kube_writes_refused_total",
+      "Create, update and delete requests of the engine the API server refused, by HTTP status "
+      "(0: no answer). 409 is optimistic concurrency and retried; others mean the cluster "
+      "refuses what Steward writes.",
+      {"code"});
+  auto& unhealthy = registry.Gauge(
+      "steward_projects_unhealthy",
+      "Stored records in phase Degraded or Failed, by kind, phase and status reason (the 16 "
+      "commonest reasons of each phase; the rest as reason=\"other\").",
+      {"kind", "phase", "reason"});
+  auto& ages = registry.Gauge(
+      "steward_projects_phase_age_max_seconds",
+      "How long the oldest record in each phase on the way (Pending, Provisioning, Updating, "
+      "Suspending, Deleting) and in Degraded has been in it, by kind and phase (0: none is).",
+      {"kind", "phase"});
   auto& auth = registry.Counter("steward_kube_auth_failures_total",
                                 "Reconcile runs Kubernetes refused for Steward's credentials "
                                 "(401 Unauthorized, 403 Forbidden), by code.",
@@ -85,6 +209,14 @@ void InstallStateMetrics(MetricsRegistry& registry, engine::Engine& engine, stor
         auth.Add({code}, static_cast<double>(n) - auth.Value({code}));
       }
     }
+    for (const auto& [code, n] : s.kube_refused_writes) {
+      const LabelValues code_label = {std::to_string(code)};
+      refused.Add(code_label, static_cast<double>(n) - refused.Value(code_label));
+    }
+    unhealthy.Replace(UnhealthyByReason(store));
+    ages.Replace(PhaseAges(store, std::chrono::duration_cast<std::chrono::milliseconds>(
+                                      std::chrono::system_clock::now().time_since_epoch())
+                                      .count()));
     for (auto [gauge, kind] : {std::pair{&projects, store::RecordKind::kProject},
                                std::pair{&agents, store::RecordKind::kAgent}}) {
       std::map<LabelValues, double> by_phase;

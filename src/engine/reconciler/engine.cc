@@ -188,11 +188,23 @@ struct Engine::Impl {
 
   // A change committed through any replica's API (the shared store's change feed) wakes the
   // project's owner: intents only (a generation not yet observed, or an operation), not the
-  // status writes runs make.
+  // status writes runs make. Every replica notes when each intent was accepted (IntentTimes):
+  // whichever owns the record when its status answers the intent reports how long it took.
   void OnChange(const store::ProjectChange& c) {
-    if (!c.record) return;
+    if (!c.record) {
+      reconciler->intent_times().Forget(c.project_id);
+      return;
+    }
     bool intent = c.record->generation != c.record->observed_generation;
-    for (const auto& h : c.history) intent = intent || h.kind == "operation";
+    for (const auto& h : c.history) {
+      if (h.kind != "operation") continue;
+      intent = true;
+      const int64_t at_ms =
+          h.at_ms != 0
+              ? h.at_ms
+              : std::chrono::duration_cast<Millis>(clock.WallNow().time_since_epoch()).count();
+      reconciler->intent_times().Accepted(c.project_id, h.generation, h.summary, at_ms);
+    }
     if (intent && Owns(c.project_id)) queue->Add(c.project_id, c.record->team);
   }
 
@@ -370,6 +382,7 @@ EngineStats Engine::stats() const {
   s.writes = impl_->reconciler->writes();
   s.kube_unauthorized = impl_->reconciler->unauthorized();
   s.kube_forbidden = impl_->reconciler->forbidden();
+  s.kube_refused_writes = impl_->reconciler->refused_writes();
   s.queue_depth = impl_->queue->Len();
   {
     const WorkQueueStats q = impl_->queue->Stats();

@@ -53,6 +53,8 @@ struct EngineStats {
   // Runs whose step Kubernetes refused for Steward's credentials: 401 (or none to send) / 403.
   uint64_t kube_unauthorized = 0;
   uint64_t kube_forbidden = 0;
+  // Create, update and delete requests the API server refused, by HTTP status (0: no answer).
+  std::map<int, uint64_t> kube_refused_writes;
   size_t queue_depth = 0;
   size_t queue_waiting = 0;     // projects whose requeue (a retry, a recheck) is not yet due
   size_t queue_processing = 0;  // runs under way (handed to a worker, not yet done)

@@ -140,6 +140,9 @@ TEST_P(RefusedWriteTest, IsFailedWithTheReasonAndNotRetriedAsUnavailable) {
   EXPECT_TRUE(Eventually([&] { return engine_->stats().writes == 4u; })) << engine_->stats().writes;
   EXPECT_FALSE(Get("secrets", secret).has_value());
   EXPECT_EQ(engine_->stats().kube_unauthorized + engine_->stats().kube_forbidden, 0u);
+  // Each refused write is counted under the server's status (steward_kube_writes_refused_total).
+  const std::map<int, uint64_t> want = {{p.code, 4u}};
+  EXPECT_EQ(engine_->stats().kube_refused_writes, want);
 }
 
 INSTANTIATE_TEST_SUITE_P(

@@ -31,6 +31,25 @@ inline WorkQueueOptions EngineQueueDefaults() {
   return o;
 }
 
+// A status the engine committed for one record (metrics, EngineOptions::on_status).
+struct StatusWritten {
+  std::string id;
+  bool agent = false;
+  std::string from;  // the phase before ("" for a record's first status)
+  std::string to;
+  std::string reason;  // the new status's reason
+  int64_t generation = 0;
+  // The intent at `generation`: its operation as the history names it ("create+start",
+  // "update", "suspend", ...) and when the store accepted it (wall ms). Empty and 0 when this
+  // process did not see it accepted (it started later, or another replica owned the record).
+  std::string operation;
+  int64_t accepted_ms = 0;
+  int64_t at_ms = 0;  // when this status was committed (wall ms)
+  // This status is the intent's first in a done phase (Running, Suspended, Failed): the
+  // intent is complete, `at_ms - accepted_ms` after it was accepted.
+  bool completes = false;
+};
+
 struct EngineOptions {
   EngineConfig config;
   WorkQueueOptions queue = EngineQueueDefaults();
@@ -52,6 +71,10 @@ struct EngineOptions {
   // Called after every reconcile run with its result and how long it took (metrics). Runs on
   // the worker thread; must be quick and thread-safe.
   std::function<void(WorkResult::Kind, std::chrono::nanoseconds)> on_reconcile;
+  // Called after every status the engine commits (on the worker thread, after the commit;
+  // quick and thread-safe). Only the record's owner writes its status, so over replicas each
+  // status is reported once.
+  std::function<void(const StatusWritten&)> on_status;
   const Clock* clock = nullptr;  // null: RealClock
 };
 

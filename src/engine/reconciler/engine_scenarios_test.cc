@@ -584,5 +584,63 @@ TEST_F(ScenarioTest, AServiceDeletedBeforeItsWatchShowedItHoldsSuspendedUntilThe
   ExpectSnapshotsTruthful(id);
 }
 
+// The statuses the engine reports for metrics (EngineOptions::on_status): each intent's first
+// status in a done phase completes it, once, naming its operation and when it was accepted; the
+// phases between are reported as transitions that complete nothing.
+TEST_F(ScenarioTest, EveryIntentIsReportedCompleteOnceWithItsOperationAndAcceptedTime) {
+  StartCluster();
+  OpenStore();
+  Mutex mu;
+  std::vector<StatusWritten> seen;
+  EngineOptions options = DefaultOptions();
+  options.on_status = [&](const StatusWritten& w) {
+    MutexLock lock(mu);
+    seen.push_back(w);
+  };
+  StartEngine(options);
+  const int64_t before_ms = std::chrono::duration_cast<milliseconds>(
+                                std::chrono::system_clock::now().time_since_epoch())
+                                .count();
+  auto put = engine_->intents().Put("slo", Spec(), "", true);
+  ASSERT_TRUE(put.ok());
+  const std::string id = put->record.id;
+  ASSERT_TRUE(WaitPhase(id, "Running", 1)) << Describe(id);
+  auto suspended = engine_->intents().Suspend(id);
+  ASSERT_TRUE(suspended.ok());
+  ASSERT_TRUE(WaitPhase(id, "Suspended", suspended->generation)) << Describe(id);
+  auto completions = [&](int64_t generation) {
+    MutexLock lock(mu);
+    std::vector<StatusWritten> out;
+    for (const auto& w : seen) {
+      if (w.id == id && w.generation == generation && w.completes) out.push_back(w);
+    }
+    return out;
+  };
+  ASSERT_TRUE(Eventually([&] { return completions(suspended->generation).size() == 1; }));
+  const auto started = completions(1);
+  ASSERT_EQ(started.size(), 1u);
+  EXPECT_EQ(started[0].operation, "create+start");
+  EXPECT_EQ(started[0].to, "Running");
+  EXPECT_FALSE(started[0].agent);
+  EXPECT_GE(started[0].accepted_ms, before_ms);
+  EXPECT_GE(started[0].at_ms, started[0].accepted_ms);
+  const auto stopped = completions(suspended->generation);
+  EXPECT_EQ(stopped[0].operation, "suspend");
+  EXPECT_EQ(stopped[0].to, "Suspended");
+  EXPECT_GE(stopped[0].accepted_ms, started[0].at_ms);
+  // Every write is reported; those that change the phase chain up: each starts where the last
+  // ended (the API's "Accepted" phases are not the engine's writes, so a chain may jump there).
+  MutexLock lock(mu);
+  std::vector<std::string> phases;
+  for (const auto& w : seen) {
+    if (w.id != id) continue;
+    if (w.from == w.to) continue;
+    phases.push_back(w.to);
+  }
+  const std::string path = ::testing::PrintToString(phases);
+  EXPECT_NE(std::find(phases.begin(), phases.end(), "Provisioning"), phases.end()) << path;
+  EXPECT_EQ(phases.back(), "Suspended") << path;
+}
+
 }  // namespace
 }  // namespace steward::engine::testing

@@ -154,6 +154,18 @@ std::chrono::milliseconds Reconciler::AuthRetry(const std::string& project_id) {
   return std::min<std::chrono::milliseconds>(delay, kAuthRetryMax);
 }
 
+void Reconciler::NoteRefusedWrite(int http_status) {
+  // Bounded: an HTTP error status, or 0 for no answer (a transport failure).
+  if (http_status < 400 || http_status > 599) http_status = 0;
+  MutexLock lock(refused_mu_);
+  ++refused_writes_[http_status];
+}
+
+std::map<int, uint64_t> Reconciler::refused_writes() const {
+  MutexLock lock(refused_mu_);
+  return refused_writes_;
+}
+
 void Reconciler::NoteAuth(const std::string& project_id, const Outcome& outcome) {
   if (outcome.auth_status == 0) {
     MutexLock lock(memo_mu_);

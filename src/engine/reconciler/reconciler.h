@@ -51,6 +51,7 @@
 #include "engine/model/project.h"
 #include "engine/reconciler/adoption.h"
 #include "engine/reconciler/engine.h"
+#include "engine/reconciler/intent_times.h"
 #include "engine/reconciler/observer.h"
 #include "engine/reconciler/start_gate.h"
 #include "engine/workqueue/worker_pool.h"
@@ -89,6 +90,10 @@ class Reconciler {
   // send) / 403 Forbidden.
   uint64_t unauthorized() const { return unauthorized_.load(); }
   uint64_t forbidden() const { return forbidden_.load(); }
+  // Create, update and delete requests the API server refused (or that got no answer: 0), by
+  // HTTP status. A 404 on a delete is not a refusal (the object is gone already).
+  std::map<int, uint64_t> refused_writes() const EXCLUDES(refused_mu_);
+  void NoteRefusedWrite(int http_status) EXCLUDES(refused_mu_);
 
   // docs/design.md §5's slow retry for 401 / 403: a project's first refused run is retried after
   // kAuthRetryInitial, each further consecutive one after twice the previous delay, at most
@@ -96,6 +101,9 @@ class Reconciler {
   static constexpr std::chrono::seconds kAuthRetryInitial{60};
   static constexpr std::chrono::seconds kAuthRetryMax{300};
   std::vector<Orphan> orphans() const;
+  // When each record's latest intent was accepted: fed by the engine's store listener, read
+  // when a status is written (EngineOptions::on_status).
+  IntentTimes& intent_times() { return intent_times_; }
 
   // Defined in run.h (internal to the reconciler's files).
   struct Outcome;   // one step's result
@@ -162,6 +170,9 @@ class Reconciler {
   bool AdmitStart(const store::ProjectRecord& rec);
   void SettleStart(const store::ProjectRecord& rec, const Decision& d);
   void WakeAll(const std::vector<std::string>& ids) const;
+  // After a status write: EngineOptions::on_status, with the intent it answers.
+  void ReportStatus(const store::ProjectRecord& rec, const ProjectStatus& status, std::string from,
+                    int64_t at_ms);
 
   const EngineOptions& options_;
   std::shared_ptr<kube::Client> client_;
@@ -172,12 +183,15 @@ class Reconciler {
   const Wake wake_;
   StartGate starts_;
   const AdoptionFingerprints fingerprints_;
+  IntentTimes intent_times_;
   std::atomic<uint64_t> writes_{0};
   std::atomic<uint64_t> unchanged_runs_{0};
   std::atomic<uint64_t> lost_shard_runs_{0};
   std::atomic<uint64_t> runs_{0};
   std::atomic<uint64_t> unauthorized_{0};
   std::atomic<uint64_t> forbidden_{0};
+  mutable Mutex refused_mu_;
+  std::map<int, uint64_t> refused_writes_ GUARDED_BY(refused_mu_);
   mutable Mutex orphans_mu_;
   std::vector<Orphan> orphans_ GUARDED_BY(orphans_mu_);
   std::set<std::string> reported_orphans_ GUARDED_BY(orphans_mu_);

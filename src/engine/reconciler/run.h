@@ -168,6 +168,9 @@ struct Reconciler::Run {
   }
   // Classify, with this project's retry delay for refused credentials.
   Outcome Classified(const kube::ApiError& e, std::string_view verb, const std::string& object) {
+    if (verb == "create" || verb == "update" || verb == "delete" || verb == "patch") {
+      r.NoteRefusedWrite(e.http_status);
+    }
     return Classify(e, verb, object, r.AuthRetry(rec.id));
   }
   // Builds the body of a PUT: the desired object with the live resourceVersion and the fields

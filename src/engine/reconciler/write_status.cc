@@ -35,12 +35,16 @@ Status Reconciler::WriteStatus(Run& run, Decision& d) {
   // Write the status only if the intent is still the one this run worked on (a newer one has
   // re-queued the project) and something changed.
   const int64_t now = WallMs(clock_);
+  bool wrote = false;
+  std::string from;  // the phase before this status
   auto written = store_.MutateProject(
       rec.id, [&](ProjectRecord& r, const auto&, store::Mutation& m) -> Status {
         if (r.generation != rec.generation) return Status::Ok();
         m.fence = run.fence;
         const std::optional<ProjectStatus> cur = ParseStoredStatus(r.status_json);
         if (cur && SameStatus(*cur, status)) return Status::Ok();
+        wrote = true;
+        from = cur ? std::string(ToString(cur->phase)) : "";
         status.since_ms = cur && cur->phase == status.phase ? cur->since_ms : now;
         r.status_json = DumpJson(ToStoredJson(status));
         r.phase = std::string(ToString(status.phase));
@@ -56,7 +60,29 @@ Status Reconciler::WriteStatus(Run& run, Decision& d) {
         return Status::Ok();
       });
   if (!written.ok() && written.error().code() != StatusCode::kNotFound) return written.error();
+  if (written.ok() && wrote) ReportStatus(rec, status, std::move(from), now);
   return Status::Ok();
+}
+
+void Reconciler::ReportStatus(const ProjectRecord& rec, const ProjectStatus& status,
+                              std::string from, int64_t at_ms) {
+  if (!options_.on_status) return;
+  StatusWritten w;
+  w.id = rec.id;
+  w.agent = rec.kind == store::RecordKind::kAgent;
+  w.from = std::move(from);
+  w.to = std::string(ToString(status.phase));
+  w.reason = status.reason;
+  w.generation = status.observed_generation;
+  w.at_ms = at_ms;
+  const bool done = status.phase == Phase::kRunning || status.phase == Phase::kSuspended ||
+                    status.phase == Phase::kFailed;
+  if (auto intent = intent_times_.At(rec.id, status.observed_generation, done)) {
+    w.operation = intent->operation;
+    w.accepted_ms = intent->accepted_ms;
+    w.completes = done && !intent->completed;
+  }
+  options_.on_status(w);
 }
 
 }  // namespace steward::engine
