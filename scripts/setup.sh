@@ -19,6 +19,7 @@ packages=(
   python3-yaml  # scripts/check_deploy.py reads the rendered deploy/ overlays
   zsh fish  # e2e_cli_conventions_test runs `steward completion zsh|fish` in the real shells
   chromium  # tests/ui: the /ui dashboard in a headless browser (playwright-core, no download)
+  prometheus  # promtool: deploy/monitoring's rules (scripts/check_monitoring.py), /metrics lint
 )
 
 missing=()

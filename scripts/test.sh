@@ -25,6 +25,8 @@ section "one basename per concept under src/ (scripts/unique_names.py)"
 python3 scripts/unique_names.py
 section "deploy manifests (kubectl kustomize of every overlay: scripts/check_deploy.py)"
 python3 scripts/check_deploy.py deploy
+section "monitoring rules (promtool check and test rules: scripts/check_monitoring.py)"
+python3 scripts/check_monitoring.py
 
 jobs=${JOBS:-$(nproc)}
 export CTEST_OUTPUT_ON_FAILURE=1

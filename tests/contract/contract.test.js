@@ -13,6 +13,7 @@
 
 const test = require('node:test')
 const assert = require('node:assert/strict')
+const fs = require('node:fs')
 const http = require('node:http')
 const path = require('node:path')
 const { execFileSync } = require('node:child_process')
@@ -186,6 +187,18 @@ test('every answer of a running steward is one docs/openapi.yaml describes', { t
 
   await t.test('projects deleted', async () => {
     await call('DELETE', '/v1/projects/c-alpha', { want: 202 })
+  })
+
+  await t.test('/metrics passes promtool and has every series the alert rules read', async () => {
+    const res = await request(steward.url + '/metrics')
+    assert.equal(res.status, 200)
+    execFileSync('promtool', ['check', 'metrics'], { input: res.text, encoding: 'utf8' }) // throws on a problem
+    const families = new Set([...res.text.matchAll(/^# TYPE (\S+) /gm)].map(m => m[1]))
+    const rules = fs.readFileSync(path.join(__dirname, '..', '..', 'deploy', 'monitoring', 'steward-rules.yaml'), 'utf8')
+    const read = new Set([...rules.matchAll(/\b(steward_[a-z_]+)/g)].map(m => m[1].replace(/_(bucket|count|sum)$/, '')))
+    // The replicas' metrics exist in sharded mode only (src/app/app_test.cc checks them).
+    const missing = [...read].filter(name => !families.has(name) && !name.startsWith('steward_replica_'))
+    assert.deepEqual(missing, [], 'deploy/monitoring/steward-rules.yaml reads metrics steward does not expose')
   })
 
   await t.test('every operation of the document was exercised', () => {

@@ -598,9 +598,9 @@ TEST_F(ScenarioTest, EveryIntentIsReportedCompleteOnceWithItsOperationAndAccepte
     seen.push_back(w);
   };
   StartEngine(options);
-  const int64_t before_ms = std::chrono::duration_cast<milliseconds>(
-                                std::chrono::system_clock::now().time_since_epoch())
-                                .count();
+  const int64_t before_ms =
+      std::chrono::duration_cast<milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+          .count();
   auto put = engine_->intents().Put("slo", Spec(), "", true);
   ASSERT_TRUE(put.ok());
   const std::string id = put->record.id;
