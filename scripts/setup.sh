@@ -52,7 +52,8 @@ fi
 # is missing or older than the lock file (nothing is downloaded at build or test time).
 # tests/ui: playwright-core, which drives Debian's chromium (docs/dashboard.md).
 # tests/contract: @redocly/cli and ajv, which check docs/openapi.yaml (docs/api.md).
-for project in tests/real-launcher/launcher tests/real-launcher/node-red tests/ui tests/contract; do
+# src/api/ui: uPlot, the dashboard's chart library, which the build embeds (docs/dashboard.md).
+for project in tests/real-launcher/launcher tests/real-launcher/node-red tests/ui tests/contract src/api/ui; do
   dir="$(dirname "$0")/../$project"
   if [ ! -d "$dir/node_modules" ] || [ "$dir/package-lock.json" -nt "$dir/node_modules" ]; then
     echo "setup: npm ci in $project"

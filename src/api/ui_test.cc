@@ -2,8 +2,11 @@
 // that serving them opens nothing else of the API.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
+#include <iterator>
 #include <sstream>
+#include <string_view>
 
 #include "api/api_test_support.h"
 #include "api/ui_assets.h"
@@ -11,39 +14,66 @@
 namespace steward::api::testing {
 namespace {
 
-std::string SourceFile(const std::string& name) {
-  std::ifstream in(std::string(STEWARD_SOURCE_DIR) + "/src/api/ui/" + name, std::ios::binary);
+// `path` is under src/api/ui/ (the chart library's files: under node_modules/, which `npm ci`
+// installs there from the pinned package-lock.json).
+std::string SourceFile(const std::string& path) {
+  std::ifstream in(std::string(STEWARD_SOURCE_DIR) + "/src/api/ui/" + path, std::ios::binary);
   std::ostringstream out;
   out << in.rdbuf();
   return out.str();
 }
 
 TEST(UiAssetsTest, EveryFileIsEmbeddedAsItIsInTheTreeWithItsType) {
-  const std::pair<const char*, const char*> files[] = {
-      {"index.html", "text/html; charset=utf-8"},
-      {"app.js", "text/javascript; charset=utf-8"},
-      {"style.css", "text/css; charset=utf-8"},
+  struct File {
+    const char* name;  // as served under /ui/
+    const char* path;  // under src/api/ui/
+    const char* type;
   };
-  for (const auto& [name, type] : files) {
+  const File files[] = {
+      {"index.html", "index.html", "text/html; charset=utf-8"},
+      {"app.js", "app.js", "text/javascript; charset=utf-8"},
+      {"charts.js", "charts.js", "text/javascript; charset=utf-8"},
+      {"fleet.js", "fleet.js", "text/javascript; charset=utf-8"},
+      {"style.css", "style.css", "text/css; charset=utf-8"},
+      {"uplot.js", "node_modules/uplot/dist/uPlot.iife.min.js", "text/javascript; charset=utf-8"},
+      {"uplot.css", "node_modules/uplot/dist/uPlot.min.css", "text/css; charset=utf-8"},
+  };
+  // Every embedded file is in the list (a file added to the build is added here too).
+  ASSERT_EQ(kUiAssetFileCount, std::size(files));
+  for (size_t i = 0; i < kUiAssetFileCount; ++i) {
+    EXPECT_TRUE(std::any_of(std::begin(files), std::end(files), [&](const File& f) {
+      return std::string_view(f.name) == kUiAssetFiles[i].name;
+    })) << kUiAssetFiles[i].name;
+  }
+  for (const auto& [name, path, type] : files) {
     auto a = FindUiAsset(name);
     ASSERT_TRUE(a.has_value()) << name;
     EXPECT_EQ(a->content_type, type) << name;
-    const std::string on_disk = SourceFile(name);
-    ASSERT_FALSE(on_disk.empty()) << name;
-    EXPECT_EQ(a->body, on_disk) << name << ": the build embedded another version";
+    const std::string on_disk = SourceFile(path);
+    ASSERT_FALSE(on_disk.empty()) << path;
+    EXPECT_EQ(a->body, on_disk) << name << ": the build embedded another version of " << path;
     EXPECT_EQ(a->etag.size(), 18u) << a->etag;
   }
   EXPECT_EQ(FindUiAsset("")->name, "index.html");
   EXPECT_NE(FindUiAsset("app.js")->etag, FindUiAsset("style.css")->etag);
-  for (const char* name : {"nope.js", "index", "../app.js", "ui/app.js", "embed.cmake"}) {
+  // The chart library is uPlot as package.json pins it, and the installed copy is that version.
+  EXPECT_NE(FindUiAsset("uplot.js")->body.find("uPlot"), std::string_view::npos);
+  EXPECT_NE(SourceFile("package.json").find("\"uplot\": \"1.6.32\""), std::string::npos);
+  EXPECT_NE(SourceFile("node_modules/uplot/package.json").find("\"version\": \"1.6.32\""),
+            std::string::npos);
+  for (const char* name :
+       {"nope.js", "index", "../app.js", "ui/app.js", "embed.cmake", "package.json",
+        "package-lock.json", "node_modules/uplot/package.json", "uPlot.iife.min.js"}) {
     EXPECT_FALSE(FindUiAsset(name).has_value()) << name;
   }
 }
 
 TEST(UiAssetsTest, ThePageLoadsOnlyItsOwnFilesAndHasNoInlineScript) {
   const std::string html(FindUiAsset("index.html")->body);
+  EXPECT_NE(html.find("<script src=\"/ui/uplot.js\"></script>"), std::string::npos);
   EXPECT_NE(html.find("<script type=\"module\" src=\"/ui/app.js\"></script>"), std::string::npos);
   EXPECT_NE(html.find("href=\"/ui/style.css\""), std::string::npos);
+  EXPECT_NE(html.find("href=\"/ui/uplot.css\""), std::string::npos);
   // Every <script> has a src (the CSP refuses inline script anyway), nothing is fetched from
   // another origin, and no inline handler or style.
   size_t at = 0, scripts = 0;
@@ -52,7 +82,7 @@ TEST(UiAssetsTest, ThePageLoadsOnlyItsOwnFilesAndHasNoInlineScript) {
     ++at;
     ++scripts;
   }
-  EXPECT_EQ(scripts, 1u);
+  EXPECT_EQ(scripts, 2u);  // uplot.js, app.js (which imports charts.js and fleet.js)
   for (const char* banned : {"http://", "https://", "//cdn", " onclick=", " onload=", " style="}) {
     EXPECT_EQ(html.find(banned), std::string::npos) << banned;
   }
@@ -95,7 +125,8 @@ TEST_F(UiTest, TheShellIsServedWithoutTheTokenAndHoldsNoData) {
     ExpectUiHeaders(r);
   }
   // Nothing of the store is in any file: no project name, no token.
-  for (const char* target : {"/ui", "/ui/app.js", "/ui/style.css"}) {
+  for (const char* target : {"/ui", "/ui/app.js", "/ui/charts.js", "/ui/fleet.js", "/ui/style.css",
+                             "/ui/uplot.js", "/ui/uplot.css"}) {
     auto r = Get(target);
     EXPECT_EQ(r.body.find("secret-name"), std::string::npos) << target;
     EXPECT_EQ(r.body.find(kToken), std::string::npos) << target;
@@ -111,7 +142,11 @@ TEST_F(UiTest, TheShellIsServedWithoutTheTokenAndHoldsNoData) {
 TEST_F(UiTest, AssetsHaveTheirTypesAndTags) {
   const std::pair<const char*, const char*> files[] = {
       {"/ui/app.js", "text/javascript; charset=utf-8"},
+      {"/ui/charts.js", "text/javascript; charset=utf-8"},
+      {"/ui/fleet.js", "text/javascript; charset=utf-8"},
       {"/ui/style.css", "text/css; charset=utf-8"},
+      {"/ui/uplot.js", "text/javascript; charset=utf-8"},
+      {"/ui/uplot.css", "text/css; charset=utf-8"},
   };
   for (const auto& [target, type] : files) {
     auto r = Get(target);

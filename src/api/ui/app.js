@@ -1,8 +1,15 @@
-// Steward's dashboard (docs/dashboard.md). Plain ES module, no dependencies.
+// Steward's dashboard (docs/dashboard.md). Plain ES modules; the charts are drawn by uPlot
+// (/ui/uplot.js, pinned by src/api/ui/package-lock.json and compiled into the binary).
 //
 // Security: the API token is kept in sessionStorage (this tab only) and sent in the
 // Authorization header of each API call, nowhere else (never in a URL, a cookie or a log). The
 // page renders API data with textContent only, and never shows credentials.
+
+import { SeriesChart, fmtDuration, phaseColor, renderPhaseTimeline } from './charts.js'
+import {
+  FLEET_SAMPLE_MS, fleet, fleetChanged, fleetSample, fleetTransition, initFleet, noteIntent,
+  renderFleet, resetFleet
+} from './fleet.js'
 
 const TOKEN_KEY = 'steward.token'
 const PHASES = ['Pending', 'Provisioning', 'Running', 'Updating', 'Degraded', 'Suspending',
@@ -110,7 +117,10 @@ function onWatchEvent ({ event, id, data }) {
         projects.clear()
         for (const [k, v] of snapshot) projects.set(k, v)
         snapshot = null
+        for (const p of projects.values()) noteIntent(p, true)
       }
+      fleet.synced = true
+      fleetSample()
       setLive('live', 'live')
       renderAll()
       break
@@ -126,12 +136,16 @@ function onWatchEvent ({ event, id, data }) {
 function upsert (p) {
   const known = projects.get(p.id)
   if (known && known.version > p.version) return
+  fleetTransition(known, p)
   projects.set(p.id, p)
+  fleetChanged()
   renderAll()
 }
 
 function removeProject (id) {
   projects.delete(id)
+  fleet.intents.delete(id)
+  fleetChanged()
   renderAll()
 }
 
@@ -277,6 +291,13 @@ function renderDetail () {
 let historyFor = ''
 let historyVersion = -1
 let historyBusy = false
+let historyItems = [] // the shown project's history, as last loaded (for the phase timeline)
+
+function renderTimeline () {
+  const items = historyFor === selectedId() ? historyItems : []
+  renderPhaseTimeline($('#phase-timeline'), items, Date.now(), el)
+  $('#phase-timeline-empty').hidden = $('#phase-timeline').children.length > 0
+}
 
 async function loadHistory () {
   const id = selectedId()
@@ -293,6 +314,8 @@ async function loadHistory () {
     }
     historyFor = id
     historyVersion = v
+    historyItems = h.items
+    renderTimeline()
     $('#history-error').hidden = true
     $('#history').replaceChildren(...h.items.map(i => el('li', { dataset: { kind: i.kind } },
       el('time', { textContent: i.at }), `${i.kind}: ${i.summary}`)))
@@ -334,16 +357,215 @@ async function loadLogs () {
   }
 }
 
+const inFleet = () => location.hash === '#/fleet'
+
 function renderAll () {
   const inDetail = !!selectedId()
-  $('#projects').hidden = inDetail
+  const fleetShown = !inDetail && inFleet()
+  $('#projects').hidden = inDetail || fleetShown
   $('#detail').hidden = !inDetail
+  $('#fleet').hidden = !fleetShown
+  for (const [sel, on] of [['#nav-projects', !inDetail && !fleetShown], ['#nav-fleet', fleetShown]]) {
+    if (on) $(sel).setAttribute('aria-current', 'page')
+    else $(sel).removeAttribute('aria-current')
+  }
   if (inDetail) {
     renderDetail()
+    renderTimeline()
     loadHistory()
+  } else if (fleetShown) {
+    renderFleet()
   } else {
     renderTable()
   }
+  followResources()
+}
+
+// ---- resources: the launcher's CPU, memory and event-loop lag per pod, live ----
+//
+// GET /v1/projects/{p}/resources (the launchers' recent samples) fills the charts, then
+// GET .../resources/stream (server-sent events, read like the watch) adds each new sample. The
+// stream runs while a project's detail view is shown and the project is to run; it stops when
+// the view is left or the project stops running. On `end` PodGone (a pod went, e.g. a rollout) it
+// reconnects after a second to follow the pods there are now. A 409 (no pod ready) or another
+// error is shown, and tried again only when the project changes (its next watch event).
+
+const RESOURCES_WINDOW_MS = 10 * 60 * 1000 // the points kept: the last 10 minutes
+const RESOURCE_METRICS = [
+  // key, chart container, value of a sample
+  ['cpu', '#chart-cpu', s => s.cpu],
+  ['mem', '#chart-mem', s => s.ps],
+  ['lag', '#chart-lag', s => (typeof s.ela === 'number' ? s.ela * 1000 : null)]
+]
+const res = {
+  id: '', // the project whose samples these are
+  abort: null, // the running stream's AbortController
+  timer: null, // a reconnect pending
+  blockedVersion: -1, // after a refusal: not again until the project's version differs
+  pods: [], // the pods of the last sync
+  byTs: new Map(), // ts (ms) -> Map(pod -> sample)
+  charts: null, // {cpu, mem, lag}: SeriesChart
+  drawTimer: null
+}
+
+const round = (v, d) => Number.isFinite(v) ? Number(v.toFixed(d)) : v
+const RESOURCE_FORMATS = {
+  cpu: v => `${round(v, 1)}`,
+  mem: v => `${round(v, 0)}`,
+  lag: v => `${round(v, v < 10 ? 2 : 0)}`
+}
+
+function resourceCharts () {
+  if (!res.charts) {
+    res.charts = {}
+    for (const [key, sel] of RESOURCE_METRICS) {
+      res.charts[key] = new SeriesChart($(sel), {
+        height: 160,
+        fmt: RESOURCE_FORMATS[key],
+        unit: { cpu: ' %', mem: ' MB', lag: ' ms' }[key]
+      })
+    }
+  }
+  return res.charts
+}
+
+function resourcesNote (text) {
+  $('#resources-note').textContent = text
+  $('#resources-note').hidden = !text
+}
+
+// Whether the project has (or is about to have) pods whose launchers can be asked.
+const wantsResources = p => p && p.desiredState === 'running' && ['Running', 'Updating', 'Degraded'].includes(phaseOf(p))
+
+function addSamples (samples) {
+  for (const s of samples) {
+    if (!s || typeof s.ts !== 'number' || typeof s.pod !== 'string') continue
+    let at = res.byTs.get(s.ts)
+    if (!at) res.byTs.set(s.ts, (at = new Map()))
+    at.set(s.pod, s)
+  }
+  scheduleResourcesDraw()
+}
+
+function scheduleResourcesDraw () {
+  if (res.drawTimer) return
+  res.drawTimer = setTimeout(() => { res.drawTimer = null; drawResources() }, 200)
+}
+
+function drawResources () {
+  let newest = 0
+  for (const ts of res.byTs.keys()) newest = Math.max(newest, ts)
+  for (const ts of [...res.byTs.keys()]) if (ts < newest - RESOURCES_WINDOW_MS) res.byTs.delete(ts)
+  const times = [...res.byTs.keys()].sort((a, b) => a - b)
+  const withData = new Set()
+  for (const at of res.byTs.values()) for (const pod of at.keys()) withData.add(pod)
+  const pods = [...new Set([...res.pods, ...withData])].sort()
+  $('#resources-charts').hidden = times.length === 0
+  if (times.length === 0) return
+  const xs = times.map(t => t / 1000)
+  for (const [key, , value] of RESOURCE_METRICS) {
+    const ys = pods.map(pod => times.map(t => {
+      const s = res.byTs.get(t).get(pod)
+      const v = s ? value(s) : null
+      return typeof v === 'number' && Number.isFinite(v) ? v : null
+    }))
+    resourceCharts()[key].update(pods, [xs, ...ys])
+  }
+  $('#resources-charts').dataset.pods = pods.join(' ')
+}
+
+function stopResources (note) {
+  clearTimeout(res.timer)
+  res.timer = null
+  if (res.abort) res.abort.abort()
+  res.abort = null
+  if (note !== undefined) resourcesNote(note)
+}
+
+function clearResources () {
+  stopResources('')
+  res.id = ''
+  res.pods = []
+  res.byTs.clear()
+  res.blockedVersion = -1
+  if (res.charts) for (const c of Object.values(res.charts)) c.destroy()
+  $('#resources-charts').hidden = true
+  delete $('#resources-charts').dataset.pods
+}
+
+// Called on every render: starts, keeps or stops the stream for what is shown.
+function followResources () {
+  const id = selectedId()
+  if (res.id !== id) clearResources()
+  const p = projects.get(id)
+  if (!id || !p) { stopResources(); return }
+  res.id = id
+  if (!wantsResources(p)) {
+    stopResources(p.desiredState === 'running'
+      ? `No pod is ready yet (${phaseOf(p)}): the charts start when one is.`
+      : `The project is ${phaseOf(p)}: no pod runs${res.byTs.size ? '; the last samples stay shown' : ''}.`)
+    res.blockedVersion = -1
+    return
+  }
+  if (res.abort || res.timer) return
+  if (res.blockedVersion === p.version) return
+  streamResources(id)
+}
+
+async function streamResources (id) {
+  const ctl = new AbortController()
+  res.abort = ctl
+  const base = `/v1/projects/${encodeURIComponent(id)}/resources`
+  const version = (projects.get(id) || {}).version
+  let ended = null
+  let retryMs = 0
+  try {
+    const first = await (await api('GET', base, { signal: ctl.signal })).json()
+    if (ctl.signal.aborted) return
+    res.pods = first.pods || res.pods
+    addSamples(first.resources || [])
+    const r = await api('GET', `${base}/stream`, { signal: ctl.signal, headers: { Accept: 'text/event-stream' } })
+    resourcesNote('')
+    const reader = r.body.pipeThrough(new TextDecoderStream()).getReader()
+    const feed = sseParser(({ event, data }) => {
+      let d
+      try { d = JSON.parse(data) } catch (_) { return }
+      if (event === 'sync') {
+        res.pods = Array.isArray(d.pods) ? d.pods : []
+        scheduleResourcesDraw()
+      } else if (event === 'sample') {
+        addSamples([d])
+      } else if (event === 'end') {
+        ended = d
+      }
+    })
+    for (;;) {
+      const { value, done } = await reader.read()
+      if (done) break
+      feed(value)
+    }
+    // The stream ended: PodGone (follow the pods there are now) after a second, anything else
+    // (Unavailable, SlowConsumer, Stopping, a cut) after a few.
+    retryMs = ended && ended.reason === 'PodGone' ? 1000 : 3000
+    resourcesNote(ended ? `The resources stream ended (${ended.reason}: ${ended.message}); reconnecting.` : 'The resources stream was cut; reconnecting.')
+  } catch (err) {
+    if (ctl.signal.aborted) return
+    if (err instanceof ApiError) {
+      if (err.status === 401) { signOut('The token is no longer accepted.'); return }
+      res.blockedVersion = version
+      resourcesNote(err.status === 409 ? `No pod is ready: ${err.message}` : `Resources: ${err.message}`)
+    } else {
+      retryMs = 3000 // the network, or Steward restarting
+      resourcesNote(`Resources: ${err.message}; reconnecting.`)
+    }
+  } finally {
+    if (res.abort === ctl) res.abort = null
+  }
+  if (ctl.signal.aborted || !retryMs) return
+  res.timer = setTimeout(() => {
+    res.timer = null
+    if (selectedId() === id) followResources()
+  }, retryMs)
 }
 
 // ---- actions ----
@@ -380,9 +602,13 @@ function signOut (message) {
   clearTimeout(reconnectTimer)
   projects.clear()
   lastEventId = ''
+  stopResources('')
+  resetFleet()
   setLive('off', 'offline')
   $('#projects').hidden = true
   $('#detail').hidden = true
+  $('#fleet').hidden = true
+  $('#nav').hidden = true
   $('#sign-out').hidden = true
   $('#sign-in').hidden = false
   $('#sign-in-error').textContent = message || ''
@@ -392,6 +618,7 @@ function signOut (message) {
 function signedIn () {
   $('#sign-in').hidden = true
   $('#sign-out').hidden = false
+  $('#nav').hidden = false
   setLive('reconnecting', 'connecting')
   renderAll()
   watch()
@@ -415,6 +642,7 @@ async function signIn (ev) {
 }
 
 function init () {
+  initFleet({ projects, phases: PHASES, phaseOf, el, $, round, shown: inFleet })
   $('#filter-phase').append(...PHASES.map(p => el('option', { value: p, textContent: p })))
   $('#sign-in-form').addEventListener('submit', signIn)
   $('#sign-out').addEventListener('click', () => signOut(''))
@@ -429,9 +657,17 @@ function init () {
     $('#logs-error').hidden = true
     $('#history').replaceChildren()
     historyFor = ''
+    historyItems = []
     renderAll()
   })
-  setInterval(() => { if (token() && !selectedId()) renderTable() }, 10000)
+  setInterval(() => { if (token() && !selectedId() && !inFleet()) renderTable() }, 10000)
+  // The fleet's phase counts are sampled every few seconds; the timeline's last interval grows.
+  setInterval(() => {
+    if (!token()) return
+    fleetSample()
+    if (inFleet()) renderFleet()
+    if (selectedId()) renderTimeline()
+  }, FLEET_SAMPLE_MS)
   if (token()) signedIn()
   else signOut('')
 }

@@ -1,12 +1,24 @@
 # Turns the dashboard's files into a C++ source of byte arrays (src/api/ui_assets.h), run by the
 # build (src/api/CMakeLists.txt) whenever one of them changes. Usage:
 #   cmake -DOUT=<file.cc> -DDIR=<src/api/ui> -DFILES=<a,b,c> -P embed.cmake
+# An entry is a file's name, or "<name>=<path under DIR>" to serve a file under another name
+# (uplot.js=node_modules/uplot/dist/uPlot.iife.min.js).
 string(REPLACE "," ";" files "${FILES}")
 set(arrays "")
 set(table "")
 set(i 0)
-foreach(f IN LISTS files)
-  file(READ "${DIR}/${f}" hex HEX)
+foreach(entry IN LISTS files)
+  if(entry MATCHES "^([^=]+)=(.+)$")
+    set(f "${CMAKE_MATCH_1}")
+    set(path "${CMAKE_MATCH_2}")
+  else()
+    set(f "${entry}")
+    set(path "${entry}")
+  endif()
+  if(NOT EXISTS "${DIR}/${path}")
+    message(FATAL_ERROR "embed.cmake: ${DIR}/${path} is missing (run scripts/setup.sh)")
+  endif()
+  file(READ "${DIR}/${path}" hex HEX)
   string(LENGTH "${hex}" hex_length)
   math(EXPR size "${hex_length} / 2")
   string(REGEX REPLACE "([0-9a-f][0-9a-f])" "0x\\1," bytes "${hex}")

@@ -47,10 +47,6 @@ class IntentTimes {
     if (complete) it->second.completed = true;
     return found;
   }
-  size_t size() const EXCLUDES(mu_) {
-    MutexLock lock(mu_);
-    return intents_.size();
-  }
 
  private:
   mutable Mutex mu_;
