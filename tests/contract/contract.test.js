@@ -38,8 +38,13 @@ test('docs/openapi.yaml passes the linter with no problem', () => {
   assert.equal(report.totals.errors + report.totals.warnings, 0, problems.join('\n'))
 })
 
-// A server-sent events answer: the head, then the body until the first event (or `ms`).
-function firstEvents (url, token, ms = 15000) {
+test('every component of docs/openapi.yaml is used', () => {
+  assert.deepEqual(new OpenApi().unusedComponents(), [])
+})
+
+// A server-sent events answer: the head, then the body until an event named `until` has come
+// whole (any event when null), or `ms`.
+function firstEvents (url, token, until = null, ms = 15000) {
   return new Promise((resolve, reject) => {
     const u = new URL(url)
     const req = http.request({ hostname: u.hostname, port: u.port, path: u.pathname + u.search, headers: { Authorization: `Bearer ${token}` } }, res => {
@@ -49,7 +54,9 @@ function firstEvents (url, token, ms = 15000) {
       res.setEncoding('utf8')
       res.on('data', d => {
         text += d
-        if (res.statusCode !== 200 || /^event: /m.test(text)) { clearTimeout(timer); done() }
+        const whole = text.slice(0, text.lastIndexOf('\n\n') + 1)
+        const seen = until ? new RegExp(`^event: ${until}$`, 'm').test(whole) : /^event: /m.test(whole)
+        if (res.statusCode !== 200 || seen) { clearTimeout(timer); done() }
       })
       res.on('end', () => { clearTimeout(timer); done() })
     })
@@ -77,8 +84,8 @@ test('every answer of a running steward is one docs/openapi.yaml describes', { t
     const json = /application\/json/.test(res.headers['content-type'] || '') && res.text ? JSON.parse(res.text) : null
     return { status: res.status, body: json, text: res.text }
   }
-  const stream = async (p, want) => {
-    const res = await firstEvents(steward.url + p, steward.token)
+  const stream = async (p, want, until = null) => {
+    const res = await firstEvents(steward.url + p, steward.token, until)
     api.check('GET', p, res)
     assert.equal(res.status, want, `GET ${p}: ${res.status} ${res.text.slice(0, 300)}`)
     return res
@@ -148,7 +155,9 @@ test('every answer of a running steward is one docs/openapi.yaml describes', { t
     await call('PUT', `${p}/files`, { body: { newPath: 'elsewhere' }, want: 400 })
     await call('DELETE', `${p}/files`, { want: 400 })
     await call('GET', `${p}/resources`, { want: 200 })
-    await stream(`${p}/resources/stream`, 200)
+    const samples = await stream(`${p}/resources/stream`, 200, 'sample')
+    assert.match(samples.text, /^event: sync$/m)
+    assert.match(samples.text, /^event: sample$/m)
     await call('POST', `${p}/mcp/features`, { body: { endpoints: ['/mcp'] }, want: [200, 502] })
     await call('POST', `${p}/mcp/tools/call`, { body: { endpoint: '/mcp', name: 'echo', input: {} }, want: [200, 502] })
     await call('POST', `${p}/mcp/resources/read`, { body: { endpoint: '/mcp', uri: 'file:///x' }, want: [200, 502] })
@@ -160,7 +169,8 @@ test('every answer of a running steward is one docs/openapi.yaml describes', { t
   })
 
   await t.test('the watch stream', async () => {
-    await stream('/v1/watch?initial=true&kind=all', 200)
+    const all = await stream('/v1/watch?initial=true&kind=all', 200, 'sync')
+    assert.match(all.text, /^event: project$/m)
     // An id from no feed of this store: the stream opens and says `reset` (docs/api.md).
     const reset = await stream('/v1/watch?since=nofeed.12', 200)
     assert.match(reset.text, /^event: reset/m)
@@ -175,6 +185,8 @@ test('every answer of a running steward is one docs/openapi.yaml describes', { t
     await call('GET', '/v1/agents?team=team-c', { want: 200 })
     await call('GET', a, { want: 200 })
     await call('GET', `${a}/history`, { want: 200 })
+    const agents = await stream('/v1/watch?initial=true&kind=agent', 200, 'sync')
+    assert.match(agents.text, /^event: agent$/m)
     await call('GET', `${a}/status`, { want: 200 })
     await call('POST', `${a}/commands/restart`, { want: 200 })
     await call('POST', `${a}/commands/explode`, { want: 400 })

@@ -90,6 +90,7 @@ class OpenApi {
     if (!content[type]) {
       throw new Error(`${key} ${code}: Content-Type ${type}, the document gives ${Object.keys(content).join(', ') || 'no body'}`)
     }
+    if (type === 'text/event-stream') return this.checkEvents(key, code, response, where, res.text)
     if (type !== 'application/json' || !content[type].schema) return
     let body
     try {
@@ -97,15 +98,65 @@ class OpenApi {
     } catch (err) {
       throw new Error(`${key} ${code}: a body that is not JSON: ${res.text.slice(0, 200)}`)
     }
-    const pointer = '/' + [...where, 'content', 'application/json', 'schema'].map(pointerPart).join('/')
+    this.validate(`${key} ${code}: the body`, [...where, 'content', 'application/json', 'schema'], body)
+  }
+
+  // The schema at `path` (keys from the document's root) against `value`; throws naming `what`.
+  validate (what, path, value) {
+    const pointer = '/' + path.map(pointerPart).join('/')
     let validate = this.validators.get(pointer)
     if (!validate) {
       validate = this.ajv.compile({ $ref: 'openapi#' + pointer })
       this.validators.set(pointer, validate)
     }
-    if (!validate(body)) {
-      throw new Error(`${key} ${code}: the body does not match docs/openapi.yaml: ${this.ajv.errorsText(validate.errors)}\n${JSON.stringify(body).slice(0, 600)}`)
+    if (!validate(value)) {
+      throw new Error(`${what} does not match docs/openapi.yaml: ${this.ajv.errorsText(validate.errors)}\n${JSON.stringify(value).slice(0, 600)}`)
     }
+  }
+
+  // A server-sent events body: every event's data against the response's x-event-data schema
+  // for that event name (comments and a last unfinished event aside). Returns the events.
+  checkEvents (key, code, response, where, text) {
+    const schemas = response['x-event-data']
+    if (!schemas) throw new Error(`${key} ${code}: an event stream with no x-event-data in docs/openapi.yaml`)
+    const events = []
+    for (const block of text.split(/\r?\n\r?\n/).slice(0, -1)) {
+      let event = 'message'
+      const data = []
+      for (const line of block.split(/\r?\n/)) {
+        if (line.startsWith('event:')) event = line.slice(6).trim()
+        else if (line.startsWith('data:')) data.push(line.slice(5).replace(/^ /, ''))
+      }
+      if (!data.length) continue // a keep-alive comment
+      if (!schemas[event]) throw new Error(`${key} ${code}: event '${event}', which x-event-data does not describe`)
+      const value = JSON.parse(data.join('\n'))
+      this.validate(`${key} ${code}: event '${event}'`, [...where, 'x-event-data', event], value)
+      events.push({ event, data: value })
+    }
+    return events
+  }
+
+  // Names of components no $ref reaches (the x-event-data extensions included).
+  unusedComponents () {
+    const refs = new Set()
+    const walk = v => {
+      if (Array.isArray(v)) return v.forEach(walk)
+      if (v && typeof v === 'object') {
+        for (const [k, x] of Object.entries(v)) {
+          if (k === '$ref' && typeof x === 'string') refs.add(x)
+          else walk(x)
+        }
+      }
+    }
+    walk(this.doc)
+    const unused = []
+    for (const [section, entries] of Object.entries(this.doc.components || {})) {
+      if (section === 'securitySchemes') continue
+      for (const name of Object.keys(entries)) {
+        if (!refs.has(`#/components/${section}/${name}`)) unused.push(`${section}/${name}`)
+      }
+    }
+    return unused
   }
 }
 
