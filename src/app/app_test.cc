@@ -101,6 +101,7 @@ TEST_F(AppTest, EmbeddedClusterServesTheApiAndRunsAProject) {
 
   // A project put through the API runs, with its URL on the embedded ingress listener's port.
   const std::string spec = R"({"spec": {"team": "t"}, "start": true})";
+  const auto put_sent = std::chrono::steady_clock::now();
   auto put = Call(**app, "PUT", "/v1/projects/alpha", spec);
   ASSERT_TRUE(put.ok()) << put.error().ToString();
   ASSERT_EQ(put->status, 201) << put->body;
@@ -116,6 +117,8 @@ TEST_F(AppTest, EmbeddedClusterServesTheApiAndRunsAProject) {
       },
       std::chrono::seconds(20)))
       << store.GetProjectByName("alpha")->status_json;
+  const double seen_running_after =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - put_sent).count();
 
   auto metrics = Call(**app, "GET", "/metrics", "", false);
   ASSERT_TRUE(metrics.ok());
@@ -128,6 +131,16 @@ TEST_F(AppTest, EmbeddedClusterServesTheApiAndRunsAProject) {
                         "start\",phase=\"Running\"} 1\n"));
   EXPECT_THAT(metrics->body, HasSubstr("steward_phase_transitions_total{kind=\"project\",from=\""
                                        "Provisioning\",to=\"Running\"} 1\n"));
+  // Its value: the time from acceptance to Running, which the client saw happen within the time
+  // from sending the PUT to seeing Running (the metric's clock is wall time in ms: 2 ms slack).
+  const std::string sum_series =
+      "steward_intent_duration_seconds_sum{kind=\"project\",operation=\"create+start\","
+      "phase=\"Running\"} ";
+  const size_t at = metrics->body.find(sum_series);
+  ASSERT_NE(at, std::string::npos);
+  const double took = std::stod(metrics->body.substr(at + sum_series.size()));
+  EXPECT_GT(took, 0.0);
+  EXPECT_LE(took, seen_running_after + 0.002);
   EXPECT_THAT(metrics->body, HasSubstr("# TYPE steward_projects_unhealthy gauge"));
   EXPECT_THAT(metrics->body, HasSubstr("# TYPE steward_kube_writes_refused_total counter"));
 
