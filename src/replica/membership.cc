@@ -508,6 +508,7 @@ void Membership::Rebalance(const std::vector<std::string>& live_names, SteadyTim
   // held by a replica whose Lease is not live (in a view listed after that holder was found).
   std::map<int, store::Fence> next = owned_;
   std::vector<int> acquired;
+  const SteadyTime acquiring_since = clock_.Now();
   for (int shard = 0; shard < options_.shards; ++shard) {
     if (assigned[shard] != options_.name || next.contains(shard)) continue;
     auto row = rows.find(shard);
@@ -530,8 +531,12 @@ void Membership::Rebalance(const std::vector<std::string>& live_names, SteadyTim
     MutexLock lock(mu_);
     stats_.acquired += acquired.size();
   }
-  LOG_INFO("replica {}: acquired {} shard(s), acting for {}", options_.name, acquired.size(),
-           next.size());
+  // How long the acquisitions took (one store transaction each) and how old the view was: a
+  // replica's handover time is mostly these two.
+  LOG_INFO("replica {}: acquired {} shard(s) in {} ms (view listed {} ms before), acting for {}",
+           options_.name, acquired.size(),
+           std::chrono::duration_cast<Millis>(clock_.Now() - acquiring_since).count(),
+           std::chrono::duration_cast<Millis>(acquiring_since - listed_at).count(), next.size());
   if (Status s = ApplyLocked(next); !s.ok()) {
     LOG_ERROR("replica {}: the engine could not take shards: {}; releasing them", options_.name,
               s.message());
