@@ -19,6 +19,7 @@
 #include "common/mutex.h"
 #include "common/random.h"
 #include "common/scheduler.h"
+#include "common/secure_random.h"
 #include "common/sha256.h"
 #include "common/yaml.h"
 #include "net/http_server.h"
@@ -115,7 +116,11 @@ Status LoadIdentity(const EmbeddedCluster::Options& options, Random& random, std
     while (!token->empty() && (token->back() == '\n' || token->back() == '\r')) token->pop_back();
     if (token->empty()) return InvalidArgument((dir / "token").string() + " is empty");
   } else {
-    *token = RandomToken(random);
+    // A secret: from the operating system's CSPRNG, never from the seeded simulation random
+    // (whose stream anyone who knows the seed can replay). That stream still advances as it
+    // did, so that everything else a seed decides (names, uids, faults) stays reproducible.
+    (void)RandomToken(random);
+    *token = SecureRandomHex(16);
   }
   if (persistent) RETURN_IF_ERROR(WritePrivateFile((dir / "token").string(), *token + "\n"));
   return Status::Ok();

@@ -152,6 +152,53 @@ TEST_F(EmbeddedClusterTest, ServesHttpsWithTheTokenAndRefusesOthers) {
   EXPECT_FALSE(refused.ok());
 }
 
+// Two embedded clusters in one process (what several clusters from one Steward will be tested
+// with, issue 37) share nothing: each its own CA, admin token, ports and objects. Regression: the
+// admin token came from the seeded simulation random, so every cluster started with the default
+// seed had the same, predictable token (a local user could take the cluster over).
+TEST_F(EmbeddedClusterTest, TwoClustersInOneProcessShareNothing) {
+  Start();
+  auto other = EmbeddedCluster::Start({});
+  ASSERT_TRUE(other.ok()) << other.status().ToString();
+  EmbeddedCluster& b = **other;
+  EXPECT_NE(b.api_port(), cluster_->api_port());
+  EXPECT_NE(b.ingress_port(), cluster_->ingress_port());
+  EXPECT_NE(b.token(), cluster_->token());
+  EXPECT_NE(b.ca_pem(), cluster_->ca_pem());
+  net::HttpClient::Options bo;
+  bo.port = b.api_port();
+  bo.tls = true;
+  bo.ca_pem = b.ca_pem();
+  bo.bearer_token = b.token();
+  auto to_b = net::HttpClient::Create(bo);
+  // An object created in the first is not in the second.
+  auto created =
+      Client()->Request("POST", "/api/v1/namespaces/default/configmaps", kConfigMap, JsonHeaders());
+  ASSERT_TRUE(created.ok());
+  ASSERT_EQ(created->status, 201) << created->body;
+  auto in_b = to_b->Request("GET", "/api/v1/namespaces/default/configmaps/cm");
+  ASSERT_TRUE(in_b.ok());
+  EXPECT_EQ(in_b->status, 404) << in_b->body;
+  // The same name created in the second is another object: the first's is unchanged.
+  auto created_b = to_b->Request("POST", "/api/v1/namespaces/default/configmaps",
+                                 R"({"metadata":{"name":"cm"},"data":{"k":"w"}})", JsonHeaders());
+  ASSERT_TRUE(created_b.ok());
+  ASSERT_EQ(created_b->status, 201) << created_b->body;
+  auto in_a = Client()->Request("GET", "/api/v1/namespaces/default/configmaps/cm");
+  ASSERT_TRUE(in_a.ok());
+  EXPECT_EQ(ParseJson(in_a->body)->at("data").at("k"), "v") << in_a->body;
+  // Each refuses the other's token.
+  bo.bearer_token = cluster_->token();
+  auto crossed = net::HttpClient::Create(bo)->Request("GET", "/api/v1/namespaces");
+  ASSERT_TRUE(crossed.ok());
+  EXPECT_EQ(crossed->status, 401);
+  // Stopping the second leaves the first serving.
+  other->reset();
+  auto still = Client()->Request("GET", "/api/v1/namespaces/default/configmaps/cm");
+  ASSERT_TRUE(still.ok());
+  EXPECT_EQ(still->status, 200) << still->body;
+}
+
 TEST_F(EmbeddedClusterTest, KubeconfigNamesTheServerCaAndToken) {
   Start();
   auto kc = ParseYaml(cluster_->Kubeconfig());
