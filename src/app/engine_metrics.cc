@@ -55,10 +55,7 @@ namespace {
 // that no record's data can grow the series.
 std::string PhaseLabel(const std::string& phase) {
   if (phase.empty()) return "None";
-  for (int p = 0; p <= static_cast<int>(engine::Phase::kFailed); ++p) {
-    if (phase == engine::ToString(static_cast<engine::Phase>(p))) return phase;
-  }
-  return "other";
+  return engine::ParsePhase(phase) ? phase : "other";
 }
 
 std::string OperationLabel(const std::string& operation) {
@@ -71,19 +68,40 @@ std::string OperationLabel(const std::string& operation) {
 
 constexpr size_t kReasonsPerPhase = 16;
 
-// steward_projects_unhealthy's series: the Degraded and Failed records by kind and reason.
-std::map<LabelValues, double> UnhealthyByReason(store::Store& store) {
-  std::map<LabelValues, double> out;
-  for (const engine::Phase phase : {engine::Phase::kDegraded, engine::Phase::kFailed}) {
+// The scrape-time series read from the records not settled: steward_projects_unhealthy (Degraded
+// and Failed, by kind and reason) and steward_projects_phase_age_max_seconds (for each phase on
+// the way and Degraded, how long the record that entered it first has been in it; 0: none is).
+// One list per phase serves both.
+struct StoreGaugeSeries {
+  std::map<LabelValues, double> unhealthy, ages;
+};
+
+StoreGaugeSeries ReadStoreGauges(store::Store& store, int64_t now_ms) {
+  using engine::Phase;
+  StoreGaugeSeries out;
+  for (const Phase phase :
+       {Phase::kPending, Phase::kProvisioning, Phase::kUpdating, Phase::kSuspending,
+        Phase::kDeleting, Phase::kDegraded, Phase::kFailed}) {
+    const std::string name(engine::ToString(phase));
+    const bool aged = phase != Phase::kFailed;
+    const bool unhealthy = phase == Phase::kDegraded || phase == Phase::kFailed;
+    if (aged) out.ages[{"project", name}] = out.ages[{"agent", name}] = 0;
     store::ListFilter filter;
-    filter.phase = std::string(engine::ToString(phase));
+    filter.phase = name;
     auto records = store.ListProjects(filter);
     if (!records.ok()) continue;
     std::map<std::pair<std::string, std::string>, double> by_reason;  // (kind, reason)
     for (const store::ProjectRecord& r : *records) {
       const auto status = engine::ParseStoredStatus(r.status_json);
       const std::string kind = r.kind == store::RecordKind::kAgent ? "agent" : "project";
-      by_reason[{kind, status && !status->reason.empty() ? status->reason : "unknown"}] += 1;
+      if (aged) {
+        const int64_t since = status && status->since_ms > 0 ? status->since_ms : r.updated_ms;
+        double& age = out.ages[{kind, name}];
+        age = std::max(age, static_cast<double>(std::max<int64_t>(0, now_ms - since)) / 1000.0);
+      }
+      if (unhealthy) {
+        by_reason[{kind, status && !status->reason.empty() ? status->reason : "unknown"}] += 1;
+      }
     }
     // The commonest reasons by name; the rest folded into "other".
     std::vector<std::pair<double, std::pair<std::string, std::string>>> ranked;
@@ -92,33 +110,7 @@ std::map<LabelValues, double> UnhealthyByReason(store::Store& store) {
                      [](const auto& a, const auto& b) { return a.first > b.first; });
     for (size_t i = 0; i < ranked.size(); ++i) {
       const auto& [n, key] = ranked[i];
-      const std::string reason = i < kReasonsPerPhase ? key.second : "other";
-      out[{key.first, filter.phase.value(), reason}] += n;
-    }
-  }
-  return out;
-}
-
-// steward_projects_phase_age_max_seconds's series: for each phase a record passes through on
-// its way (Pending, Provisioning, Updating, Suspending, Deleting) and Degraded, how long the
-// record that entered it first has been in it (0 when none is).
-std::map<LabelValues, double> PhaseAges(store::Store& store, int64_t now_ms) {
-  std::map<LabelValues, double> out;
-  for (const engine::Phase phase :
-       {engine::Phase::kPending, engine::Phase::kProvisioning, engine::Phase::kUpdating,
-        engine::Phase::kSuspending, engine::Phase::kDeleting, engine::Phase::kDegraded}) {
-    const std::string name(engine::ToString(phase));
-    out[{"project", name}] = 0;
-    out[{"agent", name}] = 0;
-    store::ListFilter filter;
-    filter.phase = name;
-    auto records = store.ListProjects(filter);
-    if (!records.ok()) continue;
-    for (const store::ProjectRecord& r : *records) {
-      const auto status = engine::ParseStoredStatus(r.status_json);
-      const int64_t since = status && status->since_ms > 0 ? status->since_ms : r.updated_ms;
-      double& age = out[{r.kind == store::RecordKind::kAgent ? "agent" : "project", name}];
-      age = std::max(age, static_cast<double>(std::max<int64_t>(0, now_ms - since)) / 1000.0);
+      out.unhealthy[{key.first, name, i < kReasonsPerPhase ? key.second : "other"}] += n;
     }
   }
   return out;
@@ -213,10 +205,12 @@ void InstallStateMetrics(MetricsRegistry& registry, engine::Engine& engine, stor
       const LabelValues code_label = {std::to_string(code)};
       refused.Add(code_label, static_cast<double>(n) - refused.Value(code_label));
     }
-    unhealthy.Replace(UnhealthyByReason(store));
-    ages.Replace(PhaseAges(store, std::chrono::duration_cast<std::chrono::milliseconds>(
-                                      std::chrono::system_clock::now().time_since_epoch())
-                                      .count()));
+    StoreGaugeSeries series =
+        ReadStoreGauges(store, std::chrono::duration_cast<std::chrono::milliseconds>(
+                                   std::chrono::system_clock::now().time_since_epoch())
+                                   .count());
+    unhealthy.Replace(std::move(series.unhealthy));
+    ages.Replace(std::move(series.ages));
     for (auto [gauge, kind] : {std::pair{&projects, store::RecordKind::kProject},
                                std::pair{&agents, store::RecordKind::kAgent}}) {
       std::map<LabelValues, double> by_phase;
