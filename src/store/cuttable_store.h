@@ -47,6 +47,10 @@ class CuttableStore final : public Store {
     RETURN_IF_ERROR(Gate());
     return inner_.CountByPhase(kind);
   }
+  StatusOr<std::map<std::string, int64_t>> CountByCluster() override {
+    RETURN_IF_ERROR(Gate());
+    return inner_.CountByCluster();
+  }
   StatusOr<ProjectRecord> CreateProject(const ProjectRecord& record,
                                         const Mutation& extra) override {
     RETURN_IF_ERROR(Gate());

@@ -105,6 +105,12 @@ INSERT INTO hostnames (host, project_id)
   WHERE id IN (SELECT project_id FROM hostnames) ORDER BY created_ms, id
   ON CONFLICT (host) DO NOTHING;
 )sql",
+    // 4: several clusters (issue 37): the cluster each record is placed on; every existing one is
+    // on the one cluster of a configuration without `clusters:`.
+    R"sql(
+ALTER TABLE projects ADD COLUMN cluster TEXT COLLATE "C" NOT NULL DEFAULT 'default';
+CREATE INDEX projects_cluster ON projects (cluster, id);
+)sql",
 };
 
 Json RecordToJson(const ProjectRecord& r) {
@@ -112,6 +118,7 @@ Json RecordToJson(const ProjectRecord& r) {
               {"name", r.name},
               {"kind", ToString(r.kind)},
               {"team", r.team},
+              {"cluster", r.cluster},
               {"spec_json", r.spec_json},
               {"desired", ToString(r.desired)},
               {"generation", r.generation},
@@ -130,6 +137,7 @@ ProjectRecord RecordFromJson(const Json& j) {
   r.name = j.value("name", "");
   r.kind = ParseRecordKind(j.value("kind", "")).value_or(RecordKind::kProject);
   r.team = j.value("team", "");
+  r.cluster = j.value("cluster", "default");
   r.spec_json = j.value("spec_json", "");
   r.desired = ParseDesiredState(j.value("desired", "")).value_or(DesiredState::kSuspended);
   r.generation = j.value("generation", int64_t{0});

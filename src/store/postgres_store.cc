@@ -151,10 +151,10 @@ Status InsertProject(PgConn& c, const ProjectRecord& r) {
   return c
       .Exec("write project \"" + r.id + "\"",
             std::string("INSERT INTO projects (") + kProjectColumns +
-                ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)",
+                ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)",
             {r.id, r.name, r.team, r.spec_json, ToString(r.desired), r.generation, r.restart_epoch,
              r.status_json, r.phase, r.observed_generation, r.created_ms, r.updated_ms, r.version,
-             ToString(r.kind)})
+             ToString(r.kind), r.cluster})
       .status();
 }
 
@@ -163,9 +163,9 @@ Status UpdateProject(PgConn& c, const ProjectRecord& r) {
       .Exec("write project \"" + r.id + "\"",
             "UPDATE projects SET name = $2, team = $3, spec_json = $4, desired = $5, "
             "generation = $6, restart_epoch = $7, status_json = $8, phase = $9, "
-            "observed_generation = $10, updated_ms = $11, version = $12 WHERE id = $1",
+            "observed_generation = $10, updated_ms = $11, version = $12, cluster = $13 WHERE id = $1",
             {r.id, r.name, r.team, r.spec_json, ToString(r.desired), r.generation, r.restart_epoch,
-             r.status_json, r.phase, r.observed_generation, r.updated_ms, r.version})
+             r.status_json, r.phase, r.observed_generation, r.updated_ms, r.version, r.cluster})
       .status();
 }
 
@@ -340,6 +340,7 @@ StatusOr<std::vector<ProjectRecord>> PostgresStore::ListProjects(const ListFilte
   if (filter.team) add("team", *filter.team);
   if (filter.phase) add("phase", *filter.phase);
   if (filter.desired) add("desired", ToString(*filter.desired));
+  if (filter.cluster) add("cluster", *filter.cluster);
   sql += " ORDER BY id";
   if (filter.limit > 0) sql += " LIMIT " + std::to_string(filter.limit);
   return Read<std::vector<ProjectRecord>>(
@@ -347,6 +348,19 @@ StatusOr<std::vector<ProjectRecord>> PostgresStore::ListProjects(const ListFilte
         ASSIGN_OR_RETURN(PgResult r, c.Exec("list projects", sql, args));
         std::vector<ProjectRecord> out;
         for (int i = 0; i < r.Rows(); ++i) out.push_back(ReadProjectRow(PgRow{r, i}));
+        return out;
+      });
+}
+
+StatusOr<std::map<std::string, int64_t>> PostgresStore::CountByCluster() {
+  return Read<std::map<std::string, int64_t>>(
+      "count records by cluster", [&](PgConn& c) -> StatusOr<std::map<std::string, int64_t>> {
+        ASSIGN_OR_RETURN(PgResult r, c.Exec("count records by cluster",
+                                            "SELECT cluster, count(*) FROM projects "
+                                            "WHERE desired <> 'deleted' GROUP BY cluster",
+                                            {}));
+        std::map<std::string, int64_t> out;
+        for (int i = 0; i < r.Rows(); ++i) out[r.Text(i, 0)] = r.Int(i, 1);
         return out;
       });
 }

@@ -79,6 +79,7 @@ class PostgresStore final : public Store {
   }
   StatusOr<std::vector<ProjectRecord>> ListProjects(const ListFilter& filter) override;
   StatusOr<std::map<std::string, int64_t>> CountByPhase(RecordKind kind) override;
+  StatusOr<std::map<std::string, int64_t>> CountByCluster() override;
   StatusOr<ProjectRecord> CreateProject(const ProjectRecord& record,
                                         const Mutation& extra) override;
   StatusOr<ProjectRecord> MutateProject(std::string_view id, const MutateFn& fn) override;

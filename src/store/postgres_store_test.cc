@@ -203,7 +203,7 @@ TEST_F(PostgresStoreTest, ReplicasOpeningTogetherMigrateOnceAndShareOneFeed) {
     EXPECT_EQ(s->FeedId(), stores[0]->FeedId());
   }
   EXPECT_EQ(stores[0]->FeedId().size(), 32u);
-  EXPECT_EQ(Query("SELECT count(*) FROM schema_migrations"), "3");
+  EXPECT_EQ(Query("SELECT count(*) FROM schema_migrations"), "4");
   EXPECT_EQ(Query("SELECT count(*) FROM feed"), "1");
   // Opening again applies nothing.
   const std::string applied =
@@ -221,7 +221,7 @@ TEST_F(PostgresStoreTest, RefusesNewerSchemaAndOtherApplicationsDatabases) {
   auto newer = OpenPostgresStore(Options());
   ASSERT_EQ(newer.status().code(), StatusCode::kFailedPrecondition);
   EXPECT_THAT(newer.status().message(),
-              HasSubstr(": schema version 7 is newer than this Steward (knows up to 3)"));
+              HasSubstr(": schema version 7 is newer than this Steward (knows up to 4)"));
 
   auto other = NewDatabase(*server_);
   ASSERT_TRUE(other.ok());

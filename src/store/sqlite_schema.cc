@@ -105,6 +105,12 @@ INSERT OR IGNORE INTO hostnames (host, project_id)
   SELECT 'Reference/' || name, id FROM projects
   WHERE id IN (SELECT project_id FROM hostnames) ORDER BY created_ms, id;
 )sql",
+    // 7: several clusters (issue 37): the cluster each record is placed on; every existing one is
+    // on the one cluster of a configuration without `clusters:`.
+    R"sql(
+ALTER TABLE projects ADD COLUMN cluster TEXT NOT NULL DEFAULT 'default';
+CREATE INDEX projects_cluster ON projects (cluster, id);
+)sql",
 };
 
 }  // namespace

@@ -110,9 +110,10 @@ Status SqliteStore::CheckNameFree(const ProjectRecord& record) {
 
 Status SqliteStore::WriteProject(const ProjectRecord& r) {
   Statement s = db_.Prepare(std::string("INSERT INTO projects (") + kProjectColumns +
-                            ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+                            ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
                             "ON CONFLICT (id) DO UPDATE SET name = excluded.name, "
-                            "team = excluded.team, spec_json = excluded.spec_json, "
+                            "team = excluded.team, cluster = excluded.cluster, "
+                            "spec_json = excluded.spec_json, "
                             "desired = excluded.desired, generation = excluded.generation, "
                             "restart_epoch = excluded.restart_epoch, "
                             "status_json = excluded.status_json, phase = excluded.phase, "
@@ -122,6 +123,7 @@ Status SqliteStore::WriteProject(const ProjectRecord& r) {
   s.Bind(r.generation).Bind(r.restart_epoch).Bind(r.status_json).Bind(r.phase);
   s.Bind(r.observed_generation).Bind(r.created_ms).Bind(r.updated_ms).Bind(r.version);
   s.Bind(ToString(r.kind));  // the upsert never changes it
+  s.Bind(r.cluster);
   s.Step();
   return db_.Check(s, "write project \"" + r.id + "\"");
 }
@@ -184,6 +186,7 @@ StatusOr<std::vector<ProjectRecord>> SqliteStore::ListProjects(const ListFilter&
   if (filter.team) sql += " AND team = ?";
   if (filter.phase) sql += " AND phase = ?";
   if (filter.desired) sql += " AND desired = ?";
+  if (filter.cluster) sql += " AND cluster = ?";
   sql += " ORDER BY id LIMIT ?";
   MutexLock lock(mu_);
   Statement s = db_.Prepare(sql);
@@ -192,6 +195,7 @@ StatusOr<std::vector<ProjectRecord>> SqliteStore::ListProjects(const ListFilter&
   if (filter.team) s.Bind(*filter.team);
   if (filter.phase) s.Bind(*filter.phase);
   if (filter.desired) s.Bind(ToString(*filter.desired));
+  if (filter.cluster) s.Bind(*filter.cluster);
   s.Bind(filter.limit == 0 ? int64_t{-1} : int64_t{filter.limit});
   std::vector<ProjectRecord> out;
   while (s.Step()) out.push_back(ReadProject(s));
@@ -325,6 +329,16 @@ StatusOr<std::map<std::string, int64_t>> SqliteStore::CountByPhase(RecordKind ki
   std::map<std::string, int64_t> out;
   while (s.Step()) out[s.Text(0)] = s.Int(1);
   RETURN_IF_ERROR(db_.Check(s, "count records by phase"));
+  return out;
+}
+
+StatusOr<std::map<std::string, int64_t>> SqliteStore::CountByCluster() {
+  MutexLock lock(mu_);
+  Statement s = db_.Prepare(
+      "SELECT cluster, COUNT(*) FROM projects WHERE desired != 'deleted' GROUP BY cluster");
+  std::map<std::string, int64_t> out;
+  while (s.Step()) out[s.Text(0)] = s.Int(1);
+  RETURN_IF_ERROR(db_.Check(s, "count records by cluster"));
   return out;
 }
 

@@ -114,7 +114,7 @@ TEST_F(SqliteStoreTest, ReopenKeepsDataAndDoesNotReapplyMigrations) {
   std::string applied =
       RawQuery(path_, "SELECT group_concat(applied_ms) FROM schema_migrations ORDER BY version");
   const std::string t0 = std::to_string(kT0);
-  EXPECT_EQ(applied, t0 + "," + t0 + "," + t0 + "," + t0 + "," + t0 + "," + t0);
+  EXPECT_EQ(applied, t0 + "," + t0 + "," + t0 + "," + t0 + "," + t0 + "," + t0 + "," + t0);
   store_.reset();
 
   clock_.Advance(std::chrono::hours(1));
@@ -125,7 +125,7 @@ TEST_F(SqliteStoreTest, ReopenKeepsDataAndDoesNotReapplyMigrations) {
   EXPECT_EQ(got->version, 2);
   EXPECT_EQ(reopened.FindCredentialByToken("tok-1")->id, "c-1");
   EXPECT_EQ(reopened.ListHistory("p1", 0, 0)->size(), 1u);
-  EXPECT_EQ(RawQuery(path_, "SELECT count(*) FROM schema_migrations"), "6");
+  EXPECT_EQ(RawQuery(path_, "SELECT count(*) FROM schema_migrations"), "7");
   EXPECT_EQ(
       RawQuery(path_, "SELECT group_concat(applied_ms) FROM schema_migrations ORDER BY version"),
       applied);
@@ -151,7 +151,7 @@ TEST_F(SqliteStoreTest, RefusesNewerSchema) {
   auto r = OpenSqliteStore(Options());
   EXPECT_EQ(r.status().code(), StatusCode::kFailedPrecondition);
   EXPECT_EQ(r.status().message(),
-            path_ + ": schema version 9 is newer than this Steward (knows up to 6)");
+            path_ + ": schema version 9 is newer than this Steward (knows up to 7)");
 }
 
 TEST_F(SqliteStoreTest, RefusesAFileThatIsNotSqlite) {
@@ -308,12 +308,13 @@ TEST_F(SqliteStoreTest, AVersionOneDatabaseGainsTheHostnamesTable) {
   store_.reset();
   // As a Steward of schema 1 left it.
   RawExec(path_,
-          "DROP TABLE hostnames; DROP INDEX projects_kind; ALTER TABLE projects DROP COLUMN kind; "
+          "DROP TABLE hostnames; DROP INDEX projects_cluster; ALTER TABLE projects DROP COLUMN "
+          "cluster; DROP INDEX projects_kind; ALTER TABLE projects DROP COLUMN kind; "
           "DROP TABLE shard_owners; DROP TABLE shard_history; DROP TABLE feed; DROP TABLE "
           "command_slots; "
           "DELETE FROM schema_migrations WHERE version >= 2");
   Store& reopened = Open();
-  EXPECT_EQ(RawQuery(path_, "SELECT count(*) FROM schema_migrations"), "6");
+  EXPECT_EQ(RawQuery(path_, "SELECT count(*) FROM schema_migrations"), "7");
   ASSERT_TRUE(reopened.MutateProject("p1", ClaimHosts({"alpha.localhost"})).ok());
   EXPECT_EQ(RawQuery(path_, "SELECT project_id FROM hostnames WHERE host = 'alpha.localhost'"),
             "p1");
@@ -325,12 +326,13 @@ TEST_F(SqliteStoreTest, AVersionTwoDatabaseGainsKindsAndItsRecordsAreProjects) {
   store_.reset();
   // As a Steward of schema 2 left it.
   RawExec(path_,
+          "DROP INDEX projects_cluster; ALTER TABLE projects DROP COLUMN cluster; "
           "DROP INDEX projects_kind; ALTER TABLE projects DROP COLUMN kind; "
           "DROP TABLE shard_owners; DROP TABLE shard_history; DROP TABLE feed; DROP TABLE "
           "command_slots; "
           "DELETE FROM schema_migrations WHERE version >= 3");
   Store& reopened = Open();
-  EXPECT_EQ(RawQuery(path_, "SELECT count(*) FROM schema_migrations"), "6");
+  EXPECT_EQ(RawQuery(path_, "SELECT count(*) FROM schema_migrations"), "7");
   auto got = reopened.GetProject("p1");
   ASSERT_TRUE(got.ok());
   EXPECT_EQ(got->kind, RecordKind::kProject);
@@ -352,9 +354,10 @@ TEST_F(SqliteStoreTest, AVersionFiveDatabaseClaimsEveryIdAndNameOnce) {
   store_.reset();
   RawExec(path_,
           "DELETE FROM hostnames WHERE host LIKE 'Reference/%'; "
+          "DROP INDEX projects_cluster; ALTER TABLE projects DROP COLUMN cluster; "
           "DELETE FROM schema_migrations WHERE version >= 6");
   Open();
-  EXPECT_EQ(RawQuery(path_, "SELECT count(*) FROM schema_migrations"), "6");
+  EXPECT_EQ(RawQuery(path_, "SELECT count(*) FROM schema_migrations"), "7");
   auto holder = [&](const std::string& word) {
     return RawQuery(path_,
                     "SELECT project_id FROM hostnames WHERE host = '" + ReferenceClaim(word) + "'");
@@ -365,6 +368,22 @@ TEST_F(SqliteStoreTest, AVersionFiveDatabaseClaimsEveryIdAndNameOnce) {
   EXPECT_EQ(holder("p1x"), "alpha2");
   EXPECT_EQ(holder("old"), "old");
   EXPECT_EQ(RawQuery(path_, "SELECT count(*) FROM hostnames WHERE project_id = 'bare'"), "0");
+}
+
+TEST_F(SqliteStoreTest, AVersionSixDatabasePlacesEveryRecordOnTheDefaultCluster) {
+  Open();
+  MustCreate(Project("p1", "alpha"));
+  store_.reset();
+  RawExec(path_,
+          "DROP INDEX projects_cluster; ALTER TABLE projects DROP COLUMN cluster; "
+          "DELETE FROM schema_migrations WHERE version >= 7");
+  Open();
+  EXPECT_EQ(RawQuery(path_, "SELECT count(*) FROM schema_migrations"), "7");
+  EXPECT_EQ(store_->GetProject("p1")->cluster, "default");
+  ProjectRecord east = Project("p2", "beta");
+  east.cluster = "east";
+  MustCreate(east);
+  EXPECT_EQ(RawQuery(path_, "SELECT cluster FROM projects WHERE id = 'p2'"), "east");
 }
 
 }  // namespace

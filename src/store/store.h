@@ -45,6 +45,10 @@ struct ProjectRecord {
   std::string name;  // 1-63 of [a-z0-9-], not starting with -; unique among stored records
   RecordKind kind = RecordKind::kProject;  // set at create, never changed
   std::string team;
+  // The cluster the record is placed on (a name from the configuration's `clusters:`; "default"
+  // for the one cluster of a configuration without that section). Set at create; changed only by
+  // a move. Kept as a column for list filters and per-cluster counts.
+  std::string cluster = "default";
   std::string spec_json;  // the engine's project spec (canonical JSON)
   DesiredState desired = DesiredState::kSuspended;
   // Bumped by every accepted intent (spec change, start, suspend, restart, rotate, delete).
@@ -143,6 +147,7 @@ struct ListFilter {
   std::optional<std::string> team;
   std::optional<std::string> phase;
   std::optional<DesiredState> desired;
+  std::optional<std::string> cluster;
   std::string after_id;  // paging: ids greater than this, in id order
   int limit = 0;         // 0: no limit
 };
@@ -173,6 +178,9 @@ class Store {
   // Records of `kind` per phase ("" for those the engine has not written a status for), without
   // reading any record: for metrics.
   virtual StatusOr<std::map<std::string, int64_t>> CountByPhase(RecordKind kind) = 0;
+  // Records of every kind whose desired state is not deleted, per cluster (clusters without any
+  // are absent), without reading any record: what placement weighs against capacity.
+  virtual StatusOr<std::map<std::string, int64_t>> CountByCluster() = 0;
 
   // Inserts a new project with its first credentials and history, atomically. `record.version`,
   // created/updated times are set by the store. kAlreadyExists when the id or name is taken.

@@ -75,7 +75,7 @@ class SqliteBackend final : public Backend {
     return out;
   }
   void UseAnotherDatabase() override { path_ = dir_ + "/other.db"; }
-  int64_t LatestSchema() const override { return 6; }
+  int64_t LatestSchema() const override { return 7; }
 
  private:
   std::string dir_, path_;
@@ -111,7 +111,7 @@ class PostgresBackend final : public Backend {
       status_ = db.error();
     }
   }
-  int64_t LatestSchema() const override { return 3; }
+  int64_t LatestSchema() const override { return 4; }
 
  private:
   LocalPostgres* server_ = nullptr;
@@ -965,6 +965,53 @@ TEST_P(StoreContractTest, KindsAreKeptFilteredAndNeverChange) {
   // One name space for both kinds: their objects would share names.
   ProjectRecord clash = Project("p2", "mqtt-schema-agent-t-b");
   EXPECT_EQ(store.CreateProject(clash, {}).status().code(), StatusCode::kAlreadyExists);
+}
+
+TEST_P(StoreContractTest, ClustersAreKeptFilteredCountedAndChangedOnlyByAWrite) {
+  Store& store = Open();
+  MustCreate(Project("p1", "alpha"));  // no cluster given: the default one
+  ProjectRecord east = Project("p2", "beta");
+  east.cluster = "east";
+  MustCreate(east);
+  ProjectRecord agent = Project("a1", "mqtt-schema-agent-t-b");
+  agent.kind = RecordKind::kAgent;
+  agent.cluster = "east";
+  MustCreate(agent);
+  ProjectRecord gone = Project("p3", "gamma");
+  gone.cluster = "east";
+  gone.desired = DesiredState::kDeleted;
+  MustCreate(gone);
+  EXPECT_EQ(store.GetProject("p1")->cluster, "default");
+  EXPECT_EQ(store.GetProjectByName("beta")->cluster, "east");
+  ListFilter on_east;
+  on_east.cluster = "east";
+  auto listed = store.ListProjects(on_east);
+  ASSERT_TRUE(listed.ok());
+  std::vector<std::string> ids;
+  for (const auto& r : *listed) ids.push_back(r.id);
+  EXPECT_THAT(ids, ::testing::ElementsAre("a1", "p2", "p3"));
+  // Records of every kind count, records being deleted do not.
+  auto counts = store.CountByCluster();
+  ASSERT_TRUE(counts.ok());
+  EXPECT_EQ(*counts, (std::map<std::string, int64_t>{{"default", 1}, {"east", 2}}));
+  // A move is a write like any other: it changes the column, the version and the counts.
+  auto moved = store.MutateProject("p2", [](ProjectRecord& r, const auto&, Mutation&) {
+    r.cluster = "west";
+    return Status::Ok();
+  });
+  ASSERT_TRUE(moved.ok());
+  EXPECT_EQ(moved->cluster, "west");
+  EXPECT_EQ(moved->version, 2);
+  EXPECT_EQ(store.GetProject("p2")->cluster, "west");
+  EXPECT_EQ(*store.CountByCluster(),
+            (std::map<std::string, int64_t>{{"default", 1}, {"east", 1}, {"west", 1}}));
+  // An upsert that leaves the cluster alone keeps it.
+  auto kept = store.MutateProject("p2", [](ProjectRecord& r, const auto&, Mutation&) {
+    r.generation += 1;
+    return Status::Ok();
+  });
+  ASSERT_TRUE(kept.ok());
+  EXPECT_EQ(store.GetProject("p2")->cluster, "west");
 }
 
 TEST_P(StoreContractTest, ShardsAreAcquiredByCompareAndSetAndFenceOutTheirPastOwners) {
