@@ -155,16 +155,22 @@ Json StatusJson(const store::ProjectRecord& r) {
 Json ProjectJson(const store::ProjectRecord& r) {
   Json spec = Json::object();
   if (auto j = ParseJson(r.spec_json); j.ok()) spec = std::move(*j);
+  // The cluster is the record's (placement decided it once); shown in the spec too, so that a
+  // spec read back and put again names the same cluster.
+  if (spec.is_object()) spec["cluster"] = r.cluster;
+  Json status = StatusJson(r);
+  status["cluster"] = r.cluster;
   return Json{{"id", r.id},
               {"kind", std::string(store::ToString(r.kind))},
               {"name", r.name},
               {"team", r.team},
+              {"cluster", r.cluster},
               {"spec", std::move(spec)},
               {"desiredState", std::string(store::ToString(r.desired))},
               {"generation", r.generation},
               {"restartEpoch", r.restart_epoch},
               {"version", r.version},
-              {"status", StatusJson(r)},
+              {"status", std::move(status)},
               {"createdAt", FormatTimeMs(r.created_ms)},
               {"updatedAt", FormatTimeMs(r.updated_ms)}};
 }

@@ -76,7 +76,12 @@ TEST(ProjectJsonTest, DefaultsAndDone) {
   EXPECT_EQ(j["status"]["reason"], "Accepted");
   EXPECT_EQ(j["status"]["observedGeneration"], 0);
   EXPECT_EQ(j["desiredState"], "running");
-  EXPECT_EQ(j["spec"], (Json{{"team", "t"}}));
+  // The record's cluster, shown beside the stored spec (which never holds it).
+  EXPECT_EQ(j["spec"], (Json{{"team", "t"}, {"cluster", "default"}}));
+  EXPECT_EQ(j["cluster"], "default");
+  EXPECT_EQ(j["status"]["cluster"], "default");
+  r.cluster = "east";
+  EXPECT_EQ(ProjectJson(r)["spec"]["cluster"], "east");
   EXPECT_FALSE(IsDone(r, 2));
   r.phase = "Running";
   r.observed_generation = 1;

@@ -88,7 +88,8 @@ Server::Server(ApiOptions options, ApiDeps deps)
   };
   auto R = part(records_);
   auto I = part(instances_);
-  const std::vector<std::string> list = {"team", "phase", "desiredState", "limit", "continue"};
+  const std::vector<std::string> list = {"team",    "phase", "desiredState",
+                                         "cluster", "limit", "continue"};
   add("/healthz", {{"GET", {S(&Server::HandleHealthz)}}, {"HEAD", {S(&Server::HandleHealthz)}}},
       true);
   add("/readyz", {{"GET", {S(&Server::HandleReadyz)}}, {"HEAD", {S(&Server::HandleReadyz)}}}, true);

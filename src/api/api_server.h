@@ -21,6 +21,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "common/metrics.h"
 #include "common/status.h"
@@ -71,8 +72,14 @@ struct ApiDeps {
   engine::Intents* intents = nullptr;            // usually &engine->intents()
   const engine::EngineConfig* config = nullptr;  // namespace, for instance operations
   instance::InstanceCalls* instance = nullptr;   // null: instance operations answer 503
-  MetricsRegistry* metrics = nullptr;            // null: /metrics answers 404
-  std::function<Status()> ready;                 // /readyz; null: always ready
+  // Several clusters: each record's instance operations go to its cluster's (`instance` is then
+  // not used); null for a cluster this Steward does not run: 503.
+  std::function<instance::InstanceCalls*(std::string_view cluster)> instances;
+  instance::InstanceCalls* InstanceFor(const store::ProjectRecord& r) const {
+    return instances ? instances(r.cluster) : instance;
+  }
+  MetricsRegistry* metrics = nullptr;  // null: /metrics answers 404
+  std::function<Status()> ready;       // /readyz; null: always ready
 };
 
 class ApiServer {

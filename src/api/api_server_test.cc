@@ -97,7 +97,8 @@ TEST_F(ApiTest, HealthReadinessAndMetrics) {
   EXPECT_EQ(m.headers.Get("Content-Type"), "text/plain; version=0.0.4; charset=utf-8");
   const std::string& t = m.body;
   EXPECT_NE(t.find("# TYPE steward_reconcile_duration_seconds histogram\n"), std::string::npos);
-  EXPECT_NE(t.find("steward_reconciles_total{result=\"terminal\"} 0\n"), std::string::npos);
+  EXPECT_NE(t.find("steward_reconciles_total{cluster=\"default\",result=\"terminal\"} 0\n"),
+            std::string::npos);
   EXPECT_NE(t.find("steward_api_requests_total{method=\"GET\",route=\"/v1/projects/{project}\","
                    "code=\"200\"} 1\n"),
             std::string::npos)
@@ -115,17 +116,21 @@ TEST_F(ApiTest, HealthReadinessAndMetrics) {
             std::string::npos);
   EXPECT_NE(t.find("# TYPE steward_workqueue_depth gauge\n"), std::string::npos);
   EXPECT_NE(t.find("# TYPE steward_kube_writes_total counter\n"), std::string::npos);
-  EXPECT_NE(t.find("steward_orphans 0\n"), std::string::npos);
+  EXPECT_NE(t.find("steward_orphans{cluster=\"default\"} 0\n"), std::string::npos);
   // Steward's own credentials refused (DESIGN §5's loud metric): exposed, at zero, per code.
-  EXPECT_NE(t.find("steward_kube_auth_failures_total{code=\"401\"} 0\n"), std::string::npos);
-  EXPECT_NE(t.find("steward_kube_auth_failures_total{code=\"403\"} 0\n"), std::string::npos);
+  EXPECT_NE(t.find("steward_kube_auth_failures_total{cluster=\"default\",code=\"401\"} 0\n"),
+            std::string::npos);
+  EXPECT_NE(t.find("steward_kube_auth_failures_total{cluster=\"default\",code=\"403\"} 0\n"),
+            std::string::npos);
   // The reconcile histogram counted runs (whatever their results).
   int64_t runs = 0, infinite_bucket = 0;
   for (std::string result : {"ok", "requeue", "error", "terminal"}) {
     const std::string count =
-        "\nsteward_reconcile_duration_seconds_count{result=\"" + result + "\"} ";
+        "\nsteward_reconcile_duration_seconds_count{cluster=\"default\",result=\"" + result +
+        "\"} ";
     const std::string inf =
-        "\nsteward_reconcile_duration_seconds_bucket{result=\"" + result + "\",le=\"+Inf\"} ";
+        "\nsteward_reconcile_duration_seconds_bucket{cluster=\"default\",result=\"" + result +
+        "\",le=\"+Inf\"} ";
     if (size_t at = t.find(count); at != std::string::npos) {
       runs += std::stoll(t.substr(at + count.size()));
     }
@@ -135,7 +140,7 @@ TEST_F(ApiTest, HealthReadinessAndMetrics) {
   }
   EXPECT_GT(runs, 0) << t;
   EXPECT_EQ(infinite_bucket, runs);
-  const std::string writes_prefix = "\nsteward_kube_writes_total ";
+  const std::string writes_prefix = "\nsteward_kube_writes_total{cluster=\"default\"} ";
   size_t at = t.find(writes_prefix);
   ASSERT_NE(at, std::string::npos);
   EXPECT_GE(std::stoll(t.substr(at + writes_prefix.size())), 4);  // secret, dep, svc, ingress
@@ -897,7 +902,7 @@ TEST_F(ApiTest, QueryParametersAndEscapedSlashesAreCheckedBeforeAnythingHappens)
   ExpectError(Do("GET", "/v1/projects?limit=1&limit=2"), 400, "InvalidArgument", "limit",
               "more than once");
   ExpectError(Do("GET", "/v1/projects?phase=Running&phases=Failed"), 400, "InvalidArgument",
-              "phases", "team, phase, desiredState, limit, continue");
+              "phases", "team, phase, desiredState, cluster, limit, continue");
   ExpectError(Do("GET", "/healthz?verbose", "", "", ""), 400, "InvalidArgument", "verbose",
               "unknown query parameter");
   // "%2F" inside a segment is not a separator: no route is reached through it.

@@ -222,9 +222,11 @@ class ApiFixture : public engine::testing::EngineFixture {
     StartCluster(ClusterProfile());
     OpenStore();
     engine::EngineOptions eo = DefaultOptions();
-    app::InstallReconcileMetrics(metrics_, eo);
+    engine_metrics_ = std::make_unique<app::EngineMetrics>(metrics_);
+    engine_metrics_->Hook(eo);
     StartEngine(eo);
-    app::InstallStateMetrics(metrics_, *engine_, *store_);
+    engine_metrics_->Watch(*engine_);
+    app::InstallStoreMetrics(metrics_, *store_);
     instance::InstanceOptions io;
     io.ns = kNs;
     io.access = instance::Access::kProxy;
@@ -333,6 +335,7 @@ class ApiFixture : public engine::testing::EngineFixture {
   }
 
   MetricsRegistry metrics_;
+  std::unique_ptr<app::EngineMetrics> engine_metrics_;  // feeds metrics_
   engine::EngineConfig config_;
   std::unique_ptr<instance::InstanceOps> instance_;
   // The API's intents when set (a test's own, over the same store); else the engine's.

@@ -183,7 +183,7 @@ std::optional<store::ProjectRecord> InstanceHandlers::RunningProject(const CallP
                       "; it has no pod to answer instance operations"));
     return std::nullopt;
   }
-  if (deps_.instance == nullptr) {
+  if (deps_.InstanceFor(*rec) == nullptr) {
     server_.ReplyError(call,
                        MakeError(503, "Unavailable", "instance operations are not configured"));
     return std::nullopt;
@@ -194,7 +194,7 @@ std::optional<store::ProjectRecord> InstanceHandlers::RunningProject(const CallP
 void InstanceHandlers::HandleInstanceInfo(const CallPtr& call) {
   auto rec = RunningProject(call);
   if (!rec) return;
-  auto info = deps_.instance->Info(ServiceOf(*rec));
+  auto info = deps_.InstanceFor(*rec)->Info(ServiceOf(*rec));
   if (!info.ok()) {
     server_.ReplyError(call, FromInstance(*rec, info.error()));
     return;
@@ -205,7 +205,7 @@ void InstanceHandlers::HandleInstanceInfo(const CallPtr& call) {
 void InstanceHandlers::HandleInstanceLogs(const CallPtr& call) {
   auto rec = RunningProject(call);
   if (!rec) return;
-  auto logs = deps_.instance->Logs(ServiceOf(*rec));
+  auto logs = deps_.InstanceFor(*rec)->Logs(ServiceOf(*rec));
   if (!logs.ok()) {
     server_.ReplyError(call, FromInstance(*rec, logs.error()));
     return;
@@ -233,7 +233,7 @@ void InstanceHandlers::HandleFlowsCommand(const CallPtr& call, const std::string
   }
   auto rec = RunningProject(call);
   if (!rec) return;
-  auto answers = deps_.instance->Command(ServiceOf(*rec), command);
+  auto answers = deps_.InstanceFor(*rec)->Command(ServiceOf(*rec), command);
   if (!answers.ok()) {
     server_.ReplyError(call, FromInstance(*rec, answers.error()));
     return;
@@ -268,7 +268,8 @@ void InstanceHandlers::HandleFlowsCommand(const CallPtr& call, const std::string
 void InstanceHandlers::HandleAgentStatus(const CallPtr& call) {
   auto rec = RunningProject(call, store::RecordKind::kAgent);
   if (!rec) return;
-  auto status = deps_.instance->AgentStatus(rec->name);  // the Service is named as the agent
+  auto status =
+      deps_.InstanceFor(*rec)->AgentStatus(rec->name);  // the Service is named as the agent
   if (!status.ok()) {
     server_.ReplyError(call, FromInstance(*rec, status.error()));
     return;
@@ -293,7 +294,7 @@ void InstanceHandlers::HandleAgentCommand(const CallPtr& call) {
   }
   auto rec = RunningProject(call, store::RecordKind::kAgent);
   if (!rec) return;
-  auto answer = deps_.instance->AgentCommand(rec->name, command);
+  auto answer = deps_.InstanceFor(*rec)->AgentCommand(rec->name, command);
   if (!answer.ok()) {
     server_.ReplyError(call, FromInstance(*rec, answer.error()));
     return;
@@ -319,7 +320,7 @@ void InstanceHandlers::HandleRestartEach(const CallPtr& call) {
   }
   auto rec = RunningProject(call);
   if (!rec) return;
-  auto steps = deps_.instance->RestartEach(ServiceOf(*rec), options_.restart_per_pod);
+  auto steps = deps_.InstanceFor(*rec)->RestartEach(ServiceOf(*rec), options_.restart_per_pod);
   if (!steps.ok()) {
     server_.ReplyError(call, FromInstance(*rec, steps.error()));
     return;
@@ -388,7 +389,7 @@ void InstanceHandlers::HandleFiles(const CallPtr& call) {
 std::optional<instance::FileAnswer> InstanceHandlers::SendFiles(
     const CallPtr& call, const store::ProjectRecord& rec, const instance::FileRequest& req,
     const std::string& op, const std::string& path, const std::string& not_found) {
-  auto answer = deps_.instance->Files(ServiceOf(rec), req, options_.max_file_bytes);
+  auto answer = deps_.InstanceFor(rec)->Files(ServiceOf(rec), req, options_.max_file_bytes);
   if (!answer.ok()) {
     server_.ReplyError(call, FromInstance(rec, answer.error()));
     return std::nullopt;
@@ -515,8 +516,8 @@ void InstanceHandlers::McpCommand(const CallPtr& call, const std::string& cmd, J
                                   const std::string& key) {
   auto rec = RunningProject(call);
   if (!rec) return;
-  auto answer =
-      deps_.instance->CommandOne(ServiceOf(*rec), Json{{"cmd", cmd}, {"data", std::move(data)}});
+  auto answer = deps_.InstanceFor(*rec)->CommandOne(ServiceOf(*rec),
+                                                    Json{{"cmd", cmd}, {"data", std::move(data)}});
   if (!answer.ok()) {
     server_.ReplyError(call, FromInstance(*rec, answer.error()));
     return;

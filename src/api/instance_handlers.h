@@ -39,6 +39,7 @@ struct ResourceStream {
   std::shared_ptr<net::WebSocket> ws;  // null: SSE
   std::string project;                 // the project's name, for messages
   std::string service;
+  instance::InstanceCalls* calls = nullptr;  // its cluster's; outlives the API
   Mutex mu;
   bool ended GUARDED_BY(mu) = false;
   std::map<std::string, double> last_ts GUARDED_BY(mu);  // per pod: the newest sample sent

@@ -13,6 +13,7 @@ ProjectView::ItemPtr ProjectView::MakeItem(const store::ProjectRecord& record,
   item->kind = record.kind;
   item->id = record.id;
   item->team = record.team;
+  item->cluster = record.cluster;
   item->phase = record.phase;
   item->desired = record.desired;
   item->version = record.version;
@@ -129,6 +130,7 @@ std::vector<ProjectView::ItemPtr> ProjectView::List(const store::ListFilter& fil
     const Item& item = *it->second;
     if (filter.kind && item.kind != *filter.kind) continue;
     if (filter.team && item.team != *filter.team) continue;
+    if (filter.cluster && item.cluster != *filter.cluster) continue;
     if (filter.desired && item.desired != *filter.desired) continue;
     if (filter.phase && item.phase != *filter.phase &&
         !(*filter.phase == "Pending" && item.phase.empty())) {

@@ -40,6 +40,7 @@ class ProjectView {
     store::RecordKind kind = store::RecordKind::kProject;
     std::string id;
     std::string team;
+    std::string cluster;
     std::string phase;  // the status's phase column; "" before the engine wrote a status
     store::DesiredState desired = store::DesiredState::kSuspended;
     int64_t version = 0;

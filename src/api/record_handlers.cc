@@ -233,6 +233,7 @@ void RecordHandlers::ListOf(const CallPtr& call, store::RecordKind kind) {
   store::ListFilter filter;
   filter.kind = kind;
   if (req.HasQuery("team")) filter.team = std::string(req.Query("team"));
+  if (req.HasQuery("cluster")) filter.cluster = std::string(req.Query("cluster"));
   bool pending = false;
   if (req.HasQuery("phase")) {
     std::string_view p = req.Query("phase");

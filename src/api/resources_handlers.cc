@@ -15,7 +15,7 @@ namespace steward::api {
 void InstanceHandlers::HandleResources(const CallPtr& call) {
   auto rec = RunningProject(call);
   if (!rec) return;
-  auto resources = deps_.instance->Resources(ServiceOf(*rec));
+  auto resources = deps_.InstanceFor(*rec)->Resources(ServiceOf(*rec));
   if (!resources.ok()) {
     server_.ReplyError(call, FromInstance(*rec, resources.error()));
     return;
@@ -73,7 +73,7 @@ void InstanceHandlers::HandleResourcesStream(const CallPtr& call) {
   if (!rec) return;
   // The first read answers errors (no ready pod: 409) before the stream begins; its samples
   // are history: the stream sends what comes after them.
-  auto first = deps_.instance->Resources(ServiceOf(*rec));
+  auto first = deps_.InstanceFor(*rec)->Resources(ServiceOf(*rec));
   if (!first.ok()) {
     server_.ReplyError(call, FromInstance(*rec, first.error()));
     return;
@@ -82,6 +82,7 @@ void InstanceHandlers::HandleResourcesStream(const CallPtr& call) {
   s->call = call;
   s->project = rec->name;
   s->service = ServiceOf(*rec);
+  s->calls = deps_.InstanceFor(*rec);
   {
     MutexLock lock(s->mu);
     for (const Json& pod : (*first)["pods"]) s->last_ts[pod.get<std::string>()] = 0;
@@ -143,7 +144,7 @@ void InstanceHandlers::PollResources(const std::shared_ptr<ResourceStream>& s) {
     s->timer = 0;
   }
   if (stopping_) return;
-  auto now = deps_.instance->Resources(s->service);
+  auto now = s->calls->Resources(s->service);
   MutexLock lock(s->mu);
   if (s->ended) return;
   if (!now.ok()) {

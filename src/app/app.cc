@@ -18,6 +18,7 @@
 #include "common/log.h"
 #include "common/mutex.h"
 #include "engine/intents/intents.h"
+#include "engine/intents/placement.h"
 #include "engine/probe/http_prober.h"
 #include "instance/instance_ops.h"
 #include "kube/client/client.h"
@@ -142,6 +143,16 @@ kube::RestConfig RestConfigFor(const cluster::EmbeddedCluster& cluster) {
   return config;
 }
 
+// How one cluster is reached: its configuration, and once started its client (and its embedded
+// cluster). Index i of AppImpl's vectors is the i-th cluster of EffectiveClusters.
+struct ClusterLink {
+  ServeConfig::Cluster config;
+  kube::RestConfig rest;  // empty for an embedded one until it starts
+  bool in_cluster = false;
+  std::unique_ptr<cluster::EmbeddedCluster> embedded;
+  std::shared_ptr<kube::Client> client;
+};
+
 class AppImpl final : public App {
  public:
   explicit AppImpl(ServeConfig config) : config_(std::move(config)) {}
@@ -153,45 +164,74 @@ class AppImpl final : public App {
   std::string probe_url() const override { return probe_url_; }
   std::string api_token() const override { return token_; }
   std::string api_token_file() const override { return token_file_; }
-  cluster::EmbeddedCluster* embedded_cluster() override { return cluster_.get(); }
+  cluster::EmbeddedCluster* embedded_cluster() override { return links_[0]->embedded.get(); }
   store::Store& store() override { return *store_; }
-  engine::Engine& engine() override { return *engine_; }
+  engine::Engine& engine() override { return *engines_[0]; }
   MetricsRegistry& metrics() override { return *metrics_; }
+  std::vector<std::string> cluster_names() const override {
+    std::vector<std::string> out;
+    for (const auto& l : links_) out.push_back(l->config.name);
+    return out;
+  }
+  cluster::EmbeddedCluster* embedded_cluster_of(std::string_view name) override {
+    const int i = IndexOf(name);
+    return i < 0 ? nullptr : links_[i]->embedded.get();
+  }
+  engine::Engine* engine_of(std::string_view name) override {
+    const int i = IndexOf(name);
+    return i < 0 || static_cast<size_t>(i) >= engines_.size() ? nullptr : engines_[i].get();
+  }
+  engine::Intents& intents() override { return *intents_; }
 
   void Stop() override {
     MutexLock lock(stop_mu_);
     if (api_) api_->Stop();
-    // Drains the engine, releases the shards and then the Lease: the others take over at once.
+    // Drains the engines, releases the shards and then the Lease: the others take over at once.
     if (membership_) membership_->Stop();
-    if (engine_) engine_->Stop();
-    if (cluster_) cluster_->Stop();
+    for (auto& e : engines_) e->Stop();
+    for (auto& l : links_) {
+      if (l->embedded) l->embedded->Stop();
+    }
   }
 
  private:
+  int IndexOf(std::string_view name) const {
+    for (size_t i = 0; i < links_.size(); ++i) {
+      if (links_[i]->config.name == name) return static_cast<int>(i);
+    }
+    return -1;
+  }
   // The configuration of a kubeconfig or in-cluster source; an empty one for kEmbedded.
-  StatusOr<kube::RestConfig> LoadRestConfig();
-  Status StartCluster(kube::RestConfig rest);
+  StatusOr<kube::RestConfig> LoadRestConfig(const ServeConfig::Cluster& c);
+  Status StartCluster(ClusterLink& link);
   Status OpenStore();
-  Status StartEngine();
+  Status StartEngine(ClusterLink& link);
+  Status StartPlacement();
   Status StartApi();
   // Sharded mode (config_.replicas): the replica's name resolved, and a database several
   // processes can share.
   Status CheckReplicas();
   Status StartMembership();
+  // What messages about a cluster start with: "" for the one cluster of a configuration without
+  // clusters:, else "cluster NAME: ".
+  std::string Where(const ClusterLink& link) const {
+    return config_.clusters.empty() ? "" : "cluster " + link.config.name + ": ";
+  }
 
   ServeConfig config_;
   Mutex stop_mu_;  // serialises Stop(); guards no member (the parts are thread-safe)
   std::string token_, token_file_, api_url_, probe_url_;
-  bool in_cluster_ = false;
   std::optional<net::TlsConfig> tls_;  // the API's, read before anything starts
   // Declared in start order: destroyed in reverse, after Stop().
-  std::unique_ptr<cluster::EmbeddedCluster> cluster_;
-  std::shared_ptr<kube::Client> client_;
+  std::vector<std::unique_ptr<ClusterLink>> links_;  // never empty once Init began
   std::unique_ptr<store::Store> store_;
   std::unique_ptr<MetricsRegistry> metrics_;
-  std::unique_ptr<engine::Engine> engine_;
+  std::unique_ptr<EngineMetrics> engine_metrics_;
+  std::vector<std::unique_ptr<engine::Engine>> engines_;  // one per link, in its order
+  std::unique_ptr<engine::Placement> placement_;
+  std::unique_ptr<engine::Intents> intents_;  // the API's: places records on the clusters
   std::unique_ptr<replica::Membership> membership_;
-  std::unique_ptr<instance::InstanceOps> instance_;
+  std::vector<std::unique_ptr<instance::InstanceOps>> instances_;  // one per link
   std::unique_ptr<api::ApiServer> api_;
 };
 
@@ -220,54 +260,76 @@ Status AppImpl::Init() {
   }
   RETURN_IF_ERROR(EnsurePrivateDirectory(config_.data_dir, "dataDir"));
   // A kubeconfig or service account that cannot be read is refused before anything is written.
-  StatusOr<kube::RestConfig> rest = LoadRestConfig();
-  if (!rest.ok()) return rest.error();
+  for (ServeConfig::Cluster& c : EffectiveClusters(config_)) {
+    auto link = std::make_unique<ClusterLink>();
+    ASSIGN_OR_RETURN(link->rest, LoadRestConfig(c));
+    link->config = std::move(c);
+    links_.push_back(std::move(link));
+  }
   token_file_ = config_.api_token_file.empty() ? (fs::path(config_.data_dir) / "api-token").string()
                                                : config_.api_token_file;
   ASSIGN_OR_RETURN(token_, LoadOrCreateToken(token_file_, !config_.api_token_file.empty()));
 
-  RETURN_IF_ERROR(StartCluster(std::move(*rest)));
+  for (auto& link : links_) RETURN_IF_ERROR(StartCluster(*link));
   RETURN_IF_ERROR(OpenStore());
-  RETURN_IF_ERROR(StartEngine());
+  metrics_ = std::make_unique<MetricsRegistry>();
+  engine_metrics_ = std::make_unique<EngineMetrics>(*metrics_);
+  for (auto& link : links_) RETURN_IF_ERROR(StartEngine(*link));
+  InstallStoreMetrics(*metrics_, *store_);
+  RETURN_IF_ERROR(StartPlacement());
+  RETURN_IF_ERROR(StartMembership());
   return StartApi();
 }
 
-StatusOr<kube::RestConfig> AppImpl::LoadRestConfig() {
+StatusOr<kube::RestConfig> AppImpl::LoadRestConfig(const ServeConfig::Cluster& c) {
   StatusOr<kube::RestConfig> rest = kube::RestConfig{};
-  if (config_.cluster == ClusterSource::kInCluster) {
+  if (c.cluster == ClusterSource::kInCluster) {
     rest = kube::LoadInCluster(kube::InClusterSources::FromEnvironment());
-  } else if (config_.cluster == ClusterSource::kKubeconfig) {
-    rest = kube::LoadKubeconfig(
-        kube::KubeconfigSourcesFromEnvironment(config_.kubeconfig, config_.context));
+  } else if (c.cluster == ClusterSource::kKubeconfig) {
+    rest = kube::LoadKubeconfig(kube::KubeconfigSourcesFromEnvironment(c.kubeconfig, c.context));
   }
-  if (!rest.ok()) return WithPrefix(rest.error(), "kubernetes: ");
+  if (!rest.ok()) {
+    return WithPrefix(rest.error(), config_.clusters.empty()
+                                        ? "kubernetes: "
+                                        : "clusters." + c.name + ".kubernetes: ");
+  }
   return rest;
 }
 
-Status AppImpl::StartCluster(kube::RestConfig rest) {
-  in_cluster_ = config_.cluster == ClusterSource::kInCluster;
-  if (config_.cluster == ClusterSource::kEmbedded) {
+Status AppImpl::StartCluster(ClusterLink& link) {
+  const ServeConfig::Cluster& c = link.config;
+  const std::string where = Where(link);
+  link.in_cluster = c.cluster == ClusterSource::kInCluster;
+  kube::RestConfig rest = link.rest;
+  if (c.cluster == ClusterSource::kEmbedded) {
     cluster::EmbeddedCluster::Options o;
-    auto profile = cluster::LoadProfile(config_.embedded_profile);
+    auto profile = cluster::LoadProfile(c.embedded_profile);
     if (!profile.ok()) {
-      return InvalidArgument("kubernetes.embedded.profile: " + profile.error().message());
+      return InvalidArgument(where + "kubernetes.embedded.profile: " + profile.error().message());
     }
     o.profile = *profile;
-    RETURN_IF_ERROR(SplitListen(config_.embedded_listen, "kubernetes.embedded.listen", &o.api_host,
-                                &o.api_port));
-    RETURN_IF_ERROR(SplitListen(config_.ingress_listen, "kubernetes.embedded.ingressListen",
+    RETURN_IF_ERROR(SplitListen(c.embedded_listen, where + "kubernetes.embedded.listen",
+                                &o.api_host, &o.api_port));
+    RETURN_IF_ERROR(SplitListen(c.ingress_listen, where + "kubernetes.embedded.ingressListen",
                                 &o.ingress_host, &o.ingress_port));
-    o.seed = config_.seed;
-    o.data_dir = (fs::path(config_.data_dir) / "cluster").string();
-    o.audit_log = config_.audit_log;
-    auto cluster = cluster::EmbeddedCluster::Start(o);
-    if (!cluster.ok()) return WithPrefix(cluster.error(), "embedded cluster: ");
-    cluster_ = std::move(*cluster);
-    if (!config_.kubeconfig_out.empty()) {
-      Status st = cluster_->WriteKubeconfig(config_.kubeconfig_out);
-      if (!st.ok()) return WithPrefix(st, "kubernetes.embedded.kubeconfigOut: ");
+    o.seed = c.seed;
+    // The one cluster of a configuration without clusters: keeps its state where it always had.
+    if (config_.clusters.empty()) {
+      o.data_dir = (fs::path(config_.data_dir) / "cluster").string();
+    } else {
+      const std::string parent = (fs::path(config_.data_dir) / "clusters").string();
+      RETURN_IF_ERROR(EnsurePrivateDirectory(parent, "dataDir/clusters"));
+      o.data_dir = (fs::path(parent) / c.name).string();
     }
-    rest = RestConfigFor(*cluster_);
+    o.audit_log = c.audit_log;
+    auto cluster = cluster::EmbeddedCluster::Start(o);
+    if (!cluster.ok()) return WithPrefix(cluster.error(), where + "embedded cluster: ");
+    link.embedded = std::move(*cluster);
+    if (!c.kubeconfig_out.empty()) {
+      Status st = link.embedded->WriteKubeconfig(c.kubeconfig_out);
+      if (!st.ok()) return WithPrefix(st, where + "kubernetes.embedded.kubeconfigOut: ");
+    }
+    rest = RestConfigFor(*link.embedded);
   }
   kube::TransportOptions transport_options;
   if (config_.replicas.enabled) {
@@ -275,9 +337,11 @@ Status AppImpl::StartCluster(kube::RestConfig rest) {
     transport_options.user_agent += " replica/" + config_.replicas.name;
   }
   auto transport = kube::Transport::Create(rest, transport_options);
-  if (!transport.ok()) return WithPrefix(transport.error(), "kubernetes: " + rest.source + ": ");
-  client_ = std::make_shared<kube::Client>(*transport);
-  if (!cluster_) {
+  if (!transport.ok()) {
+    return WithPrefix(transport.error(), where + "kubernetes: " + rest.source + ": ");
+  }
+  link.client = std::make_shared<kube::Client>(*transport);
+  if (!link.embedded) {
     // Fail fast and say why: otherwise an unreachable server or refused credentials surface
     // only as informers that never sync (engine.syncTimeout later).
     kube::TransportRequest version;
@@ -285,31 +349,31 @@ Status AppImpl::StartCluster(kube::RestConfig rest) {
     version.target = "/version";
     version.timeout = std::chrono::seconds(10);
     auto answer = (*transport)->Do(version);
-    const std::string where = "kubernetes: " + rest.server + " (" + rest.source + "): ";
-    if (!answer.ok()) return Unavailable(where + answer.error().message());
+    const std::string at = where + "kubernetes: " + rest.server + " (" + rest.source + "): ";
+    if (!answer.ok()) return Unavailable(at + answer.error().message());
     if (answer->status == 401 || answer->status == 403) {
       return Status(
           answer->status == 401 ? StatusCode::kUnauthenticated : StatusCode::kPermissionDenied,
-          where + "GET /version answered " + std::to_string(answer->status) +
+          at + "GET /version answered " + std::to_string(answer->status) +
               ": the credentials are refused");
     }
     if (answer->status != 200) {
-      return Unavailable(where + "GET /version answered " + std::to_string(answer->status));
+      return Unavailable(at + "GET /version answered " + std::to_string(answer->status));
     }
   }
-  LOG_INFO("kubernetes: {} ({})", rest.server, rest.source);
+  LOG_INFO("{}kubernetes: {} ({})", where, rest.server, rest.source);
 
-  if (cluster_) {
+  if (link.embedded) {
     // The embedded cluster is ours and starts empty: give the engine its namespace. A real
     // cluster's namespace is the operator's to create (with the RBAC that goes with it).
     // Read first: a restart over a data dir then sends the cluster no write at all.
-    const std::string& ns = config_.engine.namespace_name;
+    const std::string& ns = c.engine.namespace_name;
     Json body = {{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", ns}}}};
-    if (!client_->Get(kube::ResourceType::Namespace(), "", ns).ok()) {
-      if (auto r = client_->Create(kube::ResourceType::Namespace(), "", body);
+    if (!link.client->Get(kube::ResourceType::Namespace(), "", ns).ok()) {
+      if (auto r = link.client->Create(kube::ResourceType::Namespace(), "", body);
           !r.ok() && !r.error().IsAlreadyExists()) {
-        return Status(StatusCode::kUnavailable,
-                      "embedded cluster: creating namespace " + ns + ": " + r.error().ToString());
+        return Status(StatusCode::kUnavailable, where + "embedded cluster: creating namespace " +
+                                                    ns + ": " + r.error().ToString());
       }
     }
   }
@@ -335,19 +399,19 @@ Status AppImpl::OpenStore() {
   return Status::Ok();
 }
 
-Status AppImpl::StartEngine() {
-  metrics_ = std::make_unique<MetricsRegistry>();
+Status AppImpl::StartEngine(ClusterLink& link) {
   engine::EngineOptions eo;
-  eo.config = config_.engine;
+  eo.cluster = link.config.name;
+  eo.config = link.config.engine;
   eo.config.shards = config_.replicas.enabled ? config_.replicas.shards : 0;
-  if (cluster_) {
+  if (link.embedded) {
     // Project URLs must be reachable through the embedded ingress listener: its port goes
     // into the URL unless the configuration names one, and probes go to the listener.
     if (eo.config.url_port == 0 && eo.config.url_scheme == "http") {
-      eo.config.url_port = cluster_->ingress_port();
+      eo.config.url_port = link.embedded->ingress_port();
     }
     if (eo.config.http_probe && eo.config.http_probe_address.empty()) {
-      eo.config.http_probe_address = "127.0.0.1:" + std::to_string(cluster_->ingress_port());
+      eo.config.http_probe_address = "127.0.0.1:" + std::to_string(link.embedded->ingress_port());
     }
   }
   if (eo.config.http_probe) {
@@ -356,17 +420,54 @@ Status AppImpl::StartEngine() {
     po.timeout = std::chrono::milliseconds(eo.config.http_probe_timeout_ms);
     eo.prober = engine::MakeHttpProber(po);
   }
-  InstallReconcileMetrics(*metrics_, eo);
-  InstallStatusMetrics(*metrics_, eo);
-  auto engine = engine::Engine::Create(std::move(eo), client_, *store_);
-  if (!engine.ok()) return WithPrefix(engine.error(), "engine: ");
-  engine_ = std::move(*engine);
-  if (Status st = engine_->Start(); !st.ok()) {
+  engine_metrics_->Hook(eo);
+  auto engine = engine::Engine::Create(std::move(eo), link.client, *store_);
+  if (!engine.ok()) return WithPrefix(engine.error(), Where(link) + "engine: ");
+  engines_.push_back(std::move(*engine));
+  if (Status st = engines_.back()->Start(); !st.ok()) {
     // A sync that never completes is what an unreachable cluster or missing RBAC looks like.
-    return WithPrefix(st, "engine: ");
+    return WithPrefix(st, Where(link) + "engine: ");
   }
-  InstallStateMetrics(*metrics_, *engine_, *store_);
-  return StartMembership();
+  engine_metrics_->Watch(*engines_.back());
+  return Status::Ok();
+}
+
+Status AppImpl::StartPlacement() {
+  std::vector<engine::ClusterTarget> targets;
+  std::vector<std::pair<std::string, int64_t>> capacities;
+  for (size_t i = 0; i < links_.size(); ++i) {
+    engine::ClusterTarget t;
+    t.name = links_[i]->config.name;
+    t.config = &engines_[i]->options().config;
+    t.vault = &engines_[i]->vault();
+    t.capacity = links_[i]->config.capacity;
+    t.labels = links_[i]->config.labels;
+    capacities.emplace_back(t.name, t.capacity);
+    targets.push_back(std::move(t));
+  }
+  engine::PlacementPolicy policy;
+  policy.required_labels = config_.placement.required_labels;
+  policy.team_affinity = config_.placement.team_affinity;
+  placement_ = std::make_unique<engine::Placement>(std::move(targets), std::move(policy), *store_);
+  // No enqueue: every commit reaches the engines through the store's listener.
+  // Without clusters: in the configuration every record is the one cluster's: no placement (and
+  // no read of the record before each put to find its cluster).
+  intents_ = std::make_unique<engine::Intents>(
+      *store_, nullptr, &engines_[0]->options().config, &engines_[0]->vault(),
+      config_.clusters.empty() ? nullptr : placement_.get());
+  InstallClusterMetrics(*metrics_, *store_, std::move(capacities));
+  // Records placed on a cluster the configuration no longer lists are nobody's: said loudly, not
+  // moved (a move is an intent) and not refused (the operator may be mid-change).
+  auto counts = store_->CountByCluster();
+  if (!counts.ok()) return WithPrefix(counts.error(), "database: ");
+  for (const auto& [name, n] : *counts) {
+    if (IndexOf(name) < 0) {
+      LOG_ERROR("{} records are placed on cluster {}, which the configuration does not list: no "
+                "engine runs them until it is listed again",
+                n, name);
+    }
+  }
+  return Status::Ok();
 }
 
 Status AppImpl::CheckReplicas() {
@@ -397,16 +498,24 @@ Status AppImpl::StartMembership() {
   if (!r.enabled) return Status::Ok();
   replica::MembershipOptions mo;
   mo.name = r.name;
-  mo.ns = config_.engine.namespace_name;
+  // The replicas' Leases live in the first cluster; a replica acts for its shards on every
+  // cluster (shards cover (cluster, shard) pairs by covering the ids on each).
+  mo.ns = links_[0]->config.engine.namespace_name;
   mo.shards = r.shards;
   mo.lease_duration = r.lease_duration;
   mo.renew_deadline = r.renew_deadline;
   mo.retry_period = r.retry_period;
-  engine::Engine* engine = engine_.get();
-  mo.apply = [engine](std::map<int, store::Fence> owned) {
-    return engine->SetOwnedShards(std::move(owned));
+  std::vector<engine::Engine*> engines;
+  for (auto& e : engines_) engines.push_back(e.get());
+  mo.apply = [engines](std::map<int, store::Fence> owned) {
+    Status first = Status::Ok();
+    for (engine::Engine* e : engines) {
+      Status st = e->SetOwnedShards(owned);
+      if (!st.ok() && first.ok()) first = st;
+    }
+    return first;
   };
-  auto membership = replica::Membership::Create(std::move(mo), client_, *store_);
+  auto membership = replica::Membership::Create(std::move(mo), links_[0]->client, *store_);
   if (!membership.ok()) return membership.error();
   membership_ = std::move(*membership);
   InstallReplicaMetrics(*metrics_, *membership_);
@@ -417,44 +526,48 @@ Status AppImpl::StartMembership() {
 }
 
 Status AppImpl::StartApi() {
-  instance::InstanceOptions io;
-  io.ns = config_.engine.namespace_name;
-  io.timeout = config_.instance_timeout;
-  switch (config_.instance_access) {
-    case InstanceAccess::kDirect:
-      io.access = instance::Access::kDirect;
-      break;
-    case InstanceAccess::kProxy:
-      io.access = instance::Access::kProxy;
-      break;
-    case InstanceAccess::kAuto:
-      io.access = in_cluster_ ? instance::Access::kDirect : instance::Access::kProxy;
-      break;
+  for (size_t i = 0; i < links_.size(); ++i) {
+    const ClusterLink& link = *links_[i];
+    instance::InstanceOptions io;
+    io.ns = link.config.engine.namespace_name;
+    io.timeout = config_.instance_timeout;
+    switch (config_.instance_access) {
+      case InstanceAccess::kDirect:
+        io.access = instance::Access::kDirect;
+        break;
+      case InstanceAccess::kProxy:
+        io.access = instance::Access::kProxy;
+        break;
+      case InstanceAccess::kAuto:
+        io.access = link.in_cluster ? instance::Access::kDirect : instance::Access::kProxy;
+        break;
+    }
+    // Pods to ask come from the engine's EndpointSlice cache (no list request per call); the
+    // engine outlives the API (Stop stops the API first).
+    engine::Engine* slices_of = engines_[i].get();
+    io.cached_endpoint_slices = [slices_of](const std::string& service) {
+      return slices_of->EndpointSlicesOf(service);
+    };
+    if (membership_) {
+      // Replicas: one lifecycle command at a time per pod across every process on the store (the
+      // store outlives the API, as the engine does). The identity names this process, so a
+      // restarted replica does not take over a hold its past self left: that runs out. Keys
+      // name the cluster's pods (names are unique over the store, so over the clusters).
+      store::Store* slots = store_.get();
+      const std::string holder = membership_->identity();
+      io.shared_slots = instance::InstanceOptions::SharedSlots{
+          [slots, holder](const std::string& key, std::chrono::milliseconds ttl) {
+            return slots->TakeSlot(key, holder, ttl);
+          },
+          [slots, holder](const std::string& key) {
+            Status released = slots->ReleaseSlot(key, holder);
+            if (!released.ok()) {
+              LOG_WARN("{}: not released ({}); it runs out by itself", key, released.message());
+            }
+          }};
+    }
+    instances_.push_back(std::make_unique<instance::InstanceOps>(link.client, io));
   }
-  // Pods to ask come from the engine's EndpointSlice cache (no list request per call); the
-  // engine outlives the API (Stop stops the API first).
-  engine::Engine* slices_of = engine_.get();
-  io.cached_endpoint_slices = [slices_of](const std::string& service) {
-    return slices_of->EndpointSlicesOf(service);
-  };
-  if (membership_) {
-    // Replicas: one lifecycle command at a time per pod across every process on the store (the
-    // store outlives the API, as the engine does). The identity names this process, so a
-    // restarted replica does not take over a hold its past self left: that runs out.
-    store::Store* slots = store_.get();
-    const std::string holder = membership_->identity();
-    io.shared_slots = instance::InstanceOptions::SharedSlots{
-        [slots, holder](const std::string& key, std::chrono::milliseconds ttl) {
-          return slots->TakeSlot(key, holder, ttl);
-        },
-        [slots, holder](const std::string& key) {
-          Status released = slots->ReleaseSlot(key, holder);
-          if (!released.ok()) {
-            LOG_WARN("{}: not released ({}); it runs out by itself", key, released.message());
-          }
-        }};
-  }
-  instance_ = std::make_unique<instance::InstanceOps>(client_, io);
 
   api::ApiOptions ao;
   RETURN_IF_ERROR(SplitListen(config_.listen, "listen", &ao.http.host, &ao.http.port));
@@ -482,15 +595,29 @@ Status AppImpl::StartApi() {
   const bool https = ao.http.tls.has_value();
   api::ApiDeps deps;
   deps.store = store_.get();
-  deps.intents = &engine_->intents();
-  deps.config = &engine_->options().config;
-  deps.instance = instance_.get();
+  deps.intents = intents_.get();
+  deps.config = &engines_[0]->options().config;
+  deps.instance = instances_[0].get();
+  std::map<std::string, instance::InstanceCalls*, std::less<>> by_cluster;
+  for (size_t i = 0; i < links_.size(); ++i) {
+    by_cluster[links_[i]->config.name] = instances_[i].get();
+  }
+  deps.instances = [by_cluster](std::string_view cluster) -> instance::InstanceCalls* {
+    auto it = by_cluster.find(cluster);
+    return it == by_cluster.end() ? nullptr : it->second;
+  };
   deps.metrics = metrics_.get();
-  engine::Engine* engine = engine_.get();
+  std::vector<engine::Engine*> engines;
+  for (auto& e : engines_) engines.push_back(e.get());
   store::Store* store = store_.get();
   replica::Membership* membership = membership_.get();
-  deps.ready = [engine, store, membership]() -> Status {
-    if (!engine->stats().started) return Unavailable("the engine is not running");
+  deps.ready = [engines, store, membership]() -> Status {
+    for (engine::Engine* engine : engines) {
+      if (!engine->stats().started) {
+        return Unavailable("the engine of cluster " + engine->options().cluster +
+                           " is not running");
+      }
+    }
     if (membership != nullptr) RETURN_IF_ERROR(membership->Ready());
     store::ListFilter one;
     one.limit = 1;

@@ -6,9 +6,11 @@
 
 #include <chrono>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "cluster/embedded_cluster.h"
 #include "common/json.h"
@@ -29,6 +31,9 @@ enum class InstanceAccess { kAuto, kDirect, kProxy };  // auto: direct when in-c
 //   api: {maxConnections, readHeaderTimeout, readTimeout}  (the API's HTTP limits),
 //   kubernetes: {source: kubeconfig|in-cluster|embedded, kubeconfig, context,
 //                embedded: {profile, listen, ingressListen, seed, kubeconfigOut}},
+//   clusters: [{name, kubernetes: {...as above}, engine: {...over the top-level engine:},
+//               capacity, labels, unreachableGrace}]  (instead of kubernetes:),
+//   placement: {requiredLabels, teamAffinity},
 //   instance: {access: auto|direct|proxy, timeout},
 //   engine: {...}  (engine::ParseEngineConfig, errors named "engine.<field>")
 // Most fields have a command-line flag of `steward serve` that wins over the file.
@@ -83,6 +88,32 @@ struct ServeConfig {
 
   engine::EngineConfig engine;  // the `engine:` section (ParseEngineConfig)
 
+  // Several clusters (`clusters:`; docs/operations.md "Several clusters"). Empty: one cluster,
+  // "default", reached as the top-level fields above say (kubernetes:, engine: and their flags).
+  struct Cluster {
+    std::string name;  // a DNS label, unique; what records are placed on
+    // How it is reached: the top-level fields of the same names, for this cluster.
+    ClusterSource cluster = ClusterSource::kKubeconfig;
+    std::string kubeconfig, context;
+    std::string embedded_profile = "realistic";
+    std::string embedded_listen = "127.0.0.1:0";
+    std::string ingress_listen = "127.0.0.1:0";
+    uint64_t seed = 0;  // 0: the cluster's position in the list (1, 2, ...): each its own
+    std::string kubeconfig_out, audit_log;
+    // The top-level `engine:` with this cluster's `engine:` merged over it, key by key.
+    engine::EngineConfig engine;
+    int64_t capacity = 0;                       // records placed on it at most; 0 = no limit
+    std::map<std::string, std::string> labels;  // what placement.requiredLabels and
+                                                // spec.placement.labels match
+    // How long its API server may be unreachable before its records say so.
+    std::chrono::milliseconds unreachable_grace{30000};
+  };
+  std::vector<Cluster> clusters;
+  struct Placement {
+    std::map<std::string, std::string> required_labels;
+    bool team_affinity = false;  // a team's new records go where its others are, if room
+  } placement;
+
   // Several replicas sharing one database (`replicas:`; docs/operations.md "Several replicas"):
   // {enabled, name, shards, leaseDuration, renewDeadline, retryPeriod}. Enabled by
   // `enabled: true` or by a name (--replica-name); the name defaults to the host name.
@@ -101,6 +132,10 @@ struct ServeConfig {
 StatusOr<ServeConfig> ParseServeConfig(std::string_view text);
 // Reads and parses a file; errors are prefixed "config file PATH: " (kNotFound when absent).
 StatusOr<ServeConfig> LoadServeConfig(const std::string& path);
+
+// The clusters Steward runs: `config.clusters`, or the one named "default" made of the
+// top-level fields when that is empty.
+std::vector<ServeConfig::Cluster> EffectiveClusters(const ServeConfig& config);
 
 // A duration value of the configuration: a string in common/duration.h's syntax ("500ms",
 // "1.5s", "2m", "1h", "7") or a JSON integer of seconds. kInvalidArgument naming `path` otherwise.
@@ -125,10 +160,18 @@ class App {
   virtual std::string probe_url() const = 0;  // http://host:port; "" without probeListen
   virtual std::string api_token() const = 0;
   virtual std::string api_token_file() const = 0;
-  virtual cluster::EmbeddedCluster* embedded_cluster() = 0;  // null unless embedded
+  virtual cluster::EmbeddedCluster* embedded_cluster() = 0;  // the first cluster's; or null
   virtual store::Store& store() = 0;
-  virtual engine::Engine& engine() = 0;
+  virtual engine::Engine& engine() = 0;  // the first cluster's
   virtual MetricsRegistry& metrics() = 0;
+  // Several clusters: their names in configuration order, and each one's parts by name (null
+  // for a name not configured; the embedded cluster null unless that cluster is embedded).
+  virtual std::vector<std::string> cluster_names() const = 0;
+  virtual cluster::EmbeddedCluster* embedded_cluster_of(std::string_view name) = 0;
+  virtual engine::Engine* engine_of(std::string_view name) = 0;
+  // The intents the API serves: they place new records on the clusters (engine/intents/
+  // placement.h). Each engine's own intents() knows its cluster only.
+  virtual engine::Intents& intents() = 0;
   // Stops the API, then the engine, then the embedded cluster. Idempotent.
   virtual void Stop() = 0;
 };

@@ -126,16 +126,18 @@ TEST_F(AppTest, EmbeddedClusterServesTheApiAndRunsAProject) {
   EXPECT_THAT(metrics->body, HasSubstr("steward_reconciles_total"));
   EXPECT_THAT(metrics->body, HasSubstr("steward_workqueue_depth"));
   // The SLO metrics: the create+start completed Running (one observation), through Provisioning.
+  EXPECT_THAT(
+      metrics->body,
+      HasSubstr("steward_intent_duration_seconds_count{cluster=\"default\",kind=\"project\","
+                "operation=\"create+start\",phase=\"Running\"} 1\n"));
   EXPECT_THAT(metrics->body,
-              HasSubstr("steward_intent_duration_seconds_count{kind=\"project\",operation=\"create+"
-                        "start\",phase=\"Running\"} 1\n"));
-  EXPECT_THAT(metrics->body, HasSubstr("steward_phase_transitions_total{kind=\"project\",from=\""
-                                       "Provisioning\",to=\"Running\"} 1\n"));
+              HasSubstr("steward_phase_transitions_total{cluster=\"default\",kind=\"project\","
+                        "from=\"Provisioning\",to=\"Running\"} 1\n"));
   // Its value: the time from acceptance to Running, which the client saw happen within the time
   // from sending the PUT to seeing Running (the metric's clock is wall time in ms: 2 ms slack).
   const std::string sum_series =
-      "steward_intent_duration_seconds_sum{kind=\"project\",operation=\"create+start\","
-      "phase=\"Running\"} ";
+      "steward_intent_duration_seconds_sum{cluster=\"default\",kind=\"project\",operation=\"create+"
+      "start\",phase=\"Running\"} ";
   const size_t at = metrics->body.find(sum_series);
   ASSERT_NE(at, std::string::npos);
   const double took = std::stod(metrics->body.substr(at + sum_series.size()));
@@ -261,7 +263,7 @@ TEST_F(AppTest, PostgresDatabaseIsUsed) {
   EXPECT_EQ((*app)->store().Describe(),
             "postgres://steward@127.0.0.1:" + std::to_string((*server)->port()) + "/steward");
   EXPECT_FALSE(fs::exists(c.data_dir + "/steward.db"));
-  EXPECT_EQ((*server)->Query("steward", "SELECT max(version) FROM schema_migrations").value(), "3");
+  EXPECT_EQ((*server)->Query("steward", "SELECT max(version) FROM schema_migrations").value(), "4");
   (*app)->Stop();
 }
 

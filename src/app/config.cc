@@ -2,6 +2,7 @@
 #include <cstring>
 #include <fstream>
 #include <initializer_list>
+#include <set>
 #include <sstream>
 #include <string>
 #include <string_view>
@@ -11,6 +12,7 @@
 #include "common/fields.h"
 #include "common/host_port.h"
 #include "common/yaml.h"
+#include "engine/model/value_rules.h"
 #include "store/postgres_store.h"
 
 namespace steward::app {
@@ -53,8 +55,11 @@ Status ParseDatabase(const FieldReader& s, ServeConfig* config) {
                       "must be sqlite:PATH or postgres://... (got \"" + d.substr(0, 64) + "\")");
 }
 
-Status ParseEmbedded(const Json* j, ServeConfig* out) {
-  ASSIGN_OR_RETURN(FieldReader s, Section(j, "kubernetes.embedded"));
+// `kubernetes:` at the top level (Out = ServeConfig) or of a cluster (ServeConfig::Cluster): the
+// same fields by the same names.
+template <typename Out>
+Status ParseEmbedded(const Json* j, const std::string& path, Out* out) {
+  ASSIGN_OR_RETURN(FieldReader s, Section(j, path));
   RETURN_IF_ERROR(
       s.OnlyKnown({"profile", "listen", "ingressListen", "seed", "kubeconfigOut", "auditLog"}));
   RETURN_IF_ERROR(s.NonEmptyString("profile", &out->embedded_profile));
@@ -75,8 +80,9 @@ Status ParseEmbedded(const Json* j, ServeConfig* out) {
   return s.String("kubeconfigOut", &out->kubeconfig_out);
 }
 
-Status ParseKubernetes(const Json* j, ServeConfig* out) {
-  ASSIGN_OR_RETURN(FieldReader s, Section(j, "kubernetes"));
+template <typename Out>
+Status ParseKubernetes(const Json* j, const std::string& path, Out* out) {
+  ASSIGN_OR_RETURN(FieldReader s, Section(j, path));
   RETURN_IF_ERROR(s.OnlyKnown({"source", "kubeconfig", "context", "embedded"}));
   std::string source = "kubeconfig";
   RETURN_IF_ERROR(s.OneOf("source", {"kubeconfig", "in-cluster", "embedded"}, &source));
@@ -90,7 +96,7 @@ Status ParseKubernetes(const Json* j, ServeConfig* out) {
     return InvalidField(s.PathOf(out->kubeconfig.empty() ? "context" : "kubeconfig"),
                         "not used with source: in-cluster");
   }
-  return ParseEmbedded(s.Find("embedded"), out);
+  return ParseEmbedded(s.Find("embedded"), s.PathOf("embedded"), out);
 }
 
 Status ParseTls(const Json* j, ServeConfig* out) {
@@ -217,7 +223,87 @@ Status ParseReplicas(const Json* j, ServeConfig* out) {
   return Status::Ok();
 }
 
+// A map of label keys to values (placement matches them): checked as Kubernetes labels.
+Status ParseLabels(const FieldReader& s, std::string_view name,
+                   std::map<std::string, std::string>* out) {
+  RETURN_IF_ERROR(s.StringMap(name, out));
+  return engine::internal::CheckLabels(*out, s.PathOf(name), /*refuse_reserved=*/false);
+}
+
+// One entry of `clusters:`; its `engine:` is merged over the top-level one (`base`), key by key.
+Status ParseCluster(const Json& j, const std::string& path, const Json* base,
+                    ServeConfig::Cluster* out) {
+  ASSIGN_OR_RETURN(FieldReader s, Section(&j, path));
+  RETURN_IF_ERROR(
+      s.OnlyKnown({"name", "kubernetes", "engine", "capacity", "labels", "unreachableGrace"}));
+  if (s.Find("name") == nullptr) return InvalidField(s.PathOf("name"), "is required");
+  RETURN_IF_ERROR(s.String("name", &out->name));
+  if (!engine::IsDns1123Label(out->name)) {
+    return InvalidField(s.PathOf("name"),
+                        "must be a DNS label (got \"" + out->name.substr(0, 64) + "\")");
+  }
+  RETURN_IF_ERROR(ParseKubernetes(s.Find("kubernetes"), s.PathOf("kubernetes"), out));
+  Json engine = base != nullptr && base->is_object() ? *base : Json::object();
+  if (const Json* own = s.Find("engine")) {
+    ASSIGN_OR_RETURN(FieldReader e, Section(own, s.PathOf("engine")));
+    (void)e;  // a mapping (or null); its keys are checked by the engine's parser below
+    if (own->is_object()) {
+      for (const auto& [key, value] : own->items()) engine[key] = value;
+    }
+  }
+  ASSIGN_OR_RETURN(out->engine, engine::ParseEngineConfig(engine, s.PathOf("engine")));
+  RETURN_IF_ERROR(s.Int("capacity", 0, 10000000, &out->capacity));
+  RETURN_IF_ERROR(ParseLabels(s, "labels", &out->labels));
+  return BoundedDuration(s, "unreachableGrace", std::chrono::seconds(1), std::chrono::hours(1),
+                         "1s and 1h", &out->unreachable_grace);
+}
+
+Status ParseClusters(const Json* j, const Json* engine, ServeConfig* out) {
+  if (j == nullptr || j->is_null()) return Status::Ok();
+  if (!j->is_array()) {
+    return InvalidField("clusters", "must be a list (got " + std::string(JsonTypeName(*j)) + ")");
+  }
+  if (j->empty()) return InvalidField("clusters", "must list at least one cluster");
+  if (j->size() > 64) return InvalidField("clusters", "at most 64 clusters");
+  std::set<std::string> names;
+  for (size_t i = 0; i < j->size(); ++i) {
+    ServeConfig::Cluster c;
+    const std::string path = "clusters[" + std::to_string(i) + "]";
+    RETURN_IF_ERROR(ParseCluster((*j)[i], path, engine, &c));
+    if (!names.insert(c.name).second) {
+      return InvalidField(path + ".name", "\"" + c.name + "\" is listed twice");
+    }
+    if (c.seed == 0) c.seed = i + 1;
+    out->clusters.push_back(std::move(c));
+  }
+  return Status::Ok();
+}
+
+Status ParsePlacement(const Json* j, ServeConfig* out) {
+  ASSIGN_OR_RETURN(FieldReader s, Section(j, "placement"));
+  RETURN_IF_ERROR(s.OnlyKnown({"requiredLabels", "teamAffinity"}));
+  RETURN_IF_ERROR(ParseLabels(s, "requiredLabels", &out->placement.required_labels));
+  return s.Bool("teamAffinity", &out->placement.team_affinity);
+}
+
 }  // namespace
+
+std::vector<ServeConfig::Cluster> EffectiveClusters(const ServeConfig& config) {
+  if (!config.clusters.empty()) return config.clusters;
+  ServeConfig::Cluster one;
+  one.name = "default";
+  one.cluster = config.cluster;
+  one.kubeconfig = config.kubeconfig;
+  one.context = config.context;
+  one.embedded_profile = config.embedded_profile;
+  one.embedded_listen = config.embedded_listen;
+  one.ingress_listen = config.ingress_listen;
+  one.seed = config.seed;
+  one.kubeconfig_out = config.kubeconfig_out;
+  one.audit_log = config.audit_log;
+  one.engine = config.engine;
+  return {one};
+}
 
 StatusOr<std::chrono::milliseconds> ParseDuration(const Json& j, std::string_view path) {
   if (j.is_number_integer()) {
@@ -247,9 +333,10 @@ StatusOr<ServeConfig> ParseServeConfig(std::string_view text) {
   ASSIGN_OR_RETURN(Json doc, ParseYaml(text));
   ServeConfig config;
   ASSIGN_OR_RETURN(FieldReader s, Section(&doc, ""));
-  RETURN_IF_ERROR(s.OnlyKnown({"listen", "probeListen", "dataDir", "database",
-                               "databasePasswordFile", "apiTokenFile", "apiWorkers", "logLevel",
-                               "api", "tls", "kubernetes", "instance", "engine", "replicas"}));
+  RETURN_IF_ERROR(
+      s.OnlyKnown({"listen", "probeListen", "dataDir", "database", "databasePasswordFile",
+                   "apiTokenFile", "apiWorkers", "logLevel", "api", "tls", "kubernetes", "instance",
+                   "engine", "replicas", "clusters", "placement"}));
   RETURN_IF_ERROR(s.String("listen", &config.listen));
   RETURN_IF_ERROR(CheckListen(config.listen, "listen"));
   RETURN_IF_ERROR(s.String("probeListen", &config.probe_listen));
@@ -267,11 +354,16 @@ StatusOr<ServeConfig> ParseServeConfig(std::string_view text) {
                           &config.log_level));
   RETURN_IF_ERROR(ParseApi(s.Find("api"), &config));
   RETURN_IF_ERROR(ParseTls(s.Find("tls"), &config));
-  RETURN_IF_ERROR(ParseKubernetes(s.Find("kubernetes"), &config));
+  if (s.Find("clusters") != nullptr && s.Find("kubernetes") != nullptr) {
+    return InvalidField("kubernetes", "not with clusters: (give each cluster its kubernetes:)");
+  }
+  RETURN_IF_ERROR(ParseKubernetes(s.Find("kubernetes"), "kubernetes", &config));
   RETURN_IF_ERROR(ParseInstance(s.Find("instance"), &config));
   RETURN_IF_ERROR(ParseReplicas(s.Find("replicas"), &config));
   const Json* engine = s.Find("engine");
   ASSIGN_OR_RETURN(config.engine, engine::ParseEngineConfig(engine ? *engine : Json(), "engine"));
+  RETURN_IF_ERROR(ParseClusters(s.Find("clusters"), engine, &config));
+  RETURN_IF_ERROR(ParsePlacement(s.Find("placement"), &config));
   return config;
 }
 

@@ -459,3 +459,94 @@ TEST(ServeConfigTest, ReplicasSectionIsReadAndChecked) {
 
 }  // namespace
 }  // namespace steward::app
+
+namespace steward::app {
+namespace {
+
+TEST(ServeConfigClustersTest, WithoutClustersTheTopLevelIsTheDefaultCluster) {
+  auto c = ParseServeConfig(R"(
+kubernetes: {source: embedded, embedded: {profile: instant, seed: 7}}
+engine: {namespace: projects, domain: example.com}
+)");
+  ASSERT_TRUE(c.ok()) << c.error().ToString();
+  EXPECT_TRUE(c->clusters.empty());
+  std::vector<ServeConfig::Cluster> effective = EffectiveClusters(*c);
+  ASSERT_EQ(effective.size(), 1u);
+  EXPECT_EQ(effective[0].name, "default");
+  EXPECT_EQ(effective[0].cluster, ClusterSource::kEmbedded);
+  EXPECT_EQ(effective[0].embedded_profile, "instant");
+  EXPECT_EQ(effective[0].seed, 7u);
+  EXPECT_EQ(effective[0].engine.namespace_name, "projects");
+  EXPECT_EQ(effective[0].capacity, 0);
+}
+
+TEST(ServeConfigClustersTest, EachClusterIsReadWithItsEngineMergedOverTheTopLevel) {
+  auto c = ParseServeConfig(R"(
+engine: {namespace: projects, domain: example.com, workers: 3}
+clusters:
+  - name: east
+    kubernetes: {source: kubeconfig, kubeconfig: /k/east, context: prod}
+    engine: {domain: east.example.com, ingressClass: nginx}
+    capacity: 500
+    labels: {region: eu, tier: prod}
+    unreachableGrace: 45s
+  - name: lab
+    kubernetes: {source: embedded, embedded: {profile: hostile}}
+placement: {requiredLabels: {tier: prod}, teamAffinity: true}
+)");
+  ASSERT_TRUE(c.ok()) << c.error().ToString();
+  ASSERT_EQ(c->clusters.size(), 2u);
+  const ServeConfig::Cluster& east = c->clusters[0];
+  EXPECT_EQ(east.name, "east");
+  EXPECT_EQ(east.cluster, ClusterSource::kKubeconfig);
+  EXPECT_EQ(east.kubeconfig, "/k/east");
+  EXPECT_EQ(east.context, "prod");
+  EXPECT_EQ(east.engine.domain, "east.example.com");  // its own
+  EXPECT_EQ(east.engine.ingress_class, "nginx");      // its own
+  EXPECT_EQ(east.engine.namespace_name, "projects");  // the top level's
+  EXPECT_EQ(east.engine.workers, 3);                  // the top level's
+  EXPECT_EQ(east.capacity, 500);
+  EXPECT_EQ(east.labels, (std::map<std::string, std::string>{{"region", "eu"}, {"tier", "prod"}}));
+  EXPECT_EQ(east.unreachable_grace, milliseconds(45000));
+  const ServeConfig::Cluster& lab = c->clusters[1];
+  EXPECT_EQ(lab.cluster, ClusterSource::kEmbedded);
+  EXPECT_EQ(lab.embedded_profile, "hostile");
+  EXPECT_EQ(lab.engine.domain, "example.com");
+  EXPECT_EQ(lab.unreachable_grace, milliseconds(30000));
+  // Seeds: each its own by position unless given.
+  EXPECT_EQ(east.seed, 1u);
+  EXPECT_EQ(lab.seed, 2u);
+  EXPECT_EQ(c->placement.required_labels, (std::map<std::string, std::string>{{"tier", "prod"}}));
+  EXPECT_TRUE(c->placement.team_affinity);
+  EXPECT_EQ(EffectiveClusters(*c).size(), 2u);
+}
+
+TEST(ServeConfigClustersTest, MistakesAreNamedWithTheirPath) {
+  ExpectInvalid("clusters: []", "clusters", "at least one");
+  ExpectInvalid("clusters: {a: 1}", "clusters", "must be a list");
+  ExpectInvalid("clusters: [{kubernetes: {source: embedded}}]", "clusters[0].name", "is required");
+  ExpectInvalid("clusters: [{name: East}]", "clusters[0].name", "DNS label");
+  ExpectInvalid("clusters: [{name: a}, {name: a}]", "clusters[1].name", "listed twice");
+  ExpectInvalid("clusters: [{name: a, zone: x}]", "clusters[0].zone", "unknown");
+  ExpectInvalid("clusters: [{name: a, capacity: -1}]", "clusters[0].capacity", "");
+  ExpectInvalid("clusters: [{name: a, labels: {'bad key!': x}}]",
+                R"(clusters[0].labels["bad key!"])", "");
+  ExpectInvalid("clusters: [{name: a, unreachableGrace: 10ms}]", "clusters[0].unreachableGrace",
+                "between 1s and 1h");
+  ExpectInvalid("clusters: [{name: a, kubernetes: {source: mars}}]",
+                "clusters[0].kubernetes.source", "");
+  ExpectInvalid("clusters: [{name: a, kubernetes: {embedded: {listen: nowhere}}}]",
+                "clusters[0].kubernetes.embedded.listen", "HOST:PORT");
+  ExpectInvalid("clusters: [{name: a, engine: {domian: x}}]", "clusters[0].engine.domian",
+                "unknown");
+  ExpectInvalid("clusters: [{name: a, engine: {urlScheme: gopher}}]",
+                "clusters[0].engine.urlScheme", "");
+  ExpectInvalid("kubernetes: {source: embedded}\nclusters: [{name: a}]", "kubernetes",
+                "not with clusters");
+  ExpectInvalid("placement: {requiredLabels: {tier: [1]}}", R"(placement.requiredLabels["tier"])",
+                "");
+  ExpectInvalid("placement: {spread: true}", "placement.spread", "unknown");
+}
+
+}  // namespace
+}  // namespace steward::app

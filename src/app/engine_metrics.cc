@@ -28,27 +28,6 @@ std::string_view ResultName(engine::WorkResult::Kind k) {
 
 }  // namespace
 
-void InstallReconcileMetrics(MetricsRegistry& registry, engine::EngineOptions& options) {
-  auto& duration = registry.Histogram("steward_reconcile_duration_seconds",
-                                      "Time one reconcile run took, by result.",
-                                      DefaultLatencyBuckets(), {"result"});
-  auto& total =
-      registry.Counter("steward_reconciles_total", "Reconcile runs, by result.", {"result"});
-  // Every result is exposed from the start (a zero is information too).
-  for (auto k : {engine::WorkResult::Kind::kOk, engine::WorkResult::Kind::kRequeueAfter,
-                 engine::WorkResult::Kind::kError, engine::WorkResult::Kind::kTerminal}) {
-    total.Add({std::string(ResultName(k))}, 0);
-  }
-  auto previous = std::move(options.on_reconcile);
-  options.on_reconcile = [&duration, &total, previous](engine::WorkResult::Kind kind,
-                                                       std::chrono::nanoseconds took) {
-    const std::string result(ResultName(kind));
-    duration.Observe({result}, std::chrono::duration<double>(took).count());
-    total.Add({result});
-    if (previous) previous(kind, took);
-  };
-}
-
 namespace {
 
 // The label values of the status metrics, each from a fixed set (anything else is "other"), so
@@ -122,46 +101,112 @@ std::vector<double> IntentDurationBuckets() {
   return {0.25, 0.5, 1, 2, 3, 5, 7.5, 10, 15, 20, 30, 45, 60, 90, 120, 180, 300, 600};
 }
 
-void InstallStatusMetrics(MetricsRegistry& registry, engine::EngineOptions& options) {
-  auto& transitions = registry.Counter(
-      "steward_phase_transitions_total",
-      "Phase changes the engine committed, by record kind and the phases before and after.",
-      {"kind", "from", "to"});
-  auto& durations = registry.Histogram(
-      "steward_intent_duration_seconds",
-      "Time from an accepted intent (its operation: create+start, start, update+start, suspend, "
-      "...) to its first status in a done phase (Running, Suspended or Failed), by record kind, "
-      "operation and that phase. Intents accepted before this process started are not "
-      "measured.",
-      IntentDurationBuckets(), {"kind", "operation", "phase"});
-  auto previous = std::move(options.on_status);
-  options.on_status = [&transitions, &durations, previous](const engine::StatusWritten& w) {
+EngineMetrics::EngineMetrics(MetricsRegistry& registry)
+    : registry_(registry),
+      reconcile_duration_(registry.Histogram("steward_reconcile_duration_seconds",
+                                             "Time one reconcile run took, by cluster and result.",
+                                             DefaultLatencyBuckets(), {"cluster", "result"})),
+      reconciles_(registry.Counter("steward_reconciles_total",
+                                   "Reconcile runs, by cluster and result.",
+                                   {"cluster", "result"})),
+      transitions_(registry.Counter(
+          "steward_phase_transitions_total",
+          "Phase changes the engine committed, by cluster, record kind and the phases before and "
+          "after.",
+          {"cluster", "kind", "from", "to"})),
+      durations_(registry.Histogram(
+          "steward_intent_duration_seconds",
+          "Time from an accepted intent (its operation: create+start, start, update+start, "
+          "suspend, ...) to its first status in a done phase (Running, Suspended or Failed), by "
+          "cluster, record kind, operation and that phase. Intents accepted before this process "
+          "started are not measured.",
+          IntentDurationBuckets(), {"cluster", "kind", "operation", "phase"})),
+      depth_(registry.Gauge("steward_workqueue_depth",
+                            "Projects waiting in the work queue, by cluster.", {"cluster"})),
+      writes_(registry.Counter("steward_kube_writes_total",
+                               "Create, update and delete requests the engine sent, by cluster.",
+                               {"cluster"})),
+      orphans_(registry.Gauge(
+          "steward_orphans",
+          "Labelled objects in the namespace that belong to no project, by cluster.", {"cluster"})),
+      refused_(registry.Counter(
+          "steward_kube_writes_refused_total",
+          "Create, update and delete requests of the engine the API server refused, by cluster "
+          "and HTTP status (0: no answer). 409 is optimistic concurrency and retried; others mean "
+          "the cluster refuses what Steward writes.",
+          {"cluster", "code"})),
+      auth_(registry.Counter("steward_kube_auth_failures_total",
+                             "Reconcile runs Kubernetes refused for Steward's credentials (401 "
+                             "Unauthorized, 403 Forbidden), by cluster and code.",
+                             {"cluster", "code"})) {}
+
+void EngineMetrics::Hook(engine::EngineOptions& options) {
+  const std::string cluster = options.cluster;
+  // Every result is exposed from the start (a zero is information too).
+  for (auto k : {engine::WorkResult::Kind::kOk, engine::WorkResult::Kind::kRequeueAfter,
+                 engine::WorkResult::Kind::kError, engine::WorkResult::Kind::kTerminal}) {
+    reconciles_.Add({cluster, std::string(ResultName(k))}, 0);
+  }
+  auto previous_reconcile = std::move(options.on_reconcile);
+  options.on_reconcile = [this, cluster, previous_reconcile](engine::WorkResult::Kind kind,
+                                                             std::chrono::nanoseconds took) {
+    const std::string result(ResultName(kind));
+    reconcile_duration_.Observe({cluster, result}, std::chrono::duration<double>(took).count());
+    reconciles_.Add({cluster, result});
+    if (previous_reconcile) previous_reconcile(kind, took);
+  };
+  auto previous_status = std::move(options.on_status);
+  options.on_status = [this, cluster, previous_status](const engine::StatusWritten& w) {
     const std::string kind = w.agent ? "agent" : "project";
-    if (w.from != w.to) transitions.Add({kind, PhaseLabel(w.from), PhaseLabel(w.to)});
+    if (w.from != w.to) transitions_.Add({cluster, kind, PhaseLabel(w.from), PhaseLabel(w.to)});
     if (w.completes && w.accepted_ms > 0) {
       const double seconds =
           static_cast<double>(std::max<int64_t>(0, w.at_ms - w.accepted_ms)) / 1000.0;
-      durations.Observe({kind, OperationLabel(w.operation), PhaseLabel(w.to)}, seconds);
+      durations_.Observe({cluster, kind, OperationLabel(w.operation), PhaseLabel(w.to)}, seconds);
     }
-    if (previous) previous(w);
+    if (previous_status) previous_status(w);
   };
 }
 
-void InstallStateMetrics(MetricsRegistry& registry, engine::Engine& engine, store::Store& store) {
-  auto& depth = registry.Gauge("steward_workqueue_depth", "Projects waiting in the work queue.");
-  auto& writes = registry.Counter("steward_kube_writes_total",
-                                  "Create, update and delete requests the engine sent.");
-  auto& orphans = registry.Gauge("steward_orphans",
-                                 "Labelled objects in the namespace that belong to no project.");
+void EngineMetrics::Watch(engine::Engine& engine) {
+  const std::string cluster = engine.options().cluster;
+  // What the writes counter was last brought up to, between scrapes.
+  struct LastWrites {
+    Mutex mu;
+    uint64_t value GUARDED_BY(mu) = 0;
+  };
+  auto last_writes = std::make_shared<LastWrites>();
+  registry_.OnCollect([this, &engine, cluster, last_writes] {
+    engine::EngineStats s = engine.stats();
+    depth_.Set({cluster}, static_cast<double>(s.queue_depth));
+    orphans_.Set({cluster}, static_cast<double>(s.orphans.size()));
+    {
+      // The engine counts; the counter follows it by the difference since the last scrape.
+      MutexLock lock(last_writes->mu);
+      if (s.writes > last_writes->value) {
+        writes_.Add({cluster}, static_cast<double>(s.writes - last_writes->value));
+        last_writes->value = s.writes;
+      } else if (last_writes->value == 0) {
+        writes_.Add({cluster}, 0);
+      }
+      // The refusals likewise, from the counter's own value (0 from the start).
+      for (const auto& [code, n] :
+           {std::pair{"401", s.kube_unauthorized}, std::pair{"403", s.kube_forbidden}}) {
+        const LabelValues labels = {cluster, code};
+        auth_.Add(labels, static_cast<double>(n) - auth_.Value(labels));
+      }
+    }
+    for (const auto& [code, n] : s.kube_refused_writes) {
+      const LabelValues labels = {cluster, std::to_string(code)};
+      refused_.Add(labels, static_cast<double>(n) - refused_.Value(labels));
+    }
+  });
+}
+
+void InstallStoreMetrics(MetricsRegistry& registry, store::Store& store) {
   auto& projects = registry.Gauge("steward_projects", "Stored projects, by phase.", {"phase"});
   auto& agents =
       registry.Gauge("steward_agents", "Stored MQTT schema agents, by phase.", {"phase"});
-  auto& refused = registry.Counter(
-      "steward_kube_writes_refused_total",
-      "Create, update and delete requests of the engine the API server refused, by HTTP status "
-      "(0: no answer). 409 is optimistic concurrency and retried; others mean the cluster "
-      "refuses what Steward writes.",
-      {"code"});
   auto& unhealthy = registry.Gauge(
       "steward_projects_unhealthy",
       "Stored records in phase Degraded or Failed, by kind, phase and status reason (the 16 "
@@ -172,39 +217,7 @@ void InstallStateMetrics(MetricsRegistry& registry, engine::Engine& engine, stor
       "How long the oldest record in each phase on the way (Pending, Provisioning, Updating, "
       "Suspending, Deleting) and in Degraded has been in it, by kind and phase (0: none is).",
       {"kind", "phase"});
-  auto& auth = registry.Counter("steward_kube_auth_failures_total",
-                                "Reconcile runs Kubernetes refused for Steward's credentials "
-                                "(401 Unauthorized, 403 Forbidden), by code.",
-                                {"code"});
-  // What the writes counter was last brought up to, between scrapes.
-  struct LastWrites {
-    Mutex mu;
-    uint64_t value GUARDED_BY(mu) = 0;
-  };
-  auto last_writes = std::make_shared<LastWrites>();
-  registry.OnCollect([&, last_writes] {
-    engine::EngineStats s = engine.stats();
-    depth.Set({}, static_cast<double>(s.queue_depth));
-    orphans.Set({}, static_cast<double>(s.orphans.size()));
-    {
-      // The engine counts; the counter follows it by the difference since the last scrape.
-      MutexLock lock(last_writes->mu);
-      if (s.writes > last_writes->value) {
-        writes.Add({}, static_cast<double>(s.writes - last_writes->value));
-        last_writes->value = s.writes;
-      } else if (last_writes->value == 0) {
-        writes.Add({}, 0);
-      }
-      // The refusals likewise, from the counter's own value (0 from the start).
-      for (const auto& [code, n] :
-           {std::pair{"401", s.kube_unauthorized}, std::pair{"403", s.kube_forbidden}}) {
-        auth.Add({code}, static_cast<double>(n) - auth.Value({code}));
-      }
-    }
-    for (const auto& [code, n] : s.kube_refused_writes) {
-      const LabelValues code_label = {std::to_string(code)};
-      refused.Add(code_label, static_cast<double>(n) - refused.Value(code_label));
-    }
+  registry.OnCollect([&] {
     StoreGaugeSeries series =
         ReadStoreGauges(store, std::chrono::duration_cast<std::chrono::milliseconds>(
                                    std::chrono::system_clock::now().time_since_epoch())
@@ -224,6 +237,31 @@ void InstallStateMetrics(MetricsRegistry& registry, engine::Engine& engine, stor
       }
       gauge->Replace(std::move(by_phase));
     }
+  });
+}
+
+void InstallClusterMetrics(MetricsRegistry& registry, store::Store& store,
+                           std::vector<std::pair<std::string, int64_t>> capacities) {
+  auto& records = registry.Gauge(
+      "steward_cluster_records",
+      "Stored records placed on each configured cluster, not being deleted (what placement "
+      "weighs).",
+      {"cluster"});
+  auto& capacity = registry.Gauge(
+      "steward_cluster_capacity",
+      "The records each configured cluster takes at most (clusters[].capacity; 0: no limit).",
+      {"cluster"});
+  for (const auto& [name, cap] : capacities) capacity.Set({name}, static_cast<double>(cap));
+  registry.OnCollect([&records, &store, capacities] {
+    auto counts = store.CountByCluster();
+    if (!counts.ok()) return;
+    std::map<LabelValues, double> by_cluster;
+    // Only configured clusters: the label's values are the configuration's.
+    for (const auto& [name, cap] : capacities) {
+      auto it = counts->find(name);
+      by_cluster[{name}] = it == counts->end() ? 0 : static_cast<double>(it->second);
+    }
+    records.Replace(std::move(by_cluster));
   });
 }
 

@@ -43,6 +43,7 @@ struct DemoFlags {
   uint64_t seed = 1;
   std::string data_dir;
   int projects = 3;
+  int clusters = 1;  // > 1: that many embedded clusters, the projects placed over them
   std::string listen = "127.0.0.1:0";
   std::string ingress_listen = "127.0.0.1:0";
   std::string api_listen = "127.0.0.1:0";
@@ -53,6 +54,9 @@ struct DemoFlags {
   int timeout_seconds = 120;
   std::string log_level = "warn";
 };
+
+constexpr int kDemoClusters = 4;
+constexpr const char* kClusterNames[kDemoClusters] = {"east", "west", "north", "south"};
 
 constexpr const char* kNames[] = {"alpha", "beta",  "gamma", "delta", "epsilon", "zeta",
                                   "eta",   "theta", "iota",  "kappa", "lambda",  "mu"};
@@ -69,7 +73,7 @@ int Fail(const std::string& message) {
 
 // A project as one store commit left it, or (signal != 0) a signal to stop.
 struct Event {
-  std::string name, phase, reason, message, url;
+  std::string name, phase, reason, message, url, cluster;
   int64_t version = 0;
   int signal = 0;
   SteadyClock::time_point at = SteadyClock::now();  // when the change was seen
@@ -78,6 +82,7 @@ struct Event {
 Event FromRecord(const store::ProjectRecord& r) {
   Event e;
   e.name = r.name;
+  e.cluster = r.cluster;
   e.version = r.version;
   e.phase = r.phase.empty() ? "Pending" : r.phase;
   e.reason = "Accepted";
@@ -335,6 +340,26 @@ StatusOr<DemoSetup> PrepareDemo(const DemoFlags& flags) {
   config.kubeconfig_out = flags.kubeconfig_out;
   config.engine.namespace_name = "steward";
   config.engine.domain = "localhost";
+  if (flags.clusters < 1 || flags.clusters > kDemoClusters) {
+    return InvalidArgument("--clusters: must be between 1 and " + std::to_string(kDemoClusters) +
+                           ", got " + std::to_string(flags.clusters));
+  }
+  if (flags.clusters > 1) {
+    // Each its own embedded cluster and seed; the first keeps the remembered addresses.
+    for (int i = 0; i < flags.clusters; ++i) {
+      app::ServeConfig::Cluster c;
+      c.name = kClusterNames[i];
+      c.cluster = app::ClusterSource::kEmbedded;
+      c.embedded_profile = flags.profile;
+      c.embedded_listen = i == 0 ? addresses.cluster : "127.0.0.1:0";
+      c.ingress_listen = i == 0 ? addresses.ingress : "127.0.0.1:0";
+      c.seed = flags.seed + static_cast<uint64_t>(i);
+      if (!flags.kubeconfig_out.empty()) c.kubeconfig_out = flags.kubeconfig_out + "-" + c.name;
+      c.engine = config.engine;
+      c.labels = {{"demo.steward.io/index", std::to_string(i + 1)}};
+      config.clusters.push_back(std::move(c));
+    }
+  }
   return setup;
 }
 
@@ -364,14 +389,18 @@ void RememberAddresses(app::App& app, const app::ServeConfig& config,
 
 // The header of the live view: the profile, the seed and where everything is.
 void PrintBanner(app::App& app, const DemoFlags& flags, const DemoSetup& setup) {
-  cluster::EmbeddedCluster& cluster = *app.embedded_cluster();
   std::printf("Steward demo (profile %s, seed %llu)\n", setup.profile_name.c_str(),
               static_cast<unsigned long long>(flags.seed));
-  std::printf(
-      "  API server  %s\n  Ingress     %s\n  Steward API %s\n  API token   %s\n"
-      "  Store       %s\n  Data dir    %s\n",
-      cluster.api_url().c_str(), cluster.ingress_url().c_str(), app.api_url().c_str(),
-      app.api_token_file().c_str(), app.store().Describe().c_str(), setup.config.data_dir.c_str());
+  const std::vector<std::string> names = app.cluster_names();
+  for (const std::string& name : names) {
+    cluster::EmbeddedCluster& cluster = *app.embedded_cluster_of(name);
+    const std::string suffix = names.size() > 1 ? " (" + name + ")" : "";
+    std::printf("  API server  %s%s\n  Ingress     %s%s\n", cluster.api_url().c_str(),
+                suffix.c_str(), cluster.ingress_url().c_str(), suffix.c_str());
+  }
+  std::printf("  Steward API %s\n  API token   %s\n  Store       %s\n  Data dir    %s\n",
+              app.api_url().c_str(), app.api_token_file().c_str(), app.store().Describe().c_str(),
+              setup.config.data_dir.c_str());
 }
 
 // The live view of the demo's projects: creates them, then prints their progress from the
@@ -380,11 +409,7 @@ class LiveView {
  public:
   // The view's times count from its construction.
   LiveView(const DemoFlags& flags, app::App& app, std::string data_dir)
-      : flags_(flags),
-        app_(app),
-        data_dir_(std::move(data_dir)),
-        port_(app.embedded_cluster()->ingress_port()),
-        start_(SteadyClock::now()) {}
+      : flags_(flags), app_(app), data_dir_(std::move(data_dir)), start_(SteadyClock::now()) {}
 
   // PUTs the projects through the API, printing each, and queues each one's stored record.
   Status CreateProjects(EventQueue& queue) {
@@ -448,8 +473,13 @@ class LiveView {
     return std::chrono::duration<double>(t - start_).count();
   }
 
-  std::string UrlOf(const std::string& name) const {
-    return "http://" + name + ".localhost:" + std::to_string(port_) + "/";
+  // The ingress listener of the project's cluster: each embedded cluster has its own.
+  uint16_t PortOf(const std::string& cluster) const {
+    cluster::EmbeddedCluster* c = app_.embedded_cluster_of(cluster);
+    return c != nullptr ? c->ingress_port() : 0;
+  }
+  std::string UrlOf(const std::string& name, const std::string& cluster) const {
+    return "http://" + name + ".localhost:" + std::to_string(PortOf(cluster)) + "/";
   }
 
   // Records a project's event in its view, printing a change of phase or reason. Returns the
@@ -464,7 +494,7 @@ class LiveView {
       std::printf("  +%.2fs %-10s %-13s %s: %s\n", SinceStart(e.at), e.name.c_str(),
                   e.phase.c_str(), e.reason.c_str(), e.message.c_str());
     }
-    if (e.phase == "Running" && e.url == UrlOf(e.name) && v.running_after < 0) {
+    if (e.phase == "Running" && e.url == UrlOf(e.name, e.cluster) && v.running_after < 0) {
       v.running_after = SinceStart(e.at);
     }
     if (e.phase != "Running") v.answered = false;
@@ -479,8 +509,11 @@ class LiveView {
     for (auto& [name, v] : views_) {
       // A stored status may predate this process (adoption): it counts when it carries this
       // run's URL (the same as before when the ingress port is remembered) and that URL answers.
-      all_running = all_running && v.last.phase == "Running" && v.last.url == UrlOf(name);
-      if (all_running && !v.answered) all_running = v.answered = Answers(port_, name);
+      all_running =
+          all_running && v.last.phase == "Running" && v.last.url == UrlOf(name, v.last.cluster);
+      if (all_running && !v.answered) {
+        all_running = v.answered = Answers(PortOf(v.last.cluster), name);
+      }
     }
     return all_running;
   }
@@ -489,10 +522,14 @@ class LiveView {
   void PrintSummary() const {
     std::printf("\nAll %d projects are Running and answer through the ingress listener:\n",
                 flags_.projects);
-    std::printf("  %-10s %-9s %-36s %s\n", "NAME", "PHASE", "URL", "RUNNING AFTER");
+    // The cluster column only when there are several.
+    const bool several = flags_.clusters > 1;
+    std::printf("  %-10s %s%-9s %-36s %s\n", "NAME", several ? "CLUSTER  " : "", "PHASE", "URL",
+                "RUNNING AFTER");
     for (const auto& [name, v] : views_) {
-      std::printf("  %-10s %-9s %-36s %.2fs\n", name.c_str(), v.last.phase.c_str(),
-                  v.last.url.c_str(), v.running_after);
+      const std::string cluster = several ? (v.last.cluster + "         ").substr(0, 9) : "";
+      std::printf("  %-10s %s%-9s %-36s %.2fs\n", name.c_str(), cluster.c_str(),
+                  v.last.phase.c_str(), v.last.url.c_str(), v.running_after);
     }
     std::printf("\nOpen them:  curl %s\n", views_.begin()->second.last.url.c_str());
     if (!flags_.kubeconfig_out.empty()) {
@@ -527,7 +564,6 @@ class LiveView {
   const DemoFlags& flags_;
   app::App& app_;
   const std::string data_dir_;
-  const uint16_t port_;  // the ingress listener's
   const SteadyClock::time_point start_;
   std::map<std::string, View> views_;
 };
@@ -582,6 +618,10 @@ void AddDemoCommand(CLI::App& app) {
   cmd->add_option("--projects", flags->projects, "How many projects (alpha, beta, gamma, ...)")
       ->capture_default_str()
       ->check(CLI::Range(1, 100));
+  cmd->add_option("--clusters", flags->clusters,
+                  "How many embedded clusters (1-4: east, west, north, south), each with its own "
+                  "seed (--seed, --seed+1, ...); the projects are placed over them")
+      ->capture_default_str();
   auto* listen = cmd->add_option("--listen", flags->listen,
                                  "API server address HOST:PORT (port 0: any free; default: the "
                                  "one the data dir remembers, else 127.0.0.1:0)");

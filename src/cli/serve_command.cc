@@ -71,6 +71,23 @@ StatusOr<app::ServeConfig> BuildConfig(const ServeFlags& f, const ServeOptions& 
   if (!f.config_file.empty()) {
     ASSIGN_OR_RETURN(c, app::LoadServeConfig(f.config_file));
   }
+  if (!c.clusters.empty()) {
+    // These set the one cluster of a configuration without clusters:; with several, each
+    // cluster's own section says it (never silently applied to some and not others).
+    for (const auto& [given, flag] :
+         {std::pair{Given(o.workers), "--workers"},
+          std::pair{Given(o.namespace_name), "--namespace"}, std::pair{Given(o.domain), "--domain"},
+          std::pair{Given(o.kubeconfig), "--kubeconfig"}, std::pair{Given(o.context), "--context"},
+          std::pair{Given(o.in_cluster), "--in-cluster"},
+          std::pair{Given(o.embedded), "--embedded-cluster"},
+          std::pair{Given(o.ingress_listen), "--ingress-listen"},
+          std::pair{Given(o.kubeconfig_out), "--kubeconfig-out"}}) {
+      if (given) {
+        return InvalidArgument(std::string(flag) + ": the configuration file lists clusters:; " +
+                               "set this in each cluster's kubernetes: or engine: section");
+      }
+    }
+  }
   std::string host;
   uint16_t port = 0;
   if (Given(o.listen)) {

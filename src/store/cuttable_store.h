@@ -43,13 +43,9 @@ class CuttableStore final : public Store {
     if (after_list) after_list();
     return read;
   }
-  StatusOr<std::map<std::string, int64_t>> CountByPhase(RecordKind kind) override {
+  StatusOr<std::map<std::string, int64_t>> CountRecords(const CountQuery& query) override {
     RETURN_IF_ERROR(Gate());
-    return inner_.CountByPhase(kind);
-  }
-  StatusOr<std::map<std::string, int64_t>> CountByCluster() override {
-    RETURN_IF_ERROR(Gate());
-    return inner_.CountByCluster();
+    return inner_.CountRecords(query);
   }
   StatusOr<ProjectRecord> CreateProject(const ProjectRecord& record,
                                         const Mutation& extra) override {

@@ -160,12 +160,13 @@ Status InsertProject(PgConn& c, const ProjectRecord& r) {
 
 Status UpdateProject(PgConn& c, const ProjectRecord& r) {
   return c
-      .Exec("write project \"" + r.id + "\"",
-            "UPDATE projects SET name = $2, team = $3, spec_json = $4, desired = $5, "
-            "generation = $6, restart_epoch = $7, status_json = $8, phase = $9, "
-            "observed_generation = $10, updated_ms = $11, version = $12, cluster = $13 WHERE id = $1",
-            {r.id, r.name, r.team, r.spec_json, ToString(r.desired), r.generation, r.restart_epoch,
-             r.status_json, r.phase, r.observed_generation, r.updated_ms, r.version, r.cluster})
+      .Exec(
+          "write project \"" + r.id + "\"",
+          "UPDATE projects SET name = $2, team = $3, spec_json = $4, desired = $5, "
+          "generation = $6, restart_epoch = $7, status_json = $8, phase = $9, "
+          "observed_generation = $10, updated_ms = $11, version = $12, cluster = $13 WHERE id = $1",
+          {r.id, r.name, r.team, r.spec_json, ToString(r.desired), r.generation, r.restart_epoch,
+           r.status_json, r.phase, r.observed_generation, r.updated_ms, r.version, r.cluster})
       .status();
 }
 
@@ -352,26 +353,20 @@ StatusOr<std::vector<ProjectRecord>> PostgresStore::ListProjects(const ListFilte
       });
 }
 
-StatusOr<std::map<std::string, int64_t>> PostgresStore::CountByCluster() {
+StatusOr<std::map<std::string, int64_t>> PostgresStore::CountRecords(const CountQuery& query) {
+  const char* column = query.by == CountQuery::By::kPhase ? "phase" : "cluster";
+  std::string sql = std::string("SELECT ") + column + ", count(*) FROM projects WHERE true";
+  std::vector<Arg> args;
+  if (query.kind) {
+    args.emplace_back(ToString(*query.kind));
+    sql += " AND kind = $1";
+  }
+  if (query.skip_deleted) sql += " AND desired <> 'deleted'";
+  sql += std::string(" GROUP BY ") + column;
+  const std::string what = std::string("count records by ") + column;
   return Read<std::map<std::string, int64_t>>(
-      "count records by cluster", [&](PgConn& c) -> StatusOr<std::map<std::string, int64_t>> {
-        ASSIGN_OR_RETURN(PgResult r, c.Exec("count records by cluster",
-                                            "SELECT cluster, count(*) FROM projects "
-                                            "WHERE desired <> 'deleted' GROUP BY cluster",
-                                            {}));
-        std::map<std::string, int64_t> out;
-        for (int i = 0; i < r.Rows(); ++i) out[r.Text(i, 0)] = r.Int(i, 1);
-        return out;
-      });
-}
-
-StatusOr<std::map<std::string, int64_t>> PostgresStore::CountByPhase(RecordKind kind) {
-  return Read<std::map<std::string, int64_t>>(
-      "count records by phase", [&](PgConn& c) -> StatusOr<std::map<std::string, int64_t>> {
-        ASSIGN_OR_RETURN(PgResult r, c.Exec("count records by phase",
-                                            "SELECT phase, count(*) FROM projects WHERE kind = $1 "
-                                            "GROUP BY phase",
-                                            {ToString(kind)}));
+      what, [&](PgConn& c) -> StatusOr<std::map<std::string, int64_t>> {
+        ASSIGN_OR_RETURN(PgResult r, c.Exec(what, sql, args));
         std::map<std::string, int64_t> out;
         for (int i = 0; i < r.Rows(); ++i) out[r.Text(i, 0)] = r.Int(i, 1);
         return out;

@@ -78,8 +78,7 @@ class PostgresStore final : public Store {
                                [&](PgConn& c) { return LoadProject(c, "name", name); });
   }
   StatusOr<std::vector<ProjectRecord>> ListProjects(const ListFilter& filter) override;
-  StatusOr<std::map<std::string, int64_t>> CountByPhase(RecordKind kind) override;
-  StatusOr<std::map<std::string, int64_t>> CountByCluster() override;
+  StatusOr<std::map<std::string, int64_t>> CountRecords(const CountQuery& query) override;
   StatusOr<ProjectRecord> CreateProject(const ProjectRecord& record,
                                         const Mutation& extra) override;
   StatusOr<ProjectRecord> MutateProject(std::string_view id, const MutateFn& fn) override;

@@ -322,23 +322,18 @@ StatusOr<std::map<std::string, std::string>> SqliteStore::ClaimHostnames(
   return skipped;
 }
 
-StatusOr<std::map<std::string, int64_t>> SqliteStore::CountByPhase(RecordKind kind) {
+StatusOr<std::map<std::string, int64_t>> SqliteStore::CountRecords(const CountQuery& query) {
+  const char* column = query.by == CountQuery::By::kPhase ? "phase" : "cluster";
+  std::string sql = std::string("SELECT ") + column + ", COUNT(*) FROM projects WHERE 1 = 1";
+  if (query.kind) sql += " AND kind = ?";
+  if (query.skip_deleted) sql += " AND desired != 'deleted'";
+  sql += std::string(" GROUP BY ") + column;
   MutexLock lock(mu_);
-  Statement s = db_.Prepare("SELECT phase, COUNT(*) FROM projects WHERE kind = ? GROUP BY phase");
-  s.Bind(ToString(kind));
+  Statement s = db_.Prepare(sql);
+  if (query.kind) s.Bind(ToString(*query.kind));
   std::map<std::string, int64_t> out;
   while (s.Step()) out[s.Text(0)] = s.Int(1);
-  RETURN_IF_ERROR(db_.Check(s, "count records by phase"));
-  return out;
-}
-
-StatusOr<std::map<std::string, int64_t>> SqliteStore::CountByCluster() {
-  MutexLock lock(mu_);
-  Statement s = db_.Prepare(
-      "SELECT cluster, COUNT(*) FROM projects WHERE desired != 'deleted' GROUP BY cluster");
-  std::map<std::string, int64_t> out;
-  while (s.Step()) out[s.Text(0)] = s.Int(1);
-  RETURN_IF_ERROR(db_.Check(s, "count records by cluster"));
+  RETURN_IF_ERROR(db_.Check(s, std::string("count records by ") + column));
   return out;
 }
 

@@ -66,8 +66,7 @@ class SqliteStore final : public Store {
   StatusOr<bool> TakeSlot(std::string_view key, std::string_view holder,
                           std::chrono::milliseconds ttl) override;
   Status ReleaseSlot(std::string_view key, std::string_view holder) override;
-  StatusOr<std::map<std::string, int64_t>> CountByPhase(RecordKind kind) override;
-  StatusOr<std::map<std::string, int64_t>> CountByCluster() override;
+  StatusOr<std::map<std::string, int64_t>> CountRecords(const CountQuery& query) override;
   StatusOr<std::vector<ProjectRecord>> ListProjectsWithoutHostnames() override;
   StatusOr<std::map<std::string, std::string>> ClaimHostnames(
       const std::vector<std::pair<std::string, std::vector<std::string>>>& by_project) override;

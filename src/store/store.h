@@ -175,12 +175,24 @@ class Store {
   virtual StatusOr<ProjectRecord> GetProject(std::string_view id) = 0;  // kNotFound
   virtual StatusOr<ProjectRecord> GetProjectByName(std::string_view name) = 0;
   virtual StatusOr<std::vector<ProjectRecord>> ListProjects(const ListFilter& filter) = 0;
-  // Records of `kind` per phase ("" for those the engine has not written a status for), without
-  // reading any record: for metrics.
-  virtual StatusOr<std::map<std::string, int64_t>> CountByPhase(RecordKind kind) = 0;
-  // Records of every kind whose desired state is not deleted, per cluster (clusters without any
-  // are absent), without reading any record: what placement weighs against capacity.
-  virtual StatusOr<std::map<std::string, int64_t>> CountByCluster() = 0;
+  // Records per value of one column, without reading any record (values without records are
+  // absent). CountRecords is what stores implement; the two below say what callers ask.
+  struct CountQuery {
+    enum class By { kPhase, kCluster } by = By::kPhase;
+    std::optional<RecordKind> kind;  // unset: every kind
+    bool skip_deleted = false;       // leave out records whose desired state is deleted
+  };
+  virtual StatusOr<std::map<std::string, int64_t>> CountRecords(const CountQuery& query) = 0;
+  // Records of `kind` per phase ("" for those the engine has not written a status for): for
+  // metrics.
+  StatusOr<std::map<std::string, int64_t>> CountByPhase(RecordKind kind) {
+    return CountRecords({CountQuery::By::kPhase, kind, false});
+  }
+  // Records of every kind whose desired state is not deleted, per cluster: what placement weighs
+  // against capacity.
+  StatusOr<std::map<std::string, int64_t>> CountByCluster() {
+    return CountRecords({CountQuery::By::kCluster, std::nullopt, true});
+  }
 
   // Inserts a new project with its first credentials and history, atomically. `record.version`,
   // created/updated times are set by the store. kAlreadyExists when the id or name is taken.

@@ -161,6 +161,39 @@ TEST(DemoTest, TwoProjectsReachRunningAndASecondRunAdoptsThem) {
   ExpectNoErrors(second);
 }
 
+TEST(DemoTest, TwoClustersEachServeTheProjectsPlacedOnThem) {
+  TempDir dir;
+  RunResult run = RunDemo({"--profile", "instant", "--exit-when-running", "--clusters", "2",
+                           "--projects", "3", "--data-dir", dir.path(), "--timeout", "60"},
+                          seconds(90));
+  ASSERT_EQ(run.exit_code, 0) << Describe(run);
+  // Each cluster has its own API server and ingress listener.
+  std::smatch east, west;
+  ASSERT_TRUE(std::regex_search(run.out, east,
+                                std::regex(R"(Ingress +http://127\.0\.0\.1:([0-9]+) \(east\))")))
+      << run.out;
+  ASSERT_TRUE(std::regex_search(run.out, west,
+                                std::regex(R"(Ingress +http://127\.0\.0\.1:([0-9]+) \(west\))")))
+      << run.out;
+  EXPECT_NE(east[1].str(), west[1].str());
+  // Placed least loaded first, in order: alpha east, beta west, gamma east; each Running at
+  // its own cluster's ingress (the demo asked each URL before it printed the table).
+  auto row = [&](const std::string& name, const std::string& cluster, const std::string& port) {
+    return "\n  " + name + " +" + cluster + " +Running +http://" + name + "\\.localhost:" + port +
+           "/ +[0-9.]+s";
+  };
+  EXPECT_THAT(run.out, ContainsRegex(row("alpha", "east", east[1].str())));
+  EXPECT_THAT(run.out, ContainsRegex(row("beta", "west", west[1].str())));
+  EXPECT_THAT(run.out, ContainsRegex(row("gamma", "east", east[1].str())));
+  EXPECT_TRUE(std::filesystem::is_directory(dir.path() + "/clusters/east"));
+  EXPECT_TRUE(std::filesystem::is_directory(dir.path() + "/clusters/west"));
+  ExpectNoErrors(run);
+  // More than the demo has names for is refused naming the flag.
+  RunResult refused = RunDemo({"--clusters", "9", "--data-dir", dir.path()}, seconds(30));
+  EXPECT_NE(refused.exit_code, 0);
+  EXPECT_THAT(refused.err, HasSubstr("--clusters: must be between 1 and 4"));
+}
+
 TEST(DemoTest, RealisticProfileServesTheUrlsAndStopsCleanlyOnSigint) {
   TempDir dir;
   const std::string kubeconfig = dir.path() + "/kubeconfig";
@@ -271,7 +304,8 @@ TEST(DemoTest, ASecondRunOnTheSameDataDirKeepsItsPortsAndWritesNothingToTheClust
       [&] {
         steward_metrics = HttpGet(ports.api, "127.0.0.1", "/metrics").body;
         return MetricSum(steward_metrics, "steward_reconciles_total") >= 2 &&
-               steward_metrics.find("\nsteward_workqueue_depth 0\n") != std::string::npos;
+               steward_metrics.find("\nsteward_workqueue_depth{cluster=\"default\"} 0\n") !=
+                   std::string::npos;
       },
       seconds(30)))
       << steward_metrics;

@@ -51,11 +51,30 @@ function stackOf (project, driverOptions = {}) {
   return stack
 }
 
+// Where a new instance of the stack goes among Steward's clusters (the stack properties cluster
+// and clusterLabels, "k=v,k=v"), as spec.placement: Steward uses it only to place a new record,
+// so an instance keeps its cluster when its stack changes. undefined when the stack says nothing.
+function placementOf (project) {
+  const props = project.ProjectStack?.properties || {}
+  const placement = {}
+  if (typeof props.cluster === 'string' && props.cluster !== '') placement.cluster = props.cluster
+  if (typeof props.clusterLabels === 'string' && props.clusterLabels !== '') {
+    placement.labels = {}
+    for (const pair of props.clusterLabels.split(',')) {
+      const at = pair.indexOf('=')
+      if (at > 0) placement.labels[pair.slice(0, at).trim()] = pair.slice(at + 1).trim()
+    }
+  }
+  return Object.keys(placement).length > 0 ? placement : undefined
+}
+
 // The spec for `project`, without credentials (the caller adds them when it rotates).
 async function projectSpec (app, project, driverOptions = {}) {
   const spec = { team: teamIdOf(app, project) }
   const stack = stackOf(project, driverOptions)
   if (Object.keys(stack).length > 0) spec.stack = stack
+  const placement = placementOf(project)
+  if (placement) spec.placement = placement
   const ha = await project.getSetting('ha')
   const replicas = positiveInt(ha?.replicas)
   if (replicas && replicas > 1) spec.replicas = replicas
@@ -92,4 +111,4 @@ function agentOf (broker) {
   }
 }
 
-module.exports = { safeNameOf, teamIdOf, keptUrl, stackOf, projectSpec, credentialsOf, agentOf }
+module.exports = { safeNameOf, teamIdOf, keptUrl, stackOf, placementOf, projectSpec, credentialsOf, agentOf }

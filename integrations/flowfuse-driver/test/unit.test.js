@@ -95,6 +95,17 @@ test('a platform instance becomes Steward\'s spec: stack, HA, custom hostname, k
     { name: 'mqtt-schema-agent-teama-team-broker', spec: { team: 'TeamA', broker: 'team-broker' } })
 })
 
+test('a stack\'s cluster and clusterLabels properties become the spec\'s placement, nothing else does', async () => {
+  const pf = new Platform({ steward: {} })
+  const p = pf.addProject({ name: 'eu', teamId: 3, stack: { memory: 256, cluster: 'east', clusterLabels: 'region=eu, tier=prod' } })
+  const spec = await projectSpec(pf.app, p, {})
+  assert.deepEqual(spec.placement, { cluster: 'east', labels: { region: 'eu', tier: 'prod' } })
+  assert.equal(spec.cluster, undefined) // a preference for new instances, never a move
+  // Empty properties (the stack editor's blank fields) say nothing.
+  const q = pf.addProject({ name: 'plain', teamId: 3, stack: { memory: 256, cluster: '', clusterLabels: '' } })
+  assert.equal((await projectSpec(pf.app, q, {})).placement, undefined)
+})
+
 test('tokens may be held by a pod unless the project is to be suspended and is Suspended', () => {
   const rec = (desiredState, phase) => ({ desiredState, status: phase ? { phase } : undefined })
   assert.equal(mayHoldCredentials(null), false)

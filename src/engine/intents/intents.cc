@@ -168,17 +168,66 @@ Status RefuseTeamChangeByName(const ProjectRecord& r, std::string_view team, std
                        "its id (\"id\" in the body)");
 }
 
+// The record's cluster is no longer the one its put was checked for (a move, or a create of the
+// same name placed elsewhere, came in between).
+Status RefuseMovedMeanwhile(const ProjectRecord& r, std::string_view cluster) {
+  if (r.cluster == cluster) return Status::Ok();
+  return Aborted(std::string(KindWord(r.kind)) + " " + r.name + " went to cluster " + r.cluster +
+                 " while the request was checked for " + std::string(cluster) +
+                 "; send the request again");
+}
+
 }  // namespace
 
 std::string NewToken() { return SecureRandomHex(32); }
 std::string NewCredentialId() { return "c-" + SecureRandomHex(8); }
 
 Intents::Intents(store::Store& store, Enqueue enqueue, const EngineConfig* config,
-                 CredentialVault* vault)
+                 CredentialVault* vault, Placement* placement)
     : store_(store),
       enqueue_(std::move(enqueue)),
       config_(config != nullptr ? *config : DefaultConfig()),
-      vault_(vault) {}
+      vault_(vault),
+      placement_(placement) {}
+
+const EngineConfig& Intents::ConfigOf(std::string_view cluster) const {
+  if (placement_ == nullptr) return config_;
+  const ClusterTarget* c = placement_->Find(cluster);
+  return c != nullptr && c->config != nullptr ? *c->config : config_;
+}
+
+StatusOr<ClusterTarget> Intents::TargetOf(std::string_view name, const PlacementRequest& request,
+                                          std::string_view team) {
+  if (placement_ == nullptr) {
+    if (!request.cluster.empty() && request.cluster != kDefaultCluster) {
+      return InvalidField("spec.cluster",
+                          "no cluster \"" + request.cluster + "\" is configured (known: default)");
+    }
+    ClusterTarget one;
+    one.name = std::string(kDefaultCluster);
+    one.config = &config_;
+    one.vault = vault_;
+    return one;
+  }
+  auto existing = store_.GetProjectByName(name);
+  if (existing.ok()) {
+    if (request.strict && request.cluster != existing->cluster) {
+      return FailedPrecondition("spec.cluster: " + std::string(KindWord(existing->kind)) + " " +
+                                existing->name + " is on cluster " + existing->cluster +
+                                "; a move (POST .../move) takes it to another");
+    }
+    const ClusterTarget* on = placement_->Find(existing->cluster);
+    if (on == nullptr) {
+      return FailedPrecondition(std::string(KindWord(existing->kind)) + " " + existing->name +
+                                " is on cluster " + existing->cluster +
+                                ", which this Steward's configuration does not list");
+    }
+    return *on;
+  }
+  if (existing.error().code() != StatusCode::kNotFound) return existing.error();
+  ASSIGN_OR_RETURN(const ClusterTarget* placed, placement_->Place(request, team));
+  return *placed;
+}
 
 std::vector<std::string> ProjectClaims(const EngineConfig& config, std::string_view id,
                                        std::string_view name, const ProjectSpec& spec) {
@@ -233,15 +282,26 @@ StatusOr<Intents::PutResult> Intents::Put(std::string_view name, const Json& spe
   if (!id.empty()) {
     if (Status s = ValidateProjectId(id); !s.ok()) return InvalidField("id", s.message());
   }
+  Json spec_copy;
+  const Json* spec_in = &spec_json;
+  PlacementRequest where;
+  if (spec_json.is_object() && (spec_json.contains("cluster") || spec_json.contains("placement"))) {
+    spec_copy = spec_json;
+    ASSIGN_OR_RETURN(where, TakePlacementRequest(spec_copy, "spec"));
+    spec_in = &spec_copy;
+  }
   CredentialsInput credentials;
-  ASSIGN_OR_RETURN(ProjectSpec spec, ParseProjectSpec(spec_json, "spec", &credentials));
-  RETURN_IF_ERROR(CheckSpecPolicy(config_, spec, "spec"));
+  ASSIGN_OR_RETURN(ProjectSpec spec, ParseProjectSpec(*spec_in, "spec", &credentials));
+  ASSIGN_OR_RETURN(const ClusterTarget target, TargetOf(name, where, spec.team));
+  const EngineConfig& config = *target.config;
+  CredentialVault* const vault = target.vault;
+  RETURN_IF_ERROR(CheckSpecPolicy(config, spec, "spec"));
   // A kept URL on <label>.<domain> other than its name's is the project's only when it holds that
   // host already (its stored URL's, a former name's): read only when the check fails without
   // them, and checked again in the transaction against the record found there.
   std::string held_id;
   std::vector<std::string> former;
-  if (Status hosts = CheckCustomHostnamePolicy(config_, name, spec); !hosts.ok()) {
+  if (Status hosts = CheckCustomHostnamePolicy(config, name, spec); !hosts.ok()) {
     if (spec.url.empty()) return hosts;
     auto existing = store_.GetProjectByName(name);
     if (!existing.ok() && existing.error().code() != StatusCode::kNotFound) {
@@ -249,8 +309,8 @@ StatusOr<Intents::PutResult> Intents::Put(std::string_view name, const Json& spe
     }
     if (!existing.ok() || existing->kind != store::RecordKind::kProject) return hosts;
     held_id = existing->id;
-    ASSIGN_OR_RETURN(former, FormerNameHosts(store_, config_, held_id));
-    RETURN_IF_ERROR(CheckCustomHostnamePolicy(config_, name, spec, HeldHosts(*existing, former)));
+    ASSIGN_OR_RETURN(former, FormerNameHosts(store_, config, held_id));
+    RETURN_IF_ERROR(CheckCustomHostnamePolicy(config, name, spec, HeldHosts(*existing, former)));
   }
 
   // Supplied values go to their Secret before the intent that names them is committed, so the
@@ -260,7 +320,7 @@ StatusOr<Intents::PutResult> Intents::Put(std::string_view name, const Json& spe
   std::string project_id(id);
   std::string created;  // the version of a Secret this Put created, to discard if not committed
   if (credentials.mode == CredentialsInput::Mode::kSupplied) {
-    if (vault_ == nullptr) {
+    if (vault == nullptr) {
       return FailedPrecondition(
           "spec.credentials: supplied credentials need the engine's Kubernetes client, which "
           "this Steward does not have");
@@ -280,7 +340,7 @@ StatusOr<Intents::PutResult> Intents::Put(std::string_view name, const Json& spe
     } else if (project_id.empty()) {
       project_id = NewProjectId();
     }
-    ASSIGN_OR_RETURN(created, vault_->Put(project_id, std::string(name), credentials.values));
+    ASSIGN_OR_RETURN(created, vault->Put(project_id, std::string(name), credentials.values));
   }
 
   // The spec as it will be stored, given the project's current credentials (kKeep keeps them).
@@ -308,8 +368,9 @@ StatusOr<Intents::PutResult> Intents::Put(std::string_view name, const Json& spe
   // the write.
   bool changed = false;
   auto create = [&](ProjectRecord& r, store::Mutation& m) -> Status {
-    if (!held_id.empty()) RETURN_IF_ERROR(CheckCustomHostnamePolicy(config_, name, spec));
+    if (!held_id.empty()) RETURN_IF_ERROR(CheckCustomHostnamePolicy(config, name, spec));
     r.id = project_id.empty() ? NewProjectId() : project_id;
+    r.cluster = target.name;
     ASSIGN_OR_RETURN(ProjectSpec stored, final_spec(std::nullopt));
     r.team = stored.team;
     r.spec_json = DumpJson(ToJson(stored));
@@ -321,7 +382,7 @@ StatusOr<Intents::PutResult> Intents::Put(std::string_view name, const Json& spe
       m.credentials.push_back(NewCredential(r.id, store::CredentialState::kActive));
     }
     m.history.push_back(OperationText(start ? "create+start" : "create", 1, r.spec_json));
-    m.hostnames = ProjectClaims(config_, r.id, name, stored);
+    m.hostnames = ProjectClaims(config, r.id, name, stored);
     changed = true;
     return Status::Ok();
   };
@@ -336,16 +397,16 @@ StatusOr<Intents::PutResult> Intents::Put(std::string_view name, const Json& spe
                      "the request again");
     }
     RETURN_IF_ERROR(RefuseOtherKind(r, store::RecordKind::kProject));
+    RETURN_IF_ERROR(RefuseMovedMeanwhile(r, target.name));
     RETURN_IF_ERROR(RefuseTeamChangeByName(r, spec.team, id));
     RETURN_IF_ERROR(RefuseIfDeleting(r));
     if (!held_id.empty()) {
       RETURN_IF_ERROR(CheckCustomHostnamePolicy(
-          config_, name, spec,
-          HeldHosts(r, r.id == held_id ? former : std::vector<std::string>{})));
+          config, name, spec, HeldHosts(r, r.id == held_id ? former : std::vector<std::string>{})));
     }
     ASSIGN_OR_RETURN(ProjectSpec stored, final_spec(StoredCredentials(r)));
     changed = ApplyPut(r, m, ToJson(stored), stored.team, start);
-    if (changed) m.hostnames = ProjectClaims(config_, r.id, name, stored);
+    if (changed) m.hostnames = ProjectClaims(config, r.id, name, stored);
     // Back to Steward's credentials (or a project that never had any): new ones, active at once,
     // since the engine revoked the old ones when supplied ones replaced them.
     const bool live = std::any_of(creds.begin(), creds.end(), [](const store::Credential& c) {
@@ -358,7 +419,7 @@ StatusOr<Intents::PutResult> Intents::Put(std::string_view name, const Json& spe
   };
   auto put = store_.UpsertProjectByName(name, create, update);
   if (!put.ok()) {
-    if (!created.empty()) vault_->Discard(project_id, credentials.ref.fingerprint, created);
+    if (!created.empty()) vault->Discard(project_id, credentials.ref.fingerprint, created);
     return put.error();
   }
   if (changed) Notify(put->record);
@@ -370,8 +431,16 @@ StatusOr<Intents::PutResult> Intents::PutAgent(std::string_view name, const Json
   if (!id.empty()) {
     if (Status s = ValidateProjectId(id); !s.ok()) return InvalidField("id", s.message());
   }
+  Json spec_copy;
+  const Json* spec_in = &spec_json;
+  PlacementRequest where;
+  if (spec_json.is_object() && (spec_json.contains("cluster") || spec_json.contains("placement"))) {
+    spec_copy = spec_json;
+    ASSIGN_OR_RETURN(where, TakePlacementRequest(spec_copy, "spec"));
+    spec_in = &spec_copy;
+  }
   CredentialsInput credentials;
-  ASSIGN_OR_RETURN(AgentSpec spec, ParseAgentSpec(spec_json, "spec", &credentials));
+  ASSIGN_OR_RETURN(AgentSpec spec, ParseAgentSpec(*spec_in, "spec", &credentials));
   ASSIGN_OR_RETURN(std::string want, AgentName(spec));
   if (name != want) {
     return InvalidField("name", "must be " + want +
@@ -397,13 +466,15 @@ StatusOr<Intents::PutResult> Intents::PutAgent(std::string_view name, const Json
   } else {
     agent_id = id.empty() ? NewProjectId() : std::string(id);
   }
+  ASSIGN_OR_RETURN(const ClusterTarget target, TargetOf(name, where, spec.team));
+  CredentialVault* const vault = target.vault;
   if (credentials.mode == CredentialsInput::Mode::kSupplied) {
-    if (vault_ == nullptr) {
+    if (vault == nullptr) {
       return FailedPrecondition(
           "spec.credentials: an agent's token needs the engine's Kubernetes client, which this "
           "Steward does not have");
     }
-    ASSIGN_OR_RETURN(created, vault_->Put(agent_id, std::string(name), credentials.values));
+    ASSIGN_OR_RETURN(created, vault->Put(agent_id, std::string(name), credentials.values));
   }
   std::vector<std::string> claims = {"Deployment/" + want, "Service/" + want,
                                      store::ReferenceClaim(agent_id), store::ReferenceClaim(want)};
@@ -422,6 +493,7 @@ StatusOr<Intents::PutResult> Intents::PutAgent(std::string_view name, const Json
     }
     r.id = agent_id;
     r.kind = store::RecordKind::kAgent;
+    r.cluster = target.name;
     r.team = spec.team;
     r.spec_json = DumpJson(ToJson(spec));
     r.desired = start ? DesiredState::kRunning : DesiredState::kSuspended;
@@ -443,6 +515,7 @@ StatusOr<Intents::PutResult> Intents::PutAgent(std::string_view name, const Json
     }
     RETURN_IF_ERROR(RefuseOtherAgent(r, spec));
     RETURN_IF_ERROR(RefuseIfDeleting(r));
+    RETURN_IF_ERROR(RefuseMovedMeanwhile(r, target.name));
     AgentSpec stored = spec;
     auto current_json = ParseJson(r.spec_json);
     auto current = current_json.ok() ? ParseAgentSpec(*current_json)
@@ -460,7 +533,7 @@ StatusOr<Intents::PutResult> Intents::PutAgent(std::string_view name, const Json
   };
   auto put = store_.UpsertProjectByName(name, create, update);
   if (!put.ok()) {
-    if (!created.empty()) vault_->Discard(agent_id, credentials.ref.fingerprint, created);
+    if (!created.empty()) vault->Discard(agent_id, credentials.ref.fingerprint, created);
     return put.error();
   }
   if (changed) Notify(put->record);
@@ -572,7 +645,7 @@ StatusOr<ProjectRecord> Intents::Rename(std::string_view id_or_name, std::string
             r.name = std::string(new_name);
             ++r.generation;
             MarkAccepted(r);
-            m.hostnames = ProjectClaims(config_, r.id, new_name, spec);
+            m.hostnames = ProjectClaims(ConfigOf(r.cluster), r.id, new_name, spec);
             m.history.push_back(Operation("rename", r.generation,
                                           Json{{"from", old_name}, {"to", std::string(new_name)}}));
             changed = true;
@@ -592,8 +665,8 @@ StatusOr<int> Intents::ClaimUnclaimedHostnames() {
     auto j = ParseJson(r.spec_json);
     auto spec = j.ok() ? ParseProjectSpec(*j) : StatusOr<ProjectSpec>(j.error());
     // A spec that does not parse any more still owns its generated host.
-    claims.emplace_back(r.id,
-                        ProjectClaims(config_, r.id, r.name, spec.ok() ? *spec : ProjectSpec{}));
+    claims.emplace_back(
+        r.id, ProjectClaims(ConfigOf(r.cluster), r.id, r.name, spec.ok() ? *spec : ProjectSpec{}));
     names[r.id] = r.name;
   }
   ASSIGN_OR_RETURN(auto skipped, store_.ClaimHostnames(claims));

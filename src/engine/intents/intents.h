@@ -16,6 +16,7 @@
 #include "common/json.h"
 #include "common/status.h"
 #include "engine/intents/credential_vault.h"
+#include "engine/intents/placement.h"
 #include "engine/model/project.h"
 #include "store/store.h"
 
@@ -37,8 +38,11 @@ class Intents {
   // this; nullptr: the defaults.
   // `vault` (may be null: supplied credentials are then refused) takes the values of
   // spec.credentials before the intent naming them is committed; it must outlive this.
+  // `placement` (may be null: one cluster, "default", checked against `config`, its credentials
+  // in `vault`) places new records on one of several clusters and gives each cluster's config
+  // and vault; it must outlive this.
   Intents(store::Store& store, Enqueue enqueue, const EngineConfig* config = nullptr,
-          CredentialVault* vault = nullptr);
+          CredentialVault* vault = nullptr, Placement* placement = nullptr);
 
   // Creates the project (desired: suspended unless `start`) or replaces its spec. Idempotent: the
   // same spec again changes nothing and keeps the generation. `id` empty: generated on create,
@@ -46,9 +50,11 @@ class Intents {
   // name or spec (also a custom hostname the operator's policy refuses); kAlreadyExists when
   // one of the project's hostnames (<name>.<domain>, its custom hostname) is another project's;
   // kFailedPrecondition while the project is being deleted; kAlreadyExists when `id` is given
-  // and the name is another project's. The look-up and the write are one store transaction
-  // (Store::UpsertProjectByName), so a create-or-update never answers kNotFound and two
-  // concurrent Puts of a new name create it once.
+  // and the name is another project's. spec.cluster and spec.placement place a new record
+  // (placement.h; the cluster is stored in the record, not in its spec); on an existing one
+  // spec.cluster must be its cluster (kFailedPrecondition otherwise: a move is its own intent). The
+  // look-up and the write are one store transaction (Store::UpsertProjectByName), so a
+  // create-or-update never answers kNotFound and two concurrent Puts of a new name create it once.
   struct PutResult {
     store::ProjectRecord record;
     bool created = false;
@@ -107,6 +113,10 @@ class Intents {
   StatusOr<CredentialCheck> CheckCredential(std::string_view token);
 
  private:
+  // Where a put of `name` goes: the existing record's cluster, else the one placement picks.
+  StatusOr<ClusterTarget> TargetOf(std::string_view name, const PlacementRequest& request,
+                                   std::string_view team);
+  const EngineConfig& ConfigOf(std::string_view cluster) const;
   StatusOr<store::ProjectRecord> SetDesired(std::string_view id_or_name, store::RecordKind kind,
                                             store::DesiredState d, std::string_view operation);
   void Notify(const store::ProjectRecord& record) const;
@@ -115,6 +125,7 @@ class Intents {
   Enqueue enqueue_;
   const EngineConfig& config_;
   CredentialVault* vault_;
+  Placement* placement_;
 };
 
 // What a project holds exclusively, claimed in the store with its intent (Mutation::hostnames):

@@ -29,6 +29,25 @@ Json StackPropertySchema() {
         {"validate", "^[a-zA-Z0-9][a-zA-Z0-9._:/@+-]*$"},
         {"invalidMessage", "Invalid value - must be a Docker image"},
         {"description", "Container image location, can include a tag"}}},
+      // Placement over Steward's clusters (docs/flowfuse.md "Several clusters"): only where a new
+      // instance goes; an instance keeps its cluster when its stack changes.
+      {"cluster",
+       {{"label", "Cluster (Steward)"},
+        {"validate", "^([a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?)?$"},
+        {"invalidMessage",
+         "Invalid value - must be empty or the name of one of Steward's clusters"},
+        {"description",
+         "The cluster new instances of this stack are placed on; empty: Steward's placement "
+         "policy decides"}}},
+      {"clusterLabels",
+       {{"label", "Cluster labels (Steward)"},
+        {"validate",
+         "^([A-Za-z0-9][-A-Za-z0-9_./]*=[-A-Za-z0-9_.]*(,[A-Za-z0-9][-A-Za-z0-9_./]*="
+         "[-A-Za-z0-9_.]*)*)?$"},
+        {"invalidMessage", "Invalid value - must be empty or key=value pairs separated by commas"},
+        {"description",
+         "Labels (key=value,key=value) the cluster of a new instance of this stack must carry, "
+         "e.g. region=eu"}}},
   };
 }
 

@@ -127,6 +127,7 @@ struct Engine::Impl {
       store::ListFilter f;
       f.after_id = after;
       f.limit = 1000;
+      f.cluster = options.cluster;
       ASSIGN_OR_RETURN(auto page, store.ListProjects(f));
       for (const auto& p : page) {
         if (Owns(p.id)) queue->Add(p.id, p.team);
@@ -205,7 +206,9 @@ struct Engine::Impl {
               : std::chrono::duration_cast<Millis>(clock.WallNow().time_since_epoch()).count();
       reconciler->intent_times().Accepted(c.project_id, h.generation, h.summary, at_ms);
     }
-    if (intent && Owns(c.project_id)) queue->Add(c.project_id, c.record->team);
+    if (intent && c.record->cluster == options.cluster && Owns(c.project_id)) {
+      queue->Add(c.project_id, c.record->team);
+    }
   }
 
   void Watch(const ResourceType& type, const std::string& selector,
@@ -374,6 +377,7 @@ void Engine::Enqueue(const std::string& project_id) {
 }
 
 Intents& Engine::intents() { return impl_->intents; }
+CredentialVault& Engine::vault() { return impl_->vault; }
 
 EngineStats Engine::stats() const {
   EngineStats s;

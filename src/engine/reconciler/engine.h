@@ -95,6 +95,9 @@ class Engine {
   void Enqueue(const std::string& project_id);
   // The intent operations, wired to enqueue into this engine.
   Intents& intents();
+  // Where supplied credentials go in this engine's cluster (the Secrets its runs read): for an
+  // Intents that places records on several clusters.
+  CredentialVault& vault();
   EngineStats stats() const;
   // The EndpointSlices of Service `service` (label kubernetes.io/service-name) in the engine's
   // namespace, from its informer: what its Service readiness verdicts are made from.

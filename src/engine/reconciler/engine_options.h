@@ -52,6 +52,10 @@ struct StatusWritten {
 
 struct EngineOptions {
   EngineConfig config;
+  // The cluster this engine acts on (its client's): only records placed there are its
+  // (store::ProjectRecord::cluster); "default" is the one cluster of a configuration without
+  // `clusters:`. Several engines, one per cluster, may share a store.
+  std::string cluster = "default";
   WorkQueueOptions queue = EngineQueueDefaults();
   std::string field_manager = "steward";
   // A step that waits for the cluster requeues after this even without an event (a safety net;

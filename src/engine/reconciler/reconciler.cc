@@ -252,6 +252,9 @@ Expected<Reconciler::Loaded, WorkResult> Reconciler::Load(
     return WorkResult::Error(got.error());
   }
   ProjectRecord& rec = *got;
+  // Placed on another cluster: that cluster's engine runs it (woken here by an object this
+  // cluster still has, a project's objects are left to the move that took it elsewhere).
+  if (rec.cluster != options_.cluster) return WorkResult::Ok();
   ForgetOrphans(project_id);  // stored now: what was reported before the commit is its own
   std::optional<ProjectStatus> prev = ParseStoredStatus(rec.status_json);
   auto spec_json = ParseJson(rec.spec_json);

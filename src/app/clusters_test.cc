@@ -1,0 +1,215 @@
+// App with two embedded clusters (instant profile) in one process: each record runs on the
+// cluster it is placed on and nowhere else, the API answers for each through its cluster, the
+// metrics carry the cluster, and a restart adopts both with no write.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "app/app.h"
+#include "cluster/embedded_cluster.h"
+#include "common/json.h"
+#include "engine/model/project.h"
+#include "kube/test_support/embedded.h"
+#include "net/http_client.h"
+#include "test_support/eventually.h"
+
+namespace steward::app {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+uint16_t PortOf(const std::string& url) {
+  return static_cast<uint16_t>(std::stoi(url.substr(url.rfind(':') + 1)));
+}
+
+class ClustersTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string tmpl = (fs::temp_directory_path() / "clusters-test-XXXXXX").string();
+    ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
+    dir_ = tmpl;
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  // Clusters east and west, both embedded (instant), on free loopback ports.
+  ServeConfig TwoClusters() const {
+    ServeConfig c;
+    c.listen = "127.0.0.1:0";
+    c.data_dir = dir_ + "/data";
+    c.log_level = "warn";
+    for (const char* name : {"east", "west"}) {
+      ServeConfig::Cluster k;
+      k.name = name;
+      k.cluster = ClusterSource::kEmbedded;
+      k.embedded_profile = "instant";
+      k.seed = c.clusters.size() + 1;
+      k.engine.workers = 2;
+      k.labels = {{"zone", name}};
+      c.clusters.push_back(std::move(k));
+    }
+    return c;
+  }
+
+  static StatusOr<net::HttpResponse> Call(const App& app, const std::string& method,
+                                          const std::string& target, const std::string& body = "") {
+    net::HttpClient::Options o;
+    o.port = PortOf(app.api_url());
+    o.bearer_token = app.api_token();
+    net::Headers headers;
+    if (!body.empty()) headers.Set("Content-Type", "application/json");
+    return net::HttpClient::Create(o)->Request(method, target, body, headers);
+  }
+
+  // Whether the cluster's API server holds the Deployment named `name` in the namespace.
+  static bool HasDeployment(cluster::EmbeddedCluster& cluster, const std::string& name) {
+    auto client = kube::test_support::ClientFor(cluster);
+    return client->Get(kube::ResourceType::Deployment(), "steward", name).ok();
+  }
+
+  static bool Running(App& app, const std::string& name) {
+    auto r = app.store().GetProjectByName(name);
+    return r.ok() && r->phase == "Running" && r->observed_generation == r->generation;
+  }
+
+  std::string dir_;
+};
+
+TEST_F(ClustersTest, EachProjectRunsOnItsPlacedClusterOnly) {
+  auto started = App::Start(TwoClusters());
+  ASSERT_TRUE(started.ok()) << started.error().ToString();
+  App& app = **started;
+  EXPECT_THAT(app.cluster_names(), ElementsAre("east", "west"));
+  cluster::EmbeddedCluster* east = app.embedded_cluster_of("east");
+  cluster::EmbeddedCluster* west = app.embedded_cluster_of("west");
+  ASSERT_NE(east, nullptr);
+  ASSERT_NE(west, nullptr);
+  EXPECT_NE(east->api_url(), west->api_url());
+  EXPECT_NE(east->ca_pem(), west->ca_pem());
+  EXPECT_TRUE(fs::is_directory(dir_ + "/data/clusters/east"));
+  EXPECT_TRUE(fs::is_directory(dir_ + "/data/clusters/west"));
+  EXPECT_EQ(app.engine_of("mars"), nullptr);
+
+  // alpha names west; beta is placed by the policy (the least loaded: east).
+  auto alpha = Call(app, "PUT", "/v1/projects/alpha",
+                    R"({"spec": {"team": "t", "cluster": "west"}, "start": true})");
+  ASSERT_TRUE(alpha.ok()) << alpha.error().ToString();
+  ASSERT_EQ(alpha->status, 201) << alpha->body;
+  auto beta = Call(app, "PUT", "/v1/projects/beta", R"({"spec": {"team": "t"}, "start": true})");
+  ASSERT_TRUE(beta.ok());
+  ASSERT_EQ(beta->status, 201) << beta->body;
+  EXPECT_EQ(ParseJson(beta->body)->value("cluster", ""), "east") << beta->body;
+
+  ASSERT_TRUE(test_support::Eventually(
+      [&] { return Running(app, "alpha") && Running(app, "beta"); }, std::chrono::seconds(20)));
+  // Each URL is on its own cluster's ingress listener.
+  auto status_of = [&](const std::string& name) {
+    return engine::ParseStoredStatus(app.store().GetProjectByName(name)->status_json);
+  };
+  EXPECT_EQ(status_of("alpha")->url,
+            "http://alpha.localhost:" + std::to_string(west->ingress_port()) + "/");
+  EXPECT_EQ(status_of("beta")->url,
+            "http://beta.localhost:" + std::to_string(east->ingress_port()) + "/");
+  // The objects exist on the placed cluster only.
+  EXPECT_TRUE(HasDeployment(*west, "alpha"));
+  EXPECT_FALSE(HasDeployment(*east, "alpha"));
+  EXPECT_TRUE(HasDeployment(*east, "beta"));
+  EXPECT_FALSE(HasDeployment(*west, "beta"));
+
+  // The API shows the placement and filters by it.
+  auto got = Call(app, "GET", "/v1/projects/alpha");
+  ASSERT_TRUE(got.ok());
+  Json alpha_json = *ParseJson(got->body);
+  EXPECT_EQ(alpha_json["cluster"], "west");
+  EXPECT_EQ(alpha_json["spec"]["cluster"], "west");
+  EXPECT_EQ(alpha_json["status"]["cluster"], "west");
+  auto listed = Call(app, "GET", "/v1/projects?cluster=east");
+  ASSERT_TRUE(listed.ok());
+  Json items = (*ParseJson(listed->body))["items"];
+  ASSERT_EQ(items.size(), 1u) << listed->body;
+  EXPECT_EQ(items[0]["name"], "beta");
+
+  // A put naming another cluster does not move the project.
+  auto moved =
+      Call(app, "PUT", "/v1/projects/alpha", R"({"spec": {"team": "t", "cluster": "east"}})");
+  ASSERT_TRUE(moved.ok());
+  EXPECT_EQ(moved->status, 409) << moved->body;
+  EXPECT_THAT(moved->body, HasSubstr("is on cluster west"));
+  // A put of the spec read back changes nothing.
+  auto same = Call(app, "PUT", "/v1/projects/alpha",
+                   Json{{"spec", alpha_json["spec"]}, {"start", true}}.dump());
+  ASSERT_TRUE(same.ok());
+  EXPECT_EQ(same->status, 200) << same->body;
+  EXPECT_EQ((*ParseJson(same->body))["generation"], alpha_json["generation"]);
+
+  // Instance operations reach the pods through the project's own cluster.
+  auto info = Call(app, "GET", "/v1/projects/alpha/instance");
+  ASSERT_TRUE(info.ok());
+  EXPECT_EQ(info->status, 200) << info->body;
+
+  // Metrics by cluster.
+  const std::string metrics = app.metrics().Text();
+  EXPECT_THAT(metrics, HasSubstr(R"(steward_reconciles_total{cluster="east",result="ok"})"));
+  EXPECT_THAT(metrics, HasSubstr(R"(steward_reconciles_total{cluster="west",result="ok"})"));
+  EXPECT_THAT(metrics, HasSubstr("steward_cluster_records{cluster=\"east\"} 1\n"));
+  EXPECT_THAT(metrics, HasSubstr("steward_cluster_records{cluster=\"west\"} 1\n"));
+}
+
+TEST_F(ClustersTest, ARestartAdoptsTheProjectsOfEveryClusterWithNoWrite) {
+  ServeConfig config = TwoClusters();
+  // The URLs name a port of their own: the ingress listeners take new ports at the restart, and
+  // a project whose URL changed is rightly updated.
+  for (ServeConfig::Cluster& c : config.clusters) c.engine.url_port = 8443;
+  {
+    auto started = App::Start(config);
+    ASSERT_TRUE(started.ok()) << started.error().ToString();
+    App& app = **started;
+    for (const char* name : {"alpha", "beta", "gamma"}) {
+      auto put = Call(app, "PUT", std::string("/v1/projects/") + name,
+                      R"({"spec": {"team": "t"}, "start": true})");
+      ASSERT_TRUE(put.ok());
+      ASSERT_EQ(put->status, 201) << put->body;
+    }
+    ASSERT_TRUE(test_support::Eventually(
+        [&] { return Running(app, "alpha") && Running(app, "beta") && Running(app, "gamma"); },
+        std::chrono::seconds(20)));
+    app.Stop();
+  }
+  auto again = App::Start(config);
+  ASSERT_TRUE(again.ok()) << again.error().ToString();
+  App& app = **again;
+  // Every project gets a run on its cluster's engine; none of them writes to a cluster.
+  engine::Engine& east = *app.engine_of("east");
+  engine::Engine& west = *app.engine_of("west");
+  ASSERT_TRUE(test_support::Eventually(
+      [&] {
+        return east.stats().reconciles + west.stats().reconciles >= 3 &&
+               east.stats().queue_depth == 0 && west.stats().queue_depth == 0 &&
+               east.stats().queue_processing == 0 && west.stats().queue_processing == 0;
+      },
+      std::chrono::seconds(20)));
+  EXPECT_GE(east.stats().reconciles, 1u);
+  EXPECT_GE(west.stats().reconciles, 1u);
+  EXPECT_EQ(east.stats().writes, 0u);
+  EXPECT_EQ(west.stats().writes, 0u);
+  for (const char* name : {"alpha", "beta", "gamma"}) EXPECT_TRUE(Running(app, name)) << name;
+}
+
+TEST_F(ClustersTest, AnUnreadableKubeconfigOfOneClusterStopsTheStartNamingIt) {
+  // The configuration decides; a configuration with a cluster nobody can reach stops the start
+  // naming that cluster.
+  ServeConfig config = TwoClusters();
+  config.clusters[1].cluster = ClusterSource::kKubeconfig;
+  config.clusters[1].kubeconfig = dir_ + "/no-such-kubeconfig";
+  auto started = App::Start(config);
+  ASSERT_FALSE(started.ok());
+  EXPECT_THAT(started.error().message(), HasSubstr("clusters.west.kubernetes: "));
+}
+
+}  // namespace
+}  // namespace steward::app
