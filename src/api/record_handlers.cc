@@ -242,7 +242,7 @@ void RecordHandlers::ListOf(const CallPtr& call, store::RecordKind kind) {
                          BadArgument("phase", "phase: unknown phase \"" + std::string(p) +
                                                   "\" (Pending, Provisioning, Running, Updating, "
                                                   "Degraded, Suspending, Suspended, Deleting, "
-                                                  "Failed)"));
+                                                  "Failed, Unknown)"));
       return;
     }
     filter.phase = std::string(p);

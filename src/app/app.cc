@@ -402,6 +402,7 @@ Status AppImpl::OpenStore() {
 Status AppImpl::StartEngine(ClusterLink& link) {
   engine::EngineOptions eo;
   eo.cluster = link.config.name;
+  eo.unreachable_grace = link.config.unreachable_grace;
   eo.config = link.config.engine;
   eo.config.shards = config_.replicas.enabled ? config_.replicas.shards : 0;
   if (link.embedded) {
@@ -462,9 +463,10 @@ Status AppImpl::StartPlacement() {
   if (!counts.ok()) return WithPrefix(counts.error(), "database: ");
   for (const auto& [name, n] : *counts) {
     if (IndexOf(name) < 0) {
-      LOG_ERROR("{} records are placed on cluster {}, which the configuration does not list: no "
-                "engine runs them until it is listed again",
-                n, name);
+      LOG_ERROR(
+          "{} records are placed on cluster {}, which the configuration does not list: no "
+          "engine runs them until it is listed again",
+          n, name);
     }
   }
   return Status::Ok();

@@ -11,6 +11,7 @@
 
 #include "app/app.h"
 #include "cluster/embedded_cluster.h"
+#include "cluster/profile/profile.h"
 #include "common/json.h"
 #include "engine/model/project.h"
 #include "kube/test_support/embedded.h"
@@ -198,6 +199,91 @@ TEST_F(ClustersTest, ARestartAdoptsTheProjectsOfEveryClusterWithNoWrite) {
   EXPECT_EQ(east.stats().writes, 0u);
   EXPECT_EQ(west.stats().writes, 0u);
   for (const char* name : {"alpha", "beta", "gamma"}) EXPECT_TRUE(Running(app, name)) << name;
+}
+
+// A cluster that stops answering: after its grace each of its projects says Unknown /
+// ClusterUnreachable with what was last observed, the other cluster's projects go on (and new
+// ones start there), and when it answers again its projects are Running again with no write.
+TEST_F(ClustersTest, AClusterThatStopsAnsweringIsToldPerProjectAndAdoptedWhenItReturns) {
+  // West is the test's own embedded cluster, reached through a kubeconfig as a real one is, so
+  // that the test can stop it and start it again on the same port and state.
+  cluster::EmbeddedCluster::Options wo;
+  wo.profile = *cluster::LoadProfile("instant");
+  wo.data_dir = dir_ + "/west";
+  wo.seed = 7;
+  auto west = cluster::EmbeddedCluster::Start(wo);
+  ASSERT_TRUE(west.ok()) << west.error().ToString();
+  wo.api_port = (*west)->api_port();
+  wo.ingress_port = (*west)->ingress_port();
+  const std::string kubeconfig = dir_ + "/west.kubeconfig";
+  ASSERT_TRUE((*west)->WriteKubeconfig(kubeconfig).ok());
+  {
+    auto client = kube::test_support::ClientFor(**west);
+    Json ns = {{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", "steward"}}}};
+    ASSERT_TRUE(client->Create(kube::ResourceType::Namespace(), "", ns).ok());
+  }
+
+  ServeConfig config = TwoClusters();
+  for (ServeConfig::Cluster& c : config.clusters) c.unreachable_grace = std::chrono::seconds(1);
+  config.clusters[1].cluster = ClusterSource::kKubeconfig;
+  config.clusters[1].kubeconfig = kubeconfig;
+  config.clusters[1].engine.url_port = 8443;  // the URL stays when west's ingress returns
+  auto started = App::Start(config);
+  ASSERT_TRUE(started.ok()) << started.error().ToString();
+  App& app = **started;
+  for (const auto& [name, cluster] : {std::pair{"alpha", "west"}, std::pair{"beta", "east"}}) {
+    auto put = Call(app, "PUT", std::string("/v1/projects/") + name,
+                    Json{{"spec", {{"team", "t"}, {"cluster", cluster}}}, {"start", true}}.dump());
+    ASSERT_TRUE(put.ok());
+    ASSERT_EQ(put->status, 201) << put->body;
+  }
+  ASSERT_TRUE(test_support::Eventually(
+      [&] { return Running(app, "alpha") && Running(app, "beta"); }, std::chrono::seconds(20)));
+  engine::Engine& west_engine = *app.engine_of("west");
+  const uint64_t writes_before = west_engine.stats().writes;
+  const int64_t running_since =
+      engine::ParseStoredStatus(app.store().GetProjectByName("alpha")->status_json)->since_ms;
+
+  (*west)->Stop();
+  const auto stopped = std::chrono::steady_clock::now();
+  ASSERT_TRUE(test_support::Eventually(
+      [&] { return app.store().GetProjectByName("alpha")->phase == "Unknown"; },
+      std::chrono::seconds(20)));
+  const double told_after =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - stopped).count();
+  EXPECT_GE(told_after, 1.0) << "before the grace";
+  auto got = Call(app, "GET", "/v1/projects/alpha");
+  ASSERT_TRUE(got.ok());
+  Json status = (*ParseJson(got->body))["status"];
+  EXPECT_EQ(status["phase"], "Unknown") << status.dump();
+  EXPECT_EQ(status["reason"], "ClusterUnreachable");
+  EXPECT_EQ(status["lastPhase"], "Running");
+  EXPECT_EQ(status["lastPhaseSince"], running_since);
+  EXPECT_EQ(status["cluster"], "west");
+  EXPECT_THAT(status["message"].get<std::string>(), HasSubstr("cluster west has not answered"));
+  EXPECT_GT(west_engine.stats().unreachable_since_ms, 0);
+  EXPECT_THAT(app.metrics().Text(), HasSubstr("steward_cluster_reachable{cluster=\"west\"} 0\n"));
+  EXPECT_THAT(app.metrics().Text(), HasSubstr("steward_cluster_reachable{cluster=\"east\"} 1\n"));
+  // East goes on: its project is Running, and a new one starts there.
+  EXPECT_TRUE(Running(app, "beta"));
+  auto gamma = Call(app, "PUT", "/v1/projects/gamma",
+                    R"({"spec": {"team": "t", "cluster": "east"}, "start": true})");
+  ASSERT_TRUE(gamma.ok());
+  ASSERT_EQ(gamma->status, 201) << gamma->body;
+  EXPECT_TRUE(
+      test_support::Eventually([&] { return Running(app, "gamma"); }, std::chrono::seconds(20)));
+
+  // West answers again (same port, same state): alpha is observed Running again, adopted as it
+  // stands.
+  auto back = cluster::EmbeddedCluster::Start(wo);
+  ASSERT_TRUE(back.ok()) << back.error().ToString();
+  ASSERT_TRUE(
+      test_support::Eventually([&] { return Running(app, "alpha"); }, std::chrono::seconds(30)))
+      << app.store().GetProjectByName("alpha")->status_json;
+  EXPECT_EQ(west_engine.stats().unreachable_since_ms, 0);
+  EXPECT_EQ(west_engine.stats().writes, writes_before) << "adoption wrote to the cluster";
+  EXPECT_THAT(app.metrics().Text(), HasSubstr("steward_cluster_reachable{cluster=\"west\"} 1\n"));
+  app.Stop();
 }
 
 TEST_F(ClustersTest, AnUnreadableKubeconfigOfOneClusterStopsTheStartNamingIt) {

@@ -135,6 +135,11 @@ EngineMetrics::EngineMetrics(MetricsRegistry& registry)
           "and HTTP status (0: no answer). 409 is optimistic concurrency and retried; others mean "
           "the cluster refuses what Steward writes.",
           {"cluster", "code"})),
+      reachable_(registry.Gauge(
+          "steward_cluster_reachable",
+          "1 while the cluster answers; 0 once every request to it has failed for longer than "
+          "its unreachableGrace (its projects are then Unknown, reason ClusterUnreachable).",
+          {"cluster"})),
       auth_(registry.Counter("steward_kube_auth_failures_total",
                              "Reconcile runs Kubernetes refused for Steward's credentials (401 "
                              "Unauthorized, 403 Forbidden), by cluster and code.",
@@ -179,6 +184,7 @@ void EngineMetrics::Watch(engine::Engine& engine) {
   registry_.OnCollect([this, &engine, cluster, last_writes] {
     engine::EngineStats s = engine.stats();
     depth_.Set({cluster}, static_cast<double>(s.queue_depth));
+    reachable_.Set({cluster}, s.unreachable_since_ms == 0 ? 1 : 0);
     orphans_.Set({cluster}, static_cast<double>(s.orphans.size()));
     {
       // The engine counts; the counter follows it by the difference since the last scrape.
@@ -227,7 +233,7 @@ void InstallStoreMetrics(MetricsRegistry& registry, store::Store& store) {
     for (auto [gauge, kind] : {std::pair{&projects, store::RecordKind::kProject},
                                std::pair{&agents, store::RecordKind::kAgent}}) {
       std::map<LabelValues, double> by_phase;
-      for (int p = 0; p <= static_cast<int>(engine::Phase::kFailed); ++p) {
+      for (int p = 0; p <= static_cast<int>(engine::Phase::kUnknown); ++p) {
         by_phase[{std::string(engine::ToString(static_cast<engine::Phase>(p)))}] = 0;
       }
       auto counts = store.CountByPhase(kind);

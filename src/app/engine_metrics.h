@@ -30,7 +30,8 @@ class EngineMetrics {
   void Hook(engine::EngineOptions& options);
   // After the engine started: scrape-time steward_workqueue_depth, steward_kube_writes_total,
   // steward_kube_writes_refused_total{code}, steward_kube_auth_failures_total{code},
-  // steward_orphans from engine.stats(). `engine` must outlive the registry's use.
+  // steward_orphans, steward_cluster_reachable from engine.stats(). `engine` must outlive the
+  // registry's use.
   void Watch(engine::Engine& engine);
 
  private:
@@ -43,6 +44,7 @@ class EngineMetrics {
   CounterFamily& writes_;
   GaugeFamily& orphans_;
   CounterFamily& refused_;
+  GaugeFamily& reachable_;
   CounterFamily& auth_;
 };
 std::vector<double> IntentDurationBuckets();

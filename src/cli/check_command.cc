@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "app/app.h"
 #include "app/permissions.h"
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
@@ -24,6 +25,9 @@ namespace {
 
 struct CheckFlags {
   KubeFlags kube;
+  // --config FILE --cluster NAME: check that cluster of the configuration as Steward reaches it.
+  std::string config_file;
+  std::string cluster;
   int timeout_seconds = 20;
   bool replicas = false;  // check the Lease verbs too (replicas.enabled)
 };
@@ -78,9 +82,37 @@ int CheckPermissions(kube::Transport& transport, const std::string& ns, bool rep
   return missing;
 }
 
+// The kube flags a cluster of the configuration file stands for (flags given win).
+StatusOr<KubeFlags> FlagsOfCluster(const CheckFlags& flags) {
+  KubeFlags kube = flags.kube;
+  if (flags.cluster.empty()) {
+    if (!flags.config_file.empty()) return InvalidArgument("--config: only with --cluster");
+    return kube;
+  }
+  if (flags.config_file.empty()) return InvalidArgument("--cluster: needs --config FILE");
+  ASSIGN_OR_RETURN(app::ServeConfig serve, app::LoadServeConfig(flags.config_file));
+  for (const app::ServeConfig::Cluster& c : app::EffectiveClusters(serve)) {
+    if (c.name != flags.cluster) continue;
+    if (c.cluster == app::ClusterSource::kEmbedded) {
+      return InvalidArgument("--cluster: " + c.name +
+                             " is an embedded cluster (Steward starts it; nothing to check)");
+    }
+    if (kube.kubeconfig.empty() && kube.context.empty() && !kube.in_cluster) {
+      kube.kubeconfig = c.kubeconfig;
+      kube.context = c.context;
+      kube.in_cluster = c.cluster == app::ClusterSource::kInCluster;
+    }
+    if (kube.namespace_name.empty()) kube.namespace_name = c.engine.namespace_name;
+    return kube;
+  }
+  return InvalidArgument("--cluster: the configuration lists no cluster \"" + flags.cluster + "\"");
+}
+
 int RunCheck(const CheckFlags& flags) {
   spdlog::set_level(spdlog::level::warn);
-  auto config = LoadRestConfig(flags.kube);
+  auto kube_flags = FlagsOfCluster(flags);
+  if (!kube_flags.ok()) return Fail("configuration: " + kube_flags.error().message());
+  auto config = LoadRestConfig(*kube_flags);
   if (!config.ok()) return Fail("configuration: " + config.error().message());
   Pass("configuration: " + config->source + " → " + config->server + ", namespace " +
        config->namespace_name);
@@ -174,6 +206,11 @@ void AddCheckCommand(CLI::App& app) {
       "namespace, every permission Steward uses there, a list of every managed kind, and a "
       "watch");
   AddKubeFlags(*cmd, flags->kube);
+  cmd->add_option("--config", flags->config_file, "Steward's configuration file (with --cluster)");
+  cmd->add_option("--cluster", flags->cluster,
+                  "Check this cluster of the configuration file (clusters[].name; \"default\" "
+                  "without clusters:) as Steward reaches it: its kubeconfig, context and "
+                  "namespace, unless flags give them");
   cmd->add_flag("--replicas", flags->replicas,
                 "Also check the Lease verbs that several replicas need (replicas.enabled)");
   cmd->add_option("--timeout", flags->timeout_seconds, "Seconds allowed for each step")

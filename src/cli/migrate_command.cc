@@ -48,6 +48,7 @@ struct MigrateFlags {
   KubeFlags kube;
   GlobalFlags api;
   std::string config_file;
+  std::string cluster;  // the Steward cluster the instances are placed on; "" = placement's
   bool dry_run = false;
   std::string output = "text";
   std::string wait_timeout = "10m";
@@ -93,6 +94,11 @@ void MigrateRecord(const kube::Client& kube, const std::string& ns, api_client::
   auto got = api.Get(path);
   if (got.ok()) {
     if (GetString(*got, "id") != p.id) return failed(taken(GetString(*got, "id")));
+    const std::string want = GetString(p.spec, "cluster");
+    if (!want.empty() && GetString(*got, "cluster") != want) {
+      return failed("Steward already has it on cluster " + GetString(*got, "cluster") + ", not " +
+                    want + "; nothing changed");
+    }
     stored = true;
     r.generation = GetInt(*got, "generation");
   } else if (api.last_error().http_status != 404) {
@@ -245,12 +251,36 @@ int RunMigrate(const MigrateFlags& flags) {
     return Fail("--output: text or json (got \"" + flags.output + "\")", kExitUsage);
   }
   engine::EngineConfig config;
+  KubeFlags kube_flags = flags.kube;
+  if (!flags.cluster.empty() && !engine::IsDns1123Label(flags.cluster)) {
+    return Fail("--cluster: a cluster's name, a DNS label (got \"" + flags.cluster + "\")",
+                kExitUsage);
+  }
   if (!flags.config_file.empty()) {
     auto serve = app::LoadServeConfig(flags.config_file);
     if (!serve.ok()) return Fail("--config: " + serve.error().message(), kExitUsage);
     config = serve->engine;
+    if (!flags.cluster.empty() && !serve->clusters.empty()) {
+      // The cluster's own engine section and, unless flags say otherwise, how it is reached.
+      const app::ServeConfig::Cluster* c = nullptr;
+      for (const auto& each : serve->clusters) c = each.name == flags.cluster ? &each : c;
+      if (c == nullptr) {
+        return Fail("--cluster: the configuration lists no cluster \"" + flags.cluster + "\"",
+                    kExitUsage);
+      }
+      if (c->cluster == app::ClusterSource::kEmbedded) {
+        return Fail(
+            "--cluster: " + c->name + " is an embedded cluster (driver-k8s never ran there)",
+            kExitUsage);
+      }
+      config = c->engine;
+      if (kube_flags.kubeconfig.empty() && kube_flags.context.empty() && !kube_flags.in_cluster) {
+        kube_flags.kubeconfig = c->kubeconfig;
+        kube_flags.context = c->context;
+        kube_flags.in_cluster = c->cluster == app::ClusterSource::kInCluster;
+      }
+    }
   }
-  KubeFlags kube_flags = flags.kube;
   if (kube_flags.namespace_name.empty() && !flags.config_file.empty()) {
     kube_flags.namespace_name = config.namespace_name;
   }
@@ -264,6 +294,14 @@ int RunMigrate(const MigrateFlags& flags) {
 
   auto plan = engine::migrate::BuildPlan(kube, ns, config);
   if (!plan.ok()) return Fail(plan.error().message(), ExitCodeForStatus(plan.error().code()));
+  if (!flags.cluster.empty()) {
+    // Placed where their objects are: the put names the cluster (spec.cluster).
+    for (InstancePlan& p : plan->instances) {
+      p.spec["cluster"] = flags.cluster;
+      p.public_spec["cluster"] = flags.cluster;
+    }
+    for (AgentPlan& a : plan->agents) a.spec["cluster"] = flags.cluster;
+  }
   bool unmappable = false;
   for (const InstancePlan& p : plan->instances) unmappable |= p.action == Action::kError;
   for (const AgentPlan& a : plan->agents) unmappable |= a.action == Action::kError;
@@ -368,6 +406,10 @@ void AddMigrateCommand(CLI::App& app) {
   cmd->add_option("--config", flags->config_file,
                   "Steward's config file (as given to `steward serve`): its engine section says "
                   "what Steward renders, and its namespace is the default for -n");
+  cmd->add_option("--cluster", flags->cluster,
+                  "The Steward cluster the instances run on (a name of the configuration's "
+                  "clusters:): their records are placed there, and with --config the cluster's "
+                  "kubeconfig, context and engine section are used unless flags give them");
   cmd->add_flag("--dry-run", flags->dry_run, "Print the plan and change nothing");
   cmd->add_option("--output,-o", flags->output, "text or json")->capture_default_str();
   cmd->add_option("--wait-timeout", flags->wait_timeout,

@@ -67,6 +67,36 @@ TEST_F(CheckTest, PassesAgainstTheEmbeddedClusterWithItsKubeconfig) {
   EXPECT_THAT(r.out, Not(HasSubstr("FAIL")));
 }
 
+TEST_F(CheckTest, AClusterOfTheConfigurationIsCheckedAsStewardReachesIt) {
+  TempDir dir;
+  const std::string config = dir.path() + "/steward.yaml";
+  WriteFile(config,
+            "engine: {namespace: default}\n"
+            "clusters:\n"
+            "  - name: west\n"
+            "    kubernetes: {kubeconfig: " +
+                cluster_->kubeconfig() +
+                "}\n"
+                "  - name: lab\n"
+                "    kubernetes: {source: embedded}\n"
+                "    engine: {namespace: lab}\n");
+  RunResult r = Check({"--config", config, "--cluster", "west"});
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_THAT(r.out, HasSubstr("ok    configuration: kubeconfig " + cluster_->kubeconfig()));
+  EXPECT_THAT(r.out, HasSubstr("ok    list deployments.apps in default"));
+  // What cannot be checked is named.
+  RunResult embedded = Check({"--config", config, "--cluster", "lab"});
+  EXPECT_EQ(embedded.exit_code, 1) << embedded.out;
+  EXPECT_THAT(embedded.out + embedded.err, HasSubstr("--cluster: lab is an embedded cluster"));
+  RunResult unknown = Check({"--config", config, "--cluster", "mars"});
+  EXPECT_EQ(unknown.exit_code, 1);
+  EXPECT_THAT(unknown.out + unknown.err,
+              HasSubstr("--cluster: the configuration lists no cluster \"mars\""));
+  RunResult alone = Check({"--cluster", "west"});
+  EXPECT_EQ(alone.exit_code, 1);
+  EXPECT_THAT(alone.out + alone.err, HasSubstr("--cluster: needs --config FILE"));
+}
+
 TEST_F(CheckTest, KubeconfigListFromTheEnvironmentSkipsMissingFiles) {
   RunResult r = Check({}, {"KUBECONFIG=/nonexistent/config:" + cluster_->kubeconfig()});
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;

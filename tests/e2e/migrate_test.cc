@@ -213,6 +213,10 @@ TEST_F(MigrateE2E, DriverK8sInstancesAreAdoptedKeepingUidsDataAndCredentialsWith
   EXPECT_EQ(pa["action"], "migrate");
   EXPECT_EQ(pa["rollout"], "rolling");
   EXPECT_EQ(pa["spec"]["stack"]["cpu"], 10);
+  // Placed on the cluster named, in the plan as in the put.
+  RunResult placed = Migrate({"--dry-run", "-o", "json", "--cluster", "default"});
+  ASSERT_EQ(placed.exit_code, 0) << placed.err;
+  EXPECT_EQ((*ParseJson(placed.out))["projects"][0]["spec"]["cluster"], "default") << placed.out;
   EXPECT_EQ(pa["spec"]["stack"]["memory"], 256);
   EXPECT_EQ(pa["spec"]["storage"]["accessMode"], "ReadWriteMany");
   EXPECT_EQ(pa["spec"]["url"], "http://7beta.localhost");
@@ -544,6 +548,9 @@ TEST_F(MigrateE2E, UnmappableInstanceIsNamedAndLeftAlone) {
       ::steward::e2e::Run({StewardBinary(), "migrate", "--from", "driver-docker", "--dry-run"});
   EXPECT_EQ(from.exit_code, 2);
   EXPECT_THAT(from.err, HasSubstr("--from"));
+  RunResult cluster = Migrate({"--dry-run", "--cluster", "Not_A_Name"});
+  EXPECT_EQ(cluster.exit_code, 2);
+  EXPECT_THAT(cluster.err, HasSubstr("--cluster: a cluster's name"));
 }
 
 }  // namespace

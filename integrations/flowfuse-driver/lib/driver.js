@@ -49,6 +49,8 @@ function runningNow (rec) {
 // Steward's phase, in the words the platform shows (details() when it does not say running:
 // a Running record that is not runningNow, or one whose launcher did not answer).
 function platformState (phase, rec) {
+  // Steward cannot tell what runs on a cluster that does not answer (ClusterUnreachable).
+  if (phase === 'Unknown') return 'unknown'
   if (rec?.desiredState === 'suspended') return phase === 'Suspended' || phase === 'Pending' ? 'suspended' : 'suspending'
   if (rec?.desiredState === 'deleted') return 'deleting'
   switch (phase) {

@@ -119,6 +119,12 @@ test('tokens may be held by a pod unless the project is to be suspended and is S
   }
   assert.deepEqual(['Pending', 'Provisioning', 'Updating', 'Degraded', 'Suspending', 'Suspended', 'Deleting', 'Failed'].map(platformState),
     ['starting', 'starting', 'starting', 'starting', 'suspending', 'suspended', 'deleting', 'unknown'])
+  // A cluster that does not answer: Steward cannot tell, whatever was asked last; and a pod there
+  // may still hold the tokens.
+  for (const desired of ['running', 'suspended', 'deleted']) {
+    assert.equal(platformState('Unknown', { desiredState: desired }), 'unknown', desired)
+  }
+  assert.equal(mayHoldCredentials(rec('suspended', 'Unknown')), true)
 })
 
 const record = (id, version, extra = {}) => ({ id, name: id, kind: 'project', generation: 1, desiredState: 'running', status: { phase: 'Running', observedGeneration: 1 }, ...extra, version })

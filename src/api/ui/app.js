@@ -13,7 +13,7 @@ import {
 
 const TOKEN_KEY = 'steward.token'
 const PHASES = ['Pending', 'Provisioning', 'Running', 'Updating', 'Degraded', 'Suspending',
-  'Suspended', 'Deleting', 'Failed']
+  'Suspended', 'Deleting', 'Failed', 'Unknown']
 const ACTIONS = {
   start: 'Start',
   suspend: 'Suspend',

@@ -43,9 +43,9 @@ Status ValidateLabelish(std::string_view what, std::string_view s, size_t max, b
   return Status::Ok();
 }
 
-constexpr std::array<std::string_view, 9> kPhaseNames = {"Pending",   "Provisioning", "Running",
-                                                         "Updating",  "Degraded",     "Suspending",
-                                                         "Suspended", "Deleting",     "Failed"};
+constexpr std::array<std::string_view, 10> kPhaseNames = {
+    "Pending",    "Provisioning", "Running",  "Updating", "Degraded",
+    "Suspending", "Suspended",    "Deleting", "Failed",   "Unknown"};
 
 }  // namespace
 
@@ -96,7 +96,7 @@ std::string DnsLabelOf(std::string_view name) {
 
 std::string_view ToString(Phase p) {
   auto i = static_cast<size_t>(p);
-  return i < kPhaseNames.size() ? kPhaseNames[i] : "Unknown";
+  return i < kPhaseNames.size() ? kPhaseNames[i] : "?";
 }
 
 std::optional<Phase> ParsePhase(std::string_view s) {

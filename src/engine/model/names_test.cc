@@ -110,7 +110,7 @@ TEST(PhaseTest, EveryPhaseRoundTripsByName) {
       {Phase::kRunning, "Running"},     {Phase::kUpdating, "Updating"},
       {Phase::kDegraded, "Degraded"},   {Phase::kSuspending, "Suspending"},
       {Phase::kSuspended, "Suspended"}, {Phase::kDeleting, "Deleting"},
-      {Phase::kFailed, "Failed"}};
+      {Phase::kFailed, "Failed"},       {Phase::kUnknown, "Unknown"}};
   for (const auto& [phase, name] : kAll) {
     EXPECT_EQ(ToString(phase), name);
     EXPECT_EQ(ParsePhase(name), phase) << name;
@@ -121,7 +121,8 @@ TEST(PhaseTest, UnknownNamesAreRefused) {
   EXPECT_EQ(ParsePhase("running"), std::nullopt);
   EXPECT_EQ(ParsePhase(""), std::nullopt);
   EXPECT_EQ(ParsePhase("Running "), std::nullopt);
-  EXPECT_EQ(ParsePhase("Unknown"), std::nullopt);
+  EXPECT_EQ(ParsePhase("unknown"), std::nullopt);
+  EXPECT_EQ(ParsePhase("Gone"), std::nullopt);
 }
 
 }  // namespace

@@ -329,6 +329,11 @@ enum class Phase {
   kSuspended,  // Deployment, Service, Ingresses and pods observed gone
   kDeleting,
   kFailed,  // cannot progress without a change of intent or cluster (reason says why)
+  // The cluster has not answered for longer than its grace (reason ClusterUnreachable): what
+  // runs there is not known; ProjectStatus::last_phase says what was last observed. Never a
+  // phase the engine reaches by observing; it leaves it at the first run after the cluster
+  // answers again.
+  kUnknown,
 };
 std::string_view ToString(Phase p);  // "Pending", "Provisioning", ...
 std::optional<Phase> ParsePhase(std::string_view s);
@@ -352,6 +357,10 @@ struct ProjectStatus {
   std::string url;
   std::vector<ResourceCondition> conditions;
   int64_t since_ms = 0;  // when the phase was entered
+  // Phase kUnknown only: the phase last observed before the cluster stopped answering, and since
+  // when it held ("lastPhase", "lastPhaseSince"; absent otherwise).
+  std::string last_phase;
+  int64_t last_phase_since_ms = 0;
   // The engine's own bookkeeping, stored but never shown: the adoption fingerprint a Running
   // verdict was made on (engine/reconciler/adoption.h); "" when none.
   std::string fingerprint;

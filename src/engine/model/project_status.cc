@@ -13,13 +13,18 @@ Json ToJson(const ProjectStatus& status) {
                           {"reason", c.reason},
                           {"message", c.message}});
   }
-  return Json{{"phase", ToString(status.phase)},
-              {"reason", status.reason},
-              {"message", status.message},
-              {"observedGeneration", status.observed_generation},
-              {"url", status.url},
-              {"conditions", std::move(conditions)},
-              {"since", status.since_ms}};
+  Json j = {{"phase", ToString(status.phase)},
+            {"reason", status.reason},
+            {"message", status.message},
+            {"observedGeneration", status.observed_generation},
+            {"url", status.url},
+            {"conditions", std::move(conditions)},
+            {"since", status.since_ms}};
+  if (!status.last_phase.empty()) {
+    j["lastPhase"] = status.last_phase;
+    j["lastPhaseSince"] = status.last_phase_since_ms;
+  }
+  return j;
 }
 
 Json ToStoredJson(const ProjectStatus& status) {
@@ -66,6 +71,9 @@ StatusOr<ProjectStatus> ParseProjectStatus(const Json& j) {
   RETURN_IF_ERROR(OptString(j, kPath, "message", &s.message));
   RETURN_IF_ERROR(OptString(j, kPath, "url", &s.url));
   RETURN_IF_ERROR(OptString(j, kPath, "fingerprint", &s.fingerprint));
+  RETURN_IF_ERROR(OptString(j, kPath, "lastPhase", &s.last_phase));
+  RETURN_IF_ERROR(OptInt(j, kPath, "lastPhaseSince", std::numeric_limits<int64_t>::min(),
+                         &s.last_phase_since_ms));
   RETURN_IF_ERROR(OptInt(j, kPath, "observedGeneration", 0, &s.observed_generation));
   RETURN_IF_ERROR(OptInt(j, kPath, "since", std::numeric_limits<int64_t>::min(), &s.since_ms));
   auto cond_it = j.find("conditions");
@@ -118,6 +126,14 @@ ProjectStatus PresentStatus(const std::optional<ProjectStatus>& stored, Intent i
   }
   if (stored->observed_generation >= generation) return *stored;
   const Phase was = stored->phase;
+  if (was == Phase::kUnknown) {
+    // Where the project is going cannot be told while its cluster does not answer: still
+    // Unknown, with the intent named.
+    ProjectStatus s = *stored;
+    s.message = "generation " + std::to_string(generation) +
+                " accepted; it waits for the cluster to answer (" + stored->message + ")";
+    return s;
+  }
   Phase now = was;
   switch (intent) {
     case Intent::kRun:

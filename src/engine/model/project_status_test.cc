@@ -70,7 +70,7 @@ TEST(ProjectStatusTest, TheFingerprintIsStoredButNotShown) {
 TEST(ProjectStatusTest, EveryPhaseRoundTrips) {
   for (Phase p :
        {Phase::kPending, Phase::kProvisioning, Phase::kRunning, Phase::kUpdating, Phase::kDegraded,
-        Phase::kSuspending, Phase::kSuspended, Phase::kDeleting, Phase::kFailed}) {
+        Phase::kSuspending, Phase::kSuspended, Phase::kDeleting, Phase::kFailed, Phase::kUnknown}) {
     ProjectStatus s;
     s.phase = p;
     auto back = ParseProjectStatus(ToJson(s));
@@ -137,6 +137,29 @@ TEST(PresentStatusTest, AStatusForTheCurrentGenerationIsShownAsItIs) {
   const ProjectStatus running = Observed(Phase::kRunning, 3);
   EXPECT_EQ(PresentStatus(running, Intent::kRun, 3), running);
   EXPECT_EQ(PresentStatus(running, Intent::kSuspend, 2), running);
+}
+
+TEST(PresentStatusTest, AnUnknownStatusStaysUnknownWhateverIntentWaits) {
+  ProjectStatus unknown = Observed(Phase::kUnknown, 3);
+  unknown.reason = "ClusterUnreachable";
+  unknown.message = "cluster west has not answered for 40 s; last observed: Running";
+  unknown.last_phase = "Running";
+  unknown.last_phase_since_ms = 1700000000000;
+  for (Intent intent : {Intent::kRun, Intent::kSuspend, Intent::kDelete}) {
+    const ProjectStatus shown = PresentStatus(unknown, intent, 4);
+    EXPECT_EQ(shown.phase, Phase::kUnknown);
+    EXPECT_EQ(shown.reason, "ClusterUnreachable");
+    EXPECT_EQ(shown.last_phase, "Running");
+    EXPECT_EQ(shown.observed_generation, 3);
+    EXPECT_EQ(shown.message, "generation 4 accepted; it waits for the cluster to answer (" +
+                                 unknown.message + ")");
+  }
+  // Shown and read back with what was last observed; absent for other phases.
+  Json j = ToJson(unknown);
+  EXPECT_EQ(j["lastPhase"], "Running");
+  EXPECT_EQ(j["lastPhaseSince"], 1700000000000);
+  EXPECT_EQ(*ParseProjectStatus(j), unknown);
+  EXPECT_FALSE(ToJson(Observed(Phase::kRunning, 3)).contains("lastPhase"));
 }
 
 TEST(PresentStatusTest, AnOlderGenerationNeverPassesForTheCurrentOne) {

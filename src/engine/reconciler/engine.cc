@@ -1,6 +1,9 @@
 #include "engine/reconciler/engine.h"
 
+#include <algorithm>
+#include <atomic>
 #include <set>
+#include <thread>
 #include <utility>
 
 #include "common/log.h"
@@ -58,6 +61,13 @@ struct Engine::Impl {
   CondVar idle;
   uint64_t shard_swaps GUARDED_BY(mu) = 0;
   Mutex swap_mu;  // serialises SetOwnedShards and Stop's teardown
+  // Reachability (the class comment): wall ms since the cluster is unreachable, 0 while it
+  // answers; written by the health thread only.
+  std::atomic<int64_t> unreachable_since_ms{0};
+  Mutex health_mu;
+  CondVar health_cv;
+  bool health_stop GUARDED_BY(health_mu) = false;
+  std::thread health;
   int listener = -1;
 
   Impl(EngineOptions o, std::shared_ptr<kube::Client> c, store::Store& s)
@@ -122,6 +132,22 @@ struct Engine::Impl {
   // Every stored project this engine owns, then every project named by a labelled object in
   // the caches (orphans among them).
   Status EnqueueOwned() {
+    RETURN_IF_ERROR(EnqueueStored());
+    for (const ResourceType* t :
+         {&ResourceType::Secret(), &ResourceType::PersistentVolumeClaim(),
+          &ResourceType::Deployment(), &ResourceType::Service(), &ResourceType::Ingress()}) {
+      kube::Informer* informer = observer.informer(*t);
+      if (informer == nullptr) continue;
+      for (const auto& o : informer->List()) {
+        std::string id(o->label(kProjectLabel));
+        if (!id.empty() && Owns(id)) queue->Add(id);
+      }
+    }
+    return Status::Ok();
+  }
+
+  // Every stored project of this cluster that this engine owns.
+  Status EnqueueStored() {
     std::string after;
     for (;;) {
       store::ListFilter f;
@@ -134,16 +160,6 @@ struct Engine::Impl {
       }
       if (page.size() < 1000) break;
       after = page.back().id;
-    }
-    for (const ResourceType* t :
-         {&ResourceType::Secret(), &ResourceType::PersistentVolumeClaim(),
-          &ResourceType::Deployment(), &ResourceType::Service(), &ResourceType::Ingress()}) {
-      kube::Informer* informer = observer.informer(*t);
-      if (informer == nullptr) continue;
-      for (const auto& o : informer->List()) {
-        std::string id(o->label(kProjectLabel));
-        if (!id.empty() && Owns(id)) queue->Add(id);
-      }
     }
     return Status::Ok();
   }
@@ -211,6 +227,43 @@ struct Engine::Impl {
     }
   }
 
+  // The health thread: every tick, whether the transport has failed for longer than the grace;
+  // each change of that enqueues every owned project (their runs write what it means).
+  void WatchHealth() EXCLUDES(health_mu) {
+    const auto grace = options.unreachable_grace;
+    const auto tick = std::clamp<std::chrono::milliseconds>(
+        grace / 10, std::chrono::milliseconds(50), std::chrono::milliseconds(1000));
+    for (;;) {
+      {
+        MutexLock lock(health_mu);
+        if (health_cv.WaitFor(health_mu, tick, [&]() REQUIRES(health_mu) { return health_stop; })) {
+          return;
+        }
+      }
+      const std::optional<SteadyTime> failing = client->transport().failing_since();
+      const bool down = failing && clock.Now() - *failing >= grace;
+      const bool was_down = unreachable_since_ms.load() != 0;
+      if (down == was_down) continue;
+      if (down) {
+        const int64_t since =
+            std::chrono::duration_cast<Millis>(clock.WallNow().time_since_epoch()).count() -
+            std::chrono::duration_cast<Millis>(clock.Now() - *failing).count();
+        unreachable_since_ms.store(std::max<int64_t>(since, 1));
+        LOG_ERROR(
+            "cluster {}: no answer for {} ms (engine.unreachableGrace {} ms): its projects "
+            "are Unknown until it answers",
+            options.cluster, std::chrono::duration_cast<Millis>(clock.Now() - *failing).count(),
+            grace.count());
+      } else {
+        unreachable_since_ms.store(0);
+        LOG_WARN("cluster {}: answers again; its projects are observed again", options.cluster);
+      }
+      if (Status st = EnqueueStored(); !st.ok()) {
+        LOG_WARN("cluster {}: enqueueing its projects: {}", options.cluster, st.message());
+      }
+    }
+  }
+
   void Watch(const ResourceType& type, const std::string& selector,
              std::function<void(Json&)> transform = {}) {
     auto informer =
@@ -253,7 +306,8 @@ StatusOr<std::unique_ptr<Engine>> Engine::Create(EngineOptions options,
       [d](const store::Fence& fence) { return d->CheckFence(fence); },
       [d](const std::string& id) {
         if (d->queue && d->Owns(id)) d->queue->Add(id);
-      });
+      },
+      [d]() { return d->unreachable_since_ms.load(); });
   return std::unique_ptr<Engine>(new Engine(std::move(impl)));
 }
 
@@ -287,6 +341,7 @@ Status Engine::Start() {
     MutexLock lock(d.mu);
     d.running = true;
   }
+  if (d.options.unreachable_grace.count() > 0) d.health = std::thread([&d] { d.WatchHealth(); });
   LOG_INFO("engine started: namespace {}, {} workers, store {}{}", d.options.config.namespace_name,
            d.options.config.workers, d.store.Describe(),
            d.shards > 0 ? ", sharded over " + std::to_string(d.shards) + " shards" : "");
@@ -366,6 +421,12 @@ void Engine::Stop() {
     d.stopped = true;
   }
   if (d.listener >= 0) d.store.RemoveListener(d.listener);
+  {
+    MutexLock lock(d.health_mu);
+    d.health_stop = true;
+    d.health_cv.NotifyAll();
+  }
+  if (d.health.joinable()) d.health.join();
   if (d.pool) d.pool->Stop();
   d.queue->ShutDown();
   MutexLock swap(d.swap_mu);  // after a swap under way
@@ -395,6 +456,7 @@ EngineStats Engine::stats() const {
   }
   s.orphans = impl_->reconciler->orphans();
   s.lost_shard_runs = impl_->reconciler->lost_shard_runs();
+  s.unreachable_since_ms = impl_->unreachable_since_ms.load();
   {
     MutexLock lock(impl_->mu);
     s.started = impl_->running && !impl_->stopped;

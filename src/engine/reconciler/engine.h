@@ -10,6 +10,12 @@
 // labelled objects without a project are reported, and removed when configured) → Stop (workers
 // drain, informers stop). Thread-safe; Stop is idempotent and also run by the destructor.
 //
+// The cluster's reachability: a thread of the engine watches its client's transport
+// (Transport::failing_since); once every request has failed for options.unreachable_grace, the
+// cluster is unreachable: every owned project is enqueued and its run writes Unknown /
+// ClusterUnreachable without asking the cluster anything. At the first answer after that every
+// owned project is enqueued again and its run observes as after a restart.
+//
 // Sharded mode (config.shards > 0; several replicas share the store, docs/design.md §10): the
 // engine acts only for the shards it is given (SetOwnedShards, by the replica's membership,
 // src/replica). Start() starts the workers with no shard and no informer; each SetOwnedShards
@@ -65,6 +71,9 @@ struct EngineStats {
   std::map<int, int64_t> shards;
   uint64_t shard_swaps = 0;
   uint64_t lost_shard_runs = 0;
+  // Since when (wall ms) the cluster has been unreachable (EngineOptions::unreachable_grace); 0
+  // while it answers.
+  int64_t unreachable_since_ms = 0;
 };
 
 class Engine {

@@ -56,6 +56,11 @@ struct EngineOptions {
   // (store::ProjectRecord::cluster); "default" is the one cluster of a configuration without
   // `clusters:`. Several engines, one per cluster, may share a store.
   std::string cluster = "default";
+  // After this long with every request to the cluster failing (no answer, or 5xx; the
+  // transport's failing_since), the cluster is unreachable: every project of it says so
+  // (Unknown, ClusterUnreachable) and runs ask it nothing until it answers again, when every
+  // project is run again (and adopted: nothing is written if nothing changed). 0: never.
+  std::chrono::milliseconds unreachable_grace{30000};
   WorkQueueOptions queue = EngineQueueDefaults();
   std::string field_manager = "steward";
   // A step that waits for the cluster requeues after this even without an event (a safety net;

@@ -136,6 +136,7 @@ class ForwardingTransport : public kube::Transport {
   }
   kube::TransportStats stats() const override { return inner_->stats(); }
   const kube::RestConfig& config() const override { return inner_->config(); }
+  std::optional<SteadyTime> failing_since() const override { return inner_->failing_since(); }
 
  protected:
   kube::Transport& inner() { return *inner_; }

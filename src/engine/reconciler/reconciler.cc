@@ -50,7 +50,7 @@ Phase PhaseOf(const Reconciler::Outcome& o, const std::optional<ProjectStatus>& 
 
 Reconciler::Reconciler(const EngineOptions& options, std::shared_ptr<kube::Client> client,
                        store::Store& store, Observer& observer, const Clock& clock,
-                       FenceCheck check_fence, Wake wake)
+                       FenceCheck check_fence, Wake wake, Unreachable unreachable)
     : options_(options),
       client_(std::move(client)),
       store_(store),
@@ -58,6 +58,7 @@ Reconciler::Reconciler(const EngineOptions& options, std::shared_ptr<kube::Clien
       clock_(clock),
       check_fence_(std::move(check_fence)),
       wake_(std::move(wake)),
+      unreachable_(std::move(unreachable)),
       starts_(static_cast<size_t>(std::max(0, options.config.max_starting)), kStartSlotTtl, clock),
       fingerprints_(options.config, observer) {}
 
@@ -193,6 +194,7 @@ WorkResult Reconciler::Reconcile(const std::string& project_id,
   ++runs_;
   auto loaded = Load(project_id, fence);
   if (!loaded.ok()) return std::move(loaded).error();
+  if (auto ended = EndIfUnreachable(loaded->rec, fence)) return *ended;
   std::optional<std::string> fingerprint = FingerprintOf(*loaded);
   if (Unchanged(*loaded, fingerprint)) return EndUnchanged(loaded->rec);
   Run run(*this, std::move(loaded->rec));
@@ -205,6 +207,11 @@ WorkResult Reconciler::Reconcile(const std::string& project_id,
     if (d.finished) return *d.finished;
     if (d.outcome.lost_shard) return LostShard(project_id, d.outcome.error);
     return WorkResult::Terminal(d.outcome.error);
+  }
+  // The cluster stopped answering while this run asked it: what it saw is not the truth now.
+  if (auto ended = EndIfUnreachable(run.rec, fence)) {
+    SettleStart(run.rec, d);
+    return *ended;
   }
   Status written = WriteStatus(run, d);
   // A start's slot is given up once the phase that ends it is committed: woken before, the next

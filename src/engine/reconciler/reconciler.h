@@ -68,9 +68,13 @@ class Reconciler {
   // Called (on a worker thread, no lock held) with a project whose start was waiting for a slot
   // and now has one (config.max_starting): enqueue it.
   using Wake = std::function<void(const std::string& project_id)>;
+  // Since when (wall ms) the cluster has not answered for longer than its grace; 0 while it
+  // answers (engine.h: the engine's watch on its transport). A run in that state asks the
+  // cluster nothing and writes the record's status Unknown / ClusterUnreachable.
+  using Unreachable = std::function<int64_t()>;
   Reconciler(const EngineOptions& options, std::shared_ptr<kube::Client> client,
              store::Store& store, Observer& observer, const Clock& clock,
-             FenceCheck check_fence = {}, Wake wake = {});
+             FenceCheck check_fence = {}, Wake wake = {}, Unreachable unreachable = {});
   // Starts under way and waiting for a slot (config.max_starting).
   size_t starts_under_way() const { return starts_.under_way(); }
   size_t starts_waiting() const { return starts_.waiting(); }
@@ -135,6 +139,12 @@ class Reconciler {
   // Fills the status's reason, message and conditions from the run; writes it unless the
   // intent moved on or nothing changed. A record gone meanwhile is not an error.
   Status WriteStatus(Run& run, Decision& d);
+  // When the cluster has not answered for longer than its grace (unreachable_): writes the
+  // record's status Unknown, reason ClusterUnreachable, with the phase last observed (once: a
+  // record already Unknown is left as it is), asks the cluster nothing, and ends the run Ok;
+  // nullopt while the cluster answers.
+  std::optional<WorkResult> EndIfUnreachable(const store::ProjectRecord& rec,
+                                             const std::optional<store::Fence>& fence);
   WorkResult ToWorkResult(const Outcome& outcome, bool bounded) const;
   WorkResult ReconcileUnknown(const std::string& project_id,
                               const std::optional<store::Fence>& fence);
@@ -181,6 +191,7 @@ class Reconciler {
   const Clock& clock_;
   const FenceCheck check_fence_;
   const Wake wake_;
+  const Unreachable unreachable_;
   StartGate starts_;
   const AdoptionFingerprints fingerprints_;
   IntentTimes intent_times_;

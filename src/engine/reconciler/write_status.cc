@@ -64,6 +64,55 @@ Status Reconciler::WriteStatus(Run& run, Decision& d) {
   return Status::Ok();
 }
 
+std::optional<WorkResult> Reconciler::EndIfUnreachable(const ProjectRecord& rec,
+                                                       const std::optional<store::Fence>& fence) {
+  const int64_t since_ms = unreachable_ ? unreachable_() : 0;
+  if (since_ms == 0) return std::nullopt;
+  const int64_t now = WallMs(clock_);
+  bool wrote = false;
+  std::string from;
+  ProjectStatus status;
+  auto written = store_.MutateProject(
+      rec.id, [&](ProjectRecord& r, const auto&, store::Mutation& m) -> Status {
+        m.fence = fence;
+        const std::optional<ProjectStatus> cur = ParseStoredStatus(r.status_json);
+        if (cur && cur->phase == Phase::kUnknown) return Status::Ok();  // said already
+        // What was observed stays (generation, URL); what it rested on does not.
+        status = cur.value_or(ProjectStatus{});
+        status.last_phase = cur ? std::string(ToString(cur->phase)) : "Pending";
+        status.last_phase_since_ms = cur ? cur->since_ms : 0;
+        status.phase = Phase::kUnknown;
+        status.reason = "ClusterUnreachable";
+        status.message = "cluster " + options_.cluster + " has not answered for " +
+                         std::to_string(std::max<int64_t>(0, now - since_ms) / 1000) +
+                         " s; last observed: " + status.last_phase + " at generation " +
+                         std::to_string(status.observed_generation);
+        status.since_ms = since_ms;
+        status.conditions.clear();
+        status.fingerprint.clear();
+        wrote = true;
+        from = cur ? std::string(ToString(cur->phase)) : "";
+        r.status_json = DumpJson(ToStoredJson(status));
+        r.phase = std::string(ToString(status.phase));
+        store::HistoryEntry h;
+        h.kind = "phase";
+        h.generation = r.generation;
+        h.summary = r.phase;
+        h.detail_json = DumpJson(Json{{"reason", status.reason}, {"message", status.message}});
+        m.history.push_back(std::move(h));
+        return Status::Ok();
+      });
+  if (fence && !written.ok() && written.error().code() == StatusCode::kAborted) {
+    return LostShard(rec.id, written.error());
+  }
+  if (!written.ok() && written.error().code() != StatusCode::kNotFound) {
+    return WorkResult::Error(written.error());
+  }
+  if (written.ok() && wrote) ReportStatus(rec, status, std::move(from), now);
+  // Nothing to retry: the engine enqueues every project of the cluster when it answers again.
+  return WorkResult::Ok();
+}
+
 void Reconciler::ReportStatus(const ProjectRecord& rec, const ProjectStatus& status,
                               std::string from, int64_t at_ms) {
   if (!options_.on_status) return;

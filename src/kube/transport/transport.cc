@@ -150,6 +150,12 @@ class TransportImpl final : public Transport {
     return stats_;
   }
 
+  std::optional<SteadyTime> failing_since() const override {
+    const int64_t ns = failing_since_ns_.load(std::memory_order_relaxed);
+    if (ns == 0) return std::nullopt;
+    return SteadyTime(std::chrono::nanoseconds(ns));
+  }
+
   const RestConfig& config() const override { return config_; }
 
  private:
@@ -186,6 +192,19 @@ class TransportImpl final : public Transport {
 
   mutable Mutex stats_mu_;
   TransportStats stats_ GUARDED_BY(stats_mu_);
+  // failing_since(): the transport clock's Now() in ns at the first failed attempt since the
+  // last answered one; 0 while answered.
+  std::atomic<int64_t> failing_since_ns_{0};
+
+  void NoteAnswered() { failing_since_ns_.store(0, std::memory_order_relaxed); }
+  void NoteFailed() {
+    int64_t expected = 0;
+    const int64_t now =
+        std::chrono::duration_cast<std::chrono::nanoseconds>(clock_.Now().time_since_epoch())
+            .count();
+    failing_since_ns_.compare_exchange_strong(expected, now == 0 ? 1 : now,
+                                              std::memory_order_relaxed);
+  }
 };
 
 StatusOr<TransportResponse> TransportImpl::Execute(const TransportRequest& request,
@@ -215,6 +234,11 @@ StatusOr<TransportResponse> TransportImpl::Execute(const TransportRequest& reque
     if (a.kind == Attempt::Kind::kResponse) {
       TransportResponse& r = a.response;
       r.attempts = call.sent;
+      if (r.status >= 500 && r.status != 501 && r.status != 505) {
+        NoteFailed();
+      } else {
+        NoteAnswered();
+      }
       if (a.streamed) return std::move(r);
       if (r.status == 429) Count([](TransportStats& s) { ++s.throttled_429; });
       if (r.status == 401 && config_.credentials && !refreshed &&
@@ -234,6 +258,7 @@ StatusOr<TransportResponse> TransportImpl::Execute(const TransportRequest& reque
       // Waiting past the deadline is pointless: the caller gets the answer now.
       if (clock_.Now() + delay >= call.deadline) return std::move(r);
     } else {
+      NoteFailed();
       bool retryable = a.kind == Attempt::Kind::kNotSent ? call.retry != RetryClass::kNever
                                                          : call.retry == RetryClass::kRead;
       std::string message = call.what + ": " + a.message + tries;

@@ -163,6 +163,11 @@ class Transport {
   virtual TransportStats stats() const = 0;
   // The configuration's namespace and source, for callers that need them.
   virtual const RestConfig& config() const = 0;
+  // Since when every attempt has failed (no answer: connection refused or cut, TLS, timeout; or
+  // a 5xx server error), as the transport clock's Now(); nullopt while the last attempt got an
+  // answer (any other status, 4xx included: the server is there). What "the cluster cannot be
+  // reached" is measured on (engine::EngineOptions::unreachable_grace). Cheap; any thread.
+  virtual std::optional<SteadyTime> failing_since() const { return std::nullopt; }
 };
 
 }  // namespace steward::kube

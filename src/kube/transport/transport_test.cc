@@ -741,6 +741,34 @@ TEST_F(TransportTest, ConnectionRefusedIsRetriedThenUnavailableNamingTheServer) 
   EXPECT_EQ(s.attempts, 0u);  // nothing reached a server
 }
 
+// failing_since(): set at the first failed attempt after an answered one (no answer, or a 5xx),
+// kept through further failures, cleared by any answer (a 4xx is an answer: the server is there).
+TEST_F(TransportTest, FailingSinceIsTheFirstFailureSinceTheLastAnswer) {
+  ScriptedServer server;
+  server.Then(503);
+  server.Then(500);
+  server.Then(404);
+  TransportOptions o = FastOptions();
+  o.max_retries = 0;
+  auto t = Make(server.Config(), o);
+  EXPECT_EQ(t->failing_since(), std::nullopt);
+  ASSERT_EQ(t->Do(Get("/x"))->status, 503);
+  const std::optional<SteadyTime> first = t->failing_since();
+  ASSERT_TRUE(first.has_value());
+  ASSERT_EQ(t->Do(Get("/x"))->status, 500);
+  EXPECT_EQ(t->failing_since(), first) << "a second failure moved the start";
+  ASSERT_EQ(t->Do(Get("/x"))->status, 404);
+  EXPECT_EQ(t->failing_since(), std::nullopt);
+  ASSERT_EQ(t->Do(Get("/x"))->status, 200);
+  EXPECT_EQ(t->failing_since(), std::nullopt);
+
+  RestConfig refused = Config();
+  refused.server = "https://127.0.0.1:" + std::to_string(ClosedPort());
+  auto nobody = Make(refused, o);
+  EXPECT_FALSE(nobody->Do(Get(kConfigMaps)).ok());
+  EXPECT_TRUE(nobody->failing_since().has_value());
+}
+
 TEST_F(TransportTest, SlowResponseFailsWithDeadlineExceeded) {
   SetFaults([](cluster::FaultSpec& f) { f.latency["list"] = {seconds(3), milliseconds(0)}; });
   auto t = Make(Config());
