@@ -37,6 +37,8 @@ struct ApiOptions {
   // Listen address, TLS, I/O threads, connection cap and read deadlines (max_body_bytes is ours).
   net::HttpServer::Options http;
   std::string token;  // the bearer token every /v1 request must carry; required
+  // Several clusters: GET /v1/stack offers the "placement" stack property too.
+  bool stack_placement = false;
   size_t max_body_bytes = 1024 * 1024;
   // The files routes (/v1/projects/{p}/files...): the largest upload accepted (413 beyond, the
   // body is not read past it) and the largest launcher answer read (502 beyond).

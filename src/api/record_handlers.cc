@@ -212,7 +212,7 @@ void RecordHandlers::HandleStackDefaults(const CallPtr& call) {
       deps_.config != nullptr ? deps_.config->default_stack : engine::EngineConfig{}.default_stack;
   server_.Reply(call, 200,
                 Json{{"defaults", engine::DefaultStackProperties(stack)},
-                     {"properties", engine::StackPropertySchema()}});
+                     {"properties", engine::StackPropertySchema(options_.stack_placement)}});
 }
 
 void RecordHandlers::HandleGet(const CallPtr& call) { GetOf(call, store::RecordKind::kProject); }

@@ -574,6 +574,7 @@ Status AppImpl::StartApi() {
   api::ApiOptions ao;
   RETURN_IF_ERROR(SplitListen(config_.listen, "listen", &ao.http.host, &ao.http.port));
   ao.token = token_;
+  ao.stack_placement = !config_.clusters.empty();
   ao.workers = config_.api_workers;
   ao.credential_workers = config_.api_credential_workers;
   ao.credential_queue = config_.api_credential_queue;

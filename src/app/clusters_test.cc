@@ -148,6 +148,11 @@ TEST_F(ClustersTest, EachProjectRunsOnItsPlacedClusterOnly) {
   EXPECT_EQ(same->status, 200) << same->body;
   EXPECT_EQ((*ParseJson(same->body))["generation"], alpha_json["generation"]);
 
+  // FlowFuse's stack editor is offered the placement property (with one cluster it is not).
+  auto stack = Call(app, "GET", "/v1/stack");
+  ASSERT_TRUE(stack.ok());
+  EXPECT_TRUE((*ParseJson(stack->body))["properties"].contains("placement")) << stack->body;
+
   // Instance operations reach the pods through the project's own cluster.
   auto info = Call(app, "GET", "/v1/projects/alpha/instance");
   ASSERT_TRUE(info.ok());

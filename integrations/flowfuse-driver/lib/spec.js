@@ -51,21 +51,20 @@ function stackOf (project, driverOptions = {}) {
   return stack
 }
 
-// Where a new instance of the stack goes among Steward's clusters (the stack properties cluster
-// and clusterLabels, "k=v,k=v"), as spec.placement: Steward uses it only to place a new record,
-// so an instance keeps its cluster when its stack changes. undefined when the stack says nothing.
+// Where a new instance of the stack goes among Steward's clusters: the stack property
+// `placement` Steward offers when it has several ("auto", "cluster=NAME" or labels
+// "k=v,k=v"), as spec.placement. Steward uses it only to place a new record, so an instance keeps
+// its cluster when its stack changes. undefined for "auto" or when the stack has none.
 function placementOf (project) {
-  const props = project.ProjectStack?.properties || {}
-  const placement = {}
-  if (typeof props.cluster === 'string' && props.cluster !== '') placement.cluster = props.cluster
-  if (typeof props.clusterLabels === 'string' && props.clusterLabels !== '') {
-    placement.labels = {}
-    for (const pair of props.clusterLabels.split(',')) {
-      const at = pair.indexOf('=')
-      if (at > 0) placement.labels[pair.slice(0, at).trim()] = pair.slice(at + 1).trim()
-    }
+  const value = project.ProjectStack?.properties?.placement
+  if (typeof value !== 'string' || value === '' || value === 'auto') return undefined
+  if (value.startsWith('cluster=')) return { cluster: value.slice('cluster='.length) }
+  const labels = {}
+  for (const pair of value.split(',')) {
+    const at = pair.indexOf('=')
+    if (at > 0) labels[pair.slice(0, at).trim()] = pair.slice(at + 1).trim()
   }
-  return Object.keys(placement).length > 0 ? placement : undefined
+  return { labels }
 }
 
 // The spec for `project`, without credentials (the caller adds them when it rotates).

@@ -95,15 +95,16 @@ test('a platform instance becomes Steward\'s spec: stack, HA, custom hostname, k
     { name: 'mqtt-schema-agent-teama-team-broker', spec: { team: 'TeamA', broker: 'team-broker' } })
 })
 
-test('a stack\'s cluster and clusterLabels properties become the spec\'s placement, nothing else does', async () => {
+test('a stack\'s placement property becomes the spec\'s placement; auto or none says nothing', async () => {
   const pf = new Platform({ steward: {} })
-  const p = pf.addProject({ name: 'eu', teamId: 3, stack: { memory: 256, cluster: 'east', clusterLabels: 'region=eu, tier=prod' } })
-  const spec = await projectSpec(pf.app, p, {})
-  assert.deepEqual(spec.placement, { cluster: 'east', labels: { region: 'eu', tier: 'prod' } })
-  assert.equal(spec.cluster, undefined) // a preference for new instances, never a move
-  // Empty properties (the stack editor's blank fields) say nothing.
-  const q = pf.addProject({ name: 'plain', teamId: 3, stack: { memory: 256, cluster: '', clusterLabels: '' } })
-  assert.equal((await projectSpec(pf.app, q, {})).placement, undefined)
+  const spec = async placement => (await projectSpec(pf.app, pf.addProject({ name: 'p' + Math.random().toString(36).slice(2, 8), teamId: 3, stack: { memory: 256, placement } }), {})).placement
+  assert.deepEqual(await spec('cluster=east'), { cluster: 'east' })
+  assert.deepEqual(await spec('region=eu, tier=prod'), { labels: { region: 'eu', tier: 'prod' } })
+  assert.equal(await spec('auto'), undefined)
+  assert.equal(await spec(undefined), undefined)
+  // A preference for new instances, never spec.cluster (which would refuse a changed stack).
+  const p = pf.addProject({ name: 'eu', teamId: 3, stack: { memory: 256, placement: 'cluster=east' } })
+  assert.equal((await projectSpec(pf.app, p, {})).cluster, undefined)
 })
 
 test('tokens may be held by a pod unless the project is to be suspended and is Suspended', () => {

@@ -289,7 +289,10 @@ ResolvedSpec Resolve(const EngineConfig& config, std::string_view name, const Pr
 // of its stack editor, as FlowFuse's Kubernetes driver answers init() — cpu in hundredths of a
 // core 1..1000, memory in MB, container an image — with the ranges Steward accepts; and the
 // default stack (getDefaultStackProperties): {cpu, memory, container[, env]} from the config.
-Json StackPropertySchema();
+// `placement` (a Steward with several clusters): also "placement" — FlowFuse's stack editor
+// requires a value for every property it is given, so only then, and "auto" says "let Steward
+// place it".
+Json StackPropertySchema(bool placement = false);
 Json DefaultStackProperties(const Stack& stack);
 
 // spec.url taken apart: scheme "http" | "https", host, port ("" = the scheme's). nullopt when

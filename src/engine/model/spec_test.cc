@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <regex>
 #include <string>
 #include <vector>
 
@@ -569,6 +570,16 @@ TEST(StackPropertiesTest, SchemaAndDefaultsAsTheDriverAnswersThem) {
     for (const char* field : {"label", "validate", "invalidMessage", "description"}) {
       EXPECT_TRUE(schema[key][field].is_string()) << key << "." << field;
     }
+  }
+  // The placement property only with several clusters: FlowFuse's editor requires a value for
+  // every property.
+  EXPECT_FALSE(schema.contains("placement"));
+  const std::regex placement(StackPropertySchema(true)["placement"]["validate"].get<std::string>());
+  for (const char* good : {"auto", "cluster=east", "region=eu", "region=eu,tier=prod"}) {
+    EXPECT_TRUE(std::regex_match(good, placement)) << good;
+  }
+  for (const char* bad : {"", "cluster=", "cluster=East", "eu", "region=eu,", "region="}) {
+    EXPECT_FALSE(std::regex_match(bad, placement)) << bad;
   }
   EXPECT_EQ(DefaultStackProperties(EngineConfig{}.default_stack),
             (Json{{"cpu", 10}, {"memory", 256}, {"container", "flowfuse/node-red"}}));

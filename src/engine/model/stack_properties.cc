@@ -4,8 +4,8 @@
 
 namespace steward::engine {
 
-Json StackPropertySchema() {
-  return Json{
+Json StackPropertySchema(bool placement) {
+  Json schema{
       {"cpu",
        {{"label", "CPU Cores (in 1/100th units)"},
         {"validate", "^([1-9][0-9]{0,2}|1000)$"},
@@ -29,26 +29,22 @@ Json StackPropertySchema() {
         {"validate", "^[a-zA-Z0-9][a-zA-Z0-9._:/@+-]*$"},
         {"invalidMessage", "Invalid value - must be a Docker image"},
         {"description", "Container image location, can include a tag"}}},
-      // Placement over Steward's clusters (docs/flowfuse.md "Several clusters"): only where a new
-      // instance goes; an instance keeps its cluster when its stack changes.
-      {"cluster",
-       {{"label", "Cluster (Steward)"},
-        {"validate", "^([a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?)?$"},
-        {"invalidMessage",
-         "Invalid value - must be empty or the name of one of Steward's clusters"},
-        {"description",
-         "The cluster new instances of this stack are placed on; empty: Steward's placement "
-         "policy decides"}}},
-      {"clusterLabels",
-       {{"label", "Cluster labels (Steward)"},
-        {"validate",
-         "^([A-Za-z0-9][-A-Za-z0-9_./]*=[-A-Za-z0-9_.]*(,[A-Za-z0-9][-A-Za-z0-9_./]*="
-         "[-A-Za-z0-9_.]*)*)?$"},
-        {"invalidMessage", "Invalid value - must be empty or key=value pairs separated by commas"},
-        {"description",
-         "Labels (key=value,key=value) the cluster of a new instance of this stack must carry, "
-         "e.g. region=eu"}}},
   };
+  if (placement) {
+    // Where a new instance of the stack goes among Steward's clusters (docs/flowfuse.md
+    // "Several clusters"); an instance keeps its cluster when its stack changes.
+    schema["placement"] = {
+        {"label", "Placement (Steward)"},
+        {"validate",
+         "^(auto|cluster=[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?|(?!cluster=)[A-Za-z0-9][-A-Za-z0-9_./]*="
+         "[-A-Za-z0-9_.]+(,[A-Za-z0-9][-A-Za-z0-9_./]*=[-A-Za-z0-9_.]+)*)$"},
+        {"invalidMessage",
+         "Invalid value - must be auto, cluster=NAME, or labels as key=value,key=value"},
+        {"description",
+         "Which of Steward's clusters new instances of this stack run on: auto (Steward's "
+         "placement policy), cluster=NAME, or labels the cluster must carry (region=eu,tier=prod)"}};
+  }
+  return schema;
 }
 
 Json DefaultStackProperties(const Stack& stack) {

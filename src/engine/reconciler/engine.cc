@@ -231,8 +231,9 @@ struct Engine::Impl {
   // each change of that enqueues every owned project (their runs write what it means).
   void WatchHealth() EXCLUDES(health_mu) {
     const auto grace = options.unreachable_grace;
+    // A read of one atomic a tick: cheap, so ticks are short (what it adds to the grace).
     const auto tick = std::clamp<std::chrono::milliseconds>(
-        grace / 10, std::chrono::milliseconds(50), std::chrono::milliseconds(1000));
+        grace / 20, std::chrono::milliseconds(50), std::chrono::milliseconds(250));
     for (;;) {
       {
         MutexLock lock(health_mu);
