@@ -36,13 +36,15 @@ Json StackPropertySchema(bool placement) {
     schema["placement"] = {
         {"label", "Placement (Steward)"},
         {"validate",
-         "^(auto|cluster=[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?|(?!cluster=)[A-Za-z0-9][-A-Za-z0-9_./]*="
-         "[-A-Za-z0-9_.]+(,[A-Za-z0-9][-A-Za-z0-9_./]*=[-A-Za-z0-9_.]+)*)$"},
+         "^(auto|cluster=[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?|"
+         "(?!cluster=)[A-Za-z0-9][-A-Za-z0-9_./]*=[-A-Za-z0-9_.]+"
+         "(,[A-Za-z0-9][-A-Za-z0-9_./]*=[-A-Za-z0-9_.]+)*)$"},
         {"invalidMessage",
          "Invalid value - must be auto, cluster=NAME, or labels as key=value,key=value"},
         {"description",
          "Which of Steward's clusters new instances of this stack run on: auto (Steward's "
-         "placement policy), cluster=NAME, or labels the cluster must carry (region=eu,tier=prod)"}};
+         "placement policy), cluster=NAME, or labels the cluster must carry "
+         "(region=eu,tier=prod)"}};
   }
   return schema;
 }
