@@ -291,6 +291,66 @@ TEST_F(ClustersTest, AClusterThatStopsAnsweringIsToldPerProjectAndAdoptedWhenItR
   app.Stop();
 }
 
+// A run that was talking to the cluster when it went (here: a suspend sent just after) does not
+// hold its project's telling back: once the cluster is declared unreachable its client retries
+// nothing, so the run ends at its next failure (before, each of the run's requests spent its
+// whole retry backoff first: the project said Deleting 9 s after the kill in the torture run
+// that found it, 6 s past the grace). The informers go on probing, one attempt each; at the
+// first answer the client retries again.
+TEST_F(ClustersTest, WhileAClusterIsUnreachableItsClientRetriesNothing) {
+  cluster::EmbeddedCluster::Options wo;
+  wo.profile = *cluster::LoadProfile("instant");
+  wo.data_dir = dir_ + "/west";
+  wo.seed = 7;
+  auto west = cluster::EmbeddedCluster::Start(wo);
+  ASSERT_TRUE(west.ok()) << west.error().ToString();
+  const std::string kubeconfig = dir_ + "/west.kubeconfig";
+  ASSERT_TRUE((*west)->WriteKubeconfig(kubeconfig).ok());
+  {
+    auto client = kube::test_support::ClientFor(**west);
+    Json ns = {{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", "steward"}}}};
+    ASSERT_TRUE(client->Create(kube::ResourceType::Namespace(), "", ns).ok());
+  }
+  ServeConfig config = TwoClusters();
+  for (ServeConfig::Cluster& c : config.clusters) c.unreachable_grace = std::chrono::seconds(1);
+  config.clusters[1].cluster = ClusterSource::kKubeconfig;
+  config.clusters[1].kubeconfig = kubeconfig;
+  auto started = App::Start(config);
+  ASSERT_TRUE(started.ok()) << started.error().ToString();
+  App& app = **started;
+  auto put = Call(app, "PUT", "/v1/projects/alpha",
+                  R"({"spec": {"team": "t", "cluster": "west"}, "start": true})");
+  ASSERT_TRUE(put.ok());
+  ASSERT_EQ(put->status, 201) << put->body;
+  ASSERT_TRUE(
+      test_support::Eventually([&] { return Running(app, "alpha"); }, std::chrono::seconds(20)));
+
+  engine::Engine& west_engine = *app.engine_of("west");
+  wo.api_port = (*west)->api_port();
+  wo.ingress_port = (*west)->ingress_port();
+  (*west)->Stop();
+  auto suspend = Call(app, "POST", "/v1/projects/alpha/suspend", "");
+  ASSERT_TRUE(suspend.ok());
+  ASSERT_EQ(suspend->status, 202) << suspend->body;
+  ASSERT_TRUE(test_support::Eventually(
+      [&] { return app.store().GetProjectByName("alpha")->phase == "Unknown"; },
+      std::chrono::seconds(30)));
+  // Declared unreachable: the informers' relists and watches go on, none of them retried.
+  const engine::EngineStats down = west_engine.stats();
+  ASSERT_TRUE(test_support::Eventually(
+      [&] { return west_engine.stats().kube_requests >= down.kube_requests + 10; },
+      std::chrono::seconds(30)));
+  EXPECT_EQ(west_engine.stats().kube_retries, down.kube_retries);
+  // It answers again: the suspend goes on to Suspended, and the client retries again.
+  auto back = cluster::EmbeddedCluster::Start(wo);
+  ASSERT_TRUE(back.ok()) << back.error().ToString();
+  ASSERT_TRUE(test_support::Eventually(
+      [&] { return app.store().GetProjectByName("alpha")->phase == "Suspended"; },
+      std::chrono::seconds(30)))
+      << app.store().GetProjectByName("alpha")->status_json;
+  app.Stop();
+}
+
 TEST_F(ClustersTest, AnUnreadableKubeconfigOfOneClusterStopsTheStartNamingIt) {
   // The configuration decides; a configuration with a cluster nobody can reach stops the start
   // naming that cluster.

@@ -16,6 +16,7 @@ struct TortureFlags {
   torture::TortureOptions options;
   int quiesce_seconds = 300;
   int orphan_grace_seconds = 30;
+  int unreachable_grace_seconds = 3;
 };
 
 // The running executable: the torture starts copies of it as `steward cluster` and `serve`.
@@ -64,9 +65,24 @@ void AddTortureCommand(CLI::App& app) {
       ->capture_default_str()
       ->check(CLI::Range(0, 10000));
   cmd->add_option("--restart-cluster", o.restart_cluster,
-                  "SIGKILL the cluster process this many times (restarted on its data dir)")
+                  "SIGKILL a cluster process this many times (restarted on its data dir within "
+                  "0.5-2 s)")
       ->capture_default_str()
       ->check(CLI::Range(0, 10000));
+  cmd->add_option("--clusters", o.clusters,
+                  "Clusters (steward cluster processes) Steward places the projects over")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 8));
+  cmd->add_option("--kill-cluster", o.kill_cluster,
+                  "SIGKILL a cluster this many times and keep it down past its unreachable grace "
+                  "(needs --clusters 2 or more)")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 1000));
+  cmd->add_option("--unreachable-grace", flags->unreachable_grace_seconds,
+                  "Seconds each cluster may not answer before its projects say Unknown "
+                  "(clusters[].unreachableGrace)")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 3600));
   cmd->add_option(
          "--replicas", o.replicas,
          "steward serve replicas sharing the projects (more than one: --database postgres)")
@@ -103,6 +119,7 @@ void AddTortureCommand(CLI::App& app) {
     if (options.steward_binary.empty()) options.steward_binary = SelfPath();
     options.quiesce_timeout = std::chrono::seconds(flags->quiesce_seconds);
     options.orphan_grace = std::chrono::seconds(flags->orphan_grace_seconds);
+    options.unreachable_grace = std::chrono::seconds(flags->unreachable_grace_seconds);
     auto report = torture::RunTorture(options, std::cout);
     if (!report.ok()) {
       std::cerr << "steward torture: " << report.error().ToString() << "\n";

@@ -18,8 +18,8 @@ namespace {
 
 using std::chrono::milliseconds;
 
-std::string ReadAuditLog(const Processes& procs) {
-  std::ifstream in(procs.audit_log());
+std::string ReadAuditLog(const Processes& procs, int cluster) {
+  std::ifstream in(procs.audit_log(cluster));
   return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
 }
 
@@ -73,20 +73,35 @@ ObjectOwners OwnersOf(const std::map<std::string, std::vector<Answer>>& all) {
 // the object it depends on existed, and no Running was committed sooner after its Deployment's
 // create than a pod of it could be ready (creation_order.h).
 void CheckOrder(const Processes& procs, const TortureOptions& options,
-                const std::vector<Claim>& running, const std::vector<int64_t>& cluster_kills_us,
+                const std::vector<Claim>& running, const ClusterKills& cluster_kills_us,
                 Record& rec) {
-  const std::vector<AuditWrite> writes = ParseAuditWrites(ReadAuditLog(procs));
-  const OrderReport order = CheckCreationOrder(writes, OwnersOf(rec.Answers()), cluster_kills_us);
+  const ObjectOwners owners = OwnersOf(rec.Answers());
+  const int64_t min_ready_ms = MinimumReadyMs(options, rec);
+  size_t writes_read = 0;
+  OrderReport order;
+  ReadinessReport timed;
+  // Each cluster's audit log with its own kills and the claims of the projects placed on it.
+  for (int cluster = 0; cluster < procs.clusters(); ++cluster) {
+    const std::vector<AuditWrite> writes = ParseAuditWrites(ReadAuditLog(procs, cluster));
+    writes_read += writes.size();
+    const OrderReport one =
+        CheckCreationOrder(writes, owners, cluster_kills_us[static_cast<size_t>(cluster)]);
+    order.checked += one.checked;
+    order.excused += one.excused;
+    order.violations.insert(order.violations.end(), one.violations.begin(), one.violations.end());
+    std::vector<RunningClaim> claims;
+    for (const Claim& c : running) {
+      if (c.cluster != procs.ClusterName(cluster)) continue;
+      const std::string deployment = c.agent ? c.name : engine::NamesFor(c.id, c.name).deployment;
+      claims.push_back({c.id, kNamespace, deployment, c.since_ms, c.Describe()});
+    }
+    const ReadinessReport t = CheckRunningAfterCreate(claims, writes, min_ready_ms);
+    timed.checked += t.checked;
+    timed.violations.insert(timed.violations.end(), t.violations.begin(), t.violations.end());
+  }
   for (const std::string& v : order.violations) {
     rec.Violation("(order)", "creation order", "each object only once its dependency exists", v);
   }
-  std::vector<RunningClaim> claims;
-  for (const Claim& c : running) {
-    const std::string deployment = c.agent ? c.name : engine::NamesFor(c.id, c.name).deployment;
-    claims.push_back({c.id, kNamespace, deployment, c.since_ms, c.Describe()});
-  }
-  const int64_t min_ready_ms = MinimumReadyMs(options, rec);
-  const ReadinessReport timed = CheckRunningAfterCreate(claims, writes, min_ready_ms);
   for (const std::string& v : timed.violations) {
     rec.Violation("(order)", "Running before ready", "Running only once every object is ready", v);
   }
@@ -95,7 +110,7 @@ void CheckOrder(const Processes& procs, const TortureOptions& options,
     r.ordered_creates_excused = order.excused;
     r.running_claims_timed = timed.checked;
   });
-  rec.Log("order: " + std::to_string(writes.size()) + " writes in the audit log; " +
+  rec.Log("order: " + std::to_string(writes_read) + " writes in the audit log(s); " +
           std::to_string(order.checked) +
           " Service and Ingress creates checked against their "
           "dependencies (" +
@@ -139,9 +154,14 @@ void CheckReplicas(const Processes& procs, const TortureOptions& options,
   }
   const ObjectOwners owners = OwnersOf(rec.Answers());
   const int shards = options.shards;
-  EpochReport epochs =
-      CheckWriteEpochs(ParseAuditWrites(ReadAuditLog(procs)), *history, owners,
-                       [shards](const std::string& id) { return engine::ShardOf(id, shards); });
+  std::vector<AuditWrite> writes;
+  for (int cluster = 0; cluster < procs.clusters(); ++cluster) {
+    std::vector<AuditWrite> one = ParseAuditWrites(ReadAuditLog(procs, cluster));
+    writes.insert(writes.end(), one.begin(), one.end());
+  }
+  EpochReport epochs = CheckWriteEpochs(writes, *history, owners, [shards](const std::string& id) {
+    return engine::ShardOf(id, shards);
+  });
   for (const std::string& v : epochs.violations) {
     rec.Violation("(replicas)", "fencing", "one replica per shard epoch", v);
   }

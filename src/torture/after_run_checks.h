@@ -26,11 +26,12 @@ namespace steward::torture {
 // the audit log's object names to records.
 ObjectOwners OwnersOf(const std::map<std::string, std::vector<Answer>>& all);
 
-// After every run: the creation order and Running claims timed against their Deployments'
-// creates (`running`: every Running claim the monitor saw; `cluster_kills_us`: when each kill of
-// the cluster had its process gone).
+// After every run, for each cluster from its own audit log: the creation order and Running
+// claims timed against their Deployments' creates (`running`: every Running claim the monitor
+// saw, each timed on the cluster it names; `cluster_kills_us`: when each kill of a cluster had
+// its process gone).
 void CheckOrder(const Processes& procs, const TortureOptions& options,
-                const std::vector<Claim>& running, const std::vector<int64_t>& cluster_kills_us,
+                const std::vector<Claim>& running, const ClusterKills& cluster_kills_us,
                 Record& rec);
 
 // After a replicated run: handovers within lease duration + 1.5 retry periods + 2 s, and writes

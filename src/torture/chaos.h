@@ -1,4 +1,4 @@
-// Chaos: the torture run's killer thread — SIGKILLs Steward replicas, the cluster and the
+// Chaos: the torture run's killer thread — SIGKILLs Steward replicas, clusters and the
 // database at random moments (seeded) until the configured counts are reached, and records each
 // kill for the checks after the run.
 //
@@ -23,12 +23,18 @@ struct Kill {
   int64_t back_ms = 0;  // ready again before its Lease could lapse (Death::back_ms); else 0
 };
 
-// Kills replicas, the cluster and the database at random moments until the configured counts
+// By cluster index: when each kill of that cluster had its process gone (wall µs).
+using ClusterKills = std::vector<std::vector<int64_t>>;
+
+// Kills replicas, clusters and the database at random moments until the configured counts
 // are reached. With several replicas, every other kill keeps its replica down past the lease
 // duration, so that the others must take its share over; the rest restart it at once (it then
-// takes its own share back).
-// `cluster_kills_us` gets, for each kill of the cluster, when its process was gone (wall µs).
+// takes its own share back). A cluster restart (restart_cluster) brings a random cluster back
+// within 0.5–2 s; a cluster kill (kill_cluster) keeps it down past its unreachable grace and
+// checks meanwhile that each project placed on it that existed before the kill says Unknown
+// (ClusterUnreachable) within the grace + kTellUnreachableMs, and none says Running after.
+// `cluster_kills_us` (sized by the caller to the clusters) gets every kill of either kind.
 std::vector<Kill> Chaos(Processes& procs, const TortureOptions& options, Record& rec,
-                        std::atomic<bool>& failed, std::vector<int64_t>* cluster_kills_us);
+                        std::atomic<bool>& failed, ClusterKills* cluster_kills_us);
 
 }  // namespace steward::torture

@@ -18,6 +18,13 @@ std::chrono::seconds OrphanGrace(std::string_view kind, std::chrono::seconds gra
                      std::chrono::milliseconds(engine::kSuppliedOrphanGraceMs));
 }
 
+const Oracle* OracleOf(const Oracles& oracles, const std::string& cluster) {
+  for (const auto& o : oracles) {
+    if (o->cluster() == cluster) return o.get();
+  }
+  return nullptr;
+}
+
 void Monitor::Start() {
   threads_.emplace_back([this] { WatchLoop(); });
   // Enough checkers that a claim is checked while it is current: one per 4 projects (4..128).
@@ -45,11 +52,18 @@ std::vector<Claim> Monitor::RunningClaims() {
 }
 
 void Monitor::CheckClaim(const Claim& claim, bool allow_superseded) {
+  const Oracle* oracle = OracleOf(oracles_, claim.cluster);
+  if (oracle == nullptr) {
+    rec_.Violation(claim.name, "placement",
+                   claim.Describe() + " on cluster \"" + claim.cluster + "\"",
+                   "(the run has no cluster of that name)");
+    return;
+  }
   CheckResult result;
   int64_t read_end_ms = 0;
   const auto deadline = Clock::now() + seconds(90);
   while (true) {
-    result = claim.phase == "Running" ? oracle_.CheckRunning(claim) : oracle_.CheckSuspended(claim);
+    result = claim.phase == "Running" ? oracle->CheckRunning(claim) : oracle->CheckSuspended(claim);
     read_end_ms = WallMs();
     if (result.verdict != Verdict::kInconclusive || Clock::now() > deadline || stopping()) break;
     std::this_thread::sleep_for(milliseconds(500));
@@ -102,6 +116,20 @@ void Monitor::CheckClaim(const Claim& claim, bool allow_superseded) {
   rec_.Violation(claim.name, claim.phase, claim.Describe(), result.showed);
 }
 
+void Monitor::CheckNotRunningWhileDown(const Claim& claim) {
+  if (claim.phase != "Running") return;
+  const std::optional<int64_t> down = rec_.DownAt(claim.cluster, claim.since_ms);
+  if (!down) return;
+  const int64_t told_by =
+      *down + std::chrono::duration_cast<milliseconds>(options_.unreachable_grace).count() +
+      kTellUnreachableMs;
+  if (claim.since_ms <= told_by) return;
+  rec_.Violation(
+      claim.name, "cluster down", claim.Describe(),
+      "cluster " + claim.cluster + " down since " + FormatRfc3339(SystemTime(milliseconds(*down))) +
+          " (SIGKILLed), Running claimed " + std::to_string(claim.since_ms - *down) + " ms after");
+}
+
 bool Monitor::stopping() {
   MutexLock lock(mu_);
   return stop_;
@@ -136,6 +164,7 @@ void Monitor::WatchLoop() {
           }
           auto claim = Claim::FromProject(event.data);
           if (!claim) return true;
+          CheckNotRunningWhileDown(*claim);
           {
             MutexLock lock(mu_);
             if (claim->phase == "Running") running_claims_.push_back(*claim);
@@ -186,10 +215,14 @@ void Monitor::ScanLoop() {
       MutexLock lock(mu_);
       if (cv_.WaitFor(mu_, seconds(2), [&]() REQUIRES(mu_) { return stop_; })) return;
     }
-    // The cluster first, then Steward: an object created after the list cannot belong to a
-    // project Steward had not accepted yet.
-    auto scan = oracle_.ScanLabelled();
-    if (scan.verdict != Verdict::kHolds) continue;
+    // The clusters first, then Steward: an object created after the list cannot belong to a
+    // project Steward had not accepted yet. A cluster that cannot be listed (down) is left out.
+    std::vector<LabelledObject> objects;
+    for (const auto& oracle : oracles_) {
+      auto scan = oracle->ScanLabelled();
+      if (scan.verdict != Verdict::kHolds) continue;
+      objects.insert(objects.end(), scan.objects.begin(), scan.objects.end());
+    }
     auto api = procs_.Api();
     if (!api.ok()) continue;
     auto projects = ListProjects(**api);
@@ -197,28 +230,39 @@ void Monitor::ScanLoop() {
     rec_.Update([](TortureReport& r) { ++r.scans; });
     const auto now = Clock::now();
     std::set<std::string> seen;
-    for (const auto& o : scan.objects) {
-      if (projects->count(o.project_id)) continue;
-      seen.insert(o.uid);
-      auto [it, fresh] = orphan_since.emplace(o.uid, now);
+    for (const auto& o : objects) {
+      const std::string key = o.cluster + "/" + o.uid;
+      auto project = projects->find(o.project_id);
+      if (project != projects->end()) {
+        // Placed once, never moved behind the user's back: its objects only where it is placed.
+        if (project->second.cluster != o.cluster && reported.insert(key).second) {
+          rec_.Violation(project->second.name, "placement",
+                         "placed on cluster " + project->second.cluster,
+                         o.kind + " " + o.name + " on cluster " + o.cluster);
+        }
+        continue;
+      }
+      seen.insert(key);
+      auto [it, fresh] = orphan_since.emplace(key, now);
       const auto grace = OrphanGrace(o.kind, options_.orphan_grace);
-      if (!fresh && now - it->second > grace && reported.insert(o.uid).second) {
+      if (!fresh && now - it->second > grace && reported.insert(key).second) {
         rec_.Violation("(none: " + o.project_id + ")", "orphan",
                        "no project with id " + o.project_id,
                        o.kind + " " + o.name + (o.terminating ? " (terminating)" : "") +
+                           (o.cluster == "default" ? "" : " on cluster " + o.cluster) +
                            " for more than " + std::to_string(grace.count()) + " s");
       }
     }
     std::erase_if(orphan_since, [&](const auto& kv) { return !seen.count(kv.first); });
-    for (const auto& d : Oracle::Duplicates(scan.objects)) {
+    for (const auto& d : Oracle::Duplicates(objects)) {
       if (reported.insert(d).second) rec_.Violation("(scan)", "duplicate", "one of each", d);
     }
-    CheckCredentials(scan.objects, *projects, rng);
+    CheckCredentials(objects, *projects, rng);
   }
 }
 
 void Monitor::CheckCredentials(const std::vector<LabelledObject>& objects,
-                               const std::map<std::string, std::string>& projects,
+                               const std::map<std::string, Listed>& projects,
                                std::mt19937_64& rng) {
   std::vector<const LabelledObject*> secrets;
   for (const auto& o : objects) {
@@ -229,8 +273,10 @@ void Monitor::CheckCredentials(const std::vector<LabelledObject>& objects,
   auto api = procs_.Api();
   if (!api.ok()) return;
   for (const LabelledObject* s : secrets) {
-    const std::string& name = projects.at(s->project_id);
-    auto token = oracle_.SecretToken(name, s->project_id);
+    const std::string& name = projects.at(s->project_id).name;
+    const Oracle* oracle = OracleOf(oracles_, s->cluster);
+    if (oracle == nullptr) continue;
+    auto token = oracle->SecretToken(name, s->project_id);
     if (!token || token->empty()) continue;
     rec_.SeeToken(name, *token);
     auto check = (*api)->Post("/v1/credentials/check", Json{{"token", *token}});
@@ -238,7 +284,7 @@ void Monitor::CheckCredentials(const std::vector<LabelledObject>& objects,
     rec_.Update([](TortureReport& r) { ++r.credential_checks; });
     if (check->value("valid", false) && GetString(*check, "projectId") == s->project_id) continue;
     // Rotated or deleted in between: the Secret no longer holds that token.
-    auto again = oracle_.SecretToken(name, s->project_id);
+    auto again = oracle->SecretToken(name, s->project_id);
     if (!again || *again != *token) continue;
     rec_.Violation(name, "credentials", "credential check: " + DumpJson(*check),
                    "Secret " + s->name + " holds that token");

@@ -2,10 +2,15 @@
 // cluster (the oracle); scans for orphans, duplicates and credentials Steward would not accept.
 // The checks after the run use it to check the final claims the same way.
 //
+// With several clusters each claim is checked by its cluster's oracle, every scan covers every
+// cluster (a project's objects exist only on the cluster it is placed on), and a Running claim
+// of a project whose cluster has been down for longer than its grace plus kTellUnreachableMs is
+// a violation (Steward cannot have seen it ready).
+//
 // Threads: Start() starts a watching thread, the claim checkers (one per 4 projects, 4..128)
 // and a scanning thread; Stop() joins them. CheckClaim may be called from any thread (each call
-// asks Steward on its own client). Ownership: borrows the processes, options, oracle and record,
-// which must outlive it; owns its threads. Internal to torture/.
+// asks Steward on its own client). Ownership: borrows the processes, options, oracles and
+// record, which must outlive it; owns its threads. Internal to torture/.
 #pragma once
 
 #include <chrono>
@@ -13,6 +18,7 @@
 #include <deque>
 #include <functional>
 #include <map>
+#include <memory>
 #include <random>
 #include <string>
 #include <string_view>
@@ -23,6 +29,7 @@
 #include "torture/oracle.h"
 #include "torture/run_processes.h"
 #include "torture/run_record.h"
+#include "torture/steward_reads.h"
 #include "torture/torture.h"
 
 namespace steward::torture {
@@ -37,10 +44,21 @@ inline constexpr int64_t kLateCheckMs = 2000;
 // in between leaves it) also the engine's grace for those.
 std::chrono::seconds OrphanGrace(std::string_view kind, std::chrono::seconds grace);
 
+// How long after a cluster's unreachable grace its projects may still say what they said
+// before it went: then each says Unknown (ClusterUnreachable), and none Running. (The
+// benchmark's goal is 2 s; sanitizer builds on a loaded machine get more.)
+inline constexpr int64_t kTellUnreachableMs = 5000;
+
+// The oracle of each of the run's clusters, by the cluster's index (Processes::ClusterName).
+using Oracles = std::vector<std::unique_ptr<Oracle>>;
+// The oracle of the cluster named `cluster`; nullptr when the run has none of that name.
+const Oracle* OracleOf(const Oracles& oracles, const std::string& cluster);
+
 class Monitor {
  public:
-  Monitor(const Processes& procs, const TortureOptions& options, Oracle& oracle, Record& rec)
-      : procs_(procs), options_(options), oracle_(oracle), rec_(rec) {}
+  Monitor(const Processes& procs, const TortureOptions& options, const Oracles& oracles,
+          Record& rec)
+      : procs_(procs), options_(options), oracles_(oracles), rec_(rec) {}
 
   void Start();
   // Waits until every queued claim has been checked (bounded), then stops every thread;
@@ -62,11 +80,13 @@ class Monitor {
   void ScanLoop();
   // A sample of the Secrets: their token must be accepted by Steward's credential check.
   void CheckCredentials(const std::vector<LabelledObject>& objects,
-                        const std::map<std::string, std::string>& projects, std::mt19937_64& rng);
+                        const std::map<std::string, Listed>& projects, std::mt19937_64& rng);
+  // A Running claim seen while its cluster is down past grace + kTellUnreachableMs.
+  void CheckNotRunningWhileDown(const Claim& claim);
 
   const Processes& procs_;
   const TortureOptions& options_;
-  Oracle& oracle_;
+  const Oracles& oracles_;
   Record& rec_;
   Mutex mu_;
   CondVar cv_, idle_cv_;

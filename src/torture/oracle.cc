@@ -53,6 +53,7 @@ std::optional<Claim> Claim::FromProject(const Json& project) {
   c.agent = GetString(project, "kind") == "agent";
   c.name = GetString(project, "name");
   c.id = GetString(project, "id");
+  c.cluster = GetString(project, "cluster");
   c.phase = phase;
   if (const Json* f = FindPath(project, "spec.credentials.fingerprint"); f && f->is_string()) {
     c.fingerprint = f->get<std::string>();
@@ -89,7 +90,8 @@ std::string Claim::Describe() const {
            ", token " + fingerprint + ", restart epoch " + std::to_string(restart_epoch) + ")";
   }
   return phase + " at generation " + std::to_string(generation) + " (id " + id + ", image " +
-         image + ", restart epoch " + std::to_string(restart_epoch) + ")";
+         image + ", restart epoch " + std::to_string(restart_epoch) +
+         (cluster.empty() || cluster == "default" ? "" : ", cluster " + cluster) + ")";
 }
 
 Oracle::Oracle(std::shared_ptr<kube::Client> kube, Options options)
@@ -358,10 +360,10 @@ ScanResult Oracle::ScanLabelled() const {
     for (const Json& item : list->items) {
       const bool supplied = type == &ResourceType::Secret() &&
                             LabelOf(item, engine::kCredentialsLabel) == engine::kSuppliedValue;
-      result.objects.push_back({supplied ? std::string(kSuppliedSecret) : type->kind,
-                                GetString(item["metadata"], "name"),
-                                GetString(item["metadata"], "uid"),
-                                LabelOf(item, engine::kProjectLabel), Terminating(item)});
+      result.objects.push_back(
+          {supplied ? std::string(kSuppliedSecret) : type->kind,
+           GetString(item["metadata"], "name"), GetString(item["metadata"], "uid"),
+           LabelOf(item, engine::kProjectLabel), Terminating(item), options_.cluster});
     }
   }
   return result;
@@ -369,7 +371,10 @@ ScanResult Oracle::ScanLabelled() const {
 
 std::vector<std::string> Oracle::Duplicates(const std::vector<LabelledObject>& objects) {
   std::map<std::pair<std::string, std::string>, std::vector<std::string>> by;
-  for (const auto& o : objects) by[{o.project_id, o.kind}].push_back(o.name);
+  for (const auto& o : objects) {
+    by[{o.project_id, o.kind}].push_back(o.cluster == "default" ? o.name
+                                                                : o.cluster + "/" + o.name);
+  }
   std::vector<std::string> out;
   for (const auto& [key, names] : by) {
     size_t allowed = key.second == "Ingress" ? 2 : 1;

@@ -41,6 +41,7 @@ struct Claim {
   bool agent = false;  // the record's kind is "agent"; name is then the objects' name
   std::string name;
   std::string id;
+  std::string cluster;  // the cluster it is placed on ("default" with one)
   int64_t generation = 0;
   std::string phase;  // "Running" | "Suspended"
   std::string image;  // spec.stack.image at that generation
@@ -78,6 +79,7 @@ struct LabelledObject {
   std::string uid;
   std::string project_id;  // the steward.io/project label
   bool terminating = false;
+  std::string cluster = "default";  // the scanned cluster's name
 };
 
 struct ScanResult {
@@ -92,20 +94,24 @@ class Oracle {
     std::string ns = "default";
     std::string ingress_host = "127.0.0.1";
     uint16_t ingress_port = 0;
+    std::string cluster = "default";  // its name in Steward's configuration
   };
 
   Oracle(std::shared_ptr<kube::Client> kube, Options options);
 
+  const std::string& cluster() const { return options_.cluster; }
+
   CheckResult CheckRunning(const Claim& claim) const;
   CheckResult CheckSuspended(const Claim& claim) const;
   // Every Deployment, Service, Ingress, Secret and PVC with app.kubernetes.io/managed-by=steward
-  // (projects' and agents').
+  // (projects' and agents') on this oracle's cluster.
   ScanResult ScanLabelled() const;
-  // Objects of a project beyond what one project may have (1 Deployment, Service, Secret, PVC;
-  // 2 Ingresses), each described; empty when none. Secrets of supplied credentials (kind
-  // kSuppliedSecret) are not counted: a project keeps one per set some pod still holds (a
-  // rollout stuck on a failing image keeps its older pods), which a scan of labelled objects
-  // cannot judge; FlowFuseTest checks that an older set's Secret goes once no pod holds it.
+  // Objects of a project beyond what one project may have (over every cluster scanned) (1
+  // Deployment, Service, Secret, PVC; 2 Ingresses), each described; empty when none. Secrets of
+  // supplied credentials (kind kSuppliedSecret) are not counted: a project keeps one per set some
+  // pod still holds (a rollout stuck on a failing image keeps its older pods), which a scan of
+  // labelled objects cannot judge; FlowFuseTest checks that an older set's Secret goes once no pod
+  // holds it.
   static std::vector<std::string> Duplicates(const std::vector<LabelledObject>& objects);
   // The credential token in a project's Secret (FORGE_PROJECT_TOKEN, decoded), "" when the
   // Secret does not exist or is terminating; nullopt when the cluster could not be asked.

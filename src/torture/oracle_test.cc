@@ -328,6 +328,16 @@ TEST(OracleDuplicatesTest, OneOfEachKindAndTwoIngressesPerProject) {
   EXPECT_EQ(d[1], "project p-a has 3 Ingress objects: a a-custom a-extra");
 }
 
+TEST(OracleDuplicatesTest, OneDeploymentOnEachOfTwoClustersIsTwo) {
+  std::vector<LabelledObject> objects = {{"Deployment", "a", "u1", "p-a", false, "c0"},
+                                         {"Deployment", "b", "u1", "p-b", false, "c1"}};
+  EXPECT_TRUE(Oracle::Duplicates(objects).empty());
+  objects.push_back({"Deployment", "a", "u1", "p-a", false, "c1"});  // one uid on each
+  auto d = Oracle::Duplicates(objects);
+  ASSERT_EQ(d.size(), 1u);
+  EXPECT_EQ(d[0], "project p-a has 2 Deployment objects: c0/a c1/a");
+}
+
 TEST(OracleDuplicatesTest, SuppliedCredentialSecretsAreCountedApart) {
   const std::string supplied(kSuppliedSecret);
   std::vector<LabelledObject> objects = {{"Secret", "a-credentials", "u1", "p-a", false},
@@ -370,7 +380,11 @@ TEST(ClaimTest, OnlyAPhaseReachedAtTheCurrentGenerationIsAClaim) {
   auto c = Claim::FromProject(p);
   ASSERT_TRUE(c.has_value());
   EXPECT_EQ(c->id, "p-1");
+  EXPECT_EQ(c->cluster, "");
   EXPECT_EQ(c->since_ms, 1764470000000);
+  p["cluster"] = "east";  // placed: the claim is checked on that cluster
+  EXPECT_EQ(Claim::FromProject(p)->cluster, "east");
+  EXPECT_THAT(Claim::FromProject(p)->Describe(), HasSubstr(", cluster east)"));
   EXPECT_EQ(c->generation, 3);
   EXPECT_EQ(c->image, "img:1");
   EXPECT_EQ(c->restart_epoch, 2);

@@ -2,6 +2,7 @@
 
 #include <signal.h>
 
+#include <algorithm>
 #include <fstream>
 #include <thread>
 
@@ -19,13 +20,39 @@ using std::chrono::milliseconds;
 using std::chrono::seconds;
 
 Processes::Processes(const TortureOptions& options, std::string dir)
-    : options_(options), dir_(dir), stewards_(static_cast<size_t>(options.replicas)) {
+    : options_(options),
+      dir_(dir),
+      clusters_(static_cast<size_t>(std::max(1, options.clusters))),
+      stewards_(static_cast<size_t>(options.replicas)) {
   for (auto& s : stewards_) s.proc = std::make_unique<ChildProcess>();
+  for (auto& c : clusters_) c.proc = std::make_unique<ChildProcess>();
 }
 
-Status Processes::PickClusterPorts() {
-  ASSIGN_OR_RETURN(cluster_port_, PickFreePort());
-  ASSIGN_OR_RETURN(ingress_port_, PickFreePort());
+std::string Processes::ClusterName(int cluster) const {
+  return clusters_.size() == 1 ? "default" : "c" + std::to_string(cluster);
+}
+int Processes::ClusterIndex(const std::string& name) const {
+  for (int i = 0; i < clusters(); ++i) {
+    if (ClusterName(i) == name) return i;
+  }
+  return -1;
+}
+std::string Processes::ClusterPath(int cluster, const std::string& base,
+                                   const std::string& ext) const {
+  if (clusters_.size() == 1) return dir_ + "/" + base + ext;
+  return dir_ + "/" + base + "-" + ClusterName(cluster) + ext;
+}
+std::string Processes::kubeconfig(int cluster) const {
+  return ClusterPath(cluster, "kubeconfig", "");
+}
+std::string Processes::audit_log(int cluster) const {
+  return ClusterPath(cluster, "audit", ".log");
+}
+
+Status Processes::PickClusterPorts(int cluster) {
+  ClusterProcess& c = clusters_[static_cast<size_t>(cluster)];
+  ASSIGN_OR_RETURN(c.port, PickFreePort());
+  ASSIGN_OR_RETURN(c.ingress_port, PickFreePort());
   return Status::Ok();
 }
 Status Processes::PickApiPort(int replica) {
@@ -33,37 +60,39 @@ Status Processes::PickApiPort(int replica) {
   return Status::Ok();
 }
 
-Status Processes::StartCluster() {
+Status Processes::StartCluster(int cluster) {
+  ClusterProcess& c = clusters_[static_cast<size_t>(cluster)];
+  const std::string log = ClusterPath(cluster, "cluster", ".log");
+  // Each cluster its own seed: two with one seed would mint the same uids and names.
   std::vector<std::string> argv = {options_.steward_binary,
                                    "cluster",
                                    "--listen",
-                                   "127.0.0.1:" + std::to_string(cluster_port_),
+                                   "127.0.0.1:" + std::to_string(c.port),
                                    "--ingress-listen",
-                                   "127.0.0.1:" + std::to_string(ingress_port_),
+                                   "127.0.0.1:" + std::to_string(c.ingress_port),
                                    "--profile",
                                    options_.profile,
                                    "--seed",
-                                   std::to_string(options_.seed),
+                                   std::to_string(options_.seed + static_cast<uint64_t>(cluster)),
                                    "--data-dir",
-                                   dir_ + "/cluster",
+                                   ClusterPath(cluster, "cluster", ""),
                                    "--kubeconfig-out",
-                                   kubeconfig(),
+                                   kubeconfig(cluster),
                                    "--audit-log",
-                                   audit_log(),
+                                   audit_log(cluster),
                                    "--log-level",
                                    "warn"};
   for (const auto& s : options_.profile_sets) {
     argv.push_back("--set");
     argv.push_back(s);
   }
-  RETURN_IF_ERROR(cluster_.Start(argv, dir_ + "/cluster.log"));
+  RETURN_IF_ERROR(c.proc->Start(argv, log));
   // Ready when its kubeconfig works: the same test a client would make.
   const auto deadline = Clock::now() + seconds(90);
   Status last = Unavailable("not started");
   while (Clock::now() < deadline) {
-    if (!cluster_.Running())
-      return Unavailable("steward cluster exited; see " + dir_ + "/cluster.log");
-    auto client = KubeClient();
+    if (!c.proc->Running()) return Unavailable("steward cluster exited; see " + log);
+    auto client = KubeClient(cluster);
     if (client.ok()) {
       auto ns = (*client)->Get(kube::ResourceType::Namespace(), "", kNamespace);
       if (ns.ok()) return Status::Ok();
@@ -73,7 +102,8 @@ Status Processes::StartCluster() {
     }
     std::this_thread::sleep_for(milliseconds(100));
   }
-  return Unavailable("steward cluster did not become ready: " + last.message());
+  return Unavailable("steward cluster " + ClusterName(cluster) +
+                     " did not become ready: " + last.message());
 }
 
 Status Processes::WriteSharedToken() {
@@ -87,20 +117,33 @@ Status Processes::WriteSharedToken() {
   return WritePrivateFile(dir_ + "/api-token", token_ + "\n");
 }
 
-Status Processes::StartSteward(int replica) {
+void Processes::WriteStewardConfig(const std::string& path, const std::string& name) const {
+  std::ofstream f(path);
   // A failing image shows as Failed once the Deployment's progress deadline passes: 15 s
   // here rather than Kubernetes' 600 s default, so a run with failing images can quiesce.
-  const std::string name = ReplicaName(replica);
-  const std::string config = dir_ + "/" + name + ".yaml";
-  {
-    std::ofstream f(config);
-    f << "engine:\n  progressDeadlineSeconds: " << options_.progress_deadline_seconds << "\n";
-    if (options_.replicas > 1) {
-      f << "replicas:\n  name: " << name << "\n  leaseDuration: " << options_.lease_duration.count()
-        << "s\n  renewDeadline: " << options_.renew_deadline.count()
-        << "s\n  retryPeriod: " << options_.retry_period.count() << "s\n";
+  f << "engine:\n  progressDeadlineSeconds: " << options_.progress_deadline_seconds << "\n";
+  if (clusters_.size() > 1) {
+    // Placement picks the least loaded (no capacity: by count); every cluster serves
+    // <name>.localhost on its own ingress listener.
+    f << "clusters:\n";
+    for (int i = 0; i < clusters(); ++i) {
+      f << "  - name: " << ClusterName(i) << "\n    kubernetes: {source: kubeconfig, kubeconfig: \""
+        << kubeconfig(i) << "\"}\n    engine: {namespace: " << kNamespace
+        << ", domain: localhost}\n    unreachableGrace: " << options_.unreachable_grace.count()
+        << "s\n";
     }
   }
+  if (options_.replicas > 1) {
+    f << "replicas:\n  name: " << name << "\n  leaseDuration: " << options_.lease_duration.count()
+      << "s\n  renewDeadline: " << options_.renew_deadline.count()
+      << "s\n  retryPeriod: " << options_.retry_period.count() << "s\n";
+  }
+}
+
+Status Processes::StartSteward(int replica) {
+  const std::string name = ReplicaName(replica);
+  const std::string config = dir_ + "/" + name + ".yaml";
+  WriteStewardConfig(config, name);
   StewardProcess& s = stewards_[static_cast<size_t>(replica)];
   std::vector<std::string> argv = {options_.steward_binary,
                                    "serve",
@@ -110,14 +153,12 @@ Status Processes::StartSteward(int replica) {
                                    "127.0.0.1:" + std::to_string(s.port),
                                    "--data-dir",
                                    dir_ + "/" + name,
-                                   "--kubeconfig",
-                                   kubeconfig(),
-                                   "--namespace",
-                                   kNamespace,
-                                   "--domain",
-                                   "localhost",
                                    "--log-level",
                                    options_.steward_log_level};
+  if (clusters_.size() == 1) {
+    argv.insert(argv.end(), {"--kubeconfig", kubeconfig(0), "--namespace", kNamespace, "--domain",
+                             "localhost"});
+  }
   if (!database_url_.empty()) {
     argv.insert(argv.end(), {"--database", database_url_});
   }
@@ -199,15 +240,17 @@ void Processes::KillSteward(int replica) {
 void Processes::StopStewards() {
   for (auto& s : stewards_) s.proc->Stop(SIGTERM, seconds(20));
 }
-void Processes::KillCluster() { cluster_.Stop(SIGKILL); }
+void Processes::KillCluster(int cluster) {
+  clusters_[static_cast<size_t>(cluster)].proc->Stop(SIGKILL);
+}
 void Processes::StopAll() {
   StopStewards();
-  cluster_.Stop(SIGTERM, seconds(20));
+  for (auto& c : clusters_) c.proc->Stop(SIGTERM, seconds(20));
 }
 
-StatusOr<std::shared_ptr<kube::Client>> Processes::KubeClient() const {
+StatusOr<std::shared_ptr<kube::Client>> Processes::KubeClient(int cluster) const {
   kube::KubeconfigSources sources;
-  sources.explicit_path = kubeconfig();
+  sources.explicit_path = kubeconfig(cluster);
   ASSIGN_OR_RETURN(auto config, kube::LoadKubeconfig(sources));
   kube::TransportOptions transport;
   transport.qps = 0;  // the oracle is not rate limited: it must not lag behind Steward

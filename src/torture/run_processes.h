@@ -1,6 +1,7 @@
-// Processes: the child processes of one torture run — `steward cluster`, the `steward serve`
-// replicas (one, or several sharing a PostgreSQL server the run starts) and that server — which
-// the run kills and starts again on the same ports and data dirs.
+// Processes: the child processes of one torture run — `steward cluster` (one, or several that
+// Steward's `clusters:` lists), the `steward serve` replicas (one, or several sharing a PostgreSQL
+// server the run starts) and that server — which the run kills and starts again on the same ports
+// and data dirs.
 //
 // Ownership: owns every child process and the PostgreSQL server; the destructor of each child
 // kills what is still running. Threads: Start*/Kill*/Stop*/RestartDatabase and
@@ -36,11 +37,19 @@ class Processes {
  public:
   Processes(const TortureOptions& options, std::string dir);
 
-  // Picks the cluster's ports (again) before its first start.
-  Status PickClusterPorts();
+  // The run's clusters, by index: one named "default" (Steward's configuration has no
+  // `clusters:`; its files keep their names: cluster/, kubeconfig, audit.log), or several named
+  // c0, c1, ... (listed under `clusters:`, each with its own data dir, kubeconfig and audit log).
+  int clusters() const { return static_cast<int>(clusters_.size()); }
+  std::string ClusterName(int cluster) const;
+  // The index of the cluster named `name`; -1 when the run has none of that name.
+  int ClusterIndex(const std::string& name) const;
+
+  // Picks a cluster's ports (again) before its first start.
+  Status PickClusterPorts(int cluster);
   Status PickApiPort(int replica);
-  // Starts `steward cluster`; ready when its kubeconfig works (90 s at most).
-  Status StartCluster();
+  // Starts one `steward cluster`; ready when its kubeconfig works (90 s at most).
+  Status StartCluster(int cluster);
   // Replicas share one API token, written here before the first start (one replica: Steward
   // makes its own in its data dir).
   Status WriteSharedToken();
@@ -64,33 +73,42 @@ class Processes {
 
   void KillSteward(int replica);
   void StopStewards();
-  void KillCluster();
+  void KillCluster(int cluster);
   void StopAll();
 
-  // A client of the cluster, not rate limited (the oracle must not lag behind Steward).
-  StatusOr<std::shared_ptr<kube::Client>> KubeClient() const;
+  // A client of one cluster, not rate limited (the oracle must not lag behind Steward).
+  StatusOr<std::shared_ptr<kube::Client>> KubeClient(int cluster) const;
   // A client of one replica; without an index, of the next one in turn (every replica serves
   // the whole API).
   StatusOr<std::unique_ptr<api_client::ApiClient>> Api(int replica) const;
   StatusOr<std::unique_ptr<api_client::ApiClient>> Api() const;
 
-  std::string kubeconfig() const { return dir_ + "/kubeconfig"; }
-  std::string audit_log() const { return dir_ + "/audit.log"; }
-  uint16_t ingress_port() const { return ingress_port_; }
+  std::string kubeconfig(int cluster) const;
+  std::string audit_log(int cluster) const;
+  uint16_t ingress_port(int cluster) const {
+    return clusters_[static_cast<size_t>(cluster)].ingress_port;
+  }
 
  private:
   struct StewardProcess {
     std::unique_ptr<ChildProcess> proc;
     uint16_t port = 0;
   };
+  struct ClusterProcess {
+    std::unique_ptr<ChildProcess> proc;
+    uint16_t port = 0, ingress_port = 0;
+  };
+  // A cluster's file or directory: `base` for the one cluster, `base-<name>` for several.
+  std::string ClusterPath(int cluster, const std::string& base, const std::string& ext) const;
+  // Steward's configuration file for one replica.
+  void WriteStewardConfig(const std::string& path, const std::string& name) const;
   const TortureOptions& options_;
   const std::string dir_;
-  uint16_t cluster_port_ = 0, ingress_port_ = 0;
   std::string token_;  // written once before any other thread starts
   std::unique_ptr<LocalPostgres> database_;
   std::unique_ptr<store::Store> watcher_store_;  // OwnerOfABusyProject's connection
   std::string database_url_;                     // "" for SQLite in each replica's data dir
-  ChildProcess cluster_;
+  std::vector<ClusterProcess> clusters_;
   std::vector<StewardProcess> stewards_;
   mutable std::atomic<uint64_t> next_replica_{0};
 };

@@ -1,6 +1,7 @@
 // Record: what one torture run's threads share — the log lines and violations they print, the
 // answers Steward gave (per name, for the checks after the run), credential operations and
-// tokens seen, and the report. Answer: one 2xx answer as the driver recorded it.
+// tokens seen, the clusters kept down, and the report. Answer: one 2xx answer as the driver
+// recorded it.
 //
 // Thread-safe: one mutex (contention is negligible next to the HTTP round trips every caller
 // makes); it also serialises the lines written to the output stream. Internal to torture/.
@@ -108,6 +109,26 @@ class Record {
     MutexLock lock(mu_);
     return tokens_;
   }
+  // A cluster the chaos thread killed and keeps down past its unreachable grace: from
+  // `down_ms` (wall) until ClusterUp's `up_ms` (when its restart began).
+  void ClusterDown(const std::string& cluster, int64_t down_ms) {
+    MutexLock lock(mu_);
+    down_.push_back({cluster, down_ms, INT64_MAX});
+  }
+  void ClusterUp(const std::string& cluster, int64_t up_ms) {
+    MutexLock lock(mu_);
+    for (DownWindow& w : down_) {
+      if (w.cluster == cluster && w.up_ms == INT64_MAX) w.up_ms = up_ms;
+    }
+  }
+  // When the cluster went down, if it was down at `at_ms`.
+  std::optional<int64_t> DownAt(const std::string& cluster, int64_t at_ms) {
+    MutexLock lock(mu_);
+    for (const DownWindow& w : down_) {
+      if (w.cluster == cluster && w.down_ms <= at_ms && at_ms < w.up_ms) return w.down_ms;
+    }
+    return std::nullopt;
+  }
 
   template <typename F>
   void Update(F f) EXCLUDES(mu_) {
@@ -131,6 +152,11 @@ class Record {
   std::map<std::string, std::vector<Answer>> answers_ GUARDED_BY(mu_);
   std::map<std::string, int> credential_ops_ GUARDED_BY(mu_);
   std::map<std::string, std::set<std::string>> tokens_ GUARDED_BY(mu_);
+  struct DownWindow {
+    std::string cluster;
+    int64_t down_ms, up_ms;
+  };
+  std::vector<DownWindow> down_ GUARDED_BY(mu_);
 };
 
 }  // namespace steward::torture

@@ -2,6 +2,7 @@
 
 #include <chrono>
 
+#include "common/time_util.h"
 #include "torture/plan.h"
 
 namespace steward::torture {
@@ -18,8 +19,8 @@ int64_t WallMs() {
       .count();
 }
 
-std::optional<std::map<std::string, std::string>> ListProjects(api_client::ApiClient& api) {
-  std::map<std::string, std::string> out;
+std::optional<std::map<std::string, Listed>> ListProjects(api_client::ApiClient& api) {
+  std::map<std::string, Listed> out;
   for (const char* collection : {"/v1/projects", "/v1/agents"}) {
     std::string token;
     do {
@@ -27,7 +28,16 @@ std::optional<std::map<std::string, std::string>> ListProjects(api_client::ApiCl
                           (token.empty() ? std::string() : "&continue=" + token));
       if (!page.ok()) return std::nullopt;
       for (const Json& p : page->value("items", Json::array())) {
-        out[GetString(p, "id")] = GetString(p, "name");
+        Listed& l = out[GetString(p, "id")];
+        l.name = GetString(p, "name");
+        l.cluster = GetString(p, "cluster");
+        const Json& status = p.value("status", Json::object());
+        l.phase = GetString(status, "phase");
+        l.reason = GetString(status, "reason");
+        if (auto at = ParseRfc3339(GetString(p, "createdAt"))) {
+          l.created_ms =
+              std::chrono::duration_cast<std::chrono::milliseconds>(at->time_since_epoch()).count();
+        }
       }
       std::string next = GetString(*page, "continue");
       if (!next.empty() && next == token) return std::nullopt;  // a token that does not advance

@@ -26,9 +26,16 @@ std::string RecordPath(const std::string& name_or_id, bool agent);
 // By name: an agent's by its name's form (IsAgentName).
 std::string RecordPath(const std::string& name);
 
-// Steward's projects and agents: id → name (every page of both); nullopt when Steward did not
-// answer.
-std::optional<std::map<std::string, std::string>> ListProjects(api_client::ApiClient& api);
+// A project or an agent as a listing shows it.
+struct Listed {
+  std::string name;
+  std::string cluster;  // where it is placed
+  std::string phase, reason;
+  int64_t created_ms = 0;  // createdAt (wall ms)
+};
+
+// Steward's projects and agents by id (every page of both); nullopt when Steward did not answer.
+std::optional<std::map<std::string, Listed>> ListProjects(api_client::ApiClient& api);
 
 // A project's (or an agent's) whole history (every page, also after a purge); nullopt when
 // Steward did not answer or the pages do not advance.

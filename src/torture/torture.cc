@@ -372,7 +372,18 @@ void ForEachParallel(const Processes& procs, size_t n,
   for (auto& t : threads) t.join();
 }
 
-void FinalChecks(Processes& procs, Oracle& oracle, Monitor& monitor, Record& rec,
+// Every cluster's labelled objects; the verdict is kInconclusive when any could not be listed.
+ScanResult ScanAll(const Oracles& oracles) {
+  ScanResult all;
+  for (const auto& oracle : oracles) {
+    ScanResult one = oracle->ScanLabelled();
+    if (one.verdict != Verdict::kHolds) return one;
+    all.objects.insert(all.objects.end(), one.objects.begin(), one.objects.end());
+  }
+  return all;
+}
+
+void FinalChecks(Processes& procs, const Oracles& oracles, Monitor& monitor, Record& rec,
                  const std::map<std::string, Expectation>& expected) {
   auto api_or = procs.Api();
   if (!api_or.ok()) return;
@@ -389,7 +400,7 @@ void FinalChecks(Processes& procs, Oracle& oracle, Monitor& monitor, Record& rec
   // Nothing left over: every labelled object belongs to a project that exists. (A project that
   // exists but should not is the quiesce check's violation.)
   // Supplied-credentials Secrets of no project are given their grace (OrphanGrace) to go.
-  auto scan = oracle.ScanLabelled();
+  auto scan = ScanAll(oracles);
   auto projects = ListProjects(api);
   const auto until = std::chrono::steady_clock::now() + OrphanGrace(kSuppliedSecret, seconds(10));
   auto only_supplied_left = [&] {
@@ -404,18 +415,22 @@ void FinalChecks(Processes& procs, Oracle& oracle, Monitor& monitor, Record& rec
   };
   while (only_supplied_left() && std::chrono::steady_clock::now() < until) {
     std::this_thread::sleep_for(seconds(2));  // the engine removes them at its own pace
-    scan = oracle.ScanLabelled();
+    scan = ScanAll(oracles);
     projects = ListProjects(api);
   }
   if (scan.verdict != Verdict::kHolds || !projects) {
     rec.Violation("(scan)", "leftovers", "final scan", projects ? scan.error : "listing projects");
   } else {
-    std::set<std::string> ids;
-    for (const auto& [id, name] : *projects) ids.insert(id);
     for (const auto& o : scan.objects) {
-      if (!ids.count(o.project_id)) {
+      auto project = projects->find(o.project_id);
+      if (project == projects->end()) {
         rec.Violation("(none: " + o.project_id + ")", "leftovers", "no such project after quiesce",
-                      o.kind + " " + o.name + (o.terminating ? " (terminating)" : ""));
+                      o.kind + " " + o.name + (o.terminating ? " (terminating)" : "") +
+                          (o.cluster == "default" ? "" : " on cluster " + o.cluster));
+      } else if (project->second.cluster != o.cluster) {
+        rec.Violation(project->second.name, "placement",
+                      "placed on cluster " + project->second.cluster,
+                      o.kind + " " + o.name + " on cluster " + o.cluster + " after quiesce");
       }
     }
     for (const auto& d : Oracle::Duplicates(scan.objects)) {
@@ -478,6 +493,8 @@ std::string ReplayCommand(const TortureOptions& o) {
                   " --profile " + o.profile;
   if (o.kill_steward > 0) s += " --kill-steward " + std::to_string(o.kill_steward);
   if (o.restart_cluster > 0) s += " --restart-cluster " + std::to_string(o.restart_cluster);
+  if (o.clusters > 1) s += " --clusters " + std::to_string(o.clusters);
+  if (o.kill_cluster > 0) s += " --kill-cluster " + std::to_string(o.kill_cluster);
   if (o.database != "sqlite") s += " --database " + o.database;
   if (o.replicas > 1) s += " --replicas " + std::to_string(o.replicas);
   if (o.restart_database > 0) s += " --restart-database " + std::to_string(o.restart_database);
@@ -496,6 +513,17 @@ Status ValidateOptions(const TortureOptions& options) {
                            "\")");
   }
   if (options.replicas < 1) return InvalidArgument("replicas must be at least 1");
+  if (options.clusters < 1 || options.clusters > 8) {
+    return InvalidArgument("clusters must be between 1 and 8");
+  }
+  if (options.kill_cluster < 0 || options.restart_cluster < 0) {
+    return InvalidArgument("kill-cluster and restart-cluster must not be negative");
+  }
+  if (options.kill_cluster > 0 && options.clusters < 2) {
+    return InvalidArgument(
+        "kill-cluster needs --clusters 2 or more (a cluster's unreachable grace is set per "
+        "cluster under clusters:)");
+  }
   if (options.replicas > 1 && options.database != "postgres") {
     return InvalidArgument("several replicas need --database postgres (SQLite is one process's)");
   }
@@ -526,11 +554,13 @@ StatusOr<TortureReport> RunTorture(const TortureOptions& options, std::ostream& 
   Processes procs(options, dir);
   // A port picked free can be taken by another process before the child binds it: the first
   // start may try other ports (restarts keep theirs: clients know them).
-  for (int attempt = 1;; ++attempt) {
-    RETURN_IF_ERROR(procs.PickClusterPorts());
-    Status st = procs.StartCluster();
-    if (st.ok()) break;
-    if (attempt == 3) return st;
+  for (int cluster = 0; cluster < procs.clusters(); ++cluster) {
+    for (int attempt = 1;; ++attempt) {
+      RETURN_IF_ERROR(procs.PickClusterPorts(cluster));
+      Status st = procs.StartCluster(cluster);
+      if (st.ok()) break;
+      if (attempt == 3) return st;
+    }
   }
   RETURN_IF_ERROR(procs.StartDatabase());
   RETURN_IF_ERROR(procs.WriteSharedToken());
@@ -542,14 +572,19 @@ StatusOr<TortureReport> RunTorture(const TortureOptions& options, std::ostream& 
       if (attempt == 3) return st;
     }
   }
-  auto kube = procs.KubeClient();
-  if (!kube.ok()) return kube.error();
-  Oracle oracle(*kube, {kNamespace, "127.0.0.1", procs.ingress_port()});
-  rec.Log("cluster and steward ready; driving " + std::to_string(options.projects) +
-          " projects and " + std::to_string(options.agents) + " agents x " +
-          std::to_string(options.plan.ops) + " operations");
+  Oracles oracles;
+  for (int cluster = 0; cluster < procs.clusters(); ++cluster) {
+    auto kube = procs.KubeClient(cluster);
+    if (!kube.ok()) return kube.error();
+    oracles.push_back(std::make_unique<Oracle>(
+        *kube, Oracle::Options{kNamespace, "127.0.0.1", procs.ingress_port(cluster),
+                               procs.ClusterName(cluster)}));
+  }
+  rec.Log(std::to_string(procs.clusters()) + " cluster(s) and steward ready; driving " +
+          std::to_string(options.projects) + " projects and " + std::to_string(options.agents) +
+          " agents x " + std::to_string(options.plan.ops) + " operations");
 
-  Monitor monitor(procs, options, oracle, rec);
+  Monitor monitor(procs, options, oracles, rec);
   monitor.Start();
   // The agents after the projects, on the same driver threads.
   std::atomic<int> next{0};
@@ -566,7 +601,7 @@ StatusOr<TortureReport> RunTorture(const TortureOptions& options, std::ostream& 
   // On this thread: the children's parent-death signal fires when the thread that forked them
   // exits, so every (re)start happens on the thread that lives for the whole run.
   std::atomic<bool> chaos_failed{false};
-  std::vector<int64_t> cluster_kills_us;
+  ClusterKills cluster_kills_us(static_cast<size_t>(procs.clusters()));
   const std::vector<Kill> kills = Chaos(procs, options, rec, chaos_failed, &cluster_kills_us);
   for (auto& t : drivers) t.join();
   rec.Log("every operation sent");
@@ -602,7 +637,7 @@ StatusOr<TortureReport> RunTorture(const TortureOptions& options, std::ostream& 
     }
     rec.Log("quiesced (" + std::to_string(expected.size()) + " projects, " +
             std::to_string(pending.size()) + " not in their last requested state)");
-    FinalChecks(procs, oracle, monitor, rec, expected);
+    FinalChecks(procs, oracles, monitor, rec, expected);
   }
   monitor.Stop([&] { procs.StopStewards(); });
   const std::vector<Claim> running = monitor.RunningClaims();
@@ -619,7 +654,7 @@ StatusOr<TortureReport> RunTorture(const TortureOptions& options, std::ostream& 
   }
   if (!chaos_failed && counts.claims_held > 0 && counts.ordered_creates_checked == 0) {
     rec.Violation("(oracle)", "coverage", "creates checked for their order must be > 0",
-                  "none in the audit log " + procs.audit_log());
+                  "none in the audit log " + procs.audit_log(0));
   }
   TortureReport report = rec.Report();
   report.work_dir = dir;
@@ -630,9 +665,15 @@ StatusOr<TortureReport> RunTorture(const TortureOptions& options, std::ostream& 
       << " superseded, " << report.claims_inconclusive << " inconclusive), " << report.scans
       << " scans, " << report.credential_checks << " credential checks, " << report.instance_ops
       << " instance calls, " << report.steward_kills << " steward kills, "
-      << report.cluster_restarts << " cluster restarts, " << report.ordered_creates_checked
-      << " creates checked for their order (" << report.ordered_creates_excused
-      << " excused across a cluster kill), " << report.running_claims_timed
+      << report.cluster_restarts << " cluster restarts, ";
+  if (options.clusters > 1) {
+    out << options.clusters << " clusters, " << report.cluster_kills << " cluster kills ("
+        << report.told_unreachable << " records told unreachable, the last "
+        << report.max_told_after_grace_ms << " ms after the grace), ";
+  }
+  out << report.ordered_creates_checked << " creates checked for their order ("
+      << report.ordered_creates_excused << " excused across a cluster kill), "
+      << report.running_claims_timed
       << " Running claims timed against their Deployment's create, claims checked at most "
       << report.max_check_lag_ms << " ms after they were seen (" << report.late_checks
       << " later than " << kLateCheckMs << " ms), ";

@@ -4,6 +4,10 @@
 // checks every claim Steward makes while it runs, then everything once more after the run quiesces.
 // Optionally Steward is killed with SIGKILL at random moments and started again on the same data
 // dir, and the cluster process is killed and restarted on its data dir while Steward keeps running.
+// With several clusters (issue 37) Steward places the projects over them; one may be killed and
+// kept down past its unreachable grace, while the oracle checks that each of its projects then
+// says Unknown (ClusterUnreachable) and none Running, and every scan that a project's objects
+// exist only on the cluster it is placed on.
 //
 // Every violation is printed to `out` as it is found: the time, the project, what Steward said,
 // what the cluster showed, and the seed that replays the run.
@@ -31,7 +35,12 @@ struct TortureOptions {
   std::string profile = "hostile";
   std::vector<std::string> profile_sets;  // `--set FIELD=VALUE` for the cluster
   int kill_steward = 0;                   // times Steward is SIGKILLed and started again
-  int restart_cluster = 0;                // times the cluster process is SIGKILLed and restarted
+  int restart_cluster = 0;                // times a cluster process is SIGKILLed and restarted
+  // Clusters (`steward cluster` processes) Steward's `clusters:` lists; 1: no `clusters:`.
+  int clusters = 1;
+  // Times a cluster is SIGKILLed and kept down past its unreachable grace (then restarted).
+  int kill_cluster = 0;
+  std::chrono::seconds unreachable_grace{3};  // clusters[].unreachableGrace
   std::chrono::seconds quiesce_timeout{300};
   std::chrono::seconds orphan_grace{30};
   std::string steward_log_level = "info";
@@ -66,6 +75,9 @@ struct TortureReport {
   int64_t instance_ops = 0;  // instance calls (files, resources, agent status and commands) 2xx
   int steward_kills = 0;
   int cluster_restarts = 0;
+  int cluster_kills = 0;                // kills kept down past the unreachable grace
+  int64_t told_unreachable = 0;         // projects seen Unknown/ClusterUnreachable while down
+  int64_t max_told_after_grace_ms = 0;  // the latest of those, after the kill + grace
   int database_restarts = 0;
   int64_t handovers_checked = 0;        // shards a killed replica held, each taken over again
   int64_t max_handover_ms = 0;          // the longest of those takeovers

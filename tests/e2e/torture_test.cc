@@ -1,5 +1,6 @@
 // `steward torture` as the test suite runs it (docs/torture.md): the small run, the run with
-// Steward SIGKILLed ten times, the run with the cluster process killed and restarted, and three
+// Steward SIGKILLed ten times, the run on two clusters with cluster processes killed and
+// restarted (one kept down past its grace), and three
 // replicas on PostgreSQL with kills and a database restart, each
 // against the hostile profile with the oracle checking every claim. A failure prints the run's
 // output: every violation with the seed and the command that replays it. The seed can be set
@@ -73,12 +74,19 @@ TEST(TortureTest, StewardKilledTenTimesLosesNoAnsweredOperation) {
   EXPECT_GT(Count(r.out, "no answer"), 0) << Describe(r);
 }
 
-TEST(TortureTest, ClusterProcessRestartedWhileStewardKeepsRunning) {
-  RunResult r =
-      Torture({"--seed", Seed("3"), "--projects", "20", "--ops", "15", "--restart-cluster", "3"});
+// Two clusters (issue 37): Steward places the projects over both; a cluster process is killed
+// and restarted twice while Steward keeps running, and once one is kept down past its
+// unreachable grace (3 s): each project placed on it then says Unknown (ClusterUnreachable) and
+// none Running, every scan finds each project's objects only on its own cluster, and after the
+// cluster returns every project reaches its last requested state.
+TEST(TortureTest, TwoClustersOneKilledPastItsGraceAndClusterProcessesRestarted) {
+  RunResult r = Torture({"--seed", Seed("3"), "--projects", "20", "--ops", "15", "--clusters", "2",
+                         "--restart-cluster", "2", "--kill-cluster", "1"});
   ASSERT_EQ(r.exit_code, 0) << Describe(r);
   EXPECT_THAT(r.out, HasSubstr("violations: 0")) << Describe(r);
-  EXPECT_EQ(Count(r.out, "cluster restarts"), 3) << Describe(r);
+  EXPECT_EQ(Count(r.out, "cluster restarts"), 2) << Describe(r);
+  EXPECT_EQ(Count(r.out, "cluster kills"), 1) << Describe(r);
+  EXPECT_GT(Count(r.out, "records told unreachable"), 0) << Describe(r);
   EXPECT_GT(Count(r.out, "held"), 20) << Describe(r);
   EXPECT_GT(Count(r.out, "agent claims held"), 0) << Describe(r);
   EXPECT_GT(Count(r.out, "scans"), 0) << Describe(r);
@@ -118,6 +126,11 @@ TEST(TortureTest, BadFlagsAreUsageErrors) {
   EXPECT_EQ(sqlite_replicas.exit_code, 2) << Describe(sqlite_replicas);
   EXPECT_THAT(sqlite_replicas.err, HasSubstr("several replicas need --database postgres"))
       << Describe(sqlite_replicas);
+  RunResult one_cluster_killed =
+      ::steward::e2e::Run({StewardBinary(), "torture", "--kill-cluster", "1"}, "", minutes(1));
+  EXPECT_EQ(one_cluster_killed.exit_code, 2) << Describe(one_cluster_killed);
+  EXPECT_THAT(one_cluster_killed.err, HasSubstr("kill-cluster needs --clusters 2"))
+      << Describe(one_cluster_killed);
 }
 
 }  // namespace

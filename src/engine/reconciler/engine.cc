@@ -250,6 +250,8 @@ struct Engine::Impl {
             std::chrono::duration_cast<Millis>(clock.WallNow().time_since_epoch()).count() -
             std::chrono::duration_cast<Millis>(clock.Now() - *failing).count();
         unreachable_since_ms.store(std::max<int64_t>(since, 1));
+        // Runs in flight end at their next failure rather than after their whole backoff.
+        client->transport().SetFailFast(true);
         LOG_ERROR(
             "cluster {}: no answer for {} ms (engine.unreachableGrace {} ms): its projects "
             "are Unknown until it answers",
@@ -257,6 +259,7 @@ struct Engine::Impl {
             grace.count());
       } else {
         unreachable_since_ms.store(0);
+        client->transport().SetFailFast(false);
         LOG_WARN("cluster {}: answers again; its projects are observed again", options.cluster);
       }
       if (Status st = EnqueueStored(); !st.ok()) {
@@ -458,6 +461,11 @@ EngineStats Engine::stats() const {
   s.orphans = impl_->reconciler->orphans();
   s.lost_shard_runs = impl_->reconciler->lost_shard_runs();
   s.unreachable_since_ms = impl_->unreachable_since_ms.load();
+  {
+    const kube::TransportStats t = impl_->client->transport().stats();
+    s.kube_requests = t.requests;
+    s.kube_retries = t.retries;
+  }
   {
     MutexLock lock(impl_->mu);
     s.started = impl_->running && !impl_->stopped;

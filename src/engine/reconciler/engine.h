@@ -13,8 +13,9 @@
 // The cluster's reachability: a thread of the engine watches its client's transport
 // (Transport::failing_since); once every request has failed for options.unreachable_grace, the
 // cluster is unreachable: every owned project is enqueued and its run writes Unknown /
-// ClusterUnreachable without asking the cluster anything. At the first answer after that every
-// owned project is enqueued again and its run observes as after a restart.
+// ClusterUnreachable without asking the cluster anything, and the client retries nothing
+// (Transport::SetFailFast), so that a run in flight ends at its next failure. At the first answer
+// after that every owned project is enqueued again and its run observes as after a restart.
 //
 // Sharded mode (config.shards > 0; several replicas share the store, docs/design.md §10): the
 // engine acts only for the shards it is given (SetOwnedShards, by the replica's membership,
@@ -74,6 +75,10 @@ struct EngineStats {
   // Since when (wall ms) the cluster has been unreachable (EngineOptions::unreachable_grace); 0
   // while it answers.
   int64_t unreachable_since_ms = 0;
+  // Requests the cluster's client was given and the retries it made (kube::TransportStats); no
+  // retry while the cluster is unreachable (kube::Transport::SetFailFast).
+  uint64_t kube_requests = 0;
+  uint64_t kube_retries = 0;
 };
 
 class Engine {

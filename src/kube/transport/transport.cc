@@ -150,6 +150,7 @@ class TransportImpl final : public Transport {
     return stats_;
   }
 
+  void SetFailFast(bool on) override { fail_fast_.store(on, std::memory_order_relaxed); }
   std::optional<SteadyTime> failing_since() const override {
     const int64_t ns = failing_since_ns_.load(std::memory_order_relaxed);
     if (ns == 0) return std::nullopt;
@@ -196,7 +197,10 @@ class TransportImpl final : public Transport {
   // last answered one; 0 while answered.
   std::atomic<int64_t> failing_since_ns_{0};
 
+  std::atomic<bool> fail_fast_{false};  // SetFailFast
+
   void NoteAnswered() { failing_since_ns_.store(0, std::memory_order_relaxed); }
+  bool FailFast() const { return fail_fast_.load(std::memory_order_relaxed); }
   void NoteFailed() {
     int64_t expected = 0;
     const int64_t now =
@@ -251,7 +255,7 @@ StatusOr<TransportResponse> TransportImpl::Execute(const TransportRequest& reque
       }
       bool server_error = r.status >= 500 && r.status != 501 && r.status != 505;
       bool retryable = (r.status == 429 && call.retry != RetryClass::kNever) ||
-                       (server_error && call.retry == RetryClass::kRead);
+                       (server_error && call.retry == RetryClass::kRead && !FailFast());
       if (!retryable || retries >= options_.max_retries) return std::move(r);
       auto retry_after = ParseRetryAfter(r.headers.Get("Retry-After"));
       delay = retry_after ? *retry_after : backoff.Next();
@@ -265,6 +269,9 @@ StatusOr<TransportResponse> TransportImpl::Execute(const TransportRequest& reque
       if (a.kind == Attempt::Kind::kSentFailed && !retryable) {
         message += "; the request was sent and may have been applied, so it is not repeated";
       }
+      if (retryable && FailFast()) {
+        return Unavailable(message + "; not retried: the cluster is declared unreachable");
+      }
       if (!retryable || retries >= options_.max_retries) return Unavailable(message);
       delay = backoff.Next();
       if (clock_.Now() + delay >= call.deadline) {
@@ -273,6 +280,13 @@ StatusOr<TransportResponse> TransportImpl::Execute(const TransportRequest& reque
       }
     }
     RETURN_IF_ERROR(Sleep(delay, call, "before a retry"));
+    if (FailFast()) {  // declared unreachable while this request waited: not tried again
+      if (a.kind != Attempt::Kind::kResponse) {
+        return Unavailable(call.what + ": " + a.message + tries +
+                           "; not retried: the cluster is declared unreachable");
+      }
+      if (a.response.status != 429) return std::move(a.response);
+    }
     ++retries;
     Count([](TransportStats& s) { ++s.retries; });
   }

@@ -168,6 +168,12 @@ class Transport {
   // answer (any other status, 4xx included: the server is there). What "the cluster cannot be
   // reached" is measured on (engine::EngineOptions::unreachable_grace). Cheap; any thread.
   virtual std::optional<SteadyTime> failing_since() const { return std::nullopt; }
+  // While set, an attempt that failed (no answer, or a 5xx) is not retried, and a request
+  // between two tries gives up at the end of its wait: the engine sets it while it declares the
+  // cluster unreachable, so that runs in flight end at once instead of spending their whole
+  // backoff on a cluster known to be gone (the informers' relists go on probing it, one attempt
+  // each). A 429 is still retried (the server is there). Any thread.
+  virtual void SetFailFast(bool) {}
 };
 
 }  // namespace steward::kube

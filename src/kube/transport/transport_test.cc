@@ -769,6 +769,35 @@ TEST_F(TransportTest, FailingSinceIsTheFirstFailureSinceTheLastAnswer) {
   EXPECT_TRUE(nobody->failing_since().has_value());
 }
 
+// SetFailFast: while set, neither a connection failure nor a 5xx is retried (a 429 still is);
+// cleared, the retries come back.
+TEST_F(TransportTest, FailFastRetriesNoFailureUntilCleared) {
+  TransportOptions o = FastOptions();
+  o.max_retries = 3;
+  RestConfig refused = Config();
+  refused.server = "https://127.0.0.1:" + std::to_string(ClosedPort());
+  auto nobody = Make(refused, o);
+  nobody->SetFailFast(true);
+  auto r = nobody->Do(Get(kConfigMaps));
+  ASSERT_FALSE(r.ok());
+  EXPECT_THAT(r.status().message(), HasSubstr("not retried: the cluster is declared unreachable"));
+  EXPECT_EQ(nobody->stats().retries, 0u);
+  EXPECT_EQ(nobody->stats().connections_opened, 1u);
+  nobody->SetFailFast(false);
+  EXPECT_FALSE(nobody->Do(Get(kConfigMaps)).ok());
+  EXPECT_EQ(nobody->stats().retries, 3u);
+
+  ScriptedServer server;
+  server.Then(503);
+  server.Then(429);
+  server.Then(200);
+  auto t = Make(server.Config(), o);
+  t->SetFailFast(true);
+  ASSERT_EQ(t->Do(Get("/x"))->status, 503);  // not retried
+  ASSERT_EQ(t->Do(Get("/x"))->status, 200);  // the 429 was retried
+  EXPECT_EQ(t->stats().retries, 1u);
+}
+
 TEST_F(TransportTest, SlowResponseFailsWithDeadlineExceeded) {
   SetFaults([](cluster::FaultSpec& f) { f.latency["list"] = {seconds(3), milliseconds(0)}; });
   auto t = Make(Config());
