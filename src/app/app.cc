@@ -500,9 +500,12 @@ Status AppImpl::StartMembership() {
   if (!r.enabled) return Status::Ok();
   replica::MembershipOptions mo;
   mo.name = r.name;
-  // The replicas' Leases live in the first cluster; a replica acts for its shards on every
-  // cluster (shards cover (cluster, shard) pairs by covering the ids on each).
+  // A replica acts for its shards on every cluster (shards cover (cluster, shard) pairs by
+  // covering the ids on each). Its Lease lives in the first cluster's namespace, or in the store:
+  // by default with several clusters, so that the loss of one stops no replica's work on the
+  // others (it would stop every renewal).
   mo.ns = links_[0]->config.engine.namespace_name;
+  const bool in_store = r.leases == "store" || (r.leases.empty() && config_.clusters.size() > 1);
   mo.shards = r.shards;
   mo.lease_duration = r.lease_duration;
   mo.renew_deadline = r.renew_deadline;
@@ -517,13 +520,17 @@ Status AppImpl::StartMembership() {
     }
     return first;
   };
-  auto membership = replica::Membership::Create(std::move(mo), links_[0]->client, *store_);
+  auto membership = replica::Membership::Create(
+      std::move(mo),
+      in_store ? replica::StoreLeases(*store_)
+               : replica::KubeLeases(links_[0]->client, links_[0]->config.engine.namespace_name),
+      *store_);
   if (!membership.ok()) return membership.error();
   membership_ = std::move(*membership);
   InstallReplicaMetrics(*metrics_, *membership_);
   membership_->Start();
-  LOG_INFO("replica {} ({}): {} shards, lease {} ms", r.name, membership_->identity(), r.shards,
-           r.lease_duration.count());
+  LOG_INFO("replica {} ({}): {} shards, lease {} ms, {}", r.name, membership_->identity(), r.shards,
+           r.lease_duration.count(), in_store ? "Leases in the store" : "Leases in the cluster");
   return Status::Ok();
 }
 

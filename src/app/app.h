@@ -115,7 +115,7 @@ struct ServeConfig {
   } placement;
 
   // Several replicas sharing one database (`replicas:`; docs/operations.md "Several replicas"):
-  // {enabled, name, shards, leaseDuration, renewDeadline, retryPeriod}. Enabled by
+  // {enabled, name, shards, leaseDuration, renewDeadline, retryPeriod, leases}. Enabled by
   // `enabled: true` or by a name (--replica-name); the name defaults to the host name.
   struct Replicas {
     bool enabled = false;
@@ -124,6 +124,9 @@ struct ServeConfig {
     std::chrono::milliseconds lease_duration{15000};  // whole seconds, >= 1s
     std::chrono::milliseconds renew_deadline{10000};  // < lease_duration
     std::chrono::milliseconds retry_period{2000};     // < renew_deadline
+    // Where the replicas' Leases live: "kubernetes" (the first cluster's namespace), "store"
+    // (the shared database), "" = the store with several clusters, else Kubernetes.
+    std::string leases;
   } replicas;
 };
 

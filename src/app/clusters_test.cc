@@ -15,6 +15,7 @@
 #include "common/json.h"
 #include "engine/model/project.h"
 #include "kube/test_support/embedded.h"
+#include "local_postgres/local_postgres.h"
 #include "net/http_client.h"
 #include "test_support/eventually.h"
 
@@ -348,6 +349,133 @@ TEST_F(ClustersTest, WhileAClusterIsUnreachableItsClientRetriesNothing) {
       [&] { return app.store().GetProjectByName("alpha")->phase == "Suspended"; },
       std::chrono::seconds(30)))
       << app.store().GetProjectByName("alpha")->status_json;
+  app.Stop();
+}
+
+// Two replicas over two clusters keep their Leases in the shared store (replicas.leases
+// defaults to store with several clusters): when the first cluster stops answering, the
+// replicas go on renewing, its project says Unknown, and the other cluster's projects go on
+// being run (a new one starts). With the Leases in the first cluster (as before), no replica
+// could renew, every one stopped acting on every cluster, and the new project never started
+// (the torture run with replicas found the first cluster's projects left in their last status).
+// Then one replica stops during the outage: the other takes its shards at once.
+TEST_F(ClustersTest,
+       ReplicasKeepTheirLeasesInTheStoreSoTheFirstClustersLossStopsNoOtherNorAHandover) {
+  auto server = LocalPostgres::Launch();
+  ASSERT_TRUE(server.ok()) << server.error().ToString();
+  ASSERT_TRUE((*server)->CreateDatabase("steward").ok());
+  // Both clusters outside the apps (the replicas share them), reached by kubeconfig.
+  std::vector<std::unique_ptr<cluster::EmbeddedCluster>> clusters;
+  ServeConfig base;
+  base.listen = "127.0.0.1:0";
+  base.log_level = "warn";
+  base.database = (*server)->Url("steward");
+  base.replicas.enabled = true;
+  base.replicas.shards = 8;
+  base.replicas.lease_duration = std::chrono::seconds(2);
+  base.replicas.renew_deadline = std::chrono::milliseconds(1500);
+  base.replicas.retry_period = std::chrono::milliseconds(200);
+  for (const char* name : {"west", "east"}) {
+    cluster::EmbeddedCluster::Options o;
+    o.profile = *cluster::LoadProfile("instant");
+    o.data_dir = dir_ + "/" + name;
+    o.seed = clusters.size() + 3;
+    auto started = cluster::EmbeddedCluster::Start(o);
+    ASSERT_TRUE(started.ok()) << started.error().ToString();
+    const std::string kubeconfig = dir_ + "/" + name + ".kubeconfig";
+    ASSERT_TRUE((*started)->WriteKubeconfig(kubeconfig).ok());
+    auto client = kube::test_support::ClientFor(**started);
+    Json ns = {{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", "steward"}}}};
+    ASSERT_TRUE(client->Create(kube::ResourceType::Namespace(), "", ns).ok());
+    ServeConfig::Cluster k;
+    k.name = name;
+    k.cluster = ClusterSource::kKubeconfig;
+    k.kubeconfig = kubeconfig;
+    k.engine.workers = 2;
+    k.unreachable_grace = std::chrono::seconds(1);
+    base.clusters.push_back(std::move(k));
+    clusters.push_back(std::move(*started));
+  }
+  std::vector<std::unique_ptr<App>> apps;
+  for (const char* name : {"r0", "r1"}) {
+    ServeConfig c = base;
+    c.data_dir = dir_ + "/" + name;
+    c.replicas.name = name;
+    auto app = App::Start(c);
+    ASSERT_TRUE(app.ok()) << app.error().ToString();
+    apps.push_back(std::move(*app));
+  }
+  App& app = *apps[0];
+  for (const auto& [name, cluster] : {std::pair{"alpha", "west"}, std::pair{"beta", "east"}}) {
+    auto put = Call(app, "PUT", std::string("/v1/projects/") + name,
+                    Json{{"spec", {{"team", "t"}, {"cluster", cluster}}}, {"start", true}}.dump());
+    ASSERT_TRUE(put.ok());
+    ASSERT_EQ(put->status, 201) << put->body;
+  }
+  ASSERT_TRUE(test_support::Eventually(
+      [&] { return Running(app, "alpha") && Running(app, "beta"); }, std::chrono::seconds(30)));
+  // No Lease in either cluster: they are in the store.
+  for (auto& c : clusters) {
+    auto leases = kube::test_support::ClientFor(*c)->List(kube::ResourceType::Lease(), "steward",
+                                                          kube::ListOptions{});
+    ASSERT_TRUE(leases.ok());
+    EXPECT_TRUE(leases->items.empty());
+  }
+  EXPECT_EQ(app.store().ListLeases()->size(), 2u);
+
+  clusters[0]->Stop();  // west, the first cluster
+  ASSERT_TRUE(test_support::Eventually(
+      [&] { return app.store().GetProjectByName("alpha")->phase == "Unknown"; },
+      std::chrono::seconds(20)));
+  // Both replicas go on renewing past the renew deadline (1.5 s: ten renewals of 200 ms)...
+  auto version = [&](const char* replica) {
+    auto lease = app.store().GetLease(std::string("steward-replica-") + replica);
+    return lease.ok() ? lease->version : int64_t{0};
+  };
+  const int64_t r0 = version("r0"), r1 = version("r1");
+  ASSERT_TRUE(
+      test_support::Eventually([&] { return version("r0") >= r0 + 10 && version("r1") >= r1 + 10; },
+                               std::chrono::seconds(20)));
+  for (auto& a : apps) {
+    const std::string metrics = a->metrics().Text();
+    EXPECT_THAT(metrics, HasSubstr("steward_replica_lease_renewing 1\n"));
+    EXPECT_THAT(metrics, HasSubstr("steward_replica_lease_renew_failures_total 0\n"));
+  }
+  // ... and act on the other cluster: a new project there starts.
+  auto gamma = Call(app, "PUT", "/v1/projects/gamma",
+                    R"({"spec": {"team": "t", "cluster": "east"}, "start": true})");
+  ASSERT_TRUE(gamma.ok());
+  ASSERT_EQ(gamma->status, 201) << gamma->body;
+  EXPECT_TRUE(
+      test_support::Eventually([&] { return Running(app, "gamma"); }, std::chrono::seconds(20)))
+      << app.store().GetProjectByName("gamma")->status_json;
+  for (auto& a : apps) {
+    auto ready = Call(*a, "GET", "/readyz");
+    ASSERT_TRUE(ready.ok());
+    EXPECT_EQ(ready->status, 200) << ready->body;
+  }
+
+  // A handover during the outage: r1 goes, r0 takes its shards at once on both clusters (the
+  // dead one's caches sync when it answers). Before, r0's swap waited the whole sync timeout
+  // (60 s) for the dead cluster's informers, then dropped every shard on every cluster.
+  apps[1]->Stop();
+  ASSERT_TRUE(test_support::Eventually(
+      [&] {
+        return app.metrics().Text().find("steward_replica_shards_owned 8\n") != std::string::npos;
+      },
+      std::chrono::seconds(15)))
+      << app.metrics().Text();
+  auto delta = Call(app, "PUT", "/v1/projects/delta",
+                    R"({"spec": {"team": "t", "cluster": "east"}, "start": true})");
+  ASSERT_TRUE(delta.ok());
+  ASSERT_EQ(delta->status, 201) << delta->body;
+  EXPECT_TRUE(
+      test_support::Eventually([&] { return Running(app, "delta"); }, std::chrono::seconds(20)))
+      << app.store().GetProjectByName("delta")->status_json;
+  // The shards stay r0's (no failed swap dropped them meanwhile), and west's project is still
+  // told Unknown, not anything its empty caches would suggest.
+  EXPECT_THAT(app.metrics().Text(), HasSubstr("steward_replica_shards_owned 8\n"));
+  EXPECT_EQ(app.store().GetProjectByName("alpha")->phase, "Unknown");
   app.Stop();
 }
 

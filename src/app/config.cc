@@ -191,9 +191,12 @@ Status ParseInstance(const Json* j, ServeConfig* out) {
 
 Status ParseReplicas(const Json* j, ServeConfig* out) {
   ASSIGN_OR_RETURN(FieldReader s, Section(j, "replicas"));
-  RETURN_IF_ERROR(
-      s.OnlyKnown({"enabled", "name", "shards", "leaseDuration", "renewDeadline", "retryPeriod"}));
+  RETURN_IF_ERROR(s.OnlyKnown(
+      {"enabled", "name", "shards", "leaseDuration", "renewDeadline", "retryPeriod", "leases"}));
   ServeConfig::Replicas& r = out->replicas;
+  if (s.Find("leases") != nullptr) {  // absent: decided by the clusters (ServeConfig::Replicas)
+    RETURN_IF_ERROR(s.OneOf("leases", {"kubernetes", "store"}, &r.leases));
+  }
   RETURN_IF_ERROR(s.String("name", &r.name));
   if (!r.name.empty() && !engine::IsDns1123Label(r.name)) {
     return InvalidField(s.PathOf("name"),

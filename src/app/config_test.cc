@@ -455,6 +455,11 @@ TEST(ServeConfigTest, ReplicasSectionIsReadAndChecked) {
   ExpectInvalid("replicas: {name: a, retryPeriod: 10s}", "replicas.retryPeriod",
                 "less than renewDeadline");
   ExpectInvalid("replicas: {name: a, retryPeriod: soon}", "replicas.retryPeriod", "duration");
+  EXPECT_EQ(off->replicas.leases, "");  // by the clusters: the store with several
+  auto store = ParseServeConfig("replicas: {name: a, leases: store}");
+  ASSERT_TRUE(store.ok()) << store.error().ToString();
+  EXPECT_EQ(store->replicas.leases, "store");
+  ExpectInvalid("replicas: {name: a, leases: etcd}", "replicas.leases", "kubernetes");
 }
 
 }  // namespace

@@ -15,7 +15,6 @@
 namespace steward::replica {
 namespace {
 
-using kube::ResourceType;
 using Millis = std::chrono::milliseconds;
 
 std::string RandomSuffix() {
@@ -96,14 +95,21 @@ Status ValidateMembershipOptions(const MembershipOptions& o) {
 StatusOr<std::unique_ptr<Membership>> Membership::Create(MembershipOptions options,
                                                          std::shared_ptr<kube::Client> client,
                                                          store::Store& store) {
+  std::string ns = options.ns;
+  return Create(std::move(options), KubeLeases(std::move(client), std::move(ns)), store);
+}
+StatusOr<std::unique_ptr<Membership>> Membership::Create(MembershipOptions options,
+                                                         std::unique_ptr<LeaseBackend> leases,
+                                                         store::Store& store) {
   RETURN_IF_ERROR(ValidateMembershipOptions(options));
-  return std::unique_ptr<Membership>(new Membership(std::move(options), std::move(client), store));
+  if (!leases) return InvalidArgument("replicas: no place for the Leases");
+  return std::unique_ptr<Membership>(new Membership(std::move(options), std::move(leases), store));
 }
 
-Membership::Membership(MembershipOptions options, std::shared_ptr<kube::Client> client,
+Membership::Membership(MembershipOptions options, std::unique_ptr<LeaseBackend> leases,
                        store::Store& store)
     : options_(std::move(options)),
-      client_(std::move(client)),
+      leases_(std::move(leases)),
       store_(store),
       clock_(options_.clock != nullptr ? *options_.clock : real_clock_),
       identity_(options_.name + "_" + RandomSuffix()),
@@ -150,11 +156,11 @@ void Membership::Stop() {
   // Drain, release every shard, then the Lease: the others take over at their next retry.
   ReleaseAll();
   if (lease_) {
-    const kube::WriteOptions write{.timeout = options_.retry_period};
-    auto released = client_->Update(ResourceType::Lease(), LeaseBody(lease_, true), write);
-    if (!released.ok() && released.error().IsConflict()) {
-      if (auto again = client_->Get(ResourceType::Lease(), options_.ns, lease_name_); again.ok()) {
-        released = client_->Update(ResourceType::Lease(), LeaseBody(*again, true), write);
+    const auto timeout = options_.retry_period;
+    auto released = leases_->Update(LeaseBody(lease_, true), timeout);
+    if (!released.ok() && released.error().code() == StatusCode::kAborted) {
+      if (auto again = leases_->Get(lease_name_); again.ok()) {
+        released = leases_->Update(LeaseBody(*again, true), timeout);
       }
     }
     if (!released.ok()) {
@@ -311,14 +317,12 @@ Status Membership::Renew() {
   } else if (asked - *store_answered_ >= options_.renew_deadline / 2) {
     return Unavailable("the store does not answer: " + store.error().message());
   }
-  const ResourceType& type = ResourceType::Lease();
   // Half the renew deadline per write: a slow answer still lands in time, a hung one leaves
   // time for a second try before the watchdog stops the engine.
-  const kube::WriteOptions write{.timeout =
-                                     std::max(options_.retry_period, options_.renew_deadline / 2)};
+  const auto write = std::max(options_.retry_period, options_.renew_deadline / 2);
   for (int attempt = 0; attempt < 2; ++attempt) {
     if (!lease_) {
-      auto got = client_->Get(type, options_.ns, lease_name_);
+      auto got = leases_->Get(lease_name_);
       if (got.ok()) {
         const std::string holder = GetString(MemberOrNull(*got, "spec"), "holderIdentity");
         if (held_once_ && !holder.empty() && holder != identity_) {
@@ -330,44 +334,43 @@ Status Membership::Renew() {
               options_.name, lease_name_, holder, options_.name);
         }
         lease_ = std::move(*got);
-      } else if (got.error().IsNotFound()) {
-        auto created = client_->Create(type, options_.ns, LeaseBody(std::nullopt, false), write);
+      } else if (got.error().code() == StatusCode::kNotFound) {
+        auto created = leases_->Create(LeaseBody(std::nullopt, false), write);
         if (created.ok()) {
           lease_ = std::move(*created);
           held_once_ = true;
           return Status::Ok();
         }
-        if (!created.error().IsAlreadyExists()) return created.error().ToStatus();
+        if (created.error().code() != StatusCode::kAlreadyExists) return created.error();
         continue;  // created meanwhile (a past process of ours): read it and take it over
       } else {
-        return got.error().ToStatus();
+        return got.error();
       }
     }
-    auto updated = client_->Update(type, LeaseBody(lease_, false), write);
+    auto updated = leases_->Update(LeaseBody(lease_, false), write);
     if (updated.ok()) {
       lease_ = std::move(*updated);
       held_once_ = true;
       return Status::Ok();
     }
     lease_.reset();  // re-read: a Conflict (someone wrote it) or NotFound (deleted)
-    if (!updated.error().IsConflict() && !updated.error().IsNotFound()) {
-      return updated.error().ToStatus();
+    if (updated.error().code() != StatusCode::kAborted &&
+        updated.error().code() != StatusCode::kNotFound) {
+      return updated.error();
     }
   }
   return Aborted("Lease " + lease_name_ + " changed while renewing it");
 }
 
 std::optional<std::vector<std::string>> Membership::ListLive(int* conflicting_shards) {
-  kube::ListOptions lo;
-  lo.label_selector = std::string(kRoleLabel) + "=" + std::string(kRoleValue);
-  auto listed = client_->ListAll(ResourceType::Lease(), options_.ns, lo);
+  auto listed = leases_->List();
   if (!listed.ok()) {
     LOG_WARN("replica {}: listing replica Leases: {}", options_.name, listed.error().ToString());
     return std::nullopt;
   }
   const SteadyTime now = clock_.Now();
   std::set<std::string> names;
-  for (const Json& lease : listed->items) {
+  for (const Json& lease : *listed) {
     const Json& meta = MemberOrNull(lease, "metadata");
     const std::string name = GetString(meta, "name");
     if (!name.starts_with(kLeasePrefix)) continue;

@@ -2,12 +2,14 @@
 // docs/operations.md "Several replicas").
 //
 // Each replica keeps a coordination.k8s.io/v1 Lease of its own, "steward-replica-<name>" in the
-// engine's namespace (labels app.kubernetes.io/managed-by=steward, steward.io/role=replica;
-// annotation steward.io/shards=<count>), renewed every retry_period with an update at the read
-// resourceVersion (client-go's rules: a Conflict re-reads; a holder change bumps
-// leaseTransitions). It lists every replica Lease four times per retry_period and judges one live
-// the client-go way, by the local time its resourceVersion was last seen to change (LeaseTracker),
-// never by the holder's clock; a Lease whose holderIdentity is "" is released, gone at once.
+// engine's namespace, or in the shared store with `replicas.leases: store` (lease_backend.h: with
+// several clusters no cluster then is the replicas' liveness) (labels
+// app.kubernetes.io/managed-by=steward, steward.io/role=replica; annotation
+// steward.io/shards=<count>), renewed every retry_period with an update at the read resourceVersion
+// (client-go's rules: a Conflict re-reads; a holder change bumps leaseTransitions). It lists every
+// replica Lease four times per retry_period and judges one live the client-go way, by the local
+// time its resourceVersion was last seen to change (LeaseTracker), never by the holder's clock; a
+// Lease whose holderIdentity is "" is released, gone at once.
 //
 // Shards go to the live replicas by rendezvous hashing of their names (AssignShards). The store
 // is the fence: a replica acquires shard s (Store::AcquireShard, a compare-and-set on the epoch)
@@ -36,7 +38,7 @@
 // renewal) and a watchdog (the renew deadline). `apply` is called from the rebalancer or the
 // watchdog, never concurrently, never with a lock held that Ready() or stats() need. Ready(),
 // stats() and identity() may be called from any thread. Ownership: borrows the store (which must
-// outlive it) and shares the client.
+// outlive it) and owns its LeaseBackend.
 #pragma once
 
 #include <chrono>
@@ -55,6 +57,7 @@
 #include "common/mutex.h"
 #include "common/status.h"
 #include "kube/client/client.h"
+#include "replica/lease_backend.h"
 #include "store/store.h"
 
 namespace steward::replica {
@@ -116,8 +119,13 @@ struct MembershipStats {
 
 class Membership {
  public:
+  // Leases in the engine's namespace of the cluster `client` reaches (KubeLeases).
   static StatusOr<std::unique_ptr<Membership>> Create(MembershipOptions options,
                                                       std::shared_ptr<kube::Client> client,
+                                                      store::Store& store);
+  // Leases where `leases` keeps them (StoreLeases: in the store).
+  static StatusOr<std::unique_ptr<Membership>> Create(MembershipOptions options,
+                                                      std::unique_ptr<LeaseBackend> leases,
                                                       store::Store& store);
   ~Membership();  // Stop()
   Membership(const Membership&) = delete;
@@ -135,7 +143,7 @@ class Membership {
   const std::string& name() const { return options_.name; }
 
  private:
-  Membership(MembershipOptions options, std::shared_ptr<kube::Client> client, store::Store& store);
+  Membership(MembershipOptions options, std::unique_ptr<LeaseBackend> leases, store::Store& store);
   void RenewLoop();
   void RebalanceLoop();
   void Watchdog();
@@ -154,7 +162,7 @@ class Membership {
   void SetNotReady(std::string why) EXCLUDES(mu_);
 
   const MembershipOptions options_;
-  std::shared_ptr<kube::Client> client_;
+  std::unique_ptr<LeaseBackend> leases_;
   store::Store& store_;
   RealClock real_clock_;
   const Clock& clock_;

@@ -79,10 +79,17 @@ class LeaseBlocker final : public engine::testing::ForwardingTransport {
  public:
   using ForwardingTransport::ForwardingTransport;
   std::atomic<bool> blocked{false};
+  // Lists by label or field selector (what informers start with) fail while set.
+  std::atomic<bool> lists_blocked{false};
   StatusOr<kube::TransportResponse> Do(const kube::TransportRequest& request) override {
     if (blocked && request.target.find("/leases") != std::string::npos) {
       return Unavailable("blocked by the test");
     }
+    const bool list = request.method == "GET" &&
+                      request.target.find("watch=") == std::string::npos &&
+                      (request.target.find("labelSelector=") != std::string::npos ||
+                       request.target.find("fieldSelector=") != std::string::npos);
+    if (lists_blocked && list) return Unavailable("list blocked by the test");
     return ForwardingTransport::Do(request);
   }
 };
@@ -116,7 +123,7 @@ class ReplicasTest : public engine::testing::EngineFixture {
   }
 
   // A replica's engine (sharded, acting for no shard yet), without its membership.
-  Replica& AddEngine(const std::string& name) {
+  Replica& AddEngine(const std::string& name, milliseconds sync_timeout = seconds(10)) {
     auto r = std::make_unique<Replica>();
     r->name = name;
     kube::TransportOptions to;
@@ -128,7 +135,7 @@ class ReplicasTest : public engine::testing::EngineFixture {
     engine::EngineOptions eo = DefaultOptions();
     eo.config.shards = kShards;
     eo.config.workers = 2;
-    eo.sync_timeout = seconds(10);
+    eo.sync_timeout = sync_timeout;
     Replica* self = r.get();
     eo.write_hook = [self](std::string_view when, std::string_view verb,
                            const kube::ResourceType& type, std::string_view obj) -> Status {
@@ -516,6 +523,53 @@ TEST_F(ReplicasTest, AnEngineWhoseShardWasTakenSendsNoKubernetesWriteAndNoStatus
   EXPECT_TRUE(Leftovers(id).empty());     // nothing created
   MutexLock lock(r.mu);
   EXPECT_TRUE(r.writes.empty()) << r.writes.front().second;
+}
+
+TEST_F(ReplicasTest, ShardsTakenWhileTheClusterCannotListAreKeptAndDecideNothingUntilItCan) {
+  // A replica takes shards while its cluster answers no list (down, or slow to list): it
+  // keeps them (before, a failed sync dropped every shard, on every cluster of the replica),
+  // and its runs decide nothing from the empty caches: a suspend is not Suspended while the
+  // project's objects are there.
+  Replica& r = AddEngine("r0", milliseconds(300));
+  auto take = [&]() {
+    std::map<int, store::Fence> all;
+    auto owners = store_->ListShardOwners();
+    EXPECT_TRUE(owners.ok());
+    std::map<int, int64_t> epochs;
+    for (const auto& o : *owners) epochs[o.shard] = o.epoch;
+    for (int shard = 0; shard < kShards; ++shard) {
+      auto got = store_->AcquireShard(shard, "r0", epochs[shard]);
+      EXPECT_TRUE(got.ok()) << got.error().ToString();
+      all[shard] = store::Fence{shard, "r0", got->epoch};
+    }
+    return all;
+  };
+  ASSERT_TRUE(r.engine->SetOwnedShards(take()).ok());
+  auto put = r.engine->intents().Put("held", Spec(), "", true);
+  ASSERT_TRUE(put.ok()) << put.error().ToString();
+  const std::string id = put->record.id;
+  ASSERT_TRUE(WaitPhase(id, "Running", put->record.generation));
+
+  ASSERT_TRUE(r.engine->SetOwnedShards({}).ok());
+  r.transport->lists_blocked = true;
+  auto suspended = r.engine->intents().Suspend(id);
+  ASSERT_TRUE(suspended.ok()) << suspended.error().ToString();
+  const std::map<int, store::Fence> fences = take();
+  const uint64_t runs = r.engine->stats().reconciles;
+  ASSERT_TRUE(r.engine->SetOwnedShards(fences).ok());
+  EXPECT_EQ(r.engine->OwnedShards().size(), static_cast<size_t>(kShards));
+  // Runs come and go (each put off), and none says Suspended: the Deployment is still there.
+  ASSERT_TRUE(Eventually(
+      [&] { return r.engine->stats().reconciles >= runs + 2 || Record(id).phase == "Suspended"; },
+      seconds(10)));
+  EXPECT_GT(r.engine->stats().unsynced_runs, 0u);
+  EXPECT_NE(Record(id).phase, "Suspended");
+  EXPECT_TRUE(Get("deployments.apps", "held").has_value());
+  // Once the cluster lists again, the caches sync and the suspend finishes, truthfully.
+  r.transport->lists_blocked = false;
+  ASSERT_TRUE(WaitPhase(id, "Suspended", suspended->generation)) << Record(id).phase;
+  EXPECT_FALSE(Get("deployments.apps", "held").has_value());
+  EXPECT_EQ(r.engine->OwnedShards().size(), static_cast<size_t>(kShards));
 }
 
 TEST_F(ReplicasTest, UnshardedEngineWritesNoLeaseAndNoShardLabel) {

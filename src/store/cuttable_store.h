@@ -87,6 +87,18 @@ class CuttableStore final : public Store {
     RETURN_IF_ERROR(Gate());
     return inner_.ListShardHistory(after_seq, limit);
   }
+  StatusOr<StoredLease> GetLease(const std::string& name) override {
+    RETURN_IF_ERROR(Gate());
+    return inner_.GetLease(name);
+  }
+  StatusOr<StoredLease> PutLease(const StoredLease& lease) override {
+    RETURN_IF_ERROR(Gate());
+    return inner_.PutLease(lease);
+  }
+  StatusOr<std::vector<StoredLease>> ListLeases() override {
+    RETURN_IF_ERROR(Gate());
+    return inner_.ListLeases();
+  }
   StatusOr<bool> TakeSlot(std::string_view key, std::string_view holder,
                           std::chrono::milliseconds ttl) override {
     RETURN_IF_ERROR(Gate());

@@ -111,6 +111,15 @@ INSERT INTO hostnames (host, project_id)
 ALTER TABLE projects ADD COLUMN cluster TEXT COLLATE "C" NOT NULL DEFAULT 'default';
 CREATE INDEX projects_cluster ON projects (cluster, id);
 )sql",
+    // 5: replica Leases in the store (replicas.leases: store), so that no cluster is the
+    // replicas' liveness when there are several.
+    R"sql(
+CREATE TABLE replica_leases (
+  name TEXT COLLATE "C" PRIMARY KEY,
+  body TEXT NOT NULL,
+  version BIGINT NOT NULL
+);
+)sql",
 };
 
 Json RecordToJson(const ProjectRecord& r) {

@@ -159,4 +159,67 @@ Status PostgresStore::ReleaseSlot(std::string_view key, std::string_view holder)
       .status();
 }
 
+namespace {
+Status ValidateLease(const StoredLease& lease) {
+  if (lease.name.empty() || lease.name.size() > 253) {
+    return InvalidArgument("lease name: must be 1-253 bytes");
+  }
+  if (lease.body.size() > 64 * 1024) return InvalidArgument("lease body: at most 64 KiB");
+  if (lease.version < 0) return InvalidArgument("lease version: must not be negative");
+  return Status::Ok();
+}
+}  // namespace
+
+StatusOr<StoredLease> PostgresStore::GetLease(const std::string& name) {
+  return Read<StoredLease>("read lease", [&](PgConn& c) -> StatusOr<StoredLease> {
+    ASSIGN_OR_RETURN(
+        PgResult r,
+        c.Exec("read lease", "SELECT body, version FROM replica_leases WHERE name = $1", {name}));
+    if (r.Rows() == 0) return NotFound("lease " + name + ": not found");
+    return StoredLease{name, r.Text(0, 0), r.Int(0, 1)};
+  });
+}
+
+StatusOr<StoredLease> PostgresStore::PutLease(const StoredLease& lease) {
+  RETURN_IF_ERROR(ValidateLease(lease));
+  StoredLease now = lease;
+  now.version = lease.version + 1;
+  const Status done = Transact("write lease", [&](PgConn& c) -> StatusOr<bool> {
+    if (lease.version == 0) {
+      ASSIGN_OR_RETURN(PgResult r,
+                       c.Exec("create lease",
+                              "INSERT INTO replica_leases (name, body, version) VALUES ($1, $2, "
+                              "1) ON CONFLICT (name) DO NOTHING",
+                              {lease.name, lease.body}));
+      if (r.Affected() == 0) return AlreadyExists("lease " + lease.name + ": already exists");
+      return true;
+    }
+    ASSIGN_OR_RETURN(PgResult r, c.Exec("update lease",
+                                        "UPDATE replica_leases SET body = $1, version = $2 "
+                                        "WHERE name = $3 AND version = $4",
+                                        {lease.body, now.version, lease.name, lease.version}));
+    if (r.Affected() == 1) return true;
+    ASSIGN_OR_RETURN(
+        PgResult there,
+        c.Exec("read lease", "SELECT version FROM replica_leases WHERE name = $1", {lease.name}));
+    if (there.Rows() == 0) return NotFound("lease " + lease.name + ": not found");
+    return Aborted("lease " + lease.name + ": version " + std::to_string(lease.version) +
+                   " is not the stored one (" + std::to_string(there.Int(0, 0)) + ")");
+  });
+  if (!done.ok()) return done;
+  return now;
+}
+
+StatusOr<std::vector<StoredLease>> PostgresStore::ListLeases() {
+  return Read<std::vector<StoredLease>>(
+      "list leases", [&](PgConn& c) -> StatusOr<std::vector<StoredLease>> {
+        ASSIGN_OR_RETURN(
+            PgResult r,
+            c.Exec("list leases", "SELECT name, body, version FROM replica_leases ORDER BY name"));
+        std::vector<StoredLease> out;
+        for (int i = 0; i < r.Rows(); ++i) out.push_back({r.Text(i, 0), r.Text(i, 1), r.Int(i, 2)});
+        return out;
+      });
+}
+
 }  // namespace steward::store::pg

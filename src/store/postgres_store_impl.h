@@ -92,6 +92,9 @@ class PostgresStore final : public Store {
   Status CheckFence(const Fence& fence) override;
   StatusOr<std::vector<ShardOwner>> ListShardOwners() override;
   StatusOr<std::vector<ShardEvent>> ListShardHistory(int64_t after_seq, int limit) override;
+  StatusOr<StoredLease> GetLease(const std::string& name) override;
+  StatusOr<StoredLease> PutLease(const StoredLease& lease) override;
+  StatusOr<std::vector<StoredLease>> ListLeases() override;
   StatusOr<bool> TakeSlot(std::string_view key, std::string_view holder,
                           std::chrono::milliseconds ttl) override;
   Status ReleaseSlot(std::string_view key, std::string_view holder) override;

@@ -203,7 +203,7 @@ TEST_F(PostgresStoreTest, ReplicasOpeningTogetherMigrateOnceAndShareOneFeed) {
     EXPECT_EQ(s->FeedId(), stores[0]->FeedId());
   }
   EXPECT_EQ(stores[0]->FeedId().size(), 32u);
-  EXPECT_EQ(Query("SELECT count(*) FROM schema_migrations"), "4");
+  EXPECT_EQ(Query("SELECT count(*) FROM schema_migrations"), "5");
   EXPECT_EQ(Query("SELECT count(*) FROM feed"), "1");
   // Opening again applies nothing.
   const std::string applied =
@@ -221,7 +221,7 @@ TEST_F(PostgresStoreTest, RefusesNewerSchemaAndOtherApplicationsDatabases) {
   auto newer = OpenPostgresStore(Options());
   ASSERT_EQ(newer.status().code(), StatusCode::kFailedPrecondition);
   EXPECT_THAT(newer.status().message(),
-              HasSubstr(": schema version 7 is newer than this Steward (knows up to 4)"));
+              HasSubstr(": schema version 7 is newer than this Steward (knows up to 5)"));
 
   auto other = NewDatabase(*server_);
   ASSERT_TRUE(other.ok());
@@ -342,6 +342,49 @@ TEST_F(PostgresStoreTest, ShardOwnershipIsACompareAndSetBetweenReplicas) {
   auto history = b->ListShardHistory(0, 0).value();
   ASSERT_EQ(history.size(), 11u);
   for (size_t i = 0; i < history.size(); ++i) EXPECT_EQ(history[i].epoch, int64_t(i + 1));
+}
+
+// Replica Leases in the store (replicas.leases: store): create once, replace only at the stored
+// version (as Kubernetes' resourceVersion), racing writers at one version: exactly one wins.
+TEST_F(PostgresStoreTest, LeasesAreCreatedOnceAndReplacedOnlyAtTheirStoredVersion) {
+  auto a = MustOpen(Options());
+  auto b = MustOpen(Options());
+  ASSERT_TRUE(a && b);
+  EXPECT_EQ(a->GetLease("steward-replica-r0").status().code(), StatusCode::kNotFound);
+  auto created = a->PutLease({"steward-replica-r0", R"x({"spec":{"holderIdentity":"r0_1"}})x", 0});
+  ASSERT_TRUE(created.ok()) << created.status().ToString();
+  EXPECT_EQ(created->version, 1);
+  EXPECT_EQ(b->PutLease({"steward-replica-r0", "{}", 0}).status().code(),
+            StatusCode::kAlreadyExists);
+  auto read = b->GetLease("steward-replica-r0");
+  ASSERT_TRUE(read.ok());
+  EXPECT_EQ(read->body, R"x({"spec":{"holderIdentity":"r0_1"}})x");
+  EXPECT_EQ(read->version, 1);
+  // Both replace it at version 1, many times over: exactly one wins each round.
+  int64_t version = 1;
+  for (int round = 0; round < 10; ++round) {
+    std::atomic<int> won{0};
+    std::thread ta([&] { won += a->PutLease({"steward-replica-r0", "{}", version}).ok() ? 1 : 0; });
+    std::thread tb([&] { won += b->PutLease({"steward-replica-r0", "{}", version}).ok() ? 1 : 0; });
+    ta.join();
+    tb.join();
+    ASSERT_EQ(won.load(), 1) << "round " << round;
+    ++version;
+  }
+  auto stale = a->PutLease({"steward-replica-r0", "{}", 1});
+  EXPECT_EQ(stale.status().code(), StatusCode::kAborted);
+  EXPECT_THAT(stale.status().message(), HasSubstr("is not the stored one (11)"));
+  EXPECT_EQ(a->PutLease({"steward-replica-r9", "{}", 3}).status().code(), StatusCode::kNotFound);
+  ASSERT_TRUE(b->PutLease({"steward-replica-r1", "{}", 0}).ok());
+  auto all = a->ListLeases();
+  ASSERT_TRUE(all.ok());
+  ASSERT_EQ(all->size(), 2u);
+  EXPECT_EQ((*all)[0].name, "steward-replica-r0");
+  EXPECT_EQ((*all)[0].version, 11);
+  EXPECT_EQ((*all)[1].name, "steward-replica-r1");
+  EXPECT_EQ(a->PutLease({"", "{}", 0}).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(a->PutLease({"x", std::string(65 * 1024, ' '), 0}).status().code(),
+            StatusCode::kInvalidArgument);
 }
 
 // A database whose default isolation is SERIALIZABLE: concurrent writers through two replicas

@@ -144,6 +144,16 @@ TEST_F(SqliteStoreTest, ReopenKeepsDataAndDoesNotReapplyMigrations) {
   EXPECT_GT((*history)[1].seq, (*history)[0].seq);
 }
 
+// One process has no replicas: no Leases in a SQLite store, said plainly.
+TEST_F(SqliteStoreTest, KeepsNoReplicaLeases) {
+  Store& store = Open();
+  EXPECT_EQ(store.GetLease("steward-replica-r0").status().code(), StatusCode::kUnimplemented);
+  auto put = store.PutLease({"steward-replica-r0", "{}", 0});
+  EXPECT_EQ(put.status().code(), StatusCode::kUnimplemented);
+  EXPECT_THAT(put.status().message(), HasSubstr("replicas need PostgreSQL"));
+  EXPECT_EQ(store.ListLeases().status().code(), StatusCode::kUnimplemented);
+}
+
 TEST_F(SqliteStoreTest, RefusesNewerSchema) {
   Open();
   store_.reset();

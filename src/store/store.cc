@@ -32,6 +32,16 @@ Status ValidateIdAndName(const ProjectRecord& r) {
   return Status::Ok();
 }
 
+StatusOr<StoredLease> Store::GetLease(const std::string&) {
+  return Unimplemented("this store keeps no replica Leases (replicas need PostgreSQL)");
+}
+StatusOr<StoredLease> Store::PutLease(const StoredLease&) {
+  return Unimplemented("this store keeps no replica Leases (replicas need PostgreSQL)");
+}
+StatusOr<std::vector<StoredLease>> Store::ListLeases() {
+  return Unimplemented("this store keeps no replica Leases (replicas need PostgreSQL)");
+}
+
 bool SameIntentAndStatus(const ProjectRecord& a, const ProjectRecord& b) {
   return a.name == b.name && a.team == b.team && a.cluster == b.cluster &&
          a.spec_json == b.spec_json && a.desired == b.desired && a.generation == b.generation &&

@@ -112,6 +112,13 @@ struct ShardOwner {
   int64_t epoch = 0;     // of the last acquisition
   int64_t since_ms = 0;  // when it was last acquired or released (store's wall clock)
 };
+// A replica's Lease kept in the store (replicas.leases: store; replica/lease_backend.h): the
+// Lease object's JSON text, and the version the store gives it at every write.
+struct StoredLease {
+  std::string name;
+  std::string body;
+  int64_t version = 0;
+};
 // One acquisition or release, in the order committed (seq increasing over the whole store).
 struct ShardEvent {
   int64_t seq = 0;
@@ -249,6 +256,16 @@ class Store {
   virtual StatusOr<std::vector<ShardOwner>> ListShardOwners() = 0;
   // Acquisitions and releases with seq > after_seq, oldest first; limit 0: all.
   virtual StatusOr<std::vector<ShardEvent>> ListShardHistory(int64_t after_seq, int limit) = 0;
+
+  // Replica Leases in the store, so that no cluster is the replicas' liveness. PutLease with
+  // version 0 creates (kAlreadyExists when the name is taken); with the stored version, replaces
+  // (kAborted when another write came first, kNotFound when there is none); either returns the
+  // Lease with its new version. GetLease: kNotFound when absent. Names are 1-253 bytes, bodies
+  // at most 64 KiB (kInvalidArgument). Only a store that several processes share has them: the
+  // base answers kUnimplemented (SQLite: one process).
+  virtual StatusOr<StoredLease> GetLease(const std::string& name);
+  virtual StatusOr<StoredLease> PutLease(const StoredLease& lease);
+  virtual StatusOr<std::vector<StoredLease>> ListLeases();
 
   // Command slots: short holds on a name that every process sharing the store respects (several
   // replicas send a pod's lifecycle commands one at a time: instance/instance_ops.h). TakeSlot

@@ -111,7 +111,7 @@ class PostgresBackend final : public Backend {
       status_ = db.error();
     }
   }
-  int64_t LatestSchema() const override { return 4; }
+  int64_t LatestSchema() const override { return 5; }
 
  private:
   LocalPostgres* server_ = nullptr;

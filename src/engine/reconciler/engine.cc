@@ -384,19 +384,26 @@ Status Engine::SetOwnedShards(std::map<int, store::Fence> next) {
   if (d.factory) d.factory->StopAll();
   d.observer.Clear();
   d.factory.reset();
-  Status synced = Status::Ok();
   if (!wanted.empty()) {
     d.BuildInformers(ShardSelector(wanted));
     d.factory->StartAll();
-    if (!d.factory->WaitForAllSynced(d.options.sync_timeout)) {
-      synced = Status(StatusCode::kDeadlineExceeded,
-                      "informers for " + std::to_string(wanted.size()) +
-                          " shard(s) did not sync within " +
-                          std::to_string(d.options.sync_timeout.count()) + " ms");
-      d.factory->StopAll();
-      d.observer.Clear();
-      d.factory.reset();
-      next.clear();
+    // The shards are this replica's whether or not the cluster answers: a cluster that is
+    // down (or slow to list) must not take the shards of the others from it (the membership
+    // drops all of them on a failed apply). Its runs wait for the caches (Observer::Synced),
+    // except to say that the cluster does not answer.
+    // The wait ends early when the cluster is declared unreachable meanwhile.
+    const SteadyTime deadline = std::chrono::steady_clock::now() + d.options.sync_timeout;
+    bool synced = false;
+    while (!synced && d.unreachable_since_ms.load() == 0 &&
+           std::chrono::steady_clock::now() < deadline) {
+      synced = d.factory->WaitForAllSynced(std::chrono::milliseconds(250));
+    }
+    if (!synced) {
+      LOG_WARN("cluster {}: informers for {} shard(s) not synced ({}); their runs wait for them",
+               d.options.cluster, wanted.size(),
+               d.unreachable_since_ms.load() != 0
+                   ? "the cluster is unreachable"
+                   : "not within " + std::to_string(d.options.sync_timeout.count()) + " ms");
     }
   }
   {
@@ -406,7 +413,6 @@ Status Engine::SetOwnedShards(std::map<int, store::Fence> next) {
     ++d.shard_swaps;
   }
   LOG_INFO("engine: now acting for {} shard(s)", wanted.size());
-  RETURN_IF_ERROR(synced);
   return d.EnqueueOwned();
 }
 
@@ -446,11 +452,12 @@ CredentialVault& Engine::vault() { return impl_->vault; }
 
 EngineStats Engine::stats() const {
   EngineStats s;
-  s.reconciles = impl_->reconciler->runs();
-  s.unchanged_runs = impl_->reconciler->unchanged_runs();
-  s.writes = impl_->reconciler->writes();
-  s.kube_unauthorized = impl_->reconciler->unauthorized();
-  s.kube_forbidden = impl_->reconciler->forbidden();
+  const Reconciler::Counts counts = impl_->reconciler->counts();
+  s.reconciles = counts.runs;
+  s.unchanged_runs = counts.unchanged_runs;
+  s.writes = counts.writes;
+  s.kube_unauthorized = counts.unauthorized;
+  s.kube_forbidden = counts.forbidden;
   s.kube_refused_writes = impl_->reconciler->refused_writes();
   s.queue_depth = impl_->queue->Len();
   {
@@ -459,7 +466,8 @@ EngineStats Engine::stats() const {
     s.queue_processing = q.processing;
   }
   s.orphans = impl_->reconciler->orphans();
-  s.lost_shard_runs = impl_->reconciler->lost_shard_runs();
+  s.lost_shard_runs = counts.lost_shard_runs;
+  s.unsynced_runs = counts.unsynced_runs;
   s.unreachable_since_ms = impl_->unreachable_since_ms.load();
   {
     const kube::TransportStats t = impl_->client->transport().stats();

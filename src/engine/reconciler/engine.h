@@ -72,6 +72,7 @@ struct EngineStats {
   std::map<int, int64_t> shards;
   uint64_t shard_swaps = 0;
   uint64_t lost_shard_runs = 0;
+  uint64_t unsynced_runs = 0;  // runs put off until the caches synced (SetOwnedShards)
   // Since when (wall ms) the cluster has been unreachable (EngineOptions::unreachable_grace); 0
   // while it answers.
   int64_t unreachable_since_ms = 0;
@@ -99,9 +100,12 @@ class Engine {
   // act for exactly these shards, each under its fence (fence.shard == key; the membership
   // acquired them in the store). Shards that go stop at once (their runs abort at their next
   // write) and every run is drained before the informers are swapped; returns once the new
-  // informers have synced and the owned projects are enqueued, so that a caller may release
-  // what it gave up. A set equal to the current one only replaces the fences. On a sync timeout
-  // (kDeadlineExceeded) the engine acts for no shard. Any thread but a worker; serialised.
+  // informers have synced (or options.sync_timeout passed, or at once while the cluster is
+  // unreachable) and the owned projects are enqueued, so that a caller may release what it gave
+  // up. Shards whose caches have not synced are still owned: their runs decide nothing until
+  // the caches hold their first lists (Observer::Synced), and a cluster that does not answer
+  // takes no shard from the engines of the others. A set equal to the current one only
+  // replaces the fences. Any thread but a worker; serialised.
   Status SetOwnedShards(std::map<int, store::Fence> owned);
   std::map<int, int64_t> OwnedShards() const;  // shard → epoch
 

@@ -23,6 +23,14 @@ void Observer::Clear() {
   expectations_.clear();
 }
 
+bool Observer::Synced() const {
+  MutexLock lock(informers_mu_);
+  for (const auto& [resource, informer] : informers_) {
+    if (!informer->HasSynced()) return false;
+  }
+  return tls_secrets_ == nullptr || tls_secrets_->HasSynced();
+}
+
 std::shared_ptr<kube::Informer> Observer::Shared(const kube::ResourceType& type) const {
   MutexLock lock(informers_mu_);
   auto it = informers_.find(type.GroupResource());

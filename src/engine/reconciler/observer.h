@@ -50,6 +50,9 @@ class Observer {
   // other threads, which may outlive a Clear.
   kube::Informer* informer(const kube::ResourceType& type) const;
   std::shared_ptr<kube::Informer> Shared(const kube::ResourceType& type) const;
+  // True once every registered cache (the TLS Secrets' too) holds its first list. A cache that
+  // has not is empty, not the truth: no run decides from it (Reconciler::Reconcile waits).
+  bool Synced() const;
 
   // The cache of the namespace's kubernetes.io/tls Secrets (the certificates cert-manager makes
   // for the projects' Ingresses, kept without their data), replacing any; Clear forgets it.

@@ -16,6 +16,9 @@ namespace {
 constexpr std::chrono::minutes kStartSlotTtl{2};
 // A start waiting for a slot is woken when it gets one; this recheck is only a safety net.
 constexpr std::chrono::minutes kQueuedRecheck{1};
+// A run whose caches have not synced yet (shards taken while the cluster did not answer) looks
+// again this much later; it decides nothing meanwhile.
+constexpr std::chrono::seconds kUnsyncedRecheck{1};
 
 // The phase a project is in while something is not ready (see docs/lifecycle.md): before it
 // first ran, Provisioning; after, Degraded when this run found drift, Updating when it rolled an
@@ -189,12 +192,30 @@ void Reconciler::SettleStart(const ProjectRecord& rec, const Decision& d) {
   if (over) WakeAll(starts_.End(rec.id));
 }
 
+Reconciler::Counts Reconciler::counts() const {
+  Counts c;
+  c.runs = runs_.load();
+  c.writes = writes_.load();
+  c.unchanged_runs = unchanged_runs_.load();
+  c.unauthorized = unauthorized_.load();
+  c.forbidden = forbidden_.load();
+  c.lost_shard_runs = lost_shard_runs_.load();
+  c.unsynced_runs = unsynced_runs_.load();
+  return c;
+}
+
 WorkResult Reconciler::Reconcile(const std::string& project_id,
                                  const std::optional<store::Fence>& fence) {
   ++runs_;
   auto loaded = Load(project_id, fence);
   if (!loaded.ok()) return std::move(loaded).error();
   if (auto ended = EndIfUnreachable(loaded->rec, fence)) return *ended;
+  // An empty cache is not an absence: nothing is decided (least of all Suspended or gone)
+  // before every cache holds its first list.
+  if (!observer_.Synced()) {
+    ++unsynced_runs_;
+    return WorkResult::RequeueAfter(kUnsyncedRecheck);
+  }
   std::optional<std::string> fingerprint = FingerprintOf(*loaded);
   if (Unchanged(*loaded, fingerprint)) return EndUnchanged(loaded->rec);
   Run run(*this, std::move(loaded->rec));

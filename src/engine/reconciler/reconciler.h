@@ -82,18 +82,21 @@ class Reconciler {
   // One run; `fence` set in sharded mode (the run acts only while it holds).
   WorkResult Reconcile(const std::string& project_id,
                        const std::optional<store::Fence>& fence = std::nullopt);
-  // Runs ended because their shard was lost (sharded mode).
-  uint64_t lost_shard_runs() const { return lost_shard_runs_.load(); }
-
-  uint64_t writes() const { return writes_.load(); }
-  uint64_t runs() const { return runs_.load(); }
-  // Runs that found a Running project's adoption fingerprint unchanged (adoption.h) and ended
-  // there: nothing rendered, no cached object parsed, no status written.
-  uint64_t unchanged_runs() const { return unchanged_runs_.load(); }
-  // Runs whose step Kubernetes refused with 401 Unauthorized (or that had no credentials to
-  // send) / 403 Forbidden.
-  uint64_t unauthorized() const { return unauthorized_.load(); }
-  uint64_t forbidden() const { return forbidden_.load(); }
+  // What the runs so far came to (any thread).
+  struct Counts {
+    uint64_t runs = 0;
+    uint64_t writes = 0;
+    // Runs that found a Running project's adoption fingerprint unchanged (adoption.h) and
+    // ended there: nothing rendered, no cached object parsed, no status written.
+    uint64_t unchanged_runs = 0;
+    // Runs whose step Kubernetes refused with 401 Unauthorized (or that had no credentials
+    // to send) / 403 Forbidden.
+    uint64_t unauthorized = 0;
+    uint64_t forbidden = 0;
+    uint64_t lost_shard_runs = 0;  // ended because their shard was lost (sharded mode)
+    uint64_t unsynced_runs = 0;    // put off because a cache had not synced (Observer::Synced)
+  };
+  Counts counts() const;
   // Create, update and delete requests the API server refused (or that got no answer: 0), by
   // HTTP status. A 404 on a delete is not a refusal (the object is gone already).
   std::map<int, uint64_t> refused_writes() const EXCLUDES(refused_mu_);
@@ -198,6 +201,7 @@ class Reconciler {
   std::atomic<uint64_t> writes_{0};
   std::atomic<uint64_t> unchanged_runs_{0};
   std::atomic<uint64_t> lost_shard_runs_{0};
+  std::atomic<uint64_t> unsynced_runs_{0};
   std::atomic<uint64_t> runs_{0};
   std::atomic<uint64_t> unauthorized_{0};
   std::atomic<uint64_t> forbidden_{0};

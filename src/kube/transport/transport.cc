@@ -471,6 +471,9 @@ Attempt TransportImpl::Exchange(Call& call, const Credentials& credentials,
 Attempt TransportImpl::ReadBody(Call& call, Connection& conn, Connection::Parser& parser,
                                 TransportResponse response) {
   const bool streaming = call.on_data && response.status / 100 == 2;
+  // A stream's head and each piece of its body are answers as they come: noted only when it
+  // ended, a quiet cluster (long watches, a failed re-watch or two) looked unreachable.
+  if (streaming) NoteAnswered();
   const uint64_t limit = options_.max_response_bytes;
   auto too_large = [&] {
     return Final(FailedPrecondition(call.what + ": the response body is larger than " +
@@ -489,6 +492,7 @@ Attempt TransportImpl::ReadBody(Call& call, Connection& conn, Connection::Parser
     Connection::Outcome o = conn.ReadSome(parser, call.deadline);
     size_t n = sizeof buf - parser.get().body().size;
     if (n > 0 && streaming) {
+      NoteAnswered();
       if (!(*call.on_data)(std::string_view(buf, n))) {
         conn.Close();  // stopped by the caller
         break;

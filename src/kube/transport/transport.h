@@ -165,7 +165,8 @@ class Transport {
   virtual const RestConfig& config() const = 0;
   // Since when every attempt has failed (no answer: connection refused or cut, TLS, timeout; or
   // a 5xx server error), as the transport clock's Now(); nullopt while the last attempt got an
-  // answer (any other status, 4xx included: the server is there). What "the cluster cannot be
+  // answer (any other status, 4xx included: the server is there; a stream is answered by its
+  // head and by each piece of its body, as they come). What "the cluster cannot be
   // reached" is measured on (engine::EngineOptions::unreachable_grace). Cheap; any thread.
   virtual std::optional<SteadyTime> failing_since() const { return std::nullopt; }
   // While set, an attempt that failed (no answer, or a 5xx) is not retried, and a request

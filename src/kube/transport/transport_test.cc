@@ -769,6 +769,30 @@ TEST_F(TransportTest, FailingSinceIsTheFirstFailureSinceTheLastAnswer) {
   EXPECT_TRUE(nobody->failing_since().has_value());
 }
 
+// A watch stream is an answer from its head on, not only once it ends: a cluster whose only
+// traffic is long watches (a quiet fleet, a re-watch or two failing) was taken for one that did
+// not answer at all (the torture run on the hostile profile declared live clusters unreachable).
+TEST_F(TransportTest, AnOpenWatchStreamIsAnAnswerWhileItLasts) {
+  TransportOptions o = FastOptions();
+  o.max_retries = 0;
+  auto t = Make(Config(), o);
+  ASSERT_EQ(t->Do(Post(kConfigMaps, ConfigMap("s-0")))->status, 201);
+  SetFaults([](cluster::FaultSpec& f) { f.error_rate_500 = 1.0; });
+  ASSERT_EQ(t->Do(Get(kConfigMaps))->status, 500);
+  ASSERT_TRUE(t->failing_since().has_value());
+  SetFaults([](cluster::FaultSpec& f) { f.error_rate_500 = 0; });
+  std::optional<bool> failing_while_open;
+  TransportRequest req = Get(std::string(kConfigMaps) + "?watch=1");
+  req.timeout = seconds(20);
+  auto streamed = t->Stream(req, [&](std::string_view) {
+    failing_while_open = t->failing_since().has_value();
+    return false;  // the first event is enough
+  });
+  ASSERT_TRUE(streamed.ok()) << streamed.status().ToString();
+  ASSERT_TRUE(failing_while_open.has_value());
+  EXPECT_FALSE(*failing_while_open);
+}
+
 // SetFailFast: while set, neither a connection failure nor a 5xx is retried (a 429 still is);
 // cleared, the retries come back.
 TEST_F(TransportTest, FailFastRetriesNoFailureUntilCleared) {
