@@ -151,6 +151,9 @@ struct ClusterLink {
   bool in_cluster = false;
   std::unique_ptr<cluster::EmbeddedCluster> embedded;
   std::shared_ptr<kube::Client> client;
+  // False for one of several clusters that did not answer at start: Steward starts without it
+  // (its engine does not wait for its caches).
+  bool answered_at_start = true;
 };
 
 class AppImpl final : public App {
@@ -350,14 +353,23 @@ Status AppImpl::StartCluster(ClusterLink& link) {
     version.timeout = std::chrono::seconds(10);
     auto answer = (*transport)->Do(version);
     const std::string at = where + "kubernetes: " + rest.server + " (" + rest.source + "): ";
-    if (!answer.ok()) return Unavailable(at + answer.error().message());
-    if (answer->status == 401 || answer->status == 403) {
+    // No answer, or a 5xx: what the engine's health thread counts as unreachable.
+    const bool down = !answer.ok() || answer->status >= 500;
+    if (down && config_.clusters.size() > 1) {
+      // One of several clusters down holds up neither Steward nor the others: its projects
+      // are told Unknown once its grace has passed, and run again when it answers.
+      LOG_ERROR("{}{}; starting without it: its projects are Unknown until it answers", at,
+                answer.ok() ? "GET /version answered " + std::to_string(answer->status)
+                            : "no answer (" + answer.error().message() + ")");
+      link.answered_at_start = false;
+    } else if (!answer.ok()) {
+      return Unavailable(at + answer.error().message());
+    } else if (answer->status == 401 || answer->status == 403) {
       return Status(
           answer->status == 401 ? StatusCode::kUnauthenticated : StatusCode::kPermissionDenied,
           at + "GET /version answered " + std::to_string(answer->status) +
               ": the credentials are refused");
-    }
-    if (answer->status != 200) {
+    } else if (answer->status != 200) {
       return Unavailable(at + "GET /version answered " + std::to_string(answer->status));
     }
   }
@@ -403,6 +415,7 @@ Status AppImpl::StartEngine(ClusterLink& link) {
   engine::EngineOptions eo;
   eo.cluster = link.config.name;
   eo.unreachable_grace = link.config.unreachable_grace;
+  eo.wait_for_sync = link.answered_at_start;
   eo.config = link.config.engine;
   eo.config.shards = config_.replicas.enabled ? config_.replicas.shards : 0;
   if (link.embedded) {

@@ -58,6 +58,34 @@ class ClustersTest : public ::testing::Test {
     return c;
   }
 
+  // An embedded cluster (instant) outside the apps, so that a test can stop it (and start it
+  // again from `*options`, its ports filled in), with the namespace "steward"; its kubeconfig is
+  // written to dir_/<name>.kubeconfig. Null (a failure recorded) when it cannot start.
+  std::unique_ptr<cluster::EmbeddedCluster> StartOutside(
+      const std::string& name, uint64_t seed,
+      cluster::EmbeddedCluster::Options* options = nullptr) {
+    cluster::EmbeddedCluster::Options o;
+    o.profile = *cluster::LoadProfile("instant");
+    o.data_dir = dir_ + "/" + name;
+    o.seed = seed;
+    auto started = cluster::EmbeddedCluster::Start(o);
+    if (!started.ok()) {
+      ADD_FAILURE() << started.error().ToString();
+      return nullptr;
+    }
+    o.api_port = (*started)->api_port();
+    o.ingress_port = (*started)->ingress_port();
+    if (options != nullptr) *options = o;
+    EXPECT_TRUE((*started)->WriteKubeconfig(KubeconfigOf(name)).ok());
+    auto client = kube::test_support::ClientFor(**started);
+    Json ns = {{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", "steward"}}}};
+    EXPECT_TRUE(client->Create(kube::ResourceType::Namespace(), "", ns).ok());
+    return std::move(*started);
+  }
+  std::string KubeconfigOf(const std::string& name) const {
+    return dir_ + "/" + name + ".kubeconfig";
+  }
+
   static StatusOr<net::HttpResponse> Call(const App& app, const std::string& method,
                                           const std::string& target, const std::string& body = "") {
     net::HttpClient::Options o;
@@ -214,20 +242,9 @@ TEST_F(ClustersTest, AClusterThatStopsAnsweringIsToldPerProjectAndAdoptedWhenItR
   // West is the test's own embedded cluster, reached through a kubeconfig as a real one is, so
   // that the test can stop it and start it again on the same port and state.
   cluster::EmbeddedCluster::Options wo;
-  wo.profile = *cluster::LoadProfile("instant");
-  wo.data_dir = dir_ + "/west";
-  wo.seed = 7;
-  auto west = cluster::EmbeddedCluster::Start(wo);
-  ASSERT_TRUE(west.ok()) << west.error().ToString();
-  wo.api_port = (*west)->api_port();
-  wo.ingress_port = (*west)->ingress_port();
-  const std::string kubeconfig = dir_ + "/west.kubeconfig";
-  ASSERT_TRUE((*west)->WriteKubeconfig(kubeconfig).ok());
-  {
-    auto client = kube::test_support::ClientFor(**west);
-    Json ns = {{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", "steward"}}}};
-    ASSERT_TRUE(client->Create(kube::ResourceType::Namespace(), "", ns).ok());
-  }
+  auto west = StartOutside("west", 7, &wo);
+  ASSERT_NE(west, nullptr);
+  const std::string kubeconfig = KubeconfigOf("west");
 
   ServeConfig config = TwoClusters();
   for (ServeConfig::Cluster& c : config.clusters) c.unreachable_grace = std::chrono::seconds(1);
@@ -250,7 +267,7 @@ TEST_F(ClustersTest, AClusterThatStopsAnsweringIsToldPerProjectAndAdoptedWhenItR
   const int64_t running_since =
       engine::ParseStoredStatus(app.store().GetProjectByName("alpha")->status_json)->since_ms;
 
-  (*west)->Stop();
+  west->Stop();
   const auto stopped = std::chrono::steady_clock::now();
   ASSERT_TRUE(test_support::Eventually(
       [&] { return app.store().GetProjectByName("alpha")->phase == "Unknown"; },
@@ -300,18 +317,9 @@ TEST_F(ClustersTest, AClusterThatStopsAnsweringIsToldPerProjectAndAdoptedWhenItR
 // first answer the client retries again.
 TEST_F(ClustersTest, WhileAClusterIsUnreachableItsClientRetriesNothing) {
   cluster::EmbeddedCluster::Options wo;
-  wo.profile = *cluster::LoadProfile("instant");
-  wo.data_dir = dir_ + "/west";
-  wo.seed = 7;
-  auto west = cluster::EmbeddedCluster::Start(wo);
-  ASSERT_TRUE(west.ok()) << west.error().ToString();
-  const std::string kubeconfig = dir_ + "/west.kubeconfig";
-  ASSERT_TRUE((*west)->WriteKubeconfig(kubeconfig).ok());
-  {
-    auto client = kube::test_support::ClientFor(**west);
-    Json ns = {{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", "steward"}}}};
-    ASSERT_TRUE(client->Create(kube::ResourceType::Namespace(), "", ns).ok());
-  }
+  auto west = StartOutside("west", 7, &wo);
+  ASSERT_NE(west, nullptr);
+  const std::string kubeconfig = KubeconfigOf("west");
   ServeConfig config = TwoClusters();
   for (ServeConfig::Cluster& c : config.clusters) c.unreachable_grace = std::chrono::seconds(1);
   config.clusters[1].cluster = ClusterSource::kKubeconfig;
@@ -327,9 +335,7 @@ TEST_F(ClustersTest, WhileAClusterIsUnreachableItsClientRetriesNothing) {
       test_support::Eventually([&] { return Running(app, "alpha"); }, std::chrono::seconds(20)));
 
   engine::Engine& west_engine = *app.engine_of("west");
-  wo.api_port = (*west)->api_port();
-  wo.ingress_port = (*west)->ingress_port();
-  (*west)->Stop();
+  west->Stop();
   auto suspend = Call(app, "POST", "/v1/projects/alpha/suspend", "");
   ASSERT_TRUE(suspend.ok());
   ASSERT_EQ(suspend->status, 202) << suspend->body;
@@ -376,25 +382,16 @@ TEST_F(ClustersTest,
   base.replicas.renew_deadline = std::chrono::milliseconds(1500);
   base.replicas.retry_period = std::chrono::milliseconds(200);
   for (const char* name : {"west", "east"}) {
-    cluster::EmbeddedCluster::Options o;
-    o.profile = *cluster::LoadProfile("instant");
-    o.data_dir = dir_ + "/" + name;
-    o.seed = clusters.size() + 3;
-    auto started = cluster::EmbeddedCluster::Start(o);
-    ASSERT_TRUE(started.ok()) << started.error().ToString();
-    const std::string kubeconfig = dir_ + "/" + name + ".kubeconfig";
-    ASSERT_TRUE((*started)->WriteKubeconfig(kubeconfig).ok());
-    auto client = kube::test_support::ClientFor(**started);
-    Json ns = {{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", "steward"}}}};
-    ASSERT_TRUE(client->Create(kube::ResourceType::Namespace(), "", ns).ok());
+    auto started = StartOutside(name, clusters.size() + 3);
+    ASSERT_NE(started, nullptr);
     ServeConfig::Cluster k;
     k.name = name;
     k.cluster = ClusterSource::kKubeconfig;
-    k.kubeconfig = kubeconfig;
+    k.kubeconfig = KubeconfigOf(name);
     k.engine.workers = 2;
     k.unreachable_grace = std::chrono::seconds(1);
     base.clusters.push_back(std::move(k));
-    clusters.push_back(std::move(*started));
+    clusters.push_back(std::move(started));
   }
   std::vector<std::unique_ptr<App>> apps;
   for (const char* name : {"r0", "r1"}) {
@@ -479,9 +476,58 @@ TEST_F(ClustersTest,
   app.Stop();
 }
 
+// One of several clusters down when Steward starts holds up neither the start nor the other
+// clusters: its projects say Unknown after the grace, and Running again once it answers (before,
+// the start failed on its GET /version, and with that answered, on its informers' sync).
+TEST_F(ClustersTest, AClusterDownAtStartHoldsUpNeitherTheStartNorTheOthers) {
+  cluster::EmbeddedCluster::Options wo;
+  auto west = StartOutside("west", 7, &wo);
+  ASSERT_NE(west, nullptr);
+  ServeConfig config = TwoClusters();
+  for (ServeConfig::Cluster& c : config.clusters) c.unreachable_grace = std::chrono::seconds(1);
+  config.clusters[1].cluster = ClusterSource::kKubeconfig;
+  config.clusters[1].kubeconfig = KubeconfigOf("west");
+  config.clusters[1].engine.url_port = 8443;  // the URL stays when west's ingress returns
+  {
+    auto first = App::Start(config);
+    ASSERT_TRUE(first.ok()) << first.error().ToString();
+    auto put = Call(**first, "PUT", "/v1/projects/alpha",
+                    R"({"spec": {"team": "t", "cluster": "west"}, "start": true})");
+    ASSERT_TRUE(put.ok());
+    ASSERT_EQ(put->status, 201) << put->body;
+    ASSERT_TRUE(test_support::Eventually([&] { return Running(**first, "alpha"); },
+                                         std::chrono::seconds(20)));
+    (*first)->Stop();
+  }
+  west->Stop();
+
+  auto started = App::Start(config);
+  ASSERT_TRUE(started.ok()) << started.error().ToString();
+  App& app = **started;
+  ASSERT_TRUE(test_support::Eventually(
+      [&] { return app.store().GetProjectByName("alpha")->phase == "Unknown"; },
+      std::chrono::seconds(20)));
+  EXPECT_EQ(engine::ParseStoredStatus(app.store().GetProjectByName("alpha")->status_json)->reason,
+            "ClusterUnreachable");
+  auto beta = Call(app, "PUT", "/v1/projects/beta",
+                   R"({"spec": {"team": "t", "cluster": "east"}, "start": true})");
+  ASSERT_TRUE(beta.ok());
+  ASSERT_EQ(beta->status, 201) << beta->body;
+  EXPECT_TRUE(
+      test_support::Eventually([&] { return Running(app, "beta"); }, std::chrono::seconds(20)));
+
+  // West answers (same port, same state): alpha is observed, and Running, again.
+  auto back = cluster::EmbeddedCluster::Start(wo);
+  ASSERT_TRUE(back.ok()) << back.error().ToString();
+  EXPECT_TRUE(
+      test_support::Eventually([&] { return Running(app, "alpha"); }, std::chrono::seconds(30)))
+      << app.store().GetProjectByName("alpha")->status_json;
+  app.Stop();
+}
+
 TEST_F(ClustersTest, AnUnreadableKubeconfigOfOneClusterStopsTheStartNamingIt) {
-  // The configuration decides; a configuration with a cluster nobody can reach stops the start
-  // naming that cluster.
+  // The configuration decides: a kubeconfig that cannot be read stops the start naming that
+  // cluster (one that cannot be reached does not: the test above).
   ServeConfig config = TwoClusters();
   config.clusters[1].cluster = ClusterSource::kKubeconfig;
   config.clusters[1].kubeconfig = dir_ + "/no-such-kubeconfig";

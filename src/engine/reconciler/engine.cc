@@ -326,7 +326,7 @@ Status Engine::Start() {
   }
   if (d.factory) {
     d.factory->StartAll();
-    if (!d.factory->WaitForAllSynced(d.options.sync_timeout)) {
+    if (d.options.wait_for_sync && !d.factory->WaitForAllSynced(d.options.sync_timeout)) {
       return Status(StatusCode::kDeadlineExceeded,
                     "informers did not sync within " +
                         std::to_string(d.options.sync_timeout.count()) + " ms (namespace " +

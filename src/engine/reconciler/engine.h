@@ -91,8 +91,9 @@ class Engine {
   Engine(const Engine&) = delete;
   Engine& operator=(const Engine&) = delete;
 
-  // Starts informers, waits for them to sync (kDeadlineExceeded after options.sync_timeout),
-  // enqueues every stored project, scans for orphans and starts the workers.
+  // Starts informers, waits for them to sync (kDeadlineExceeded after options.sync_timeout;
+  // not with options.wait_for_sync false), enqueues every stored project, scans for orphans and
+  // starts the workers.
   Status Start();
   void Stop();
 

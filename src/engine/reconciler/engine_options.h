@@ -69,6 +69,11 @@ struct EngineOptions {
   // How long a write's result stands in for the cache before the cache must show it.
   std::chrono::milliseconds expectation_timeout{30000};
   std::chrono::milliseconds sync_timeout{60000};
+  // Start() waits for the caches' first lists (and fails after sync_timeout). False: it starts
+  // the informers and goes on without them: for one of several clusters that did not answer at
+  // start, whose runs then wait for its caches (they decide nothing from an empty one) and
+  // whose projects its health thread tells Unknown after the grace.
+  bool wait_for_sync = true;
   HttpProber prober;  // needed when config.http_probe
   // Test seam for crash tests: called before and after every create, update and delete the
   // engine sends, with when = "before" | "after", the verb, the kind and the name. An error
