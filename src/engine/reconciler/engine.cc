@@ -390,8 +390,7 @@ Status Engine::SetOwnedShards(std::map<int, store::Fence> next) {
     // The shards are this replica's whether or not the cluster answers: a cluster that is
     // down (or slow to list) must not take the shards of the others from it (the membership
     // drops all of them on a failed apply). Its runs wait for the caches (Observer::Synced),
-    // except to say that the cluster does not answer.
-    // The wait ends early when the cluster is declared unreachable meanwhile.
+    // except to say that the cluster does not answer; the wait ends when it is declared so.
     const SteadyTime deadline = std::chrono::steady_clock::now() + d.options.sync_timeout;
     bool synced = false;
     while (!synced && d.unreachable_since_ms.load() == 0 &&
