@@ -96,6 +96,19 @@ class ClustersTest : public ::testing::Test {
     return net::HttpClient::Create(o)->Request(method, target, body, headers);
   }
 
+  // PUT /v1/projects/<name> of team t placed on `cluster`, started: success when created (201).
+  static ::testing::AssertionResult CreateStarted(const App& app, const std::string& name,
+                                                  const std::string& cluster) {
+    auto put = Call(app, "PUT", "/v1/projects/" + name,
+                    Json{{"spec", {{"team", "t"}, {"cluster", cluster}}}, {"start", true}}.dump());
+    if (!put.ok()) return ::testing::AssertionFailure() << put.error().ToString();
+    if (put->status != 201) {
+      return ::testing::AssertionFailure()
+             << "PUT " << name << ": " << put->status << " " << put->body;
+    }
+    return ::testing::AssertionSuccess();
+  }
+
   // Whether the cluster's API server holds the Deployment named `name` in the namespace.
   static bool HasDeployment(cluster::EmbeddedCluster& cluster, const std::string& name) {
     auto client = kube::test_support::ClientFor(cluster);
@@ -255,10 +268,7 @@ TEST_F(ClustersTest, AClusterThatStopsAnsweringIsToldPerProjectAndAdoptedWhenItR
   ASSERT_TRUE(started.ok()) << started.error().ToString();
   App& app = **started;
   for (const auto& [name, cluster] : {std::pair{"alpha", "west"}, std::pair{"beta", "east"}}) {
-    auto put = Call(app, "PUT", std::string("/v1/projects/") + name,
-                    Json{{"spec", {{"team", "t"}, {"cluster", cluster}}}, {"start", true}}.dump());
-    ASSERT_TRUE(put.ok());
-    ASSERT_EQ(put->status, 201) << put->body;
+    ASSERT_TRUE(CreateStarted(app, name, cluster));
   }
   ASSERT_TRUE(test_support::Eventually(
       [&] { return Running(app, "alpha") && Running(app, "beta"); }, std::chrono::seconds(20)));
@@ -289,10 +299,7 @@ TEST_F(ClustersTest, AClusterThatStopsAnsweringIsToldPerProjectAndAdoptedWhenItR
   EXPECT_THAT(app.metrics().Text(), HasSubstr("steward_cluster_reachable{cluster=\"east\"} 1\n"));
   // East goes on: its project is Running, and a new one starts there.
   EXPECT_TRUE(Running(app, "beta"));
-  auto gamma = Call(app, "PUT", "/v1/projects/gamma",
-                    R"({"spec": {"team": "t", "cluster": "east"}, "start": true})");
-  ASSERT_TRUE(gamma.ok());
-  ASSERT_EQ(gamma->status, 201) << gamma->body;
+  ASSERT_TRUE(CreateStarted(app, "gamma", "east"));
   EXPECT_TRUE(
       test_support::Eventually([&] { return Running(app, "gamma"); }, std::chrono::seconds(20)));
 
@@ -327,10 +334,7 @@ TEST_F(ClustersTest, WhileAClusterIsUnreachableItsClientRetriesNothing) {
   auto started = App::Start(config);
   ASSERT_TRUE(started.ok()) << started.error().ToString();
   App& app = **started;
-  auto put = Call(app, "PUT", "/v1/projects/alpha",
-                  R"({"spec": {"team": "t", "cluster": "west"}, "start": true})");
-  ASSERT_TRUE(put.ok());
-  ASSERT_EQ(put->status, 201) << put->body;
+  ASSERT_TRUE(CreateStarted(app, "alpha", "west"));
   ASSERT_TRUE(
       test_support::Eventually([&] { return Running(app, "alpha"); }, std::chrono::seconds(20)));
 
@@ -404,10 +408,7 @@ TEST_F(ClustersTest,
   }
   App& app = *apps[0];
   for (const auto& [name, cluster] : {std::pair{"alpha", "west"}, std::pair{"beta", "east"}}) {
-    auto put = Call(app, "PUT", std::string("/v1/projects/") + name,
-                    Json{{"spec", {{"team", "t"}, {"cluster", cluster}}}, {"start", true}}.dump());
-    ASSERT_TRUE(put.ok());
-    ASSERT_EQ(put->status, 201) << put->body;
+    ASSERT_TRUE(CreateStarted(app, name, cluster));
   }
   ASSERT_TRUE(test_support::Eventually(
       [&] { return Running(app, "alpha") && Running(app, "beta"); }, std::chrono::seconds(30)));
@@ -439,10 +440,7 @@ TEST_F(ClustersTest,
     EXPECT_THAT(metrics, HasSubstr("steward_replica_lease_renew_failures_total 0\n"));
   }
   // ... and act on the other cluster: a new project there starts.
-  auto gamma = Call(app, "PUT", "/v1/projects/gamma",
-                    R"({"spec": {"team": "t", "cluster": "east"}, "start": true})");
-  ASSERT_TRUE(gamma.ok());
-  ASSERT_EQ(gamma->status, 201) << gamma->body;
+  ASSERT_TRUE(CreateStarted(app, "gamma", "east"));
   EXPECT_TRUE(
       test_support::Eventually([&] { return Running(app, "gamma"); }, std::chrono::seconds(20)))
       << app.store().GetProjectByName("gamma")->status_json;
@@ -462,10 +460,7 @@ TEST_F(ClustersTest,
       },
       std::chrono::seconds(15)))
       << app.metrics().Text();
-  auto delta = Call(app, "PUT", "/v1/projects/delta",
-                    R"({"spec": {"team": "t", "cluster": "east"}, "start": true})");
-  ASSERT_TRUE(delta.ok());
-  ASSERT_EQ(delta->status, 201) << delta->body;
+  ASSERT_TRUE(CreateStarted(app, "delta", "east"));
   EXPECT_TRUE(
       test_support::Eventually([&] { return Running(app, "delta"); }, std::chrono::seconds(20)))
       << app.store().GetProjectByName("delta")->status_json;
@@ -491,10 +486,7 @@ TEST_F(ClustersTest, AClusterDownAtStartHoldsUpNeitherTheStartNorTheOthers) {
   {
     auto first = App::Start(config);
     ASSERT_TRUE(first.ok()) << first.error().ToString();
-    auto put = Call(**first, "PUT", "/v1/projects/alpha",
-                    R"({"spec": {"team": "t", "cluster": "west"}, "start": true})");
-    ASSERT_TRUE(put.ok());
-    ASSERT_EQ(put->status, 201) << put->body;
+    ASSERT_TRUE(CreateStarted(**first, "alpha", "west"));
     ASSERT_TRUE(test_support::Eventually([&] { return Running(**first, "alpha"); },
                                          std::chrono::seconds(20)));
     (*first)->Stop();
@@ -509,10 +501,7 @@ TEST_F(ClustersTest, AClusterDownAtStartHoldsUpNeitherTheStartNorTheOthers) {
       std::chrono::seconds(20)));
   EXPECT_EQ(engine::ParseStoredStatus(app.store().GetProjectByName("alpha")->status_json)->reason,
             "ClusterUnreachable");
-  auto beta = Call(app, "PUT", "/v1/projects/beta",
-                   R"({"spec": {"team": "t", "cluster": "east"}, "start": true})");
-  ASSERT_TRUE(beta.ok());
-  ASSERT_EQ(beta->status, 201) << beta->body;
+  ASSERT_TRUE(CreateStarted(app, "beta", "east"));
   EXPECT_TRUE(
       test_support::Eventually([&] { return Running(app, "beta"); }, std::chrono::seconds(20)));
 

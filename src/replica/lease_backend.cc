@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "common/json_access.h"
+#include "common/log.h"
 #include "replica/membership.h"
 
 namespace steward::replica {
@@ -75,7 +76,12 @@ class InStore final : public LeaseBackend {
     std::vector<Json> out;
     for (const store::StoredLease& l : all) {
       auto j = ToJson(l);
-      if (j.ok()) out.push_back(std::move(*j));
+      if (!j.ok()) {  // not one of ours: skipped (its replica is not counted live), said once a
+                      // list
+        LOG_WARN("replica Leases in the store: {}", j.error().message());
+        continue;
+      }
+      out.push_back(std::move(*j));
     }
     return out;
   }
