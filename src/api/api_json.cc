@@ -160,19 +160,23 @@ Json ProjectJson(const store::ProjectRecord& r) {
   if (spec.is_object()) spec["cluster"] = r.cluster;
   Json status = StatusJson(r);
   status["cluster"] = r.cluster;
-  return Json{{"id", r.id},
-              {"kind", std::string(store::ToString(r.kind))},
-              {"name", r.name},
-              {"team", r.team},
-              {"cluster", r.cluster},
-              {"spec", std::move(spec)},
-              {"desiredState", std::string(store::ToString(r.desired))},
-              {"generation", r.generation},
-              {"restartEpoch", r.restart_epoch},
-              {"version", r.version},
-              {"status", std::move(status)},
-              {"createdAt", FormatTimeMs(r.created_ms)},
-              {"updatedAt", FormatTimeMs(r.updated_ms)}};
+  Json out{{"id", r.id},
+           {"kind", std::string(store::ToString(r.kind))},
+           {"name", r.name},
+           {"team", r.team},
+           {"cluster", r.cluster},
+           {"spec", std::move(spec)},
+           {"desiredState", std::string(store::ToString(r.desired))},
+           {"generation", r.generation},
+           {"restartEpoch", r.restart_epoch},
+           {"version", r.version},
+           {"status", std::move(status)},
+           {"createdAt", FormatTimeMs(r.created_ms)},
+           {"updatedAt", FormatTimeMs(r.updated_ms)}};
+  // A move under way: the cluster that may still have objects of the project, until it has
+  // none (then the key is gone).
+  if (!r.moving_from.empty()) out["move"] = Json{{"from", r.moving_from}, {"order", r.move_order}};
+  return out;
 }
 
 bool IsDone(const store::ProjectRecord& r, int64_t generation) {

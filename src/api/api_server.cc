@@ -105,6 +105,7 @@ Server::Server(ApiOptions options, ApiDeps deps)
   add("/v1/projects/{project}/rotate-credentials",
       {{"POST", {R(&RecordHandlers::HandleRotate), wait}}});
   add("/v1/projects/{project}/rename", {{"POST", {R(&RecordHandlers::HandleRename), wait}}});
+  add("/v1/projects/{project}/move", {{"POST", {R(&RecordHandlers::HandleMove), wait}}});
   add("/v1/stack", {{"GET", {R(&RecordHandlers::HandleStackDefaults)}}});
   add("/v1/projects/{project}/history",
       {{"GET", {R(&RecordHandlers::HandleHistory), {"limit", "after"}}}});

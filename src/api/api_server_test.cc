@@ -345,7 +345,7 @@ TEST_F(CredentialLaneTest, ACredentialWriteWaitingForTheClusterHoldsNoWorker) {
   {
     MutexLock lock(mu);
     const net::HttpResponse& r = answers[refused];
-    ExpectError(r, 503, "Unavailable", "", "too many PUTs with supplied credentials");
+    ExpectError(r, 503, "Unavailable", "", "too many requests with supplied credentials");
     EXPECT_EQ(r.headers.Get("Retry-After"), "1");
   }
   // The workers are free: a read and a PUT without credentials are answered now.

@@ -103,14 +103,18 @@ void RecordHandlers::PutOf(const CallPtr& call, store::RecordKind kind) {
     return;
   }
   auto owned = std::make_shared<const Json>(std::move((*body)["spec"]));
-  auto task = [this, call, commit, owned] {
-    // A stop runs what is queued here: a PUT that has not begun goes no further (nothing is
+  OffWorkers(call, [commit, owned] { commit(*owned); });
+}
+
+void RecordHandlers::OffWorkers(const CallPtr& call, std::function<void()> work) {
+  auto task = [this, call, work = std::move(work)] {
+    // A stop runs what is queued here: a request that has not begun goes no further (nothing is
     // written yet), or a slow cluster would hold the stop for every queued one.
     if (stopping_) {
       server_.ReplyError(call, MakeError(503, "Unavailable", "the server is stopping"));
       return;
     }
-    commit(*owned);
+    work();
   };
   switch (credential_pool_.Offer(std::move(task))) {
     case TaskPool::Offered::kQueued:
@@ -121,7 +125,7 @@ void RecordHandlers::PutOf(const CallPtr& call, store::RecordKind kind) {
       server_.ReplyError(
           call,
           MakeError(503, "Unavailable",
-                    "too many PUTs with supplied credentials are waiting for the cluster to "
+                    "too many requests with supplied credentials are waiting for a cluster to "
                     "take their Secrets; send the request again"),
           std::move(retry));
       return;
@@ -205,6 +209,36 @@ void RecordHandlers::HandleRename(const CallPtr& call) {
     return;
   }
   server_.AnswerOrWait(call, *rec, 202, 200, wait, false);
+}
+
+void RecordHandlers::HandleMove(const CallPtr& call) {
+  std::optional<std::chrono::milliseconds> wait;
+  if (!ReadWait(call, &wait)) return;
+  auto body = server_.ReadJsonBody(call, true);
+  if (!body) return;
+  engine::Intents::MoveRequest move;
+  Status shape = [&]() -> Status {
+    ASSIGN_OR_RETURN(FieldReader f, FieldReader::Of(*body, ""));
+    RETURN_IF_ERROR(f.OnlyKnown({"cluster", "order", "storage"}));
+    RETURN_IF_ERROR(f.Required("cluster"));
+    RETURN_IF_ERROR(f.String("cluster", &move.cluster));
+    RETURN_IF_ERROR(f.String("order", &move.order));
+    return f.String("storage", &move.storage);
+  }();
+  if (!shape.ok()) {
+    server_.ReplyError(call, FromStatus(shape));
+    return;
+  }
+  // A move may copy supplied credentials from one cluster to the other (Intents::Move): off the
+  // workers, as a PUT with credentials.
+  OffWorkers(call, [this, call, move, wait] {
+    auto rec = deps_.intents->Move(call->params[0], move);
+    if (!rec.ok()) {
+      server_.ReplyError(call, FromStatus(rec.error()));
+      return;
+    }
+    server_.AnswerOrWait(call, *rec, 202, 200, wait, false);
+  });
 }
 
 void RecordHandlers::HandleStackDefaults(const CallPtr& call) {

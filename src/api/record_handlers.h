@@ -1,17 +1,18 @@
 // RecordHandlers: the API's routes over the store's records — a project's or an agent's PUT
 // (create or update; supplied credentials on the credential threads), the lifecycle operations,
-// rename, get, list (from the server's view when it is caught up), history, the stack's
+// rename, move, get, list (from the server's view when it is caught up), history, the stack's
 // defaults and the credential check (record_handlers.cc). Each answers at once or, with
 // ?wait=, when the change is done (Server::AnswerOrWait).
 //
 // Ownership: made by Server::Init once its pools exist, owned by the Server, which outlives it;
 // borrows the server (to answer and to read its view), its options, dependencies and pools.
-// Threads: the handlers run on the server's pool (PUTs with supplied credentials finish on the
-// credential pool); the class holds no state of its own beyond what it borrows.
+// Threads: the handlers run on the server's pool (PUTs with supplied credentials and moves
+// finish on the credential pool); the class holds no state of its own beyond what it borrows.
 #pragma once
 
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <optional>
 
 #include "api/api_internal.h"
@@ -41,6 +42,7 @@ class RecordHandlers {
   void HandleRestart(const CallPtr& call);
   void HandleRotate(const CallPtr& call);
   void HandleRename(const CallPtr& call);
+  void HandleMove(const CallPtr& call);
   void HandleHistory(const CallPtr& call);
   void HandleStackDefaults(const CallPtr& call);
   void HandleCredentialCheck(const CallPtr& call);
@@ -63,6 +65,9 @@ class RecordHandlers {
   void ListOf(const CallPtr& call, store::RecordKind kind);
   void GetOf(const CallPtr& call, store::RecordKind kind);
   void HistoryOf(const CallPtr& call, store::RecordKind kind);
+  // Runs `work` on the credential pool (a request that may wait on a cluster: a PUT with
+  // supplied credentials, a move), or answers 503 when the pool is full or stopping.
+  void OffWorkers(const CallPtr& call, std::function<void()> work);
   // Parses ?wait=; false after answering 400. `wait` stays nullopt when absent.
   bool ReadWait(const CallPtr& call, std::optional<std::chrono::milliseconds>* wait);
 

@@ -263,7 +263,7 @@ TEST_F(AppTest, PostgresDatabaseIsUsed) {
   EXPECT_EQ((*app)->store().Describe(),
             "postgres://steward@127.0.0.1:" + std::to_string((*server)->port()) + "/steward");
   EXPECT_FALSE(fs::exists(c.data_dir + "/steward.db"));
-  EXPECT_EQ((*server)->Query("steward", "SELECT max(version) FROM schema_migrations").value(), "5");
+  EXPECT_EQ((*server)->Query("steward", "SELECT max(version) FROM schema_migrations").value(), "6");
   (*app)->Stop();
 }
 

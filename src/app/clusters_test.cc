@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "app/app.h"
+#include "app/clusters_fixture.h"
 #include "cluster/embedded_cluster.h"
 #include "cluster/profile/profile.h"
 #include "common/json.h"
@@ -25,103 +26,6 @@ namespace {
 namespace fs = std::filesystem;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
-
-uint16_t PortOf(const std::string& url) {
-  return static_cast<uint16_t>(std::stoi(url.substr(url.rfind(':') + 1)));
-}
-
-class ClustersTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    std::string tmpl = (fs::temp_directory_path() / "clusters-test-XXXXXX").string();
-    ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
-    dir_ = tmpl;
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-
-  // Clusters east and west, both embedded (instant), on free loopback ports.
-  ServeConfig TwoClusters() const {
-    ServeConfig c;
-    c.listen = "127.0.0.1:0";
-    c.data_dir = dir_ + "/data";
-    c.log_level = "warn";
-    for (const char* name : {"east", "west"}) {
-      ServeConfig::Cluster k;
-      k.name = name;
-      k.cluster = ClusterSource::kEmbedded;
-      k.embedded_profile = "instant";
-      k.seed = c.clusters.size() + 1;
-      k.engine.workers = 2;
-      k.labels = {{"zone", name}};
-      c.clusters.push_back(std::move(k));
-    }
-    return c;
-  }
-
-  // An embedded cluster (instant) outside the apps, so that a test can stop it (and start it
-  // again from `*options`, its ports filled in), with the namespace "steward"; its kubeconfig is
-  // written to dir_/<name>.kubeconfig. Null (a failure recorded) when it cannot start.
-  std::unique_ptr<cluster::EmbeddedCluster> StartOutside(
-      const std::string& name, uint64_t seed,
-      cluster::EmbeddedCluster::Options* options = nullptr) {
-    cluster::EmbeddedCluster::Options o;
-    o.profile = *cluster::LoadProfile("instant");
-    o.data_dir = dir_ + "/" + name;
-    o.seed = seed;
-    auto started = cluster::EmbeddedCluster::Start(o);
-    if (!started.ok()) {
-      ADD_FAILURE() << started.error().ToString();
-      return nullptr;
-    }
-    o.api_port = (*started)->api_port();
-    o.ingress_port = (*started)->ingress_port();
-    if (options != nullptr) *options = o;
-    EXPECT_TRUE((*started)->WriteKubeconfig(KubeconfigOf(name)).ok());
-    auto client = kube::test_support::ClientFor(**started);
-    Json ns = {{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", "steward"}}}};
-    EXPECT_TRUE(client->Create(kube::ResourceType::Namespace(), "", ns).ok());
-    return std::move(*started);
-  }
-  std::string KubeconfigOf(const std::string& name) const {
-    return dir_ + "/" + name + ".kubeconfig";
-  }
-
-  static StatusOr<net::HttpResponse> Call(const App& app, const std::string& method,
-                                          const std::string& target, const std::string& body = "") {
-    net::HttpClient::Options o;
-    o.port = PortOf(app.api_url());
-    o.bearer_token = app.api_token();
-    net::Headers headers;
-    if (!body.empty()) headers.Set("Content-Type", "application/json");
-    return net::HttpClient::Create(o)->Request(method, target, body, headers);
-  }
-
-  // PUT /v1/projects/<name> of team t placed on `cluster`, started: success when created (201).
-  static ::testing::AssertionResult CreateStarted(const App& app, const std::string& name,
-                                                  const std::string& cluster) {
-    auto put = Call(app, "PUT", "/v1/projects/" + name,
-                    Json{{"spec", {{"team", "t"}, {"cluster", cluster}}}, {"start", true}}.dump());
-    if (!put.ok()) return ::testing::AssertionFailure() << put.error().ToString();
-    if (put->status != 201) {
-      return ::testing::AssertionFailure()
-             << "PUT " << name << ": " << put->status << " " << put->body;
-    }
-    return ::testing::AssertionSuccess();
-  }
-
-  // Whether the cluster's API server holds the Deployment named `name` in the namespace.
-  static bool HasDeployment(cluster::EmbeddedCluster& cluster, const std::string& name) {
-    auto client = kube::test_support::ClientFor(cluster);
-    return client->Get(kube::ResourceType::Deployment(), "steward", name).ok();
-  }
-
-  static bool Running(App& app, const std::string& name) {
-    auto r = app.store().GetProjectByName(name);
-    return r.ok() && r->phase == "Running" && r->observed_generation == r->generation;
-  }
-
-  std::string dir_;
-};
 
 TEST_F(ClustersTest, EachProjectRunsOnItsPlacedClusterOnly) {
   auto started = App::Start(TwoClusters());
@@ -257,12 +161,8 @@ TEST_F(ClustersTest, AClusterThatStopsAnsweringIsToldPerProjectAndAdoptedWhenItR
   cluster::EmbeddedCluster::Options wo;
   auto west = StartOutside("west", 7, &wo);
   ASSERT_NE(west, nullptr);
-  const std::string kubeconfig = KubeconfigOf("west");
 
-  ServeConfig config = TwoClusters();
-  for (ServeConfig::Cluster& c : config.clusters) c.unreachable_grace = std::chrono::seconds(1);
-  config.clusters[1].cluster = ClusterSource::kKubeconfig;
-  config.clusters[1].kubeconfig = kubeconfig;
+  ServeConfig config = EastAndOutsideWest();
   config.clusters[1].engine.url_port = 8443;  // the URL stays when west's ingress returns
   auto started = App::Start(config);
   ASSERT_TRUE(started.ok()) << started.error().ToString();
@@ -326,11 +226,7 @@ TEST_F(ClustersTest, WhileAClusterIsUnreachableItsClientRetriesNothing) {
   cluster::EmbeddedCluster::Options wo;
   auto west = StartOutside("west", 7, &wo);
   ASSERT_NE(west, nullptr);
-  const std::string kubeconfig = KubeconfigOf("west");
-  ServeConfig config = TwoClusters();
-  for (ServeConfig::Cluster& c : config.clusters) c.unreachable_grace = std::chrono::seconds(1);
-  config.clusters[1].cluster = ClusterSource::kKubeconfig;
-  config.clusters[1].kubeconfig = kubeconfig;
+  ServeConfig config = EastAndOutsideWest();
   auto started = App::Start(config);
   ASSERT_TRUE(started.ok()) << started.error().ToString();
   App& app = **started;
@@ -478,10 +374,7 @@ TEST_F(ClustersTest, AClusterDownAtStartHoldsUpNeitherTheStartNorTheOthers) {
   cluster::EmbeddedCluster::Options wo;
   auto west = StartOutside("west", 7, &wo);
   ASSERT_NE(west, nullptr);
-  ServeConfig config = TwoClusters();
-  for (ServeConfig::Cluster& c : config.clusters) c.unreachable_grace = std::chrono::seconds(1);
-  config.clusters[1].cluster = ClusterSource::kKubeconfig;
-  config.clusters[1].kubeconfig = KubeconfigOf("west");
+  ServeConfig config = EastAndOutsideWest();
   config.clusters[1].engine.url_port = 8443;  // the URL stays when west's ingress returns
   {
     auto first = App::Start(config);

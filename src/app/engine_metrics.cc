@@ -38,9 +38,9 @@ std::string PhaseLabel(const std::string& phase) {
 }
 
 std::string OperationLabel(const std::string& operation) {
-  static const std::set<std::string> kKnown = {"create", "create+start", "update", "update+start",
-                                               "start",  "suspend",      "stop",   "restart",
-                                               "rotate", "rename",       "delete", "unknown"};
+  static const std::set<std::string> kKnown = {
+      "create",  "create+start", "update", "update+start", "start", "suspend", "stop",
+      "restart", "rotate",       "rename", "delete",       "move",  "unknown"};
   if (operation.empty()) return "unknown";
   return kKnown.count(operation) ? operation : "other";
 }

@@ -63,6 +63,10 @@ struct CommandFlags {
   // standard input). A token is never taken from the command line (it would show in `ps`).
   std::string broker, token_file;  // token_file: --agent-token-file
   std::string agent_command;       // `steward agent command`: start | restart | stop
+  // `steward project move`: the cluster, the order ("" = the server's default) and whether the
+  // data of a project with storage is dropped.
+  std::string move_cluster, move_order;
+  bool drop_storage = false;
 };
 
 // A failed API call: the exit code follows the HTTP status of the answer, or the Status of the
@@ -275,6 +279,15 @@ int RunAction(const CommandFlags& flags, const std::string& verb) {
     std::string action = verb == "rotate" ? "rotate-credentials" : verb;
     return c.Post(RecordPath(flags) + "/" + action);
   });
+}
+
+// `steward project move NAME --cluster C [--order stopFirst|startFirst] [--drop-storage]`.
+int RunMove(const CommandFlags& flags) {
+  Json body = {{"cluster", flags.move_cluster}};
+  if (!flags.move_order.empty()) body["order"] = flags.move_order;
+  if (flags.drop_storage) body["storage"] = "drop";
+  return Mutate(flags, "move", WatchQuery(flags),
+                [&](ApiClient& c) { return c.Post(RecordPath(flags) + "/move", body); });
 }
 
 // Runs a read-only call and hands its answer to `print`.
@@ -644,6 +657,21 @@ void AddProjectCommand(CLI::App& app) {
     AddWait(*cmd, *flags);
     cmd->callback([flags, verb = verb] { SetExitCode(RunAction(*flags, verb)); });
   }
+
+  auto* move = AddVerb(*project, "move",
+                       "Move a project to another cluster (started there, removed from the one it "
+                       "leaves)",
+                       flags, true);
+  move->add_option("--cluster", flags->move_cluster, "The cluster to move it to")->required();
+  move->add_option("--order", flags->move_order,
+                   "stopFirst (default: started once the old cluster has nothing left) or "
+                   "startFirst (removed from the old cluster once Running on the new one)")
+      ->check(CLI::IsMember({"stopFirst", "startFirst"}));
+  move->add_flag("--drop-storage", flags->drop_storage,
+                 "Required of a project with storage: its data stays behind and is deleted with "
+                 "the old cluster's claim (volumes do not cross clusters)");
+  AddWait(*move, *flags);
+  move->callback([flags] { SetExitCode(RunMove(*flags)); });
 
   AddReadVerbs(*project, flags);
 

@@ -120,6 +120,13 @@ CREATE TABLE replica_leases (
   version BIGINT NOT NULL
 );
 )sql",
+    // 6: moves between clusters (issue 37): the cluster a record is being moved away from, and
+    // in which order.
+    R"sql(
+ALTER TABLE projects ADD COLUMN moving_from TEXT COLLATE "C" NOT NULL DEFAULT '';
+ALTER TABLE projects ADD COLUMN move_order TEXT NOT NULL DEFAULT '';
+CREATE INDEX projects_moving_from ON projects (moving_from, id) WHERE moving_from <> '';
+)sql",
 };
 
 Json RecordToJson(const ProjectRecord& r) {
@@ -128,6 +135,8 @@ Json RecordToJson(const ProjectRecord& r) {
               {"kind", ToString(r.kind)},
               {"team", r.team},
               {"cluster", r.cluster},
+              {"moving_from", r.moving_from},
+              {"move_order", r.move_order},
               {"spec_json", r.spec_json},
               {"desired", ToString(r.desired)},
               {"generation", r.generation},
@@ -147,6 +156,8 @@ ProjectRecord RecordFromJson(const Json& j) {
   r.kind = ParseRecordKind(j.value("kind", "")).value_or(RecordKind::kProject);
   r.team = j.value("team", "");
   r.cluster = j.value("cluster", "default");
+  r.moving_from = j.value("moving_from", "");
+  r.move_order = j.value("move_order", "");
   r.spec_json = j.value("spec_json", "");
   r.desired = ParseDesiredState(j.value("desired", "")).value_or(DesiredState::kSuspended);
   r.generation = j.value("generation", int64_t{0});

@@ -151,22 +151,25 @@ Status InsertProject(PgConn& c, const ProjectRecord& r) {
   return c
       .Exec("write project \"" + r.id + "\"",
             std::string("INSERT INTO projects (") + kProjectColumns +
-                ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)",
+                ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, "
+                "$17)",
             {r.id, r.name, r.team, r.spec_json, ToString(r.desired), r.generation, r.restart_epoch,
              r.status_json, r.phase, r.observed_generation, r.created_ms, r.updated_ms, r.version,
-             ToString(r.kind), r.cluster})
+             ToString(r.kind), r.cluster, r.moving_from, r.move_order})
       .status();
 }
 
 Status UpdateProject(PgConn& c, const ProjectRecord& r) {
   return c
-      .Exec(
-          "write project \"" + r.id + "\"",
-          "UPDATE projects SET name = $2, team = $3, spec_json = $4, desired = $5, "
-          "generation = $6, restart_epoch = $7, status_json = $8, phase = $9, "
-          "observed_generation = $10, updated_ms = $11, version = $12, cluster = $13 WHERE id = $1",
-          {r.id, r.name, r.team, r.spec_json, ToString(r.desired), r.generation, r.restart_epoch,
-           r.status_json, r.phase, r.observed_generation, r.updated_ms, r.version, r.cluster})
+      .Exec("write project \"" + r.id + "\"",
+            "UPDATE projects SET name = $2, team = $3, spec_json = $4, desired = $5, "
+            "generation = $6, restart_epoch = $7, status_json = $8, phase = $9, "
+            "observed_generation = $10, updated_ms = $11, version = $12, cluster = $13, "
+            "moving_from = $14, move_order = $15 "
+            "WHERE id = $1",
+            {r.id, r.name, r.team, r.spec_json, ToString(r.desired), r.generation, r.restart_epoch,
+             r.status_json, r.phase, r.observed_generation, r.updated_ms, r.version, r.cluster,
+             r.moving_from, r.move_order})
       .status();
 }
 
@@ -342,6 +345,7 @@ StatusOr<std::vector<ProjectRecord>> PostgresStore::ListProjects(const ListFilte
   if (filter.phase) add("phase", *filter.phase);
   if (filter.desired) add("desired", ToString(*filter.desired));
   if (filter.cluster) add("cluster", *filter.cluster);
+  if (filter.moving_from) add("moving_from", *filter.moving_from);
   sql += " ORDER BY id";
   if (filter.limit > 0) sql += " LIMIT " + std::to_string(filter.limit);
   return Read<std::vector<ProjectRecord>>(

@@ -203,7 +203,7 @@ TEST_F(PostgresStoreTest, ReplicasOpeningTogetherMigrateOnceAndShareOneFeed) {
     EXPECT_EQ(s->FeedId(), stores[0]->FeedId());
   }
   EXPECT_EQ(stores[0]->FeedId().size(), 32u);
-  EXPECT_EQ(Query("SELECT count(*) FROM schema_migrations"), "5");
+  EXPECT_EQ(Query("SELECT count(*) FROM schema_migrations"), "6");
   EXPECT_EQ(Query("SELECT count(*) FROM feed"), "1");
   // Opening again applies nothing.
   const std::string applied =
@@ -217,11 +217,11 @@ TEST_F(PostgresStoreTest, ReplicasOpeningTogetherMigrateOnceAndShareOneFeed) {
 
 TEST_F(PostgresStoreTest, RefusesNewerSchemaAndOtherApplicationsDatabases) {
   ASSERT_NE(MustOpen(Options()), nullptr);
-  Query("INSERT INTO schema_migrations (version, applied_ms) VALUES (7, 0)");
+  Query("INSERT INTO schema_migrations (version, applied_ms) VALUES (8, 0)");
   auto newer = OpenPostgresStore(Options());
   ASSERT_EQ(newer.status().code(), StatusCode::kFailedPrecondition);
   EXPECT_THAT(newer.status().message(),
-              HasSubstr(": schema version 7 is newer than this Steward (knows up to 5)"));
+              HasSubstr(": schema version 8 is newer than this Steward (knows up to 6)"));
 
   auto other = NewDatabase(*server_);
   ASSERT_TRUE(other.ok());

@@ -111,6 +111,13 @@ INSERT OR IGNORE INTO hostnames (host, project_id)
 ALTER TABLE projects ADD COLUMN cluster TEXT NOT NULL DEFAULT 'default';
 CREATE INDEX projects_cluster ON projects (cluster, id);
 )sql",
+    // 8: moves between clusters (issue 37): the cluster a record is being moved away from, and
+    // in which order.
+    R"sql(
+ALTER TABLE projects ADD COLUMN moving_from TEXT NOT NULL DEFAULT '';
+ALTER TABLE projects ADD COLUMN move_order TEXT NOT NULL DEFAULT '';
+CREATE INDEX projects_moving_from ON projects (moving_from, id) WHERE moving_from != '';
+)sql",
 };
 
 }  // namespace

@@ -110,9 +110,10 @@ Status SqliteStore::CheckNameFree(const ProjectRecord& record) {
 
 Status SqliteStore::WriteProject(const ProjectRecord& r) {
   Statement s = db_.Prepare(std::string("INSERT INTO projects (") + kProjectColumns +
-                            ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+                            ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
                             "ON CONFLICT (id) DO UPDATE SET name = excluded.name, "
                             "team = excluded.team, cluster = excluded.cluster, "
+                            "moving_from = excluded.moving_from, move_order = excluded.move_order, "
                             "spec_json = excluded.spec_json, "
                             "desired = excluded.desired, generation = excluded.generation, "
                             "restart_epoch = excluded.restart_epoch, "
@@ -123,7 +124,7 @@ Status SqliteStore::WriteProject(const ProjectRecord& r) {
   s.Bind(r.generation).Bind(r.restart_epoch).Bind(r.status_json).Bind(r.phase);
   s.Bind(r.observed_generation).Bind(r.created_ms).Bind(r.updated_ms).Bind(r.version);
   s.Bind(ToString(r.kind));  // the upsert never changes it
-  s.Bind(r.cluster);
+  s.Bind(r.cluster).Bind(r.moving_from).Bind(r.move_order);
   s.Step();
   return db_.Check(s, "write project \"" + r.id + "\"");
 }
@@ -187,6 +188,7 @@ StatusOr<std::vector<ProjectRecord>> SqliteStore::ListProjects(const ListFilter&
   if (filter.phase) sql += " AND phase = ?";
   if (filter.desired) sql += " AND desired = ?";
   if (filter.cluster) sql += " AND cluster = ?";
+  if (filter.moving_from) sql += " AND moving_from = ?";
   sql += " ORDER BY id LIMIT ?";
   MutexLock lock(mu_);
   Statement s = db_.Prepare(sql);
@@ -196,6 +198,7 @@ StatusOr<std::vector<ProjectRecord>> SqliteStore::ListProjects(const ListFilter&
   if (filter.phase) s.Bind(*filter.phase);
   if (filter.desired) s.Bind(ToString(*filter.desired));
   if (filter.cluster) s.Bind(*filter.cluster);
+  if (filter.moving_from) s.Bind(*filter.moving_from);
   s.Bind(filter.limit == 0 ? int64_t{-1} : int64_t{filter.limit});
   std::vector<ProjectRecord> out;
   while (s.Step()) out.push_back(ReadProject(s));

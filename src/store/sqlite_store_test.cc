@@ -114,7 +114,8 @@ TEST_F(SqliteStoreTest, ReopenKeepsDataAndDoesNotReapplyMigrations) {
   std::string applied =
       RawQuery(path_, "SELECT group_concat(applied_ms) FROM schema_migrations ORDER BY version");
   const std::string t0 = std::to_string(kT0);
-  EXPECT_EQ(applied, t0 + "," + t0 + "," + t0 + "," + t0 + "," + t0 + "," + t0 + "," + t0);
+  EXPECT_EQ(applied,
+            t0 + "," + t0 + "," + t0 + "," + t0 + "," + t0 + "," + t0 + "," + t0 + "," + t0);
   store_.reset();
 
   clock_.Advance(std::chrono::hours(1));
@@ -125,7 +126,7 @@ TEST_F(SqliteStoreTest, ReopenKeepsDataAndDoesNotReapplyMigrations) {
   EXPECT_EQ(got->version, 2);
   EXPECT_EQ(reopened.FindCredentialByToken("tok-1")->id, "c-1");
   EXPECT_EQ(reopened.ListHistory("p1", 0, 0)->size(), 1u);
-  EXPECT_EQ(RawQuery(path_, "SELECT count(*) FROM schema_migrations"), "7");
+  EXPECT_EQ(RawQuery(path_, "SELECT count(*) FROM schema_migrations"), "8");
   EXPECT_EQ(
       RawQuery(path_, "SELECT group_concat(applied_ms) FROM schema_migrations ORDER BY version"),
       applied);
@@ -161,7 +162,7 @@ TEST_F(SqliteStoreTest, RefusesNewerSchema) {
   auto r = OpenSqliteStore(Options());
   EXPECT_EQ(r.status().code(), StatusCode::kFailedPrecondition);
   EXPECT_EQ(r.status().message(),
-            path_ + ": schema version 9 is newer than this Steward (knows up to 7)");
+            path_ + ": schema version 9 is newer than this Steward (knows up to 8)");
 }
 
 TEST_F(SqliteStoreTest, RefusesAFileThatIsNotSqlite) {
@@ -318,13 +319,15 @@ TEST_F(SqliteStoreTest, AVersionOneDatabaseGainsTheHostnamesTable) {
   store_.reset();
   // As a Steward of schema 1 left it.
   RawExec(path_,
+          "DROP INDEX projects_moving_from; ALTER TABLE projects DROP COLUMN moving_from; "
+          "ALTER TABLE projects DROP COLUMN move_order; "
           "DROP TABLE hostnames; DROP INDEX projects_cluster; ALTER TABLE projects DROP COLUMN "
           "cluster; DROP INDEX projects_kind; ALTER TABLE projects DROP COLUMN kind; "
           "DROP TABLE shard_owners; DROP TABLE shard_history; DROP TABLE feed; DROP TABLE "
           "command_slots; "
           "DELETE FROM schema_migrations WHERE version >= 2");
   Store& reopened = Open();
-  EXPECT_EQ(RawQuery(path_, "SELECT count(*) FROM schema_migrations"), "7");
+  EXPECT_EQ(RawQuery(path_, "SELECT count(*) FROM schema_migrations"), "8");
   ASSERT_TRUE(reopened.MutateProject("p1", ClaimHosts({"alpha.localhost"})).ok());
   EXPECT_EQ(RawQuery(path_, "SELECT project_id FROM hostnames WHERE host = 'alpha.localhost'"),
             "p1");
@@ -336,13 +339,15 @@ TEST_F(SqliteStoreTest, AVersionTwoDatabaseGainsKindsAndItsRecordsAreProjects) {
   store_.reset();
   // As a Steward of schema 2 left it.
   RawExec(path_,
+          "DROP INDEX projects_moving_from; ALTER TABLE projects DROP COLUMN moving_from; "
+          "ALTER TABLE projects DROP COLUMN move_order; "
           "DROP INDEX projects_cluster; ALTER TABLE projects DROP COLUMN cluster; "
           "DROP INDEX projects_kind; ALTER TABLE projects DROP COLUMN kind; "
           "DROP TABLE shard_owners; DROP TABLE shard_history; DROP TABLE feed; DROP TABLE "
           "command_slots; "
           "DELETE FROM schema_migrations WHERE version >= 3");
   Store& reopened = Open();
-  EXPECT_EQ(RawQuery(path_, "SELECT count(*) FROM schema_migrations"), "7");
+  EXPECT_EQ(RawQuery(path_, "SELECT count(*) FROM schema_migrations"), "8");
   auto got = reopened.GetProject("p1");
   ASSERT_TRUE(got.ok());
   EXPECT_EQ(got->kind, RecordKind::kProject);
@@ -363,11 +368,13 @@ TEST_F(SqliteStoreTest, AVersionFiveDatabaseClaimsEveryIdAndNameOnce) {
   }
   store_.reset();
   RawExec(path_,
+          "DROP INDEX projects_moving_from; ALTER TABLE projects DROP COLUMN moving_from; "
+          "ALTER TABLE projects DROP COLUMN move_order; "
           "DELETE FROM hostnames WHERE host LIKE 'Reference/%'; "
           "DROP INDEX projects_cluster; ALTER TABLE projects DROP COLUMN cluster; "
           "DELETE FROM schema_migrations WHERE version >= 6");
   Open();
-  EXPECT_EQ(RawQuery(path_, "SELECT count(*) FROM schema_migrations"), "7");
+  EXPECT_EQ(RawQuery(path_, "SELECT count(*) FROM schema_migrations"), "8");
   auto holder = [&](const std::string& word) {
     return RawQuery(path_,
                     "SELECT project_id FROM hostnames WHERE host = '" + ReferenceClaim(word) + "'");
@@ -385,10 +392,12 @@ TEST_F(SqliteStoreTest, AVersionSixDatabasePlacesEveryRecordOnTheDefaultCluster)
   MustCreate(Project("p1", "alpha"));
   store_.reset();
   RawExec(path_,
+          "DROP INDEX projects_moving_from; ALTER TABLE projects DROP COLUMN moving_from; "
+          "ALTER TABLE projects DROP COLUMN move_order; "
           "DROP INDEX projects_cluster; ALTER TABLE projects DROP COLUMN cluster; "
           "DELETE FROM schema_migrations WHERE version >= 7");
   Open();
-  EXPECT_EQ(RawQuery(path_, "SELECT count(*) FROM schema_migrations"), "7");
+  EXPECT_EQ(RawQuery(path_, "SELECT count(*) FROM schema_migrations"), "8");
   EXPECT_EQ(store_->GetProject("p1")->cluster, "default");
   ProjectRecord east = Project("p2", "beta");
   east.cluster = "east";

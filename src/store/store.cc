@@ -44,6 +44,7 @@ StatusOr<std::vector<StoredLease>> Store::ListLeases() {
 
 bool SameIntentAndStatus(const ProjectRecord& a, const ProjectRecord& b) {
   return a.name == b.name && a.team == b.team && a.cluster == b.cluster &&
+         a.moving_from == b.moving_from && a.move_order == b.move_order &&
          a.spec_json == b.spec_json && a.desired == b.desired && a.generation == b.generation &&
          a.restart_epoch == b.restart_epoch && a.status_json == b.status_json &&
          a.phase == b.phase && a.observed_generation == b.observed_generation;

@@ -40,6 +40,10 @@ enum class RecordKind { kProject, kAgent };
 std::string_view ToString(RecordKind k);  // "project" | "agent"
 std::optional<RecordKind> ParseRecordKind(std::string_view s);
 
+// ProjectRecord::move_order's values.
+inline constexpr std::string_view kMoveStopFirst = "stopFirst";
+inline constexpr std::string_view kMoveStartFirst = "startFirst";
+
 struct ProjectRecord {
   std::string id;    // immutable; [a-z0-9]([-a-z0-9]*[a-z0-9])?, at most 40 characters
   std::string name;  // 1-63 of [a-z0-9-], not starting with -; unique among stored records
@@ -49,6 +53,12 @@ struct ProjectRecord {
   // for the one cluster of a configuration without that section). Set at create; changed only by
   // a move. Kept as a column for list filters and per-cluster counts.
   std::string cluster = "default";
+  // A move under way (POST /v1/projects/{p}/move): the cluster the record was placed on before,
+  // whose engine removes what it still has of the project and then clears this; "" otherwise.
+  // move_order: "stopFirst" (the new cluster starts once the old has nothing left) or
+  // "startFirst" (the old cluster's objects go once the new one runs); "" without a move.
+  std::string moving_from;
+  std::string move_order;
   std::string spec_json;  // the engine's project spec (canonical JSON)
   DesiredState desired = DesiredState::kSuspended;
   // Bumped by every accepted intent (spec change, start, suspend, restart, rotate, delete).
@@ -155,8 +165,9 @@ struct ListFilter {
   std::optional<std::string> phase;
   std::optional<DesiredState> desired;
   std::optional<std::string> cluster;
-  std::string after_id;  // paging: ids greater than this, in id order
-  int limit = 0;         // 0: no limit
+  std::optional<std::string> moving_from;  // records being moved away from this cluster
+  std::string after_id;                    // paging: ids greater than this, in id order
+  int limit = 0;                           // 0: no limit
 };
 
 // A change committed to one project: the record after the commit, or nullopt when purged (then

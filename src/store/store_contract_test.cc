@@ -75,7 +75,7 @@ class SqliteBackend final : public Backend {
     return out;
   }
   void UseAnotherDatabase() override { path_ = dir_ + "/other.db"; }
-  int64_t LatestSchema() const override { return 7; }
+  int64_t LatestSchema() const override { return 8; }
 
  private:
   std::string dir_, path_;
@@ -111,7 +111,7 @@ class PostgresBackend final : public Backend {
       status_ = db.error();
     }
   }
-  int64_t LatestSchema() const override { return 5; }
+  int64_t LatestSchema() const override { return 6; }
 
  private:
   LocalPostgres* server_ = nullptr;
@@ -967,7 +967,7 @@ TEST_P(StoreContractTest, KindsAreKeptFilteredAndNeverChange) {
   EXPECT_EQ(store.CreateProject(clash, {}).status().code(), StatusCode::kAlreadyExists);
 }
 
-TEST_P(StoreContractTest, ClustersAreKeptFilteredCountedAndChangedOnlyByAWrite) {
+TEST_P(StoreContractTest, ClustersAndMovesAreKeptFilteredCountedAndChangedOnlyByAWrite) {
   Store& store = Open();
   MustCreate(Project("p1", "alpha"));  // no cluster given: the default one
   ProjectRecord east = Project("p2", "beta");
@@ -994,24 +994,56 @@ TEST_P(StoreContractTest, ClustersAreKeptFilteredCountedAndChangedOnlyByAWrite) 
   auto counts = store.CountByCluster();
   ASSERT_TRUE(counts.ok());
   EXPECT_EQ(*counts, (std::map<std::string, int64_t>{{"default", 1}, {"east", 2}}));
-  // A move is a write like any other: it changes the column, the version and the counts.
+  std::vector<ProjectChange> changes;
+  store.AddListener([&](const ProjectChange& c) { changes.push_back(c); });
+  // A move is a write like any other: it changes the columns, the version and the counts.
   auto moved = store.MutateProject("p2", [](ProjectRecord& r, const auto&, Mutation&) {
+    r.moving_from = r.cluster;
     r.cluster = "west";
+    r.move_order = "startFirst";
     return Status::Ok();
   });
   ASSERT_TRUE(moved.ok());
   EXPECT_EQ(moved->cluster, "west");
+  EXPECT_EQ(moved->moving_from, "east");
+  EXPECT_EQ(moved->move_order, "startFirst");
   EXPECT_EQ(moved->version, 2);
-  EXPECT_EQ(store.GetProject("p2")->cluster, "west");
+  auto read = store.GetProject("p2");
+  EXPECT_EQ(read->cluster, "west");
+  EXPECT_EQ(read->moving_from, "east");
+  EXPECT_EQ(read->move_order, "startFirst");
   EXPECT_EQ(*store.CountByCluster(),
             (std::map<std::string, int64_t>{{"default", 1}, {"east", 1}, {"west", 1}}));
-  // An upsert that leaves the cluster alone keeps it.
+  ListFilter leaving;
+  leaving.moving_from = "east";
+  auto moving = store.ListProjects(leaving);
+  ASSERT_TRUE(moving.ok());
+  ASSERT_EQ(moving->size(), 1u);
+  EXPECT_EQ(moving->front().id, "p2");
+  EXPECT_TRUE(store.ListProjects(on_east)->size() == 2u);  // a1, p3: p2 is west's now
+  // The move's end (the old cluster has nothing left) is a write too; an upsert that leaves the
+  // cluster alone keeps it.
+  auto ended = store.MutateProject("p2", [](ProjectRecord& r, const auto&, Mutation&) {
+    r.moving_from.clear();
+    r.move_order.clear();
+    return Status::Ok();
+  });
+  ASSERT_TRUE(ended.ok());
+  EXPECT_EQ(ended->version, 3);
+  EXPECT_TRUE(store.ListProjects(leaving)->empty());
   auto kept = store.MutateProject("p2", [](ProjectRecord& r, const auto&, Mutation&) {
     r.generation += 1;
     return Status::Ok();
   });
   ASSERT_TRUE(kept.ok());
   EXPECT_EQ(store.GetProject("p2")->cluster, "west");
+  // Listeners see each of them as committed (PostgreSQL's feed carries the record too).
+  ASSERT_EQ(changes.size(), 3u);
+  ASSERT_TRUE(changes[0].record.has_value());
+  EXPECT_EQ(changes[0].record->moving_from, "east");
+  EXPECT_EQ(changes[0].record->move_order, "startFirst");
+  ASSERT_TRUE(changes[1].record.has_value());
+  EXPECT_EQ(changes[1].record->moving_from, "");
 }
 
 TEST_P(StoreContractTest, ShardsAreAcquiredByCompareAndSetAndFenceOutTheirPastOwners) {

@@ -30,7 +30,7 @@ Status AcquireRaced(int shard, int64_t expected_epoch, const ShardOwner& now);
 // The columns every store reads and writes, in the order its Read* functions expect.
 inline constexpr const char* kProjectColumns =
     "id, name, team, spec_json, desired, generation, restart_epoch, status_json, phase, "
-    "observed_generation, created_ms, updated_ms, version, kind, cluster";
+    "observed_generation, created_ms, updated_ms, version, kind, cluster, moving_from, move_order";
 inline constexpr const char* kCredentialColumns =
     "id, project_id, token, state, created_ms, activated_ms, revoked_ms";
 inline constexpr const char* kHistoryColumns =
@@ -73,6 +73,8 @@ ProjectRecord ReadProjectRow(const Row& s) {
   r.version = s.Int(12);
   r.kind = ParseRecordKind(s.Text(13)).value_or(RecordKind::kProject);  // CHECKed
   r.cluster = s.Text(14);
+  r.moving_from = s.Text(15);
+  r.move_order = s.Text(16);
   return r;
 }
 

@@ -215,6 +215,12 @@ void Monitor::ScanLoop() {
       MutexLock lock(mu_);
       if (cv_.WaitFor(mu_, seconds(2), [&]() REQUIRES(mu_) { return stop_; })) return;
     }
+    // With several clusters, Steward before the clusters too: an object on the cluster a move
+    // left is allowed while either listing says the move is under way (it may end mid-scan).
+    std::optional<std::map<std::string, Listed>> before;
+    if (oracles_.size() > 1) {
+      if (auto api = procs_.Api(); api.ok()) before = ListProjects(**api);
+    }
     // The clusters first, then Steward: an object created after the list cannot belong to a
     // project Steward had not accepted yet. A cluster that cannot be listed (down) is left out.
     std::vector<LabelledObject> objects;
@@ -234,8 +240,15 @@ void Monitor::ScanLoop() {
       const std::string key = o.cluster + "/" + o.uid;
       auto project = projects->find(o.project_id);
       if (project != projects->end()) {
-        // Placed once, never moved behind the user's back: its objects only where it is placed.
-        if (project->second.cluster != o.cluster && reported.insert(key).second) {
+        // Never moved behind the user's back: its objects only where it is placed, or on the
+        // cluster a move under way left.
+        auto there = [&](const Listed& l) {
+          return l.cluster == o.cluster || l.moving_from == o.cluster;
+        };
+        auto was = before ? before->find(o.project_id) : projects->end();
+        const bool allowed =
+            there(project->second) || (before && was != before->end() && there(was->second));
+        if (!allowed && reported.insert(key).second) {
           rec_.Violation(project->second.name, "placement",
                          "placed on cluster " + project->second.cluster,
                          o.kind + " " + o.name + " on cluster " + o.cluster);
@@ -254,7 +267,14 @@ void Monitor::ScanLoop() {
       }
     }
     std::erase_if(orphan_since, [&](const auto& kv) { return !seen.count(kv.first); });
-    for (const auto& d : Oracle::Duplicates(objects)) {
+    std::set<std::string> moving;
+    for (const auto* listing : {&*projects, before ? &*before : nullptr}) {
+      if (listing == nullptr) continue;
+      for (const auto& [id, l] : *listing) {
+        if (!l.moving_from.empty()) moving.insert(id);
+      }
+    }
+    for (const auto& d : Oracle::Duplicates(objects, moving)) {
       if (reported.insert(d).second) rec_.Violation("(scan)", "duplicate", "one of each", d);
     }
     CheckCredentials(objects, *projects, rng);

@@ -1,6 +1,8 @@
 #include "torture/oracle.h"
 
 #include <map>
+#include <set>
+#include <tuple>
 
 #include "common/base64.h"
 #include "common/json_access.h"
@@ -369,19 +371,23 @@ ScanResult Oracle::ScanLabelled() const {
   return result;
 }
 
-std::vector<std::string> Oracle::Duplicates(const std::vector<LabelledObject>& objects) {
-  std::map<std::pair<std::string, std::string>, std::vector<std::string>> by;
+std::vector<std::string> Oracle::Duplicates(const std::vector<LabelledObject>& objects,
+                                            const std::set<std::string>& moving) {
+  // By (project, kind, cluster: "" but for a project being moved).
+  std::map<std::tuple<std::string, std::string, std::string>, std::vector<std::string>> by;
   for (const auto& o : objects) {
-    by[{o.project_id, o.kind}].push_back(o.cluster == "default" ? o.name
-                                                                : o.cluster + "/" + o.name);
+    const std::string apart = moving.count(o.project_id) ? o.cluster : "";
+    by[{o.project_id, o.kind, apart}].push_back(o.cluster == "default" ? o.name
+                                                                       : o.cluster + "/" + o.name);
   }
   std::vector<std::string> out;
   for (const auto& [key, names] : by) {
-    size_t allowed = key.second == "Ingress" ? 2 : 1;
-    if (key.second == kSuppliedSecret) allowed = names.size();
+    const auto& [project, kind, apart] = key;
+    size_t allowed = kind == "Ingress" ? 2 : 1;
+    if (kind == kSuppliedSecret) allowed = names.size();
     if (names.size() <= allowed) continue;
-    std::string s = "project " + key.first + " has " + std::to_string(names.size()) + " " +
-                    key.second + " objects:";
+    std::string s =
+        "project " + project + " has " + std::to_string(names.size()) + " " + kind + " objects:";
     for (const auto& n : names) s += " " + n;
     out.push_back(s);
   }

@@ -111,8 +111,10 @@ class Oracle {
   // supplied credentials (kind kSuppliedSecret) are not counted: a project keeps one per set some
   // pod still holds (a rollout stuck on a failing image keeps its older pods), which a scan of
   // labelled objects cannot judge; FlowFuseTest checks that an older set's Secret goes once no pod
-  // holds it.
-  static std::vector<std::string> Duplicates(const std::vector<LabelledObject>& objects);
+  // holds it. The projects in `moving` (a move under way) are counted per cluster: the cluster
+  // they left may still have theirs.
+  static std::vector<std::string> Duplicates(const std::vector<LabelledObject>& objects,
+                                             const std::set<std::string>& moving = {});
   // The credential token in a project's Secret (FORGE_PROJECT_TOKEN, decoded), "" when the
   // Secret does not exist or is terminating; nullopt when the cluster could not be asked.
   std::optional<std::string> SecretToken(const std::string& name, const std::string& id) const;

@@ -336,6 +336,12 @@ TEST(OracleDuplicatesTest, OneDeploymentOnEachOfTwoClustersIsTwo) {
   auto d = Oracle::Duplicates(objects);
   ASSERT_EQ(d.size(), 1u);
   EXPECT_EQ(d[0], "project p-a has 2 Deployment objects: c0/a c1/a");
+  // Being moved from c0 to c1: one on each is allowed, two on one still is not.
+  EXPECT_TRUE(Oracle::Duplicates(objects, {"p-a"}).empty());
+  objects.push_back({"Deployment", "a2", "u2", "p-a", false, "c1"});
+  d = Oracle::Duplicates(objects, {"p-a"});
+  ASSERT_EQ(d.size(), 1u);
+  EXPECT_EQ(d[0], "project p-a has 2 Deployment objects: c1/a c1/a2");
 }
 
 TEST(OracleDuplicatesTest, SuppliedCredentialSecretsAreCountedApart) {

@@ -28,6 +28,8 @@ std::string_view OpName(OpKind kind) {
       return "files";
     case OpKind::kResources:
       return "resources";
+    case OpKind::kMove:
+      return "move";
     case OpKind::kStatus:
       return "status";
     case OpKind::kCommand:
@@ -63,9 +65,8 @@ struct Weight {
 
 // One sequence: a create whenever the plan has no project (first, and after each delete), else
 // an operation drawn by weight; `salt` keeps projects' and agents' generators apart.
-template <size_t N>
 std::vector<PlannedOp> Plan(uint64_t seed, int index, uint32_t salt, const PlanOptions& options,
-                            const Weight (&weights)[N], bool images) {
+                            const std::vector<Weight>& weights, bool images) {
   // One generator per sequence, seeded from both, so a sequence does not depend on how many
   // projects or agents the run has. (Projects' salt 0 is left out: their seeds replay as before.)
   std::vector<uint32_t> words = {static_cast<uint32_t>(seed), static_cast<uint32_t>(seed >> 32),
@@ -107,6 +108,10 @@ std::vector<PlannedOp> Plan(uint64_t seed, int index, uint32_t salt, const PlanO
         op.image = image();
       }
       if (op.kind == OpKind::kCommand) op.command = kCommands[rng() % std::size(kCommands)];
+      if (op.kind == OpKind::kMove) {
+        op.cluster = static_cast<int>(rng() % static_cast<uint64_t>(options.clusters));
+        op.order = chance(0.5) ? "startFirst" : "stopFirst";
+      }
       if (op.kind == OpKind::kDelete) exists = false;
     }
     op.gap = std::chrono::milliseconds(
@@ -122,15 +127,17 @@ std::vector<PlannedOp> Plan(uint64_t seed, int index, uint32_t salt, const PlanO
 }  // namespace
 
 std::vector<PlannedOp> PlanProject(uint64_t seed, int project_index, const PlanOptions& options) {
-  static constexpr Weight kWeights[] = {
+  std::vector<Weight> weights = {
       {OpKind::kStart, 15},  {OpKind::kSuspend, 15},     {OpKind::kRestart, 12},
       {OpKind::kRotate, 12}, {OpKind::kChangeStack, 15}, {OpKind::kDelete, 8},
       {OpKind::kSupply, 8},  {OpKind::kFiles, 6},        {OpKind::kResources, 6}};
-  return Plan(seed, project_index, 0, options, kWeights, true);
+  // With one cluster the weights (and so every seed's sequence) are as they were.
+  if (options.clusters > 1) weights.push_back({OpKind::kMove, 8});
+  return Plan(seed, project_index, 0, options, weights, true);
 }
 
 std::vector<PlannedOp> PlanAgent(uint64_t seed, int agent_index, const PlanOptions& options) {
-  static constexpr Weight kWeights[] = {
+  static const std::vector<Weight> kWeights = {
       {OpKind::kStart, 15}, {OpKind::kSuspend, 15}, {OpKind::kRestart, 12}, {OpKind::kSupply, 12},
       {OpKind::kDelete, 8}, {OpKind::kStatus, 12},  {OpKind::kCommand, 10}};
   return Plan(seed, agent_index, 0xa6e47u, options, kWeights, false);

@@ -16,7 +16,8 @@ namespace steward::torture {
 // kFiles and kResources are instance operations (a directory made, listed and removed through the
 // launcher's files API; the merged resources), answered 2xx when a pod is ready and 409/503 when
 // none can answer; kStatus and kCommand are an MQTT schema agent's (its status, a start/restart/
-// stop command on its own API), answered the same way.
+// stop command on its own API), answered the same way. kMove (runs over several clusters only)
+// moves the project to a random cluster in a random order, dropping its storage.
 enum class OpKind {
   kCreate,
   kStart,
@@ -29,7 +30,8 @@ enum class OpKind {
   kFiles,
   kResources,
   kStatus,
-  kCommand
+  kCommand,
+  kMove
 };
 std::string_view OpName(OpKind kind);
 
@@ -41,6 +43,8 @@ struct PlannedOp {
   bool start = false;                // create only: "start": true
   std::string image;                 // create and change-stack: the stack image
   std::string command;               // kCommand: start | restart | stop
+  int cluster = 0;                   // kMove: the cluster's index (Processes::ClusterName)
+  std::string order;                 // kMove: stopFirst | startFirst
 };
 
 struct PlanOptions {
@@ -49,6 +53,7 @@ struct PlanOptions {
   double wait_rate = 0.5;           // share of operations sent with ?wait=
   double overlap_rate = 0.15;       // share sent concurrently with the next one
   double failing_image_rate = 0.1;  // share of images the hostile profile fails to pull
+  int clusters = 1;                 // more than one: projects are moved between them too
 };
 
 // Images a cluster pulls, and one every built-in profile fails (`*:fail`).

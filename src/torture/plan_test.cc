@@ -93,6 +93,28 @@ TEST(PlanTest, AgentSequencesHaveTheirOwnOperationsAndSeeds) {
   EXPECT_NE(Render(PlanAgent(7, 3, o)), Render(PlanAgent(7, 4, o)));
 }
 
+// Over several clusters projects are moved too, to each cluster and in both orders; over one,
+// never (and the weights are as before, so every seed replays as it did).
+TEST(PlanTest, ProjectsAreMovedOnlyOverSeveralClusters) {
+  PlanOptions one;
+  one.ops = 200;
+  PlanOptions two = one;
+  two.clusters = 2;
+  std::set<int> clusters;
+  std::set<std::string> orders;
+  for (int i = 0; i < 5; ++i) {
+    for (const PlannedOp& op : PlanProject(11, i, one)) EXPECT_NE(op.kind, OpKind::kMove);
+    for (const PlannedOp& op : PlanProject(11, i, two)) {
+      if (op.kind != OpKind::kMove) continue;
+      clusters.insert(op.cluster);
+      orders.insert(op.order);
+    }
+    EXPECT_EQ(Render(PlanAgent(11, i, two)), Render(PlanAgent(11, i, one)));  // never moved
+  }
+  EXPECT_EQ(clusters, (std::set<int>{0, 1}));
+  EXPECT_EQ(orders, (std::set<std::string>{"startFirst", "stopFirst"}));
+}
+
 TEST(PlanTest, AgentNamesAreTheDriversAndNeverAProjectsName) {
   EXPECT_EQ(AgentName(7), "mqtt-schema-agent-torture-b0007");
   EXPECT_EQ(AgentBroker(7), "b0007");

@@ -31,6 +31,7 @@ std::optional<std::map<std::string, Listed>> ListProjects(api_client::ApiClient&
         Listed& l = out[GetString(p, "id")];
         l.name = GetString(p, "name");
         l.cluster = GetString(p, "cluster");
+        l.moving_from = GetString(p.value("move", Json::object()), "from");
         const Json& status = p.value("status", Json::object());
         l.phase = GetString(status, "phase");
         l.reason = GetString(status, "reason");

@@ -29,7 +29,8 @@ std::string RecordPath(const std::string& name);
 // A project or an agent as a listing shows it.
 struct Listed {
   std::string name;
-  std::string cluster;  // where it is placed
+  std::string cluster;      // where it is placed
+  std::string moving_from;  // a move under way: the cluster it left ("" otherwise)
   std::string phase, reason;
   int64_t created_ms = 0;  // createdAt (wall ms)
 };

@@ -78,6 +78,7 @@ struct TortureReport {
   int cluster_kills = 0;                // kills kept down past the unreachable grace
   int64_t told_unreachable = 0;         // projects seen Unknown/ClusterUnreachable while down
   int64_t max_told_after_grace_ms = 0;  // the latest of those, after the kill + grace
+  int64_t moves = 0;                    // moves to another cluster answered 2xx
   int database_restarts = 0;
   int64_t handovers_checked = 0;        // shards a killed replica held, each taken over again
   int64_t max_handover_ms = 0;          // the longest of those takeovers

@@ -117,6 +117,9 @@ test('every answer of a running steward is one docs/openapi.yaml describes', { t
     await call('POST', '/v1/projects/c-beta/suspend?wait=60s', { want: 200 })
     await call('POST', '/v1/projects/c-beta/rename?wait=60s', { body: { name: 'c-gamma' }, want: 200 })
     await call('POST', '/v1/projects/c-gamma/rename', { body: { name: 'c-alpha' }, want: 409 })
+    // One cluster ("default"): a move to it changes nothing; any other is unknown.
+    await call('POST', '/v1/projects/c-alpha/move', { body: { cluster: 'default' }, want: 202 })
+    await call('POST', '/v1/projects/c-alpha/move', { body: { cluster: 'mars', order: 'startFirst' }, want: 400 })
     await call('DELETE', '/v1/projects/c-gamma?wait=60s', { want: 200 })
     await call('POST', '/v1/credentials/check', { body: { token: 'ffpt_not-a-token-of-anyone' }, want: 200 })
   })

@@ -175,9 +175,10 @@ TEST_F(CompletionTest, BashScriptIsValidAndCompletesSubcommandsFlagsAndValues) {
   EXPECT_THAT(scripts_->Text("bash"), HasSubstr("complete -F _steward_complete steward"));
 
   EXPECT_THAT(BashComplete({"pro"}), UnorderedElementsAre("project"));
-  EXPECT_THAT(BashComplete({"project", ""}),
-              UnorderedElementsAre("create", "start", "suspend", "restart", "rotate", "delete",
-                                   "get", "list", "watch", "history", "logs", "info", "flows"));
+  EXPECT_THAT(
+      BashComplete({"project", ""}),
+      UnorderedElementsAre("create", "start", "suspend", "restart", "rotate", "delete", "move",
+                           "get", "list", "watch", "history", "logs", "info", "flows"));
   EXPECT_THAT(BashComplete({"project", "list", "-o", ""}),
               UnorderedElementsAre("json", "yaml", "wide", "name"));
   EXPECT_THAT(BashComplete({"project", "get", "alpha", "-o", ""}),

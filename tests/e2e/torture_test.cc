@@ -74,10 +74,11 @@ TEST(TortureTest, StewardKilledTenTimesLosesNoAnsweredOperation) {
   EXPECT_GT(Count(r.out, "no answer"), 0) << Describe(r);
 }
 
-// Two clusters (issue 37): Steward places the projects over both; a cluster process is killed
-// and restarted twice while Steward keeps running, and once one is kept down past its
-// unreachable grace (3 s): each project placed on it then says Unknown (ClusterUnreachable) and
-// none Running, every scan finds each project's objects only on its own cluster, and after the
+// Two clusters (issue 37): Steward places the projects over both and moves some between them;
+// a cluster process is killed and restarted twice while Steward keeps running, and once one is
+// kept down past its unreachable grace (3 s): each project placed on it then says Unknown
+// (ClusterUnreachable) and none Running, every scan finds each project's objects only on its own
+// cluster (or the one a move under way left), no move leaves anything behind, and after the
 // cluster returns every project reaches its last requested state.
 TEST(TortureTest, TwoClustersOneKilledPastItsGraceAndClusterProcessesRestarted) {
   RunResult r = Torture({"--seed", Seed("3"), "--projects", "20", "--ops", "15", "--clusters", "2",
@@ -87,6 +88,7 @@ TEST(TortureTest, TwoClustersOneKilledPastItsGraceAndClusterProcessesRestarted) 
   EXPECT_EQ(Count(r.out, "cluster restarts"), 2) << Describe(r);
   EXPECT_EQ(Count(r.out, "cluster kills"), 1) << Describe(r);
   EXPECT_GT(Count(r.out, "records told unreachable"), 0) << Describe(r);
+  EXPECT_GT(Count(r.out, "moves"), 0) << Describe(r);  // each left nothing behind
   EXPECT_GT(Count(r.out, "held"), 20) << Describe(r);
   EXPECT_GT(Count(r.out, "agent claims held"), 0) << Describe(r);
   EXPECT_GT(Count(r.out, "scans"), 0) << Describe(r);

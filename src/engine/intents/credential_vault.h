@@ -28,6 +28,15 @@ class CredentialVault {
   // project, or by the engine once its grace has passed.
   virtual void Discard(const std::string& id, const std::string& fingerprint,
                        const std::string& version) = 0;
+  // The values of project `id`'s Secret of the set `ref` (what a move copies to its new
+  // cluster). kNotFound when that Secret is not there or is not the project's (or does not hold
+  // the set `ref` names); kUnavailable when the cluster cannot be reached. This default cannot
+  // read anything back: kUnimplemented.
+  virtual StatusOr<SuppliedCredentials> Get(const std::string& id, const CredentialsRef& ref) {
+    (void)id;
+    (void)ref;
+    return Unimplemented("this credential vault cannot read credentials back");
+  }
 };
 
 }  // namespace steward::engine

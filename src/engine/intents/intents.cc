@@ -10,11 +10,12 @@
 #include "common/json_access.h"
 #include "common/log.h"
 #include "common/secure_random.h"
+#include "engine/intents/intents_internal.h"
 #include "engine/manifests/manifests.h"
 #include "engine/model/agent.h"
 
 namespace steward::engine {
-namespace {
+namespace intents_internal {
 
 using store::DesiredState;
 using store::ProjectRecord;
@@ -31,7 +32,7 @@ store::HistoryEntry OperationText(std::string summary, int64_t generation,
   e.detail_json = std::move(detail_json);
   return e;
 }
-store::HistoryEntry Operation(std::string summary, int64_t generation, Json detail = nullptr) {
+store::HistoryEntry Operation(std::string summary, int64_t generation, Json detail) {
   return OperationText(std::move(summary), generation, detail.is_null() ? "" : DumpJson(detail));
 }
 
@@ -44,8 +45,6 @@ store::Credential NewCredential(const std::string& project_id, store::Credential
   return c;
 }
 
-// The phase column readers see once a new generation is accepted, before the engine has written
-// a status for it (issue 13: a reader must never be told Running for a generation not reached).
 void MarkAccepted(ProjectRecord& r) {
   const std::optional<ProjectStatus> stored = ParseStoredStatus(r.status_json);
   if (!stored) {
@@ -78,7 +77,6 @@ const EngineConfig& DefaultConfig() {
   return config;
 }
 
-// The credentials reference of the stored spec (nullopt when generated or unreadable).
 std::optional<CredentialsRef> StoredCredentials(const ProjectRecord& r) {
   auto j = ParseJson(r.spec_json);
   if (!j.ok()) return std::nullopt;
@@ -86,7 +84,6 @@ std::optional<CredentialsRef> StoredCredentials(const ProjectRecord& r) {
   return spec.ok() ? spec->credentials : std::nullopt;
 }
 
-// The spec.url a stored project keeps ("" when none, or when it is an agent or unreadable).
 std::string StoredUrl(const ProjectRecord& r) {
   if (r.kind != store::RecordKind::kProject) return "";
   auto j = ParseJson(r.spec_json);
@@ -177,7 +174,9 @@ Status RefuseMovedMeanwhile(const ProjectRecord& r, std::string_view cluster) {
                  "; send the request again");
 }
 
-}  // namespace
+}  // namespace intents_internal
+
+using namespace intents_internal;  // NOLINT(google-build-using-namespace): this module's own
 
 std::string NewToken() { return SecureRandomHex(32); }
 std::string NewCredentialId() { return "c-" + SecureRandomHex(8); }
@@ -631,6 +630,10 @@ StatusOr<ProjectRecord> Intents::Rename(std::string_view id_or_name, std::string
               store::Mutation& m) -> Status {
             if (r.name == new_name) return Status::Ok();
             RETURN_IF_ERROR(RefuseIfDeleting(r));
+            if (!r.moving_from.empty()) {  // the old cluster removes its objects by their names
+              return FailedPrecondition("project " + r.name + " is moving from cluster " +
+                                        r.moving_from + "; rename it once the move is over");
+            }
             if (r.desired != DesiredState::kSuspended || r.phase != "Suspended") {
               return FailedPrecondition(
                   "project " + r.name + " can be renamed only when it is Suspended (it is " +

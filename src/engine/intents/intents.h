@@ -102,6 +102,30 @@ class Intents {
   // same name again changes nothing. A new generation; the next start renders the new names.
   StatusOr<store::ProjectRecord> Rename(std::string_view id_or_name, std::string_view new_name);
 
+  // A move to another cluster (POST /v1/projects/{p}/move; docs/operations.md "Moves").
+  struct MoveRequest {
+    std::string cluster;  // required: a configured cluster
+    // "stopFirst" (the default for a new move): the new cluster starts the project once the old
+    // one has nothing of it left; "startFirst": the old one's objects go once the new one runs
+    // (no downtime; both exist briefly). "" = the default, or the order of the move under way.
+    std::string order;
+    // "drop": the project's volume (its claim on the old cluster) is deleted with the rest —
+    // required of a project with storage, since volumes do not cross clusters. "" otherwise.
+    std::string storage;
+  };
+  // Places the project on `request.cluster` with a new generation and a "move" history line
+  // {from, to, order, storage}; the record keeps `moving_from` (the old cluster) until that
+  // cluster's engine has removed everything of it there. The URL is kept: a project without
+  // spec.url gets its current URL as spec.url when the new cluster would give another one.
+  // Supplied credentials are copied to the new cluster's Secret (read from the old one's) before
+  // the commit. The same cluster again changes nothing (or only the order of the move under
+  // way). kInvalidArgument naming the field (an unknown cluster, order or storage value);
+  // kFailedPrecondition for an agent (kNotFound: this is for projects), a project being deleted,
+  // one with storage without storage "drop", a move elsewhere while another is under way, a full
+  // cluster (capacity), a spec the new cluster's policy refuses; kUnavailable when the old
+  // cluster cannot give its supplied credentials; kAborted when the record changed meanwhile.
+  StatusOr<store::ProjectRecord> Move(std::string_view id_or_name, const MoveRequest& request);
+
   StatusOr<store::ProjectRecord> Find(std::string_view id_or_name,
                                       store::RecordKind kind = store::RecordKind::kProject);
 
@@ -120,6 +144,9 @@ class Intents {
   StatusOr<store::ProjectRecord> SetDesired(std::string_view id_or_name, store::RecordKind kind,
                                             store::DesiredState d, std::string_view operation);
   void Notify(const store::ProjectRecord& record) const;
+  // A move to the cluster the record is on: only the order of a move under way may change.
+  StatusOr<store::ProjectRecord> ReorderMove(const store::ProjectRecord& found,
+                                             const std::string& order);
 
   store::Store& store_;
   Enqueue enqueue_;

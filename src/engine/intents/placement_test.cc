@@ -25,12 +25,21 @@ using ::testing::HasSubstr;
 class RecordingVault final : public CredentialVault {
  public:
   StatusOr<std::string> Put(const std::string& id, const std::string&,
-                            const SuppliedCredentials&) override {
+                            const SuppliedCredentials& values) override {
     ids.push_back(id);
+    held[id] = values;
     return std::string("1");
   }
   void Discard(const std::string&, const std::string&, const std::string&) override {}
+  StatusOr<SuppliedCredentials> Get(const std::string& id, const CredentialsRef& ref) override {
+    if (down) return Unavailable("cannot read the credentials Secret: no answer");
+    auto it = held.find(id);
+    if (it == held.end() || it->second.Ref() != ref) return NotFound("no such Secret");
+    return it->second;
+  }
   std::vector<std::string> ids;
+  std::map<std::string, SuppliedCredentials> held;
+  bool down = false;  // Get answers kUnavailable
 };
 
 class PlacementTest : public ::testing::Test {
@@ -289,6 +298,84 @@ TEST_F(PlacementTest, AgentsArePlacedLikeProjects) {
   ASSERT_TRUE(put.ok()) << put.error().ToString();
   EXPECT_EQ(put->record.cluster, "west");
   EXPECT_EQ(west_vault_.ids.size(), 1u);
+}
+
+// A move: the record's cluster changes with a new generation and a "move" line, the cluster it
+// left is kept until its engine ends the move, the URL's host stays (pinned: west's domain
+// differs), supplied credentials are copied from the old cluster's vault to the new one's.
+TEST_F(PlacementTest, AMoveReplacesTheRecordsClusterKeepsItsHostAndCopiesItsCredentials) {
+  Build();
+  Json spec = Spec();
+  spec["cluster"] = "east";
+  spec["credentials"] = Json{{"clientId", "ffp_id"}, {"clientSecret", "s3cret"}, {"token", "tok"}};
+  auto put = intents_->Put("alpha", spec);
+  ASSERT_TRUE(put.ok()) << put.error().ToString();
+  const std::string id = put->record.id;
+  auto moved = intents_->Move("alpha", {"west", "", ""});
+  ASSERT_TRUE(moved.ok()) << moved.error().ToString();
+  EXPECT_EQ(moved->cluster, "west");
+  EXPECT_EQ(moved->moving_from, "east");
+  EXPECT_EQ(moved->move_order, "stopFirst");
+  EXPECT_EQ(moved->generation, put->record.generation + 1);
+  EXPECT_EQ(ParseJson(moved->spec_json)->value("url", ""), "http://alpha.east.example");
+  ASSERT_EQ(west_vault_.ids, std::vector<std::string>{id});
+  EXPECT_EQ(west_vault_.held[id].env, east_vault_.held[id].env);
+  auto history = store_->ListHistory(id, 0, 0);
+  ASSERT_TRUE(history.ok());
+  EXPECT_EQ(history->back().summary, "move");
+  EXPECT_EQ(*ParseJson(history->back().detail_json), (Json{{"from", "east"},
+                                                           {"to", "west"},
+                                                           {"order", "stopFirst"},
+                                                           {"url", "http://alpha.east.example"}}));
+  // The host stays claimed by alpha: no other project may take it on west.
+  Json other = Spec();
+  other["cluster"] = "west";
+  other["url"] = "http://alpha.east.example";
+  EXPECT_EQ(intents_->Put("beta", other).error().code(), StatusCode::kAlreadyExists);
+  // A rename waits for the move's end.
+  EXPECT_EQ(intents_->Rename("alpha", "gamma").error().code(), StatusCode::kFailedPrecondition);
+  // The cluster it is on: only the order of the move under way may change.
+  auto same = intents_->Move("alpha", {"west", "", ""});
+  ASSERT_TRUE(same.ok());
+  EXPECT_EQ(same->version, moved->version);
+  auto reordered = intents_->Move("alpha", {"west", "startFirst", ""});
+  ASSERT_TRUE(reordered.ok()) << reordered.error().ToString();
+  EXPECT_EQ(reordered->move_order, "startFirst");
+  EXPECT_EQ(reordered->generation, moved->generation + 1);
+  // Back to the cluster it left: the roles swap.
+  auto back = intents_->Move("alpha", {"east", "", ""});
+  ASSERT_TRUE(back.ok()) << back.error().ToString();
+  EXPECT_EQ(back->cluster, "east");
+  EXPECT_EQ(back->moving_from, "west");
+}
+
+TEST_F(PlacementTest, AMoveIsRefusedWhenTheNewClusterIsFullOrTheCredentialsCannotBeRead) {
+  Build(/*east_capacity=*/1);
+  Json on_east = Spec();
+  on_east["cluster"] = "east";
+  ASSERT_TRUE(intents_->Put("beta", on_east).ok());
+  Json spec = Spec();
+  spec["cluster"] = "west";
+  spec["credentials"] = Json{{"clientId", "ffp_id"}, {"clientSecret", "s3cret"}, {"token", "tok"}};
+  auto put = intents_->Put("alpha", spec);
+  ASSERT_TRUE(put.ok()) << put.error().ToString();
+  auto full = intents_->Move("alpha", {"east", "", ""});
+  EXPECT_EQ(full.error().code(), StatusCode::kFailedPrecondition);
+  EXPECT_THAT(full.error().message(), HasSubstr("cluster east is full"));
+  // Room again, but west holds the credentials and does not answer: nothing is committed.
+  ASSERT_TRUE(intents_->Delete("beta").ok());
+  west_vault_.down = true;
+  auto unread = intents_->Move("alpha", {"east", "", ""});
+  EXPECT_EQ(unread.error().code(), StatusCode::kUnavailable);
+  EXPECT_THAT(unread.error().message(), HasSubstr("on cluster west"));
+  EXPECT_TRUE(east_vault_.ids.empty());  // nothing was copied
+  auto rec = store_->GetProjectByName("alpha");
+  EXPECT_EQ(rec->cluster, "west");
+  EXPECT_EQ(rec->version, put->record.version);
+  // Unknown clusters and values are refused naming the field.
+  EXPECT_EQ(intents_->Move("alpha", {"mars", "", ""}).error().field(), "cluster");
+  EXPECT_EQ(intents_->Move("alpha", {"east", "later", ""}).error().field(), "order");
+  EXPECT_EQ(intents_->Move("alpha", {"east", "", "keep"}).error().field(), "storage");
 }
 
 }  // namespace

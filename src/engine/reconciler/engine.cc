@@ -146,20 +146,23 @@ struct Engine::Impl {
     return Status::Ok();
   }
 
-  // Every stored project of this cluster that this engine owns.
+  // Every stored project of this cluster that this engine owns, and every one moving away from
+  // it (what it still has of them goes).
   Status EnqueueStored() {
-    std::string after;
-    for (;;) {
-      store::ListFilter f;
-      f.after_id = after;
-      f.limit = 1000;
-      f.cluster = options.cluster;
-      ASSIGN_OR_RETURN(auto page, store.ListProjects(f));
-      for (const auto& p : page) {
-        if (Owns(p.id)) queue->Add(p.id, p.team);
+    for (const bool leaving : {false, true}) {
+      std::string after;
+      for (;;) {
+        store::ListFilter f;
+        f.after_id = after;
+        f.limit = 1000;
+        (leaving ? f.moving_from : f.cluster) = options.cluster;
+        ASSIGN_OR_RETURN(auto page, store.ListProjects(f));
+        for (const auto& p : page) {
+          if (Owns(p.id)) queue->Add(p.id, p.team);
+        }
+        if (page.size() < 1000) break;
+        after = page.back().id;
       }
-      if (page.size() < 1000) break;
-      after = page.back().id;
     }
     return Status::Ok();
   }
@@ -204,9 +207,11 @@ struct Engine::Impl {
   }
 
   // A change committed through any replica's API (the shared store's change feed) wakes the
-  // project's owner: intents only (a generation not yet observed, or an operation), not the
-  // status writes runs make. Every replica notes when each intent was accepted (IntentTimes):
-  // whichever owns the record when its status answers the intent reports how long it took.
+  // project's owner: intents only (a generation not yet observed, an operation, a move's end),
+  // not the status writes runs make — but for a record moving away from this cluster, every
+  // change (a startFirst move waits for the new cluster's Running). Every replica notes when each
+  // intent was accepted (IntentTimes): whichever owns the record when its status answers the intent
+  // reports how long it took.
   void OnChange(const store::ProjectChange& c) {
     if (!c.record) {
       reconciler->intent_times().Forget(c.project_id);
@@ -214,6 +219,7 @@ struct Engine::Impl {
     }
     bool intent = c.record->generation != c.record->observed_generation;
     for (const auto& h : c.history) {
+      if (h.kind == "move") intent = true;
       if (h.kind != "operation") continue;
       intent = true;
       const int64_t at_ms =
@@ -222,7 +228,8 @@ struct Engine::Impl {
               : std::chrono::duration_cast<Millis>(clock.WallNow().time_since_epoch()).count();
       reconciler->intent_times().Accepted(c.project_id, h.generation, h.summary, at_ms);
     }
-    if (intent && c.record->cluster == options.cluster && Owns(c.project_id)) {
+    const bool here = intent && c.record->cluster == options.cluster;
+    if ((here || c.record->moving_from == options.cluster) && Owns(c.project_id)) {
       queue->Add(c.project_id, c.record->team);
     }
   }

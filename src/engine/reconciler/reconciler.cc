@@ -16,9 +16,6 @@ namespace {
 constexpr std::chrono::minutes kStartSlotTtl{2};
 // A start waiting for a slot is woken when it gets one; this recheck is only a safety net.
 constexpr std::chrono::minutes kQueuedRecheck{1};
-// A run whose caches have not synced yet (shards taken while the cluster did not answer) looks
-// again this much later; it decides nothing meanwhile.
-constexpr std::chrono::seconds kUnsyncedRecheck{1};
 
 // The phase a project is in while something is not ready (see docs/lifecycle.md): before it
 // first ran, Provisioning; after, Degraded when this run found drift, Updating when it rolled an
@@ -280,9 +277,11 @@ Expected<Reconciler::Loaded, WorkResult> Reconciler::Load(
     return WorkResult::Error(got.error());
   }
   ProjectRecord& rec = *got;
-  // Placed on another cluster: that cluster's engine runs it (woken here by an object this
-  // cluster still has, a project's objects are left to the move that took it elsewhere).
-  if (rec.cluster != options_.cluster) return WorkResult::Ok();
+  // Placed on another cluster: that cluster's engine runs it. Moved away from this one: what
+  // this cluster still has of it goes (Depart), and nothing else is done here.
+  if (rec.cluster != options_.cluster) {
+    return rec.moving_from == options_.cluster ? Depart(rec, fence) : WorkResult::Ok();
+  }
   ForgetOrphans(project_id);  // stored now: what was reported before the commit is its own
   std::optional<ProjectStatus> prev = ParseStoredStatus(rec.status_json);
   auto spec_json = ParseJson(rec.spec_json);
@@ -344,6 +343,16 @@ Reconciler::Decision Reconciler::DecideRunning(Run& run, const Loaded& in) {
   if (hold == nullptr && !run.spec.credentials) {
     d.outcome = Outcome::Failed("NoCredentials",
                                 "project " + rec.name + " has no active or pending credentials");
+  } else if (!rec.moving_from.empty() && rec.move_order != store::kMoveStartFirst) {
+    // Stop first: nothing is created here before the cluster it left has nothing of it (woken by
+    // the move's end in the store).
+    d.outcome = Outcome::Wait("MoveUnderWay",
+                              "waiting for cluster " + rec.moving_from +
+                                  " to remove the project's objects (a move, stopFirst); it starts "
+                                  "here then");
+    d.status.phase = Phase::kPending;
+    d.queued = true;
+    return d;
   } else if (!AdmitStart(rec)) {
     // Nothing created yet, nothing rendered: the project waits for a slot (woken when it gets
     // one; the recheck is a safety net), not bounded by the step timeout.
@@ -410,7 +419,13 @@ Reconciler::Decision Reconciler::DecideStopped(Run& run, const ObjectNames& name
     if (!gc.done()) d.outcome = run.Note("Credentials", gc);
   }
   if (d.outcome.done() && deleting) d.outcome = run.Remove();
-  d.bounded = BoundWait(rec, run, &d.outcome);
+  if (d.outcome.done() && !rec.moving_from.empty()) {
+    // Neither Suspended nor purged while the cluster it left may still have some of it.
+    d.outcome = Outcome::Wait("MoveUnderWay", "waiting for cluster " + rec.moving_from +
+                                                  " to remove the project's objects (a move)");
+    d.queued = true;
+  }
+  d.bounded = d.queued ? false : BoundWait(rec, run, &d.outcome);
   if (d.outcome.done()) {
     d.status.phase = deleting ? Phase::kDeleting : Phase::kSuspended;
   } else {

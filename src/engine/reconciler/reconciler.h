@@ -137,6 +137,10 @@ class Reconciler {
                          const std::vector<store::Credential>& creds);
   Decision DecideAgent(Run& run, const Loaded& in);  // an MQTT schema agent's run
   WorkResult Purge(const store::ProjectRecord& rec, const std::optional<store::Fence>& fence);
+  // A record moved away from this cluster (moving_from): everything of it here is removed
+  // (after the new cluster runs it, for startFirst), then the move ends in the store with a
+  // "move" history line. Writes no status: the record's is the new cluster's.
+  WorkResult Depart(const store::ProjectRecord& rec, const std::optional<store::Fence>& fence);
   // The quiet end of a run whose shard is no longer ours (see the class comment).
   WorkResult LostShard(const std::string& project_id, const Status& why);
   // Fills the status's reason, message and conditions from the run; writes it unless the

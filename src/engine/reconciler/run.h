@@ -52,6 +52,9 @@ std::string OwnContentHash(const Json& obj);
 // annotation stays the rendered one, so the next run compares the same way.
 bool KeepLiveSelector(const Json& desired, const Json& live, Json* out);
 int64_t WallMs(const Clock& clock);
+// A run whose caches have not synced yet (shards taken while the cluster did not answer) looks
+// again this much later; it decides nothing meanwhile.
+inline constexpr std::chrono::seconds kUnsyncedRecheck{1};
 
 }  // namespace reconciler_internal
 
@@ -288,7 +291,9 @@ struct Reconciler::Decision {
   ProjectStatus status;
   bool bounded = false;  // a wait past config.step_timeout_seconds, reported as Failed
   std::optional<WorkResult> finished;
-  bool queued = false;  // a start waiting for a slot (StartGate): woken, not rechecked soon
+  // Waiting for something that wakes the run when it comes, not bounded by the step timeout:
+  // a start waiting for a slot (StartGate), or for the cluster a move left to have nothing left.
+  bool queued = false;
 };
 
 }  // namespace steward::engine

@@ -4,6 +4,7 @@
 #include <thread>
 #include <utility>
 
+#include "common/base64.h"
 #include "common/json_access.h"
 #include "common/log.h"
 #include "engine/manifests/manifests.h"
@@ -131,6 +132,42 @@ void SecretVault::Discard(const std::string& id, const std::string& fingerprint,
       "could not remove the credentials Secret of an intent that was not committed "
       "(project {}): {}; it goes with the project or once its grace has passed",
       id, deleted.error().ToStatus().message());
+}
+
+StatusOr<SuppliedCredentials> SecretVault::Get(const std::string& id, const CredentialsRef& ref) {
+  const std::string secret_name = SuppliedSecretName(id, ref.fingerprint);
+  auto got = client_->Get(kube::ResourceType::Secret(), config_.namespace_name, secret_name);
+  for (int i = 0; i < 4 && !got.ok() && (got.error().IsRetryable() || got.error().IsTransport());
+       ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100 << i));
+    got = client_->Get(kube::ResourceType::Secret(), config_.namespace_name, secret_name);
+  }
+  if (!got.ok()) {
+    if (got.error().IsNotFound()) {
+      return NotFound("the credentials Secret " + secret_name + " does not exist");
+    }
+    return Unreachable(got.error(), "read");
+  }
+  const Json& labels = MemberOrNull(MemberOrNull(*got, "metadata"), "labels");
+  if (GetString(labels, std::string(kManagedByLabel)) != kManagedByValue ||
+      GetString(labels, std::string(kProjectLabel)) != id) {
+    return NotFound("the credentials Secret " + secret_name + " is not this project's");
+  }
+  SuppliedCredentials values;
+  const Json& data = MemberOrNull(*got, "data");
+  if (data.is_object()) {
+    for (const auto& [key, encoded] : data.items()) {
+      std::optional<std::string> value =
+          encoded.is_string() ? Base64Decode(encoded.get<std::string>()) : std::nullopt;
+      if (!value) return NotFound("the credentials Secret " + secret_name + " is not readable");
+      values.env[key] = std::move(*value);
+    }
+  }
+  // Never quotes a value: only says the set is not the one named.
+  if (values.Ref() != ref) {
+    return NotFound("the credentials Secret " + secret_name + " does not hold the set named");
+  }
+  return values;
 }
 
 }  // namespace steward::engine

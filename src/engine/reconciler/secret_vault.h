@@ -33,6 +33,9 @@ class SecretVault : public CredentialVault {
   // keeps it.
   void Discard(const std::string& id, const std::string& fingerprint,
                const std::string& version) override;
+  // A get of SuppliedSecretName(id, ref.fingerprint): Steward's, labelled with the project, its
+  // data decoded and its fingerprint ref's.
+  StatusOr<SuppliedCredentials> Get(const std::string& id, const CredentialsRef& ref) override;
 
  private:
   std::shared_ptr<kube::Client> client_;
