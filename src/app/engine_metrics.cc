@@ -140,6 +140,11 @@ EngineMetrics::EngineMetrics(MetricsRegistry& registry)
           "1 while the cluster answers; 0 once every request to it has failed for longer than "
           "its unreachableGrace (its projects are then Unknown, reason ClusterUnreachable).",
           {"cluster"})),
+      synced_(registry.Gauge(
+          "steward_cluster_caches_synced",
+          "1 while every cache of the cluster holds its first list; 0 while one does not (the "
+          "cluster lists nothing, or refuses a kind's list): its projects' runs are put off.",
+          {"cluster"})),
       auth_(registry.Counter("steward_kube_auth_failures_total",
                              "Reconcile runs Kubernetes refused for Steward's credentials (401 "
                              "Unauthorized, 403 Forbidden), by cluster and code.",
@@ -185,6 +190,7 @@ void EngineMetrics::Watch(engine::Engine& engine) {
     engine::EngineStats s = engine.stats();
     depth_.Set({cluster}, static_cast<double>(s.queue_depth));
     reachable_.Set({cluster}, s.unreachable_since_ms == 0 ? 1 : 0);
+    synced_.Set({cluster}, s.caches_synced ? 1 : 0);
     orphans_.Set({cluster}, static_cast<double>(s.orphans.size()));
     {
       // The engine counts; the counter follows it by the difference since the last scrape.

@@ -45,6 +45,7 @@ class EngineMetrics {
   GaugeFamily& orphans_;
   CounterFamily& refused_;
   GaugeFamily& reachable_;
+  GaugeFamily& synced_;
   CounterFamily& auth_;
 };
 std::vector<double> IntentDurationBuckets();

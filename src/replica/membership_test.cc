@@ -563,6 +563,7 @@ TEST_F(ReplicasTest, ShardsTakenWhileTheClusterCannotListAreKeptAndDecideNothing
       [&] { return r.engine->stats().reconciles >= runs + 2 || Record(id).phase == "Suspended"; },
       seconds(10)));
   EXPECT_GT(r.engine->stats().unsynced_runs, 0u);
+  EXPECT_FALSE(r.engine->stats().caches_synced);  // what steward_cluster_caches_synced shows
   EXPECT_NE(Record(id).phase, "Suspended");
   EXPECT_TRUE(Get("deployments.apps", "held").has_value());
   // Once the cluster lists again, the caches sync and the suspend finishes, truthfully.
@@ -570,6 +571,7 @@ TEST_F(ReplicasTest, ShardsTakenWhileTheClusterCannotListAreKeptAndDecideNothing
   ASSERT_TRUE(WaitPhase(id, "Suspended", suspended->generation)) << Record(id).phase;
   EXPECT_FALSE(Get("deployments.apps", "held").has_value());
   EXPECT_EQ(r.engine->OwnedShards().size(), static_cast<size_t>(kShards));
+  EXPECT_TRUE(r.engine->stats().caches_synced);
 }
 
 TEST_F(ReplicasTest, UnshardedEngineWritesNoLeaseAndNoShardLabel) {

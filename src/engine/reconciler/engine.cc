@@ -474,6 +474,7 @@ EngineStats Engine::stats() const {
   s.orphans = impl_->reconciler->orphans();
   s.lost_shard_runs = counts.lost_shard_runs;
   s.unsynced_runs = counts.unsynced_runs;
+  s.caches_synced = impl_->observer.Synced();
   s.unreachable_since_ms = impl_->unreachable_since_ms.load();
   {
     const kube::TransportStats t = impl_->client->transport().stats();

@@ -73,6 +73,9 @@ struct EngineStats {
   uint64_t shard_swaps = 0;
   uint64_t lost_shard_runs = 0;
   uint64_t unsynced_runs = 0;  // runs put off until the caches synced (SetOwnedShards)
+  // Every cache holds its first list (Observer::Synced): false while the cluster lists nothing
+  // (down, or refusing a kind's list), when every run is put off.
+  bool caches_synced = true;
   // Since when (wall ms) the cluster has been unreachable (EngineOptions::unreachable_grace); 0
   // while it answers.
   int64_t unreachable_since_ms = 0;
