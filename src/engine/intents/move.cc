@@ -133,9 +133,13 @@ StatusOr<ProjectRecord> Intents::Move(std::string_view id_or_name, const MoveReq
         Json detail{{"from", r.cluster}, {"to", to->name}, {"order", order}};
         if (!request.storage.empty()) detail["storage"] = request.storage;
         if (spec.url != intents_internal::StoredUrl(r)) detail["url"] = spec.url;
-        r.moving_from = r.cluster;
+        // A cluster the configuration no longer lists has no engine to clear it: nothing waits
+        // for it (what is left there is the operator's, as the cluster is).
+        const bool cleared_by_engine = placement_ != nullptr && placement_->Find(r.cluster);
+        if (!cleared_by_engine) detail["unmanaged"] = true;
+        r.moving_from = cleared_by_engine ? r.cluster : "";
         r.cluster = to->name;
-        r.move_order = order;
+        r.move_order = cleared_by_engine ? order : "";
         r.spec_json = DumpJson(ToJson(spec));
         ++r.generation;
         intents_internal::MarkAccepted(r);

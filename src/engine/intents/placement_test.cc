@@ -349,6 +349,30 @@ TEST_F(PlacementTest, AMoveReplacesTheRecordsClusterKeepsItsHostAndCopiesItsCred
   EXPECT_EQ(back->moving_from, "west");
 }
 
+// A record on a cluster the configuration no longer lists moves without waiting for it: no
+// engine would ever clear it.
+TEST_F(PlacementTest, AMoveAwayFromAClusterNoLongerConfiguredWaitsForNothing) {
+  Build();
+  Json spec = Spec();
+  spec["cluster"] = "east";
+  auto put = intents_->Put("alpha", spec);
+  ASSERT_TRUE(put.ok()) << put.error().ToString();
+  ASSERT_TRUE(store_
+                  ->MutateProject(put->record.id,
+                                  [](store::ProjectRecord& r, const auto&, store::Mutation&) {
+                                    r.cluster = "retired";
+                                    return Status::Ok();
+                                  })
+                  .ok());
+  auto moved = intents_->Move("alpha", {"west", "", ""});
+  ASSERT_TRUE(moved.ok()) << moved.error().ToString();
+  EXPECT_EQ(moved->cluster, "west");
+  EXPECT_EQ(moved->moving_from, "");
+  EXPECT_EQ(ParseJson(store_->ListHistory(put->record.id, 0, 0)->back().detail_json)
+                ->value("unmanaged", false),
+            true);
+}
+
 TEST_F(PlacementTest, AMoveIsRefusedWhenTheNewClusterIsFullOrTheCredentialsCannotBeRead) {
   Build(/*east_capacity=*/1);
   Json on_east = Spec();
