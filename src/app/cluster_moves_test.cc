@@ -191,12 +191,9 @@ TEST_F(ClustersTest, AMoveAwayFromAClusterThatIsDownRunsAtOnceAndClearsTheOldOne
   auto west = StartOutside("west", 9, &wo);
   ASSERT_NE(west, nullptr);
   ServeConfig config = EastAndOutsideWest();
-  auto started = App::Start(config);
-  ASSERT_TRUE(started.ok()) << started.error().ToString();
-  App& app = **started;
-  ASSERT_TRUE(CreateStarted(app, "alpha", "west"));
-  ASSERT_TRUE(
-      test_support::Eventually([&] { return Running(app, "alpha"); }, std::chrono::seconds(20)));
+  auto started = StartWithRunning(config, "alpha", "west");
+  ASSERT_NE(started, nullptr);
+  App& app = *started;
   const std::string id = app.store().GetProjectByName("alpha")->id;
   ASSERT_GT(ObjectsOf(*west, id), 0);
 

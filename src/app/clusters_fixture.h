@@ -16,6 +16,7 @@
 #include "common/json.h"
 #include "kube/test_support/embedded.h"
 #include "net/http_client.h"
+#include "test_support/eventually.h"
 
 namespace steward::app {
 
@@ -109,6 +110,28 @@ class ClustersTest : public ::testing::Test {
              << "PUT " << name << ": " << put->status << " " << put->body;
     }
     return ::testing::AssertionSuccess();
+  }
+
+  // App::Start(config) with `name` created on `cluster`, started and Running: the app, or null
+  // (a failure recorded).
+  static std::unique_ptr<App> StartWithRunning(const ServeConfig& config, const std::string& name,
+                                               const std::string& cluster) {
+    auto started = App::Start(config);
+    if (!started.ok()) {
+      ADD_FAILURE() << started.error().ToString();
+      return nullptr;
+    }
+    if (!CreateStarted(**started, name, cluster)) {
+      ADD_FAILURE() << "could not create " << name << " on " << cluster;
+      return nullptr;
+    }
+    if (!test_support::Eventually([&] { return Running(**started, name); },
+                                  std::chrono::seconds(20))) {
+      ADD_FAILURE() << name << " is not Running: "
+                    << (*started)->store().GetProjectByName(name)->status_json;
+      return nullptr;
+    }
+    return std::move(*started);
   }
 
   // Whether the cluster's API server holds the Deployment named `name` in the namespace.

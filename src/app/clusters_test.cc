@@ -227,12 +227,9 @@ TEST_F(ClustersTest, WhileAClusterIsUnreachableItsClientRetriesNothing) {
   auto west = StartOutside("west", 7, &wo);
   ASSERT_NE(west, nullptr);
   ServeConfig config = EastAndOutsideWest();
-  auto started = App::Start(config);
-  ASSERT_TRUE(started.ok()) << started.error().ToString();
-  App& app = **started;
-  ASSERT_TRUE(CreateStarted(app, "alpha", "west"));
-  ASSERT_TRUE(
-      test_support::Eventually([&] { return Running(app, "alpha"); }, std::chrono::seconds(20)));
+  auto started = StartWithRunning(config, "alpha", "west");
+  ASSERT_NE(started, nullptr);
+  App& app = *started;
 
   engine::Engine& west_engine = *app.engine_of("west");
   west->Stop();
@@ -377,12 +374,9 @@ TEST_F(ClustersTest, AClusterDownAtStartHoldsUpNeitherTheStartNorTheOthers) {
   ServeConfig config = EastAndOutsideWest();
   config.clusters[1].engine.url_port = 8443;  // the URL stays when west's ingress returns
   {
-    auto first = App::Start(config);
-    ASSERT_TRUE(first.ok()) << first.error().ToString();
-    ASSERT_TRUE(CreateStarted(**first, "alpha", "west"));
-    ASSERT_TRUE(test_support::Eventually([&] { return Running(**first, "alpha"); },
-                                         std::chrono::seconds(20)));
-    (*first)->Stop();
+    auto first = StartWithRunning(config, "alpha", "west");
+    ASSERT_NE(first, nullptr);
+    first->Stop();
   }
   west->Stop();
 

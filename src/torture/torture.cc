@@ -123,6 +123,7 @@ class ReplicaClients {
  public:
   static StatusOr<ReplicaClients> For(const Processes& procs, uint64_t seed) {
     ReplicaClients c;
+    c.procs_ = &procs;
     for (int i = 0; i < procs.replicas(); ++i) {
       ASSIGN_OR_RETURN(auto client, procs.Api(i));
       c.clients_.push_back(std::move(client));
@@ -138,8 +139,10 @@ class ReplicaClients {
     at_ = (at_ + 1) % clients_.size();
     return *clients_[at_];
   }
+  std::string ClusterName(int cluster) const { return procs_->ClusterName(cluster); }
 
  private:
+  const Processes* procs_ = nullptr;
   std::vector<std::unique_ptr<api_client::ApiClient>> clients_;
   size_t at_ = 0;
   std::mt19937_64 rng_;
@@ -175,10 +178,10 @@ void Execute(ReplicaClients& apis, const std::string& name, int index, const Pla
     case OpKind::kDelete:
       method = "DELETE";
       break;
-    case OpKind::kMove:  // only over several clusters, named c0, c1, ... (Processes::ClusterName)
+    case OpKind::kMove:  // only over several clusters
       target += "/move";
-      body = Json{
-          {"cluster", "c" + std::to_string(op.cluster)}, {"order", op.order}, {"storage", "drop"}};
+      body =
+          Json{{"cluster", apis.ClusterName(op.cluster)}, {"order", op.order}, {"storage", "drop"}};
       break;
     case OpKind::kSupply:
       // A stack change with new platform credentials (a rotation through a new Secret of theirs);

@@ -15,26 +15,14 @@
 #include "engine/model/agent.h"
 
 namespace steward::engine {
-namespace intents_internal {
+namespace {
+
+using namespace intents_internal;  // NOLINT(google-build-using-namespace): this module's own
 
 using store::DesiredState;
 using store::ProjectRecord;
 
 std::string NewProjectId() { return SecureRandomUuid(); }  // as FlowFuse ids look
-
-// A history line; `detail_json`: its detail, serialised ("" = none).
-store::HistoryEntry OperationText(std::string summary, int64_t generation,
-                                  std::string detail_json) {
-  store::HistoryEntry e;
-  e.kind = "operation";
-  e.summary = std::move(summary);
-  e.generation = generation;
-  e.detail_json = std::move(detail_json);
-  return e;
-}
-store::HistoryEntry Operation(std::string summary, int64_t generation, Json detail) {
-  return OperationText(std::move(summary), generation, detail.is_null() ? "" : DumpJson(detail));
-}
 
 store::Credential NewCredential(const std::string& project_id, store::CredentialState state) {
   store::Credential c;
@@ -43,15 +31,6 @@ store::Credential NewCredential(const std::string& project_id, store::Credential
   c.token = NewToken();
   c.state = state;
   return c;
-}
-
-void MarkAccepted(ProjectRecord& r) {
-  const std::optional<ProjectStatus> stored = ParseStoredStatus(r.status_json);
-  if (!stored) {
-    r.phase = "";  // as the API shows it: Pending
-    return;
-  }
-  r.phase = std::string(ToString(PresentStatus(stored, IntentOf(r.desired), r.generation).phase));
 }
 
 // The update half of a put: the canonical spec `stored` (and a start) onto `r` with a new
@@ -77,13 +56,7 @@ const EngineConfig& DefaultConfig() {
   return config;
 }
 
-std::optional<CredentialsRef> StoredCredentials(const ProjectRecord& r) {
-  auto j = ParseJson(r.spec_json);
-  if (!j.ok()) return std::nullopt;
-  auto spec = ParseProjectSpec(*j);
-  return spec.ok() ? spec->credentials : std::nullopt;
-}
-
+// The spec.url a stored project keeps ("" when none, or when it is an agent or unreadable).
 std::string StoredUrl(const ProjectRecord& r) {
   if (r.kind != store::RecordKind::kProject) return "";
   auto j = ParseJson(r.spec_json);
@@ -120,17 +93,6 @@ std::vector<std::string> HeldHosts(const ProjectRecord& r, std::vector<std::stri
     former.push_back(AsciiLower(url->host));
   }
   return former;
-}
-
-std::string_view KindWord(store::RecordKind kind) {
-  return kind == store::RecordKind::kAgent ? "agent" : "project";
-}
-
-Status RefuseIfDeleting(const ProjectRecord& r) {
-  if (r.desired == DesiredState::kDeleted) {
-    return FailedPrecondition(std::string(KindWord(r.kind)) + " " + r.name + " is being deleted");
-  }
-  return Status::Ok();
 }
 
 // A put of one kind on a name a record of the other kind holds.
@@ -174,9 +136,7 @@ Status RefuseMovedMeanwhile(const ProjectRecord& r, std::string_view cluster) {
                  "; send the request again");
 }
 
-}  // namespace intents_internal
-
-using namespace intents_internal;  // NOLINT(google-build-using-namespace): this module's own
+}  // namespace
 
 std::string NewToken() { return SecureRandomHex(32); }
 std::string NewCredentialId() { return "c-" + SecureRandomHex(8); }

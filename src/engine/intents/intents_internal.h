@@ -1,6 +1,6 @@
-// The helpers Intents' source files share (intents.cc, move.cc): history lines, the phase an
-// accepted intent shows, and the refusals every operation makes. Internal to
-// src/engine/intents: nothing outside it includes this header.
+// The helpers Intents' source files share (intents.cc, move.cc; defined in intents_internal.cc):
+// history lines, the phase an accepted intent shows, and the refusals every operation makes.
+// Internal to src/engine/intents: nothing outside it includes this header.
 #pragma once
 
 #include <optional>
@@ -14,7 +14,9 @@
 
 namespace steward::engine::intents_internal {
 
-// An "operation" history line (an accepted intent); `detail` serialised when not null.
+// An "operation" history line (an accepted intent); `detail_json`: its detail, serialised ("" =
+// none), or `detail` serialised when not null.
+store::HistoryEntry OperationText(std::string summary, int64_t generation, std::string detail_json);
 store::HistoryEntry Operation(std::string summary, int64_t generation, Json detail = nullptr);
 // The phase column readers see once a new generation is accepted, before the engine has written
 // a status for it (issue 13: a reader must never be told Running for a generation not reached).
@@ -25,7 +27,5 @@ std::string_view KindWord(store::RecordKind kind);
 Status RefuseIfDeleting(const store::ProjectRecord& r);
 // The credentials reference of the stored spec (nullopt when generated or unreadable).
 std::optional<CredentialsRef> StoredCredentials(const store::ProjectRecord& r);
-// The spec.url a stored project keeps ("" when none, or when it is an agent or unreadable).
-std::string StoredUrl(const store::ProjectRecord& r);
 
 }  // namespace steward::engine::intents_internal

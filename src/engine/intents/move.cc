@@ -56,19 +56,18 @@ StatusOr<ProjectRecord> Intents::Move(std::string_view id_or_name, const MoveReq
   RETURN_IF_ERROR(CheckRequest(request));
   ASSIGN_OR_RETURN(ProjectRecord found, Find(id_or_name));
   RETURN_IF_ERROR(intents_internal::RefuseIfDeleting(found));
-  const ClusterTarget* to = placement_ != nullptr ? placement_->Find(request.cluster) : nullptr;
-  if (to == nullptr && (placement_ != nullptr || request.cluster != kDefaultCluster)) {
-    std::string known;
-    if (placement_ == nullptr) known = std::string(kDefaultCluster);
-    for (const ClusterTarget& c :
-         placement_ != nullptr ? placement_->clusters() : std::vector<ClusterTarget>{}) {
-      known += (known.empty() ? "" : ", ") + c.name;
+  if (placement_ == nullptr) {  // one cluster: a move can only be to it
+    if (request.cluster != kDefaultCluster) {
+      return InvalidField("cluster",
+                          "no cluster \"" + request.cluster + "\" is configured (known: default)");
     }
-    return InvalidField(
-        "cluster", "no cluster \"" + request.cluster + "\" is configured (known: " + known + ")");
+    return found;
   }
+  ASSIGN_OR_RETURN(const ClusterTarget* to, placement_->Named(request.cluster, "cluster"));
   RETURN_IF_ERROR(RefuseOtherMove(found, request.cluster));
   if (found.cluster == request.cluster) return ReorderMove(found, request.order);
+  // Null when the configuration no longer lists the record's cluster: no engine clears it then.
+  const ClusterTarget* from = placement_->Find(found.cluster);
 
   const EngineConfig& from_config = ConfigOf(found.cluster);
   const EngineConfig& to_config = *to->config;
@@ -84,34 +83,27 @@ StatusOr<ProjectRecord> Intents::Move(std::string_view id_or_name, const MoveReq
   }
   // The URL's host is kept: pinned as spec.url when the new cluster would give another one
   // (its domain differs), with the new cluster's port (its ingress's; none for the standard one).
-  if (spec.url.empty() && Resolve(to_config, found.name, spec).host != before.host) {
-    const std::optional<UrlParts> was = SplitInstanceUrl(before.url);
-    if (was) {
-      spec.url = was->scheme + "://" + was->host +
-                 (to_config.url_port != 0 ? ":" + std::to_string(to_config.url_port) : "");
-    }
+  const std::optional<UrlParts> was = SplitInstanceUrl(before.url);
+  const bool pin =
+      spec.url.empty() && was && Resolve(to_config, found.name, spec).host != was->host;
+  if (pin) {
+    spec.url = was->scheme + "://" + was->host +
+               (to_config.url_port != 0 ? ":" + std::to_string(to_config.url_port) : "");
   }
   if (Status s = CheckSpecPolicy(to_config, spec); !s.ok()) {
     return FailedPrecondition("cluster " + to->name +
                               " refuses the project's spec: " + s.message());
   }
-  if (const std::optional<UrlParts> url = SplitInstanceUrl(before.url)) {
-    if (Status s = CheckCustomHostnamePolicy(to_config, found.name, spec, {url->host}); !s.ok()) {
+  if (was) {
+    if (Status s = CheckCustomHostnamePolicy(to_config, found.name, spec, {was->host}); !s.ok()) {
       return FailedPrecondition("cluster " + to->name +
                                 " refuses the project's URL: " + s.message());
     }
   }
-  if (to->capacity > 0) {
-    ASSIGN_OR_RETURN(auto counts, store_.CountByCluster());
-    if (counts[to->name] >= to->capacity) {
-      return FailedPrecondition("cluster " + to->name + " is full (" +
-                                std::to_string(to->capacity) + " records: its capacity)");
-    }
-  }
+  RETURN_IF_ERROR(placement_->CheckRoom(*to));
   // Supplied credentials live only in the old cluster's Secret: copied before the commit.
   std::string created;
   if (spec.credentials) {
-    const ClusterTarget* from = placement_->Find(found.cluster);
     if (from == nullptr || from->vault == nullptr || to->vault == nullptr) {
       return FailedPrecondition("the project's supplied credentials cannot be copied to cluster " +
                                 to->name);
@@ -132,14 +124,13 @@ StatusOr<ProjectRecord> Intents::Move(std::string_view id_or_name, const MoveReq
         RETURN_IF_ERROR(RefuseChangedMeanwhile(r, found));
         Json detail{{"from", r.cluster}, {"to", to->name}, {"order", order}};
         if (!request.storage.empty()) detail["storage"] = request.storage;
-        if (spec.url != intents_internal::StoredUrl(r)) detail["url"] = spec.url;
+        if (pin) detail["url"] = spec.url;
         // A cluster the configuration no longer lists has no engine to clear it: nothing waits
         // for it (what is left there is the operator's, as the cluster is).
-        const bool cleared_by_engine = placement_ != nullptr && placement_->Find(r.cluster);
-        if (!cleared_by_engine) detail["unmanaged"] = true;
-        r.moving_from = cleared_by_engine ? r.cluster : "";
+        if (from == nullptr) detail["unmanaged"] = true;
+        r.moving_from = from != nullptr ? r.cluster : "";
         r.cluster = to->name;
-        r.move_order = cleared_by_engine ? order : "";
+        r.move_order = from != nullptr ? order : "";
         r.spec_json = DumpJson(ToJson(spec));
         ++r.generation;
         intents_internal::MarkAccepted(r);

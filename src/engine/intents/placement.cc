@@ -74,28 +74,36 @@ const ClusterTarget* Placement::Find(std::string_view cluster) const {
   return nullptr;
 }
 
+StatusOr<const ClusterTarget*> Placement::Named(std::string_view cluster,
+                                                std::string_view field) const {
+  if (const ClusterTarget* c = Find(cluster)) return c;
+  std::string known;
+  for (const ClusterTarget& c : clusters_) known += (known.empty() ? "" : ", ") + c.name;
+  return InvalidField(
+      field, "no cluster \"" + std::string(cluster) + "\" is configured (known: " + known + ")");
+}
+
+Status Placement::CheckRoom(const ClusterTarget& c) {
+  if (c.capacity <= 0) return Status::Ok();
+  ASSIGN_OR_RETURN(auto load, store_.CountByCluster());
+  if (load[c.name] < c.capacity) return Status::Ok();
+  return FailedPrecondition("cluster " + c.name + " is full (" + std::to_string(c.capacity) +
+                            " records: its capacity)");
+}
+
 StatusOr<const ClusterTarget*> Placement::Place(const PlacementRequest& request,
                                                 std::string_view team) {
   StringMap want = policy_.required_labels;
   for (const auto& [k, v] : request.labels) want[k] = v;
   if (!request.cluster.empty()) {
-    const ClusterTarget* named = Find(request.cluster);
-    if (named == nullptr) {
-      std::string known;
-      for (const ClusterTarget& c : clusters_) known += (known.empty() ? "" : ", ") + c.name;
-      return InvalidField("spec.cluster", "no cluster \"" + request.cluster +
-                                              "\" is configured (known: " + known + ")");
-    }
+    ASSIGN_OR_RETURN(const ClusterTarget* named, Named(request.cluster, "spec.cluster"));
     if (!Carries(named->labels, want)) {
       return InvalidField("spec.cluster", "cluster " + named->name + " lacks the labels " +
                                               Describe(want) + " placement requires");
     }
-    if (named->capacity > 0) {
-      ASSIGN_OR_RETURN(auto load, store_.CountByCluster());
-      if (load[named->name] >= named->capacity) {
-        return FailedPrecondition("spec.cluster: cluster " + named->name + " is at its capacity (" +
-                                  std::to_string(named->capacity) + " records)");
-      }
+    if (Status room = CheckRoom(*named); !room.ok()) {
+      if (room.code() != StatusCode::kFailedPrecondition) return room;
+      return FailedPrecondition("spec.cluster: " + room.message());
     }
     return named;
   }

@@ -68,6 +68,12 @@ class Placement {
 
   // The cluster of that name, or null.
   const ClusterTarget* Find(std::string_view cluster) const;
+  // The cluster of that name; kInvalidArgument naming `field` and the clusters known otherwise.
+  StatusOr<const ClusterTarget*> Named(std::string_view cluster, std::string_view field) const;
+  // kFailedPrecondition "cluster C is full (N records: its capacity)" when `c` has a capacity and
+  // no room left (records of every kind not being deleted); the store's error when the count
+  // cannot be read.
+  Status CheckRoom(const ClusterTarget& c);
   const std::vector<ClusterTarget>& clusters() const { return clusters_; }
 
   // The cluster for a new record of `team`. kInvalidArgument naming spec.cluster for a cluster

@@ -87,6 +87,15 @@ class PlacementTest : public ::testing::Test {
     return Json{{"team", std::move(team)},
                 {"stack", {{"image", "flowfuse/node-red:4.0"}, {"memory", 256}}}};
   }
+  // Spec() naming `cluster`, with platform-issued credentials when `supplied`.
+  static Json SpecOn(const std::string& cluster, bool supplied = false) {
+    Json s = Spec();
+    s["cluster"] = cluster;
+    if (supplied) {
+      s["credentials"] = Json{{"clientId", "ffp_id"}, {"clientSecret", "s3cret"}, {"token", "tok"}};
+    }
+    return s;
+  }
   std::string ClusterOf(const std::string& name) {
     auto r = store_->GetProjectByName(name);
     return r.ok() ? r->cluster : "(" + r.error().message() + ")";
@@ -266,10 +275,7 @@ TEST_F(PlacementTest, TeamAffinityKeepsATeamOnOneClusterWhileItHasRoom) {
 
 TEST_F(PlacementTest, SuppliedCredentialsGoToThePlacedClustersVault) {
   Build();
-  Json spec = Spec();
-  spec["cluster"] = "west";
-  spec["credentials"] = Json{{"clientId", "ffp_id"}, {"clientSecret", "s3cret"}, {"token", "tok"}};
-  auto put = intents_->Put("alpha", spec);
+  auto put = intents_->Put("alpha", SpecOn("west", true));
   ASSERT_TRUE(put.ok()) << put.error().ToString();
   EXPECT_EQ(west_vault_.ids, std::vector<std::string>{put->record.id});
   EXPECT_TRUE(east_vault_.ids.empty());
@@ -305,10 +311,7 @@ TEST_F(PlacementTest, AgentsArePlacedLikeProjects) {
 // differs), supplied credentials are copied from the old cluster's vault to the new one's.
 TEST_F(PlacementTest, AMoveReplacesTheRecordsClusterKeepsItsHostAndCopiesItsCredentials) {
   Build();
-  Json spec = Spec();
-  spec["cluster"] = "east";
-  spec["credentials"] = Json{{"clientId", "ffp_id"}, {"clientSecret", "s3cret"}, {"token", "tok"}};
-  auto put = intents_->Put("alpha", spec);
+  auto put = intents_->Put("alpha", SpecOn("east", true));
   ASSERT_TRUE(put.ok()) << put.error().ToString();
   const std::string id = put->record.id;
   auto moved = intents_->Move("alpha", {"west", "", ""});
@@ -328,8 +331,7 @@ TEST_F(PlacementTest, AMoveReplacesTheRecordsClusterKeepsItsHostAndCopiesItsCred
                                                            {"order", "stopFirst"},
                                                            {"url", "http://alpha.east.example"}}));
   // The host stays claimed by alpha: no other project may take it on west.
-  Json other = Spec();
-  other["cluster"] = "west";
+  Json other = SpecOn("west");
   other["url"] = "http://alpha.east.example";
   EXPECT_EQ(intents_->Put("beta", other).error().code(), StatusCode::kAlreadyExists);
   // A rename waits for the move's end.
@@ -353,9 +355,7 @@ TEST_F(PlacementTest, AMoveReplacesTheRecordsClusterKeepsItsHostAndCopiesItsCred
 // engine would ever clear it.
 TEST_F(PlacementTest, AMoveAwayFromAClusterNoLongerConfiguredWaitsForNothing) {
   Build();
-  Json spec = Spec();
-  spec["cluster"] = "east";
-  auto put = intents_->Put("alpha", spec);
+  auto put = intents_->Put("alpha", SpecOn("east"));
   ASSERT_TRUE(put.ok()) << put.error().ToString();
   ASSERT_TRUE(store_
                   ->MutateProject(put->record.id,
@@ -375,13 +375,8 @@ TEST_F(PlacementTest, AMoveAwayFromAClusterNoLongerConfiguredWaitsForNothing) {
 
 TEST_F(PlacementTest, AMoveIsRefusedWhenTheNewClusterIsFullOrTheCredentialsCannotBeRead) {
   Build(/*east_capacity=*/1);
-  Json on_east = Spec();
-  on_east["cluster"] = "east";
-  ASSERT_TRUE(intents_->Put("beta", on_east).ok());
-  Json spec = Spec();
-  spec["cluster"] = "west";
-  spec["credentials"] = Json{{"clientId", "ffp_id"}, {"clientSecret", "s3cret"}, {"token", "tok"}};
-  auto put = intents_->Put("alpha", spec);
+  ASSERT_TRUE(intents_->Put("beta", SpecOn("east")).ok());
+  auto put = intents_->Put("alpha", SpecOn("west", true));
   ASSERT_TRUE(put.ok()) << put.error().ToString();
   auto full = intents_->Move("alpha", {"east", "", ""});
   EXPECT_EQ(full.error().code(), StatusCode::kFailedPrecondition);

@@ -23,6 +23,20 @@ Status Unreachable(const kube::ApiError& e, std::string_view what) {
                                          " the credentials Secret: " + e.ToStatus().message());
 }
 
+// `call` (a client request), sent again while the cluster refuses it for now (429, 5xx, no
+// answer): about 1.5 s in all.
+template <typename Call>
+auto WithTransientRetries(const Call& call) {
+  auto result = call();
+  for (int i = 0;
+       i < 4 && !result.ok() && (result.error().IsRetryable() || result.error().IsTransport());
+       ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100 << i));
+    result = call();
+  }
+  return result;
+}
+
 }  // namespace
 
 SecretVault::SecretVault(std::shared_ptr<kube::Client> client, const EngineConfig& config,
@@ -110,18 +124,11 @@ void SecretVault::Discard(const std::string& id, const std::string& fingerprint,
   const std::string secret_name = SuppliedSecretName(id, fingerprint);
   kube::DeleteOptions options;
   options.precondition_resource_version = version;
-  auto del = [&] {
+  // As Put: transient refusals are sent again for about 1.5 s.
+  auto deleted = WithTransientRetries([&] {
     return client_->Delete(kube::ResourceType::Secret(), config_.namespace_name, secret_name,
                            options);
-  };
-  auto deleted = del();
-  // As Put: transient refusals are sent again for about 1.5 s.
-  for (int i = 0;
-       i < 4 && !deleted.ok() && (deleted.error().IsRetryable() || deleted.error().IsTransport());
-       ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(100 << i));
-    deleted = del();
-  }
+  });
   if (deleted.ok() || deleted.error().IsNotFound()) return;
   if (deleted.error().IsConflict()) {
     // Another Put of the same set took it since (its intent may be committed): it stays.
@@ -136,12 +143,9 @@ void SecretVault::Discard(const std::string& id, const std::string& fingerprint,
 
 StatusOr<SuppliedCredentials> SecretVault::Get(const std::string& id, const CredentialsRef& ref) {
   const std::string secret_name = SuppliedSecretName(id, ref.fingerprint);
-  auto got = client_->Get(kube::ResourceType::Secret(), config_.namespace_name, secret_name);
-  for (int i = 0; i < 4 && !got.ok() && (got.error().IsRetryable() || got.error().IsTransport());
-       ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(100 << i));
-    got = client_->Get(kube::ResourceType::Secret(), config_.namespace_name, secret_name);
-  }
+  auto got = WithTransientRetries([&] {
+    return client_->Get(kube::ResourceType::Secret(), config_.namespace_name, secret_name);
+  });
   if (!got.ok()) {
     if (got.error().IsNotFound()) {
       return NotFound("the credentials Secret " + secret_name + " does not exist");
